@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+#   make          static build/inferscope-bpf
+#   make deps     install the Debian packages the build and tests need
+#   make demo     deps + build + trace the bundled example workload
+#   make test     deps + build + unit and integration tests (as root)
+#   make docs     regenerate the generated parts of docs/
+#   V=1           show full commands
+
+OUT      := build
+ASAN_OUT := $(OUT)/asan
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+ARCH     := x86
+VERSION  := 0.1.0
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARN     := -Wall -Wextra -Werror
+CSTD     := -std=c11 -D_GNU_SOURCE
+INCLUDES := -I$(OUT)/bpf -I. -Ibpf -Iuser -Ianalysis
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS := $(CSTD) $(WARN) $(CFLAGS) $(INCLUDES) -DISR_VERSION='"$(VERSION)"'
+SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+
+# The release binary carries everything it needs: the GPU hosts have no libbpf.
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson
+DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.skel.h,$(BPF_SRCS))
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf $(WARN) \
+	-Wno-unused-parameter -Wno-missing-field-initializers
+
+LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c analysis/*.c))
+LIB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+MAIN_OBJ  := $(OUT)/obj/user/main.o
+ASAN_LIB_OBJS := $(patsubst %.c,$(ASAN_OUT)/obj/%.o,$(LIB_SRCS))
+ASAN_MAIN_OBJ := $(ASAN_OUT)/obj/user/main.o
+
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(ASAN_OUT)/tests/unit/%,$(UNIT_SRCS))
+INTEG_SRCS := $(wildcard tests/integration/test_*.c)
+INTEG_BINS := $(patsubst tests/integration/%.c,$(ASAN_OUT)/tests/integration/%,$(INTEG_SRCS))
+INTEG_HELPERS := $(filter-out $(INTEG_SRCS),$(wildcard tests/integration/*.c))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/tests/workloads/%,$(WORKLOAD_SRCS))
+EXAMPLES   := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
+FORMAT_TABLES := $(OUT)/tests/format_tables
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps demo test test-build unit integration docs clean
+
+all: $(OUT)/inferscope-bpf
+
+deps:
+	$(Q)sh scripts/deps.sh
+
+# --- BPF: .bpf.c -> .bpf.o -> .skel.h ---------------------------------------
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/events.h $(wildcard bpf/*.bpf.h) vmlinux/$(ARCH)/vmlinux.h | $(OUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# --- user space ---------------------------------------------------------------
+HEADERS := $(wildcard bpf/*.h user/*.h analysis/*.h) $(BPF_SKELS)
+
+$(OUT)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(ASAN_OUT)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) -DISR_VERSION='"$(VERSION)"' -c $< -o $@
+
+$(OUT)/inferscope-bpf: $(MAIN_OBJ) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -static $(CFLAGS) $^ $(STATIC_LIBS) -o $@
+
+$(ASAN_OUT)/inferscope-bpf: $(ASAN_MAIN_OBJ) $(ASAN_LIB_OBJS)
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(SAN_FLAGS) $^ $(DYN_LIBS) -o $@
+
+# --- tests --------------------------------------------------------------------
+$(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) $< $(ASAN_LIB_OBJS) $(DYN_LIBS) -lcmocka -o $@
+
+$(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(wildcard tests/integration/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) -Itests/integration $< $(INTEG_HELPERS) -ljansson -lcmocka -o $@
+
+$(OUT)/tests/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g $< -pthread -o $@
+
+$(OUT)/examples/%: examples/%.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g $< -pthread -o $@
+
+$(FORMAT_TABLES): tests/unit/format_tables.c bpf/events.h analysis/isr_format.h
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(INCLUDES) $< -o $@
+
+test-build: $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(EXAMPLES) $(FORMAT_TABLES)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)sh tests/run.sh
+
+unit: test-build
+	$(Q)sh tests/run.sh unit
+
+integration: test-build
+	$(Q)sh tests/run.sh integration
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory $(OUT)/inferscope-bpf $(EXAMPLES)
+	$(Q)sh scripts/demo.sh
+
+docs: $(FORMAT_TABLES)
+	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES)
+
+$(OUT)/bpf:
+	$(Q)mkdir -p $@
+
+clean:
+	$(Q)rm -rf $(OUT)

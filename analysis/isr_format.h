@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * On-disk layout of a recording (.isr). Written by user/rec_writer.c, read by
+ * analysis/rec_reader.c, documented in docs/record-format.md (generated from
+ * this header by tests/unit/format_tables.c and checked by a test).
+ *
+ * A file is a file header followed by chunks. Each chunk has a header with
+ * its own magic, kind, sizes and a CRC32 of its stored payload, so a reader
+ * can walk the file front to back and stop cleanly at the first chunk that
+ * is incomplete or damaged: a recording cut short by SIGKILL, power loss or
+ * a full disk reads back up to its last complete chunk. A complete file ends
+ * with an END chunk that holds the section table (offset and kind of every
+ * earlier chunk) and a fixed-size trailer that points at it.
+ */
+#ifndef INFERSCOPE_ISR_FORMAT_H
+#define INFERSCOPE_ISR_FORMAT_H
+
+#include <linux/types.h>
+
+/* "ISRECORD" read as a little-endian u64; reads as ISR_MAGIC_SWAPPED from a
+ * file written on a machine of the other byte order. */
+#define ISR_MAGIC		0x44524f4345525349ULL
+#define ISR_MAGIC_SWAPPED	0x4953524543524f44ULL
+#define ISR_VERSION_MAJOR	1 /* readers refuse other majors */
+#define ISR_VERSION_MINOR	0 /* added fields/kinds; readers accept any minor */
+
+struct isr_file_header {
+	__u64 magic;		/* ISR_MAGIC */
+	__u16 version_major;
+	__u16 version_minor;
+	__u32 header_size;	/* sizeof(struct isr_file_header) when written */
+	__u64 created_real_ns;	/* CLOCK_REALTIME when the file was created */
+	__u64 created_mono_ns;	/* CLOCK_MONOTONIC at the same moment */
+};
+_Static_assert(sizeof(struct isr_file_header) == 32, "isr_file_header size");
+_Static_assert(__builtin_offsetof(struct isr_file_header, magic) == 0, "file_header.magic");
+_Static_assert(__builtin_offsetof(struct isr_file_header, version_major) == 8, "file_header.version_major");
+_Static_assert(__builtin_offsetof(struct isr_file_header, version_minor) == 10, "file_header.version_minor");
+_Static_assert(__builtin_offsetof(struct isr_file_header, header_size) == 12, "file_header.header_size");
+_Static_assert(__builtin_offsetof(struct isr_file_header, created_real_ns) == 16, "file_header.created_real_ns");
+_Static_assert(__builtin_offsetof(struct isr_file_header, created_mono_ns) == 24, "file_header.created_mono_ns");
+
+#define ISR_CHUNK_MAGIC 0x4b484349U /* "ICHK" */
+
+/* Chunk kinds. Values are part of the format: never renumber. Readers skip
+ * kinds they do not know. */
+#define ISR_CHUNK_HOST		1 /* properties (ISR_PROP_HOST_*) */
+#define ISR_CHUNK_PROCESS	2 /* properties (ISR_PROP_PROC_*) of one target process */
+#define ISR_CHUNK_CLOCK		3 /* array of struct isr_clock_pair */
+#define ISR_CHUNK_EVENTS	4 /* concatenated events (bpf/events.h) */
+#define ISR_CHUNK_DROPS		5 /* array of struct isr_drop_count, cumulative */
+#define ISR_CHUNK_END		6 /* struct isr_end + section table */
+
+#define ISR_COMPRESS_NONE	0
+#define ISR_COMPRESS_ZSTD	1
+
+struct isr_chunk_header {
+	__u32 magic;		/* ISR_CHUNK_MAGIC */
+	__u16 kind;		/* ISR_CHUNK_* */
+	__u16 compression;	/* ISR_COMPRESS_* */
+	__u32 stored_size;	/* payload bytes that follow in the file */
+	__u32 raw_size;		/* payload bytes after decompression */
+	__u32 record_count;	/* events, pairs, counters or properties inside */
+	__u32 payload_crc32;	/* zlib crc32 of the stored payload */
+	__u32 header_crc32;	/* zlib crc32 of this header up to this field */
+	__u32 pad;
+	__u64 seq;		/* 0, 1, 2, ... in file order */
+};
+_Static_assert(sizeof(struct isr_chunk_header) == 40, "isr_chunk_header size");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, magic) == 0, "chunk_header.magic");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, kind) == 4, "chunk_header.kind");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, compression) == 6, "chunk_header.compression");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, stored_size) == 8, "chunk_header.stored_size");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, raw_size) == 12, "chunk_header.raw_size");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, record_count) == 16, "chunk_header.record_count");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, payload_crc32) == 20, "chunk_header.payload_crc32");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, header_crc32) == 24, "chunk_header.header_crc32");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, pad) == 28, "chunk_header.pad");
+_Static_assert(__builtin_offsetof(struct isr_chunk_header, seq) == 32, "chunk_header.seq");
+
+/* Largest payload a reader accepts (raw or stored): bounds memory on a
+ * corrupted size field. */
+#define ISR_CHUNK_MAX_PAYLOAD	(64U << 20)
+
+/*
+ * Property lists (HOST and PROCESS chunks): a sequence of records, each a
+ * struct isr_prop followed by len bytes of value and zero padding to a
+ * multiple of 8. Unknown keys are skipped.
+ */
+struct isr_prop {
+	__u32 key;		/* ISR_PROP_* */
+	__u32 len;		/* value bytes, without padding */
+};
+_Static_assert(sizeof(struct isr_prop) == 8, "isr_prop size");
+_Static_assert(__builtin_offsetof(struct isr_prop, key) == 0, "prop.key");
+_Static_assert(__builtin_offsetof(struct isr_prop, len) == 4, "prop.len");
+
+/* HOST properties: strings unless noted */
+#define ISR_PROP_HOST_NAME		1
+#define ISR_PROP_HOST_KERNEL		2 /* uname release */
+#define ISR_PROP_HOST_KERNEL_VERSION	3 /* uname version */
+#define ISR_PROP_HOST_MACHINE		4 /* uname machine */
+#define ISR_PROP_HOST_BOOT_ID		5
+#define ISR_PROP_HOST_NCPUS		6 /* __u32 */
+#define ISR_PROP_HOST_TOOL_VERSION	7
+#define ISR_PROP_HOST_COMMAND		8 /* the recorder's argv, NUL-separated */
+#define ISR_PROP_HOST_START_MONO_NS	9 /* __u64, recording start */
+#define ISR_PROP_HOST_DURATION_LIMIT_NS 10 /* __u64, 0 = until targets exit or Ctrl-C */
+
+/* PROCESS properties: strings unless noted */
+#define ISR_PROP_PROC_PID		1 /* __u32 */
+#define ISR_PROP_PROC_PPID		2 /* __u32 */
+#define ISR_PROP_PROC_COMM		3
+#define ISR_PROP_PROC_CMDLINE		4 /* NUL-separated argv */
+#define ISR_PROP_PROC_EXE		5 /* readlink of /proc/PID/exe */
+#define ISR_PROP_PROC_MAPS		6 /* text of /proc/PID/maps */
+#define ISR_PROP_PROC_THREADS		7 /* array of struct isr_thread_info */
+#define ISR_PROP_PROC_SEEN_MONO_NS	8 /* __u64, when the snapshot was taken */
+#define ISR_PROP_PROC_ORIGIN		9 /* __u32, ISR_ORIGIN_* */
+
+#define ISR_ORIGIN_ATTACHED	1 /* named with -p */
+#define ISR_ORIGIN_LAUNCHED	2 /* started by the recorder (-- CMD) */
+#define ISR_ORIGIN_CHILD	3 /* forked by a target after recording began */
+#define ISR_ORIGIN_EXEC		4 /* a target that called exec (new image) */
+
+struct isr_thread_info {
+	__u32 tid;
+	__u32 pad;
+	char comm[16];
+};
+_Static_assert(sizeof(struct isr_thread_info) == 24, "isr_thread_info size");
+_Static_assert(__builtin_offsetof(struct isr_thread_info, tid) == 0, "thread_info.tid");
+_Static_assert(__builtin_offsetof(struct isr_thread_info, pad) == 4, "thread_info.pad");
+_Static_assert(__builtin_offsetof(struct isr_thread_info, comm) == 8, "thread_info.comm");
+
+#define ISR_CLOCK_REALTIME 1 /* other_ns is CLOCK_REALTIME */
+
+/* One reading of CLOCK_MONOTONIC against another clock, taken as
+ * mono-before, other, mono-after; mono_ns is the midpoint and
+ * uncertainty_ns half the window. */
+struct isr_clock_pair {
+	__u64 mono_ns;
+	__u64 other_ns;
+	__u32 uncertainty_ns;
+	__u32 clock;		/* ISR_CLOCK_* */
+};
+_Static_assert(sizeof(struct isr_clock_pair) == 24, "isr_clock_pair size");
+_Static_assert(__builtin_offsetof(struct isr_clock_pair, mono_ns) == 0, "clock_pair.mono_ns");
+_Static_assert(__builtin_offsetof(struct isr_clock_pair, other_ns) == 8, "clock_pair.other_ns");
+_Static_assert(__builtin_offsetof(struct isr_clock_pair, uncertainty_ns) == 16, "clock_pair.uncertainty_ns");
+_Static_assert(__builtin_offsetof(struct isr_clock_pair, clock) == 20, "clock_pair.clock");
+
+/* Cumulative drop count of one source (ISR_SRC_* in bpf/events.h) at the
+ * time the chunk was written; the last DROPS chunk holds the totals. */
+struct isr_drop_count {
+	__u32 source;
+	__u32 pad;
+	__u64 count;
+};
+_Static_assert(sizeof(struct isr_drop_count) == 16, "isr_drop_count size");
+_Static_assert(__builtin_offsetof(struct isr_drop_count, source) == 0, "drop_count.source");
+_Static_assert(__builtin_offsetof(struct isr_drop_count, pad) == 4, "drop_count.pad");
+_Static_assert(__builtin_offsetof(struct isr_drop_count, count) == 8, "drop_count.count");
+
+/* Why a recording stopped (isr_end.stop_reason) */
+#define ISR_STOP_DURATION	1 /* -d elapsed */
+#define ISR_STOP_SIGNAL		2 /* SIGINT/SIGTERM */
+#define ISR_STOP_TARGETS_EXITED	3 /* every target exited */
+#define ISR_STOP_WRITE_ERROR	4 /* the disk filled up or failed */
+
+/* Payload of the END chunk: this struct, then section_count entries of
+ * struct isr_section. */
+struct isr_end {
+	__u64 end_mono_ns;
+	__u64 event_count;	/* events written in EVENTS chunks */
+	__u32 stop_reason;	/* ISR_STOP_* */
+	__u32 section_count;
+};
+_Static_assert(sizeof(struct isr_end) == 24, "isr_end size");
+_Static_assert(__builtin_offsetof(struct isr_end, end_mono_ns) == 0, "end.end_mono_ns");
+_Static_assert(__builtin_offsetof(struct isr_end, event_count) == 8, "end.event_count");
+_Static_assert(__builtin_offsetof(struct isr_end, stop_reason) == 16, "end.stop_reason");
+_Static_assert(__builtin_offsetof(struct isr_end, section_count) == 20, "end.section_count");
+
+struct isr_section {
+	__u64 offset;		/* file offset of the chunk header */
+	__u32 kind;		/* ISR_CHUNK_* */
+	__u32 record_count;
+};
+_Static_assert(sizeof(struct isr_section) == 16, "isr_section size");
+_Static_assert(__builtin_offsetof(struct isr_section, offset) == 0, "section.offset");
+_Static_assert(__builtin_offsetof(struct isr_section, kind) == 8, "section.kind");
+_Static_assert(__builtin_offsetof(struct isr_section, record_count) == 12, "section.record_count");
+
+#define ISR_TRAILER_MAGIC 0x444e455253495349ULL /* "ISISREND" */
+
+/* Last 16 bytes of a complete file. */
+struct isr_trailer {
+	__u64 end_offset;	/* file offset of the END chunk header */
+	__u64 magic;		/* ISR_TRAILER_MAGIC */
+};
+_Static_assert(sizeof(struct isr_trailer) == 16, "isr_trailer size");
+_Static_assert(__builtin_offsetof(struct isr_trailer, end_offset) == 0, "trailer.end_offset");
+_Static_assert(__builtin_offsetof(struct isr_trailer, magic) == 8, "trailer.magic");
+
+#endif /* INFERSCOPE_ISR_FORMAT_H */

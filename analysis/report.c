@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Report writers: JSON (the contract in docs/report-json.md) and Markdown.
+ * Both are functions of the recording and its summary only.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "report.h"
+
+#define NS_PER_S 1e9
+#define TOP_THREADS 30
+#define TOP_OBSERVATIONS 5
+
+static double ns_to_s(__u64 ns)
+{
+	return (double)ns / NS_PER_S;
+}
+
+static const char *origin_name(__u32 origin)
+{
+	switch (origin) {
+	case ISR_ORIGIN_ATTACHED:
+		return "attached";
+	case ISR_ORIGIN_LAUNCHED:
+		return "launched";
+	case ISR_ORIGIN_CHILD:
+		return "child";
+	case ISR_ORIGIN_EXEC:
+		return "exec";
+	default:
+		return "unknown";
+	}
+}
+
+/* Wall-clock time of the recording start as ISO-8601 UTC with microseconds,
+ * from the file's realtime/monotonic pair. False when the file has none. */
+static bool start_time(const struct recording *r, const struct summary *s, char *buf, size_t len)
+{
+	__s64 real_ns;
+	time_t secs;
+	struct tm tm;
+	size_t n;
+
+	if (!r->created_real_ns)
+		return false;
+	real_ns = (__s64)r->created_real_ns + ((__s64)s->start_ns - (__s64)r->created_mono_ns);
+	if (real_ns < 0)
+		return false;
+	secs = (time_t)(real_ns / 1000000000);
+	if (!gmtime_r(&secs, &tm))
+		return false;
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!n)
+		return false;
+	return snprintf(buf + n, len - n, ".%06" PRId64 "Z", (int64_t)(real_ns % 1000000000 / 1000)) <
+	       (int)(len - n);
+}
+
+/* Length of the valid UTF-8 sequence at p (at most left bytes), 0 if none. */
+static size_t utf8_seq(const unsigned char *p, size_t left)
+{
+	__u32 cp;
+	size_t n;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* A JSON string of the first maxlen bytes of s (up to a NUL); bytes that are
+ * not UTF-8 (comm and argv are arbitrary bytes) become U+FFFD. JSON null for
+ * a NULL s. NULL when out of memory. */
+static json_t *json_text(const char *s, size_t maxlen)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len, out = 0;
+	json_t *j;
+	char *buf;
+
+	if (!s)
+		return json_null();
+	len = strnlen(s, maxlen);
+	buf = malloc(len * 3 + 1);
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq(p + i, len - i);
+
+		if (n) {
+			memcpy(buf + out, p + i, n);
+			out += n;
+			i += n;
+		} else {
+			memcpy(buf + out, "\xef\xbf\xbd", 3);
+			out += 3;
+			i++;
+		}
+	}
+	j = json_stringn(buf, out);
+	free(buf);
+	return j;
+}
+
+/* json_object_set_new and json_array_append_new take (and on failure
+ * release) the value, and fail on a NULL one: one check covers both the
+ * allocation of the value and the insertion. A container is attached to its
+ * parent as soon as it is made, so an error path only releases the root. */
+#define SET(obj, key, val)                                  \
+	do {                                                \
+		if (json_object_set_new((obj), (key), (val))) \
+			goto nomem;                         \
+	} while (0)
+
+#define APPEND(arr, val)                               \
+	do {                                           \
+		if (json_array_append_new((arr), (val))) \
+			goto nomem;                    \
+	} while (0)
+
+static json_t *json_u64(__u64 v)
+{
+	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Distinct pids of the recording's processes, ascending; *n set. */
+static __u32 *target_pids(const struct recording *r, size_t *n)
+{
+	__u32 *pids = calloc(r->process_count ? r->process_count : 1, sizeof(*pids));
+	size_t k = 0;
+
+	if (!pids)
+		return NULL;
+	for (size_t i = 0; i < r->process_count; i++)
+		pids[i] = r->processes[i].pid;
+	qsort(pids, r->process_count, sizeof(*pids), pid_cmp);
+	for (size_t i = 0; i < r->process_count; i++)
+		if (!k || pids[k - 1] != pids[i])
+			pids[k++] = pids[i];
+	*n = k;
+	return pids;
+}
+
+static json_t *json_recording(const struct recording *r, const struct summary *s)
+{
+	const char *stop = r->stop_reason ? isr_stop_reason_name(r->stop_reason) : NULL;
+	json_t *rec = json_object(), *pids, *host, *drops;
+	__u32 *tp = NULL;
+	char when[64];
+	size_t n = 0;
+
+	if (!rec)
+		return NULL;
+	SET(rec, "duration_s", json_real(s->duration_s));
+	SET(rec, "start_time", start_time(r, s, when, sizeof(when)) ? json_string(when) : json_null());
+	pids = json_array();
+	SET(rec, "pids", pids);
+	tp = target_pids(r, &n);
+	if (!tp)
+		goto nomem;
+	for (size_t i = 0; i < n; i++)
+		APPEND(pids, json_integer(tp[i]));
+	SET(rec, "truncated", json_boolean(r->truncated));
+	SET(rec, "truncation", r->truncated ? json_text(r->truncation, sizeof(r->truncation)) : json_null());
+	SET(rec, "stop_reason", stop ? json_string(stop) : json_null());
+
+	host = json_object();
+	SET(rec, "host", host);
+	SET(host, "hostname", json_text(r->host.hostname, SIZE_MAX));
+	SET(host, "kernel", json_text(r->host.kernel, SIZE_MAX));
+	SET(host, "machine", json_text(r->host.machine, SIZE_MAX));
+	SET(host, "ncpus", json_integer(r->host.ncpus));
+
+	drops = json_object();
+	SET(rec, "drops", drops);
+	for (__u32 i = 0; i < ISR_SRC_MAX; i++) {
+		const char *name = isr_source_name(i);
+		char fallback[32];
+
+		if (!name) {
+			snprintf(fallback, sizeof(fallback), "source_%u", i);
+			name = fallback;
+		}
+		SET(drops, name, json_u64(s->drops[i]));
+	}
+	SET(rec, "drops_total", json_u64(s->drops_total));
+	free(tp);
+	return rec;
+nomem:
+	free(tp);
+	json_decref(rec);
+	return NULL;
+}
+
+static json_t *json_event_counts(const struct summary *s)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	for (__u16 t = 1; t < ISR_EV_TYPE_MAX; t++) {
+		const char *name = isr_event_name(t);
+		char fallback[32];
+
+		if (!s->event_counts[t])
+			continue;
+		if (!name) {
+			snprintf(fallback, sizeof(fallback), "type_%u", t);
+			name = fallback;
+		}
+		SET(o, name, json_u64(s->event_counts[t]));
+	}
+	return o;
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *json_processes(const struct recording *r)
+{
+	json_t *a = json_array(), *p;
+
+	if (!a)
+		return NULL;
+	for (size_t i = 0; i < r->process_count; i++) {
+		const struct rec_process *rp = &r->processes[i];
+
+		p = json_object();
+		APPEND(a, p);
+		SET(p, "pid", json_integer(rp->pid));
+		SET(p, "ppid", json_integer(rp->ppid));
+		SET(p, "comm", json_text(rp->comm, SIZE_MAX));
+		SET(p, "cmdline", json_text(rp->cmdline, SIZE_MAX));
+		SET(p, "exe", json_text(rp->exe, SIZE_MAX));
+		SET(p, "origin", json_string(origin_name(rp->origin)));
+	}
+	return a;
+nomem:
+	json_decref(a);
+	return NULL;
+}
+
+static json_t *json_threads(const struct summary *s)
+{
+	json_t *a = json_array(), *o;
+
+	if (!a)
+		return NULL;
+	for (size_t i = 0; i < s->thread_count; i++) {
+		const struct thread_summary *t = &s->threads[i];
+
+		o = json_object();
+		APPEND(a, o);
+		SET(o, "pid", json_integer(t->pid));
+		SET(o, "tid", json_integer(t->tid));
+		SET(o, "comm", json_text(t->comm, sizeof(t->comm)));
+		SET(o, "window_s", json_real(ns_to_s(t->end_ns - t->start_ns)));
+		SET(o, "on_cpu_s", json_real(ns_to_s(t->on_cpu_ns)));
+		SET(o, "off_cpu_s", json_real(ns_to_s(t->off_cpu_ns)));
+		SET(o, "runqueue_wait_s", json_real(ns_to_s(t->runqueue_wait_ns)));
+		SET(o, "blocked_s", json_real(ns_to_s(t->off_cpu_ns - t->runqueue_wait_ns)));
+		SET(o, "blocked_io_s", json_real(ns_to_s(t->blocked_io_ns)));
+		SET(o, "voluntary_switches", json_u64(t->switches_voluntary));
+		SET(o, "involuntary_switches", json_u64(t->switches_involuntary));
+		SET(o, "wakeups", json_u64(t->wakeups));
+		SET(o, "minor_faults", json_u64(t->minor_faults));
+		SET(o, "major_faults", json_u64(t->major_faults));
+		SET(o, "fault_s", json_real(ns_to_s(t->fault_ns)));
+		SET(o, "major_fault_s", json_real(ns_to_s(t->major_fault_ns)));
+		SET(o, "created", json_boolean(t->created));
+		SET(o, "exited", json_boolean(t->exited));
+	}
+	return a;
+nomem:
+	json_decref(a);
+	return NULL;
+}
+
+int report__write_json(FILE *f, const struct recording *r, const struct summary *s)
+{
+	json_t *root = json_object();
+	int err = 0;
+
+	if (!root)
+		return -ENOMEM;
+	SET(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
+	SET(root, "recording", json_recording(r, s));
+	SET(root, "event_counts", json_event_counts(s));
+	SET(root, "processes", json_processes(r));
+	SET(root, "threads", json_threads(s));
+	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) || fputc('\n', f) == EOF ||
+	    fflush(f) == EOF || ferror(f))
+		err = -EIO;
+	json_decref(root);
+	return err;
+nomem:
+	json_decref(root);
+	return -ENOMEM;
+}
+
+/* Markdown output: every write goes through md__printf, which remembers
+ * the first failure so the writer can report it once at the end. */
+struct md {
+	FILE *f;
+	int err;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void md__printf(struct md *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->err)
+		return;
+	va_start(ap, fmt);
+	if (vfprintf(m->f, fmt, ap) < 0)
+		m->err = -EIO;
+	va_end(ap);
+}
+
+/* Text in a table cell or a sentence: Markdown and HTML specials escaped,
+ * control characters (newlines would end the row) shown as spaces. */
+static void md__text(struct md *m, const char *s, size_t maxlen)
+{
+	size_t len = strnlen(s, maxlen);
+
+	for (size_t i = 0; i < len && !m->err; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (strchr("\\|`*<>[]", c))
+			md__printf(m, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			md__printf(m, " ");
+		else
+			md__printf(m, "%c", c);
+	}
+}
+
+static const char *or_unknown(const char *s)
+{
+	return s && *s ? s : "unknown";
+}
+
+static const char *stop_reason_text(__u32 reason)
+{
+	switch (reason) {
+	case ISR_STOP_DURATION:
+		return "the requested duration elapsed";
+	case ISR_STOP_SIGNAL:
+		return "interrupted (SIGINT or SIGTERM)";
+	case ISR_STOP_TARGETS_EXITED:
+		return "every target exited";
+	case ISR_STOP_WRITE_ERROR:
+		return "the recorder could not write (disk full or failing)";
+	default:
+		return NULL;
+	}
+}
+
+static void md__header(struct md *m, const struct recording *r, const struct summary *s)
+{
+	const char *stop = stop_reason_text(r->stop_reason);
+	char when[64];
+
+	md__printf(m, "# inferscope-bpf report\n\n");
+	md__printf(m, "- **Host:** ");
+	md__text(m, or_unknown(r->host.hostname), SIZE_MAX);
+	md__printf(m, ", Linux ");
+	md__text(m, or_unknown(r->host.kernel), SIZE_MAX);
+	md__printf(m, " (");
+	md__text(m, or_unknown(r->host.machine), SIZE_MAX);
+	md__printf(m, "), %u CPUs\n", r->host.ncpus);
+	md__printf(m, "- **Recorded:** %.3f s from %s\n", s->duration_s,
+		   start_time(r, s, when, sizeof(when)) ? when : "an unknown wall-clock time");
+	if (stop)
+		md__printf(m, "- **Stopped:** %s\n", stop);
+	else if (r->truncated)
+		md__printf(m, "- **Stopped:** unknown (the recording is truncated)\n");
+	else
+		md__printf(m, "- **Stopped:** unknown (reason %u)\n", r->stop_reason);
+	md__printf(m, "- **Targets:**%s\n", r->process_count ? "" : " none recorded");
+	for (size_t i = 0; i < r->process_count; i++) {
+		const struct rec_process *p = &r->processes[i];
+
+		md__printf(m, "  - pid %u (", p->pid);
+		md__text(m, or_unknown(p->comm), SIZE_MAX);
+		md__printf(m, ", %s): ", origin_name(p->origin));
+		md__text(m, p->cmdline && *p->cmdline ? p->cmdline : "(no command line)", SIZE_MAX);
+		md__printf(m, "\n");
+	}
+	md__printf(m, "\n");
+}
+
+/* What a drop of each source costs the analysis, and what avoids it. */
+static const char *const drop_advice[ISR_SRC_MAX] = {
+	[ISR_SRC_SCHED] = "scheduler events lost, on/off-CPU times of the affected threads are "
+			  "wrong: increase --ringbuf-size (default 32 MiB) or trace fewer targets",
+	[ISR_SRC_FAULTS] = "page-fault events lost, fault counts are too low: increase "
+			   "--ringbuf-size (default 32 MiB) or trace fewer targets",
+	[ISR_SRC_PROC] = "fork/exec/exit/rename events lost, thread lifetimes and names may be "
+			 "wrong: the recorder fell behind; trace fewer targets",
+	[ISR_SRC_FAULT_START] = "faults seen without their start (too many in flight at once): "
+				"fault times are too low",
+	[ISR_SRC_TARGETS] = "child processes that could not be traced: more than "
+			    "4096 target processes",
+	[ISR_SRC_WRITER] = "events the recorder could not write to the file: free disk space",
+};
+
+static void md__warnings(struct md *m, const struct recording *r, const struct summary *s)
+{
+	if (r->truncated) {
+		md__printf(m, "> **WARNING: the recording is truncated** (");
+		md__text(m, r->truncation[0] ? r->truncation : "no reason recorded",
+			 sizeof(r->truncation));
+		md__printf(m, "): events after that point are lost.\n\n");
+	}
+	if (!s->drops_total)
+		return;
+	md__printf(m, "> **WARNING: %" PRIu64 " events were dropped** and are missing from "
+		      "this report:\n", (uint64_t)s->drops_total);
+	for (__u32 i = 0; i < ISR_SRC_MAX; i++) {
+		const char *name = isr_source_name(i);
+
+		if (!s->drops[i])
+			continue;
+		md__printf(m, "> - %s: %" PRIu64 " (%s)\n", name ? name : "unknown source",
+			   (uint64_t)s->drops[i], drop_advice[i]);
+	}
+	md__printf(m, "\n");
+}
+
+static int by_on_cpu_desc(const void *a, const void *b)
+{
+	const struct thread_summary *x = *(const struct thread_summary *const *)a;
+	const struct thread_summary *y = *(const struct thread_summary *const *)b;
+
+	if (x->on_cpu_ns != y->on_cpu_ns)
+		return x->on_cpu_ns > y->on_cpu_ns ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void md__threads(struct md *m, const struct thread_summary *const *order, size_t n)
+{
+	md__printf(m, "## Threads\n\n");
+	if (!n) {
+		md__printf(m, "No target threads were seen.\n\n");
+		return;
+	}
+	md__printf(m, "Sorted by on-CPU time. Blocked is off-CPU time not spent waiting for a "
+		      "CPU; in brackets, the part in uninterruptible sleep (D state, usually I/O).\n\n");
+	md__printf(m, "| pid | tid | comm | on-CPU s | off-CPU s | run-queue wait s | blocked s (D-state I/O) "
+		      "| faults minor/major | fault time s |\n");
+	md__printf(m, "|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < n && i < TOP_THREADS; i++) {
+		const struct thread_summary *t = order[i];
+
+		md__printf(m, "| %u | %u | ", t->pid, t->tid);
+		md__text(m, t->comm, sizeof(t->comm));
+		md__printf(m, " | %.3f | %.3f | %.3f | %.3f (%.3f) | %" PRIu64 "/%" PRIu64 " | %.3f |\n",
+			   ns_to_s(t->on_cpu_ns), ns_to_s(t->off_cpu_ns), ns_to_s(t->runqueue_wait_ns),
+			   ns_to_s(t->off_cpu_ns - t->runqueue_wait_ns), ns_to_s(t->blocked_io_ns),
+			   (uint64_t)t->minor_faults, (uint64_t)t->major_faults, ns_to_s(t->fault_ns));
+	}
+	if (n > TOP_THREADS)
+		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", n - TOP_THREADS);
+	md__printf(m, "\n");
+}
+
+static void md__event_counts(struct md *m, const struct summary *s)
+{
+	__u64 known = 0;
+
+	md__printf(m, "## Event counts\n\n| event | count |\n|---|---:|\n");
+	for (__u16 t = 1; t < ISR_EV_TYPE_MAX; t++) {
+		const char *name = isr_event_name(t);
+
+		if (!s->event_counts[t])
+			continue;
+		known += s->event_counts[t];
+		md__printf(m, "| %s | %" PRIu64 " |\n", name ? name : "unknown",
+			   (uint64_t)s->event_counts[t]);
+	}
+	if (s->event_total > known)
+		md__printf(m, "| types unknown to this version | %" PRIu64 " |\n",
+			   (uint64_t)(s->event_total - known));
+	md__printf(m, "| **total** | %" PRIu64 " |\n\n", (uint64_t)s->event_total);
+}
+
+static void md__thread_name(struct md *m, const struct thread_summary *t)
+{
+	md__printf(m, "Thread ");
+	md__text(m, t->comm[0] ? t->comm : "?", sizeof(t->comm));
+	md__printf(m, " (pid %u, tid %u)", t->pid, t->tid);
+}
+
+/* A thread waited for a CPU for more than 10% of its window (and at least
+ * 1 ms, so that a thread seen for an instant does not qualify). */
+static bool waits_for_cpu(const struct thread_summary *t)
+{
+	__u64 window = t->end_ns - t->start_ns;
+
+	return t->runqueue_wait_ns >= 1000000 && t->runqueue_wait_ns * 10 > window;
+}
+
+static int by_runqueue_desc(const void *a, const void *b)
+{
+	const struct thread_summary *x = *(const struct thread_summary *const *)a;
+	const struct thread_summary *y = *(const struct thread_summary *const *)b;
+
+	if (x->runqueue_wait_ns != y->runqueue_wait_ns)
+		return x->runqueue_wait_ns > y->runqueue_wait_ns ? -1 : 1;
+	return by_on_cpu_desc(a, b);
+}
+
+static int by_major_fault_desc(const void *a, const void *b)
+{
+	const struct thread_summary *x = *(const struct thread_summary *const *)a;
+	const struct thread_summary *y = *(const struct thread_summary *const *)b;
+
+	if (x->major_fault_ns != y->major_fault_ns)
+		return x->major_fault_ns > y->major_fault_ns ? -1 : 1;
+	if (x->major_faults != y->major_faults)
+		return x->major_faults > y->major_faults ? -1 : 1;
+	return by_on_cpu_desc(a, b);
+}
+
+/* Moves the threads matching `keep` to the front of order, sorted by cmp;
+ * returns how many matched. */
+static size_t select_threads(const struct thread_summary **order, size_t n,
+			     bool (*keep)(const struct thread_summary *),
+			     int (*cmp)(const void *, const void *))
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (keep(order[i])) {
+			const struct thread_summary *t = order[k];
+
+			order[k++] = order[i];
+			order[i] = t;
+		}
+	}
+	qsort(order, k, sizeof(*order), cmp);
+	return k;
+}
+
+static bool has_major_faults(const struct thread_summary *t)
+{
+	return t->major_faults > 0;
+}
+
+static void md__more(struct md *m, size_t k)
+{
+	if (k > TOP_OBSERVATIONS)
+		md__printf(m, "  - … and %zu more threads\n", k - TOP_OBSERVATIONS);
+}
+
+static void md__observations(struct md *m, const struct summary *s, const struct thread_summary **order)
+{
+	__u64 off = 0, d_state = 0;
+	bool any = false;
+	size_t k;
+
+	md__printf(m, "## Observations\n\n");
+
+	k = select_threads(order, s->thread_count, waits_for_cpu, by_runqueue_desc);
+	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
+		const struct thread_summary *t = order[i];
+		__u64 window = t->end_ns - t->start_ns;
+
+		md__printf(m, "- ");
+		md__thread_name(m, t);
+		md__printf(m, " waited %.3f s (%.1f%% of its %.3f s) for a CPU: the machine is "
+			      "oversubscribed or the thread's CPU set is too narrow.\n",
+			   ns_to_s(t->runqueue_wait_ns), 100.0 * (double)t->runqueue_wait_ns / (double)window,
+			   ns_to_s(window));
+	}
+	md__more(m, k);
+	any |= k > 0;
+
+	k = select_threads(order, s->thread_count, has_major_faults, by_major_fault_desc);
+	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
+		const struct thread_summary *t = order[i];
+
+		md__printf(m, "- ");
+		md__thread_name(m, t);
+		md__printf(m, " took %" PRIu64 " major page fault%s", (uint64_t)t->major_faults,
+			   t->major_faults == 1 ? "" : "s");
+		if (t->major_fault_ns)
+			md__printf(m, " (%.3f s in total)", ns_to_s(t->major_fault_ns));
+		md__printf(m, ": it waited for pages to be read from disk (a memory-mapped file read "
+			      "on first touch, or memory that was swapped out).\n");
+	}
+	md__more(m, k);
+	any |= k > 0;
+
+	for (size_t i = 0; i < s->thread_count; i++) {
+		off += s->threads[i].off_cpu_ns;
+		d_state += s->threads[i].blocked_io_ns;
+	}
+	/* below 1% the share says nothing about where the time went */
+	if (off && d_state * 100 >= off) {
+		md__printf(m, "- %.1f%% of the threads' off-CPU time (%.3f s of %.3f s) was "
+			      "uninterruptible sleep (D state): waiting for disk or network-filesystem "
+			      "I/O, or for a kernel lock.\n",
+			   100.0 * (double)d_state / (double)off, ns_to_s(d_state), ns_to_s(off));
+		any = true;
+	}
+	if (!any)
+		md__printf(m, "- Nothing stood out: no thread waited more than 10%% of its time for "
+			      "a CPU, there were no major page faults, and under 1%% of off-CPU time "
+			      "was uninterruptible sleep.\n");
+	md__printf(m, "\n");
+}
+
+int report__write_markdown(FILE *f, const struct recording *r, const struct summary *s)
+{
+	const struct thread_summary **order;
+	struct md m = { .f = f };
+
+	order = calloc(s->thread_count ? s->thread_count : 1, sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->thread_count; i++)
+		order[i] = &s->threads[i];
+	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
+
+	md__header(&m, r, s);
+	md__warnings(&m, r, s);
+	md__threads(&m, order, s->thread_count);
+	md__event_counts(&m, s);
+	md__observations(&m, s, order);
+	free(order);
+	if (!m.err && (fflush(f) == EOF || ferror(f)))
+		m.err = -EIO;
+	return m.err;
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one event format shared by the BPF programs, the recorder and the
+ * analyzer. Every struct here reaches the record file byte for byte, so:
+ * fixed-width fields only, explicit padding, sizes multiple of 8, and a
+ * static assertion on every size and offset. docs/record-format.md is
+ * generated from these definitions (see tests/unit/format_tables.c) and a
+ * test fails when the two disagree.
+ *
+ * Every record starts with struct isr_ev_hdr. Readers skip records whose
+ * type they do not know by hdr.size, so new types never break old readers.
+ */
+#ifndef INFERSCOPE_EVENTS_H
+#define INFERSCOPE_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Event types. Values are part of the file format: never renumber. */
+#define ISR_EV_SCHED_SWITCH	1
+#define ISR_EV_SCHED_WAKEUP	2
+#define ISR_EV_SCHED_WAKEUP_NEW	3
+#define ISR_EV_PROC_FORK	4
+#define ISR_EV_PROC_EXEC	5
+#define ISR_EV_PROC_EXIT	6
+#define ISR_EV_TASK_RENAME	7
+#define ISR_EV_PAGE_FAULT	8
+#define ISR_EV_TYPE_MAX		9 /* one past the highest known type */
+
+/*
+ * Drop sources: one counter each, kept per CPU in the BPF map "drops" (BPF
+ * sources) or by the recorder (user-space sources), written to the record
+ * and reported. Values are part of the file format.
+ */
+#define ISR_SRC_SCHED		0 /* sched_switch / sched_wakeup ring-buffer reservations */
+#define ISR_SRC_FAULTS		1 /* page-fault ring-buffer reservations */
+#define ISR_SRC_PROC		2 /* fork/exec/exit/rename on the critical ring buffer */
+#define ISR_SRC_FAULT_START	3 /* fault entries with no room left to remember their start */
+#define ISR_SRC_TARGETS		4 /* children that could not be added to the targets map */
+#define ISR_SRC_BPF_MAX		5 /* sources counted in BPF are below this */
+#define ISR_SRC_WRITER		5 /* events the recorder could not write (disk full, I/O error) */
+#define ISR_SRC_MAX		6
+
+/* Common header of every event. pid/tid name the task the event is about. */
+struct isr_ev_hdr {
+	__u16 type;	/* ISR_EV_* */
+	__u16 size;	/* whole record in bytes, a multiple of 8 */
+	__u32 cpu;	/* CPU the event was observed on */
+	__u64 ts_ns;	/* CLOCK_MONOTONIC */
+	__u32 pid;	/* process (tgid) */
+	__u32 tid;	/* thread */
+};
+_Static_assert(sizeof(struct isr_ev_hdr) == 24, "isr_ev_hdr size");
+_Static_assert(__builtin_offsetof(struct isr_ev_hdr, type) == 0, "isr_ev_hdr.type");
+_Static_assert(__builtin_offsetof(struct isr_ev_hdr, size) == 2, "isr_ev_hdr.size");
+_Static_assert(__builtin_offsetof(struct isr_ev_hdr, cpu) == 4, "isr_ev_hdr.cpu");
+_Static_assert(__builtin_offsetof(struct isr_ev_hdr, ts_ns) == 8, "isr_ev_hdr.ts_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_hdr, pid) == 16, "isr_ev_hdr.pid");
+_Static_assert(__builtin_offsetof(struct isr_ev_hdr, tid) == 20, "isr_ev_hdr.tid");
+
+/* Flags of isr_ev_sched_switch.flags */
+#define ISR_SWITCH_PREEMPT	0x1 /* involuntary: the kernel preempted prev */
+#define ISR_SWITCH_RUNNABLE	0x2 /* prev stays runnable (preempted or yielded) */
+
+/*
+ * A context switch on a CPU where prev or next (or both) belongs to a target.
+ * hdr.pid/tid: prev. The task state is the kernel's raw value
+ * (TASK_INTERRUPTIBLE 0x1, TASK_UNINTERRUPTIBLE 0x2, ...).
+ */
+struct isr_ev_sched_switch {
+	struct isr_ev_hdr hdr;
+	__u32 next_pid;
+	__u32 next_tid;
+	__u32 prev_state;
+	__u32 flags;		/* ISR_SWITCH_* */
+};
+_Static_assert(sizeof(struct isr_ev_sched_switch) == 40, "isr_ev_sched_switch size");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, next_pid) == 24, "sched_switch.next_pid");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, next_tid) == 28, "sched_switch.next_tid");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, prev_state) == 32, "sched_switch.prev_state");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, flags) == 36, "sched_switch.flags");
+
+/*
+ * A target thread made runnable (ISR_EV_SCHED_WAKEUP) or a new target thread
+ * made runnable for the first time (ISR_EV_SCHED_WAKEUP_NEW).
+ * hdr.pid/tid: the woken task; waker_*: the task that woke it.
+ */
+struct isr_ev_sched_wakeup {
+	struct isr_ev_hdr hdr;
+	__u32 waker_pid;
+	__u32 waker_tid;
+	__u32 target_cpu;	/* CPU the woken task was queued on */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct isr_ev_sched_wakeup) == 40, "isr_ev_sched_wakeup size");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, waker_pid) == 24, "sched_wakeup.waker_pid");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, waker_tid) == 28, "sched_wakeup.waker_tid");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, target_cpu) == 32, "sched_wakeup.target_cpu");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, pad) == 36, "sched_wakeup.pad");
+
+#define ISR_COMM_LEN 16
+
+/* Flags of isr_ev_proc_fork.flags */
+#define ISR_FORK_THREAD		0x1 /* child shares the parent's process (a new thread) */
+#define ISR_FORK_FOLLOWED	0x2 /* child process was added to the targets */
+
+/* hdr.pid/tid: the parent thread. */
+struct isr_ev_proc_fork {
+	struct isr_ev_hdr hdr;
+	__u32 child_pid;
+	__u32 child_tid;
+	__u32 flags;		/* ISR_FORK_* */
+	__u32 pad;
+	char child_comm[ISR_COMM_LEN];
+};
+_Static_assert(sizeof(struct isr_ev_proc_fork) == 56, "isr_ev_proc_fork size");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, child_pid) == 24, "proc_fork.child_pid");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, child_tid) == 28, "proc_fork.child_tid");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, flags) == 32, "proc_fork.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, pad) == 36, "proc_fork.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, child_comm) == 40, "proc_fork.child_comm");
+
+#define ISR_FILENAME_LEN 128
+
+/* hdr.pid/tid: the task after exec (the thread-group leader). */
+struct isr_ev_proc_exec {
+	struct isr_ev_hdr hdr;
+	__u32 old_tid;		/* tid of the thread that called exec */
+	__u32 pad;
+	char comm[ISR_COMM_LEN];
+	char filename[ISR_FILENAME_LEN]; /* as passed to exec, truncated */
+};
+_Static_assert(sizeof(struct isr_ev_proc_exec) == 176, "isr_ev_proc_exec size");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_exec, old_tid) == 24, "proc_exec.old_tid");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_exec, pad) == 28, "proc_exec.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_exec, comm) == 32, "proc_exec.comm");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_exec, filename) == 48, "proc_exec.filename");
+
+/* Flags of isr_ev_proc_exit.flags */
+#define ISR_EXIT_GROUP_DEAD	0x1 /* last thread of the process */
+
+/* hdr.pid/tid: the exiting thread. */
+struct isr_ev_proc_exit {
+	struct isr_ev_hdr hdr;
+	__u32 exit_code;	/* task->exit_code: status << 8 | signal */
+	__u32 flags;		/* ISR_EXIT_* */
+	char comm[ISR_COMM_LEN];
+};
+_Static_assert(sizeof(struct isr_ev_proc_exit) == 48, "isr_ev_proc_exit size");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_exit, exit_code) == 24, "proc_exit.exit_code");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_exit, flags) == 28, "proc_exit.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_exit, comm) == 32, "proc_exit.comm");
+
+/* hdr.pid/tid: the renamed thread (prctl(PR_SET_NAME), pthread_setname_np). */
+struct isr_ev_task_rename {
+	struct isr_ev_hdr hdr;
+	char comm[ISR_COMM_LEN];
+};
+_Static_assert(sizeof(struct isr_ev_task_rename) == 40, "isr_ev_task_rename size");
+_Static_assert(__builtin_offsetof(struct isr_ev_task_rename, comm) == 24, "task_rename.comm");
+
+/* Flags of isr_ev_page_fault.flags */
+#define ISR_FAULT_MAJOR		0x1 /* needed I/O (the kernel's major-fault accounting) */
+#define ISR_FAULT_HAS_START	0x2 /* entry was seen: duration_ns is valid */
+#define ISR_FAULT_WRITE		0x4 /* write access (from the x86 error code) */
+#define ISR_FAULT_INSTR		0x8 /* instruction fetch (from the x86 error code) */
+
+/*
+ * A page fault of a target thread on user memory that the kernel resolved.
+ * Emitted when the fault completes; hdr.ts_ns is the completion time and the
+ * fault began duration_ns earlier. Faults raised in kernel mode on user
+ * memory (copy_to_user into a fresh buffer) are included, without duration.
+ */
+struct isr_ev_page_fault {
+	struct isr_ev_hdr hdr;
+	__u64 address;		/* faulting data address */
+	__u64 ip;		/* user instruction pointer at the fault */
+	__u64 duration_ns;	/* entry to completion, including retries */
+	__u32 flags;		/* ISR_FAULT_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct isr_ev_page_fault) == 56, "isr_ev_page_fault size");
+_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, address) == 24, "page_fault.address");
+_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, ip) == 32, "page_fault.ip");
+_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, duration_ns) == 40, "page_fault.duration_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, flags) == 48, "page_fault.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, pad) == 52, "page_fault.pad");
+
+/* Read-only configuration of the BPF programs (const volatile globals). */
+#define ISR_MAX_TARGETS 4096
+
+#endif /* INFERSCOPE_EVENTS_H */

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Scheduler and process-lifecycle probes: on/off-CPU and run-queue wait of
+ * target threads (sched_switch, sched_wakeup*), and the target set's
+ * evolution (fork, exec, exit, rename). All are BTF tracepoints (tp_btf):
+ * no tracefs needed, arguments typed, cheapest attachment there is.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Add child processes of targets to the targets (threads always are). */
+const volatile bool follow_children = true;
+
+/* task_struct's "state" became "__state" in 5.14 */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return (__u32)BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 prev_pid = BPF_CORE_READ(prev, tgid), next_pid = BPF_CORE_READ(next, tgid);
+	struct isr_ev_sched_switch *e;
+	__u32 state;
+
+	if (!is_target(prev_pid) && !is_target(next_pid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(ISR_SRC_SCHED);
+		return 0;
+	}
+	state = task_state(prev);
+	fill_hdr(&e->hdr, ISR_EV_SCHED_SWITCH, sizeof(*e), prev_pid, BPF_CORE_READ(prev, pid),
+		 bpf_ktime_get_ns());
+	e->next_pid = next_pid;
+	e->next_tid = BPF_CORE_READ(next, pid);
+	e->prev_state = state;
+	/* A preempted task stays queued whatever its state says; a task that
+	 * leaves with state 0 (TASK_RUNNING) yielded and is queued too. */
+	e->flags = (preempt ? ISR_SWITCH_PREEMPT : 0) |
+		   (preempt || state == 0 ? ISR_SWITCH_RUNNABLE : 0);
+	submit_bulk(e);
+	return 0;
+}
+
+static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
+{
+	__u32 pid = BPF_CORE_READ(p, tgid);
+	struct isr_ev_sched_wakeup *e;
+	__u64 waker;
+
+	if (!is_target(pid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(ISR_SRC_SCHED);
+		return 0;
+	}
+	fill_hdr(&e->hdr, type, sizeof(*e), pid, BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
+	waker = bpf_get_current_pid_tgid();
+	e->waker_pid = waker >> 32;
+	e->waker_tid = (__u32)waker;
+	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
+	e->pad = 0;
+	submit_bulk(e);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(handle_sched_wakeup, struct task_struct *p)
+{
+	return emit_wakeup(p, ISR_EV_SCHED_WAKEUP);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(handle_sched_wakeup_new, struct task_struct *p)
+{
+	return emit_wakeup(p, ISR_EV_SCHED_WAKEUP_NEW);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 parent_pid = BPF_CORE_READ(parent, tgid), child_pid = BPF_CORE_READ(child, tgid);
+	struct isr_ev_proc_fork *e;
+	__u32 flags = 0;
+	__u8 one = 1;
+	long err;
+
+	if (!is_target(parent_pid))
+		return 0;
+	if (child_pid == parent_pid) {
+		flags |= ISR_FORK_THREAD;
+	} else if (follow_children) {
+		err = bpf_map_update_elem(&targets, &child_pid, &one, BPF_NOEXIST);
+		if (err == 0 || err == -17 /* EEXIST */)
+			flags |= ISR_FORK_FOLLOWED;
+		else
+			count_drop(ISR_SRC_TARGETS);
+	}
+	e = bpf_ringbuf_reserve(&critical, sizeof(*e), 0);
+	if (!e) {
+		count_drop(ISR_SRC_PROC);
+		return 0;
+	}
+	fill_hdr(&e->hdr, ISR_EV_PROC_FORK, sizeof(*e), parent_pid, BPF_CORE_READ(parent, pid),
+		 bpf_ktime_get_ns());
+	e->child_pid = child_pid;
+	e->child_tid = BPF_CORE_READ(child, pid);
+	e->flags = flags;
+	e->pad = 0;
+	BPF_CORE_READ_STR_INTO(&e->child_comm, child, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 pid = BPF_CORE_READ(p, tgid);
+	struct isr_ev_proc_exec *e;
+
+	if (!is_target(pid))
+		return 0;
+	e = bpf_ringbuf_reserve(&critical, sizeof(*e), 0);
+	if (!e) {
+		count_drop(ISR_SRC_PROC);
+		return 0;
+	}
+	fill_hdr(&e->hdr, ISR_EV_PROC_EXEC, sizeof(*e), pid, BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
+	e->old_tid = old_pid;
+	e->pad = 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_sched_process_exit, struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, tgid);
+	struct isr_ev_proc_exit *e;
+	bool group_dead;
+
+	if (!is_target(pid))
+		return 0;
+	/* signal->live reaches 0 when the last thread of the group exits; read
+	 * it rather than the tracepoint's group_dead argument, which only
+	 * newer kernels pass. */
+	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
+	e = bpf_ringbuf_reserve(&critical, sizeof(*e), 0);
+	if (e) {
+		fill_hdr(&e->hdr, ISR_EV_PROC_EXIT, sizeof(*e), pid, BPF_CORE_READ(p, pid),
+			 bpf_ktime_get_ns());
+		e->exit_code = BPF_CORE_READ(p, exit_code);
+		e->flags = group_dead ? ISR_EXIT_GROUP_DEAD : 0;
+		BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+		bpf_ringbuf_submit(e, 0);
+	} else {
+		count_drop(ISR_SRC_PROC);
+	}
+	/* A dead process leaves the targets, so that a later process given the
+	 * same pid is not traced. */
+	if (group_dead)
+		bpf_map_delete_elem(&targets, &pid);
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid);
+	struct isr_ev_task_rename *e;
+
+	if (!is_target(pid))
+		return 0;
+	e = bpf_ringbuf_reserve(&critical, sizeof(*e), 0);
+	if (!e) {
+		count_drop(ISR_SRC_PROC);
+		return 0;
+	}
+	fill_hdr(&e->hdr, ISR_EV_TASK_RENAME, sizeof(*e), pid, BPF_CORE_READ(task, pid), bpf_ktime_get_ns());
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

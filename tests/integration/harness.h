@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Helpers for the integration tests: run the real tracer (the sanitized
+ * build) against the workloads, as root, and read its JSON report the way a
+ * user's script would. Paths are relative to the repository root, where
+ * tests/run.sh runs the tests.
+ */
+#ifndef INFERSCOPE_TEST_HARNESS_H
+#define INFERSCOPE_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#define TRACER "build/asan/inferscope-bpf"
+#define WORKLOAD "build/tests/workloads/workload"
+
+/* A fresh directory under build/test-tmp (on disk: the page-cache tests
+ * need a real filesystem). */
+void th_tmpdir(char *out, size_t len);
+void th_rmrf(const char *dir);
+
+/* Runs argv to completion; its stderr goes to err_path (if not NULL).
+ * Returns the wait status. */
+int th_run(char *const argv[], const char *err_path);
+/* Starts argv in the background; stdout_fd (if not NULL) receives a pipe
+ * from its standard output. */
+pid_t th_spawn(char *const argv[], int *stdout_fd, const char *err_path);
+/* Waits up to timeout_s for path to exist. */
+bool th_wait_file(const char *path, double timeout_s);
+/* Reads a whole file (NUL-terminated); NULL if it cannot. */
+char *th_slurp(const char *path);
+
+/* `inferscope-bpf analyze ISR --format json`, parsed. Fails the test if
+ * analyze fails. */
+json_t *th_report(const char *isr);
+/* The first thread in report["threads"] named comm, or NULL. */
+json_t *th_thread(json_t *report, const char *comm);
+double th_num(json_t *obj, const char *key);
+/* report["event_counts"][name], 0 when absent. */
+long long th_count(json_t *report, const char *name);
+double th_now(void);
+
+#endif

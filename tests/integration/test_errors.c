@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Bad input gets a clear error and loses nothing: what a user meets when
+ * the pid is wrong, privileges or BTF are missing, the output cannot be
+ * written, the disk fills up mid-recording, or the file is not a recording.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include "harness.h"
+
+struct ctx {
+	char dir[256];
+	char isr[512];
+	char err[512];
+};
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	th_tmpdir(c->dir, sizeof(c->dir));
+	snprintf(c->isr, sizeof(c->isr), "%s/rec.isr", c->dir);
+	snprintf(c->err, sizeof(c->err), "%s/tracer.err", c->dir);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	th_rmrf(c->dir);
+	free(c);
+	return 0;
+}
+
+/* The run failed with exit code `code` and said `needle` on stderr. */
+static void expect_failure(int status, int code, const char *err_path, const char *needle)
+{
+	char *e = th_slurp(err_path);
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != code || !e || !strstr(e, needle)) {
+		print_error("status 0x%x (expected exit %d), stderr lacks \"%s\":\n%s\n", status, code, needle,
+			    e ? e : "");
+		free(e);
+		fail();
+	}
+	free(e);
+}
+
+/* A pid that names no process. pid_max is at most 4194304: above is free. */
+static void test_unknown_pid(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-o", c->isr, "-p", "4194304", NULL };
+
+	expect_failure(th_run(argv, c->err), 1, c->err, "no process with pid 4194304");
+	assert_int_equal(access(c->isr, F_OK), -1); /* nothing half-made left behind */
+}
+
+static void test_bad_pid_syntax(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-o", c->isr, "-p", "12abc", NULL };
+
+	expect_failure(th_run(argv, c->err), 64, c->err, "is not a list of process ids");
+}
+
+static void test_bad_duration(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-o", c->isr, "-d", "10s", "--", WORKLOAD, "sleep", NULL };
+
+	expect_failure(th_run(argv, c->err), 64, c->err, "is not a duration in seconds");
+}
+
+static void test_output_not_writable(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-o", "/nonexistent-dir/x.isr", "--", WORKLOAD, "sleep", NULL };
+
+	expect_failure(th_run(argv, c->err), 1, c->err, "cannot create the recording /nonexistent-dir/x.isr");
+}
+
+static void test_missing_command(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-o", c->isr, "--", "/nonexistent-program", NULL };
+
+	expect_failure(th_run(argv, c->err), 1, c->err, "cannot run /nonexistent-program");
+}
+
+static void test_no_btf(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { "env", "INFERSCOPE_BTF=/nonexistent-btf", TRACER, "record", "-o", c->isr, "--",
+			 WORKLOAD, "sleep", NULL };
+
+	expect_failure(th_run(argv, c->err), 1, c->err, "CONFIG_DEBUG_INFO_BTF");
+}
+
+/* As an unprivileged user: a copy of the binary where that user can run it. */
+static void test_not_root(void **state)
+{
+	struct ctx *c = *state;
+	char tmp[] = "/tmp/inferscope-test-XXXXXX", bin[128], out[160];
+	int status;
+	pid_t pid;
+
+	assert_non_null(mkdtemp(tmp));
+	chmod(tmp, 0777);
+	snprintf(bin, sizeof(bin), "%s/inferscope-bpf", tmp);
+	snprintf(out, sizeof(out), "%s/x.isr", tmp);
+	{
+		char *cp[] = { "cp", TRACER, bin, NULL };
+
+		assert_int_equal(th_run(cp, NULL), 0);
+	}
+	chmod(bin, 0755);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(c->err, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+
+		dup2(fd, 2);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(99);
+		execl(bin, bin, "record", "-o", out, "-p", "1", (char *)NULL);
+		_exit(98);
+	}
+	waitpid(pid, &status, 0);
+	{
+		char *rm[] = { "rm", "-rf", tmp, NULL };
+
+		th_run(rm, NULL);
+	}
+	expect_failure(status, 1, c->err, "not enough privilege");
+}
+
+/* A tiny filesystem fills up mid-recording: the recorder stops, says why,
+ * and the file reads back up to its last complete chunk. */
+static void test_disk_full(void **state)
+{
+	struct ctx *c = *state;
+	char mnt[512], out[600];
+	json_t *r;
+	int status;
+
+	snprintf(mnt, sizeof(mnt), "%s/small", c->dir);
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=2m")) {
+		print_error("mount tmpfs on %s: %s (the test needs root)\n", mnt, strerror(errno));
+		fail();
+	}
+	snprintf(out, sizeof(out), "%s/rec.isr", mnt);
+	{
+		char *argv[] = { TRACER, "record", "-q", "--compress-level", "0", "-o", out, "--", WORKLOAD, "anon",
+				 "100000", NULL };
+
+		status = th_run(argv, c->err);
+	}
+	{
+		char *cp[] = { "cp", out, c->isr, NULL };
+
+		assert_int_equal(th_run(cp, NULL), 0);
+	}
+	umount2(mnt, MNT_DETACH);
+	expect_failure(status, 1, c->err, "No space left on device");
+	r = th_report(c->isr);
+	assert_true(json_is_true(json_object_get(json_object_get(r, "recording"), "truncated")));
+	assert_true(th_count(r, "page_fault_user") > 10000);
+	json_decref(r);
+}
+
+static void test_analyze_rejects_non_recording(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "analyze", c->err, NULL };
+	char junk[600];
+	FILE *f;
+
+	snprintf(junk, sizeof(junk), "%s/junk.isr", c->dir);
+	f = fopen(junk, "w");
+	assert_non_null(f);
+	fputs("this is not a recording, just some text long enough to fill a file header\n", f);
+	fclose(f);
+	argv[2] = junk;
+	expect_failure(th_run(argv, c->err), 1, c->err, "not an inferscope recording");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_unknown_pid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_pid_syntax, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_duration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_not_writable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_command, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_btf, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_analyze_rejects_non_recording, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The tracer, for real: BPF loaded and attached, as root, against
+ * workloads with planted behaviour; checked through the JSON report.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include "harness.h"
+
+struct ctx {
+	char dir[256];
+	char isr[512];
+	char err[512];
+};
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	th_tmpdir(c->dir, sizeof(c->dir));
+	snprintf(c->isr, sizeof(c->isr), "%s/rec.isr", c->dir);
+	snprintf(c->err, sizeof(c->err), "%s/tracer.err", c->dir);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	th_rmrf(c->dir);
+	free(c);
+	return 0;
+}
+
+static void expect_exit(int status, int code, const char *err_path)
+{
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != code) {
+		char *e = th_slurp(err_path);
+
+		print_error("tracer: status 0x%x, expected exit %d; stderr:\n%s\n", status, code, e ? e : "");
+		free(e);
+		fail();
+	}
+}
+
+static void assert_within(double v, double lo, double hi, const char *what)
+{
+	if (v < lo || v > hi) {
+		print_error("%s = %.6f, expected within [%.6f, %.6f]\n", what, v, lo, hi);
+		fail();
+	}
+}
+
+/* A thread that sleeps 5 x 100 ms is off-CPU 0.5 s (+-15%), and the
+ * recording stops by itself when the launched command exits. */
+static void test_sleep_is_off_cpu(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-d", "30", "--", WORKLOAD, "sleep", NULL };
+	double t0 = th_now();
+	json_t *r, *t;
+
+	expect_exit(th_run(argv, c->err), 0, c->err);
+	assert_true(th_now() - t0 < 10); /* target exit ended it, not -d 30 */
+	r = th_report(c->isr);
+	t = th_thread(r, "sleeper");
+	assert_non_null(t);
+	assert_within(th_num(t, "off_cpu_s"), 0.425, 0.575, "sleeper off_cpu_s");
+	assert_within(th_num(t, "on_cpu_s"), 0, 0.05, "sleeper on_cpu_s");
+	assert_within(th_num(t, "runqueue_wait_s"), 0, 0.05, "sleeper runqueue_wait_s");
+	assert_true(json_is_true(json_object_get(t, "exited")));
+	assert_true(th_count(r, "sched_switch") >= 5);
+	assert_true(th_count(r, "sched_wakeup") >= 5);
+	assert_int_equal(th_count(r, "sched_process_exec"), 1);
+	assert_true(json_is_false(json_object_get(json_object_get(r, "recording"), "truncated")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "recording"), "stop_reason")),
+			    "targets_exited");
+	assert_int_equal(th_num(json_object_get(r, "recording"), "drops_total"), 0);
+	json_decref(r);
+}
+
+/* Two threads pinned to one CPU spinning for 1 s each: each runs about half
+ * the time and waits for the CPU the other half. */
+static void test_cpu_hogs_wait_in_runqueue(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", WORKLOAD, "hog", "1", NULL };
+	const char *names[] = { "hog1", "hog2" };
+	json_t *r, *t;
+
+	expect_exit(th_run(argv, c->err), 0, c->err);
+	r = th_report(c->isr);
+	for (int i = 0; i < 2; i++) {
+		t = th_thread(r, names[i]);
+		assert_non_null(t);
+		assert_within(th_num(t, "runqueue_wait_s"), 0.25, 0.75, "hog runqueue_wait_s");
+		assert_within(th_num(t, "on_cpu_s"), 0.25, 0.75, "hog on_cpu_s");
+		assert_true(th_num(t, "involuntary_switches") >= 1);
+	}
+	json_decref(r);
+}
+
+/* Writing N fresh anonymous pages costs at least N minor faults. */
+static void test_minor_faults(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", WORKLOAD, "anon", "3000", NULL };
+	json_t *r, *t;
+
+	expect_exit(th_run(argv, c->err), 0, c->err);
+	r = th_report(c->isr);
+	t = th_thread(r, "toucher");
+	assert_non_null(t);
+	assert_true(th_num(t, "minor_faults") >= 3000);
+	assert_within(th_num(t, "minor_faults"), 3000, 3100, "toucher minor_faults");
+	assert_int_equal(th_num(t, "major_faults"), 0);
+	assert_true(th_num(t, "fault_s") > 0);
+	json_decref(r);
+}
+
+/* Reading a file mapping after its pages left the page cache takes major
+ * faults, one per page with readahead off. */
+static void test_major_faults(void **state)
+{
+	struct ctx *c = *state;
+	char file[512];
+	json_t *r, *t;
+
+	snprintf(file, sizeof(file), "%s/data", c->dir);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", WORKLOAD, "filemap", file, "400", NULL };
+
+		expect_exit(th_run(argv, c->err), 0, c->err);
+	}
+	r = th_report(c->isr);
+	t = th_thread(r, "reader");
+	assert_non_null(t);
+	assert_within(th_num(t, "major_faults"), 200, 400, "reader major_faults");
+	assert_true(th_num(t, "fault_s") > 0);
+	json_decref(r);
+}
+
+/* -p on a process that already runs: its existing main thread and the
+ * threads it creates afterwards are both traced. */
+static void test_attach_to_running_process(void **state)
+{
+	struct ctx *c = *state;
+	char *wl[] = { WORKLOAD, "--wait-signal", "sleep", NULL };
+	char ready[512], pidstr[32], buf[16];
+	int out_fd, status;
+	pid_t wpid, tpid;
+	json_t *r, *t;
+
+	wpid = th_spawn(wl, &out_fd, NULL);
+	assert_true(read(out_fd, buf, 6) == 6); /* "ready\n": it is running */
+	close(out_fd);
+	snprintf(ready, sizeof(ready), "%s/ready", c->dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-p", pidstr, "--ready-file", ready, NULL };
+
+		tpid = th_spawn(argv, NULL, c->err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	kill(wpid, SIGUSR1);
+	assert_int_equal(waitpid(wpid, &status, 0), wpid);
+	assert_int_equal(waitpid(tpid, &status, 0), tpid);
+	expect_exit(status, 0, c->err);
+
+	r = th_report(c->isr);
+	t = th_thread(r, "sleeper");
+	assert_non_null(t);
+	assert_within(th_num(t, "off_cpu_s"), 0.425, 0.575, "sleeper off_cpu_s");
+	t = th_thread(r, "workload");
+	assert_non_null(t);
+	assert_int_equal((pid_t)th_num(t, "tid"), wpid);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(json_object_get(r, "recording"), "pids"), 0)),
+			 wpid);
+	json_decref(r);
+}
+
+/* Processes that targets fork are followed. */
+static void test_children_are_followed(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", WORKLOAD, "spawn", "1500", NULL };
+	json_t *r, *t, *pids;
+
+	expect_exit(th_run(argv, c->err), 0, c->err);
+	r = th_report(c->isr);
+	t = th_thread(r, "toucher");
+	assert_non_null(t);
+	assert_true(th_num(t, "minor_faults") >= 1500);
+	pids = json_object_get(json_object_get(r, "recording"), "pids");
+	assert_true(json_array_size(pids) >= 2);
+	assert_true(th_count(r, "sched_process_fork") >= 2);
+	json_decref(r);
+}
+
+/* A recorder killed with SIGKILL leaves a file that reads back up to its
+ * last complete chunk, and says it was cut short. */
+static void test_sigkilled_recorder_leaves_readable_file(void **state)
+{
+	struct ctx *c = *state;
+	char *wl[] = { WORKLOAD, "run", "20", NULL };
+	char ready[512], pidstr[32];
+	pid_t wpid, tpid;
+	int status;
+	json_t *r, *t;
+
+	wpid = th_spawn(wl, NULL, NULL);
+	snprintf(ready, sizeof(ready), "%s/ready", c->dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-p", pidstr, "--ready-file", ready, NULL };
+
+		tpid = th_spawn(argv, NULL, c->err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	sleep(3);
+	kill(tpid, SIGKILL);
+	waitpid(tpid, &status, 0);
+	kill(wpid, SIGKILL);
+	waitpid(wpid, &status, 0);
+
+	r = th_report(c->isr);
+	assert_true(json_is_true(json_object_get(json_object_get(r, "recording"), "truncated")));
+	t = th_thread(r, "runner");
+	assert_non_null(t);
+	/* About 66 sleep/spin rounds a second: at least the first 1.5 s of
+	 * them were in flushed chunks. */
+	assert_true(th_num(t, "voluntary_switches") >= 90);
+	json_decref(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_sleep_is_off_cpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_hogs_wait_in_runqueue, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_minor_faults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_major_faults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_to_running_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_children_are_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigkilled_recorder_leaves_readable_file, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

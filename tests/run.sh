@@ -1,0 +1,38 @@
+#!/bin/sh
+# Runs the cmocka test binaries and prints one closing line:
+# "tests: N passed, N failed". Integration tests need root (they load BPF).
+#   tests/run.sh               all
+#   tests/run.sh unit          unit tests only
+#   tests/run.sh integration   integration tests only
+set -u
+cd "$(dirname "$0")/.." || exit 1
+which=${1:-all}
+bins=""
+[ "$which" = all ] || [ "$which" = unit ] && bins="$bins $(ls build/asan/tests/unit/test_* 2>/dev/null)"
+[ "$which" = all ] || [ "$which" = integration ] && bins="$bins $(ls build/asan/tests/integration/test_* 2>/dev/null)"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+passed=0
+failed=0
+failed_bins=""
+log=$(mktemp)
+for b in $bins; do
+	echo "== $b"
+	"$b" 2>&1 | tee "$log"
+	rc=$?
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	# A crash or sanitizer abort leaves no cmocka summary: count it.
+	if ! grep -q '^\[  PASSED  \]' "$log" && [ -z "$f" ]; then
+		failed=$((failed + 1))
+		failed_bins="$failed_bins $b"
+	elif [ -n "$f" ]; then
+		failed_bins="$failed_bins $b"
+	fi
+done
+rm -f "$log"
+[ -n "$failed_bins" ] && echo "failing:$failed_bins"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

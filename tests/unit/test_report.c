@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Report writers on a hand-made recording and summary: the JSON report is
+ * parsed back and every field of the contract (docs/report-json.md) is
+ * checked; the Markdown report is checked for what a reader must see:
+ * warnings exactly when something was lost, the threads, the observations.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+#include "report.h"
+
+#define MS 1000000ULL
+#define T0 (5000 * MS)
+
+struct fixture {
+	struct recording rec;
+	struct summary sum;
+	struct rec_process procs[3];
+	struct thread_summary threads[40];
+};
+
+static struct thread_summary thread(__u32 pid, __u32 tid, const char *comm, __u64 on, __u64 rq)
+{
+	struct thread_summary t = {
+		.pid = pid,
+		.tid = tid,
+		.start_ns = T0,
+		.end_ns = T0 + 1000 * MS,
+		.on_cpu_ns = on,
+		.off_cpu_ns = 1000 * MS - on,
+		.runqueue_wait_ns = rq,
+		.switches_voluntary = 10,
+		.switches_involuntary = 2,
+		.wakeups = 9,
+	};
+
+	strncpy(t.comm, comm, sizeof(t.comm) - 1);
+	return t;
+}
+
+/* A clean 1 s recording of two processes and three threads: nothing
+ * lost, nothing remarkable. */
+static struct fixture *fixture__new(void)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->rec.created_real_ns = 1764150000123456789ULL;
+	f->rec.created_mono_ns = T0 - 2000 * MS;
+	f->rec.host.hostname = "gpu-01";
+	f->rec.host.kernel = "6.18.0";
+	f->rec.host.machine = "x86_64";
+	f->rec.host.ncpus = 16;
+	f->rec.host.start_mono_ns = T0;
+	f->rec.end_mono_ns = T0 + 1000 * MS;
+	f->rec.complete = true;
+	f->rec.stop_reason = ISR_STOP_SIGNAL;
+	f->procs[0] = (struct rec_process){ .pid = 300, .ppid = 1, .origin = ISR_ORIGIN_ATTACHED,
+					    .comm = "python3", .cmdline = "python3 train.py --bs 64",
+					    .exe = "/usr/bin/python3.12" };
+	f->procs[1] = (struct rec_process){ .pid = 100, .ppid = 300, .origin = ISR_ORIGIN_CHILD,
+					    .comm = "loader", .cmdline = "loader", .exe = "/bin/loader" };
+	f->procs[2] = (struct rec_process){ .pid = 300, .ppid = 1, .origin = ISR_ORIGIN_EXEC,
+					    .comm = "python3", .cmdline = NULL, .exe = NULL };
+	f->rec.processes = f->procs;
+	f->rec.process_count = 3;
+
+	f->sum.start_ns = T0;
+	f->sum.end_ns = T0 + 1000 * MS;
+	f->sum.duration_s = 1.0;
+	f->sum.event_counts[ISR_EV_SCHED_SWITCH] = 120;
+	f->sum.event_counts[ISR_EV_SCHED_WAKEUP] = 30;
+	f->sum.event_total = 150;
+	f->threads[0] = thread(100, 101, "loader", 100 * MS, 0);
+	f->threads[1] = thread(300, 300, "python3", 700 * MS, 5 * MS);
+	f->threads[2] = thread(300, 302, "pt_main_thread", 300 * MS, 0);
+	f->threads[2].minor_faults = 12;
+	f->threads[2].fault_ns = 3 * MS;
+	f->threads[2].exited = true;
+	f->threads[2].created = true;
+	f->threads[2].start_ns = T0 + 100 * MS;
+	f->threads[2].end_ns = T0 + 900 * MS;
+	f->threads[2].off_cpu_ns = 500 * MS;
+	f->sum.threads = f->threads;
+	f->sum.thread_count = 3;
+	return f;
+}
+
+/* Output of a writer as a NUL-terminated string (caller frees). */
+static char *render(int (*writer)(FILE *, const struct recording *, const struct summary *),
+		    const struct fixture *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	assert_non_null(m);
+	assert_int_equal(writer(m, &f->rec, &f->sum), 0);
+	assert_int_equal(fclose(m), 0);
+	return buf;
+}
+
+static json_t *render_json(const struct fixture *f)
+{
+	char *text = render(report__write_json, f);
+	json_error_t jerr;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (!root)
+		fail_msg("report is not JSON: %s at line %d", jerr.text, jerr.line);
+	free(text);
+	return root;
+}
+
+static json_t *get(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!v)
+		fail_msg("missing key \"%s\"", key);
+	return v;
+}
+
+static void assert_real(json_t *o, const char *key, double want)
+{
+	json_t *v = get(o, key);
+
+	assert_true(json_is_real(v));
+	assert_true(json_real_value(v) == want);
+}
+
+static void assert_int(json_t *o, const char *key, json_int_t want)
+{
+	json_t *v = get(o, key);
+
+	assert_true(json_is_integer(v));
+	assert_int_equal(json_integer_value(v), want);
+}
+
+static void assert_str(json_t *o, const char *key, const char *want)
+{
+	json_t *v = get(o, key);
+
+	assert_true(json_is_string(v));
+	assert_string_equal(json_string_value(v), want);
+}
+
+static void test_json_contract(void **state)
+{
+	struct fixture *f = fixture__new();
+	json_t *root, *rec, *host, *drops, *counts, *procs, *threads, *t;
+	size_t i;
+
+	(void)state;
+	f->sum.drops[ISR_SRC_FAULTS] = 4;
+	f->sum.drops_total = 4;
+	root = render_json(f);
+	assert_int_equal(json_object_size(root), 5);
+	assert_int(root, "schema_version", REPORT_SCHEMA_VERSION);
+	assert_int_equal(REPORT_SCHEMA_VERSION, 1);
+
+	rec = get(root, "recording");
+	assert_real(rec, "duration_s", 1.0);
+	assert_str(rec, "start_time", "2025-11-26T09:40:02.123456Z");
+	assert_int_equal(json_array_size(get(rec, "pids")), 2);
+	assert_int_equal(json_integer_value(json_array_get(get(rec, "pids"), 0)), 100);
+	assert_int_equal(json_integer_value(json_array_get(get(rec, "pids"), 1)), 300);
+	assert_true(json_is_false(get(rec, "truncated")));
+	assert_true(json_is_null(get(rec, "truncation")));
+	assert_str(rec, "stop_reason", isr_stop_reason_name(ISR_STOP_SIGNAL));
+	host = get(rec, "host");
+	assert_str(host, "hostname", "gpu-01");
+	assert_str(host, "kernel", "6.18.0");
+	assert_str(host, "machine", "x86_64");
+	assert_int(host, "ncpus", 16);
+	drops = get(rec, "drops");
+	assert_int_equal(json_object_size(drops), ISR_SRC_MAX);
+	for (__u32 src = 0; src < ISR_SRC_MAX; src++)
+		assert_int(drops, isr_source_name(src), src == ISR_SRC_FAULTS ? 4 : 0);
+	assert_int(rec, "drops_total", 4);
+
+	counts = get(root, "event_counts");
+	assert_int_equal(json_object_size(counts), 2);
+	assert_int(counts, isr_event_name(ISR_EV_SCHED_SWITCH), 120);
+	assert_int(counts, isr_event_name(ISR_EV_SCHED_WAKEUP), 30);
+
+	procs = get(root, "processes");
+	assert_int_equal(json_array_size(procs), 3);
+	t = json_array_get(procs, 0);
+	assert_int(t, "pid", 300);
+	assert_int(t, "ppid", 1);
+	assert_str(t, "comm", "python3");
+	assert_str(t, "cmdline", "python3 train.py --bs 64");
+	assert_str(t, "exe", "/usr/bin/python3.12");
+	assert_str(t, "origin", "attached");
+	assert_str(json_array_get(procs, 1), "origin", "child");
+	assert_str(json_array_get(procs, 2), "origin", "exec");
+	assert_true(json_is_null(get(json_array_get(procs, 2), "cmdline")));
+	assert_true(json_is_null(get(json_array_get(procs, 2), "exe")));
+
+	threads = get(root, "threads");
+	assert_int_equal(json_array_size(threads), 3);
+	for (i = 0; i < 3; i++) {
+		const struct thread_summary *ts = &f->threads[i];
+
+		t = json_array_get(threads, i);
+		assert_int(t, "pid", ts->pid);
+		assert_int(t, "tid", ts->tid);
+		assert_str(t, "comm", ts->comm);
+		assert_real(t, "window_s", (double)(ts->end_ns - ts->start_ns) / 1e9);
+		assert_real(t, "on_cpu_s", (double)ts->on_cpu_ns / 1e9);
+		assert_real(t, "off_cpu_s", (double)ts->off_cpu_ns / 1e9);
+		assert_real(t, "runqueue_wait_s", (double)ts->runqueue_wait_ns / 1e9);
+		assert_real(t, "blocked_s", (double)(ts->off_cpu_ns - ts->runqueue_wait_ns) / 1e9);
+		assert_real(t, "blocked_io_s", (double)ts->blocked_io_ns / 1e9);
+		assert_int(t, "voluntary_switches", 10);
+		assert_int(t, "involuntary_switches", 2);
+		assert_int(t, "wakeups", 9);
+		assert_int(t, "minor_faults", (json_int_t)ts->minor_faults);
+		assert_int(t, "major_faults", 0);
+		assert_real(t, "fault_s", (double)ts->fault_ns / 1e9);
+		assert_real(t, "major_fault_s", 0.0);
+		assert_true(json_is_boolean(get(t, "created")));
+		assert_true(json_boolean_value(get(t, "created")) == ts->created);
+		assert_true(json_boolean_value(get(t, "exited")) == ts->exited);
+		assert_int_equal(json_object_size(t), 18);
+	}
+	assert_real(json_array_get(threads, 1), "runqueue_wait_s", 0.005);
+	assert_real(json_array_get(threads, 2), "fault_s", 0.003);
+	assert_real(json_array_get(threads, 2), "window_s", 0.8);
+	json_decref(root);
+	free(f);
+}
+
+/* A truncated recording: no stop reason, the reason of the truncation. */
+static void test_json_truncated(void **state)
+{
+	struct fixture *f = fixture__new();
+	json_t *root, *rec;
+
+	(void)state;
+	f->rec.truncated = true;
+	f->rec.complete = false;
+	f->rec.stop_reason = 0;
+	f->sum.truncated = true;
+	snprintf(f->rec.truncation, sizeof(f->rec.truncation), "chunk 17 at offset 123456: CRC mismatch");
+	f->rec.created_real_ns = 0;
+	root = render_json(f);
+	rec = get(root, "recording");
+	assert_true(json_is_true(get(rec, "truncated")));
+	assert_str(rec, "truncation", "chunk 17 at offset 123456: CRC mismatch");
+	assert_true(json_is_null(get(rec, "stop_reason")));
+	assert_true(json_is_null(get(rec, "start_time")));
+	json_decref(root);
+	free(f);
+}
+
+/* Names are arbitrary bytes; the report must stay valid UTF-8 JSON. */
+static void test_json_invalid_utf8(void **state)
+{
+	struct fixture *f = fixture__new();
+	json_t *root;
+
+	(void)state;
+	memcpy(f->threads[0].comm, "a\xff\xc3(b\xe2\x82\xac", 9);
+	f->procs[0].cmdline = "run \xc0\xaf \xed\xa0\x80 ok";
+	root = render_json(f);
+	assert_str(json_array_get(get(root, "threads"), 0), "comm", "a\xef\xbf\xbd\xef\xbf\xbd(b\xe2\x82\xac");
+	assert_str(json_array_get(get(root, "processes"), 0), "cmdline",
+		   "run \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd ok");
+	json_decref(root);
+	free(f);
+}
+
+static void test_markdown_clean(void **state)
+{
+	struct fixture *f = fixture__new();
+	char row[128];
+	char *md;
+
+	(void)state;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "# inferscope-bpf report\n"));
+	assert_non_null(strstr(md, "gpu-01"));
+	assert_non_null(strstr(md, "6.18.0"));
+	assert_non_null(strstr(md, "1.000 s from 2025-11-26T09:40:02.123456Z"));
+	assert_non_null(strstr(md, "python3 train.py --bs 64"));
+	assert_non_null(strstr(md, "- **Stopped:** interrupted (SIGINT or SIGTERM)\n"));
+	assert_null(strstr(md, "WARNING"));
+	assert_null(strstr(md, "ringbuf"));
+	assert_null(strstr(md, "free disk space"));
+	/* sorted by on-CPU time: python3 (0.7 s), pt_main_thread, loader */
+	assert_non_null(strstr(md, "| 300 | 300 | python3 | 0.700 | 0.300 | 0.005 | 0.295 (0.000) | 0/0 | 0.000 |"));
+	assert_non_null(strstr(md, "| 300 | 302 | pt_main_thread | 0.300 | 0.500 | 0.000 | 0.500 (0.000) | 12/0 | 0.003 |"));
+	assert_true(strstr(md, "| 300 | 300 |") < strstr(md, "| 300 | 302 |"));
+	assert_true(strstr(md, "| 300 | 302 |") < strstr(md, "| 100 | 101 |"));
+	snprintf(row, sizeof(row), "| %s | 120 |", isr_event_name(ISR_EV_SCHED_SWITCH));
+	assert_non_null(strstr(md, row));
+	assert_non_null(strstr(md, "| **total** | 150 |"));
+	assert_non_null(strstr(md, "Nothing stood out"));
+	assert_null(strstr(md, "for a CPU: the machine is oversubscribed"));
+	free(md);
+	free(f);
+}
+
+static void test_markdown_truncated_and_drops(void **state)
+{
+	struct fixture *f = fixture__new();
+	char *md;
+
+	(void)state;
+	f->rec.truncated = true;
+	f->rec.stop_reason = 0;
+	f->sum.truncated = true;
+	snprintf(f->rec.truncation, sizeof(f->rec.truncation), "chunk 17: unexpected end of file");
+	f->sum.drops[ISR_SRC_SCHED] = 1200;
+	f->sum.drops[ISR_SRC_WRITER] = 30;
+	f->sum.drops_total = 1230;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "- **Stopped:** unknown (the recording is truncated)\n"));
+	assert_non_null(strstr(md, "WARNING: the recording is truncated"));
+	assert_non_null(strstr(md, "chunk 17: unexpected end of file"));
+	assert_non_null(strstr(md, "events after that point are lost"));
+	assert_non_null(strstr(md, "WARNING: 1230 events were dropped"));
+	assert_non_null(strstr(md, isr_source_name(ISR_SRC_SCHED)));
+	assert_non_null(strstr(md, ": 1200 ("));
+	assert_non_null(strstr(md, "increase --ringbuf-size (current default 64 MiB) or trace fewer targets"));
+	assert_non_null(strstr(md, ": 30 ("));
+	assert_non_null(strstr(md, "free disk space"));
+	/* only the sources that dropped */
+	assert_null(strstr(md, "fault counts are too low"));
+	/* the warnings come before the tables */
+	assert_true(strstr(md, "WARNING") < strstr(md, "## Threads"));
+	free(md);
+
+	/* drops alone, no truncation */
+	f->rec.truncated = false;
+	f->sum.truncated = false;
+	f->sum.drops[ISR_SRC_SCHED] = 0;
+	f->sum.drops_total = 30;
+	md = render(report__write_markdown, f);
+	assert_null(strstr(md, "truncated"));
+	assert_null(strstr(md, "ringbuf"));
+	assert_non_null(strstr(md, "free disk space"));
+	free(md);
+	free(f);
+}
+
+static void test_markdown_observations(void **state)
+{
+	struct fixture *f = fixture__new();
+	char *md;
+
+	(void)state;
+	/* 200 ms of 1 s waiting for a CPU: reported; 100 ms exactly: not (> 10%) */
+	f->threads[0].runqueue_wait_ns = 200 * MS;
+	f->threads[1].runqueue_wait_ns = 100 * MS;
+	f->threads[2].major_faults = 3;
+	f->threads[2].major_fault_ns = 250 * MS;
+	f->threads[0].blocked_io_ns = 400 * MS;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "Thread loader (pid 100, tid 101) waited 0.200 s (20.0% of its 1.000 s) "
+				   "for a CPU: the machine is oversubscribed or the thread's CPU set is too narrow."));
+	assert_null(strstr(md, "tid 300) waited"));
+	assert_non_null(strstr(md, "Thread pt_main_thread (pid 300, tid 302) took 3 major page faults (0.250 s in total)"));
+	/* off-CPU: 900 + 300 + 500 ms; D state 400 ms */
+	assert_non_null(strstr(md, "23.5% of the threads' off-CPU time (0.400 s of 1.700 s) was uninterruptible sleep"));
+	assert_null(strstr(md, "Nothing stood out"));
+	free(md);
+	free(f);
+}
+
+/* Top 30 threads by on-CPU time, then a count of the rest; names that
+ * would break a table are escaped. */
+static void test_markdown_many_threads(void **state)
+{
+	struct fixture *f = fixture__new();
+	char row[128];
+	char *md;
+
+	(void)state;
+	for (int i = 0; i < 35; i++)
+		f->threads[i] = thread(400, 401 + i, "w", (__u64)(i + 1) * MS, 0);
+	strcpy(f->threads[34].comm, "a|b`c");
+	f->sum.thread_count = 35;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "… 5 more threads"));
+	assert_non_null(strstr(md, "| 400 | 435 | a\\|b\\`c | 0.035 |"));
+	snprintf(row, sizeof(row), "| 400 | %d | w |", 401 + 5);	/* 30th by on-CPU */
+	assert_non_null(strstr(md, row));
+	snprintf(row, sizeof(row), "| 400 | %d | w |", 401 + 4);	/* 31st: left out */
+	assert_null(strstr(md, row));
+	free(md);
+	free(f);
+}
+
+/* A stream that fails is an error, not a short report. */
+static void test_write_errors(void **state)
+{
+	struct fixture *f = fixture__new();
+	FILE *full = fopen("/dev/full", "w");
+
+	(void)state;
+	if (!full)
+		skip();
+	assert_int_equal(report__write_json(full, &f->rec, &f->sum), -EIO);
+	clearerr(full);
+	assert_int_equal(report__write_markdown(full, &f->rec, &f->sum), -EIO);
+	fclose(full);
+	free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_contract),
+		cmocka_unit_test(test_json_truncated),
+		cmocka_unit_test(test_json_invalid_utf8),
+		cmocka_unit_test(test_markdown_clean),
+		cmocka_unit_test(test_markdown_truncated_and_drops),
+		cmocka_unit_test(test_markdown_observations),
+		cmocka_unit_test(test_markdown_many_threads),
+		cmocka_unit_test(test_write_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * summary__compute on synthetic recordings built in memory: each test plants
+ * a scheduling pattern with known on-CPU, off-CPU, run-queue and D-state
+ * times and checks that the summary finds exactly those.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "summary.h"
+
+#define MS 1000000ULL
+#define T0 (1000 * MS)	/* recording start (monotonic) */
+
+/* A recording under construction: events are appended in any order and
+ * sorted by time (stably) when the recording is made. */
+struct synth {
+	struct recording rec;
+	unsigned char *data;
+	size_t len, cap;
+	size_t *offs;
+	size_t count, offs_cap;
+};
+
+static struct synth *synth__new(__u64 start, __u64 end)
+{
+	struct synth *b = calloc(1, sizeof(*b));
+
+	assert_non_null(b);
+	b->rec.host.start_mono_ns = start;
+	b->rec.end_mono_ns = end;
+	b->rec.complete = true;
+	return b;
+}
+
+static void *synth__event(struct synth *b, __u16 type, size_t size, __u64 ts, __u32 pid, __u32 tid)
+{
+	struct isr_ev_hdr *h;
+
+	if (b->len + size > b->cap) {
+		b->cap = (b->len + size) * 2;
+		b->data = realloc(b->data, b->cap);
+		assert_non_null(b->data);
+	}
+	if (b->count == b->offs_cap) {
+		b->offs_cap = b->offs_cap ? b->offs_cap * 2 : 64;
+		b->offs = realloc(b->offs, b->offs_cap * sizeof(*b->offs));
+		assert_non_null(b->offs);
+	}
+	b->offs[b->count++] = b->len;
+	h = (struct isr_ev_hdr *)(b->data + b->len);
+	memset(h, 0, size);
+	h->type = type;
+	h->size = (__u16)size;
+	h->ts_ns = ts;
+	h->pid = pid;
+	h->tid = tid;
+	b->len += size;
+	return h;
+}
+
+static void ev_switch(struct synth *b, __u64 ts, __u32 ppid, __u32 ptid, __u32 npid, __u32 ntid,
+		      __u32 prev_state, __u32 flags)
+{
+	struct isr_ev_sched_switch *e = synth__event(b, ISR_EV_SCHED_SWITCH, sizeof(*e), ts, ppid, ptid);
+
+	e->next_pid = npid;
+	e->next_tid = ntid;
+	e->prev_state = prev_state;
+	e->flags = flags;
+}
+
+static void ev_wakeup(struct synth *b, __u64 ts, __u32 pid, __u32 tid, bool new_task)
+{
+	synth__event(b, new_task ? ISR_EV_SCHED_WAKEUP_NEW : ISR_EV_SCHED_WAKEUP,
+		     sizeof(struct isr_ev_sched_wakeup), ts, pid, tid);
+}
+
+static void ev_fork(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 cpid, __u32 ctid, __u32 flags,
+		    const char *comm)
+{
+	struct isr_ev_proc_fork *e = synth__event(b, ISR_EV_PROC_FORK, sizeof(*e), ts, pid, tid);
+
+	e->child_pid = cpid;
+	e->child_tid = ctid;
+	e->flags = flags;
+	strncpy(e->child_comm, comm, sizeof(e->child_comm) - 1);
+}
+
+static void ev_exec(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 old_tid, const char *comm)
+{
+	struct isr_ev_proc_exec *e = synth__event(b, ISR_EV_PROC_EXEC, sizeof(*e), ts, pid, tid);
+
+	e->old_tid = old_tid;
+	strncpy(e->comm, comm, sizeof(e->comm) - 1);
+}
+
+static void ev_exit(struct synth *b, __u64 ts, __u32 pid, __u32 tid, const char *comm)
+{
+	struct isr_ev_proc_exit *e = synth__event(b, ISR_EV_PROC_EXIT, sizeof(*e), ts, pid, tid);
+
+	strncpy(e->comm, comm, sizeof(e->comm) - 1);
+}
+
+static void ev_rename(struct synth *b, __u64 ts, __u32 pid, __u32 tid, const char *comm)
+{
+	struct isr_ev_task_rename *e = synth__event(b, ISR_EV_TASK_RENAME, sizeof(*e), ts, pid, tid);
+
+	strncpy(e->comm, comm, sizeof(e->comm) - 1);
+}
+
+static void ev_fault(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u64 duration, __u32 flags)
+{
+	struct isr_ev_page_fault *e = synth__event(b, ISR_EV_PAGE_FAULT, sizeof(*e), ts, pid, tid);
+
+	e->duration_ns = duration;
+	e->flags = flags;
+}
+
+/* A target process listed at the start, with its threads (tid, comm). */
+static void synth__process(struct synth *b, __u32 pid, const char *comm, size_t n, const __u32 *tids,
+			   const char *const *comms)
+{
+	struct rec_process *p;
+
+	b->rec.processes = realloc(b->rec.processes, (b->rec.process_count + 1) * sizeof(*p));
+	assert_non_null(b->rec.processes);
+	p = &b->rec.processes[b->rec.process_count++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->origin = ISR_ORIGIN_ATTACHED;
+	p->comm = strdup(comm);
+	p->threads = calloc(n ? n : 1, sizeof(*p->threads));
+	assert_non_null(p->threads);
+	p->thread_count = n;
+	for (size_t i = 0; i < n; i++) {
+		p->threads[i].tid = tids[i];
+		strncpy(p->threads[i].comm, comms[i], sizeof(p->threads[i].comm) - 1);
+	}
+}
+
+static struct synth *sort_target;
+
+static int off_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const struct isr_ev_hdr *hx = (const void *)(sort_target->data + x);
+	const struct isr_ev_hdr *hy = (const void *)(sort_target->data + y);
+
+	if (hx->ts_ns != hy->ts_ns)
+		return hx->ts_ns < hy->ts_ns ? -1 : 1;
+	return x < y ? -1 : x > y;	/* stable: append order */
+}
+
+static const struct recording *synth__recording(struct synth *b)
+{
+	sort_target = b;
+	if (b->count)
+		qsort(b->offs, b->count, sizeof(*b->offs), off_cmp);
+	b->rec.events = calloc(b->count ? b->count : 1, sizeof(*b->rec.events));
+	assert_non_null(b->rec.events);
+	for (size_t i = 0; i < b->count; i++)
+		b->rec.events[i] = (const void *)(b->data + b->offs[i]);
+	b->rec.event_count = b->count;
+	b->rec.event_data = b->data;
+	b->rec.event_data_len = b->len;
+	return &b->rec;
+}
+
+static void synth__free(struct synth *b)
+{
+	for (size_t i = 0; i < b->rec.process_count; i++) {
+		free(b->rec.processes[i].comm);
+		free(b->rec.processes[i].threads);
+	}
+	free(b->rec.processes);
+	free(b->rec.events);
+	free(b->data);
+	free(b->offs);
+	free(b);
+}
+
+/* Holds for every thread of every summary: the window is split exactly
+ * into on- and off-CPU time, and the parts of off-CPU nest. */
+static void check_invariants(const struct summary *s)
+{
+	for (size_t i = 0; i < s->thread_count; i++) {
+		const struct thread_summary *t = &s->threads[i];
+
+		assert_true(t->end_ns >= t->start_ns);
+		assert_int_equal(t->on_cpu_ns + t->off_cpu_ns, t->end_ns - t->start_ns);
+		assert_true(t->runqueue_wait_ns <= t->off_cpu_ns);
+		assert_true(t->blocked_io_ns <= t->off_cpu_ns - t->runqueue_wait_ns);
+		assert_true(t->start_ns >= s->start_ns && t->end_ns <= s->end_ns);
+		assert_int_not_equal(t->tid, 0);
+		if (i)
+			assert_true(t[-1].pid < t->pid || (t[-1].pid == t->pid && t[-1].tid < t->tid) ||
+				    (t[-1].pid == t->pid && t[-1].tid == t->tid && t[-1].start_ns <= t->start_ns));
+	}
+}
+
+static struct summary *compute(struct synth *b)
+{
+	struct summary *s = NULL;
+
+	assert_int_equal(summary__compute(synth__recording(b), &s), 0);
+	assert_non_null(s);
+	check_invariants(s);
+	return s;
+}
+
+/* The n-th (0-based) incarnation of tid. */
+static const struct thread_summary *find_nth(const struct summary *s, __u32 tid, int nth)
+{
+	for (size_t i = 0; i < s->thread_count; i++)
+		if (s->threads[i].tid == tid && nth-- == 0)
+			return &s->threads[i];
+	return NULL;
+}
+
+static const struct thread_summary *find(const struct summary *s, __u32 tid)
+{
+	const struct thread_summary *t = find_nth(s, tid, 0);
+
+	assert_non_null(t);
+	return t;
+}
+
+/* 5 x (1 ms on CPU, 100 ms asleep), then on CPU to the end of a 1 s window. */
+static void test_sleeper(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "sleeper" };
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 100, "sleeper", 1, tids, comms);
+	for (int i = 0; i < 5; i++) {
+		__u64 burst_end = T0 + (__u64)i * 101 * MS + 1 * MS;
+
+		ev_switch(b, burst_end, 100, 101, 0, 0, 0x1, 0);
+		ev_wakeup(b, burst_end + 100 * MS, 100, 101, false);
+		ev_switch(b, burst_end + 100 * MS, 0, 0, 100, 101, 0, 0);
+	}
+	s = compute(b);
+	assert_int_equal(s->thread_count, 1);
+	t = find(s, 101);
+	assert_int_equal(t->pid, 100);
+	assert_string_equal(t->comm, "sleeper");
+	assert_int_equal(t->off_cpu_ns, 500 * MS);
+	assert_int_equal(t->on_cpu_ns, 500 * MS);
+	assert_int_equal(t->runqueue_wait_ns, 0);
+	assert_int_equal(t->blocked_io_ns, 0);
+	assert_int_equal(t->switches_voluntary, 5);
+	assert_int_equal(t->switches_involuntary, 0);
+	assert_int_equal(t->wakeups, 5);
+	assert_false(t->created);
+	assert_false(t->exited);
+	assert_int_equal(s->start_ns, T0);
+	assert_int_equal(s->end_ns, T0 + 1000 * MS);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Two threads share one CPU, preempting each other every 10 ms. */
+static void test_preemption_runqueue(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 110 * MS);
+	const struct thread_summary *a, *c;
+	struct summary *s;
+
+	(void)state;
+	for (int k = 1; k <= 10; k++) {
+		__u32 from = k % 2 ? 201 : 202, to = k % 2 ? 202 : 201;
+
+		ev_switch(b, T0 + (__u64)k * 10 * MS, 200, from, 200, to, 0,
+			  ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+	}
+	/* the pid is a target because of an event emitted only for targets */
+	ev_rename(b, T0 + 105 * MS, 200, 201, "a");
+	s = compute(b);
+	assert_int_equal(s->thread_count, 2);
+	a = find(s, 201);
+	c = find(s, 202);
+	/* a: first event a switch-out, so it ran from the start */
+	assert_int_equal(a->on_cpu_ns, 60 * MS);
+	assert_int_equal(a->runqueue_wait_ns, 50 * MS);
+	assert_int_equal(a->off_cpu_ns, 50 * MS);
+	assert_int_equal(a->switches_involuntary, 5);
+	assert_int_equal(a->switches_voluntary, 0);
+	/* c: first event a switch-in; 0-10 ms off-CPU and not known runnable */
+	assert_int_equal(c->on_cpu_ns, 50 * MS);
+	assert_int_equal(c->off_cpu_ns, 60 * MS);
+	assert_int_equal(c->runqueue_wait_ns, 50 * MS);
+	assert_int_equal(c->switches_involuntary, 5);
+	assert_string_equal(a->comm, "a");
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Woken at 50 ms, on a CPU at 53 ms: 3 ms of run-queue wait. */
+static void test_wakeup_latency(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	const __u32 tids[] = { 301 };
+	const char *const comms[] = { "w" };
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 300, "w", 1, tids, comms);
+	ev_switch(b, T0 + 5 * MS, 0, 0, 300, 301, 0, 0);
+	ev_switch(b, T0 + 10 * MS, 300, 301, 0, 0, 0x1, 0);
+	ev_wakeup(b, T0 + 50 * MS, 300, 301, false);
+	ev_wakeup(b, T0 + 51 * MS, 300, 301, false);	/* already runnable: no restart */
+	ev_switch(b, T0 + 53 * MS, 0, 0, 300, 301, 0, 0);
+	s = compute(b);
+	t = find(s, 301);
+	assert_int_equal(t->on_cpu_ns, 52 * MS);
+	assert_int_equal(t->off_cpu_ns, 48 * MS);
+	assert_int_equal(t->runqueue_wait_ns, 3 * MS);
+	assert_int_equal(t->off_cpu_ns - t->runqueue_wait_ns, 45 * MS);
+	assert_int_equal(t->wakeups, 2);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Time before a thread's first event goes by that event's direction. */
+static void test_first_event_attribution(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	const __u32 tids[] = { 11, 12, 13, 14, 15 };
+	const char *const comms[] = { "out", "in", "woken", "faulter", "renamed" };
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 10, "p", 5, tids, comms);
+	ev_switch(b, T0 + 30 * MS, 10, 11, 0, 0, 0x1, 0);
+	ev_switch(b, T0 + 30 * MS, 0, 0, 10, 12, 0, 0);
+	ev_wakeup(b, T0 + 40 * MS, 10, 13, false);
+	ev_fault(b, T0 + 50 * MS, 10, 14, 0, 0);
+	ev_rename(b, T0 + 60 * MS, 10, 15, "named");
+	s = compute(b);
+	assert_int_equal(find(s, 11)->on_cpu_ns, 30 * MS);
+	assert_int_equal(find(s, 11)->off_cpu_ns, 70 * MS);
+	assert_int_equal(find(s, 12)->off_cpu_ns, 30 * MS);
+	assert_int_equal(find(s, 12)->runqueue_wait_ns, 0);
+	assert_int_equal(find(s, 12)->on_cpu_ns, 70 * MS);
+	/* woken at 40 ms and never ran: off-CPU throughout, waiting from 40 ms */
+	assert_int_equal(find(s, 13)->off_cpu_ns, 100 * MS);
+	assert_int_equal(find(s, 13)->runqueue_wait_ns, 60 * MS);
+	/* a fault is taken on a CPU: with no switch at all it ran throughout */
+	assert_int_equal(find(s, 14)->on_cpu_ns, 100 * MS);
+	/* a rename can come from another thread: it says nothing */
+	assert_int_equal(find(s, 15)->off_cpu_ns, 100 * MS);
+	assert_string_equal(find(s, 15)->comm, "named");
+	summary__free(s);
+	synth__free(b);
+}
+
+/* A thread forked at 10 ms runs 12-20 ms and exits; the kernel's final
+ * switch-out of the dead task comes after its exit and is ignored. */
+static void test_create_and_exit(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	const __u32 tids[] = { 401 };
+	const char *const comms[] = { "main" };
+	const struct thread_summary *p, *c, *again;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 400, "main", 1, tids, comms);
+	ev_fork(b, T0 + 10 * MS, 400, 401, 400, 402, ISR_FORK_THREAD, "worker");
+	ev_wakeup(b, T0 + 10 * MS, 400, 402, true);
+	ev_switch(b, T0 + 12 * MS, 400, 401, 400, 402, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+	ev_exit(b, T0 + 20 * MS, 400, 402, "worker");
+	ev_switch(b, T0 + 20 * MS + 500000, 400, 402, 400, 401, 0x80, 0);
+	/* a thread whose exit event was lost ends at its dead task's switch-out */
+	ev_fork(b, T0 + 30 * MS, 400, 401, 400, 403, ISR_FORK_THREAD, "lost-exit");
+	ev_switch(b, T0 + 40 * MS, 400, 403, 0, 0, 0x80, 0);
+	/* tid 402 reused by a new thread of the same process */
+	ev_fork(b, T0 + 50 * MS, 400, 401, 400, 402, ISR_FORK_THREAD, "worker2");
+	ev_wakeup(b, T0 + 50 * MS, 400, 402, true);
+	s = compute(b);
+	assert_int_equal(s->thread_count, 4);
+	assert_true(find(s, 403)->exited);
+	assert_int_equal(find(s, 403)->end_ns, T0 + 40 * MS);
+	assert_int_equal(find(s, 403)->on_cpu_ns, 0);
+	assert_int_equal(find(s, 403)->switches_voluntary, 0);
+	p = find(s, 401);
+	assert_int_equal(p->on_cpu_ns, 12 * MS + 79 * MS + 500000);
+	assert_int_equal(p->runqueue_wait_ns, 8 * MS + 500000);
+	assert_int_equal(p->switches_involuntary, 1);
+	assert_false(p->created);
+	c = find_nth(s, 402, 0);
+	assert_non_null(c);
+	assert_true(c->created);
+	assert_true(c->exited);
+	assert_int_equal(c->start_ns, T0 + 10 * MS);
+	assert_int_equal(c->end_ns, T0 + 20 * MS);
+	assert_int_equal(c->on_cpu_ns, 8 * MS);
+	assert_int_equal(c->off_cpu_ns, 2 * MS);
+	assert_int_equal(c->runqueue_wait_ns, 2 * MS);
+	assert_int_equal(c->switches_voluntary + c->switches_involuntary, 0);
+	assert_string_equal(c->comm, "worker");
+	again = find_nth(s, 402, 1);
+	assert_non_null(again);
+	assert_true(again->created);
+	assert_false(again->exited);
+	assert_int_equal(again->start_ns, T0 + 50 * MS);
+	assert_int_equal(again->runqueue_wait_ns, 50 * MS);
+	assert_string_equal(again->comm, "worker2");
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Children: a followed child process is summarized, an unfollowed one is
+ * not even when its switches against a target are in the recording. */
+static void test_fork_targets(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	const __u32 tids[] = { 451 };
+	const char *const comms[] = { "parent" };
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 451, "parent", 1, tids, comms);
+	ev_fork(b, T0 + 10 * MS, 451, 451, 460, 460, ISR_FORK_FOLLOWED, "followed");
+	ev_fork(b, T0 + 10 * MS, 451, 451, 470, 470, 0, "unfollowed");
+	ev_switch(b, T0 + 20 * MS, 451, 451, 460, 460, 0x1, 0);
+	ev_switch(b, T0 + 30 * MS, 460, 460, 470, 470, 0x1, 0);
+	ev_switch(b, T0 + 40 * MS, 470, 470, 451, 451, 0x1, 0);
+	s = compute(b);
+	assert_int_equal(s->thread_count, 2);
+	assert_null(find_nth(s, 470, 0));
+	assert_true(find(s, 460)->created);
+	assert_int_equal(find(s, 460)->on_cpu_ns, 10 * MS);
+	assert_int_equal(find(s, 460)->start_ns, T0 + 10 * MS);
+	assert_string_equal(find(s, 460)->comm, "followed");
+	assert_int_equal(find(s, 451)->on_cpu_ns, 80 * MS);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* A non-leader thread that calls exec takes over the leader's tid. */
+static void test_exec_by_non_leader(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	const __u32 tids[] = { 700, 701 };
+	const char *const comms[] = { "old", "old-thread" };
+	const struct thread_summary *old_leader, *caller, *leader;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 700, "old", 2, tids, comms);
+	ev_exit(b, T0 + 10 * MS, 700, 700, "");	/* no name: keeps its own */
+	ev_exec(b, T0 + 12 * MS, 700, 700, 701, "new");
+	s = compute(b);
+	assert_int_equal(s->thread_count, 3);
+	old_leader = find_nth(s, 700, 0);
+	leader = find_nth(s, 700, 1);
+	caller = find(s, 701);
+	assert_true(old_leader->exited);
+	assert_string_equal(old_leader->comm, "old");
+	assert_int_equal(old_leader->end_ns, T0 + 10 * MS);
+	assert_true(caller->exited);
+	assert_int_equal(caller->on_cpu_ns, 12 * MS);
+	assert_true(leader->created);
+	assert_int_equal(leader->start_ns, T0 + 12 * MS);
+	assert_int_equal(leader->on_cpu_ns, 88 * MS);
+	assert_string_equal(leader->comm, "new");
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Uninterruptible sleep counts as blocked I/O until the wakeup; run-queue
+ * wait after it does not. A preempted task in D state is runnable, not blocked. */
+static void test_d_state(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	const __u32 tids[] = { 801, 802 };
+	const char *const comms[] = { "io", "preempted" };
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 800, "io", 2, tids, comms);
+	ev_switch(b, T0 + 10 * MS, 800, 801, 0, 0, 0x2, 0);
+	ev_wakeup(b, T0 + 40 * MS, 800, 801, false);
+	ev_switch(b, T0 + 45 * MS, 0, 0, 800, 801, 0, 0);
+	ev_switch(b, T0 + 60 * MS, 800, 801, 0, 0, 0x2, 0);	/* never woken again */
+	ev_switch(b, T0 + 10 * MS, 800, 802, 0, 0, 0x2, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+	ev_switch(b, T0 + 20 * MS, 0, 0, 800, 802, 0, 0);
+	s = compute(b);
+	t = find(s, 801);
+	assert_int_equal(t->blocked_io_ns, 30 * MS + 40 * MS);
+	assert_int_equal(t->runqueue_wait_ns, 5 * MS);
+	assert_int_equal(t->off_cpu_ns, 35 * MS + 40 * MS);
+	assert_int_equal(t->switches_voluntary, 2);
+	t = find(s, 802);
+	assert_int_equal(t->blocked_io_ns, 0);
+	assert_int_equal(t->runqueue_wait_ns, 10 * MS);
+	assert_int_equal(t->switches_involuntary, 1);
+	summary__free(s);
+	synth__free(b);
+}
+
+static void test_faults(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	const __u32 tids[] = { 901 };
+	const char *const comms[] = { "f" };
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 900, "f", 1, tids, comms);
+	ev_fault(b, T0 + 1 * MS, 900, 901, 1000, ISR_FAULT_HAS_START);
+	ev_fault(b, T0 + 2 * MS, 900, 901, 2000, ISR_FAULT_HAS_START | ISR_FAULT_WRITE);
+	ev_fault(b, T0 + 3 * MS, 900, 901, 777777, 0);	/* no start: duration not valid */
+	ev_fault(b, T0 + 4 * MS, 900, 901, 5 * MS, ISR_FAULT_MAJOR | ISR_FAULT_HAS_START);
+	ev_fault(b, T0 + 5 * MS, 900, 901, 0, ISR_FAULT_MAJOR);
+	ev_fault(b, T0 + 6 * MS, 900, 999, 1000, ISR_FAULT_HAS_START);	/* other thread */
+	s = compute(b);
+	t = find(s, 901);
+	assert_int_equal(t->minor_faults, 3);
+	assert_int_equal(t->major_faults, 2);
+	assert_int_equal(t->fault_ns, 1000 + 2000 + 5 * MS);
+	assert_int_equal(t->major_fault_ns, 5 * MS);
+	assert_int_equal(find(s, 999)->minor_faults, 1);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* A thread listed at the start that never appears in an event was off-CPU
+ * (blocked) for the whole recording; threads come out sorted. */
+static void test_idle_listed_and_sorted(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const __u32 tids_b[] = { 53, 51, 52 };
+	const char *const comms_b[] = { "c", "a", "b" };
+	const __u32 tids_a[] = { 5 };
+	const char *const comms_a[] = { "" };
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 50, "b", 3, tids_b, comms_b);
+	synth__process(b, 5, "procname", 1, tids_a, comms_a);
+	ev_switch(b, T0 + 1 * MS, 50, 52, 0, 0, 0x1, 0);
+	s = compute(b);
+	assert_int_equal(s->thread_count, 4);
+	assert_int_equal(s->threads[0].tid, 5);
+	assert_int_equal(s->threads[1].tid, 51);
+	assert_int_equal(s->threads[2].tid, 52);
+	assert_int_equal(s->threads[3].tid, 53);
+	t = find(s, 53);
+	assert_int_equal(t->off_cpu_ns, 1000 * MS);
+	assert_int_equal(t->on_cpu_ns, 0);
+	assert_int_equal(t->runqueue_wait_ns, 0);
+	assert_string_equal(t->comm, "c");
+	/* no thread name anywhere: the process's */
+	assert_string_equal(find(s, 5)->comm, "procname");
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Counts per type, unknown types only in the total, drops and truncation
+ * copied; an event too short for its type is counted but not used. */
+static void test_counts_and_drops(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	const __u32 tids[] = { 61 };
+	const char *const comms[] = { "x" };
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 60, "x", 1, tids, comms);
+	ev_switch(b, T0 + 1 * MS, 60, 61, 0, 0, 0x1, 0);
+	ev_switch(b, T0 + 2 * MS, 0, 0, 60, 61, 0, 0);
+	ev_wakeup(b, T0 + 3 * MS, 60, 61, false);
+	ev_fault(b, T0 + 4 * MS, 60, 61, 0, 0);
+	synth__event(b, 42, 32, T0 + 5 * MS, 60, 61);
+	synth__event(b, ISR_EV_PAGE_FAULT, sizeof(struct isr_ev_hdr), T0 + 6 * MS, 60, 61);
+	b->rec.drops[ISR_SRC_SCHED] = 7;
+	b->rec.drops[ISR_SRC_WRITER] = 3;
+	b->rec.truncated = true;
+	s = compute(b);
+	assert_int_equal(s->event_counts[ISR_EV_SCHED_SWITCH], 2);
+	assert_int_equal(s->event_counts[ISR_EV_SCHED_WAKEUP], 1);
+	assert_int_equal(s->event_counts[ISR_EV_PAGE_FAULT], 2);
+	assert_int_equal(s->event_counts[ISR_EV_PROC_FORK], 0);
+	assert_int_equal(s->event_total, 6);
+	assert_int_equal(find(s, 61)->minor_faults, 1);
+	assert_int_equal(s->drops[ISR_SRC_SCHED], 7);
+	assert_int_equal(s->drops[ISR_SRC_WRITER], 3);
+	assert_int_equal(s->drops_total, 10);
+	assert_true(s->truncated);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* No start or end in the file: the first and last events bound the window.
+ * Events outside a stated window are clamped to it. */
+static void test_window_and_clamping(void **state)
+{
+	struct synth *b = synth__new(0, 0);
+	struct summary *s;
+
+	(void)state;
+	ev_rename(b, T0, 70, 71, "t");
+	ev_switch(b, T0 + 10 * MS, 70, 71, 0, 0, 0x1, 0);
+	ev_switch(b, T0 + 40 * MS, 0, 0, 70, 71, 0, 0);
+	s = compute(b);
+	assert_int_equal(s->start_ns, T0);
+	assert_int_equal(s->end_ns, T0 + 40 * MS);
+	assert_true(s->duration_s > 0.0399 && s->duration_s < 0.0401);
+	assert_int_equal(find(s, 71)->on_cpu_ns, 10 * MS);
+	assert_int_equal(find(s, 71)->off_cpu_ns, 30 * MS);
+	summary__free(s);
+	synth__free(b);
+
+	b = synth__new(T0, T0 + 100 * MS);
+	ev_switch(b, T0 - 5 * MS, 70, 71, 0, 0, 0x1, 0);
+	ev_switch(b, T0 + 50 * MS, 0, 0, 70, 71, 0, 0);
+	ev_switch(b, T0 + 150 * MS, 70, 71, 0, 0, 0x1, 0);
+	ev_rename(b, T0, 70, 71, "t");
+	s = compute(b);
+	assert_int_equal(find(s, 71)->on_cpu_ns, 50 * MS);
+	assert_int_equal(find(s, 71)->off_cpu_ns, 50 * MS);
+	assert_int_equal(find(s, 71)->switches_voluntary, 2);
+	summary__free(s);
+	synth__free(b);
+}
+
+static void test_empty(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	struct summary *s;
+
+	(void)state;
+	s = compute(b);
+	assert_int_equal(s->thread_count, 0);
+	assert_int_equal(s->event_total, 0);
+	assert_int_equal(s->end_ns - s->start_ns, 100 * MS);
+	summary__free(s);
+	synth__free(b);
+	summary__free(NULL);
+}
+
+/* 4000 threads of 4 processes, 1M switches round-robin on 8 CPUs: every
+ * thread gets exactly its share and the window still splits exactly. */
+static void test_many_threads(void **state)
+{
+	enum { THREADS = 4000, ROUNDS = 250, CPUS = 8 };
+	struct synth *b = synth__new(T0, T0 + (ROUNDS + 1) * (THREADS / CPUS) * MS);
+	__u64 on_total = 0;
+	struct summary *s;
+
+	(void)state;
+	b->cap = (size_t)THREADS * ROUNDS * sizeof(struct isr_ev_sched_switch) + 4096;
+	b->data = malloc(b->cap);
+	b->offs_cap = (size_t)THREADS * ROUNDS + 8;
+	b->offs = malloc(b->offs_cap * sizeof(*b->offs));
+	assert_non_null(b->data);
+	assert_non_null(b->offs);
+	for (int p = 0; p < 4; p++)
+		ev_rename(b, T0, 10000 + p, 10000 + p, "leader");
+	/* each CPU runs its threads in turn for 1 ms each */
+	for (int r = 0; r < ROUNDS; r++)
+		for (int k = 0; k < THREADS / CPUS; k++)
+			for (int cpu = 0; cpu < CPUS; cpu++) {
+				int cur = k * CPUS + cpu, nxt = ((k + 1) % (THREADS / CPUS)) * CPUS + cpu;
+				__u64 ts = T0 + ((__u64)r * (THREADS / CPUS) + k + 1) * MS;
+
+				ev_switch(b, ts, 10000 + cur % 4, 20000 + cur, 10000 + nxt % 4, 20000 + nxt,
+					  0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+			}
+	s = compute(b);
+	assert_int_equal(s->thread_count, THREADS + 4);
+	for (size_t i = 0; i < s->thread_count; i++)
+		on_total += s->threads[i].on_cpu_ns;
+	/* 8 CPUs busy for the whole window, except the 4 idle leaders */
+	assert_int_equal(on_total, CPUS * (s->end_ns - s->start_ns));
+	assert_int_equal(find(s, 20000 + CPUS)->runqueue_wait_ns,
+			 find(s, 20000 + CPUS)->off_cpu_ns - 1 * MS);
+	summary__free(s);
+	synth__free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sleeper),
+		cmocka_unit_test(test_preemption_runqueue),
+		cmocka_unit_test(test_wakeup_latency),
+		cmocka_unit_test(test_first_event_attribution),
+		cmocka_unit_test(test_create_and_exit),
+		cmocka_unit_test(test_fork_targets),
+		cmocka_unit_test(test_exec_by_non_leader),
+		cmocka_unit_test(test_d_state),
+		cmocka_unit_test(test_faults),
+		cmocka_unit_test(test_idle_listed_and_sorted),
+		cmocka_unit_test(test_counts_and_drops),
+		cmocka_unit_test(test_window_and_clamping),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_many_threads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "analyze_cmd.h"
+#include "recording.h"
+#include "summary.h"
+#include "report.h"
+
+int analyze__run(const char *path, enum report_format fmt, const char *out_path)
+{
+	struct recording *r = NULL;
+	struct summary *s = NULL;
+	bool to_stdout = !out_path || strcmp(out_path, "-") == 0;
+	FILE *out = stdout;
+	char err[512];
+	int e;
+
+	e = recording__load(path, &r, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: cannot read %s: %s\n", path, err);
+		return e;
+	}
+	if (r->truncated)
+		fprintf(stderr, "inferscope-bpf: warning: %s is truncated: %s; analyzing what was recorded "
+			"before that point\n", path, r->truncation);
+	recording__sort_events(r);
+	e = summary__compute(r, &s);
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: cannot analyze %s: %s\n", path, strerror(-e));
+		goto out;
+	}
+	if (!to_stdout) {
+		out = fopen(out_path, "w");
+		if (!out) {
+			e = -errno;
+			fprintf(stderr, "inferscope-bpf: cannot create %s: %s\n", out_path, strerror(-e));
+			goto out;
+		}
+	}
+	e = fmt == REPORT_JSON ? report__write_json(out, r, s) : report__write_markdown(out, r, s);
+	if (!to_stdout && fclose(out) && !e)
+		e = -errno;
+	else if (to_stdout && fflush(out) && !e)
+		e = -errno;
+	if (e)
+		fprintf(stderr, "inferscope-bpf: writing the report to %s failed: %s\n",
+			to_stdout ? "standard output" : out_path, strerror(-e));
+out:
+	summary__free(s);
+	recording__free(r);
+	return e;
+}

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * inferscope-bpf command line: parses options and wires the stages
+ * together. Nothing here that a test of the stages would need.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "recorder.h"
+#include "analyze_cmd.h"
+#include "events.h"
+#include "isr_format.h"
+
+const char *argp_program_version = "inferscope-bpf " ISR_VERSION;
+
+#define DEFAULT_RINGBUF_MIB 32
+#define MAX_PIDS ISR_MAX_TARGETS
+
+enum {
+	OPT_RINGBUF = 1000,
+	OPT_NO_FOLLOW,
+	OPT_NO_FAULTS,
+	OPT_READY_FILE,
+	OPT_FORMAT,
+	OPT_ZSTD_LEVEL,
+};
+
+struct env {
+	const char *cmd_name;	/* "", "record" or "analyze" */
+	__u32 pids[MAX_PIDS];
+	size_t pid_count;
+	double duration_s;
+	const char *output;
+	const char *input;
+	size_t ringbuf_mib;
+	bool no_follow, no_faults, verbose, quiet;
+	const char *ready_file;
+	enum report_format format;
+	int zstd_level;
+	char **command;
+};
+
+static int parse_pids(const char *arg, struct env *env, struct argp_state *state)
+{
+	const char *p = arg;
+
+	while (*p) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || end == p || v == 0 || v > INT_MAX || (*end && *end != ',')) {
+			argp_error(state, "-p: '%s' is not a list of process ids (expected PID[,PID...])", arg);
+			return EINVAL;
+		}
+		if (env->pid_count == MAX_PIDS) {
+			argp_error(state, "-p: at most %d pids", MAX_PIDS);
+			return EINVAL;
+		}
+		env->pids[env->pid_count++] = (__u32)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static error_t parse_common(int key, char *arg, struct argp_state *state)
+{
+	struct env *env = state->input;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		return parse_pids(arg, env, state);
+	case 'd':
+		errno = 0;
+		env->duration_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(env->duration_s > 0) || env->duration_s > 1e7)
+			argp_error(state, "-d: '%s' is not a duration in seconds (e.g. 10 or 2.5)", arg);
+		return 0;
+	case 'o':
+		env->output = arg;
+		return 0;
+	case 'v':
+		env->verbose = true;
+		return 0;
+	case 'q':
+		env->quiet = true;
+		return 0;
+	case OPT_RINGBUF: {
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || v == 0 || v > 4096 || (v & (v - 1)))
+			argp_error(state, "--ringbuf-size: '%s' is not a power of two between 1 and 4096 (MiB)",
+				   arg);
+		env->ringbuf_mib = (size_t)v;
+		return 0;
+	}
+	case OPT_NO_FOLLOW:
+		env->no_follow = true;
+		return 0;
+	case OPT_NO_FAULTS:
+		env->no_faults = true;
+		return 0;
+	case OPT_READY_FILE:
+		env->ready_file = arg;
+		return 0;
+	case OPT_ZSTD_LEVEL: {
+		long v;
+
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 0 || v > 19)
+			argp_error(state, "--compress-level: '%s' is not a level from 0 (none) to 19", arg);
+		env->zstd_level = (int)v;
+		return 0;
+	}
+	case OPT_FORMAT:
+		if (strcmp(arg, "md") == 0 || strcmp(arg, "markdown") == 0)
+			env->format = REPORT_MD;
+		else if (strcmp(arg, "json") == 0)
+			env->format = REPORT_JSON;
+		else
+			argp_error(state, "--format: '%s' is not one of md, json", arg);
+		return 0;
+	case ARGP_KEY_ARG:
+		if (strcmp(env->cmd_name, "analyze") == 0 && !env->input) {
+			env->input = arg;
+			return 0;
+		}
+		argp_error(state, "unexpected argument '%s'%s", arg,
+			   strcmp(env->cmd_name, "analyze") ? " (put the command to launch after --)" : "");
+		return EINVAL;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+#define RECORD_OPTIONS                                                                              \
+	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes (and their threads)", 0 },   \
+	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the targets exit or on Ctrl-C)", 0 }, \
+	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two (default 32)", 0 }, \
+	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
+	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
+	{ "ready-file", OPT_READY_FILE, "FILE", 0, "Create FILE once the probes are live (for scripts)", 0 }, \
+	{ "compress-level", OPT_ZSTD_LEVEL, "N", 0, "zstd level of the recording, 0 = none (default 1)", 0 }, \
+	{ "verbose", 'v', NULL, 0, "Show the attached probes and libbpf's messages", 0 },            \
+	{ "quiet", 'q', NULL, 0, "No status line or banners", 0 }
+
+static const struct argp_option main_options[] = {
+	RECORD_OPTIONS,
+	{ "output", 'o', "FILE", 0, "Keep the recording in FILE (default ./inferscope-DATE-TIME.isr)", 0 },
+	{ "format", OPT_FORMAT, "md|json", 0, "Report format (default md)", 0 },
+	{ 0 },
+};
+
+static const struct argp_option record_options[] = {
+	RECORD_OPTIONS,
+	{ "output", 'o', "FILE", 0, "Write the recording to FILE (required)", 0 },
+	{ 0 },
+};
+
+static const struct argp_option analyze_options[] = {
+	{ "format", OPT_FORMAT, "md|json", 0, "Report format (default md)", 0 },
+	{ "output", 'o', "FILE", 0, "Write the report to FILE (default: standard output)", 0 },
+	{ 0 },
+};
+
+static const char main_doc[] =
+	"Trace a running GPU/ML job and explain where its time goes.\n\n"
+	"  inferscope-bpf -p PID [-d SEC]        attach, record, then print the report\n"
+	"  inferscope-bpf [-d SEC] -- CMD ARGS   launch CMD, record, then print the report\n"
+	"  inferscope-bpf record -o FILE ...     record only (analyze later, anywhere)\n"
+	"  inferscope-bpf analyze FILE           report on a recording\n\n"
+	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\v"
+	"See `inferscope-bpf record --help` and `inferscope-bpf analyze --help`.";
+
+static const struct argp main_argp = { main_options, parse_common, "-p PID | -- CMD [ARG...]", main_doc,
+				       NULL, NULL, NULL };
+static const struct argp record_argp = {
+	record_options, parse_common, "-o FILE (-p PID[,PID...] | -- CMD [ARG...])",
+	"Record the target processes into FILE until the duration ends, Ctrl-C, or every target exits.",
+	NULL, NULL, NULL
+};
+static const struct argp analyze_argp = { analyze_options, parse_common, "FILE",
+					  "Analyze a recording and print the report.", NULL, NULL, NULL };
+
+static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
+{
+	struct record_opts o = {
+		.output = env->output,
+		.duration_ns = (__u64)(env->duration_s * 1e9),
+		.pids = env->pids,
+		.pid_count = env->pid_count,
+		.command = env->command,
+		.ringbuf_bytes = (env->ringbuf_mib ? env->ringbuf_mib : DEFAULT_RINGBUF_MIB) << 20,
+		.follow_children = !env->no_follow,
+		.faults = !env->no_faults,
+		.verbose = env->verbose,
+		.quiet = env->quiet,
+		.ready_file = env->ready_file,
+		.zstd_level = env->zstd_level,
+		.argc = argc,
+		.argv = argv,
+	};
+	struct record_result res;
+	char default_out[64];
+	int e;
+
+	if (!env->pid_count && !env->command) {
+		fprintf(stderr, "inferscope-bpf: nothing to trace: give -p PID or a command after --\n"
+				"Try 'inferscope-bpf --help'.\n");
+		return 2;
+	}
+	if (!o.output) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		localtime_r(&now, &tm);
+		strftime(default_out, sizeof(default_out), "inferscope-%Y%m%d-%H%M%S.isr", &tm);
+		o.output = default_out;
+	}
+	e = record__run(&o, &res);
+	if (e && res.stop_reason != ISR_STOP_WRITE_ERROR)
+		return 1;
+	if (then_analyze) {
+		if (!env->quiet)
+			fprintf(stderr, "inferscope-bpf: analyze it again with: inferscope-bpf analyze %s\n\n",
+				o.output);
+		if (analyze__run(o.output, env->format, NULL))
+			return 1;
+	}
+	return e ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct env env;
+	const struct argp *argp = &main_argp;
+	int sub = 0, nargs = argc, i;
+
+	env.cmd_name = "";
+	env.zstd_level = 1;
+	/* Everything after "--" is the command to launch, untouched by argp. */
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			nargs = i;
+			if (i + 1 < argc)
+				env.command = &argv[i + 1];
+			else {
+				fprintf(stderr, "inferscope-bpf: no command after --\n");
+				return 2;
+			}
+			break;
+		}
+	}
+	if (nargs > 1 && strcmp(argv[1], "record") == 0) {
+		argp = &record_argp;
+		env.cmd_name = "record";
+		sub = 1;
+	} else if (nargs > 1 && strcmp(argv[1], "analyze") == 0) {
+		argp = &analyze_argp;
+		env.cmd_name = "analyze";
+		sub = 1;
+	}
+	/* argp names the program after argv[0]; for a subcommand, after
+	 * "inferscope-bpf record". */
+	if (argp_parse(argp, nargs - sub, argv + sub, 0, NULL, &env))
+		return 2;
+
+	if (strcmp(env.cmd_name, "analyze") == 0) {
+		if (!env.input) {
+			fprintf(stderr, "inferscope-bpf analyze: give the recording to analyze\n");
+			return 2;
+		}
+		if (env.command) {
+			fprintf(stderr, "inferscope-bpf analyze: takes no command\n");
+			return 2;
+		}
+		return analyze__run(env.input, env.format, env.output) ? 1 : 0;
+	}
+	if (strcmp(env.cmd_name, "record") == 0) {
+		if (!env.output) {
+			fprintf(stderr, "inferscope-bpf record: give the output file with -o FILE\n");
+			return 2;
+		}
+		return do_record(&env, argc, argv, false);
+	}
+	return do_record(&env, argc, argv, true);
+}

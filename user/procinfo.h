@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What /proc says about a process and the host, packed as record-file
+ * property lists (analysis/isr_format.h).
+ */
+#ifndef INFERSCOPE_PROCINFO_H
+#define INFERSCOPE_PROCINFO_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "rec_writer.h"
+
+/* Snapshot of one process: pid, ppid, comm, cmdline, exe, maps, threads.
+ * NULL + errno (ESRCH when it is gone). */
+struct rec_props *procinfo__snapshot(__u32 pid, __u32 origin, __u64 now_mono_ns);
+
+/* Host properties; argv is the recorder's own command line. */
+struct rec_props *procinfo__host(int argc, char **argv, __u64 start_mono_ns, __u64 duration_limit_ns);
+
+/* The process exists and is not a zombie. */
+bool procinfo__alive(__u32 pid);
+
+/* Reads a small /proc file into buf (NUL-terminated, trailing newline
+ * removed): length or -errno. */
+int procinfo__read_small(const char *path, char *buf, size_t size);
+
+__u64 procinfo__now_mono_ns(void);
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Record-file writer. Promises: every chunk is written whole with one
+ * write sequence and its own CRC, so whatever happens to the process, the
+ * file reads back up to the last chunk that returned success. Events are
+ * buffered and written as zstd-compressed EVENTS chunks when the buffer is
+ * full or on rec_writer__flush(). Functions return 0 or -errno; after a
+ * write error (-ENOSPC, -EIO, ...) the writer refuses further appends with
+ * the same error, and rec_writer__events_lost() counts what was refused.
+ */
+#ifndef INFERSCOPE_REC_WRITER_H
+#define INFERSCOPE_REC_WRITER_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+struct rec_writer;
+
+struct rec_writer_opts {
+	size_t chunk_bytes;	/* raw bytes per EVENTS chunk; 0 = 1 MiB */
+	int zstd_level;		/* 0 = store uncompressed; default used by the CLI: 1 */
+};
+
+/* Creates (truncates) path and writes the file header. NULL + errno on error. */
+struct rec_writer *rec_writer__open(const char *path, const struct rec_writer_opts *opts);
+
+/* Property-list chunks. A prop builder collects key/value pairs, then
+ * rec_writer__write_props() writes them as one chunk of the given kind. */
+struct rec_props;
+struct rec_props *rec_props__new(void);
+int rec_props__add(struct rec_props *p, __u32 key, const void *val, size_t len);
+int rec_props__add_str(struct rec_props *p, __u32 key, const char *s);
+int rec_props__add_u32(struct rec_props *p, __u32 key, __u32 v);
+int rec_props__add_u64(struct rec_props *p, __u32 key, __u64 v);
+void rec_props__free(struct rec_props *p);
+int rec_writer__write_props(struct rec_writer *w, __u16 chunk_kind, const struct rec_props *p);
+
+/* Copies one event (bpf/events.h; size = hdr.size) into the current chunk. */
+int rec_writer__append_event(struct rec_writer *w, const void *event, size_t size);
+/* Writes the buffered events, if any, as one chunk. */
+int rec_writer__flush(struct rec_writer *w);
+
+struct isr_clock_pair;
+struct isr_drop_count;
+int rec_writer__write_clock(struct rec_writer *w, const struct isr_clock_pair *pairs, size_t n);
+int rec_writer__write_drops(struct rec_writer *w, const struct isr_drop_count *drops, size_t n);
+
+/* Flushes events, writes END + trailer, fsyncs. The writer stays valid
+ * for rec_writer__free(). */
+int rec_writer__finish(struct rec_writer *w, __u64 end_mono_ns, __u32 stop_reason);
+
+__u64 rec_writer__events_written(const struct rec_writer *w);
+__u64 rec_writer__events_lost(const struct rec_writer *w);
+__u64 rec_writer__bytes_written(const struct rec_writer *w);
+
+/* Closes the file (without END if not finished). Safe on NULL. */
+void rec_writer__free(struct rec_writer *w);
+
+#endif

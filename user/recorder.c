@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "recorder.h"
+#include "rec_writer.h"
+#include "tracer.h"
+#include "procinfo.h"
+#include "preflight.h"
+#include "isr_format.h"
+
+#define TICK_NS		1000000000ULL	/* chunk, clock pair and drops cadence */
+#define LIVENESS_NS	200000000ULL
+#define POLL_MS		100
+#define MAX_PENDING	256
+#define TERM_GRACE_NS	5000000000ULL
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct pending_snapshot {
+	__u32 pid;
+	__u32 origin;
+};
+
+struct rec_state {
+	struct rec_writer *w;
+	__u64 events;
+	int write_err;
+	struct pending_snapshot pending[MAX_PENDING];
+	size_t npending;
+	size_t pending_overflow;
+	__u32 launched_pid;	/* its first exec is the launch, snapshotted already */
+	bool launched_exec_seen;
+};
+
+static void queue_snapshot(struct rec_state *st, __u32 pid, __u32 origin)
+{
+	if (st->npending < MAX_PENDING) {
+		st->pending[st->npending].pid = pid;
+		st->pending[st->npending].origin = origin;
+		st->npending++;
+	} else {
+		st->pending_overflow++;
+	}
+}
+
+static int on_event(void *ctx, const void *data, size_t size)
+{
+	const struct isr_ev_hdr *h = data;
+	struct rec_state *st = ctx;
+	int e;
+
+	e = rec_writer__append_event(st->w, data, size);
+	if (e) {
+		/* The writer counts what it refuses; keep consuming so the
+		 * loop can stop cleanly. */
+		st->write_err = e;
+		return 0;
+	}
+	st->events++;
+	if (h->type == ISR_EV_PROC_FORK) {
+		const struct isr_ev_proc_fork *f = data;
+
+		if (f->flags & ISR_FORK_FOLLOWED)
+			queue_snapshot(st, f->child_pid, ISR_ORIGIN_CHILD);
+	} else if (h->type == ISR_EV_PROC_EXEC) {
+		if (h->pid == st->launched_pid && !st->launched_exec_seen)
+			st->launched_exec_seen = true;
+		else
+			queue_snapshot(st, h->pid, ISR_ORIGIN_EXEC);
+	}
+	return 0;
+}
+
+static int write_snapshot(struct rec_writer *w, __u32 pid, __u32 origin)
+{
+	struct rec_props *p = procinfo__snapshot(pid, origin, procinfo__now_mono_ns());
+	int e;
+
+	if (!p)
+		return errno == ESRCH ? 0 : -errno; /* gone already: its events still tell */
+	e = rec_writer__write_props(w, ISR_CHUNK_PROCESS, p);
+	rec_props__free(p);
+	return e;
+}
+
+static int write_pending(struct rec_state *st)
+{
+	size_t i;
+	int e;
+
+	for (i = 0; i < st->npending; i++) {
+		e = write_snapshot(st->w, st->pending[i].pid, st->pending[i].origin);
+		if (e) {
+			st->npending = 0;
+			return e;
+		}
+	}
+	st->npending = 0;
+	return 0;
+}
+
+static int write_clock(struct rec_writer *w)
+{
+	struct isr_clock_pair pair;
+	struct timespec a, r, b;
+	__u64 ma, mb;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ma = (__u64)a.tv_sec * 1000000000ULL + (__u64)a.tv_nsec;
+	mb = (__u64)b.tv_sec * 1000000000ULL + (__u64)b.tv_nsec;
+	memset(&pair, 0, sizeof(pair));
+	pair.mono_ns = ma + (mb - ma) / 2;
+	pair.other_ns = (__u64)r.tv_sec * 1000000000ULL + (__u64)r.tv_nsec;
+	pair.uncertainty_ns = (__u32)((mb - ma + 1) / 2);
+	pair.clock = ISR_CLOCK_REALTIME;
+	return rec_writer__write_clock(w, &pair, 1);
+}
+
+static int collect_drops(struct tracer *t, struct rec_writer *w, __u64 *drops)
+{
+	int e;
+
+	memset(drops, 0, sizeof(__u64) * ISR_SRC_MAX);
+	e = tracer__read_drops(t, drops);
+	if (e)
+		return e;
+	drops[ISR_SRC_WRITER] = rec_writer__events_lost(w);
+	return 0;
+}
+
+static int write_drops(struct tracer *t, struct rec_writer *w, __u64 *total)
+{
+	struct isr_drop_count d[ISR_SRC_MAX];
+	__u64 drops[ISR_SRC_MAX];
+	__u32 i;
+	int e;
+
+	e = collect_drops(t, w, drops);
+	if (e)
+		return e;
+	*total = 0;
+	memset(d, 0, sizeof(d));
+	for (i = 0; i < ISR_SRC_MAX; i++) {
+		d[i].source = i;
+		d[i].count = drops[i];
+		*total += drops[i];
+	}
+	return rec_writer__write_drops(w, d, ISR_SRC_MAX);
+}
+
+/* Forks the command, stopped before exec until release_command(). */
+struct launch {
+	pid_t pid;
+	int go_fd;		/* write end: one byte releases the child */
+	int status_fd;		/* read end: errno of a failed exec, EOF on success */
+};
+
+static int launch_command(char **cmd, struct launch *l)
+{
+	int go[2], st[2], e;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(st, O_CLOEXEC)) {
+		e = -errno;
+		close(go[0]);
+		close(go[1]);
+		return e;
+	}
+	l->pid = fork();
+	if (l->pid < 0) {
+		e = -errno;
+		close(go[0]);
+		close(go[1]);
+		close(st[0]);
+		close(st[1]);
+		return e;
+	}
+	if (l->pid == 0) {
+		char c;
+
+		close(go[1]);
+		close(st[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127); /* the recorder gave up before starting us */
+		execvp(cmd[0], cmd);
+		e = errno;
+		if (write(st[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(st[1]);
+	l->go_fd = go[1];
+	l->status_fd = st[0];
+	return 0;
+}
+
+static int release_command(struct launch *l)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (write(l->go_fd, "g", 1) != 1)
+		e = -errno;
+	close(l->go_fd);
+	l->go_fd = -1;
+	if (e)
+		return e;
+	do
+		n = read(l->status_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(l->status_fd);
+	l->status_fd = -1;
+	return n == (ssize_t)sizeof(e) ? -e : 0;
+}
+
+static void abandon_command(struct launch *l)
+{
+	if (l->go_fd >= 0)
+		close(l->go_fd);
+	if (l->status_fd >= 0)
+		close(l->status_fd);
+	waitpid(l->pid, NULL, 0);
+}
+
+/* Stops a launched command that outlived the recording: SIGTERM, then
+ * SIGKILL after a grace period. */
+static void stop_command(pid_t pid, struct record_result *res)
+{
+	__u64 deadline = procinfo__now_mono_ns() + TERM_GRACE_NS;
+	int status;
+
+	kill(pid, SIGTERM);
+	while (procinfo__now_mono_ns() < deadline) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			res->command_exited = true;
+			res->command_status = status;
+			return;
+		}
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) == pid) {
+		res->command_exited = true;
+		res->command_status = status;
+	}
+}
+
+static bool any_target_alive(struct tracer *t)
+{
+	__u32 pids[ISR_MAX_TARGETS];
+	bool alive = false;
+	int n, i;
+
+	n = tracer__targets(t, pids, ISR_MAX_TARGETS);
+	if (n < 0)
+		return true; /* cannot tell: keep recording */
+	for (i = 0; i < n; i++) {
+		if (procinfo__alive(pids[i]))
+			alive = true;
+		else
+			tracer__remove_target(t, pids[i]); /* died before its exit was traced */
+	}
+	return alive;
+}
+
+static void status_line(const struct rec_state *st, __u64 elapsed_ns, __u64 prev_events,
+			__u64 drops, const struct rec_writer *w)
+{
+	double s = elapsed_ns / 1e9;
+
+	fprintf(stderr, "\r  recording %6.1fs  %10llu events  %8.1fk ev/s  drops %llu  %7.1f MiB ",
+		s, (unsigned long long)st->events, (st->events - prev_events) / 1e3,
+		(unsigned long long)drops, rec_writer__bytes_written(w) / 1048576.0);
+}
+
+static int create_ready_file(const char *path)
+{
+	char buf[32];
+	int fd, n;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (write(fd, buf, n) != n) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	return close(fd) ? -errno : 0;
+}
+
+static void print_drop_advice(const __u64 *drops, const struct record_opts *o)
+{
+	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS];
+
+	if (ring)
+		fprintf(stderr,
+			"inferscope-bpf: %llu events were dropped because the ring buffer was full; "
+			"consider increasing --ringbuf-size (now %zu MiB) or tracing fewer processes\n",
+			(unsigned long long)ring, o->ringbuf_bytes >> 20);
+	if (drops[ISR_SRC_PROC])
+		fprintf(stderr, "inferscope-bpf: %llu fork/exec/exit/rename events were dropped: the recorder "
+			"fell behind; trace fewer processes\n", (unsigned long long)drops[ISR_SRC_PROC]);
+	if (drops[ISR_SRC_FAULT_START])
+		fprintf(stderr, "inferscope-bpf: %llu page faults lost their start time (too many in flight)\n",
+			(unsigned long long)drops[ISR_SRC_FAULT_START]);
+	if (drops[ISR_SRC_TARGETS])
+		fprintf(stderr, "inferscope-bpf: %llu child processes could not be followed (more than %d targets)\n",
+			(unsigned long long)drops[ISR_SRC_TARGETS], ISR_MAX_TARGETS);
+	if (drops[ISR_SRC_WRITER])
+		fprintf(stderr, "inferscope-bpf: %llu events could not be written to %s\n",
+			(unsigned long long)drops[ISR_SRC_WRITER], o->output);
+}
+
+int record__run(const struct record_opts *o, struct record_result *res)
+{
+	struct rec_writer_opts wopts = { .chunk_bytes = 0, .zstd_level = o->zstd_level };
+	struct tracer_opts topts = {
+		.ringbuf_bytes = o->ringbuf_bytes,
+		.follow_children = o->follow_children,
+		.faults = o->faults,
+		.verbose = o->verbose,
+	};
+	struct launch l = { .pid = -1, .go_fd = -1, .status_fd = -1 };
+	struct rec_state st;
+	struct sigaction sa;
+	struct tracer *t = NULL;
+	struct rec_props *host = NULL;
+	__u64 start, now, next_tick, next_live, last_events = 0, drops_total = 0;
+	__u64 drops[ISR_SRC_MAX];
+	__u32 stop_reason = 0;
+	bool tty = isatty(STDERR_FILENO) && !o->quiet;
+	char err[512];
+	size_t i;
+	int e, n, status;
+
+	memset(res, 0, sizeof(*res));
+	memset(&st, 0, sizeof(st));
+	stop_signal = 0;
+
+	e = preflight__privileges(err, sizeof(err));
+	e = e ?: preflight__btf(err, sizeof(err));
+	for (i = 0; !e && i < o->pid_count; i++)
+		e = preflight__pid(o->pids[i], err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: %s\n", err);
+		return e;
+	}
+
+	st.w = rec_writer__open(o->output, &wopts);
+	if (!st.w) {
+		e = -errno;
+		fprintf(stderr, "inferscope-bpf: cannot create the recording %s: %s; choose another path with -o\n",
+			o->output, strerror(-e));
+		return e;
+	}
+
+	t = tracer__open(&topts, on_event, &st, err, sizeof(err));
+	if (!t) {
+		e = -errno;
+		fprintf(stderr, "inferscope-bpf: %s\n", err);
+		goto out;
+	}
+
+	if (o->command) {
+		e = launch_command(o->command, &l);
+		if (e) {
+			fprintf(stderr, "inferscope-bpf: cannot start %s: %s\n", o->command[0], strerror(-e));
+			goto out;
+		}
+		st.launched_pid = (__u32)l.pid;
+		e = tracer__add_target(t, (__u32)l.pid);
+		if (e) {
+			fprintf(stderr, "inferscope-bpf: cannot add pid %d to the targets: %s\n", l.pid, strerror(-e));
+			goto out;
+		}
+	}
+	for (i = 0; i < o->pid_count; i++) {
+		e = tracer__add_target(t, o->pids[i]);
+		if (e) {
+			fprintf(stderr, "inferscope-bpf: cannot add pid %u to the targets: %s\n", o->pids[i],
+				strerror(-e));
+			goto out;
+		}
+	}
+
+	e = tracer__attach(t, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: %s\n", err);
+		goto out;
+	}
+	if (o->verbose) {
+		fprintf(stderr, "inferscope-bpf: probes attached:\n");
+		tracer__describe(t, stderr);
+	}
+
+	start = procinfo__now_mono_ns();
+	host = procinfo__host(o->argc, o->argv, start, o->duration_ns);
+	if (!host) {
+		e = -errno;
+		goto write_failed;
+	}
+	e = rec_writer__write_props(st.w, ISR_CHUNK_HOST, host);
+	e = e ?: write_clock(st.w);
+	for (i = 0; !e && i < o->pid_count; i++)
+		e = write_snapshot(st.w, o->pids[i], ISR_ORIGIN_ATTACHED);
+	if (e)
+		goto write_failed;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (o->command) {
+		e = release_command(&l);
+		if (e) {
+			fprintf(stderr, "inferscope-bpf: cannot run %s: %s\n", o->command[0], strerror(-e));
+			waitpid(l.pid, NULL, 0);
+			l.pid = -1;
+			goto out;
+		}
+		/* After exec: the image the user asked for. */
+		e = write_snapshot(st.w, (__u32)l.pid, ISR_ORIGIN_LAUNCHED);
+		if (e)
+			goto write_failed;
+	}
+
+	if (o->ready_file) {
+		e = create_ready_file(o->ready_file);
+		if (e) {
+			fprintf(stderr, "inferscope-bpf: cannot create the ready file %s: %s\n", o->ready_file,
+				strerror(-e));
+			goto out;
+		}
+	}
+	if (!o->quiet) {
+		fprintf(stderr, "inferscope-bpf: recording ");
+		if (o->command)
+			fprintf(stderr, "%s (pid %d)", o->command[0], l.pid);
+		for (i = 0; i < o->pid_count; i++)
+			fprintf(stderr, "%spid %u", i || o->command ? ", " : "", o->pids[i]);
+		fprintf(stderr, "%s to %s", o->follow_children ? " and its children" : "", o->output);
+		if (o->duration_ns)
+			fprintf(stderr, " for %.1f s", o->duration_ns / 1e9);
+		fprintf(stderr, "; Ctrl-C stops\n");
+	}
+
+	next_tick = start + TICK_NS;
+	next_live = start + LIVENESS_NS;
+	for (;;) {
+		n = tracer__poll(t, POLL_MS);
+		if (n < 0) {
+			e = n;
+			fprintf(stderr, "\ninferscope-bpf: reading the ring buffer failed: %s\n", strerror(-e));
+			break;
+		}
+		if (st.npending && (e = write_pending(&st)))
+			st.write_err = e;
+		if (st.write_err) {
+			stop_reason = ISR_STOP_WRITE_ERROR;
+			break;
+		}
+		now = procinfo__now_mono_ns();
+		if (stop_signal) {
+			stop_reason = ISR_STOP_SIGNAL;
+			break;
+		}
+		if (o->duration_ns && now - start >= o->duration_ns) {
+			stop_reason = ISR_STOP_DURATION;
+			break;
+		}
+		if (now >= next_live) {
+			next_live = now + LIVENESS_NS;
+			if (l.pid > 0 && !res->command_exited && waitpid(l.pid, &status, WNOHANG) == l.pid) {
+				res->command_exited = true;
+				res->command_status = status;
+			}
+			if (!any_target_alive(t)) {
+				stop_reason = ISR_STOP_TARGETS_EXITED;
+				break;
+			}
+		}
+		if (now >= next_tick) {
+			next_tick += TICK_NS;
+			e = rec_writer__flush(st.w);
+			e = e ?: write_clock(st.w);
+			e = e ?: write_drops(t, st.w, &drops_total);
+			if (e) {
+				st.write_err = e;
+				continue;
+			}
+			if (tty)
+				status_line(&st, now - start, last_events, drops_total, st.w);
+			last_events = st.events;
+		}
+	}
+	if (tty)
+		fputc('\n', stderr);
+
+	/* Everything the kernel queued before we stopped belongs in the file. */
+	tracer__drain(t);
+	if (!st.write_err && st.npending)
+		st.write_err = write_pending(&st);
+	if (!st.write_err) {
+		e = write_clock(st.w);
+		e = e ?: write_drops(t, st.w, &drops_total);
+		e = e ?: rec_writer__finish(st.w, procinfo__now_mono_ns(), stop_reason);
+		if (e)
+			st.write_err = e;
+	}
+	if (st.write_err) {
+		e = st.write_err;
+		stop_reason = ISR_STOP_WRITE_ERROR;
+		goto write_failed;
+	}
+	if (n < 0)
+		e = n;
+	collect_drops(t, st.w, drops);
+	res->events = st.events;
+	res->drops_total = drops_total;
+	res->stop_reason = stop_reason;
+	if (!o->quiet) {
+		fprintf(stderr, "inferscope-bpf: %llu events in %.1f s, %llu dropped, %.1f MiB written to %s\n",
+			(unsigned long long)st.events, (procinfo__now_mono_ns() - start) / 1e9,
+			(unsigned long long)drops_total, rec_writer__bytes_written(st.w) / 1048576.0, o->output);
+		if (st.pending_overflow)
+			fprintf(stderr, "inferscope-bpf: %zu new processes were too many to snapshot at once; "
+				"their events are recorded, their command lines are not\n", st.pending_overflow);
+	}
+	print_drop_advice(drops, o);
+	goto out;
+
+write_failed:
+	fprintf(stderr,
+		"\ninferscope-bpf: writing %s failed: %s; recording stopped. The file holds everything up to "
+		"its last complete chunk (%llu events written, %llu lost)%s\n",
+		o->output, strerror(-e), (unsigned long long)rec_writer__events_written(st.w),
+		(unsigned long long)rec_writer__events_lost(st.w),
+		e == -ENOSPC ? "; free disk space or record to another filesystem with -o" : "");
+	res->events = st.events;
+	res->stop_reason = ISR_STOP_WRITE_ERROR;
+out:
+	if (l.pid > 0) {
+		if (l.go_fd >= 0) {
+			abandon_command(&l);
+		} else if (!res->command_exited) {
+			if (waitpid(l.pid, &status, WNOHANG) == l.pid) {
+				res->command_exited = true;
+				res->command_status = status;
+			} else {
+				stop_command(l.pid, res);
+			}
+		}
+	}
+	rec_props__free(host);
+	tracer__free(t);
+	rec_writer__free(st.w);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	return e;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * One recording: checks, target set-up (attach to pids or launch a command),
+ * the consume-and-write loop with its status line, and a clean finish. The
+ * promise: whatever stops the recording (duration, Ctrl-C, targets exiting,
+ * a full disk, SIGKILL), the file reads back up to its last complete chunk,
+ * and every event that could not be kept is counted in it.
+ */
+#ifndef INFERSCOPE_RECORDER_H
+#define INFERSCOPE_RECORDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct record_opts {
+	const char *output;
+	__u64 duration_ns;		/* 0: until Ctrl-C or the targets exit */
+	const __u32 *pids;
+	size_t pid_count;
+	char **command;			/* NULL-terminated argv to launch, or NULL */
+	size_t ringbuf_bytes;
+	bool follow_children;
+	bool faults;
+	bool verbose;
+	bool quiet;			/* no status line or banners */
+	const char *ready_file;		/* created once probes are live */
+	int zstd_level;
+	int argc;			/* the recorder's own command line, stored in the file */
+	char **argv;
+};
+
+struct record_result {
+	__u64 events;
+	__u64 drops_total;
+	__u32 stop_reason;		/* ISR_STOP_* */
+	bool command_exited;
+	int command_status;		/* wait status of the launched command */
+};
+
+/* 0, or -errno after printing what went wrong and what to do. */
+int record__run(const struct record_opts *opts, struct record_result *res);
+
+#endif

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "tracer.h"
+#include "sched.skel.h"
+#include "faults.skel.h"
+
+#define MAX_CPUS 1024
+
+struct tracer {
+	struct sched_bpf *sched;
+	struct faults_bpf *faults;
+	struct ring_buffer *rb;
+	tracer_event_fn fn;
+	void *ctx;
+	int nr_cpus;
+	struct bpf_link **links; /* 2 per CPU (minor, major); a link owns its perf fd */
+	struct bpf_link *fault_entry_link;
+	bool verbose;
+	bool faults_attached;
+	int nr_fault_cpus;
+};
+
+static bool verbose_log;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || !verbose_log)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+
+	return t->fn(t->ctx, data, size);
+}
+
+/* A later object reuses the maps that the first one created. */
+static int reuse_shared_maps(struct bpf_object *obj, struct sched_bpf *first)
+{
+	static const char *const names[] = { "targets", "events", "critical", "drops" };
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, names[i]);
+		struct bpf_map *src = bpf_object__find_map_by_name(first->obj, names[i]);
+
+		if (!m || !src)
+			return -ENOENT;
+		err = bpf_map__reuse_fd(m, bpf_map__fd(src));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, void *ctx,
+			    char *err, size_t errlen)
+{
+	struct tracer *t;
+	int e;
+
+	verbose_log = opts->verbose;
+	libbpf_set_print(libbpf_print);
+
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		set_err(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->fn = fn;
+	t->ctx = ctx;
+	t->verbose = opts->verbose;
+
+	t->sched = sched_bpf__open();
+	if (!t->sched) {
+		e = -errno;
+		set_err(err, errlen, "cannot open the scheduler BPF object: %s", strerror(-e));
+		goto fail;
+	}
+	e = bpf_map__set_max_entries(t->sched->maps.events, opts->ringbuf_bytes);
+	if (e) {
+		set_err(err, errlen, "ring-buffer size %zu rejected: %s (use a power of two of at least 4096)",
+			opts->ringbuf_bytes, strerror(-e));
+		goto fail;
+	}
+	t->sched->rodata->follow_children = opts->follow_children;
+	t->sched->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	e = sched_bpf__load(t->sched);
+	if (e) {
+		set_err(err, errlen, "cannot load the scheduler BPF programs: %s%s", strerror(-e),
+			opts->verbose ? "" : " (rerun with -v for the verifier's log)");
+		goto fail;
+	}
+
+	if (opts->faults) {
+		t->faults = faults_bpf__open();
+		if (!t->faults) {
+			e = -errno;
+			set_err(err, errlen, "cannot open the page-fault BPF object: %s", strerror(-e));
+			goto fail;
+		}
+		e = reuse_shared_maps(t->faults->obj, t->sched);
+		if (e) {
+			set_err(err, errlen, "cannot share maps with the page-fault BPF object: %s", strerror(-e));
+			goto fail;
+		}
+		t->faults->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+		e = faults_bpf__load(t->faults);
+		if (e) {
+			set_err(err, errlen, "cannot load the page-fault BPF programs: %s%s", strerror(-e),
+				opts->verbose ? "" : " (rerun with -v for the verifier's log)");
+			goto fail;
+		}
+	}
+
+	t->rb = ring_buffer__new(bpf_map__fd(t->sched->maps.events), on_event, t, NULL);
+	if (!t->rb) {
+		e = -errno;
+		set_err(err, errlen, "cannot map the event ring buffer: %s", strerror(-e));
+		goto fail;
+	}
+	e = ring_buffer__add(t->rb, bpf_map__fd(t->sched->maps.critical), on_event, t);
+	if (e) {
+		set_err(err, errlen, "cannot map the critical-event ring buffer: %s", strerror(-e));
+		goto fail;
+	}
+	return t;
+fail:
+	tracer__free(t);
+	errno = -e;
+	return NULL;
+}
+
+int tracer__add_target(struct tracer *t, __u32 pid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(t->sched->maps.targets), &pid, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int tracer__remove_target(struct tracer *t, __u32 pid)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(t->sched->maps.targets), &pid) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static int open_fault_counter(__u64 config, int cpu)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = config;
+	attr.sample_period = 1;
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int attach_faults(struct tracer *t, char *err, size_t errlen)
+{
+	int cpu, i, e;
+
+	t->nr_cpus = libbpf_num_possible_cpus();
+	if (t->nr_cpus <= 0 || t->nr_cpus > MAX_CPUS) {
+		set_err(err, errlen, "cannot count the CPUs: %s", strerror(t->nr_cpus < 0 ? -t->nr_cpus : EINVAL));
+		return t->nr_cpus < 0 ? t->nr_cpus : -EINVAL;
+	}
+	t->links = calloc(2 * t->nr_cpus, sizeof(*t->links));
+	if (!t->links) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+
+	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
+		for (i = 0; i < 2; i++) {
+			struct bpf_program *prog = i ? t->faults->progs.handle_fault_major :
+						       t->faults->progs.handle_fault_minor;
+			int fd = open_fault_counter(i ? PERF_COUNT_SW_PAGE_FAULTS_MAJ :
+							PERF_COUNT_SW_PAGE_FAULTS_MIN, cpu);
+
+			if (fd < 0) {
+				if (errno == ENODEV)	/* CPU offline */
+					continue;
+				e = -errno;
+				set_err(err, errlen, "cannot open the page-fault perf event on CPU %d: %s",
+					cpu, strerror(-e));
+				return e;
+			}
+			t->links[2 * cpu + i] = bpf_program__attach_perf_event(prog, fd);
+			if (!t->links[2 * cpu + i]) {
+				e = -errno;
+				close(fd);
+				set_err(err, errlen, "cannot attach to the page-fault perf event on CPU %d: %s",
+					cpu, strerror(-e));
+				return e;
+			}
+		}
+		t->nr_fault_cpus++;
+	}
+	t->fault_entry_link = bpf_program__attach(t->faults->progs.handle_page_fault_user);
+	if (!t->fault_entry_link) {
+		e = -errno;
+		set_err(err, errlen, "cannot attach to the page_fault_user tracepoint: %s", strerror(-e));
+		return e;
+	}
+	t->faults_attached = true;
+	return 0;
+}
+
+int tracer__attach(struct tracer *t, char *err, size_t errlen)
+{
+	int e;
+
+	e = sched_bpf__attach(t->sched);
+	if (e) {
+		set_err(err, errlen, "cannot attach the scheduler tracepoints: %s", strerror(-e));
+		return e;
+	}
+	if (t->faults)
+		return attach_faults(t, err, errlen);
+	return 0;
+}
+
+int tracer__poll(struct tracer *t, int timeout_ms)
+{
+	int n = ring_buffer__poll(t->rb, timeout_ms), m;
+
+	if (n == -EINTR)
+		n = 0;
+	if (n < 0)
+		return n;
+	/* The BPF side wakes us only when a lot is waiting (see submit_bulk):
+	 * collect whatever arrived quietly since the last call. */
+	m = ring_buffer__consume(t->rb);
+	return m < 0 ? m : n + m;
+}
+
+int tracer__drain(struct tracer *t)
+{
+	return ring_buffer__consume(t->rb);
+}
+
+int tracer__read_drops(struct tracer *t, __u64 *drops)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->sched->maps.drops);
+	__u64 *vals;
+	__u32 src;
+	int cpu;
+
+	if (ncpu <= 0)
+		return ncpu < 0 ? ncpu : -EINVAL;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (src = 0; src < ISR_SRC_BPF_MAX; src++) {
+		drops[src] = 0;
+		if (bpf_map_lookup_elem(fd, &src, vals)) {
+			int e = -errno;
+
+			free(vals);
+			return e;
+		}
+		for (cpu = 0; cpu < ncpu; cpu++)
+			drops[src] += vals[cpu];
+	}
+	free(vals);
+	return 0;
+}
+
+int tracer__targets(struct tracer *t, __u32 *pids, size_t max)
+{
+	int fd = bpf_map__fd(t->sched->maps.targets);
+	__u32 key, next;
+	size_t n = 0;
+	int e;
+
+	e = bpf_map_get_next_key(fd, NULL, &next);
+	while (e == 0) {
+		if (n < max)
+			pids[n] = next;
+		n++;
+		key = next;
+		e = bpf_map_get_next_key(fd, &key, &next);
+	}
+	if (errno != ENOENT)
+		return -errno;
+	return (int)(n < max ? n : max);
+}
+
+void tracer__describe(const struct tracer *t, FILE *out)
+{
+	static const char *const sched_tps[] = { "sched_switch", "sched_wakeup", "sched_wakeup_new",
+						 "sched_process_fork", "sched_process_exec",
+						 "sched_process_exit", "task_rename" };
+	size_t i;
+
+	for (i = 0; i < sizeof(sched_tps) / sizeof(sched_tps[0]); i++)
+		fprintf(out, "  %-22s tp_btf (BTF tracepoint)\n", sched_tps[i]);
+	if (t->faults_attached) {
+		fprintf(out, "  %-22s tp_btf (fault entry: start time)\n", "page_fault_user");
+		fprintf(out, "  %-22s perf_event software, %d CPUs (minor-fault completion)\n",
+			"page-faults-min", t->nr_fault_cpus);
+		fprintf(out, "  %-22s perf_event software, %d CPUs (major-fault completion)\n",
+			"page-faults-maj", t->nr_fault_cpus);
+	}
+}
+
+void tracer__free(struct tracer *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	ring_buffer__free(t->rb);
+	bpf_link__destroy(t->fault_entry_link);
+	if (t->links) {
+		for (i = 0; i < 2 * t->nr_cpus; i++)
+			bpf_link__destroy(t->links[i]);
+		free(t->links);
+	}
+	faults_bpf__destroy(t->faults);
+	sched_bpf__destroy(t->sched);
+	free(t);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Loads the BPF programs, manages the target set and consumes the ring
+ * buffers. One tracer per recording. The promise: once tracer__attach()
+ * returns 0 every probe family it reports as attached is live; every event
+ * the kernel could not queue is counted in the drop counters.
+ */
+#ifndef INFERSCOPE_TRACER_H
+#define INFERSCOPE_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "events.h"
+
+struct tracer;
+
+/* Called for each event, in ring-buffer order; return non-zero to stop
+ * consuming (tracer__poll then returns that value). */
+typedef int (*tracer_event_fn)(void *ctx, const void *data, size_t size);
+
+struct tracer_opts {
+	size_t ringbuf_bytes;	/* bulk ring buffer; power of two, >= page size */
+	bool follow_children;	/* add processes forked by targets */
+	bool faults;		/* page-fault probes */
+	bool verbose;		/* libbpf's log on stderr */
+};
+
+/* Opens and loads the BPF objects. NULL + errno on error; err says why. */
+struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, void *ctx,
+			    char *err, size_t errlen);
+int tracer__add_target(struct tracer *t, __u32 pid);
+int tracer__remove_target(struct tracer *t, __u32 pid);
+/* Attaches every probe; 0 or -errno with err filled. */
+int tracer__attach(struct tracer *t, char *err, size_t errlen);
+/* Waits up to timeout_ms for events and consumes what is there: the number
+ * of events consumed or -errno. */
+int tracer__poll(struct tracer *t, int timeout_ms);
+/* Consumes everything queued, without waiting. */
+int tracer__drain(struct tracer *t);
+/* Sums the per-CPU drop counters into drops[0 .. ISR_SRC_BPF_MAX). */
+int tracer__read_drops(struct tracer *t, __u64 *drops);
+/* Current target pids (including followed children); count or -errno. */
+int tracer__targets(struct tracer *t, __u32 *pids, size_t max);
+/* One line per attached probe: "sched_switch  tp_btf", ... */
+void tracer__describe(const struct tracer *t, FILE *out);
+void tracer__free(struct tracer *t);
+
+#endif
