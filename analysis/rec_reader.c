@@ -27,7 +27,6 @@
 #define ISR_FILE_HEADER_MAX	4096
 
 struct reader {
-	const char *path;
 	int fd;
 	__u64 file_size;	/* from fstat; UINT64_MAX when the input is not a regular file */
 	__u64 offset;		/* file offset of the next unread byte */
@@ -152,7 +151,7 @@ static long events__check(const unsigned char *payload, size_t len, __u32 count,
 		}
 		memcpy(&h, payload + off, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8) {
-			fault__set(f, "event %zu at payload byte %zu: size %u is not a multiple of 8 of at least %zu",
+			fault__set(f, "event %zu at payload byte %zu: size %u is below %zu or not a multiple of 8",
 				   n, off, h.size, sizeof(h));
 			return -1;
 		}
@@ -807,48 +806,47 @@ static int reader__file_header(struct reader *rd, char *err, size_t errlen)
 	memset(&fh, 0, sizeof(fh));
 	n = reader__read(rd, &fh, sizeof(fh));
 	if (n < 0) {
-		snprintf(err, errlen, "%s: read failed: %s", rd->path, strerror((int)-n));
+		snprintf(err, errlen, "read failed in the file header: %s", strerror((int)-n));
 		return (int)n;
 	}
 	if (n < (ssize_t)sizeof(fh.magic)) {
-		snprintf(err, errlen, "%s: not an inferscope recording (%zd bytes, too short for a file header)",
-			 rd->path, n);
+		snprintf(err, errlen, "not an inferscope recording (%zd bytes, too short for a file header)",
+			 n);
 		return -EINVAL;
 	}
 	if (fh.magic == ISR_MAGIC_SWAPPED) {
-		snprintf(err, errlen, "%s: recorded on a machine of the other byte order (not supported)",
-			 rd->path);
+		snprintf(err, errlen, "recorded on a machine of the other byte order (not supported)");
 		return -EINVAL;
 	}
 	if (fh.magic != ISR_MAGIC) {
-		snprintf(err, errlen, "%s: not an inferscope recording (magic 0x%016llx, expected 0x%016llx)",
-			 rd->path, (__u64)fh.magic, (__u64)ISR_MAGIC);
+		snprintf(err, errlen, "not an inferscope recording (magic 0x%016llx, expected 0x%016llx)",
+			 (__u64)fh.magic, (__u64)ISR_MAGIC);
 		return -EINVAL;
 	}
 	if (n < (ssize_t)sizeof(fh)) {
-		snprintf(err, errlen, "%s: file header damaged: the file ends after %zd of its %zu bytes",
-			 rd->path, n, sizeof(fh));
+		snprintf(err, errlen, "file header damaged: the file ends after %zd of its %zu bytes",
+			 n, sizeof(fh));
 		return -EINVAL;
 	}
 	if (fh.version_major != ISR_VERSION_MAJOR) {
-		snprintf(err, errlen, "%s: record format version %u.%u; this reader reads version %u.x: analyze it with the inferscope-bpf that recorded it",
-			 rd->path, fh.version_major, fh.version_minor, ISR_VERSION_MAJOR);
+		snprintf(err, errlen, "record format version %u.%u; this reader reads version %u.x: analyze it with the inferscope-bpf that recorded it",
+			 fh.version_major, fh.version_minor, ISR_VERSION_MAJOR);
 		return -EINVAL;
 	}
 	if (fh.header_size < sizeof(fh) || fh.header_size > ISR_FILE_HEADER_MAX) {
-		snprintf(err, errlen, "%s: file header damaged: header_size %u, expected %zu to %u",
-			 rd->path, fh.header_size, sizeof(fh), ISR_FILE_HEADER_MAX);
+		snprintf(err, errlen, "file header damaged: header_size %u, expected %zu to %u",
+			 fh.header_size, sizeof(fh), ISR_FILE_HEADER_MAX);
 		return -EINVAL;
 	}
 	/* Fields a later minor version appended to the header. */
 	n = reader__read(rd, extra, fh.header_size - sizeof(fh));
 	if (n < 0) {
-		snprintf(err, errlen, "%s: read failed: %s", rd->path, strerror((int)-n));
+		snprintf(err, errlen, "read failed in the file header: %s", strerror((int)-n));
 		return (int)n;
 	}
 	if ((size_t)n < fh.header_size - sizeof(fh)) {
-		snprintf(err, errlen, "%s: file header damaged: the file ends after %llu of its %u bytes",
-			 rd->path, rd->offset, fh.header_size);
+		snprintf(err, errlen, "file header damaged: the file ends after %llu of its %u bytes",
+			 rd->offset, fh.header_size);
 		return -EINVAL;
 	}
 	rec->version_major = fh.version_major;
@@ -867,16 +865,15 @@ int recording__load(const char *path, struct recording **out, char *err, size_t 
 
 	*out = NULL;
 	memset(&rd, 0, sizeof(rd));
-	rd.path = path;
 	rd.fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (rd.fd < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open recording %s: %s", path, strerror(-ret));
+		snprintf(err, errlen, "open failed: %s", strerror(-ret));
 		return ret;
 	}
 	if (fstat(rd.fd, &st)) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot stat recording %s: %s", path, strerror(-ret));
+		snprintf(err, errlen, "fstat failed: %s", strerror(-ret));
 		close(rd.fd);
 		return ret;
 	}
@@ -886,7 +883,7 @@ int recording__load(const char *path, struct recording **out, char *err, size_t 
 	rd.dctx = ZSTD_createDCtx();
 	if (!rec || !rd.dctx) {
 		ret = -ENOMEM;
-		snprintf(err, errlen, "%s: out of memory before reading", path);
+		snprintf(err, errlen, "out of memory before reading");
 		goto cleanup;
 	}
 	ret = reader__file_header(&rd, err, errlen);
@@ -899,12 +896,12 @@ int recording__load(const char *path, struct recording **out, char *err, size_t 
 	if (!ret)
 		ret = recording__index_events(rec);
 	if (ret == -ENOMEM) {
-		snprintf(err, errlen, "%s: out of memory after %zu events (%zu bytes) at offset %llu",
-			 path, rec->event_count, rec->event_data_len, rd.offset);
+		snprintf(err, errlen, "out of memory after %zu events (%zu bytes) at offset %llu",
+			 rec->event_count, rec->event_data_len, rd.offset);
 		goto cleanup;
 	}
 	if (ret) {
-		snprintf(err, errlen, "%s: read failed at offset %llu: %s", path, rd.offset,
+		snprintf(err, errlen, "read failed at offset %llu: %s", rd.offset,
 			 strerror(-ret));
 		goto cleanup;
 	}

@@ -345,7 +345,7 @@ int rec_writer__write_props(struct rec_writer *w, __u16 chunk_kind, const struct
 
 int rec_writer__append_event(struct rec_writer *w, const void *event, size_t size)
 {
-	const struct isr_ev_hdr *hdr = event;
+	__u16 hdr_size;
 	int err;
 
 	if (w->err) {
@@ -354,7 +354,12 @@ int rec_writer__append_event(struct rec_writer *w, const void *event, size_t siz
 	}
 	if (w->finished)
 		return -EINVAL;
-	if (size < sizeof(*hdr) || size > REC_MAX_EVENT_SIZE || size % 8 || hdr->size != size)
+	if (size < sizeof(struct isr_ev_hdr) || size > REC_MAX_EVENT_SIZE || size % 8)
+		return -EINVAL;
+	/* memcpy: ring-buffer records need not be aligned for a struct access */
+	memcpy(&hdr_size, (const unsigned char *)event + offsetof(struct isr_ev_hdr, size),
+	       sizeof(hdr_size));
+	if (hdr_size != size)
 		return -EINVAL;
 
 	if (w->ev_len && w->ev_len + size > w->chunk_bytes) {

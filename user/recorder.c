@@ -17,7 +17,7 @@
 
 #define TICK_NS		1000000000ULL	/* chunk, clock pair and drops cadence */
 #define LIVENESS_NS	200000000ULL
-#define POLL_MS		100
+#define POLL_MS		50	/* drain cadence: bulk events never wake us */
 #define MAX_PENDING	256
 #define TERM_GRACE_NS	5000000000ULL
 

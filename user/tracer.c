@@ -106,7 +106,6 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 		goto fail;
 	}
 	t->sched->rodata->follow_children = opts->follow_children;
-	t->sched->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	e = sched_bpf__load(t->sched);
 	if (e) {
 		set_err(err, errlen, "cannot load the scheduler BPF programs: %s%s", strerror(-e),
@@ -126,7 +125,6 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 			set_err(err, errlen, "cannot share maps with the page-fault BPF object: %s", strerror(-e));
 			goto fail;
 		}
-		t->faults->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 		e = faults_bpf__load(t->faults);
 		if (e) {
 			set_err(err, errlen, "cannot load the page-fault BPF programs: %s%s", strerror(-e),
@@ -254,7 +252,7 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 		n = 0;
 	if (n < 0)
 		return n;
-	/* The BPF side wakes us only when a lot is waiting (see submit_bulk):
+	/* Bulk events never wake us (see submit_bulk in bpf/common.bpf.h):
 	 * collect whatever arrived quietly since the last call. */
 	m = ring_buffer__consume(t->rb);
 	return m < 0 ? m : n + m;

@@ -1051,11 +1051,11 @@ static void test_malformed_events(void **state)
 	e.hdr.type = ISR_EV_SCHED_SWITCH;
 
 	e.hdr.size = 0;
-	recording__free(load_with_bad_event(&e, 40, 2, "size 0 is not a multiple of 8"));
+	recording__free(load_with_bad_event(&e, 40, 2, "size 0 is below 24 or not a multiple of 8"));
 	e.hdr.size = 36;
-	recording__free(load_with_bad_event(&e, 40, 2, "size 36 is not a multiple of 8"));
+	recording__free(load_with_bad_event(&e, 40, 2, "size 36 is below 24 or not a multiple of 8"));
 	e.hdr.size = 16;
-	recording__free(load_with_bad_event(&e, 40, 2, "size 16 is not a multiple of 8 of at least 24"));
+	recording__free(load_with_bad_event(&e, 40, 2, "size 16 is below 24 or not a multiple of 8"));
 	e.hdr.size = 48;
 	recording__free(load_with_bad_event(&e, 40, 2, "runs past the payload end"));
 	e.hdr.size = 32;	/* a sched_switch needs 40 bytes */

@@ -334,7 +334,7 @@ static void test_markdown_truncated_and_drops(void **state)
 	assert_non_null(strstr(md, "WARNING: 1230 events were dropped"));
 	assert_non_null(strstr(md, isr_source_name(ISR_SRC_SCHED)));
 	assert_non_null(strstr(md, ": 1200 ("));
-	assert_non_null(strstr(md, "increase --ringbuf-size (current default 64 MiB) or trace fewer targets"));
+	assert_non_null(strstr(md, "increase --ringbuf-size (default 32 MiB) or trace fewer targets"));
 	assert_non_null(strstr(md, ": 30 ("));
 	assert_non_null(strstr(md, "free disk space"));
 	/* only the sources that dropped */

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Prints the generated part of docs/record-format.md: one table per on-disk
+ * struct (offsets and sizes from the compiler, not from a person) and the
+ * tables of constants. `make docs` pastes the output into the document and
+ * tests/unit/test_format_doc.c fails when the two differ.
+ *
+ * Every struct's fields must cover it exactly, without gaps or overlap: a
+ * field added to a header but not listed here stops this program with an
+ * error, so the document cannot silently miss it.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "events.h"
+#include "isr_format.h"
+
+struct field {
+	const char *name;
+	size_t offset, size;
+	const char *type;
+	const char *meaning;
+};
+
+#define FIELD(s, f, type, meaning) \
+	{ #f, offsetof(struct s, f), sizeof(((struct s *)0)->f), type, meaning }
+
+struct struct_doc {
+	const char *name;
+	size_t size;
+	const char *intro;
+	const struct field *fields;
+	size_t field_count;
+};
+
+#define STRUCT(s, intro, fields) \
+	{ #s, sizeof(struct s), intro, fields, sizeof(fields) / sizeof(fields[0]) }
+
+struct constant {
+	const char *macro;
+	unsigned long long value;
+	const char *name;	/* shown in the const_doc's name column, if it has one */
+	const char *meaning;
+};
+
+#define CONST(m, name, meaning) { #m, (unsigned long long)(m), name, meaning }
+
+struct const_doc {
+	const char *title;
+	const char *intro;
+	int hex;
+	const char *num_col;	/* heading of the number column */
+	const char *name_col;	/* heading of the name column; NULL: no such column */
+	const struct constant *items;
+	size_t count;
+};
+
+#define CONSTS(title, intro, hex, num_col, name_col, items) \
+	{ title, intro, hex, num_col, name_col, items, sizeof(items) / sizeof(items[0]) }
+
+/* ---- file structure ---------------------------------------------------------- */
+
+static const struct field file_header[] = {
+	FIELD(isr_file_header, magic, "u64", "`ISR_MAGIC`: the bytes `ISRECORD`"),
+	FIELD(isr_file_header, version_major, "u16", "`ISR_VERSION_MAJOR` of the writer"),
+	FIELD(isr_file_header, version_minor, "u16", "`ISR_VERSION_MINOR` of the writer"),
+	FIELD(isr_file_header, header_size, "u32", "bytes of file header; the first chunk starts here"),
+	FIELD(isr_file_header, created_real_ns, "u64", "CLOCK_REALTIME when the file was created"),
+	FIELD(isr_file_header, created_mono_ns, "u64", "CLOCK_MONOTONIC at the same moment"),
+};
+
+static const struct field chunk_header[] = {
+	FIELD(isr_chunk_header, magic, "u32", "`ISR_CHUNK_MAGIC`: the bytes `ICHK`"),
+	FIELD(isr_chunk_header, kind, "u16", "`ISR_CHUNK_*`"),
+	FIELD(isr_chunk_header, compression, "u16", "`ISR_COMPRESS_*` of the payload"),
+	FIELD(isr_chunk_header, stored_size, "u32", "payload bytes that follow in the file"),
+	FIELD(isr_chunk_header, raw_size, "u32", "payload bytes after decompression"),
+	FIELD(isr_chunk_header, record_count, "u32", "events, pairs, counters, properties or sections inside"),
+	FIELD(isr_chunk_header, payload_crc32, "u32", "CRC-32 of the stored payload bytes"),
+	FIELD(isr_chunk_header, header_crc32, "u32", "CRC-32 of header bytes 0-23 (the fields above)"),
+	FIELD(isr_chunk_header, pad, "u32", "zero"),
+	FIELD(isr_chunk_header, seq, "u64", "0, 1, 2, ... in file order"),
+};
+
+static const struct field prop[] = {
+	FIELD(isr_prop, key, "u32", "`ISR_PROP_*` of the chunk's kind"),
+	FIELD(isr_prop, len, "u32", "value bytes that follow, without the zero padding to a multiple of 8"),
+};
+
+static const struct field thread_info[] = {
+	FIELD(isr_thread_info, tid, "u32", "thread id"),
+	FIELD(isr_thread_info, pad, "u32", "zero"),
+	FIELD(isr_thread_info, comm, "char[16]", "thread name, NUL-terminated"),
+};
+
+static const struct field clock_pair[] = {
+	FIELD(isr_clock_pair, mono_ns, "u64", "CLOCK_MONOTONIC, midpoint of the readings before and after"),
+	FIELD(isr_clock_pair, other_ns, "u64", "the other clock at that moment"),
+	FIELD(isr_clock_pair, uncertainty_ns, "u32", "half the window between the two monotonic readings"),
+	FIELD(isr_clock_pair, clock, "u32", "`ISR_CLOCK_*`: which clock other_ns is"),
+};
+
+static const struct field drop_count[] = {
+	FIELD(isr_drop_count, source, "u32", "`ISR_SRC_*`"),
+	FIELD(isr_drop_count, pad, "u32", "zero"),
+	FIELD(isr_drop_count, count, "u64", "events lost from this source since recording began"),
+};
+
+static const struct field end[] = {
+	FIELD(isr_end, end_mono_ns, "u64", "CLOCK_MONOTONIC when recording stopped"),
+	FIELD(isr_end, event_count, "u64", "events in all EVENTS chunks of the file"),
+	FIELD(isr_end, stop_reason, "u32", "`ISR_STOP_*`"),
+	FIELD(isr_end, section_count, "u32", "struct isr_section entries that follow"),
+};
+
+static const struct field section[] = {
+	FIELD(isr_section, offset, "u64", "file offset of the chunk header"),
+	FIELD(isr_section, kind, "u32", "`ISR_CHUNK_*` of that chunk"),
+	FIELD(isr_section, record_count, "u32", "its record_count"),
+};
+
+static const struct field trailer[] = {
+	FIELD(isr_trailer, end_offset, "u64", "file offset of the END chunk header"),
+	FIELD(isr_trailer, magic, "u64", "`ISR_TRAILER_MAGIC`: the bytes `ISISREND`"),
+};
+
+/* ---- events ------------------------------------------------------------------ */
+
+static const struct field ev_hdr[] = {
+	FIELD(isr_ev_hdr, type, "u16", "`ISR_EV_*`"),
+	FIELD(isr_ev_hdr, size, "u16", "whole record in bytes, a multiple of 8, at least 24"),
+	FIELD(isr_ev_hdr, cpu, "u32", "CPU the event was observed on"),
+	FIELD(isr_ev_hdr, ts_ns, "u64", "CLOCK_MONOTONIC"),
+	FIELD(isr_ev_hdr, pid, "u32", "process (tgid) the event is about"),
+	FIELD(isr_ev_hdr, tid, "u32", "thread the event is about"),
+};
+
+#define HDR(s) FIELD(s, hdr, "struct isr_ev_hdr", "common header")
+
+static const struct field ev_switch[] = {
+	HDR(isr_ev_sched_switch),
+	FIELD(isr_ev_sched_switch, next_pid, "u32", "process switched in"),
+	FIELD(isr_ev_sched_switch, next_tid, "u32", "thread switched in"),
+	FIELD(isr_ev_sched_switch, prev_state, "u32", "kernel task state of prev (0x1 interruptible, 0x2 uninterruptible, ...)"),
+	FIELD(isr_ev_sched_switch, flags, "u32", "`ISR_SWITCH_*`"),
+};
+
+static const struct field ev_wakeup[] = {
+	HDR(isr_ev_sched_wakeup),
+	FIELD(isr_ev_sched_wakeup, waker_pid, "u32", "process that woke the task"),
+	FIELD(isr_ev_sched_wakeup, waker_tid, "u32", "thread that woke the task"),
+	FIELD(isr_ev_sched_wakeup, target_cpu, "u32", "CPU the woken task was queued on"),
+	FIELD(isr_ev_sched_wakeup, pad, "u32", "zero"),
+};
+
+static const struct field ev_fork[] = {
+	HDR(isr_ev_proc_fork),
+	FIELD(isr_ev_proc_fork, child_pid, "u32", "process of the child"),
+	FIELD(isr_ev_proc_fork, child_tid, "u32", "thread id of the child"),
+	FIELD(isr_ev_proc_fork, flags, "u32", "`ISR_FORK_*`"),
+	FIELD(isr_ev_proc_fork, pad, "u32", "zero"),
+	FIELD(isr_ev_proc_fork, child_comm, "char[16]", "child's name, NUL-terminated"),
+};
+
+static const struct field ev_exec[] = {
+	HDR(isr_ev_proc_exec),
+	FIELD(isr_ev_proc_exec, old_tid, "u32", "thread that called exec"),
+	FIELD(isr_ev_proc_exec, pad, "u32", "zero"),
+	FIELD(isr_ev_proc_exec, comm, "char[16]", "name after exec, NUL-terminated"),
+	FIELD(isr_ev_proc_exec, filename, "char[128]", "path passed to exec, truncated, NUL-terminated"),
+};
+
+static const struct field ev_exit[] = {
+	HDR(isr_ev_proc_exit),
+	FIELD(isr_ev_proc_exit, exit_code, "u32", "kernel exit_code: status << 8 \\| signal"),
+	FIELD(isr_ev_proc_exit, flags, "u32", "`ISR_EXIT_*`"),
+	FIELD(isr_ev_proc_exit, comm, "char[16]", "name of the exiting thread, NUL-terminated"),
+};
+
+static const struct field ev_rename[] = {
+	HDR(isr_ev_task_rename),
+	FIELD(isr_ev_task_rename, comm, "char[16]", "new name, NUL-terminated"),
+};
+
+static const struct field ev_fault[] = {
+	HDR(isr_ev_page_fault),
+	FIELD(isr_ev_page_fault, address, "u64", "faulting data address"),
+	FIELD(isr_ev_page_fault, ip, "u64", "user instruction pointer at the fault"),
+	FIELD(isr_ev_page_fault, duration_ns, "u64", "fault entry to completion, including retries; valid with `ISR_FAULT_HAS_START`"),
+	FIELD(isr_ev_page_fault, flags, "u32", "`ISR_FAULT_*`"),
+	FIELD(isr_ev_page_fault, pad, "u32", "zero"),
+};
+
+static const struct struct_doc file_structs[] = {
+	STRUCT(isr_file_header, "At offset 0 of every recording.", file_header),
+	STRUCT(isr_chunk_header, "Starts every chunk; the stored payload follows it.", chunk_header),
+	STRUCT(isr_prop, "One property of a HOST or PROCESS chunk; len value bytes and zero padding to a multiple of 8 follow it.", prop),
+	STRUCT(isr_thread_info, "One element of the PROCESS property `ISR_PROP_PROC_THREADS`.", thread_info),
+	STRUCT(isr_clock_pair, "One element of a CLOCK chunk.", clock_pair),
+	STRUCT(isr_drop_count, "One element of a DROPS chunk.", drop_count),
+	STRUCT(isr_end, "Start of the END chunk's payload; section_count struct isr_section follow it.", end),
+	STRUCT(isr_section, "One entry of the END chunk's section table: every chunk before END, in file order.", section),
+	STRUCT(isr_trailer, "The last 16 bytes of a complete file, right after the END chunk.", trailer),
+};
+
+static const struct struct_doc event_structs[] = {
+	STRUCT(isr_ev_hdr, "Starts every event.", ev_hdr),
+	STRUCT(isr_ev_sched_switch, "`ISR_EV_SCHED_SWITCH`: a context switch where prev or next belongs to a target. hdr.pid/tid: prev.", ev_switch),
+	STRUCT(isr_ev_sched_wakeup, "`ISR_EV_SCHED_WAKEUP`, `ISR_EV_SCHED_WAKEUP_NEW`: a target thread made runnable (for the first time). hdr.pid/tid: the woken task.", ev_wakeup),
+	STRUCT(isr_ev_proc_fork, "`ISR_EV_PROC_FORK`: a new process or thread. hdr.pid/tid: the parent thread.", ev_fork),
+	STRUCT(isr_ev_proc_exec, "`ISR_EV_PROC_EXEC`: a new program image. hdr.pid/tid: the task after exec (the thread-group leader).", ev_exec),
+	STRUCT(isr_ev_proc_exit, "`ISR_EV_PROC_EXIT`: a thread exits. hdr.pid/tid: the exiting thread.", ev_exit),
+	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
+	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
+};
+
+/* ---- constants ---------------------------------------------------------------- */
+
+static const struct constant magics[] = {
+	CONST(ISR_MAGIC, NULL, "file header magic: `ISRECORD` read as a little-endian u64"),
+	CONST(ISR_MAGIC_SWAPPED, NULL, "what a little-endian reader sees in a file written on a big-endian machine"),
+	CONST(ISR_CHUNK_MAGIC, NULL, "chunk header magic: `ICHK`"),
+	CONST(ISR_TRAILER_MAGIC, NULL, "trailer magic: `ISISREND`"),
+};
+
+static const struct constant versions[] = {
+	CONST(ISR_VERSION_MAJOR, NULL, "readers refuse other major versions"),
+	CONST(ISR_VERSION_MINOR, NULL, "readers accept any minor version"),
+	CONST(ISR_CHUNK_MAX_PAYLOAD, NULL, "largest stored or raw chunk payload a reader accepts (64 MiB)"),
+};
+
+static const struct constant chunk_kinds[] = {
+	CONST(ISR_CHUNK_HOST, "HOST", "property list: `ISR_PROP_HOST_*`"),
+	CONST(ISR_CHUNK_PROCESS, "PROCESS", "property list: `ISR_PROP_PROC_*` of one target process"),
+	CONST(ISR_CHUNK_CLOCK, "CLOCK", "array of struct isr_clock_pair"),
+	CONST(ISR_CHUNK_EVENTS, "EVENTS", "concatenated events"),
+	CONST(ISR_CHUNK_DROPS, "DROPS", "array of struct isr_drop_count, cumulative"),
+	CONST(ISR_CHUNK_END, "END", "struct isr_end and the section table"),
+};
+
+static const struct constant compressions[] = {
+	CONST(ISR_COMPRESS_NONE, NULL, "payload stored as is: stored_size = raw_size"),
+	CONST(ISR_COMPRESS_ZSTD, NULL, "payload is one or more zstd frames that decompress to raw_size bytes"),
+};
+
+static const struct constant host_props[] = {
+	CONST(ISR_PROP_HOST_NAME, "string", "host name"),
+	CONST(ISR_PROP_HOST_KERNEL, "string", "kernel release (uname -r)"),
+	CONST(ISR_PROP_HOST_KERNEL_VERSION, "string", "kernel version (uname -v)"),
+	CONST(ISR_PROP_HOST_MACHINE, "string", "architecture (uname -m)"),
+	CONST(ISR_PROP_HOST_BOOT_ID, "string", "/proc/sys/kernel/random/boot_id"),
+	CONST(ISR_PROP_HOST_NCPUS, "u32", "CPUs"),
+	CONST(ISR_PROP_HOST_TOOL_VERSION, "string", "inferscope-bpf version that recorded"),
+	CONST(ISR_PROP_HOST_COMMAND, "strings", "the recorder's argv, NUL-separated"),
+	CONST(ISR_PROP_HOST_START_MONO_NS, "u64", "CLOCK_MONOTONIC when recording started"),
+	CONST(ISR_PROP_HOST_DURATION_LIMIT_NS, "u64", "the -d limit; 0 = until the targets exit or Ctrl-C"),
+};
+
+static const struct constant proc_props[] = {
+	CONST(ISR_PROP_PROC_PID, "u32", "process id (required)"),
+	CONST(ISR_PROP_PROC_PPID, "u32", "parent process id"),
+	CONST(ISR_PROP_PROC_COMM, "string", "process name"),
+	CONST(ISR_PROP_PROC_CMDLINE, "strings", "argv, NUL-separated"),
+	CONST(ISR_PROP_PROC_EXE, "string", "readlink of /proc/PID/exe"),
+	CONST(ISR_PROP_PROC_MAPS, "string", "text of /proc/PID/maps"),
+	CONST(ISR_PROP_PROC_THREADS, "struct isr_thread_info[]", "the threads when the snapshot was taken"),
+	CONST(ISR_PROP_PROC_SEEN_MONO_NS, "u64", "CLOCK_MONOTONIC when the snapshot was taken"),
+	CONST(ISR_PROP_PROC_ORIGIN, "u32", "`ISR_ORIGIN_*`: how the process became a target"),
+};
+
+static const struct constant origins[] = {
+	CONST(ISR_ORIGIN_ATTACHED, NULL, "named with -p"),
+	CONST(ISR_ORIGIN_LAUNCHED, NULL, "started by the recorder (-- CMD)"),
+	CONST(ISR_ORIGIN_CHILD, NULL, "forked by a target after recording began"),
+	CONST(ISR_ORIGIN_EXEC, NULL, "a target that called exec (new image)"),
+};
+
+static const struct constant clocks[] = {
+	CONST(ISR_CLOCK_REALTIME, NULL, "other_ns is CLOCK_REALTIME"),
+};
+
+static const struct constant event_types[] = {
+	CONST(ISR_EV_SCHED_SWITCH, "sched_switch", "struct isr_ev_sched_switch"),
+	CONST(ISR_EV_SCHED_WAKEUP, "sched_wakeup", "struct isr_ev_sched_wakeup"),
+	CONST(ISR_EV_SCHED_WAKEUP_NEW, "sched_wakeup_new", "struct isr_ev_sched_wakeup"),
+	CONST(ISR_EV_PROC_FORK, "sched_process_fork", "struct isr_ev_proc_fork"),
+	CONST(ISR_EV_PROC_EXEC, "sched_process_exec", "struct isr_ev_proc_exec"),
+	CONST(ISR_EV_PROC_EXIT, "sched_process_exit", "struct isr_ev_proc_exit"),
+	CONST(ISR_EV_TASK_RENAME, "task_rename", "struct isr_ev_task_rename"),
+	CONST(ISR_EV_PAGE_FAULT, "page_fault_user", "struct isr_ev_page_fault"),
+};
+
+static const struct constant event_flags[] = {
+	CONST(ISR_SWITCH_PREEMPT, NULL, "sched_switch: involuntary, the kernel preempted prev"),
+	CONST(ISR_SWITCH_RUNNABLE, NULL, "sched_switch: prev stays runnable (preempted or yielded)"),
+	CONST(ISR_FORK_THREAD, NULL, "fork: the child is a new thread of the parent's process"),
+	CONST(ISR_FORK_FOLLOWED, NULL, "fork: the child process was added to the targets"),
+	CONST(ISR_EXIT_GROUP_DEAD, NULL, "exit: last thread of the process"),
+	CONST(ISR_FAULT_MAJOR, NULL, "page fault: needed I/O (the kernel's major-fault accounting)"),
+	CONST(ISR_FAULT_HAS_START, NULL, "page fault: entry was seen, duration_ns is valid"),
+	CONST(ISR_FAULT_WRITE, NULL, "page fault: write access"),
+	CONST(ISR_FAULT_INSTR, NULL, "page fault: instruction fetch"),
+};
+
+static const struct constant sources[] = {
+	CONST(ISR_SRC_SCHED, "sched", "sched_switch / sched_wakeup ring-buffer reservations"),
+	CONST(ISR_SRC_FAULTS, "faults", "page-fault ring-buffer reservations"),
+	CONST(ISR_SRC_PROC, "proc", "fork/exec/exit/rename on the critical ring buffer"),
+	CONST(ISR_SRC_FAULT_START, "fault_start", "fault entries with no room left to remember their start"),
+	CONST(ISR_SRC_TARGETS, "targets", "children that could not be added to the targets map"),
+	CONST(ISR_SRC_WRITER, "writer", "events the recorder could not write (disk full, I/O error)"),
+};
+
+static const struct constant stop_reasons[] = {
+	CONST(ISR_STOP_DURATION, "duration", "the -d duration elapsed"),
+	CONST(ISR_STOP_SIGNAL, "signal", "SIGINT or SIGTERM"),
+	CONST(ISR_STOP_TARGETS_EXITED, "targets_exited", "every target exited"),
+	CONST(ISR_STOP_WRITE_ERROR, "write_error", "the disk filled up or failed"),
+};
+
+static const struct const_doc const_tables[] = {
+	CONSTS("Magic numbers", NULL, 1, "value", NULL, magics),
+	CONSTS("Version and limits", NULL, 0, "value", NULL, versions),
+	CONSTS("Chunk kinds (`isr_chunk_header.kind`)", NULL, 0, "kind", "name", chunk_kinds),
+	CONSTS("Compression (`isr_chunk_header.compression`)", NULL, 0, "value", NULL, compressions),
+	CONSTS("HOST properties (`isr_prop.key` in a HOST chunk)", NULL, 0, "key", "value type", host_props),
+	CONSTS("PROCESS properties (`isr_prop.key` in a PROCESS chunk)", NULL, 0, "key", "value type", proc_props),
+	CONSTS("Process origins (`ISR_PROP_PROC_ORIGIN`)", NULL, 0, "value", NULL, origins),
+	CONSTS("Clocks (`isr_clock_pair.clock`)", NULL, 0, "value", NULL, clocks),
+	CONSTS("Event types (`isr_ev_hdr.type`)", "Name: what readers display.", 0, "type", "name", event_types),
+	CONSTS("Event flags", NULL, 1, "bit", NULL, event_flags),
+	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
+	CONSTS("Stop reasons (`isr_end.stop_reason`)", "Name: what readers display.", 0, "reason", "name", stop_reasons),
+};
+
+static int struct__print(const struct struct_doc *s)
+{
+	size_t i, next = 0;
+
+	printf("#### struct %s (%zu bytes)\n\n%s\n\n", s->name, s->size, s->intro);
+	printf("| field | offset | size | type | meaning |\n");
+	printf("| --- | ---: | ---: | --- | --- |\n");
+	for (i = 0; i < s->field_count; i++) {
+		const struct field *f = &s->fields[i];
+
+		if (f->offset != next) {
+			fprintf(stderr, "format_tables: struct %s: field %s at offset %zu, expected %zu: "
+				"a field is missing from tests/unit/format_tables.c\n",
+				s->name, f->name, f->offset, next);
+			return -1;
+		}
+		printf("| `%s` | %zu | %zu | %s | %s |\n", f->name, f->offset, f->size, f->type, f->meaning);
+		next = f->offset + f->size;
+	}
+	if (next != s->size) {
+		fprintf(stderr, "format_tables: struct %s: fields end at %zu, the struct at %zu: "
+			"a field is missing from tests/unit/format_tables.c\n", s->name, next, s->size);
+		return -1;
+	}
+	printf("\n");
+	return 0;
+}
+
+static void consts__print(const struct const_doc *t)
+{
+	size_t i;
+
+	printf("#### %s\n\n", t->title);
+	if (t->intro)
+		printf("%s\n\n", t->intro);
+	if (t->name_col)
+		printf("| %s | macro | %s | meaning |\n| ---: | --- | --- | --- |\n", t->num_col, t->name_col);
+	else
+		printf("| %s | macro | meaning |\n| ---: | --- | --- |\n", t->num_col);
+	for (i = 0; i < t->count; i++) {
+		const struct constant *c = &t->items[i];
+
+		if (t->hex)
+			printf("| 0x%llx | `%s` |", c->value, c->macro);
+		else
+			printf("| %llu | `%s` |", c->value, c->macro);
+		if (t->name_col)
+			printf(" %s |", c->name);
+		printf(" %s |\n", c->meaning);
+	}
+	printf("\n");
+}
+
+int main(void)
+{
+	size_t i;
+
+	printf("<!-- Generated by tests/unit/format_tables.c from bpf/events.h and analysis/isr_format.h;"
+	       " edit those and run `make docs`. -->\n\n");
+	printf("### File structures\n\n");
+	for (i = 0; i < sizeof(file_structs) / sizeof(file_structs[0]); i++)
+		if (struct__print(&file_structs[i]))
+			return 1;
+	printf("### Events\n\n");
+	for (i = 0; i < sizeof(event_structs) / sizeof(event_structs[0]); i++)
+		if (struct__print(&event_structs[i]))
+			return 1;
+	printf("### Constants\n\n");
+	for (i = 0; i < sizeof(const_tables) / sizeof(const_tables[0]); i++)
+		consts__print(&const_tables[i]);
+	if (fflush(stdout) || ferror(stdout)) {
+		perror("format_tables: writing the tables");
+		return 1;
+	}
+	return 0;
+}
