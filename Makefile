@@ -31,8 +31,8 @@ ALL_CFLAGS := $(CSTD) $(WARN) $(CFLAGS) $(INCLUDES) -DISR_VERSION='"$(VERSION)"'
 SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # The release binary carries everything it needs: the GPU hosts have no libbpf.
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson
-DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty
+DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -52,6 +52,9 @@ INTEG_SRCS := $(wildcard tests/integration/test_*.c)
 INTEG_BINS := $(patsubst tests/integration/%.c,$(ASAN_OUT)/tests/integration/%,$(INTEG_SRCS))
 INTEG_HELPERS := $(filter-out $(INTEG_SRCS),$(wildcard tests/integration/*.c))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+CUDA_INC   ?= /usr/local/cuda/include
+STANDIN_DIR := $(OUT)/tests/standin
+STANDIN_LIB := $(STANDIN_DIR)/libcuda.so.1
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/tests/workloads/%,$(WORKLOAD_SRCS))
 EXAMPLES   := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
 FORMAT_TABLES := $(OUT)/tests/format_tables
@@ -66,7 +69,7 @@ deps:
 	$(Q)sh scripts/deps.sh
 
 # --- BPF: .bpf.c -> .bpf.o -> .skel.h ---------------------------------------
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/events.h $(wildcard bpf/*.bpf.h) vmlinux/$(ARCH)/vmlinux.h | $(OUT)/bpf
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -101,22 +104,56 @@ $(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HEADERS)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) $< $(ASAN_LIB_OBJS) $(DYN_LIBS) -lcmocka -o $@
 
-$(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(wildcard tests/integration/*.h) $(HEADERS)
+$(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(wildcard tests/integration/*.h) $(ASAN_LIB_OBJS) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) -Itests/integration $< $(INTEG_HELPERS) -ljansson -lcmocka -o $@
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) -Itests/integration -Itests/standin $< $(INTEG_HELPERS) \
+		$(ASAN_LIB_OBJS) $(DYN_LIBS) -lcmocka -o $@
 
 $(OUT)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g $< -pthread -o $@
 
+# The stand-in libcuda.so.1 (tests/standin/): clang, with shrink-wrapping
+# off, so that each translation unit's entry points begin as planned: push
+# %rbp (like libcuda 580), endbr64 + push, or neither.
+STANDIN_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -I$(CUDA_INC) -Ibpf -Itests/standin
+STANDIN_FP     := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -mllvm -enable-shrink-wrap=false
+STANDIN_HDRS   := tests/standin/standin.h tests/standin/cuda_plan.h bpf/cuda_funcs.h
+
+$(STANDIN_DIR)/push.o: tests/standin/libcuda_push.c $(STANDIN_HDRS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CLANG) $(STANDIN_CFLAGS) $(STANDIN_FP) -fcf-protection=none -c $< -o $@
+
+$(STANDIN_DIR)/endbr.o: tests/standin/libcuda_endbr.c $(STANDIN_HDRS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CLANG) $(STANDIN_CFLAGS) $(STANDIN_FP) -fcf-protection=branch -c $< -o $@
+
+$(STANDIN_DIR)/stepped.o: tests/standin/libcuda_stepped.c $(STANDIN_HDRS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CLANG) $(STANDIN_CFLAGS) -fomit-frame-pointer -fcf-protection=none -c $< -o $@
+
+$(STANDIN_LIB): $(STANDIN_DIR)/push.o $(STANDIN_DIR)/endbr.o $(STANDIN_DIR)/stepped.o
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,defs $^ -o $@
+
+# Linked against the stand-in, found through RUNPATH $ORIGIN/../standin.
+$(OUT)/tests/workloads/cuda_calls: tests/workloads/cuda_calls.c $(STANDIN_LIB) $(STANDIN_HDRS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(STANDIN_CFLAGS) $< -L$(STANDIN_DIR) -l:libcuda.so.1 -Wl,--enable-new-dtags \
+		-Wl,-rpath,'$$ORIGIN/../standin' -pthread -o $@
+
 $(OUT)/examples/%: examples/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g $< -pthread -o $@
 
-$(FORMAT_TABLES): tests/unit/format_tables.c bpf/events.h analysis/isr_format.h
+$(FORMAT_TABLES): tests/unit/format_tables.c bpf/events.h bpf/cuda_funcs.h analysis/isr_format.h
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(INCLUDES) $< -o $@

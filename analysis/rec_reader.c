@@ -127,6 +127,8 @@ static size_t event__min_size(__u16 type)
 	case ISR_EV_PROC_EXIT:		return sizeof(struct isr_ev_proc_exit);
 	case ISR_EV_TASK_RENAME:	return sizeof(struct isr_ev_task_rename);
 	case ISR_EV_PAGE_FAULT:		return sizeof(struct isr_ev_page_fault);
+	case ISR_EV_CUDA_CALL:		return sizeof(struct isr_ev_cuda_call);
+	case ISR_EV_CUDA_NAME:		return sizeof(struct isr_ev_cuda_name);
 	default:			return sizeof(struct isr_ev_hdr);
 	}
 }
@@ -1013,6 +1015,8 @@ const char *isr_event_name(__u16 type)
 	case ISR_EV_PROC_EXIT:		return "sched_process_exit";
 	case ISR_EV_TASK_RENAME:	return "task_rename";
 	case ISR_EV_PAGE_FAULT:		return "page_fault_user";
+	case ISR_EV_CUDA_CALL:		return "cuda_call";
+	case ISR_EV_CUDA_NAME:		return "cuda_name";
 	default:			return NULL;
 	}
 }
@@ -1025,6 +1029,8 @@ const char *isr_source_name(__u32 src)
 	case ISR_SRC_PROC:		return "proc";
 	case ISR_SRC_FAULT_START:	return "fault_start";
 	case ISR_SRC_TARGETS:		return "targets";
+	case ISR_SRC_CUDA:		return "cuda";
+	case ISR_SRC_CUDA_INFLIGHT:	return "cuda_inflight";
 	case ISR_SRC_WRITER:		return "writer";
 	default:			return NULL;
 	}
@@ -1039,4 +1045,13 @@ const char *isr_stop_reason_name(__u32 reason)
 	case ISR_STOP_WRITE_ERROR:	return "write_error";
 	default:			return NULL;
 	}
+}
+
+#define CUDA_FN_ROW(id, sym, fam, aux, flags) [id] = { #sym, fam, aux, flags },
+static const struct isr_cuda_fn cuda_fns[ISR_CUDA_FN_MAX] = { ISR_CUDA_FUNCS(CUDA_FN_ROW) };
+#undef CUDA_FN_ROW
+
+const struct isr_cuda_fn *isr_cuda_fn(__u16 func)
+{
+	return func < ISR_CUDA_FN_MAX && cuda_fns[func].symbol ? &cuda_fns[func] : NULL;
 }

@@ -18,6 +18,9 @@
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
 #define TOP_OBSERVATIONS 5
+#define TOP_KERNELS_JSON 50
+#define TOP_CUDA_ROWS 10
+#define MIB (1024.0 * 1024.0)
 
 static double ns_to_s(__u64 ns)
 {
@@ -224,6 +227,12 @@ nomem:
 	return NULL;
 }
 
+/* CUDA events are counted by function, under the function's name. */
+static bool counted_by_function(__u16 type)
+{
+	return type == ISR_EV_CUDA_CALL || type == ISR_EV_CUDA_NAME;
+}
+
 static json_t *json_event_counts(const struct summary *s)
 {
 	json_t *o = json_object();
@@ -234,7 +243,7 @@ static json_t *json_event_counts(const struct summary *s)
 		const char *name = isr_event_name(t);
 		char fallback[32];
 
-		if (!s->event_counts[t])
+		if (!s->event_counts[t] || counted_by_function(t))
 			continue;
 		if (!name) {
 			snprintf(fallback, sizeof(fallback), "type_%u", t);
@@ -242,21 +251,31 @@ static json_t *json_event_counts(const struct summary *s)
 		}
 		SET(o, name, json_u64(s->event_counts[t]));
 	}
+	for (size_t i = 0; i < s->cuda_fn_count; i++) {
+		const struct cuda_fn_summary *f = &s->cuda_fns[i];
+
+		if (f->calls + f->names)
+			SET(o, f->name, json_u64(f->calls + f->names));
+	}
 	return o;
 nomem:
 	json_decref(o);
 	return NULL;
 }
 
-static json_t *json_processes(const struct recording *r)
+static json_t *json_processes(const struct recording *r, const struct summary *s)
 {
-	json_t *a = json_array(), *p;
+	static const struct process_summary no_cuda;
+	json_t *a = json_array(), *p, *failed;
 
 	if (!a)
 		return NULL;
 	for (size_t i = 0; i < r->process_count; i++) {
 		const struct rec_process *rp = &r->processes[i];
+		const struct process_summary *ps = summary__process(s, rp->pid);
 
+		if (!ps)
+			ps = &no_cuda;
 		p = json_object();
 		APPEND(a, p);
 		SET(p, "pid", json_integer(rp->pid));
@@ -265,6 +284,16 @@ static json_t *json_processes(const struct recording *r)
 		SET(p, "cmdline", json_text(rp->cmdline, SIZE_MAX));
 		SET(p, "exe", json_text(rp->exe, SIZE_MAX));
 		SET(p, "origin", json_string(origin_name(rp->origin)));
+		SET(p, "device_memory_peak_bytes", json_u64(ps->device_peak_bytes));
+		SET(p, "device_memory_live_bytes", json_u64(ps->device_live_bytes));
+		SET(p, "pinned_host_peak_bytes", json_u64(ps->pinned_host_peak_bytes));
+		SET(p, "pinned_host_live_bytes", json_u64(ps->pinned_host_live_bytes));
+		SET(p, "unknown_frees", json_u64(ps->unknown_frees));
+		failed = json_object();
+		SET(p, "cuda_failed_calls", failed);
+		for (size_t j = 0; j < ps->failed_count; j++)
+			SET(failed, summary__cuda_fn_name(s, ps->failed[j].func),
+			    json_u64(ps->failed[j].count));
 	}
 	return a;
 nomem:
@@ -301,10 +330,61 @@ static json_t *json_threads(const struct summary *s)
 		SET(o, "major_fault_s", json_real(ns_to_s(t->major_fault_ns)));
 		SET(o, "created", json_boolean(t->created));
 		SET(o, "exited", json_boolean(t->exited));
+		SET(o, "cuda_sync_s", json_real(ns_to_s(t->cuda_sync_ns)));
+		SET(o, "cuda_calls", json_u64(t->cuda_calls));
+		SET(o, "launches", json_u64(t->cuda_launches));
 	}
 	return a;
 nomem:
 	json_decref(a);
+	return NULL;
+}
+
+/* "0x7f3a2c001230": handles are 64-bit and JSON readers lose precision on
+ * integers above 2^53. */
+static json_t *json_handle(__u64 handle)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, (uint64_t)handle);
+	return json_string(buf);
+}
+
+static json_t *json_cuda(const struct summary *s)
+{
+	json_t *cuda = json_object(), *calls, *kernels, *o;
+
+	if (!cuda)
+		return NULL;
+	calls = json_object();
+	SET(cuda, "calls", calls);
+	for (size_t i = 0; i < s->cuda_fn_count; i++) {
+		const struct cuda_fn_summary *f = &s->cuda_fns[i];
+
+		if (!f->calls)
+			continue;
+		o = json_object();
+		SET(calls, f->name, o);
+		SET(o, "count", json_u64(f->calls));
+		SET(o, "failed", json_u64(f->failed));
+		SET(o, "total_s", f->returned ? json_real(ns_to_s(f->total_ns)) : json_null());
+		SET(o, "max_s", f->returned ? json_real(ns_to_s(f->max_ns)) : json_null());
+	}
+	kernels = json_array();
+	SET(cuda, "kernels", kernels);
+	for (size_t i = 0; i < s->kernel_count && i < TOP_KERNELS_JSON; i++) {
+		const struct kernel_summary *k = &s->kernels[i];
+
+		o = json_object();
+		APPEND(kernels, o);
+		SET(o, "pid", json_integer(k->pid));
+		SET(o, "handle", json_handle(k->handle));
+		SET(o, "name", json_text(k->name, SIZE_MAX));
+		SET(o, "launches", json_u64(k->launches));
+	}
+	return cuda;
+nomem:
+	json_decref(cuda);
 	return NULL;
 }
 
@@ -318,8 +398,9 @@ int report__write_json(FILE *f, const struct recording *r, const struct summary 
 	SET(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
 	SET(root, "recording", json_recording(r, s));
 	SET(root, "event_counts", json_event_counts(s));
-	SET(root, "processes", json_processes(r));
+	SET(root, "processes", json_processes(r, s));
 	SET(root, "threads", json_threads(s));
+	SET(root, "cuda", json_cuda(s));
 	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) || fputc('\n', f) == EOF ||
 	    fflush(f) == EOF || ferror(f))
 		err = -EIO;
@@ -435,6 +516,10 @@ static const char *const drop_advice[ISR_SRC_MAX] = {
 				"fault times are too low",
 	[ISR_SRC_TARGETS] = "child processes that could not be traced: more than "
 			    "4096 target processes",
+	[ISR_SRC_CUDA] = "CUDA call events lost, call counts, launches, sync times and memory are "
+			 "incomplete: increase --ringbuf-size (default 32 MiB)",
+	[ISR_SRC_CUDA_INFLIGHT] = "CUDA calls whose entry could not be kept until their return (too "
+				  "many calls in flight at once): their duration and status are unknown",
 	[ISR_SRC_WRITER] = "events the recorder could not write to the file: free disk space",
 };
 
@@ -508,11 +593,19 @@ static void md__event_counts(struct md *m, const struct summary *s)
 	for (__u16 t = 1; t < ISR_EV_TYPE_MAX; t++) {
 		const char *name = isr_event_name(t);
 
-		if (!s->event_counts[t])
+		if (!s->event_counts[t] || counted_by_function(t))
 			continue;
 		known += s->event_counts[t];
 		md__printf(m, "| %s | %" PRIu64 " |\n", name ? name : "unknown",
 			   (uint64_t)s->event_counts[t]);
+	}
+	for (size_t i = 0; i < s->cuda_fn_count; i++) {
+		const struct cuda_fn_summary *f = &s->cuda_fns[i];
+
+		if (!(f->calls + f->names))
+			continue;
+		known += f->calls + f->names;
+		md__printf(m, "| %s | %" PRIu64 " |\n", f->name, (uint64_t)(f->calls + f->names));
 	}
 	if (s->event_total > known)
 		md__printf(m, "| types unknown to this version | %" PRIu64 " |\n",
@@ -578,9 +671,284 @@ static size_t select_threads(const struct thread_summary **order, size_t n,
 	return k;
 }
 
+static bool has_cuda(const struct summary *s)
+{
+	return s->event_counts[ISR_EV_CUDA_CALL] || s->event_counts[ISR_EV_CUDA_NAME];
+}
+
+static const char *recorded_comm(const struct recording *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->process_count; i++)
+		if (r->processes[i].pid == pid && r->processes[i].comm)
+			return r->processes[i].comm;
+	return "?";
+}
+
+static __u64 process_failed(const struct process_summary *p)
+{
+	__u64 n = 0;
+
+	for (size_t i = 0; i < p->failed_count; i++)
+		n += p->failed[i].count;
+	return n;
+}
+
+static void md__cuda_memory(struct md *m, const struct recording *r, const struct summary *s)
+{
+	__u64 unknown = 0;
+
+	md__printf(m, "### Memory by process\n\nLive: still allocated at the end of the recording "
+		      "(nothing once the process has exited). Peak: the most allocated at any time "
+		      "during the recording.\n\n");
+	md__printf(m, "| pid | comm | device live MiB | device peak MiB | pinned host live MiB "
+		      "| pinned host peak MiB | failed calls |\n|---:|---|---:|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < s->process_count; i++) {
+		const struct process_summary *p = &s->processes[i];
+
+		md__printf(m, "| %u | ", p->pid);
+		md__text(m, recorded_comm(r, p->pid), SIZE_MAX);
+		md__printf(m, " | %.1f | %.1f | %.1f | %.1f | %" PRIu64 " |\n",
+			   (double)p->device_live_bytes / MIB, (double)p->device_peak_bytes / MIB,
+			   (double)p->pinned_host_live_bytes / MIB, (double)p->pinned_host_peak_bytes / MIB,
+			   (uint64_t)process_failed(p));
+		unknown += p->unknown_frees;
+	}
+	md__printf(m, "\n");
+	if (unknown)
+		md__printf(m, "%" PRIu64 " free%s of memory allocated before the recording began "
+			      "could not be sized; live and peak count only memory allocated while "
+			      "recording.\n\n", (uint64_t)unknown, unknown == 1 ? "" : "s");
+}
+
+static int fn_by_calls_desc(const void *a, const void *b)
+{
+	const struct cuda_fn_summary *x = *(const struct cuda_fn_summary *const *)a;
+	const struct cuda_fn_summary *y = *(const struct cuda_fn_summary *const *)b;
+
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+static int fn_by_time_desc(const void *a, const void *b)
+{
+	const struct cuda_fn_summary *x = *(const struct cuda_fn_summary *const *)a;
+	const struct cuda_fn_summary *y = *(const struct cuda_fn_summary *const *)b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return fn_by_calls_desc(a, b);
+}
+
+static void md__cuda_functions(struct md *m, const struct summary *s,
+			       const struct cuda_fn_summary **fns)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->cuda_fn_count; i++)
+		if (s->cuda_fns[i].calls)
+			fns[n++] = &s->cuda_fns[i];
+	qsort(fns, n, sizeof(*fns), fn_by_calls_desc);
+	md__printf(m, "### Functions by calls\n\n| function | calls | failed |\n|---|---:|---:|\n");
+	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++)
+		md__printf(m, "| %s | %" PRIu64 " | %" PRIu64 " |\n", fns[i]->name,
+			   (uint64_t)fns[i]->calls, (uint64_t)fns[i]->failed);
+	md__printf(m, "\n");
+
+	n = 0;
+	for (size_t i = 0; i < s->cuda_fn_count; i++)
+		if (s->cuda_fns[i].returned)
+			fns[n++] = &s->cuda_fns[i];
+	if (!n)
+		return;
+	qsort(fns, n, sizeof(*fns), fn_by_time_desc);
+	md__printf(m, "### Functions by time\n\nCalls whose return is probed (synchronization, "
+		      "synchronous copies, memory management, kernel lookup), from entry to return."
+		      "\n\n| function | total s | timed calls | mean ms | max ms |\n|---|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++)
+		md__printf(m, "| %s | %.3f | %" PRIu64 " | %.3f | %.3f |\n", fns[i]->name,
+			   ns_to_s(fns[i]->total_ns), (uint64_t)fns[i]->returned,
+			   (double)fns[i]->total_ns / (double)fns[i]->returned / 1e6,
+			   (double)fns[i]->max_ns / 1e6);
+	md__printf(m, "\n");
+}
+
+static void md__cuda_kernels(struct md *m, const struct summary *s)
+{
+	if (!s->kernel_count)
+		return;
+	md__printf(m, "### Kernels by launches\n\n| kernel | pid | launches |\n|---|---:|---:|\n");
+	for (size_t i = 0; i < s->kernel_count && i < TOP_CUDA_ROWS; i++) {
+		const struct kernel_summary *k = &s->kernels[i];
+
+		md__printf(m, "| ");
+		md__text(m, k->name, SIZE_MAX);
+		md__printf(m, " | %u | %" PRIu64 " |\n", k->pid, (uint64_t)k->launches);
+	}
+	if (s->kernel_count > TOP_CUDA_ROWS)
+		md__printf(m, "\n… %zu more kernels (the top %d are in the JSON report)\n",
+			   s->kernel_count - TOP_CUDA_ROWS, TOP_KERNELS_JSON);
+	md__printf(m, "\n");
+}
+
+/* "cuCtxSynchronize_v2/cuStreamSynchronize": where the thread's sync time went. */
+static void md__sync_fns(struct md *m, const struct summary *s, const struct thread_summary *t)
+{
+	for (int i = 0; i < SUMMARY_SYNC_FNS && t->cuda_sync_fns[i]; i++)
+		md__printf(m, "%s%s", i ? "/" : "", summary__cuda_fn_name(s, t->cuda_sync_fns[i]));
+}
+
+static double share_of_window(__u64 ns, const struct thread_summary *t)
+{
+	__u64 window = t->end_ns - t->start_ns;
+
+	return window ? 100.0 * (double)ns / (double)window : 0.0;
+}
+
+static bool calls_cuda(const struct thread_summary *t)
+{
+	return t->cuda_calls > 0;
+}
+
+static int by_sync_desc(const void *a, const void *b)
+{
+	const struct thread_summary *x = *(const struct thread_summary *const *)a;
+	const struct thread_summary *y = *(const struct thread_summary *const *)b;
+
+	if (x->cuda_sync_ns != y->cuda_sync_ns)
+		return x->cuda_sync_ns > y->cuda_sync_ns ? -1 : 1;
+	if (x->cuda_calls != y->cuda_calls)
+		return x->cuda_calls > y->cuda_calls ? -1 : 1;
+	return by_on_cpu_desc(a, b);
+}
+
+static void md__cuda_threads(struct md *m, const struct summary *s, const struct thread_summary **order)
+{
+	size_t k = select_threads(order, s->thread_count, calls_cuda, by_sync_desc);
+
+	md__printf(m, "### Synchronization by thread\n\nTime blocked in CUDA synchronization "
+		      "(stream, event and context synchronization and queries, synchronous "
+		      "copies): the CPU waiting for the GPU.\n\n");
+	md__printf(m, "| pid | tid | comm | CUDA calls | launches | sync s | %% of window | in |\n"
+		      "|---:|---:|---|---:|---:|---:|---:|---|\n");
+	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
+		const struct thread_summary *t = order[i];
+
+		md__printf(m, "| %u | %u | ", t->pid, t->tid);
+		md__text(m, t->comm, sizeof(t->comm));
+		md__printf(m, " | %" PRIu64 " | %" PRIu64 " | %.3f | %.1f | ", (uint64_t)t->cuda_calls,
+			   (uint64_t)t->cuda_launches, ns_to_s(t->cuda_sync_ns),
+			   share_of_window(t->cuda_sync_ns, t));
+		md__sync_fns(m, s, t);
+		md__printf(m, " |\n");
+	}
+	if (k > TOP_THREADS)
+		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", k - TOP_THREADS);
+	md__printf(m, "\n");
+}
+
+static void md__cuda(struct md *m, const struct recording *r, const struct summary *s,
+		     const struct thread_summary **order)
+{
+	const struct cuda_fn_summary **fns;
+
+	if (!has_cuda(s))
+		return;
+	fns = calloc(s->cuda_fn_count ? s->cuda_fn_count : 1, sizeof(*fns));
+	if (!fns) {
+		m->err = m->err ? m->err : -ENOMEM;
+		return;
+	}
+	md__printf(m, "## CUDA\n\n");
+	md__cuda_memory(m, r, s);
+	md__cuda_functions(m, s, fns);
+	md__cuda_kernels(m, s);
+	md__cuda_threads(m, s, order);
+	free(fns);
+}
+
 static bool has_major_faults(const struct thread_summary *t)
 {
 	return t->major_faults > 0;
+}
+
+/* More than 20% of the thread's window blocked in CUDA synchronization. */
+static bool sync_stalled(const struct thread_summary *t)
+{
+	return t->cuda_sync_ns && t->cuda_sync_ns * 5 > t->end_ns - t->start_ns;
+}
+
+#define CUDA_ERROR_OUT_OF_MEMORY 2
+
+static const char *cuda_error_name(__s32 status)
+{
+	switch (status) {
+	case 1:   return "CUDA_ERROR_INVALID_VALUE";
+	case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+	case 3:   return "CUDA_ERROR_NOT_INITIALIZED";
+	case 4:   return "CUDA_ERROR_DEINITIALIZED";
+	case 100: return "CUDA_ERROR_NO_DEVICE";
+	case 101: return "CUDA_ERROR_INVALID_DEVICE";
+	case 201: return "CUDA_ERROR_INVALID_CONTEXT";
+	case 400: return "CUDA_ERROR_INVALID_HANDLE";
+	case 500: return "CUDA_ERROR_NOT_FOUND";
+	case 600: return "CUDA_ERROR_NOT_READY";
+	case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+	case 719: return "CUDA_ERROR_LAUNCH_FAILED";
+	default:  return NULL;
+	}
+}
+
+static int fn_by_failed_desc(const void *a, const void *b)
+{
+	const struct cuda_fn_summary *x = *(const struct cuda_fn_summary *const *)a;
+	const struct cuda_fn_summary *y = *(const struct cuda_fn_summary *const *)b;
+
+	if (x->failed != y->failed)
+		return x->failed > y->failed ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* One line on the failed CUDA calls, the functions that failed most first.
+ * True when there were any. */
+static bool md__failed_calls(struct md *m, const struct summary *s)
+{
+	const struct cuda_fn_summary **fns;
+	__u64 total = 0;
+	bool oom = false;
+	size_t n = 0;
+
+	fns = calloc(s->cuda_fn_count ? s->cuda_fn_count : 1, sizeof(*fns));
+	if (!fns) {
+		m->err = m->err ? m->err : -ENOMEM;
+		return false;
+	}
+	for (size_t i = 0; i < s->cuda_fn_count; i++) {
+		if (s->cuda_fns[i].failed) {
+			fns[n++] = &s->cuda_fns[i];
+			total += s->cuda_fns[i].failed;
+		}
+	}
+	qsort(fns, n, sizeof(*fns), fn_by_failed_desc);
+	for (size_t i = 0; i < n; i++)
+		oom |= fns[i]->last_error == CUDA_ERROR_OUT_OF_MEMORY;
+	if (n)
+		md__printf(m, "- %" PRIu64 " CUDA call%s failed: ", (uint64_t)total, total == 1 ? "" : "s");
+	for (size_t i = 0; i < n && i < TOP_OBSERVATIONS; i++) {
+		const char *err = cuda_error_name(fns[i]->last_error);
+
+		md__printf(m, "%s%s %" PRIu64 "x (last error %d%s%s)", i ? ", " : "", fns[i]->name,
+			   (uint64_t)fns[i]->failed, fns[i]->last_error, err ? " " : "", err ? err : "");
+	}
+	if (n > TOP_OBSERVATIONS)
+		md__printf(m, ", and %zu more functions", n - TOP_OBSERVATIONS);
+	if (n)
+		md__printf(m, ". The program saw these errors; %s\n",
+			   oom ? "CUDA_ERROR_OUT_OF_MEMORY means the GPU ran out of memory "
+						   "(see the peaks under CUDA)." :
+						   "check how it handles them.");
+	free(fns);
+	return n > 0;
 }
 
 static void md__more(struct md *m, size_t k)
@@ -628,6 +996,24 @@ static void md__observations(struct md *m, const struct summary *s, const struct
 	md__more(m, k);
 	any |= k > 0;
 
+	k = select_threads(order, s->thread_count, sync_stalled, by_sync_desc);
+	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
+		const struct thread_summary *t = order[i];
+
+		md__printf(m, "- ");
+		md__thread_name(m, t);
+		md__printf(m, " spent %.3f s (%.1f%% of its %.3f s) blocked in ", ns_to_s(t->cuda_sync_ns),
+			   share_of_window(t->cuda_sync_ns, t), ns_to_s(t->end_ns - t->start_ns));
+		md__sync_fns(m, s, t);
+		md__printf(m, ": the CPU waits for the GPU. If the GPU is not busy all that time, "
+			      "synchronize less often (`torch.cuda.synchronize()`, `.item()`, `.cpu()` "
+			      "in the loop) so the CPU can queue work ahead.\n");
+	}
+	md__more(m, k);
+	any |= k > 0;
+
+	any |= md__failed_calls(m, s);
+
 	for (size_t i = 0; i < s->thread_count; i++) {
 		off += s->threads[i].off_cpu_ns;
 		d_state += s->threads[i].blocked_io_ns;
@@ -642,8 +1028,10 @@ static void md__observations(struct md *m, const struct summary *s, const struct
 	}
 	if (!any)
 		md__printf(m, "- Nothing stood out: no thread waited more than 10%% of its time for "
-			      "a CPU, there were no major page faults, and under 1%% of off-CPU time "
-			      "was uninterruptible sleep.\n");
+			      "a CPU, there were no major page faults, %sand under 1%% of off-CPU time "
+			      "was uninterruptible sleep.\n",
+			   has_cuda(s) ? "no thread spent more than 20% of its time in CUDA "
+					 "synchronization, no CUDA call failed, " : "");
 	md__printf(m, "\n");
 }
 
@@ -662,6 +1050,7 @@ int report__write_markdown(FILE *f, const struct recording *r, const struct summ
 	md__header(&m, r, s);
 	md__warnings(&m, r, s);
 	md__threads(&m, order, s->thread_count);
+	md__cuda(&m, r, s, order);
 	md__event_counts(&m, s);
 	md__observations(&m, s, order);
 	free(order);

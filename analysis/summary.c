@@ -9,10 +9,19 @@
  * are ignored (the kernel reports the dead task's final switch-out after its
  * exit), and only a creation event (fork, wakeup_new, exec of a non-leader)
  * starts a new incarnation.
+ *
+ * CUDA events feed three more tables on the same pass: per function (calls,
+ * failures, durations), per process (live allocations by address, so a
+ * free finds its size; physical VMM handles) and per launch handle of a
+ * process (its name and launches). Kernel names are resolved and demangled
+ * once at the end, for the launched handles only.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <libiberty/demangle.h>
 
 #include "summary.h"
 
@@ -37,6 +46,7 @@ struct tstate {
 	bool in_d;		/* OFF in D state since `since`, not woken yet */
 	__u64 since;		/* start of the current ON or OFF interval */
 	__u64 runnable_since;
+	__u64 *sync_ns_by_fn;	/* [ISR_CUDA_FN_MAX], once the thread synchronizes */
 };
 
 /* u32 -> u32 open-addressing hash table; key 0 marks an empty slot (tid 0
@@ -115,6 +125,131 @@ static int u32_map__put(struct u32_map *m, __u32 key, __u32 val)
 	return 0;
 }
 
+/* u64 -> u64 open-addressing hash table with deletion (backward shift, no
+ * tombstones); key 0 marks an empty slot (addresses and handles that CUDA
+ * returns are never 0). Allocates on the first put. */
+struct u64_map {
+	__u64 *keys;
+	__u64 *vals;
+	size_t cap;		/* power of two, or 0 before the first put */
+	size_t len;
+};
+
+static size_t u64_map__home(const struct u64_map *m, __u64 key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
+}
+
+static size_t u64_map__slot(const struct u64_map *m, __u64 key)
+{
+	size_t i = u64_map__home(m, key);
+
+	while (m->keys[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static void u64_map__free(struct u64_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static bool u64_map__get(const struct u64_map *m, __u64 key, __u64 *val)
+{
+	size_t i;
+
+	if (!m->len)
+		return false;
+	i = u64_map__slot(m, key);
+	if (!m->keys[i])
+		return false;
+	*val = m->vals[i];
+	return true;
+}
+
+static int u64_map__put(struct u64_map *m, __u64 key, __u64 val)
+{
+	size_t i;
+
+	if ((m->len + 1) * 2 > m->cap) {
+		struct u64_map bigger = { .cap = m->cap ? m->cap * 2 : 16 };
+
+		bigger.keys = calloc(bigger.cap, sizeof(*bigger.keys));
+		bigger.vals = calloc(bigger.cap, sizeof(*bigger.vals));
+		if (!bigger.keys || !bigger.vals) {
+			u64_map__free(&bigger);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < m->cap; j++) {
+			if (!m->keys[j])
+				continue;
+			i = u64_map__slot(&bigger, m->keys[j]);
+			bigger.keys[i] = m->keys[j];
+			bigger.vals[i] = m->vals[j];
+		}
+		bigger.len = m->len;
+		u64_map__free(m);
+		*m = bigger;
+	}
+	i = u64_map__slot(m, key);
+	if (!m->keys[i]) {
+		m->keys[i] = key;
+		m->len++;
+	}
+	m->vals[i] = val;
+	return 0;
+}
+
+/* Removes key; its value goes to *val. False when key is absent. */
+static bool u64_map__del(struct u64_map *m, __u64 key, __u64 *val)
+{
+	size_t mask = m->cap - 1, i, j;
+
+	if (!m->len)
+		return false;
+	i = u64_map__slot(m, key);
+	if (!m->keys[i])
+		return false;
+	*val = m->vals[i];
+	/* Pull back every later key of the probe run that may not sit after
+	 * the hole: one whose home is not cyclically in (hole, its slot]. */
+	for (j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+		size_t home = u64_map__home(m, m->keys[j]);
+		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+
+		if (stays)
+			continue;
+		m->keys[i] = m->keys[j];
+		m->vals[i] = m->vals[j];
+		i = j;
+	}
+	m->keys[i] = 0;
+	m->len--;
+	return true;
+}
+
+/* A process's CUDA state. */
+struct pstate {
+	struct process_summary s;
+	size_t failed_cap;
+	struct u64_map device_allocs;	/* address -> bytes (DEVICE, ASYNC, MANAGED) */
+	struct u64_map host_allocs;	/* address -> bytes (HOST: pinned) */
+	struct u64_map vmm_handles;	/* physical handle -> bytes */
+	struct u64_map kernels;		/* launch handle -> index in ctx.kernels */
+};
+
+/* A launch handle of a process. */
+struct kstate {
+	__u32 pid;
+	__u64 handle;
+	__u64 owner;		/* unnamed alias: the kernel whose name it takes */
+	__u64 launches;
+	bool has_name;
+	char name[ISR_KERNEL_NAME_LEN + 1];
+};
+
 struct ctx {
 	const struct recording *r;
 	__u64 start, end;
@@ -122,7 +257,31 @@ struct ctx {
 	struct u32_map by_tid;	/* tid -> index of its latest incarnation */
 	struct tstate *threads;
 	size_t count, cap;
+	struct u32_map fn_by_id;	/* func + 1 -> index in fns */
+	struct cuda_fn_summary *fns;
+	size_t fn_count, fn_cap;
+	struct u32_map proc_by_pid;	/* pid -> index in procs */
+	struct pstate *procs;
+	size_t proc_count, proc_cap;
+	struct kstate *kernels;
+	size_t kernel_count, kernel_cap;
 };
+
+/* arr (count used of *cap elements of size sz) with room for one more:
+ * arr itself or its reallocation; NULL when out of memory (arr unchanged). */
+static void *array__grow(void *arr, size_t count, size_t *cap, size_t sz)
+{
+	size_t ncap;
+	void *n;
+
+	if (count < *cap)
+		return arr;
+	ncap = *cap ? *cap * 2 : 16;
+	n = reallocarray(arr, ncap, sz);
+	if (n)
+		*cap = ncap;
+	return n;
+}
 
 static void copy_comm(char dst[16], const char *src, size_t srclen)
 {
@@ -290,6 +449,362 @@ static void thread__wakeup(struct tstate *t, __u64 ts)
 	t->runnable_since = ts;
 }
 
+/* ---- CUDA ------------------------------------------------------------------ */
+
+#define CUDA_SUCCESS		0
+#define CUDA_ERROR_NOT_READY	600
+
+static struct cuda_fn_summary *ctx__fn(struct ctx *c, __u16 func, int *err)
+{
+	const __u32 *idx = u32_map__get(&c->fn_by_id, (__u32)func + 1);
+	const struct isr_cuda_fn *fn = isr_cuda_fn(func);
+	struct cuda_fn_summary *f;
+
+	if (idx)
+		return &c->fns[*idx];
+	f = array__grow(c->fns, c->fn_count, &c->fn_cap, sizeof(*c->fns));
+	if (!f) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	c->fns = f;
+	*err = u32_map__put(&c->fn_by_id, (__u32)func + 1, (__u32)c->fn_count);
+	if (*err)
+		return NULL;
+	f = &c->fns[c->fn_count++];
+	memset(f, 0, sizeof(*f));
+	f->func = func;
+	if (fn)
+		snprintf(f->name, sizeof(f->name), "%s", fn->symbol);
+	else
+		snprintf(f->name, sizeof(f->name), "cuda_fn_%u", func);
+	return f;
+}
+
+#define FN_NAME_FITS(id, sym, fam, aux, flags) \
+	_Static_assert(sizeof(#sym) <= SUMMARY_FN_NAME_LEN, "cuda_fn_summary.name too short for " #sym);
+ISR_CUDA_FUNCS(FN_NAME_FITS)
+#undef FN_NAME_FITS
+
+/* The CUDA state of process pid, made on first sight. NULL with *err == 0
+ * for pid 0, which no target has (a damaged event). */
+static struct pstate *ctx__proc(struct ctx *c, __u32 pid, int *err)
+{
+	const __u32 *idx = u32_map__get(&c->proc_by_pid, pid);
+	struct pstate *p;
+
+	if (!pid)
+		return NULL;
+	if (idx)
+		return &c->procs[*idx];
+	p = array__grow(c->procs, c->proc_count, &c->proc_cap, sizeof(*c->procs));
+	if (!p) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	c->procs = p;
+	*err = u32_map__put(&c->proc_by_pid, pid, (__u32)c->proc_count);
+	if (*err)
+		return NULL;
+	p = &c->procs[c->proc_count++];
+	memset(p, 0, sizeof(*p));
+	p->s.pid = pid;
+	return p;
+}
+
+static struct kstate *ctx__kernel_find(const struct ctx *c, __u32 pid, __u64 handle)
+{
+	const __u32 *idx = u32_map__get(&c->proc_by_pid, pid);
+	__u64 k;
+
+	if (!idx || !u64_map__get(&c->procs[*idx].kernels, handle, &k))
+		return NULL;
+	return &c->kernels[k];
+}
+
+static struct kstate *ctx__kernel(struct ctx *c, struct pstate *p, __u64 handle, int *err)
+{
+	struct kstate *k;
+	__u64 idx;
+
+	if (u64_map__get(&p->kernels, handle, &idx))
+		return &c->kernels[idx];
+	k = array__grow(c->kernels, c->kernel_count, &c->kernel_cap, sizeof(*c->kernels));
+	if (!k) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	c->kernels = k;
+	*err = u64_map__put(&p->kernels, handle, c->kernel_count);
+	if (*err)
+		return NULL;
+	k = &c->kernels[c->kernel_count++];
+	memset(k, 0, sizeof(*k));
+	k->pid = p->s.pid;
+	k->handle = handle;
+	return k;
+}
+
+/* The named handle that k is, or is an alias of (following aliases of
+ * aliases a few steps); NULL when no name is known. */
+static const struct kstate *ctx__kernel_named(const struct ctx *c, const struct kstate *k)
+{
+	for (int hops = 0; k && hops < 8; hops++) {
+		if (k->has_name)
+			return k;
+		if (!k->owner)
+			return NULL;
+		k = ctx__kernel_find(c, k->pid, k->owner);
+	}
+	return NULL;
+}
+
+static void kernel__take_name(struct kstate *k, const struct kstate *named)
+{
+	if (!named || named == k)
+		return;
+	memcpy(k->name, named->name, sizeof(k->name));
+	k->has_name = true;
+}
+
+static void memory__add(__u64 *live, __u64 *peak, __u64 bytes)
+{
+	*live += bytes;
+	if (*live > *peak)
+		*peak = *live;
+}
+
+static int proc__alloc(struct pstate *p, __u64 kind, __u64 addr, __u64 bytes)
+{
+	bool host = kind == ISR_ALLOC_HOST;
+	struct u64_map *m = host ? &p->host_allocs : &p->device_allocs;
+	__u64 *live = host ? &p->s.pinned_host_live_bytes : &p->s.device_live_bytes;
+	__u64 *peak = host ? &p->s.pinned_host_peak_bytes : &p->s.device_peak_bytes;
+	__u64 old;
+	int err;
+
+	if (!addr || kind < ISR_ALLOC_DEVICE || kind > ISR_ALLOC_HOST)
+		return 0;
+	/* still live at this address: its free was lost */
+	if (u64_map__del(m, addr, &old))
+		*live -= old;
+	err = u64_map__put(m, addr, bytes);
+	if (!err)
+		memory__add(live, peak, bytes);
+	return err;
+}
+
+static void proc__free(struct pstate *p, __u64 kind, __u64 addr)
+{
+	bool host = kind == ISR_ALLOC_HOST;
+	__u64 bytes;
+
+	if (!addr)	/* freeing NULL does nothing */
+		return;
+	if (!u64_map__del(host ? &p->host_allocs : &p->device_allocs, addr, &bytes))
+		p->s.unknown_frees++;
+	else if (host)
+		p->s.pinned_host_live_bytes -= bytes;
+	else
+		p->s.device_live_bytes -= bytes;
+}
+
+static int proc__vmm_create(struct pstate *p, __u64 handle, __u64 bytes)
+{
+	__u64 old;
+	int err;
+
+	if (!handle)
+		return 0;
+	if (u64_map__del(&p->vmm_handles, handle, &old))
+		p->s.device_live_bytes -= old;
+	err = u64_map__put(&p->vmm_handles, handle, bytes);
+	if (!err)
+		memory__add(&p->s.device_live_bytes, &p->s.device_peak_bytes, bytes);
+	return err;
+}
+
+static void proc__vmm_release(struct pstate *p, __u64 handle)
+{
+	__u64 bytes;
+
+	if (!handle)
+		return;
+	if (u64_map__del(&p->vmm_handles, handle, &bytes))
+		p->s.device_live_bytes -= bytes;
+	else
+		p->s.unknown_frees++;
+}
+
+/* Exec or exit: the address space and everything CUDA held in it is gone. */
+static void ctx__proc_gone(struct ctx *c, __u32 pid)
+{
+	const __u32 *idx = u32_map__get(&c->proc_by_pid, pid);
+	struct pstate *p;
+
+	if (!idx)
+		return;
+	p = &c->procs[*idx];
+	u64_map__free(&p->device_allocs);
+	u64_map__free(&p->host_allocs);
+	u64_map__free(&p->vmm_handles);
+	u64_map__free(&p->kernels);
+	p->s.device_live_bytes = 0;
+	p->s.pinned_host_live_bytes = 0;
+}
+
+static int proc__count_failure(struct pstate *p, __u16 func)
+{
+	struct cuda_fn_count *fc;
+
+	for (size_t i = 0; i < p->s.failed_count; i++) {
+		if (p->s.failed[i].func == func) {
+			p->s.failed[i].count++;
+			return 0;
+		}
+	}
+	fc = array__grow(p->s.failed, p->s.failed_count, &p->failed_cap, sizeof(*p->s.failed));
+	if (!fc)
+		return -ENOMEM;
+	p->s.failed = fc;
+	fc = &p->s.failed[p->s.failed_count++];
+	fc->func = func;
+	fc->count = 1;
+	return 0;
+}
+
+static bool fn_is_query(__u16 func)
+{
+	return func == ISR_CUDA_FN_cuEventQuery || func == ISR_CUDA_FN_cuStreamQuery ||
+	       func == ISR_CUDA_FN_cuStreamQuery_ptsz;
+}
+
+/* Memory effect of a call that succeeded. */
+static int proc__apply_call(struct pstate *p, __u16 family, const struct isr_ev_cuda_call *e)
+{
+	switch (family) {
+	case ISR_CUDA_FAM_ALLOC:
+		return proc__alloc(p, e->args[3], e->args[0], e->args[1]);
+	case ISR_CUDA_FAM_FREE:
+		proc__free(p, e->args[3], e->args[0]);
+		return 0;
+	case ISR_CUDA_FAM_VMM_CREATE:
+		return proc__vmm_create(p, e->args[0], e->args[1]);
+	case ISR_CUDA_FAM_VMM_RELEASE:
+		proc__vmm_release(p, e->args[0]);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int thread__cuda_call(struct tstate *t, __u16 family, const struct isr_ev_cuda_call *e)
+{
+	thread__running(t);
+	t->s.cuda_calls++;
+	if (family == ISR_CUDA_FAM_LAUNCH || family == ISR_CUDA_FAM_LAUNCH_EX ||
+	    family == ISR_CUDA_FAM_GRAPH)
+		t->s.cuda_launches++;
+	if ((family != ISR_CUDA_FAM_SYNC && family != ISR_CUDA_FAM_COPY_SYNC) ||
+	    !(e->flags & ISR_CUDA_RETURNED))
+		return 0;
+	t->s.cuda_sync_ns += e->duration_ns;
+	if (!t->sync_ns_by_fn) {
+		t->sync_ns_by_fn = calloc(ISR_CUDA_FN_MAX, sizeof(*t->sync_ns_by_fn));
+		if (!t->sync_ns_by_fn)
+			return -ENOMEM;
+	}
+	t->sync_ns_by_fn[e->func] += e->duration_ns;	/* a known function: it has a family */
+	return 0;
+}
+
+static int on_cuda_call(struct ctx *c, const struct isr_ev_cuda_call *e)
+{
+	const struct isr_cuda_fn *fn = isr_cuda_fn(e->func);
+	__u16 family = fn ? fn->family : 0;
+	bool returned = e->flags & ISR_CUDA_RETURNED;
+	struct cuda_fn_summary *f;
+	struct pstate *p;
+	struct tstate *t;
+	int err = 0;
+
+	f = ctx__fn(c, e->func, &err);
+	if (!f)
+		return err;
+	f->calls++;
+	p = ctx__proc(c, e->hdr.pid, &err);
+	if (!p)
+		return err;
+	if (returned) {
+		f->returned++;
+		f->total_ns += e->duration_ns;
+		if (e->duration_ns > f->max_ns)
+			f->max_ns = e->duration_ns;
+		if (e->status == CUDA_SUCCESS) {
+			err = proc__apply_call(p, family, e);
+		} else if (e->status == CUDA_ERROR_NOT_READY && fn_is_query(e->func)) {
+			f->not_ready++;
+		} else {
+			f->failed++;
+			f->last_error = e->status;
+			err = proc__count_failure(p, e->func);
+		}
+		if (err)
+			return err;
+	}
+	if ((family == ISR_CUDA_FAM_LAUNCH || family == ISR_CUDA_FAM_LAUNCH_EX) && e->args[0]) {
+		struct kstate *k = ctx__kernel(c, p, e->args[0], &err);
+
+		if (!k)
+			return err;
+		k->launches++;
+	}
+	t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
+	if (!t)
+		return err;
+	t->seen = true;
+	return thread__cuda_call(t, family, e);
+}
+
+static int on_cuda_name(struct ctx *c, const struct isr_ev_cuda_name *e)
+{
+	struct cuda_fn_summary *f;
+	struct pstate *p;
+	struct kstate *k;
+	struct tstate *t;
+	int err = 0;
+
+	f = ctx__fn(c, e->func, &err);
+	if (!f)
+		return err;
+	f->names++;
+	p = ctx__proc(c, e->hdr.pid, &err);
+	if (!p)
+		return err;
+	if (e->handle) {
+		k = ctx__kernel(c, p, e->handle, &err);
+		if (!k)
+			return err;
+		if (e->name[0]) {
+			memcpy(k->name, e->name, sizeof(e->name));
+			k->name[sizeof(e->name)] = '\0';
+			k->has_name = true;
+			k->owner = 0;
+		} else {
+			/* an alias: named now if its kernel is, else at the end */
+			k->has_name = false;
+			k->owner = e->owner;
+			kernel__take_name(k, ctx__kernel_named(c, k));
+		}
+	}
+	t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
+	if (t) {
+		t->seen = true;
+		thread__running(t);
+	}
+	return err;
+}
+
 static void on_switch(struct ctx *c, const struct isr_ev_sched_switch *e, __u64 ts, int *err)
 {
 	struct tstate *prev, *next;
@@ -345,6 +860,7 @@ static void on_exec(struct ctx *c, const struct isr_ev_proc_exec *e, __u64 ts, i
 {
 	struct tstate *t;
 
+	ctx__proc_gone(c, e->hdr.pid);
 	if (e->old_tid && e->old_tid != e->hdr.tid) {
 		t = ctx__thread(c, e->hdr.pid, e->old_tid, err);
 		if (*err)
@@ -392,6 +908,8 @@ static const size_t min_size[ISR_EV_TYPE_MAX] = {
 	[ISR_EV_PROC_EXIT] = sizeof(struct isr_ev_proc_exit),
 	[ISR_EV_TASK_RENAME] = sizeof(struct isr_ev_task_rename),
 	[ISR_EV_PAGE_FAULT] = sizeof(struct isr_ev_page_fault),
+	[ISR_EV_CUDA_CALL] = sizeof(struct isr_ev_cuda_call),
+	[ISR_EV_CUDA_NAME] = sizeof(struct isr_ev_cuda_name),
 };
 
 /* A known event long enough to read as its type; others are only counted. */
@@ -421,6 +939,10 @@ static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
 		if (t)
 			thread__wakeup(t, ts);
 		return err;
+	case ISR_EV_CUDA_CALL:
+		return on_cuda_call(c, (const void *)h);
+	case ISR_EV_CUDA_NAME:
+		return on_cuda_name(c, (const void *)h);
 	default:
 		break;
 	}
@@ -437,6 +959,8 @@ static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
 		if (((const struct isr_ev_proc_exit *)h)->comm[0])
 			copy_comm(t->s.comm, ((const struct isr_ev_proc_exit *)h)->comm, ISR_COMM_LEN);
 		thread__exit(t, ts);
+		if (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD)
+			ctx__proc_gone(c, h->pid);
 		break;
 	case ISR_EV_TASK_RENAME:
 		/* may be renamed by another thread: says nothing of its state */
@@ -532,6 +1056,126 @@ static void ctx__window(struct ctx *c)
 		c->end = c->start;
 }
 
+/* The functions with the most sync time, most first. */
+static void thread__top_sync_fns(struct tstate *t)
+{
+	for (int k = 0; k < SUMMARY_SYNC_FNS && t->sync_ns_by_fn; k++) {
+		__u16 best = 0;
+
+		for (__u16 f = 1; f < ISR_CUDA_FN_MAX; f++)
+			if (t->sync_ns_by_fn[f] > t->sync_ns_by_fn[best])
+				best = f;
+		if (!best)
+			return;
+		t->s.cuda_sync_fns[k] = best;
+		t->sync_ns_by_fn[best] = 0;
+	}
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct cuda_fn_summary *x = a, *y = b;
+
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+static int fn_count_cmp(const void *a, const void *b)
+{
+	const struct cuda_fn_count *x = a, *y = b;
+
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+static int process_cmp(const void *a, const void *b)
+{
+	const struct process_summary *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int kernel_cmp(const void *a, const void *b)
+{
+	const struct kernel_summary *x = a, *y = b;
+
+	if (x->launches != y->launches)
+		return x->launches > y->launches ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->handle < y->handle ? -1 : x->handle > y->handle;
+}
+
+/* What a report shows for a launch handle: the kernel's name, demangled
+ * when it is a complete C++ name, marked with "…" when the probe cut it;
+ * "kernel@0x..." when it was never named. NULL when out of memory. */
+static char *kernel__display_name(const struct kstate *k)
+{
+	bool cut = strlen(k->name) >= ISR_KERNEL_NAME_LEN - 1;
+	char *name;
+	int n;
+
+	if (!k->has_name)
+		n = asprintf(&name, "kernel@0x%llx", (unsigned long long)k->handle);
+	else if ((name = cplus_demangle(k->name, DMGL_PARAMS | DMGL_ANSI)))
+		return name;
+	else
+		n = asprintf(&name, "%s%s", k->name, cut ? "…" : "");
+	return n < 0 ? NULL : name;
+}
+
+static int ctx__finish_kernels(struct ctx *c, struct summary *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->kernel_count; i++)
+		n += c->kernels[i].launches > 0;
+	s->kernels = calloc(n ? n : 1, sizeof(*s->kernels));
+	if (!s->kernels)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->kernel_count; i++) {
+		struct kstate *k = &c->kernels[i];
+		struct kernel_summary *ks;
+
+		if (!k->launches)
+			continue;
+		kernel__take_name(k, ctx__kernel_named(c, k));
+		ks = &s->kernels[s->kernel_count++];
+		ks->pid = k->pid;
+		ks->handle = k->handle;
+		ks->launches = k->launches;
+		ks->named = k->has_name;
+		ks->name = kernel__display_name(k);
+		if (!ks->name)
+			return -ENOMEM;
+	}
+	qsort(s->kernels, s->kernel_count, sizeof(*s->kernels), kernel_cmp);
+	return 0;
+}
+
+/* Moves the CUDA tables into s. */
+static int ctx__finish_cuda(struct ctx *c, struct summary *s)
+{
+	s->cuda_fns = c->fns;
+	s->cuda_fn_count = c->fn_count;
+	c->fns = NULL;
+	c->fn_count = 0;
+	if (s->cuda_fn_count)
+		qsort(s->cuda_fns, s->cuda_fn_count, sizeof(*s->cuda_fns), fn_cmp);
+
+	s->processes = calloc(c->proc_count ? c->proc_count : 1, sizeof(*s->processes));
+	if (!s->processes)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->proc_count; i++) {
+		struct process_summary *ps = &s->processes[s->process_count++];
+
+		*ps = c->procs[i].s;
+		c->procs[i].s.failed = NULL;
+		if (ps->failed_count)
+			qsort(ps->failed, ps->failed_count, sizeof(*ps->failed), fn_count_cmp);
+	}
+	qsort(s->processes, s->process_count, sizeof(*s->processes), process_cmp);
+	return ctx__finish_kernels(c, s);
+}
+
 static int ctx__run(struct ctx *c, struct summary *s)
 {
 	const struct recording *r = c->r;
@@ -540,6 +1184,10 @@ static int ctx__run(struct ctx *c, struct summary *s)
 	err = u32_map__init(&c->targets, 64);
 	if (!err)
 		err = u32_map__init(&c->by_tid, 256);
+	if (!err)
+		err = u32_map__init(&c->fn_by_id, 64);
+	if (!err)
+		err = u32_map__init(&c->proc_by_pid, 16);
 	if (!err)
 		err = ctx__collect_targets(c);
 	if (!err)
@@ -572,11 +1220,35 @@ static int ctx__run(struct ctx *c, struct summary *s)
 			if (comm)
 				copy_comm(t->s.comm, comm, strlen(comm));
 		}
+		thread__top_sync_fns(t);
 		s->threads[i] = t->s;
 	}
 	s->thread_count = c->count;
 	qsort(s->threads, s->thread_count, sizeof(*s->threads), thread_cmp);
-	return 0;
+	return ctx__finish_cuda(c, s);
+}
+
+static void ctx__free(struct ctx *c)
+{
+	u32_map__free(&c->targets);
+	u32_map__free(&c->by_tid);
+	u32_map__free(&c->fn_by_id);
+	u32_map__free(&c->proc_by_pid);
+	for (size_t i = 0; i < c->count; i++)
+		free(c->threads[i].sync_ns_by_fn);
+	free(c->threads);
+	free(c->fns);
+	for (size_t i = 0; i < c->proc_count; i++) {
+		struct pstate *p = &c->procs[i];
+
+		free(p->s.failed);
+		u64_map__free(&p->device_allocs);
+		u64_map__free(&p->host_allocs);
+		u64_map__free(&p->vmm_handles);
+		u64_map__free(&p->kernels);
+	}
+	free(c->procs);
+	free(c->kernels);
 }
 
 int summary__compute(const struct recording *r, struct summary **out)
@@ -600,9 +1272,7 @@ int summary__compute(const struct recording *r, struct summary **out)
 	}
 
 	err = ctx__run(&c, s);
-	u32_map__free(&c.targets);
-	u32_map__free(&c.by_tid);
-	free(c.threads);
+	ctx__free(&c);
 	if (err) {
 		summary__free(s);
 		return err;
@@ -616,5 +1286,32 @@ void summary__free(struct summary *s)
 	if (!s)
 		return;
 	free(s->threads);
+	free(s->cuda_fns);
+	for (size_t i = 0; i < s->process_count; i++)
+		free(s->processes[i].failed);
+	free(s->processes);
+	for (size_t i = 0; i < s->kernel_count; i++)
+		free(s->kernels[i].name);
+	free(s->kernels);
 	free(s);
+}
+
+const struct process_summary *summary__process(const struct summary *s, __u32 pid)
+{
+	struct process_summary key = { .pid = pid };
+
+	if (!s->process_count)
+		return NULL;
+	return bsearch(&key, s->processes, s->process_count, sizeof(*s->processes), process_cmp);
+}
+
+const char *summary__cuda_fn_name(const struct summary *s, __u16 func)
+{
+	struct cuda_fn_summary key = { .func = func };
+	const struct cuda_fn_summary *f;
+
+	if (!s->cuda_fn_count)
+		return NULL;
+	f = bsearch(&key, s->cuda_fns, s->cuda_fn_count, sizeof(*s->cuda_fns), fn_cmp);
+	return f ? f->name : NULL;
 }

@@ -14,6 +14,27 @@
  * to its exit (or the end). Time before its first scheduling event is
  * attributed from that event's direction: a first switch-out means it was
  * running, a first switch-in or wakeup that it was off-CPU.
+ *
+ * CUDA (bpf/cuda_funcs.h):
+ *   device memory  live bytes of a process: successful allocations of kinds
+ *                  DEVICE, ASYNC and MANAGED not yet freed, plus physical
+ *                  VMM handles (cuMemCreate) not yet released. Pinned host
+ *                  memory (kind HOST) is counted apart. A free is matched by
+ *                  address to the live allocation; a free of an address not
+ *                  allocated during the recording is an unknown free and
+ *                  changes nothing. Only calls that returned CUDA_SUCCESS
+ *                  change memory; a process's memory is gone when it execs
+ *                  or its last thread exits. Peak: the highest live value.
+ *   failed         a call whose return was probed with a status other than
+ *                  CUDA_SUCCESS, except CUDA_ERROR_NOT_READY from the query
+ *                  functions (cuEventQuery, cuStreamQuery): that is their
+ *                  ordinary "still running" answer, counted as not_ready.
+ *   sync time      duration of the SYNC-family calls and of the timed
+ *                  synchronous copies (family COPY_SYNC) of a thread.
+ *   launches       calls of the LAUNCH, LAUNCH_EX and GRAPH families.
+ *   kernels        launch handles (args[0] of LAUNCH / LAUNCH_EX) per
+ *                  process, named by cuda_name events; an alias (a function
+ *                  of a kernel) takes the name of the kernel it belongs to.
  */
 #ifndef INFERSCOPE_SUMMARY_H
 #define INFERSCOPE_SUMMARY_H
@@ -22,6 +43,9 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "recording.h"
+
+#define SUMMARY_SYNC_FNS	3
+#define SUMMARY_FN_NAME_LEN	40
 
 struct thread_summary {
 	__u32 pid, tid;
@@ -38,6 +62,47 @@ struct thread_summary {
 	__u64 minor_faults, major_faults;
 	__u64 fault_ns;			/* time inside fault handling (faults with a known start) */
 	__u64 major_fault_ns;
+	__u64 cuda_calls;		/* isr_ev_cuda_call events of the thread */
+	__u64 cuda_launches;
+	__u64 cuda_sync_ns;
+	__u16 cuda_sync_fns[SUMMARY_SYNC_FNS];	/* most sync time first; 0 ends the list */
+};
+
+/* The calls of one CUDA function in the whole recording. */
+struct cuda_fn_summary {
+	__u16 func;			/* ISR_CUDA_FN_* */
+	char name[SUMMARY_FN_NAME_LEN];	/* its symbol, or "cuda_fn_<id>" for an unknown id */
+	__u64 calls;			/* isr_ev_cuda_call events */
+	__u64 names;			/* isr_ev_cuda_name events it emitted */
+	__u64 returned;			/* calls whose return was probed: duration and status known */
+	__u64 failed;
+	__u64 not_ready;		/* query calls answered CUDA_ERROR_NOT_READY */
+	__s32 last_error;		/* status of the latest failed call */
+	__u64 total_ns, max_ns;		/* durations of the returned calls */
+};
+
+struct cuda_fn_count {
+	__u16 func;
+	__u64 count;
+};
+
+/* CUDA memory and failures of one process (pid). */
+struct process_summary {
+	__u32 pid;
+	__u64 device_live_bytes, device_peak_bytes;
+	__u64 pinned_host_live_bytes, pinned_host_peak_bytes;
+	__u64 unknown_frees;		/* frees / releases of memory not allocated while recording */
+	struct cuda_fn_count *failed;	/* failed calls by function, sorted by func */
+	size_t failed_count;
+};
+
+/* A launched kernel handle of a process. */
+struct kernel_summary {
+	__u32 pid;
+	__u64 handle;
+	char *name;			/* demangled when possible; "kernel@0x<handle>" when never named */
+	bool named;
+	__u64 launches;
 };
 
 struct summary {
@@ -50,10 +115,22 @@ struct summary {
 	__u64 event_total;
 	struct thread_summary *threads;	/* sorted by pid, then tid */
 	size_t thread_count;
+	struct cuda_fn_summary *cuda_fns; /* functions seen in any CUDA event, sorted by func */
+	size_t cuda_fn_count;
+	struct process_summary *processes; /* processes with CUDA events, sorted by pid */
+	size_t process_count;
+	struct kernel_summary *kernels;	/* launched handles, most launches first */
+	size_t kernel_count;
 };
 
 /* r's events must be sorted (recording__sort_events). 0 or -errno. */
 int summary__compute(const struct recording *r, struct summary **out);
 void summary__free(struct summary *s);
+
+/* The process's CUDA summary; NULL when it had no CUDA events. */
+const struct process_summary *summary__process(const struct summary *s, __u32 pid);
+/* Name of a function of s->cuda_fns: "cuMemAlloc_v2", or "cuda_fn_<id>" for
+ * an id this version does not know. NULL when s has no such function. */
+const char *summary__cuda_fn_name(const struct summary *s, __u16 func);
 
 #endif

@@ -26,7 +26,9 @@
 #define ISR_EV_PROC_EXIT	6
 #define ISR_EV_TASK_RENAME	7
 #define ISR_EV_PAGE_FAULT	8
-#define ISR_EV_TYPE_MAX		9 /* one past the highest known type */
+#define ISR_EV_CUDA_CALL	9
+#define ISR_EV_CUDA_NAME	10
+#define ISR_EV_TYPE_MAX		11 /* one past the highest known type */
 
 /*
  * Drop sources: one counter each, kept per CPU in the BPF map "drops" (BPF
@@ -38,9 +40,11 @@
 #define ISR_SRC_PROC		2 /* fork/exec/exit/rename on the critical ring buffer */
 #define ISR_SRC_FAULT_START	3 /* fault entries with no room left to remember their start */
 #define ISR_SRC_TARGETS		4 /* children that could not be added to the targets map */
-#define ISR_SRC_BPF_MAX		5 /* sources counted in BPF are below this */
-#define ISR_SRC_WRITER		5 /* events the recorder could not write (disk full, I/O error) */
-#define ISR_SRC_MAX		6
+#define ISR_SRC_CUDA		5 /* CUDA call events the bulk ring buffer had no room for */
+#define ISR_SRC_CUDA_INFLIGHT	6 /* CUDA calls whose entry could not be remembered for their return */
+#define ISR_SRC_BPF_MAX		7 /* sources counted in BPF are below this */
+#define ISR_SRC_WRITER		7 /* events the recorder could not write (disk full, I/O error) */
+#define ISR_SRC_MAX		8
 
 /* Common header of every event. pid/tid name the task the event is about. */
 struct isr_ev_hdr {
@@ -186,6 +190,67 @@ _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, ip) == 32, "page_fau
 _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, duration_ns) == 40, "page_fault.duration_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, flags) == 48, "page_fault.flags");
 _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, pad) == 52, "page_fault.pad");
+
+/* Flags of isr_ev_cuda_call.flags (ISR_CUDA_ASYNC, ISR_CUDA_PTDS and
+ * ISR_CUDA_RUNTIME from bpf/cuda_funcs.h are copied in as well) */
+#define ISR_CUDA_RETURNED	0x1 /* the return was probed: status and duration_ns are valid */
+
+/*
+ * One call of a probed CUDA driver/runtime function (bpf/cuda_funcs.h).
+ * hdr.ts_ns is the call's entry. Entry-only families are emitted at entry;
+ * families with a return probe are emitted at return, with the entry's
+ * time and arguments. args[] by family (docs/events.md has the full table):
+ *   LAUNCH, LAUNCH_EX  f, grid x | y << 32, grid z | block x << 32,
+ *                      block y | block z << 32, shared bytes, stream
+ *   GRAPH              graph exec, -, -, -, -, stream
+ *   COPY*, SET         dst, src (SET: value), bytes, direction (ISR_COPY_*), -, stream
+ *   SYNC               handle, second handle (cuStreamWaitEvent: event)
+ *   ALLOC              address (read at return), bytes, flags, kind (ISR_ALLOC_*), -, stream
+ *   FREE               address, -, -, kind, -, stream
+ *   VMM_CREATE         handle (read at return), size
+ *   VMM_RELEASE        handle
+ *   VMM_MAP            address, size, offset, handle
+ *   VMM_UNMAP          address, size
+ */
+struct isr_ev_cuda_call {
+	struct isr_ev_hdr hdr;
+	__u16 func;		/* ISR_CUDA_FN_* */
+	__u16 flags;		/* ISR_CUDA_* */
+	__s32 status;		/* CUresult, when RETURNED */
+	__u64 duration_ns;	/* entry to return, when RETURNED */
+	__u64 args[6];
+};
+_Static_assert(sizeof(struct isr_ev_cuda_call) == 88, "isr_ev_cuda_call size");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, func) == 24, "cuda_call.func");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, flags) == 26, "cuda_call.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, status) == 28, "cuda_call.status");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, duration_ns) == 32, "cuda_call.duration_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, args) == 40, "cuda_call.args");
+
+#define ISR_KERNEL_NAME_LEN 256
+
+/*
+ * A kernel handle learned where it was created (cuModuleGetFunction,
+ * cuLibraryGetKernel: name is the mangled symbol) or an alias of one
+ * (cuKernelGetFunction: owner is the kernel, name empty). Emitted at the
+ * return of the call, only when it succeeded.
+ */
+struct isr_ev_cuda_name {
+	struct isr_ev_hdr hdr;
+	__u64 handle;		/* the CUfunction / CUkernel returned */
+	__u64 owner;		/* CUmodule / CUlibrary, or the CUkernel for an alias */
+	__u16 func;		/* ISR_CUDA_FN_* of the call */
+	__u16 pad0;
+	__u32 pad1;
+	char name[ISR_KERNEL_NAME_LEN]; /* mangled, NUL-terminated, may be truncated */
+};
+_Static_assert(sizeof(struct isr_ev_cuda_name) == 304, "isr_ev_cuda_name size");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, handle) == 24, "cuda_name.handle");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, owner) == 32, "cuda_name.owner");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, func) == 40, "cuda_name.func");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, pad0) == 42, "cuda_name.pad0");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, pad1) == 44, "cuda_name.pad1");
+_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, name) == 48, "cuda_name.name");
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096

@@ -28,7 +28,12 @@ enum {
 	OPT_READY_FILE,
 	OPT_FORMAT,
 	OPT_ZSTD_LEVEL,
+	OPT_NO_CUDA,
+	OPT_LIST_PROBES,
+	OPT_CUDA_LIB,
 };
+
+#define MAX_CUDA_LIBS 8
 
 struct env {
 	const char *cmd_name;	/* "", "record" or "analyze" */
@@ -38,7 +43,9 @@ struct env {
 	const char *output;
 	const char *input;
 	size_t ringbuf_mib;
-	bool no_follow, no_faults, verbose, quiet;
+	bool no_follow, no_faults, no_cuda, list_probes, verbose, quiet;
+	const char *cuda_libs[MAX_CUDA_LIBS];
+	size_t cuda_lib_count;
 	const char *ready_file;
 	enum report_format format;
 	int zstd_level;
@@ -109,6 +116,17 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_NO_FAULTS:
 		env->no_faults = true;
 		return 0;
+	case OPT_NO_CUDA:
+		env->no_cuda = true;
+		return 0;
+	case OPT_LIST_PROBES:
+		env->list_probes = true;
+		return 0;
+	case OPT_CUDA_LIB:
+		if (env->cuda_lib_count == MAX_CUDA_LIBS)
+			argp_error(state, "--cuda-lib: at most %d libraries", MAX_CUDA_LIBS);
+		env->cuda_libs[env->cuda_lib_count++] = arg;
+		return 0;
 	case OPT_READY_FILE:
 		env->ready_file = arg;
 		return 0;
@@ -149,6 +167,10 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two (default 32)", 0 }, \
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
+	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
+	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
+	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \
+	  "Print the CUDA probe site of every function in the targets' libcuda and exit (starts nothing)", 0 }, \
 	{ "ready-file", OPT_READY_FILE, "FILE", 0, "Create FILE once the probes are live (for scripts)", 0 }, \
 	{ "compress-level", OPT_ZSTD_LEVEL, "N", 0, "zstd level of the recording, 0 = none (default 1)", 0 }, \
 	{ "verbose", 'v', NULL, 0, "Show the attached probes and libbpf's messages", 0 },            \
@@ -203,6 +225,9 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		.ringbuf_bytes = (env->ringbuf_mib ? env->ringbuf_mib : DEFAULT_RINGBUF_MIB) << 20,
 		.follow_children = !env->no_follow,
 		.faults = !env->no_faults,
+		.cuda = !env->no_cuda,
+		.cuda_libs = env->cuda_libs,
+		.cuda_lib_count = env->cuda_lib_count,
 		.verbose = env->verbose,
 		.quiet = env->quiet,
 		.ready_file = env->ready_file,
@@ -214,6 +239,18 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 	char default_out[64];
 	int e;
 
+	if (env->list_probes) {
+		if (env->no_cuda) {
+			fprintf(stderr, "inferscope-bpf: --list-probes lists CUDA probes: drop --no-cuda\n");
+			return 2;
+		}
+		if (!env->pid_count && !env->command && !env->cuda_lib_count) {
+			fprintf(stderr, "inferscope-bpf: --list-probes: give -p PID, --cuda-lib PATH or a command "
+					"after --\n");
+			return 2;
+		}
+		return record__list_probes(&o) ? 1 : 0;
+	}
 	if (!env->pid_count && !env->command) {
 		fprintf(stderr, "inferscope-bpf: nothing to trace: give -p PID or a command after --\n"
 				"Try 'inferscope-bpf --help'.\n");
@@ -287,7 +324,7 @@ int main(int argc, char **argv)
 		return analyze__run(env.input, env.format, env.output) ? 1 : 0;
 	}
 	if (strcmp(env.cmd_name, "record") == 0) {
-		if (!env.output) {
+		if (!env.output && !env.list_probes) {
 			fprintf(stderr, "inferscope-bpf record: give the output file with -o FILE\n");
 			return 2;
 		}

@@ -7,13 +7,16 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <limits.h>
 #include "recorder.h"
 #include "rec_writer.h"
 #include "tracer.h"
 #include "procinfo.h"
 #include "preflight.h"
 #include "isr_format.h"
+#include "cuda_attach.h"
 
 #define TICK_NS		1000000000ULL	/* chunk, clock pair and drops cadence */
 #define LIVENESS_NS	200000000ULL
@@ -33,8 +36,22 @@ struct pending_snapshot {
 	__u32 origin;
 };
 
+/* The CUDA driver libraries to probe, resolved once for the recording. */
+struct cuda_state {
+	struct cuda_libs *libs;
+	struct cuda_mapping extra[CUDA_MAX_LIBS];	/* --cuda-lib */
+	size_t nextra;
+	struct cuda_mapping cand[CUDA_MAX_LIBS];	/* where a process about to load libraries finds libcuda */
+	size_t ncand;
+	const struct cuda_lib *described[CUDA_MAX_LIBS];	/* site lists already printed (-v) */
+	size_t ndescribed;
+};
+
 struct rec_state {
 	struct rec_writer *w;
+	struct tracer *t;
+	struct cuda_state cuda;
+	bool verbose;
 	__u64 events;
 	int write_err;
 	struct pending_snapshot pending[MAX_PENDING];
@@ -310,7 +327,7 @@ static int create_ready_file(const char *path)
 
 static void print_drop_advice(const __u64 *drops, const struct record_opts *o)
 {
-	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS];
+	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS] + drops[ISR_SRC_CUDA];
 
 	if (ring)
 		fprintf(stderr,
@@ -323,12 +340,192 @@ static void print_drop_advice(const __u64 *drops, const struct record_opts *o)
 	if (drops[ISR_SRC_FAULT_START])
 		fprintf(stderr, "inferscope-bpf: %llu page faults lost their start time (too many in flight)\n",
 			(unsigned long long)drops[ISR_SRC_FAULT_START]);
+	if (drops[ISR_SRC_CUDA_INFLIGHT])
+		fprintf(stderr, "inferscope-bpf: %llu CUDA calls could not be timed (more than 16384 in flight at "
+			"once); their return was not recorded\n", (unsigned long long)drops[ISR_SRC_CUDA_INFLIGHT]);
 	if (drops[ISR_SRC_TARGETS])
 		fprintf(stderr, "inferscope-bpf: %llu child processes could not be followed (more than %d targets)\n",
 			(unsigned long long)drops[ISR_SRC_TARGETS], ISR_MAX_TARGETS);
 	if (drops[ISR_SRC_WRITER])
 		fprintf(stderr, "inferscope-bpf: %llu events could not be written to %s\n",
 			(unsigned long long)drops[ISR_SRC_WRITER], o->output);
+}
+
+/* Resolves the --cuda-lib files and, when a process may load its libraries
+ * after we attach (a launched command, followed children), the candidate
+ * libcuda files it would find (exe: the command, or NULL). 0 or -errno
+ * after saying what failed. */
+static int cuda_prepare(struct cuda_state *cs, const struct record_opts *o, const char *exe, bool candidates)
+{
+	char err[PATH_MAX + 256];
+	size_t i;
+
+	cs->libs = cuda_libs__new();
+	if (!cs->libs) {
+		fprintf(stderr, "inferscope-bpf: cannot set up the ELF reader for libcuda: %s\n", strerror(errno));
+		return -errno;
+	}
+	for (i = 0; i < o->cuda_lib_count; i++) {
+		const struct cuda_lib *lib = cuda_libs__resolve(cs->libs, o->cuda_libs[i], err, sizeof(err));
+
+		if (!lib) {
+			int e = -errno;
+
+			fprintf(stderr, "inferscope-bpf: --cuda-lib: %s\n", err);
+			return e;
+		}
+		if (cs->nextra < CUDA_MAX_LIBS) {
+			cs->extra[cs->nextra].lib = lib;
+			snprintf(cs->extra[cs->nextra].path, sizeof(cs->extra[0].path), "%s", o->cuda_libs[i]);
+			cs->nextra++;
+		}
+	}
+	if (candidates) {
+		int n = cuda_libs__candidates(cs->libs, exe, cs->cand, CUDA_MAX_LIBS, o->verbose ? stderr : NULL);
+
+		cs->ncand = n > 0 ? (size_t)n : 0;
+	}
+	return 0;
+}
+
+/* Lets the recorder hold the two descriptors of every uprobe: a process
+ * takes about 200 per libcuda file. */
+static void cuda_raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Probes one library in pid: 1 when newly probed, 0 when it already was,
+ * -errno (-ESRCH, quietly, when the process is gone) after saying what
+ * failed. */
+static int cuda_probe(struct rec_state *st, __u32 pid, const struct cuda_mapping *m)
+{
+	char err[PATH_MAX + 256];
+	__u64 t0 = procinfo__now_mono_ns();
+	size_t i;
+	int e;
+
+	e = tracer__attach_cuda(st->t, pid, m, err, sizeof(err));
+	if (e == -EALREADY)
+		return 0;
+	if (e) {
+		if (e != -ESRCH)
+			fprintf(stderr, "inferscope-bpf: %s; CUDA calls of pid %u through it are not traced\n", err,
+				pid);
+		return e;
+	}
+	if (st->verbose) {
+		fprintf(stderr, "inferscope-bpf: pid %u: %u CUDA probes attached in %.1f ms on %s\n", pid,
+			m->lib->probes, (procinfo__now_mono_ns() - t0) / 1e6, m->path);
+		for (i = 0; i < st->cuda.ndescribed && st->cuda.described[i] != m->lib; i++)
+			;
+		if (i == st->cuda.ndescribed && i < CUDA_MAX_LIBS) {
+			st->cuda.described[st->cuda.ndescribed++] = m->lib;
+			cuda_lib__describe(m->lib, m->path, stderr);
+		}
+	}
+	return 1;
+}
+
+/* Probes in pid the libcuda files it maps now and those given with
+ * --cuda-lib; with candidates (a process about to load its libraries) the
+ * candidate files too, by path: their probes go live when it maps one.
+ * late: the process may have used a file before it was probed, say so.
+ * Returns how many libcuda files it maps now, or -errno (-ESRCH: gone; an
+ * attach failure, already reported). */
+static int cuda_probe_process(struct rec_state *st, __u32 pid, bool candidates, bool late)
+{
+	struct cuda_mapping mapped[CUDA_MAX_LIBS];
+	int n, i, r, first_err = 0;
+
+	n = cuda_libs__mapped(st->cuda.libs, pid, mapped, CUDA_MAX_LIBS, stderr);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		r = cuda_probe(st, pid, &mapped[i]);
+		if (r == 1 && late)
+			fprintf(stderr, "inferscope-bpf: pid %u loaded %s after tracing began: its CUDA calls are "
+				"traced from now on, calls made before may have been missed\n", pid, mapped[i].path);
+		if (r < 0 && !first_err)
+			first_err = r;
+	}
+	for (i = 0; i < (int)st->cuda.nextra; i++) {
+		r = cuda_probe(st, pid, &st->cuda.extra[i]);
+		if (r < 0 && !first_err)
+			first_err = r;
+	}
+	for (i = 0; candidates && i < (int)st->cuda.ncand; i++) {
+		r = cuda_probe(st, pid, &st->cuda.cand[i]);
+		if (r < 0 && !first_err)
+			first_err = r;
+	}
+	return first_err ? first_err : n;
+}
+
+/* Once a second: libcuda files that targets mapped since (dlopen), and
+ * probes of processes that are gone. */
+static void cuda_rescan(struct rec_state *st)
+{
+	static __u32 pids[ISR_MAX_TARGETS];
+	int n, i;
+
+	n = tracer__targets(st->t, pids, ISR_MAX_TARGETS);
+	for (i = 0; i < n; i++)
+		cuda_probe_process(st, pids[i], false, true);
+	tracer__prune_cuda(st->t);
+}
+
+/* New processes (followed children, exec'd targets) load their libraries
+ * from now on: probe their libcuda files and the candidates. */
+static void cuda_probe_pending(struct rec_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->npending; i++)
+		cuda_probe_process(st, st->pending[i].pid, true, false);
+}
+
+int record__list_probes(const struct record_opts *o)
+{
+	struct cuda_mapping mapped[CUDA_MAX_LIBS];
+	struct cuda_state cs;
+	size_t i;
+	int e, n, j;
+
+	memset(&cs, 0, sizeof(cs));
+	e = cuda_prepare(&cs, o, o->command ? o->command[0] : NULL, o->command != NULL);
+	if (e)
+		goto out;
+	for (i = 0; i < o->pid_count; i++) {
+		n = cuda_libs__mapped(cs.libs, o->pids[i], mapped, CUDA_MAX_LIBS, stderr);
+		if (n < 0) {
+			e = n;
+			fprintf(stderr, "inferscope-bpf: cannot read the mappings of pid %u: %s\n", o->pids[i],
+				strerror(-e));
+			goto out;
+		}
+		printf("pid %u:%s\n", o->pids[i], n ? "" : " no CUDA driver library mapped");
+		for (j = 0; j < n; j++)
+			cuda_lib__describe(mapped[j].lib, mapped[j].path, stdout);
+	}
+	if (o->command) {
+		printf("%s: %s\n", o->command[0], cs.ncand ? "libcuda.so.1 candidates (probed before it starts)" :
+			"no libcuda.so.1 found where it would load one from");
+		for (i = 0; i < cs.ncand; i++)
+			cuda_lib__describe(cs.cand[i].lib, cs.cand[i].path, stdout);
+	}
+	if (cs.nextra)
+		printf("--cuda-lib:\n");
+	for (i = 0; i < cs.nextra; i++)
+		cuda_lib__describe(cs.extra[i].lib, cs.extra[i].path, stdout);
+out:
+	cuda_libs__free(cs.libs);
+	return e;
 }
 
 int record__run(const struct record_opts *o, struct record_result *res)
@@ -338,6 +535,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		.ringbuf_bytes = o->ringbuf_bytes,
 		.follow_children = o->follow_children,
 		.faults = o->faults,
+		.cuda = o->cuda,
 		.verbose = o->verbose,
 	};
 	struct launch l = { .pid = -1, .go_fd = -1, .status_fd = -1 };
@@ -355,6 +553,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 
 	memset(res, 0, sizeof(*res));
 	memset(&st, 0, sizeof(st));
+	st.verbose = o->verbose;
 	stop_signal = 0;
 
 	e = preflight__privileges(err, sizeof(err));
@@ -379,6 +578,16 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		e = -errno;
 		fprintf(stderr, "inferscope-bpf: %s\n", err);
 		goto out;
+	}
+	st.t = t;
+	if (o->cuda) {
+		/* Candidates: for the launched command, and for children that
+		 * targets start (they load their libraries after the fork). */
+		e = cuda_prepare(&st.cuda, o, o->command ? o->command[0] : NULL,
+				 o->command || o->follow_children);
+		if (e)
+			goto out;
+		cuda_raise_fd_limit();
 	}
 
 	if (o->command) {
@@ -407,6 +616,32 @@ int record__run(const struct record_opts *o, struct record_result *res)
 	if (e) {
 		fprintf(stderr, "inferscope-bpf: %s\n", err);
 		goto out;
+	}
+	if (o->cuda) {
+		for (i = 0; i < o->pid_count; i++) {
+			n = cuda_probe_process(&st, o->pids[i], false, false);
+			if (n < 0 && n != -ESRCH) {
+				e = n;
+				goto out;
+			}
+			if (n == 0)
+				fprintf(stderr, "inferscope-bpf: pid %u has no CUDA driver library mapped: tracing CPU "
+					"only (it will be traced if it loads one)\n", o->pids[i]);
+		}
+		if (o->command) {
+			/* Not exec'd yet: libcuda is probed by path, live once mapped. */
+			n = cuda_probe_process(&st, (__u32)l.pid, true, false);
+			if (n < 0 && n != -ESRCH) {
+				e = n;
+				goto out;
+			}
+			if (!st.cuda.ncand && !st.cuda.nextra)
+				fprintf(stderr, "inferscope-bpf: no CUDA driver library (libcuda.so.1) found where %s "
+					"would load one from (LD_LIBRARY_PATH, its RUNPATH, /etc/ld.so.cache, the "
+					"standard directories): tracing CPU only (a libcuda it loads from elsewhere is "
+					"traced from when it is loaded; --cuda-lib PATH probes it from the start)\n",
+					o->command[0]);
+		}
 	}
 	if (o->verbose) {
 		fprintf(stderr, "inferscope-bpf: probes attached:\n");
@@ -475,6 +710,8 @@ int record__run(const struct record_opts *o, struct record_result *res)
 			fprintf(stderr, "\ninferscope-bpf: reading the ring buffer failed: %s\n", strerror(-e));
 			break;
 		}
+		if (o->cuda && st.npending)
+			cuda_probe_pending(&st);
 		if (st.npending && (e = write_pending(&st)))
 			st.write_err = e;
 		if (st.write_err) {
@@ -503,6 +740,8 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		}
 		if (now >= next_tick) {
 			next_tick += TICK_NS;
+			if (o->cuda)
+				cuda_rescan(&st);
 			e = rec_writer__flush(st.w);
 			e = e ?: write_clock(st.w);
 			e = e ?: write_drops(t, st.w, &drops_total);
@@ -575,6 +814,7 @@ out:
 	}
 	rec_props__free(host);
 	tracer__free(t);
+	cuda_libs__free(st.cuda.libs);
 	rec_writer__free(st.w);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);

@@ -22,6 +22,9 @@ struct record_opts {
 	size_t ringbuf_bytes;
 	bool follow_children;
 	bool faults;
+	bool cuda;			/* probe the CUDA driver API (libcuda) of the targets */
+	const char *const *cuda_libs;	/* --cuda-lib: more libcuda files to probe in every target */
+	size_t cuda_lib_count;
 	bool verbose;
 	bool quiet;			/* no status line or banners */
 	const char *ready_file;		/* created once probes are live */
@@ -40,5 +43,11 @@ struct record_result {
 
 /* 0, or -errno after printing what went wrong and what to do. */
 int record__run(const struct record_opts *opts, struct record_result *res);
+
+/* --list-probes: prints, for each target pid, for the command to launch
+ * (its candidate libcuda files; it is not started) and for each --cuda-lib,
+ * the CUDA probe site chosen for every function, without recording or
+ * loading BPF. 0, or -errno after printing what went wrong. */
+int record__list_probes(const struct record_opts *opts);
 
 #endif

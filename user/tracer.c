@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +13,26 @@
 #include "tracer.h"
 #include "sched.skel.h"
 #include "faults.skel.h"
+#include "cuda.skel.h"
 
 #define MAX_CPUS 1024
+
+/* The CUDA probes of one library file in one process. */
+struct cuda_attachment {
+	__u32 pid;
+	dev_t dev;
+	ino_t ino;
+	char path[PATH_MAX];
+	unsigned int nlinks;
+	struct bpf_link **links;
+};
 
 struct tracer {
 	struct sched_bpf *sched;
 	struct faults_bpf *faults;
+	struct cuda_bpf *cuda;
+	struct cuda_attachment *cuda_att;
+	size_t cuda_att_count, cuda_att_cap;
 	struct ring_buffer *rb;
 	tracer_event_fn fn;
 	void *ctx;
@@ -133,6 +148,26 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 		}
 	}
 
+	if (opts->cuda) {
+		t->cuda = cuda_bpf__open();
+		if (!t->cuda) {
+			e = -errno;
+			set_err(err, errlen, "cannot open the CUDA BPF object: %s", strerror(-e));
+			goto fail;
+		}
+		e = reuse_shared_maps(t->cuda->obj, t->sched);
+		if (e) {
+			set_err(err, errlen, "cannot share maps with the CUDA BPF object: %s", strerror(-e));
+			goto fail;
+		}
+		e = cuda_bpf__load(t->cuda);
+		if (e) {
+			set_err(err, errlen, "cannot load the CUDA BPF programs: %s%s (--no-cuda traces without them)",
+				strerror(-e), opts->verbose ? "" : " (rerun with -v for the verifier's log)");
+			goto fail;
+		}
+	}
+
 	t->rb = ring_buffer__new(bpf_map__fd(t->sched->maps.events), on_event, t, NULL);
 	if (!t->rb) {
 		e = -errno;
@@ -244,6 +279,135 @@ int tracer__attach(struct tracer *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* The program that decodes a family at entry, and at return ("+ret"). */
+static struct bpf_program *cuda_entry_prog(struct cuda_bpf *s, __u8 family)
+{
+	switch (family) {
+	case ISR_CUDA_FAM_LAUNCH:	return s->progs.cuda_launch;
+	case ISR_CUDA_FAM_LAUNCH_EX:	return s->progs.cuda_launch_ex;
+	case ISR_CUDA_FAM_GRAPH:	return s->progs.cuda_graph;
+	case ISR_CUDA_FAM_COPY:		return s->progs.cuda_copy;
+	case ISR_CUDA_FAM_COPY_PEER:	return s->progs.cuda_copy_peer;
+	case ISR_CUDA_FAM_COPY_2D:	return s->progs.cuda_copy_2d;
+	case ISR_CUDA_FAM_COPY_3D:	return s->progs.cuda_copy_3d;
+	case ISR_CUDA_FAM_SET:		return s->progs.cuda_set;
+	default:			return s->progs.cuda_enter;
+	}
+}
+
+static struct bpf_program *cuda_return_prog(struct cuda_bpf *s, __u8 family)
+{
+	switch (family) {
+	case ISR_CUDA_FAM_SYNC:		return s->progs.cuda_sync_ret;
+	case ISR_CUDA_FAM_ALLOC:	return s->progs.cuda_alloc_ret;
+	case ISR_CUDA_FAM_FREE:		return s->progs.cuda_free_ret;
+	case ISR_CUDA_FAM_VMM_CREATE:	return s->progs.cuda_vmm_create_ret;
+	case ISR_CUDA_FAM_VMM_RELEASE:	return s->progs.cuda_vmm_release_ret;
+	case ISR_CUDA_FAM_VMM_MAP:	return s->progs.cuda_vmm_map_ret;
+	case ISR_CUDA_FAM_VMM_UNMAP:	return s->progs.cuda_vmm_unmap_ret;
+	case ISR_CUDA_FAM_NAME:		return s->progs.cuda_name_ret;
+	case ISR_CUDA_FAM_ALIAS:	return s->progs.cuda_alias_ret;
+	case ISR_CUDA_FAM_COPY_SYNC:	return s->progs.cuda_copy_sync_ret;
+	default:			return NULL;
+	}
+}
+
+static void cuda_attachment_release(struct cuda_attachment *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nlinks; i++)
+		bpf_link__destroy(a->links[i]);
+	free(a->links);
+	a->links = NULL;
+	a->nlinks = 0;
+}
+
+int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *m, char *err, size_t errlen)
+{
+	const struct cuda_lib *lib = m->lib;
+	struct cuda_attachment a;
+	size_t i;
+	int e;
+
+	if (!t->cuda) {
+		set_err(err, errlen, "the CUDA probes are not loaded");
+		return -ENOENT;
+	}
+	for (i = 0; i < t->cuda_att_count; i++)
+		if (t->cuda_att[i].pid == pid && t->cuda_att[i].dev == lib->dev && t->cuda_att[i].ino == lib->ino)
+			return -EALREADY;
+	if (t->cuda_att_count == t->cuda_att_cap) {
+		size_t cap = t->cuda_att_cap ? 2 * t->cuda_att_cap : 16;
+		struct cuda_attachment *n = realloc(t->cuda_att, cap * sizeof(*n));
+
+		if (!n) {
+			set_err(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		t->cuda_att = n;
+		t->cuda_att_cap = cap;
+	}
+	memset(&a, 0, sizeof(a));
+	a.pid = pid;
+	a.dev = lib->dev;
+	a.ino = lib->ino;
+	snprintf(a.path, sizeof(a.path), "%s", m->path);
+	a.links = calloc(lib->probes, sizeof(*a.links));
+	if (!a.links) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
+		const struct cuda_site *s = &lib->sites[i];
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = s->cookie);
+		int ret;
+
+		if (s->kind == CUDA_SITE_ABSENT)
+			continue;
+		/* The entry program first: a return probe needs the entry's
+		 * record, and exactly one entry program per address. */
+		for (ret = 0; ret <= (int)s->ret; ret++) {
+			struct bpf_program *prog = ret ? cuda_return_prog(t->cuda, s->family) :
+							 cuda_entry_prog(t->cuda, s->family);
+			struct bpf_link *link;
+
+			uo.retprobe = ret;
+			link = prog ? bpf_program__attach_uprobe_opts(prog, (pid_t)pid, m->path, s->offset, &uo) :
+				      NULL;
+			if (!link) {
+				e = prog ? -errno : -EINVAL;
+				set_err(err, errlen, "cannot attach the %s of %s (%s, offset %#llx) for pid %u: %s",
+					ret ? "uretprobe" : "uprobe", s->name, m->path,
+					(unsigned long long)s->offset, pid, strerror(-e));
+				cuda_attachment_release(&a);
+				return e;
+			}
+			a.links[a.nlinks++] = link;
+		}
+	}
+	t->cuda_att[t->cuda_att_count++] = a;
+	return 0;
+}
+
+void tracer__prune_cuda(struct tracer *t)
+{
+	int fd = t->sched ? bpf_map__fd(t->sched->maps.targets) : -1;
+	size_t i = 0;
+	__u8 v;
+
+	while (i < t->cuda_att_count) {
+		struct cuda_attachment *a = &t->cuda_att[i];
+
+		if (bpf_map_lookup_elem(fd, &a->pid, &v) == 0) {
+			i++;
+			continue;
+		}
+		cuda_attachment_release(a);
+		t->cuda_att[i] = t->cuda_att[--t->cuda_att_count];
+	}
+}
+
 int tracer__poll(struct tracer *t, int timeout_ms)
 {
 	int n = ring_buffer__poll(t->rb, timeout_ms), m;
@@ -326,6 +490,9 @@ void tracer__describe(const struct tracer *t, FILE *out)
 		fprintf(out, "  %-22s perf_event software, %d CPUs (major-fault completion)\n",
 			"page-faults-maj", t->nr_fault_cpus);
 	}
+	for (i = 0; i < t->cuda_att_count; i++)
+		fprintf(out, "  %-22s pid %u: %u uprobes/uretprobes on %s\n", "libcuda", t->cuda_att[i].pid,
+			t->cuda_att[i].nlinks, t->cuda_att[i].path);
 }
 
 void tracer__free(struct tracer *t)
@@ -341,6 +508,10 @@ void tracer__free(struct tracer *t)
 			bpf_link__destroy(t->links[i]);
 		free(t->links);
 	}
+	for (i = 0; i < (int)t->cuda_att_count; i++)
+		cuda_attachment_release(&t->cuda_att[i]);
+	free(t->cuda_att);
+	cuda_bpf__destroy(t->cuda);
 	faults_bpf__destroy(t->faults);
 	sched_bpf__destroy(t->sched);
 	free(t);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "events.h"
+#include "cuda_attach.h"
 
 struct tracer;
 
@@ -24,6 +25,7 @@ struct tracer_opts {
 	size_t ringbuf_bytes;	/* bulk ring buffer; power of two, >= page size */
 	bool follow_children;	/* add processes forked by targets */
 	bool faults;		/* page-fault probes */
+	bool cuda;		/* load the CUDA driver API probes (tracer__attach_cuda) */
 	bool verbose;		/* libbpf's log on stderr */
 };
 
@@ -34,6 +36,15 @@ int tracer__add_target(struct tracer *t, __u32 pid);
 int tracer__remove_target(struct tracer *t, __u32 pid);
 /* Attaches every probe; 0 or -errno with err filled. */
 int tracer__attach(struct tracer *t, char *err, size_t errlen);
+/* Attaches the CUDA probes of every site of m->lib, as uprobes for pid only
+ * (other processes mapping the library pay nothing), reaching the file
+ * through m->path. The probes are live in the process's current mappings
+ * and in mappings of the file it makes later (a library not mapped yet is
+ * probed when it is). 0, -EALREADY when this file is already probed for
+ * pid, or -errno with err filled (all or nothing). */
+int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *m, char *err, size_t errlen);
+/* Releases the CUDA probes of processes that are no longer targets. */
+void tracer__prune_cuda(struct tracer *t);
 /* Waits up to timeout_ms for events and consumes what is there: the number
  * of events consumed or -errno. */
 int tracer__poll(struct tracer *t, int timeout_ms);
@@ -43,7 +54,8 @@ int tracer__drain(struct tracer *t);
 int tracer__read_drops(struct tracer *t, __u64 *drops);
 /* Current target pids (including followed children); count or -errno. */
 int tracer__targets(struct tracer *t, __u32 *pids, size_t max);
-/* One line per attached probe: "sched_switch  tp_btf", ... */
+/* One line per attached probe: "sched_switch  tp_btf", ...; one line per
+ * process and CUDA library probed. */
 void tracer__describe(const struct tracer *t, FILE *out);
 void tracer__free(struct tracer *t);
 

@@ -11,7 +11,8 @@ tracer can attach to it while it runs. After the signal it makes, in order:
   N  matmuls                       torch.mm(a, b)          -> cuLaunchKernelEx (cuBLAS)
   N  host-to-device copies of 1 MiB from pinned memory   -> cuMemcpyHtoDAsync_v2
   N  synchronizations              torch.cuda.synchronize  -> cuCtxSynchronize_v2
-  K  = 4 allocations of distinct sizes from an emptied caching allocator -> cuMemAlloc_v2
+  4  allocations of 12, 14, 16 and 18 MiB from an emptied caching allocator
+     (above 10 MiB the allocator asks the driver for exactly that) -> cuMemAlloc_v2
 With --threads the elementwise launches run on a thread that already
 existed when the tracer attached. It prints a JSON line of what it did.
 """
@@ -70,7 +71,7 @@ for _ in range(N):
 
 # Allocations: free the cache, then allocate sizes that each need a new segment.
 torch.cuda.empty_cache()
-sizes = [3 << 20, 5 << 20, 7 << 20, 9 << 20]
+sizes = [12 << 20, 14 << 20, 16 << 20, 18 << 20]
 held = [torch.empty(s // 4, dtype=torch.float32, device=dev) for s in sizes]
 torch.cuda.synchronize()
 print(json.dumps({"n": N, "threads": THREADED, "alloc_sizes": sizes,

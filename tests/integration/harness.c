@@ -37,7 +37,7 @@ void th_rmrf(const char *dir)
 	th_run(argv, NULL);
 }
 
-static pid_t spawn(char *const argv[], int *stdout_fd, const char *err_path)
+static pid_t spawn(char *const argv[], int *stdout_fd, const char *out_path, const char *err_path)
 {
 	int pfd[2] = { -1, -1 };
 	pid_t pid;
@@ -52,6 +52,12 @@ static pid_t spawn(char *const argv[], int *stdout_fd, const char *err_path)
 
 			if (fd >= 0)
 				dup2(fd, 2);
+		}
+		if (out_path) {
+			int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+			if (fd >= 0)
+				dup2(fd, 1);
 		}
 		if (stdout_fd) {
 			dup2(pfd[1], 1);
@@ -71,12 +77,17 @@ static pid_t spawn(char *const argv[], int *stdout_fd, const char *err_path)
 
 pid_t th_spawn(char *const argv[], int *stdout_fd, const char *err_path)
 {
-	return spawn(argv, stdout_fd, err_path);
+	return spawn(argv, stdout_fd, NULL, err_path);
 }
 
 int th_run(char *const argv[], const char *err_path)
 {
-	pid_t pid = spawn(argv, NULL, err_path);
+	return th_run_to(argv, NULL, err_path);
+}
+
+int th_run_to(char *const argv[], const char *out_path, const char *err_path)
+{
+	pid_t pid = spawn(argv, NULL, out_path, err_path);
 	int status;
 
 	assert_int_equal(waitpid(pid, &status, 0), pid);

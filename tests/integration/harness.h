@@ -14,6 +14,8 @@
 
 #define TRACER "build/asan/inferscope-bpf"
 #define WORKLOAD "build/tests/workloads/workload"
+#define CUDA_WORKLOAD "build/tests/workloads/cuda_calls"
+#define STANDIN_LIBCUDA "build/tests/standin/libcuda.so.1"
 
 /* A fresh directory under build/test-tmp (on disk: the page-cache tests
  * need a real filesystem). */
@@ -23,6 +25,8 @@ void th_rmrf(const char *dir);
 /* Runs argv to completion; its stderr goes to err_path (if not NULL).
  * Returns the wait status. */
 int th_run(char *const argv[], const char *err_path);
+/* The same, with its stdout in out_path (if not NULL). */
+int th_run_to(char *const argv[], const char *out_path, const char *err_path);
 /* Starts argv in the background; stdout_fd (if not NULL) receives a pipe
  * from its standard output. */
 pid_t th_spawn(char *const argv[], int *stdout_fd, const char *err_path);

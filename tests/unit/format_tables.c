@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Prints the generated part of docs/record-format.md: one table per on-disk
- * struct (offsets and sizes from the compiler, not from a person) and the
- * tables of constants. `make docs` pastes the output into the document and
+ * struct (offsets and sizes from the compiler, not from a person), the
+ * tables of constants and the table of probed CUDA functions (expanded from
+ * the X-macro in bpf/cuda_funcs.h). `make docs` pastes the output into the document and
  * tests/unit/test_format_doc.c fails when the two differ.
  *
  * Every struct's fields must cover it exactly, without gaps or overlap: a
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 
 #include "events.h"
+#include "cuda_funcs.h"
 #include "isr_format.h"
 
 struct field {
@@ -192,6 +194,29 @@ static const struct field ev_fault[] = {
 	FIELD(isr_ev_page_fault, pad, "u32", "zero"),
 };
 
+static const struct field ev_cuda_call[] = {
+	HDR(isr_ev_cuda_call),
+	FIELD(isr_ev_cuda_call, func, "u16", "`ISR_CUDA_FN_*`: the function called ([CUDA functions](#cuda-functions))"),
+	FIELD(isr_ev_cuda_call, flags, "u16", "`ISR_CUDA_*`"),
+	FIELD(isr_ev_cuda_call, status, "s32", "CUresult returned (0 = CUDA_SUCCESS); valid with `ISR_CUDA_RETURNED`"),
+	FIELD(isr_ev_cuda_call, duration_ns, "u64", "entry to return; valid with `ISR_CUDA_RETURNED`"),
+	FIELD(isr_ev_cuda_call, args, "u64[6]", "arguments, by family: LAUNCH/LAUNCH_EX f, grid x \\| y << 32, grid z \\| block x << 32, block y \\| block z << 32, shared bytes, stream; "
+	      "GRAPH graph exec, -, -, -, -, stream; COPY*/SET dst, src (SET: value), bytes, direction (`ISR_COPY_*`), -, stream; "
+	      "SYNC handle, second handle; ALLOC address (read at return), bytes, flags, kind (`ISR_ALLOC_*`), -, stream; "
+	      "FREE address, -, -, kind, -, stream; VMM_CREATE handle (read at return), size; VMM_RELEASE handle; "
+	      "VMM_MAP address, size, offset, handle; VMM_UNMAP address, size"),
+};
+
+static const struct field ev_cuda_name[] = {
+	HDR(isr_ev_cuda_name),
+	FIELD(isr_ev_cuda_name, handle, "u64", "the CUfunction / CUkernel returned"),
+	FIELD(isr_ev_cuda_name, owner, "u64", "CUmodule / CUlibrary, or for an alias (name empty) the CUkernel whose name it takes"),
+	FIELD(isr_ev_cuda_name, func, "u16", "`ISR_CUDA_FN_*` of the call that returned the handle"),
+	FIELD(isr_ev_cuda_name, pad0, "u16", "zero"),
+	FIELD(isr_ev_cuda_name, pad1, "u32", "zero"),
+	FIELD(isr_ev_cuda_name, name, "char[256]", "mangled kernel name, NUL-terminated, may be truncated; empty for an alias"),
+};
+
 static const struct struct_doc file_structs[] = {
 	STRUCT(isr_file_header, "At offset 0 of every recording.", file_header),
 	STRUCT(isr_chunk_header, "Starts every chunk; the stored payload follows it.", chunk_header),
@@ -213,6 +238,8 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_proc_exit, "`ISR_EV_PROC_EXIT`: a thread exits. hdr.pid/tid: the exiting thread.", ev_exit),
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
+	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
+	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
 };
 
 /* ---- constants ---------------------------------------------------------------- */
@@ -289,6 +316,8 @@ static const struct constant event_types[] = {
 	CONST(ISR_EV_PROC_EXIT, "sched_process_exit", "struct isr_ev_proc_exit"),
 	CONST(ISR_EV_TASK_RENAME, "task_rename", "struct isr_ev_task_rename"),
 	CONST(ISR_EV_PAGE_FAULT, "page_fault_user", "struct isr_ev_page_fault"),
+	CONST(ISR_EV_CUDA_CALL, "cuda_call", "struct isr_ev_cuda_call"),
+	CONST(ISR_EV_CUDA_NAME, "cuda_name", "struct isr_ev_cuda_name"),
 };
 
 static const struct constant event_flags[] = {
@@ -301,6 +330,10 @@ static const struct constant event_flags[] = {
 	CONST(ISR_FAULT_HAS_START, NULL, "page fault: entry was seen, duration_ns is valid"),
 	CONST(ISR_FAULT_WRITE, NULL, "page fault: write access"),
 	CONST(ISR_FAULT_INSTR, NULL, "page fault: instruction fetch"),
+	CONST(ISR_CUDA_RETURNED, NULL, "cuda_call: the return was probed, status and duration_ns are valid"),
+	CONST(ISR_CUDA_ASYNC, NULL, "cuda_call: a stream-ordered variant (copied from the function table)"),
+	CONST(ISR_CUDA_PTDS, NULL, "cuda_call: a per-thread default stream variant, `_ptsz` / `_ptds`"),
+	CONST(ISR_CUDA_RUNTIME, NULL, "cuda_call: a CUDA runtime (libcudart) function"),
 };
 
 static const struct constant sources[] = {
@@ -309,6 +342,8 @@ static const struct constant sources[] = {
 	CONST(ISR_SRC_PROC, "proc", "fork/exec/exit/rename on the critical ring buffer"),
 	CONST(ISR_SRC_FAULT_START, "fault_start", "fault entries with no room left to remember their start"),
 	CONST(ISR_SRC_TARGETS, "targets", "children that could not be added to the targets map"),
+	CONST(ISR_SRC_CUDA, "cuda", "CUDA call events the bulk ring buffer had no room for"),
+	CONST(ISR_SRC_CUDA_INFLIGHT, "cuda_inflight", "CUDA calls whose entry could not be remembered for their return"),
 	CONST(ISR_SRC_WRITER, "writer", "events the recorder could not write (disk full, I/O error)"),
 };
 
@@ -317,6 +352,42 @@ static const struct constant stop_reasons[] = {
 	CONST(ISR_STOP_SIGNAL, "signal", "SIGINT or SIGTERM"),
 	CONST(ISR_STOP_TARGETS_EXITED, "targets_exited", "every target exited"),
 	CONST(ISR_STOP_WRITE_ERROR, "write_error", "the disk filled up or failed"),
+};
+
+static const struct constant cuda_families[] = {
+	CONST(ISR_CUDA_FAM_LAUNCH, "LAUNCH", "kernel launch: (f, grid x, y, z, block x, y, z, shared bytes, stream)"),
+	CONST(ISR_CUDA_FAM_LAUNCH_EX, "LAUNCH_EX", "kernel launch with a config: (const CUlaunchConfig *, f, ...)"),
+	CONST(ISR_CUDA_FAM_GRAPH, "GRAPH", "graph launch: (CUgraphExec, stream)"),
+	CONST(ISR_CUDA_FAM_COPY, "COPY", "copy: (dst, src, bytes[, stream])"),
+	CONST(ISR_CUDA_FAM_COPY_PEER, "COPY_PEER", "copy between devices: (dst, dst context, src, src context, bytes[, stream])"),
+	CONST(ISR_CUDA_FAM_COPY_2D, "COPY_2D", "2D copy: (const CUDA_MEMCPY2D *[, stream])"),
+	CONST(ISR_CUDA_FAM_COPY_3D, "COPY_3D", "3D copy: (const CUDA_MEMCPY3D *[, stream])"),
+	CONST(ISR_CUDA_FAM_SET, "SET", "memset: (dst, value, count[, stream])"),
+	CONST(ISR_CUDA_FAM_SYNC, "SYNC", "+ret, blocking or polling synchronization: (handle[, handle2])"),
+	CONST(ISR_CUDA_FAM_ALLOC, "ALLOC", "+ret, allocation: (out pointer, bytes[, flags or stream])"),
+	CONST(ISR_CUDA_FAM_FREE, "FREE", "+ret, free: (pointer[, stream])"),
+	CONST(ISR_CUDA_FAM_VMM_CREATE, "VMM_CREATE", "+ret, physical memory: (out handle, size, prop, flags)"),
+	CONST(ISR_CUDA_FAM_VMM_RELEASE, "VMM_RELEASE", "+ret, release of physical memory: (handle)"),
+	CONST(ISR_CUDA_FAM_VMM_MAP, "VMM_MAP", "+ret, mapping: (pointer, size, offset, handle, flags)"),
+	CONST(ISR_CUDA_FAM_VMM_UNMAP, "VMM_UNMAP", "+ret, unmapping: (pointer, size)"),
+	CONST(ISR_CUDA_FAM_NAME, "NAME", "+ret, names a kernel: (out handle, owner, const char *name); emits cuda_name"),
+	CONST(ISR_CUDA_FAM_ALIAS, "ALIAS", "+ret, a function of a named kernel: (out function, kernel); emits cuda_name"),
+	CONST(ISR_CUDA_FAM_COPY_SYNC, "COPY_SYNC", "+ret, synchronous copy, timed: (dst, src, bytes)"),
+};
+
+static const struct constant copy_directions[] = {
+	CONST(ISR_COPY_HTOD, "HTOD", "host to device"),
+	CONST(ISR_COPY_DTOH, "DTOH", "device to host"),
+	CONST(ISR_COPY_DTOD, "DTOD", "device to device"),
+	CONST(ISR_COPY_DEFAULT, "DEFAULT", "unified addressing: direction from the pointers"),
+	CONST(ISR_COPY_PEER, "PEER", "between devices"),
+};
+
+static const struct constant alloc_kinds[] = {
+	CONST(ISR_ALLOC_DEVICE, "DEVICE", "device memory"),
+	CONST(ISR_ALLOC_ASYNC, "ASYNC", "device memory from a stream-ordered pool"),
+	CONST(ISR_ALLOC_MANAGED, "MANAGED", "managed (unified) memory"),
+	CONST(ISR_ALLOC_HOST, "HOST", "page-locked (pinned) host memory"),
 };
 
 static const struct const_doc const_tables[] = {
@@ -331,8 +402,102 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Event types (`isr_ev_hdr.type`)", "Name: what readers display.", 0, "type", "name", event_types),
 	CONSTS("Event flags", NULL, 1, "bit", NULL, event_flags),
 	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
+	CONSTS("CUDA function families (`bpf/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
+	CONSTS("Copy directions (aux of the COPY families, args[3] of their calls)", NULL, 0, "value", "name", copy_directions),
+	CONSTS("Allocation kinds (aux of ALLOC / FREE, args[3] of their calls)", NULL, 0, "value", "name", alloc_kinds),
 	CONSTS("Stop reasons (`isr_end.stop_reason`)", "Name: what readers display.", 0, "reason", "name", stop_reasons),
 };
+
+/* ---- CUDA functions (bpf/cuda_funcs.h) ------------------------------------------ */
+
+struct cuda_fn_row {
+	unsigned id;
+	const char *symbol;
+	unsigned family, aux, flags;
+};
+
+#define CUDA_FN_ROW(id, sym, fam, aux, flags) { id, #sym, fam, aux, flags },
+static const struct cuda_fn_row cuda_fns[] = { ISR_CUDA_FUNCS(CUDA_FN_ROW) };
+#undef CUDA_FN_ROW
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The name column of the row of value v in items, or NULL. */
+static const char *const__name(const struct constant *items, size_t n, unsigned long long v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (items[i].value == v)
+			return items[i].name;
+	return NULL;
+}
+
+/* aux as its family reads it; "-" when the family has none. */
+static void cuda_aux__print(const struct cuda_fn_row *f)
+{
+	const char *name = NULL;
+
+	switch (f->family) {
+	case ISR_CUDA_FAM_COPY:
+	case ISR_CUDA_FAM_COPY_PEER:
+	case ISR_CUDA_FAM_COPY_SYNC:
+		name = const__name(copy_directions, COUNT(copy_directions), f->aux);
+		break;
+	case ISR_CUDA_FAM_ALLOC:
+	case ISR_CUDA_FAM_FREE:
+		name = const__name(alloc_kinds, COUNT(alloc_kinds), f->aux);
+		break;
+	case ISR_CUDA_FAM_SET:
+		printf(" %u-byte elements |", f->aux);
+		return;
+	default:
+		break;
+	}
+	if (name)
+		printf(" %s |", name);
+	else if (f->aux)
+		printf(" %u |", f->aux);
+	else
+		printf(" - |");
+}
+
+static int cuda_fns__print(void)
+{
+	static const struct { unsigned bit; const char *name; } flags[] = {
+		{ ISR_CUDA_ASYNC, "ASYNC" }, { ISR_CUDA_PTDS, "PTDS" }, { ISR_CUDA_RUNTIME, "RUNTIME" },
+	};
+	unsigned prev = 0;
+
+	printf("#### CUDA functions\n\nEvery probed function (`ISR_CUDA_FN_<symbol>`, the `func` of "
+	       "cuda_call and cuda_name events). Symbol: the exact ELF symbol, which is also the name "
+	       "readers display. Ids are never reused: new functions are appended.\n\n");
+	printf("| id | symbol | family | aux | flags |\n| ---: | --- | --- | --- | --- |\n");
+	for (size_t i = 0; i < COUNT(cuda_fns); i++) {
+		const struct cuda_fn_row *f = &cuda_fns[i];
+		const char *family = const__name(cuda_families, COUNT(cuda_families), f->family);
+		unsigned shown = 0;
+
+		if (f->id <= prev || !family) {
+			fprintf(stderr, "format_tables: bpf/cuda_funcs.h: %s has id %u after id %u or an "
+				"unknown family %u: ids must be unique and ascending, families listed in "
+				"tests/unit/format_tables.c\n", f->symbol, f->id, prev, f->family);
+			return -1;
+		}
+		prev = f->id;
+		printf("| %u | `%s` | %s |", f->id, f->symbol, family);
+		cuda_aux__print(f);
+		for (size_t j = 0; j < COUNT(flags); j++)
+			if (f->flags & flags[j].bit)
+				printf("%s%s", shown++ ? " \\| " : " ", flags[j].name);
+		if (f->flags & ~(unsigned)(ISR_CUDA_ASYNC | ISR_CUDA_PTDS | ISR_CUDA_RUNTIME)) {
+			fprintf(stderr, "format_tables: bpf/cuda_funcs.h: %s has flags 0x%x that "
+				"tests/unit/format_tables.c does not know\n", f->symbol, f->flags);
+			return -1;
+		}
+		printf("%s |\n", shown ? "" : " -");
+	}
+	printf("\n");
+	return 0;
+}
 
 static int struct__print(const struct struct_doc *s)
 {
@@ -391,8 +556,8 @@ int main(void)
 {
 	size_t i;
 
-	printf("<!-- Generated by tests/unit/format_tables.c from bpf/events.h and analysis/isr_format.h;"
-	       " edit those and run `make docs`. -->\n\n");
+	printf("<!-- Generated by tests/unit/format_tables.c from bpf/events.h, bpf/cuda_funcs.h and"
+	       " analysis/isr_format.h; edit those and run `make docs`. -->\n\n");
 	printf("### File structures\n\n");
 	for (i = 0; i < sizeof(file_structs) / sizeof(file_structs[0]); i++)
 		if (struct__print(&file_structs[i]))
@@ -404,6 +569,8 @@ int main(void)
 	printf("### Constants\n\n");
 	for (i = 0; i < sizeof(const_tables) / sizeof(const_tables[0]); i++)
 		consts__print(&const_tables[i]);
+	if (cuda_fns__print())
+		return 1;
 	if (fflush(stdout) || ferror(stdout)) {
 		perror("format_tables: writing the tables");
 		return 1;

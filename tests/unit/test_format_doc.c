@@ -148,6 +148,16 @@ static void test_doc_names_match_reader(void **state)
 	for (v = 1; isr_stop_reason_name(v); v++)
 		assert_named_row(gen.s, "ISR_STOP_", v, isr_stop_reason_name(v));
 	assert_true(v > ISR_STOP_WRITE_ERROR);
+	for (v = 1; v < ISR_CUDA_FN_MAX; v++) {
+		char row[96];
+
+		if (!isr_cuda_fn((__u16)v))	/* an id left unused */
+			continue;
+		snprintf(row, sizeof(row), "\n| %u | `%s` | ", v, isr_cuda_fn((__u16)v)->symbol);
+		if (!strstr(gen.s, row))
+			fail_msg("the generated CUDA function table has no row \"%s\" for function %u "
+				 "as the reader names it", row + 1, v);
+	}
 	free(gen.s);
 }
 

@@ -597,9 +597,10 @@ static void test_names(void **state)
 	static const char *const events[] = {
 		NULL, "sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_process_fork",
 		"sched_process_exec", "sched_process_exit", "task_rename", "page_fault_user",
+		"cuda_call", "cuda_name",
 	};
 	static const char *const sources[] = {
-		"sched", "faults", "proc", "fault_start", "targets", "writer",
+		"sched", "faults", "proc", "fault_start", "targets", "cuda", "cuda_inflight", "writer",
 	};
 	static const char *const stops[] = {
 		NULL, "duration", "signal", "targets_exited", "write_error",
@@ -618,6 +619,32 @@ static void test_names(void **state)
 		assert_string_equal(isr_stop_reason_name(i), stops[i]);
 	assert_null(isr_stop_reason_name(0));
 	assert_null(isr_stop_reason_name(ISR_STOP_WRITE_ERROR + 1));
+	assert_int_equal(sizeof(events) / sizeof(events[0]), ISR_EV_TYPE_MAX);
+	assert_int_equal(sizeof(sources) / sizeof(sources[0]), ISR_SRC_MAX);
+}
+
+/* The reader knows every function of bpf/cuda_funcs.h by its exact symbol. */
+static void test_cuda_functions(void **state)
+{
+	const struct isr_cuda_fn *f;
+
+	(void)state;
+	f = isr_cuda_fn(ISR_CUDA_FN_cuMemAlloc_v2);
+	assert_non_null(f);
+	assert_string_equal(f->symbol, "cuMemAlloc_v2");
+	assert_int_equal(f->family, ISR_CUDA_FAM_ALLOC);
+	assert_int_equal(f->aux, ISR_ALLOC_DEVICE);
+	f = isr_cuda_fn(ISR_CUDA_FN_cuLaunchKernelEx_ptsz);
+	assert_non_null(f);
+	assert_string_equal(f->symbol, "cuLaunchKernelEx_ptsz");
+	assert_int_equal(f->family, ISR_CUDA_FAM_LAUNCH_EX);
+	assert_int_equal(f->flags, ISR_CUDA_ASYNC | ISR_CUDA_PTDS);
+	assert_string_equal(isr_cuda_fn(ISR_CUDA_FN_cuCtxSynchronize_v2)->symbol, "cuCtxSynchronize_v2");
+	assert_string_equal(isr_cuda_fn(ISR_CUDA_FN_cuKernelGetFunction)->symbol, "cuKernelGetFunction");
+	assert_non_null(isr_cuda_fn(ISR_CUDA_FN_MAX - 1));
+	assert_null(isr_cuda_fn(0));
+	assert_null(isr_cuda_fn(ISR_CUDA_FN_MAX));
+	assert_null(isr_cuda_fn(0xffff));
 }
 
 /* ---- 2. truncation --------------------------------------------------------------- */
@@ -1358,6 +1385,7 @@ int main(void)
 		cmocka_unit_test(test_empty_recording),
 		cmocka_unit_test(test_sort_is_stable),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_cuda_functions),
 		cmocka_unit_test(test_truncated_at_every_byte),
 		cmocka_unit_test(test_truncated_in_file_header),
 		cmocka_unit_test(test_killed_recorder),

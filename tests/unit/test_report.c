@@ -27,6 +27,11 @@ struct fixture {
 	struct summary sum;
 	struct rec_process procs[3];
 	struct thread_summary threads[40];
+	struct cuda_fn_summary fns[4];
+	struct process_summary cuda_procs[1];
+	struct cuda_fn_count failed[1];
+	struct kernel_summary kernels[55];
+	char kernel_names[55][16];
 };
 
 static struct thread_summary thread(__u32 pid, __u32 tid, const char *comm, __u64 on, __u64 rq)
@@ -96,6 +101,61 @@ static struct fixture *fixture__new(void)
 	return f;
 }
 
+#define GIB (1024ULL * 1024 * 1024)
+#define MIB (1024ULL * 1024)
+
+static struct cuda_fn_summary fn(__u16 func, const char *name, __u64 calls, __u64 returned,
+				 __u64 total_ns, __u64 max_ns)
+{
+	struct cuda_fn_summary f = { .func = func, .calls = calls, .returned = returned,
+				     .total_ns = total_ns, .max_ns = max_ns };
+
+	strncpy(f.name, name, sizeof(f.name) - 1);
+	return f;
+}
+
+/* CUDA in the fixture: pid 300 launches 1000 kernels from its main thread,
+ * which spends 400 ms of its 1 s in cuCtxSynchronize_v2; two allocations
+ * ran out of memory. pid 100 made no CUDA calls. */
+static void fixture__add_cuda(struct fixture *f)
+{
+	f->sum.event_counts[ISR_EV_CUDA_CALL] = 1200;
+	f->sum.event_counts[ISR_EV_CUDA_NAME] = 3;
+	f->sum.event_total += 1203;
+	f->fns[0] = fn(ISR_CUDA_FN_cuLaunchKernel, "cuLaunchKernel", 1000, 0, 0, 0);
+	f->fns[1] = fn(ISR_CUDA_FN_cuCtxSynchronize_v2, "cuCtxSynchronize_v2", 150, 150, 400 * MS, 50 * MS);
+	f->fns[2] = fn(ISR_CUDA_FN_cuMemAlloc_v2, "cuMemAlloc_v2", 50, 50, 5 * MS, 1 * MS);
+	f->fns[2].failed = 2;
+	f->fns[2].last_error = 2;
+	f->fns[3] = fn(ISR_CUDA_FN_cuLibraryGetKernel, "cuLibraryGetKernel", 0, 0, 0, 0);
+	f->fns[3].names = 3;
+	f->sum.cuda_fns = f->fns;
+	f->sum.cuda_fn_count = 4;
+	f->failed[0] = (struct cuda_fn_count){ .func = ISR_CUDA_FN_cuMemAlloc_v2, .count = 2 };
+	f->cuda_procs[0] = (struct process_summary){
+		.pid = 300, .device_live_bytes = 1 * GIB, .device_peak_bytes = 2 * GIB,
+		.pinned_host_live_bytes = 0, .pinned_host_peak_bytes = 64 * MIB, .unknown_frees = 1,
+		.failed = f->failed, .failed_count = 1,
+	};
+	f->sum.processes = f->cuda_procs;
+	f->sum.process_count = 1;
+	for (int i = 0; i < 55; i++) {
+		snprintf(f->kernel_names[i], sizeof(f->kernel_names[i]), "k%d", i);
+		f->kernels[i] = (struct kernel_summary){ .pid = 300, .handle = 0x7f0000002000ULL + (__u64)i * 16,
+							 .name = f->kernel_names[i], .named = true,
+							 .launches = (__u64)(100 - i) };
+	}
+	f->kernels[0].handle = 0x7f0000001000ULL;
+	f->kernels[0].name = "relu_kernel";
+	f->kernels[0].launches = 600;
+	f->sum.kernels = f->kernels;
+	f->sum.kernel_count = 55;
+	f->threads[1].cuda_calls = 1200;
+	f->threads[1].cuda_launches = 1000;
+	f->threads[1].cuda_sync_ns = 400 * MS;
+	f->threads[1].cuda_sync_fns[0] = ISR_CUDA_FN_cuCtxSynchronize_v2;
+}
+
 /* Output of a writer as a NUL-terminated string (caller frees). */
 static char *render(int (*writer)(FILE *, const struct recording *, const struct summary *),
 		    const struct fixture *f)
@@ -158,14 +218,15 @@ static void assert_str(json_t *o, const char *key, const char *want)
 static void test_json_contract(void **state)
 {
 	struct fixture *f = fixture__new();
-	json_t *root, *rec, *host, *drops, *counts, *procs, *threads, *t;
+	json_t *root, *rec, *host, *drops, *counts, *procs, *threads, *t, *cuda, *calls, *kernels;
 	size_t i;
 
 	(void)state;
 	f->sum.drops[ISR_SRC_FAULTS] = 4;
 	f->sum.drops_total = 4;
+	fixture__add_cuda(f);
 	root = render_json(f);
-	assert_int_equal(json_object_size(root), 5);
+	assert_int_equal(json_object_size(root), 6);
 	assert_int(root, "schema_version", REPORT_SCHEMA_VERSION);
 	assert_int_equal(REPORT_SCHEMA_VERSION, 1);
 
@@ -190,9 +251,16 @@ static void test_json_contract(void **state)
 	assert_int(rec, "drops_total", 4);
 
 	counts = get(root, "event_counts");
-	assert_int_equal(json_object_size(counts), 2);
+	assert_int_equal(json_object_size(counts), 6);
 	assert_int(counts, isr_event_name(ISR_EV_SCHED_SWITCH), 120);
 	assert_int(counts, isr_event_name(ISR_EV_SCHED_WAKEUP), 30);
+	/* CUDA events under their exact functions, not their types */
+	assert_int(counts, "cuLaunchKernel", 1000);
+	assert_int(counts, "cuCtxSynchronize_v2", 150);
+	assert_int(counts, "cuMemAlloc_v2", 50);
+	assert_int(counts, "cuLibraryGetKernel", 3);
+	assert_null(json_object_get(counts, "cuda_call"));
+	assert_null(json_object_get(counts, "cuda_name"));
 
 	procs = get(root, "processes");
 	assert_int_equal(json_array_size(procs), 3);
@@ -203,6 +271,26 @@ static void test_json_contract(void **state)
 	assert_str(t, "cmdline", "python3 train.py --bs 64");
 	assert_str(t, "exe", "/usr/bin/python3.12");
 	assert_str(t, "origin", "attached");
+	assert_int(t, "device_memory_peak_bytes", 2 * GIB);
+	assert_int(t, "device_memory_live_bytes", 1 * GIB);
+	assert_int(t, "pinned_host_peak_bytes", 64 * MIB);
+	assert_int(t, "pinned_host_live_bytes", 0);
+	assert_int(t, "unknown_frees", 1);
+	assert_int_equal(json_object_size(get(t, "cuda_failed_calls")), 1);
+	assert_int(get(t, "cuda_failed_calls"), "cuMemAlloc_v2", 2);
+	assert_int_equal(json_object_size(t), 12);
+	/* a process without CUDA calls is there, with zeros */
+	t = json_array_get(procs, 1);
+	assert_int(t, "pid", 100);
+	assert_int(t, "device_memory_peak_bytes", 0);
+	assert_int(t, "device_memory_live_bytes", 0);
+	assert_int(t, "pinned_host_peak_bytes", 0);
+	assert_int(t, "pinned_host_live_bytes", 0);
+	assert_int(t, "unknown_frees", 0);
+	assert_true(json_is_object(get(t, "cuda_failed_calls")));
+	assert_int_equal(json_object_size(get(t, "cuda_failed_calls")), 0);
+	/* the same pid after exec: the pid's numbers */
+	assert_int(json_array_get(procs, 2), "device_memory_peak_bytes", 2 * GIB);
 	assert_str(json_array_get(procs, 1), "origin", "child");
 	assert_str(json_array_get(procs, 2), "origin", "exec");
 	assert_true(json_is_null(get(json_array_get(procs, 2), "cmdline")));
@@ -233,11 +321,63 @@ static void test_json_contract(void **state)
 		assert_true(json_is_boolean(get(t, "created")));
 		assert_true(json_boolean_value(get(t, "created")) == ts->created);
 		assert_true(json_boolean_value(get(t, "exited")) == ts->exited);
-		assert_int_equal(json_object_size(t), 18);
+		assert_real(t, "cuda_sync_s", (double)ts->cuda_sync_ns / 1e9);
+		assert_int(t, "cuda_calls", (json_int_t)ts->cuda_calls);
+		assert_int(t, "launches", (json_int_t)ts->cuda_launches);
+		assert_int_equal(json_object_size(t), 21);
 	}
+	assert_real(json_array_get(threads, 1), "cuda_sync_s", 0.4);
+	assert_int(json_array_get(threads, 1), "cuda_calls", 1200);
+	assert_int(json_array_get(threads, 1), "launches", 1000);
 	assert_real(json_array_get(threads, 1), "runqueue_wait_s", 0.005);
 	assert_real(json_array_get(threads, 2), "fault_s", 0.003);
 	assert_real(json_array_get(threads, 2), "window_s", 0.8);
+
+	cuda = get(root, "cuda");
+	assert_int_equal(json_object_size(cuda), 2);
+	calls = get(cuda, "calls");
+	/* functions that were called: not cuLibraryGetKernel, seen only naming */
+	assert_int_equal(json_object_size(calls), 3);
+	t = get(calls, "cuLaunchKernel");
+	assert_int(t, "count", 1000);
+	assert_int(t, "failed", 0);
+	assert_true(json_is_null(get(t, "total_s")));
+	assert_true(json_is_null(get(t, "max_s")));
+	t = get(calls, "cuCtxSynchronize_v2");
+	assert_int(t, "count", 150);
+	assert_int(t, "failed", 0);
+	assert_real(t, "total_s", 0.4);
+	assert_real(t, "max_s", 0.05);
+	assert_int_equal(json_object_size(t), 4);
+	assert_int(get(calls, "cuMemAlloc_v2"), "failed", 2);
+	kernels = get(cuda, "kernels");
+	assert_int_equal(json_array_size(kernels), 50);
+	t = json_array_get(kernels, 0);
+	assert_int(t, "pid", 300);
+	assert_str(t, "handle", "0x7f0000001000");
+	assert_str(t, "name", "relu_kernel");
+	assert_int(t, "launches", 600);
+	assert_int_equal(json_object_size(t), 4);
+	assert_str(json_array_get(kernels, 49), "name", "k49");
+	json_decref(root);
+	free(f);
+}
+
+/* Without CUDA events the cuda object is there, empty. */
+static void test_json_no_cuda(void **state)
+{
+	struct fixture *f = fixture__new();
+	json_t *root, *cuda;
+
+	(void)state;
+	root = render_json(f);
+	cuda = get(root, "cuda");
+	assert_true(json_is_object(get(cuda, "calls")));
+	assert_int_equal(json_object_size(get(cuda, "calls")), 0);
+	assert_true(json_is_array(get(cuda, "kernels")));
+	assert_int_equal(json_array_size(get(cuda, "kernels")), 0);
+	assert_int(json_array_get(get(root, "threads"), 0), "cuda_calls", 0);
+	assert_int(json_array_get(get(root, "processes"), 0), "device_memory_peak_bytes", 0);
 	json_decref(root);
 	free(f);
 }
@@ -309,6 +449,68 @@ static void test_markdown_clean(void **state)
 	assert_non_null(strstr(md, "| **total** | 150 |"));
 	assert_non_null(strstr(md, "Nothing stood out"));
 	assert_null(strstr(md, "for a CPU: the machine is oversubscribed"));
+	assert_null(strstr(md, "CUDA"));
+	free(md);
+	free(f);
+}
+
+static void test_markdown_cuda(void **state)
+{
+	struct fixture *f = fixture__new();
+	char *md;
+
+	(void)state;
+	fixture__add_cuda(f);
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "\n## CUDA\n"));
+	assert_true(strstr(md, "## Threads") < strstr(md, "## CUDA"));
+	assert_non_null(strstr(md, "| 300 | python3 | 1024.0 | 2048.0 | 0.0 | 64.0 | 2 |\n"));
+	assert_null(strstr(md, "| 100 | loader | 0.0"));
+	assert_non_null(strstr(md, "1 free of memory allocated before the recording began"));
+	assert_non_null(strstr(md, "### Functions by calls"));
+	assert_non_null(strstr(md, "| cuLaunchKernel | 1000 | 0 |\n"));
+	assert_true(strstr(md, "| cuLaunchKernel | 1000 |") < strstr(md, "| cuCtxSynchronize_v2 | 150 |"));
+	assert_non_null(strstr(md, "### Functions by time"));
+	assert_non_null(strstr(md, "| cuCtxSynchronize_v2 | 0.400 | 150 | 2.667 | 50.000 |\n"));
+	assert_non_null(strstr(md, "### Kernels by launches"));
+	assert_non_null(strstr(md, "| relu_kernel | 300 | 600 |\n"));
+	assert_non_null(strstr(md, "| k9 | 300 | 91 |\n"));
+	assert_null(strstr(md, "| k10 | 300 |"));
+	assert_non_null(strstr(md, "… 45 more kernels"));
+	assert_non_null(strstr(md, "### Synchronization by thread"));
+	assert_non_null(strstr(md, "| 300 | 300 | python3 | 1200 | 1000 | 0.400 | 40.0 | cuCtxSynchronize_v2 |\n"));
+	/* event counts by function, not by CUDA event type */
+	assert_non_null(strstr(md, "| cuLaunchKernel | 1000 |\n| cuCtxSynchronize_v2 | 150 |"));
+	assert_non_null(strstr(md, "| cuLibraryGetKernel | 3 |\n"));
+	assert_null(strstr(md, "| cuda_call |"));
+	assert_null(strstr(md, "types unknown"));
+	assert_non_null(strstr(md, "| **total** | 1353 |"));
+	/* observations */
+	assert_non_null(strstr(md, "- Thread python3 (pid 300, tid 300) spent 0.400 s (40.0% of its 1.000 s) "
+				   "blocked in cuCtxSynchronize_v2: the CPU waits for the GPU."));
+	assert_non_null(strstr(md, "- 2 CUDA calls failed: cuMemAlloc_v2 2x (last error 2 CUDA_ERROR_OUT_OF_MEMORY)"));
+	assert_non_null(strstr(md, "the GPU ran out of memory"));
+	assert_null(strstr(md, "Nothing stood out"));
+	free(md);
+
+	/* 20% exactly is not a stall; no failures: nothing to observe */
+	f->threads[1].cuda_sync_ns = 200 * MS;
+	f->fns[2].failed = 0;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "## CUDA"));
+	assert_null(strstr(md, "the CPU waits for the GPU"));
+	assert_null(strstr(md, "CUDA calls failed"));
+	assert_non_null(strstr(md, "Nothing stood out"));
+	assert_non_null(strstr(md, "no thread spent more than 20% of its time in CUDA synchronization"));
+	free(md);
+
+	/* dropped CUDA events are a warning with their remedy */
+	f->sum.drops[ISR_SRC_CUDA] = 12;
+	f->sum.drops[ISR_SRC_CUDA_INFLIGHT] = 3;
+	f->sum.drops_total = 15;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "> - cuda: 12 (CUDA call events lost"));
+	assert_non_null(strstr(md, "> - cuda_inflight: 3 (CUDA calls whose entry could not be kept"));
 	free(md);
 	free(f);
 }
@@ -424,9 +626,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_contract),
+		cmocka_unit_test(test_json_no_cuda),
 		cmocka_unit_test(test_json_truncated),
 		cmocka_unit_test(test_json_invalid_utf8),
 		cmocka_unit_test(test_markdown_clean),
+		cmocka_unit_test(test_markdown_cuda),
 		cmocka_unit_test(test_markdown_truncated_and_drops),
 		cmocka_unit_test(test_markdown_observations),
 		cmocka_unit_test(test_markdown_many_threads),

@@ -695,6 +695,341 @@ static void test_many_threads(void **state)
 	synth__free(b);
 }
 
+/* ---- CUDA ---------------------------------------------------------------------- */
+
+#define MIB (1024ULL * 1024)
+
+/* A call whose return was probed (status and duration known). */
+static struct isr_ev_cuda_call *ev_call(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u16 func,
+					__s32 status, __u64 duration)
+{
+	struct isr_ev_cuda_call *e = synth__event(b, ISR_EV_CUDA_CALL, sizeof(*e), ts, pid, tid);
+
+	e->func = func;
+	e->flags = ISR_CUDA_RETURNED;
+	e->status = status;
+	e->duration_ns = duration;
+	return e;
+}
+
+/* An entry-only launch of handle f. */
+static void ev_launch(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u16 func, __u64 f)
+{
+	struct isr_ev_cuda_call *e = synth__event(b, ISR_EV_CUDA_CALL, sizeof(*e), ts, pid, tid);
+
+	e->func = func;
+	e->flags = ISR_CUDA_ASYNC;
+	e->args[0] = f;
+}
+
+/* ALLOC and FREE families: address, bytes, kind from the function table. */
+static void ev_mem(struct synth *b, __u64 ts, __u32 pid, __u16 func, __s32 status, __u64 addr, __u64 bytes)
+{
+	struct isr_ev_cuda_call *e = ev_call(b, ts, pid, pid, func, status, 1000);
+
+	e->args[0] = addr;
+	e->args[1] = bytes;
+	e->args[3] = isr_cuda_fn(func)->aux;
+}
+
+static void ev_name(struct synth *b, __u64 ts, __u32 pid, __u16 func, __u64 handle, __u64 owner,
+		    const char *name)
+{
+	struct isr_ev_cuda_name *e = synth__event(b, ISR_EV_CUDA_NAME, sizeof(*e), ts, pid, pid);
+
+	e->func = func;
+	e->handle = handle;
+	e->owner = owner;
+	strncpy(e->name, name, sizeof(e->name));
+}
+
+static const struct cuda_fn_summary *find_fn(const struct summary *s, const char *name)
+{
+	for (size_t i = 0; i < s->cuda_fn_count; i++)
+		if (!strcmp(s->cuda_fns[i].name, name))
+			return &s->cuda_fns[i];
+	fail_msg("no function %s in the summary", name);
+	return NULL;
+}
+
+static __u64 failed_of(const struct process_summary *p, __u16 func)
+{
+	for (size_t i = 0; i < p->failed_count; i++)
+		if (p->failed[i].func == func)
+			return p->failed[i].count;
+	return 0;
+}
+
+/* Every call counts under its exact function; names under their learner. */
+static void test_cuda_function_counts(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const __u32 tids[] = { 101, 102 };
+	const char *const comms[] = { "python3", "worker" };
+	const struct cuda_fn_summary *f;
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 100, "python3", 2, tids, comms);
+	for (int i = 0; i < 1000; i++)
+		ev_launch(b, T0 + 1 * MS + (__u64)i * 1000, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
+	for (int i = 0; i < 7; i++)
+		ev_launch(b, T0 + 2 * MS + (__u64)i, 100, 101, ISR_CUDA_FN_cuLaunchKernelEx_ptsz, 0xb000);
+	ev_launch(b, T0 + 3 * MS, 100, 102, ISR_CUDA_FN_cuGraphLaunch, 0xc000);
+	ev_call(b, T0 + 10 * MS, 100, 101, ISR_CUDA_FN_cuCtxSynchronize_v2, 0, 300 * MS);
+	ev_call(b, T0 + 400 * MS, 100, 101, ISR_CUDA_FN_cuCtxSynchronize_v2, 0, 100 * MS);
+	ev_call(b, T0 + 600 * MS, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 50 * MS);
+	ev_call(b, T0 + 700 * MS, 100, 101, ISR_CUDA_FN_cuMemcpyDtoH_v2, 0, 20 * MS);
+	ev_call(b, T0 + 720 * MS, 100, 101, ISR_CUDA_FN_cuStreamQuery, 600, 1000);	/* not ready */
+	ev_call(b, T0 + 721 * MS, 100, 101, ISR_CUDA_FN_cuStreamQuery, 400, 1000);	/* bad handle */
+	ev_call(b, T0 + 722 * MS, 100, 101, ISR_CUDA_FN_cuEventSynchronize, 600, 1000);
+	/* an async copy is entry-only: no duration, not sync time */
+	ev_launch(b, T0 + 730 * MS, 100, 102, ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, 0x1);
+	ev_name(b, T0 + 1 * MS, 100, ISR_CUDA_FN_cuLibraryGetKernel, 0xa000, 0x10, "_Z4reluPfi");
+	ev_name(b, T0 + 1 * MS, 100, ISR_CUDA_FN_cuLibraryGetKernel, 0xd000, 0x10, "k2");
+	ev_name(b, T0 + 1 * MS, 100, ISR_CUDA_FN_cuKernelGetFunction, 0xe000, 0xd000, "");
+	/* a function this version does not know */
+	ev_call(b, T0 + 800 * MS, 100, 102, 999, 5, 1000);
+	s = compute(b);
+
+	assert_int_equal(s->event_counts[ISR_EV_CUDA_CALL], 1000 + 7 + 1 + 7 + 1 + 1);
+	assert_int_equal(s->event_counts[ISR_EV_CUDA_NAME], 3);
+	assert_int_equal(s->cuda_fn_count, 12);
+	for (size_t i = 1; i < s->cuda_fn_count; i++)
+		assert_true(s->cuda_fns[i - 1].func < s->cuda_fns[i].func);
+	assert_int_equal(find_fn(s, "cuLaunchKernel")->calls, 1000);
+	assert_int_equal(find_fn(s, "cuLaunchKernel")->returned, 0);
+	assert_int_equal(find_fn(s, "cuLaunchKernelEx_ptsz")->calls, 7);
+	assert_int_equal(find_fn(s, "cuGraphLaunch")->calls, 1);
+	assert_int_equal(find_fn(s, "cuMemcpyHtoDAsync_v2")->calls, 1);
+	f = find_fn(s, "cuCtxSynchronize_v2");
+	assert_int_equal(f->calls, 2);
+	assert_int_equal(f->returned, 2);
+	assert_int_equal(f->total_ns, 400 * MS);
+	assert_int_equal(f->max_ns, 300 * MS);
+	assert_int_equal(f->failed, 0);
+	f = find_fn(s, "cuStreamQuery");
+	assert_int_equal(f->calls, 2);
+	assert_int_equal(f->not_ready, 1);
+	assert_int_equal(f->failed, 1);
+	assert_int_equal(f->last_error, 400);
+	/* NOT_READY is a failure for anything but a query */
+	assert_int_equal(find_fn(s, "cuEventSynchronize")->failed, 1);
+	assert_int_equal(find_fn(s, "cuLibraryGetKernel")->names, 2);
+	assert_int_equal(find_fn(s, "cuLibraryGetKernel")->calls, 0);
+	assert_int_equal(find_fn(s, "cuKernelGetFunction")->names, 1);
+	f = find_fn(s, "cuda_fn_999");
+	assert_int_equal(f->func, 999);
+	assert_int_equal(f->calls, 1);
+	assert_int_equal(f->failed, 1);
+	assert_string_equal(summary__cuda_fn_name(s, 999), "cuda_fn_999");
+	assert_string_equal(summary__cuda_fn_name(s, ISR_CUDA_FN_cuLaunchKernel), "cuLaunchKernel");
+	assert_null(summary__cuda_fn_name(s, ISR_CUDA_FN_cuMemAlloc_v2));
+
+	assert_int_equal(s->process_count, 1);
+	assert_int_equal(failed_of(&s->processes[0], ISR_CUDA_FN_cuStreamQuery), 1);
+	assert_int_equal(failed_of(&s->processes[0], ISR_CUDA_FN_cuEventSynchronize), 1);
+	assert_int_equal(failed_of(&s->processes[0], 999), 1);
+	assert_int_equal(s->processes[0].failed_count, 3);
+	assert_int_equal(s->processes[0].device_peak_bytes, 0);
+
+	t = find(s, 101);
+	assert_int_equal(t->cuda_calls, 1000 + 7 + 7);
+	assert_int_equal(t->cuda_launches, 1007);
+	assert_int_equal(t->cuda_sync_ns, 470 * MS + 3000);
+	assert_int_equal(t->cuda_sync_fns[0], ISR_CUDA_FN_cuCtxSynchronize_v2);
+	assert_int_equal(t->cuda_sync_fns[1], ISR_CUDA_FN_cuStreamSynchronize);
+	assert_int_equal(t->cuda_sync_fns[2], ISR_CUDA_FN_cuMemcpyDtoH_v2);
+	t = find(s, 102);
+	assert_int_equal(t->cuda_calls, 3);
+	assert_int_equal(t->cuda_launches, 1);
+	assert_int_equal(t->cuda_sync_ns, 0);
+	assert_int_equal(t->cuda_sync_fns[0], 0);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Device memory is matched by address, peak is the highest live value, and
+ * only calls that succeeded count. */
+static void test_cuda_device_memory(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const struct process_summary *p;
+	struct summary *s;
+
+	(void)state;
+	/* appended out of time order: the summary works on the sorted timeline */
+	ev_mem(b, T0 + 40 * MS, 100, ISR_CUDA_FN_cuMemFree_v2, 0, 0xa0000, 0);		/* A */
+	ev_mem(b, T0 + 10 * MS, 100, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0xa0000, 100 * MIB);	/* A */
+	ev_mem(b, T0 + 20 * MS, 100, ISR_CUDA_FN_cuMemAllocAsync, 0, 0xb0000, 50 * MIB);	/* B */
+	ev_mem(b, T0 + 30 * MS, 100, ISR_CUDA_FN_cuMemAlloc_v2, 2, 0xc0000, 4096 * MIB);	/* OOM */
+	ev_mem(b, T0 + 50 * MS, 100, ISR_CUDA_FN_cuMemFree_v2, 0, 0x99000, 0);		/* before */
+	ev_mem(b, T0 + 60 * MS, 100, ISR_CUDA_FN_cuMemAllocManaged, 0, 0xd0000, 30 * MIB);	/* D */
+	ev_mem(b, T0 + 70 * MS, 100, ISR_CUDA_FN_cuMemFreeAsync_ptsz, 0, 0xb0000, 0);	/* B */
+	ev_mem(b, T0 + 80 * MS, 100, ISR_CUDA_FN_cuMemFree_v2, 1, 0xd0000, 0);		/* fails */
+	ev_mem(b, T0 + 85 * MS, 100, ISR_CUDA_FN_cuMemFree_v2, 0, 0, 0);			/* NULL */
+	ev_mem(b, T0 + 90 * MS, 100, ISR_CUDA_FN_cuMemCreate, 0, 0x7001, 200 * MIB);
+	ev_mem(b, T0 + 95 * MS, 100, ISR_CUDA_FN_cuMemMap, 0, 0xe0000, 200 * MIB);	/* maps, no new memory */
+	ev_mem(b, T0 + 100 * MS, 100, ISR_CUDA_FN_cuMemRelease, 0, 0x7001, 0);
+	ev_mem(b, T0 + 110 * MS, 100, ISR_CUDA_FN_cuMemRelease, 0, 0x7002, 0);		/* before */
+	/* pinned host memory is apart */
+	ev_mem(b, T0 + 120 * MS, 100, ISR_CUDA_FN_cuMemAllocHost_v2, 0, 0xf0000, 10 * MIB);
+	ev_mem(b, T0 + 130 * MS, 100, ISR_CUDA_FN_cuMemHostAlloc, 0, 0xf8000, 20 * MIB);
+	ev_mem(b, T0 + 140 * MS, 100, ISR_CUDA_FN_cuMemFreeHost, 0, 0xf0000, 0);
+	/* an allocation whose return was not seen changes nothing */
+	ev_mem(b, T0 + 150 * MS, 100, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0x120000, 1 * MIB);
+	((struct isr_ev_cuda_call *)(b->data + b->offs[b->count - 1]))->flags = 0;
+	/* an address allocated again without a free seen: the new size counts */
+	ev_mem(b, T0 + 160 * MS, 100, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0x130000, 8 * MIB);
+	ev_mem(b, T0 + 170 * MS, 100, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0x130000, 2 * MIB);
+
+	/* a second process: its own addresses; all gone when it exits */
+	ev_mem(b, T0 + 10 * MS, 200, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0xa0000, 7 * MIB);
+	ev_mem(b, T0 + 20 * MS, 200, ISR_CUDA_FN_cuMemAllocHost_v2, 0, 0xf0000, 3 * MIB);
+	synth__event(b, ISR_EV_PROC_EXIT, sizeof(struct isr_ev_proc_exit), T0 + 500 * MS, 200, 200);
+	((struct isr_ev_proc_exit *)(b->data + b->offs[b->count - 1]))->flags = ISR_EXIT_GROUP_DEAD;
+	/* a third: exec replaces the image and its memory */
+	ev_mem(b, T0 + 10 * MS, 300, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0xa0000, 5 * MIB);
+	ev_exec(b, T0 + 20 * MS, 300, 300, 300, "new");
+	ev_mem(b, T0 + 30 * MS, 300, ISR_CUDA_FN_cuMemFree_v2, 0, 0xa0000, 0);
+	s = compute(b);
+
+	assert_int_equal(s->process_count, 3);
+	p = summary__process(s, 100);
+	assert_non_null(p);
+	/* A 100 + B 50 = 150; - A; + D 30 = 80; - B = 30; + VMM 200 = 230; - VMM = 30;
+	 * + 8 = 38; the same address at 2 = 32 */
+	assert_int_equal(p->device_live_bytes, 32 * MIB);
+	assert_int_equal(p->device_peak_bytes, 230 * MIB);
+	assert_int_equal(p->pinned_host_live_bytes, 20 * MIB);
+	assert_int_equal(p->pinned_host_peak_bytes, 30 * MIB);
+	assert_int_equal(p->unknown_frees, 2);
+	assert_int_equal(p->failed_count, 2);
+	assert_int_equal(p->failed[0].func, ISR_CUDA_FN_cuMemAlloc_v2);
+	assert_int_equal(p->failed[0].count, 1);
+	assert_int_equal(p->failed[1].func, ISR_CUDA_FN_cuMemFree_v2);
+	assert_int_equal(p->failed[1].count, 1);
+	assert_int_equal(find_fn(s, "cuMemAlloc_v2")->last_error, 2);
+
+	p = summary__process(s, 200);
+	assert_non_null(p);
+	assert_int_equal(p->device_live_bytes, 0);
+	assert_int_equal(p->device_peak_bytes, 7 * MIB);
+	assert_int_equal(p->pinned_host_live_bytes, 0);
+	assert_int_equal(p->pinned_host_peak_bytes, 3 * MIB);
+	assert_int_equal(p->failed_count, 0);
+
+	p = summary__process(s, 300);
+	assert_int_equal(p->device_live_bytes, 0);
+	assert_int_equal(p->device_peak_bytes, 5 * MIB);
+	assert_int_equal(p->unknown_frees, 1);	/* the old image's address */
+	assert_null(summary__process(s, 400));
+	summary__free(s);
+	synth__free(b);
+}
+
+/* 20000 live allocations, freed in a scattered order: every free finds its
+ * allocation, however the addresses collide in the table. */
+static void test_cuda_many_allocations(void **state)
+{
+	enum { N = 20000 };
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const struct process_summary *p;
+	__u64 total = 0, odd = 0;
+	struct summary *s;
+
+	(void)state;
+	for (__u64 i = 1; i <= N; i++) {
+		ev_mem(b, T0 + i, 100, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0x700000000000ULL + i * 0x200000, i);
+		total += i;
+		odd += i % 2 ? i : 0;
+	}
+	/* free the odd ones, stepping through them with a stride prime to N */
+	for (__u64 k = 0; k < N / 2; k++) {
+		__u64 i = 1 + 2 * ((k * 7919) % (N / 2));
+
+		ev_mem(b, T0 + 100 * MS + k, 100, ISR_CUDA_FN_cuMemFree_v2, 0, 0x700000000000ULL + i * 0x200000, 0);
+	}
+	/* pid 0 is no process: ignored */
+	ev_mem(b, T0 + 300 * MS, 0, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0x1000, 1 * MIB);
+	s = compute(b);
+	p = summary__process(s, 100);
+	assert_non_null(p);
+	assert_int_equal(p->device_peak_bytes, total);
+	assert_int_equal(p->device_live_bytes, total - odd);
+	assert_int_equal(p->unknown_frees, 0);
+	assert_int_equal(s->process_count, 1);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Launch handles get their names from cuda_name events, aliases the name of
+ * their kernel (also when the alias is learned first); a handle never named
+ * shows as kernel@0x...; graph launches are not kernels. */
+static void test_cuda_kernels(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	char long_name[ISR_KERNEL_NAME_LEN];
+	const struct kernel_summary *k;
+	struct summary *s;
+
+	(void)state;
+	ev_name(b, T0 + 1 * MS, 100, ISR_CUDA_FN_cuLibraryGetKernel, 0x1000, 0x10, "_Z11relu_kernelPfi");
+	ev_name(b, T0 + 2 * MS, 100, ISR_CUDA_FN_cuKernelGetFunction, 0x2000, 0x1000, "");
+	ev_name(b, T0 + 3 * MS, 100, ISR_CUDA_FN_cuModuleGetFunction, 0x3000, 0x20, "gemm_kernel");
+	ev_name(b, T0 + 4 * MS, 100, ISR_CUDA_FN_cuKernelGetFunction, 0x5000, 0x6000, "");
+	ev_name(b, T0 + 5 * MS, 100, ISR_CUDA_FN_cuLibraryGetKernel, 0x6000, 0x10, "late_kernel");
+	ev_name(b, T0 + 6 * MS, 200, ISR_CUDA_FN_cuModuleGetFunction, 0x3000, 0x20, "other_process_kernel");
+	for (int i = 0; i < 5; i++)
+		ev_launch(b, T0 + 10 * MS + (__u64)i, 100, 100, ISR_CUDA_FN_cuLaunchKernel, 0x2000);
+	for (int i = 0; i < 2; i++)
+		ev_launch(b, T0 + 20 * MS + (__u64)i, 100, 100, ISR_CUDA_FN_cuLaunchKernelEx, 0x1000);
+	for (int i = 0; i < 3; i++)
+		ev_launch(b, T0 + 30 * MS + (__u64)i, 100, 100, ISR_CUDA_FN_cuLaunchKernel_ptsz, 0x3000);
+	for (int i = 0; i < 4; i++)
+		ev_launch(b, T0 + 40 * MS + (__u64)i, 100, 100, ISR_CUDA_FN_cuLaunchKernel, 0x5000);
+	ev_launch(b, T0 + 50 * MS, 100, 100, ISR_CUDA_FN_cuLaunchCooperativeKernel, 0x4000);
+	ev_launch(b, T0 + 60 * MS, 100, 100, ISR_CUDA_FN_cuGraphLaunch, 0x9000);
+	ev_launch(b, T0 + 70 * MS, 200, 200, ISR_CUDA_FN_cuLaunchKernel, 0x3000);
+	/* a C++ name cut by the probe cannot be demangled: shown as cut */
+	memset(long_name, 0, sizeof(long_name));
+	memcpy(long_name, "_ZN2at6native", 13);
+	memset(long_name + 13, 'x', ISR_KERNEL_NAME_LEN - 1 - 13);
+	ev_name(b, T0 + 7 * MS, 300, ISR_CUDA_FN_cuModuleGetFunction, 0x7000, 0x20, long_name);
+	ev_launch(b, T0 + 80 * MS, 300, 300, ISR_CUDA_FN_cuLaunchKernel, 0x7000);
+	s = compute(b);
+
+	assert_int_equal(s->kernel_count, 7);
+	k = &s->kernels[0];
+	assert_int_equal(k->pid, 100);
+	assert_int_equal(k->handle, 0x2000);
+	assert_string_equal(k->name, "relu_kernel(float*, int)");
+	assert_true(k->named);
+	assert_int_equal(k->launches, 5);
+	assert_int_equal(s->kernels[1].handle, 0x5000);
+	assert_string_equal(s->kernels[1].name, "late_kernel");
+	assert_int_equal(s->kernels[1].launches, 4);
+	assert_int_equal(s->kernels[2].handle, 0x3000);
+	assert_string_equal(s->kernels[2].name, "gemm_kernel");
+	assert_int_equal(s->kernels[3].handle, 0x1000);
+	assert_string_equal(s->kernels[3].name, "relu_kernel(float*, int)");
+	assert_int_equal(s->kernels[3].launches, 2);
+	/* one launch each: pid 100 before pid 200 */
+	assert_int_equal(s->kernels[4].handle, 0x4000);
+	assert_string_equal(s->kernels[4].name, "kernel@0x4000");
+	assert_false(s->kernels[4].named);
+	assert_int_equal(s->kernels[5].pid, 200);
+	assert_string_equal(s->kernels[5].name, "other_process_kernel");
+	assert_int_equal(s->kernels[6].pid, 300);
+	assert_int_equal(strlen(s->kernels[6].name), ISR_KERNEL_NAME_LEN - 1 + strlen("…"));
+	assert_memory_equal(s->kernels[6].name, long_name, ISR_KERNEL_NAME_LEN - 1);
+	assert_string_equal(s->kernels[6].name + ISR_KERNEL_NAME_LEN - 1, "…");
+	assert_int_equal(find(s, 100)->cuda_launches, 16);
+	summary__free(s);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -712,6 +1047,10 @@ int main(void)
 		cmocka_unit_test(test_window_and_clamping),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_many_threads),
+		cmocka_unit_test(test_cuda_function_counts),
+		cmocka_unit_test(test_cuda_device_memory),
+		cmocka_unit_test(test_cuda_many_allocations),
+		cmocka_unit_test(test_cuda_kernels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

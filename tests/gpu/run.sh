@@ -1,0 +1,76 @@
+#!/bin/bash
+# GPU end-to-end checks, run on the GPU machine from the repository root
+# with a prebuilt static build/inferscope-bpf (nothing is built there):
+#   tests/gpu/run.sh OUTDIR
+# 1. exact counts: attach with -p to tests/gpu/known_counts.py (calls from a
+#    thread that existed before the attach), compare event_counts and device
+#    memory with what the script did;
+# 2. the same workload launched with `-- CMD` (kernel names learned at load);
+# 3. attach time against a running PyTorch process;
+# 4. launch rate untraced vs traced, interleaved A B A B.
+set -u
+OUT=${1:?usage: run.sh OUTDIR}
+PY=${PY:-/opt/torch/.venv/bin/python3}
+T=build/inferscope-bpf
+N=${N:-1000}
+mkdir -p "$OUT"
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+fail=0
+check() { # name, observed, expected
+	if [ "$2" = "$3" ]; then echo "PASS $1 = $2"; else echo "FAIL $1 = $2, expected $3"; fail=1; fi
+}
+wait_line() { # file, pattern
+	for _ in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+
+# 1. -p attach
+$PY tests/gpu/known_counts.py "$N" --threads > "$OUT/py_attach.txt" 2>&1 &
+P=$!
+wait_line "$OUT/py_attach.txt" ready || { echo "FAIL workload did not start"; cat "$OUT/py_attach.txt"; exit 1; }
+rm -f /tmp/isr.ready
+s=$(date +%s%N)
+$T record -v -o "$OUT/attach.isr" -p $P --ready-file /tmp/isr.ready 2> "$OUT/attach.err" &
+TP=$!
+for _ in $(seq 1000); do [ -e /tmp/isr.ready ] && break; sleep 0.005; done
+e=$(date +%s%N)
+echo "attach_ms $(( (e - s) / 1000000 ))" | tee "$OUT/attach_time.txt"
+kill -USR1 $P
+wait $P
+wait $TP
+echo "tracer exit $?"
+$T analyze "$OUT/attach.isr" --format json -o "$OUT/attach.json"
+$T analyze "$OUT/attach.isr" > "$OUT/attach.md"
+get() { $PY -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"; }
+check "cuLaunchKernel (elementwise, pre-existing thread)" "$(get $OUT/attach.json "d['event_counts'].get('cuLaunchKernel',0)")" "$N"
+check "cuLaunchKernelEx (cuBLAS, 2 kernels per 256x256 mm)" "$(get $OUT/attach.json "d['event_counts'].get('cuLaunchKernelEx',0)")" "$((2 * N))"
+check "cuMemcpyHtoDAsync_v2" "$(get $OUT/attach.json "d['event_counts'].get('cuMemcpyHtoDAsync_v2',0)")" "$N"
+check "cuCtxSynchronize_v2 (N + the final one)" "$(get $OUT/attach.json "d['event_counts'].get('cuCtxSynchronize_v2',0)")" "$((N + 1))"
+check "cuMemAlloc_v2" "$(get $OUT/attach.json "d['event_counts'].get('cuMemAlloc_v2',0)")" 4
+check "device_memory_peak_bytes" "$(get $OUT/attach.json "[p for p in d['processes'] if p['pid']==$P][0]['device_memory_peak_bytes']")" $(( (12 + 14 + 16 + 18) << 20 ))
+check "device_memory_live_bytes" "$(get $OUT/attach.json "[p for p in d['processes'] if p['pid']==$P][0]['device_memory_live_bytes']")" $(( (12 + 14 + 16 + 18) << 20 ))
+check "drops_total" "$(get $OUT/attach.json "d['recording']['drops_total']")" 0
+
+# 2. -- CMD: calls from the start, kernel names learned where they load
+rm -f /tmp/isr.ready2
+$T record -o "$OUT/launch.isr" --ready-file /tmp/isr.ready2 -- $PY tests/gpu/known_counts.py "$N" > "$OUT/py_launch.txt" 2> "$OUT/launch.err" &
+TP=$!
+wait_line "$OUT/py_launch.txt" ready
+WP=$(awk '/ready/ {print $2}' "$OUT/py_launch.txt")
+kill -USR1 "$WP"
+wait $TP
+$T analyze "$OUT/launch.isr" --format json -o "$OUT/launch.json"
+$T analyze "$OUT/launch.isr" > "$OUT/launch.md"
+named=$(get $OUT/launch.json "sum(1 for k in d['cuda']['kernels'] if not k['name'].startswith('kernel@'))")
+echo "named kernels in the launched run: $named"
+[ "${named:-0}" -gt 0 ] || { echo "FAIL no kernel names learned"; fail=1; }
+
+# 4. launch rate: A (untraced) / B (traced), interleaved
+for round in 1 2 3 4; do
+	a=$($PY tests/gpu/launch_rate.py 4 | awk '{print $2}')
+	b=$($T record -q -o "$OUT/rate$round.isr" -- $PY tests/gpu/launch_rate.py 4 2>>"$OUT/rate.err" | awk '{print $2}')
+	echo "round $round untraced $a traced $b" | tee -a "$OUT/rates.txt"
+done
+$T analyze "$OUT/rate1.isr" --format json -o "$OUT/rate1.json"
+echo "gpu: $([ $fail = 0 ] && echo all checks passed || echo SOME CHECKS FAILED)"
+exit $fail

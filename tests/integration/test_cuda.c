@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CUDA driver API tracing, for real: uprobes on the stand-in libcuda.so.1
+ * (tests/standin/) in the workload tests/workloads/cuda_calls.c, which
+ * calls every probed function as tests/standin/cuda_plan.h plans. Counts
+ * and device memory are checked through the JSON report; the arguments of
+ * every single call, which the report does not show, through the recording
+ * itself (analysis/recording.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include "harness.h"
+#include "recording.h"
+#include "cuda_plan.h"
+
+struct checker;
+
+struct ctx {
+	char dir[256];
+	char isr[512];
+	char err[512];
+	pid_t spawned[2];	/* workload, tracer: stopped by teardown if a test fails */
+	struct checker *ck;
+};
+
+struct func_info {
+	const char *name;
+	__u8 family, aux;
+	__u16 flags;
+};
+
+#define FUNC_INFO(id, sym, fam, aux, flags) [id] = { #sym, fam, aux, flags },
+static const struct func_info funcs[ISR_CUDA_FN_MAX] = { ISR_CUDA_FUNCS(FUNC_INFO) };
+#undef FUNC_INFO
+
+#define FN(sym) ISR_CUDA_FN_##sym
+#define CU_SUCCESS 0
+#define CU_ERROR_INVALID_VALUE 1
+#define CU_ERROR_NOT_READY 600
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	th_tmpdir(c->dir, sizeof(c->dir));
+	snprintf(c->isr, sizeof(c->isr), "%s/rec.isr", c->dir);
+	snprintf(c->err, sizeof(c->err), "%s/tracer.err", c->dir);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (c->spawned[i] > 0 && waitpid(c->spawned[i], NULL, WNOHANG) == 0) {
+			kill(c->spawned[i], SIGKILL);
+			waitpid(c->spawned[i], NULL, 0);
+		}
+	}
+	th_rmrf(c->dir);
+	free(c->ck);
+	free(c);
+	return 0;
+}
+
+static void expect_exit(int status, int code, const char *err_path)
+{
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != code) {
+		char *e = th_slurp(err_path);
+
+		print_error("status 0x%x, expected exit %d; stderr:\n%s\n", status, code, e ? e : "");
+		free(e);
+		fail();
+	}
+}
+
+static bool family_returns(__u8 fam)
+{
+	return fam >= ISR_CUDA_FAM_SYNC;
+}
+
+static __u64 expected_status(unsigned int f, unsigned int i)
+{
+	if (f == FN(cuMemAlloc_v2) && i + 1 == plan_calls[f])
+		return CU_ERROR_INVALID_VALUE;
+	if (f == FN(cuStreamQuery) && i + PLAN_NOT_READY_CALLS >= plan_calls[f])
+		return CU_ERROR_NOT_READY;
+	return CU_SUCCESS;
+}
+
+/* Device memory the plan allocates (peak: everything is allocated before
+ * the first free) and still holds at its end. */
+static void plan_device_memory(__u64 *peak, __u64 *live)
+{
+	static const unsigned int allocs[] = { FN(cuMemAlloc_v2), FN(cuMemAllocAsync), FN(cuMemAllocAsync_ptsz),
+					       FN(cuMemAllocManaged), FN(cuMemCreate) };
+	unsigned int i, k;
+
+	*peak = 0;
+	for (k = 0; k < sizeof(allocs) / sizeof(allocs[0]); k++)
+		for (i = 0; i < plan_calls[allocs[k]]; i++)
+			*peak += plan_alloc_bytes(allocs[k], i);
+	*live = *peak;
+	for (i = 0; i < plan_calls[FN(cuMemFree_v2)]; i++)
+		*live -= plan_alloc_bytes(FN(cuMemAlloc_v2), i);
+	for (i = 0; i < plan_calls[FN(cuMemFreeAsync)]; i++)
+		*live -= plan_alloc_bytes(FN(cuMemAllocAsync), i);
+	for (i = 0; i < plan_calls[FN(cuMemFreeAsync_ptsz)]; i++)
+		*live -= plan_alloc_bytes(FN(cuMemAllocAsync_ptsz), i);
+	for (i = 0; i < plan_calls[FN(cuMemRelease)]; i++)
+		*live -= plan_alloc_bytes(FN(cuMemCreate), i);
+}
+
+/* --- the recording, call by call ------------------------------------------ */
+
+#define MAX_HANDLES 256
+
+struct checker {
+	__u32 pid;
+	unsigned int seen[ISR_CUDA_FN_MAX];
+	__u64 handles[MAX_HANDLES];	/* learned kernel handles ... */
+	const char *names[MAX_HANDLES];	/* ... and their names */
+	size_t nhandles;
+	__u64 addr[ISR_CUDA_FN_MAX][128];	/* allocations by function and call */
+	__u32 launch_tid[128];		/* cuLaunchKernel call -> thread */
+	unsigned int failures;
+};
+
+static void mismatch(struct checker *ck, unsigned int f, unsigned int i, const char *what, __u64 got, __u64 want)
+{
+	if (ck->failures++ < 20)
+		print_error("%s call %u: %s is %#llx, planted %#llx\n", funcs[f].name, i, what,
+			    (unsigned long long)got, (unsigned long long)want);
+}
+
+#define EXPECT(what, got, want)                                         \
+	do {                                                            \
+		if ((__u64)(got) != (__u64)(want))                      \
+			mismatch(ck, f, i, what, (got), (want));        \
+	} while (0)
+
+static const char *handle_name(const struct checker *ck, __u64 h)
+{
+	size_t k;
+
+	for (k = 0; k < ck->nhandles; k++)
+		if (ck->handles[k] == h)
+			return ck->names[k];
+	return NULL;
+}
+
+static void check_name_event(struct checker *ck, const struct isr_ev_cuda_name *e)
+{
+	unsigned int f = e->func, i;
+	const char *want = NULL;
+	__u64 handle = 0, owner = 0;
+
+	assert_true(f < ISR_CUDA_FN_MAX);
+	i = ck->seen[f]++;
+	switch (f) {
+	case FN(cuLibraryGetKernel):
+		handle = STANDIN_KERNEL_BASE + 0x100ULL * i;
+		owner = PLAN_LIBRARY;
+		want = plan_kernel_names[i % 4];
+		break;
+	case FN(cuModuleGetFunction):
+		handle = STANDIN_FUNCTION_BASE + 0x100ULL * i;
+		owner = PLAN_MODULE;
+		want = plan_function_names[i % 3];
+		break;
+	case FN(cuKernelGetFunction):
+		owner = STANDIN_KERNEL_BASE + 0x100ULL * i;
+		handle = owner | STANDIN_ALIAS_BIT;
+		break;
+	default:
+		mismatch(ck, f, i, "a name event from a function that names nothing", f, 0);
+		return;
+	}
+	EXPECT("handle", e->handle, handle);
+	EXPECT("owner", e->owner, owner);
+	if (want ? strcmp(e->name, want) != 0 : e->name[0] != 0) {
+		if (ck->failures++ < 20)
+			print_error("%s call %u: name \"%s\", planted \"%s\"\n", funcs[f].name, i, e->name,
+				    want ? want : "");
+	}
+	if (ck->nhandles < MAX_HANDLES) {
+		/* An alias is named after the kernel it came from. */
+		ck->handles[ck->nhandles] = e->handle;
+		ck->names[ck->nhandles++] = want ? want : handle_name(ck, e->owner);
+	}
+}
+
+static void check_launch(struct checker *ck, const struct isr_ev_cuda_call *e, unsigned int f, unsigned int i)
+{
+	const char *name = handle_name(ck, e->args[0]);
+
+	EXPECT("function handle", e->args[0], plan_launch_handle(i));
+	if (!name || strcmp(name, plan_launch_name(i)) != 0) {
+		if (ck->failures++ < 20)
+			print_error("%s call %u: kernel %#llx is named \"%s\" by the name events, planted \"%s\"\n",
+				    funcs[f].name, i, (unsigned long long)e->args[0], name ? name : "(none)",
+				    plan_launch_name(i));
+	}
+	EXPECT("grid x | y", e->args[1], PLAN_GRID_X(f) | (__u64)PLAN_GRID_Y(f) << 32);
+	EXPECT("grid z | block x", e->args[2], PLAN_GRID_Z(f) | (__u64)PLAN_BLOCK_X(f) << 32);
+	EXPECT("block y | z", e->args[3], PLAN_BLOCK_Y(f) | (__u64)PLAN_BLOCK_Z(f) << 32);
+	EXPECT("shared bytes", e->args[4], PLAN_SHARED(f));
+	EXPECT("stream", e->args[5], PLAN_STREAM(f));
+	if (f == FN(cuLaunchKernel) && i < 128)
+		ck->launch_tid[i] = e->hdr.tid;
+}
+
+static __u64 nd_direction(unsigned int f)
+{
+	switch (f) {
+	case FN(cuMemcpy2D_v2):		return ISR_COPY_HTOD;
+	case FN(cuMemcpy2DAsync_v2):	return ISR_COPY_DTOH;
+	case FN(cuMemcpy3D_v2):		return ISR_COPY_DTOD;
+	default:			return ISR_COPY_DEFAULT;	/* host to unified */
+	}
+}
+
+static __u64 set_value(unsigned int elem)
+{
+	return elem == 1 ? PLAN_SET_VALUE8 : elem == 2 ? PLAN_SET_VALUE16 : PLAN_SET_VALUE32;
+}
+
+static void check_sync(struct checker *ck, const struct isr_ev_cuda_call *e, unsigned int f, unsigned int i)
+{
+	double ms = plan_sync_sleep_ms(f), got = e->duration_ns / 1e6;
+	__u64 handle = PLAN_SYNC_HANDLE(f);
+
+	if (f == FN(cuCtxSynchronize))
+		handle = 0;
+	else if (f == FN(cuCtxSynchronize_v2))
+		handle = PLAN_CTX;
+	else if (f == FN(cuStreamQuery) && expected_status(f, i))
+		handle = PLAN_BUSY_STREAM;
+	EXPECT("handle", e->args[0], handle);
+	EXPECT("second handle", e->args[1],
+	       f == FN(cuStreamWaitEvent) || f == FN(cuStreamWaitEvent_ptsz) ? PLAN_WAIT_EVENT(f) : 0);
+	if (got < ms * 0.8 || got > ms * 1.2 + 2) {
+		if (ck->failures++ < 20)
+			print_error("%s call %u: took %.3f ms, planted %.0f ms (+-20%% +2 ms)\n", funcs[f].name, i,
+				    got, ms);
+	}
+}
+
+static void check_alloc(struct checker *ck, const struct isr_ev_cuda_call *e, unsigned int f, unsigned int i)
+{
+	bool host = funcs[f].aux == ISR_ALLOC_HOST;
+	__u64 flags = f == FN(cuMemAllocManaged) ? PLAN_MANAGED_FLAGS :
+		      f == FN(cuMemHostAlloc)	 ? PLAN_HOSTALLOC_FLAGS : 0;
+
+	if (expected_status(f, i)) {
+		EXPECT("address of a failed allocation", e->args[0], 0);
+	} else if (!e->args[0] || (host ? e->args[0] < STANDIN_HOSTPTR_BASE || e->args[0] >= STANDIN_DEVPTR_BASE :
+				       e->args[0] < STANDIN_DEVPTR_BASE)) {
+		mismatch(ck, f, i, "address (not one the stand-in hands out)", e->args[0],
+			 host ? STANDIN_HOSTPTR_BASE : STANDIN_DEVPTR_BASE);
+	}
+	if (i < 128)
+		ck->addr[f][i] = e->args[0];
+	EXPECT("bytes", e->args[1], plan_alloc_bytes(f, i));
+	EXPECT("flags", e->args[2], flags);
+	EXPECT("kind", e->args[3], funcs[f].aux);
+	EXPECT("stream", e->args[5], funcs[f].flags & ISR_CUDA_ASYNC ? PLAN_ALLOC_STREAM : 0);
+}
+
+static void check_free(struct checker *ck, const struct isr_ev_cuda_call *e, unsigned int f, unsigned int i)
+{
+	__u64 want;
+
+	switch (f) {
+	case FN(cuMemFree_v2):
+		want = ck->addr[FN(cuMemAlloc_v2)][i];
+		break;
+	case FN(cuMemFreeAsync):
+		want = ck->addr[FN(cuMemAllocAsync)][i];
+		break;
+	case FN(cuMemFreeAsync_ptsz):
+		want = ck->addr[FN(cuMemAllocAsync_ptsz)][i];
+		break;
+	default:
+		want = i < plan_calls[FN(cuMemAllocHost_v2)] ?
+			       ck->addr[FN(cuMemAllocHost_v2)][i] :
+			       ck->addr[FN(cuMemHostAlloc)][i - plan_calls[FN(cuMemAllocHost_v2)]];
+		break;
+	}
+	EXPECT("address (the allocation freed)", e->args[0], want);
+	EXPECT("kind", e->args[3], funcs[f].aux);
+	EXPECT("stream", e->args[5], funcs[f].flags & ISR_CUDA_ASYNC ? PLAN_ALLOC_STREAM : 0);
+}
+
+static void check_call(struct checker *ck, const struct isr_ev_cuda_call *e)
+{
+	unsigned int f = e->func, i;
+	__u8 fam;
+
+	assert_true(f > 0 && f < ISR_CUDA_FN_MAX);
+	i = ck->seen[f]++;
+	fam = funcs[f].family;
+	EXPECT("flags", e->flags, funcs[f].flags | (family_returns(fam) ? ISR_CUDA_RETURNED : 0));
+	EXPECT("status", (__u64)(__s64)e->status, expected_status(f, i));
+	if (!family_returns(fam))
+		EXPECT("duration of an entry-only call", e->duration_ns, 0);
+	switch (fam) {
+	case ISR_CUDA_FAM_LAUNCH:
+	case ISR_CUDA_FAM_LAUNCH_EX:
+		check_launch(ck, e, f, i);
+		break;
+	case ISR_CUDA_FAM_GRAPH:
+		EXPECT("graph exec", e->args[0], PLAN_SYNC_HANDLE(f));
+		EXPECT("stream", e->args[5], PLAN_STREAM(f));
+		break;
+	case ISR_CUDA_FAM_COPY:
+	case ISR_CUDA_FAM_COPY_SYNC:
+	case ISR_CUDA_FAM_COPY_PEER:
+		EXPECT("dst", e->args[0], PLAN_COPY_DST(f, i));
+		EXPECT("src", e->args[1], PLAN_COPY_SRC(f, i));
+		EXPECT("bytes", e->args[2], PLAN_COPY_BYTES(f, i));
+		EXPECT("direction", e->args[3], funcs[f].aux);
+		EXPECT("stream", e->args[5], funcs[f].flags & ISR_CUDA_ASYNC ? PLAN_STREAM(f) : 0);
+		break;
+	case ISR_CUDA_FAM_COPY_2D:
+	case ISR_CUDA_FAM_COPY_3D:
+		EXPECT("dst", e->args[0], PLAN_COPY_DST(f, i));
+		EXPECT("src", e->args[1], PLAN_COPY_SRC(f, i));
+		EXPECT("bytes", e->args[2], (__u64)PLAN_COPY_WIDTH(f) * PLAN_COPY_HEIGHT *
+						    (fam == ISR_CUDA_FAM_COPY_3D ? PLAN_COPY_DEPTH(i) : 1));
+		EXPECT("direction", e->args[3], nd_direction(f));
+		EXPECT("stream", e->args[5], funcs[f].flags & ISR_CUDA_ASYNC ? PLAN_STREAM(f) : 0);
+		break;
+	case ISR_CUDA_FAM_SET:
+		EXPECT("dst", e->args[0], PLAN_COPY_DST(f, i));
+		EXPECT("value", e->args[1], set_value(funcs[f].aux));
+		EXPECT("bytes", e->args[2], PLAN_SET_COUNT(f, i) * funcs[f].aux);
+		EXPECT("stream", e->args[5], funcs[f].flags & ISR_CUDA_ASYNC ? PLAN_STREAM(f) : 0);
+		break;
+	case ISR_CUDA_FAM_SYNC:
+		check_sync(ck, e, f, i);
+		break;
+	case ISR_CUDA_FAM_ALLOC:
+		check_alloc(ck, e, f, i);
+		break;
+	case ISR_CUDA_FAM_FREE:
+		check_free(ck, e, f, i);
+		break;
+	case ISR_CUDA_FAM_VMM_CREATE:
+		EXPECT("handle", e->args[0], STANDIN_VMM_BASE + i);
+		EXPECT("size", e->args[1], plan_alloc_bytes(f, i));
+		break;
+	case ISR_CUDA_FAM_VMM_RELEASE:
+		EXPECT("handle", e->args[0], STANDIN_VMM_BASE + i);
+		break;
+	case ISR_CUDA_FAM_VMM_MAP:
+		EXPECT("address", e->args[0], PLAN_VMM_VA(i));
+		EXPECT("size", e->args[1], 0x200000);
+		EXPECT("offset", e->args[2], 0);
+		EXPECT("handle", e->args[3], STANDIN_VMM_BASE + i % plan_calls[FN(cuMemCreate)]);
+		break;
+	case ISR_CUDA_FAM_VMM_UNMAP:
+		EXPECT("address", e->args[0], PLAN_VMM_VA(i));
+		EXPECT("size", e->args[1], 0x200000);
+		break;
+	default:
+		mismatch(ck, f, i, "family", fam, 0);
+		break;
+	}
+}
+
+/* Every CUDA event of the recording is a planted call of pid, with the
+ * planted arguments, and every planted call is there exactly once. */
+static void check_recording(const char *isr, __u32 pid, struct checker *ck)
+{
+	struct recording *rec;
+	char err[512];
+	size_t k;
+	unsigned int f;
+
+	memset(ck, 0, sizeof(*ck));
+	ck->pid = pid;
+	if (recording__load(isr, &rec, err, sizeof(err))) {
+		print_error("cannot load %s: %s\n", isr, err);
+		fail();
+	}
+	recording__sort_events(rec);
+	/* Names first: a launch is checked against the name of its handle. */
+	for (k = 0; k < rec->event_count; k++) {
+		const struct isr_ev_hdr *h = rec->events[k];
+
+		if (h->type == ISR_EV_CUDA_NAME) {
+			assert_int_equal(h->pid, pid);
+			check_name_event(ck, (const struct isr_ev_cuda_name *)h);
+		}
+	}
+	for (k = 0; k < rec->event_count; k++) {
+		const struct isr_ev_hdr *h = rec->events[k];
+
+		if (h->type == ISR_EV_CUDA_CALL) {
+			assert_int_equal(h->pid, pid);
+			check_call(ck, (const struct isr_ev_cuda_call *)h);
+		}
+	}
+	for (f = 1; f < ISR_CUDA_FN_MAX; f++) {
+		if (ck->seen[f] != plan_calls[f] && ck->failures++ < 40)
+			print_error("%s: %u calls in the recording, %u planted\n", funcs[f].name, ck->seen[f],
+				    plan_calls[f]);
+	}
+	for (f = 0; f < ISR_SRC_MAX; f++)
+		assert_int_equal(rec->drops[f], 0);
+	recording__free(rec);
+	assert_int_equal(ck->failures, 0);
+}
+
+/* event_counts has every planted call under its function's name, and the
+ * process entry the planted device memory. */
+static void check_report(const char *isr, __u32 pid, bool alive_at_end)
+{
+	json_t *r = th_report(isr), *p, *procs;
+	unsigned int f, bad = 0;
+	__u64 peak, live;
+	size_t k;
+
+	for (f = 1; f < ISR_CUDA_FN_MAX; f++) {
+		long long n = th_count(r, funcs[f].name);
+
+		if (n != plan_calls[f] && bad++ < 20)
+			print_error("event_counts[\"%s\"] = %lld, planted %u\n", funcs[f].name, n, plan_calls[f]);
+	}
+	plan_device_memory(&peak, &live);
+	procs = json_object_get(r, "processes");
+	json_array_foreach(procs, k, p) {
+		if (th_num(p, "pid") != pid)
+			continue;
+		if (th_num(p, "device_memory_peak_bytes") != (double)peak && bad++ < 20)
+			print_error("device_memory_peak_bytes = %.0f, planted %llu\n",
+				    th_num(p, "device_memory_peak_bytes"), (unsigned long long)peak);
+		if (th_num(p, "device_memory_live_bytes") != (double)(alive_at_end ? live : 0) && bad++ < 20)
+			print_error("device_memory_live_bytes = %.0f, planted %llu\n",
+				    th_num(p, "device_memory_live_bytes"),
+				    (unsigned long long)(alive_at_end ? live : 0));
+		break;
+	}
+	if (k == json_array_size(procs) && bad++ < 20)
+		print_error("pid %u is not in report[\"processes\"]\n", pid);
+	json_decref(r);
+	assert_int_equal(bad, 0);
+}
+
+/* The plan itself: a count appears once, so a call counted under the wrong
+ * function cannot go unnoticed. */
+static void test_plan_counts_are_distinct(void **state)
+{
+	unsigned int f, g;
+
+	(void)state;
+	for (f = 1; f < ISR_CUDA_FN_MAX; f++) {
+		assert_true(plan_calls[f] > 0);
+		for (g = f + 1; g < ISR_CUDA_FN_MAX; g++)
+			assert_int_not_equal(plan_calls[f], plan_calls[g]);
+	}
+	assert_int_equal(plan_calls[FN(cuLibraryGetKernel)], PLAN_NR_KERNELS);
+	assert_int_equal(plan_calls[FN(cuModuleGetFunction)], PLAN_NR_FUNCTIONS);
+	assert_int_equal(plan_calls[FN(cuKernelGetFunction)], PLAN_NR_ALIASES);
+}
+
+/* `-- CMD`: the command maps libcuda through its RUNPATH at exec, after the
+ * probes were attached by path; every call is there, exactly. */
+static void test_launched_exact_calls(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", CUDA_WORKLOAD, NULL };
+	struct checker *ck = c->ck = calloc(1, sizeof(*ck));
+	struct recording *rec;
+	char err[512];
+	__u32 pid = 0;
+	size_t k;
+
+	expect_exit(th_run(argv, c->err), 0, c->err);
+	assert_int_equal(recording__load(c->isr, &rec, err, sizeof(err)), 0);
+	for (k = 0; k < rec->process_count; k++)
+		if (rec->processes[k].origin == ISR_ORIGIN_LAUNCHED)
+			pid = rec->processes[k].pid;
+	recording__free(rec);
+	assert_int_not_equal(pid, 0);
+	check_recording(c->isr, pid, ck);
+	check_report(c->isr, pid, false);
+}
+
+/* -p on a running process: per-process uprobes see every call, from the
+ * thread that existed before the attach and from the one created after. */
+static void test_attached_exact_calls(void **state)
+{
+	struct ctx *c = *state;
+	char *wl[] = { CUDA_WORKLOAD, "--wait-signal", NULL };
+	struct checker *ck = c->ck = calloc(1, sizeof(*ck));
+	char ready[512], pidstr[32], buf[8];
+	unsigned int j;
+	int out_fd, status;
+	pid_t wpid, tpid;
+
+	wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
+	assert_true(read(out_fd, buf, 6) == 6); /* "ready\n": the early thread exists */
+	snprintf(ready, sizeof(ready), "%s/ready", c->dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-p", pidstr, "--ready-file", ready, NULL };
+
+		tpid = c->spawned[1] = th_spawn(argv, NULL, c->err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	kill(wpid, SIGUSR1);
+	assert_true(read(out_fd, buf, 5) == 5); /* "done\n": every call made, memory still held */
+	close(out_fd);
+	kill(tpid, SIGINT);
+	assert_int_equal(waitpid(tpid, &status, 0), tpid);
+	expect_exit(status, 0, c->err);
+	kill(wpid, SIGUSR1);
+	assert_int_equal(waitpid(wpid, &status, 0), wpid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	check_recording(c->isr, (__u32)wpid, ck);
+	/* Launches 0..49 from the early thread, 50..100 from the late one. */
+	for (j = 0; j < plan_calls[FN(cuLaunchKernel)]; j++) {
+		assert_int_not_equal(ck->launch_tid[j], (__u32)wpid);
+		if (j < PLAN_LAUNCHES_EARLY_THREAD)
+			assert_int_equal(ck->launch_tid[j], ck->launch_tid[0]);
+		else
+			assert_int_equal(ck->launch_tid[j], ck->launch_tid[PLAN_LAUNCHES_EARLY_THREAD]);
+	}
+	assert_int_not_equal(ck->launch_tid[0], ck->launch_tid[PLAN_LAUNCHES_EARLY_THREAD]);
+	check_report(c->isr, (__u32)wpid, true);
+}
+
+/* A process with no libcuda is traced CPU-only, and says so. */
+static void test_process_without_libcuda(void **state)
+{
+	struct ctx *c = *state;
+	char *wl[] = { WORKLOAD, "--wait-signal", "sleep", NULL };
+	char ready[512], pidstr[32], line[160], buf[8];
+	int out_fd, status;
+	pid_t wpid, tpid;
+	char *e;
+	json_t *r;
+
+	wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
+	assert_true(read(out_fd, buf, 6) == 6);
+	close(out_fd);
+	snprintf(ready, sizeof(ready), "%s/ready", c->dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-p", pidstr, "--ready-file", ready, NULL };
+
+		tpid = c->spawned[1] = th_spawn(argv, NULL, c->err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	kill(wpid, SIGUSR1);
+	assert_int_equal(waitpid(wpid, &status, 0), wpid);
+	assert_int_equal(waitpid(tpid, &status, 0), tpid);
+	expect_exit(status, 0, c->err);
+	e = th_slurp(c->err);
+	snprintf(line, sizeof(line),
+		 "pid %d has no CUDA driver library mapped: tracing CPU only (it will be traced if it loads one)\n",
+		 wpid);
+	if (!e || !strstr(e, line)) {
+		print_error("stderr lacks \"%s\":\n%s\n", line, e ? e : "");
+		fail();
+	}
+	free(e);
+	r = th_report(c->isr);
+	assert_non_null(th_thread(r, "sleeper"));
+	assert_int_equal(th_count(r, "cuLaunchKernel"), 0);
+	json_decref(r);
+}
+
+/* The line --list-probes prints for func, or fails. */
+static const char *probe_line(const char *out, const char *func, char *line, size_t len)
+{
+	const char *p = out;
+	size_t n = strlen(func);
+
+	while ((p = strstr(p, func))) {
+		if (p > out && p[-1] == ' ' && p[n] == ' ') {
+			const char *end = strchr(p, '\n');
+
+			snprintf(line, len, "%.*s", (int)(end ? end - p : (long)strlen(p)), p);
+			return line;
+		}
+		p += n;
+	}
+	print_error("--list-probes lists no %s:\n%s\n", func, out);
+	fail();
+	return NULL;
+}
+
+/* --list-probes names the site chosen for each function: the endbr64
+ * functions at +4, the others at the symbol, emulated or single-stepped. */
+static void test_list_probes(void **state)
+{
+	struct ctx *c = *state;
+	char out[512], line[256];
+	char *argv[] = { TRACER, "--list-probes", "--cuda-lib", STANDIN_LIBCUDA, "--", CUDA_WORKLOAD, NULL };
+	static const char *const endbr[] = { "cuMemAlloc_v2", "cuMemcpyHtoDAsync_v2", "cuStreamSynchronize" };
+	static const char *const stepped[] = { "cuEventQuery", "cuStreamQuery" };
+	char *o;
+	size_t i;
+
+	snprintf(out, sizeof(out), "%s/probes.txt", c->dir);
+	expect_exit(th_run_to(argv, out, c->err), 0, c->err);
+	o = th_slurp(out);
+	assert_non_null(o);
+	assert_non_null(strstr(o, "libcuda.so.1 candidates"));
+	assert_non_null(strstr(o, "65 of 65 functions"));
+	for (i = 0; i < sizeof(endbr) / sizeof(endbr[0]); i++)
+		assert_non_null(strstr(probe_line(o, endbr[i], line, sizeof(line)), "after endbr64 (+4)"));
+	for (i = 0; i < sizeof(stepped) / sizeof(stepped[0]); i++)
+		assert_non_null(strstr(probe_line(o, stepped[i], line, sizeof(line)), "single-stepped (slow)"));
+	assert_non_null(strstr(probe_line(o, "cuLaunchKernel", line, sizeof(line)), "push %rbp, emulated"));
+	assert_null(strstr(probe_line(o, "cuLaunchKernel", line, sizeof(line)), "+ return"));
+	assert_non_null(strstr(probe_line(o, "cuCtxSynchronize_v2", line, sizeof(line)), "+ return"));
+	free(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_counts_are_distinct),
+		cmocka_unit_test_setup_teardown(test_launched_exact_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attached_exact_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_process_without_libcuda, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_probes, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <jansson.h>
+#include "bench.h"
+#include "recorder.h"
+#include "procinfo.h"
+#include "isr_format.h"
+
+#define MAX_ROUNDS 64
+#define READY_TIMEOUT_S 60.0
+#define RINGBUF_BYTES (32u << 20)
+
+/* What one run of a workload did. */
+struct work_result {
+	double ops;
+	double seconds;
+};
+
+struct workload {
+	const char *name;
+	const char *unit;	/* what an op is */
+	const char *what;
+	int threads;		/* 0: one per CPU */
+	struct work_result (*run)(double seconds, int threads);
+};
+
+static double now_s(void)
+{
+	return procinfo__now_mono_ns() / 1e9;
+}
+
+/* Two threads bouncing a byte over two pipes: every round trip is two
+ * wakeups and at least two context switches. */
+struct pingpong {
+	int ab[2], ba[2];
+	double end;
+	double trips;
+};
+
+static void *pong(void *arg)
+{
+	struct pingpong *p = arg;
+	char c;
+
+	while (read(p->ab[0], &c, 1) == 1 && c)
+		if (write(p->ba[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+static struct work_result run_pingpong(double seconds, int threads)
+{
+	struct work_result r = { 0, 0 };
+	struct pingpong p = { { -1, -1 }, { -1, -1 }, 0, 0 };
+	pthread_t t;
+	double t0;
+	char c = 1;
+
+	(void)threads;
+	if (pipe(p.ab) || pipe(p.ba))
+		return r;
+	if (pthread_create(&t, NULL, pong, &p))
+		return r;
+	t0 = now_s();
+	p.end = t0 + seconds;
+	while (now_s() < p.end) {
+		for (int i = 0; i < 100; i++) {
+			if (write(p.ab[1], &c, 1) != 1 || read(p.ba[0], &c, 1) != 1)
+				goto out;
+			p.trips++;
+		}
+	}
+out:
+	c = 0;
+	if (write(p.ab[1], &c, 1) == 1)
+		pthread_join(t, NULL);
+	r.ops = p.trips;
+	r.seconds = now_s() - t0;
+	return r;
+}
+
+/* Fresh anonymous pages, written once: one minor fault per page. */
+struct fault_arg {
+	double end;
+	double faults;
+};
+
+static void *fault_worker(void *arg)
+{
+	struct fault_arg *f = arg;
+	const size_t pages = 256, len = pages * 4096;
+
+	while (now_s() < f->end) {
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			break;
+		madvise(m, len, MADV_NOHUGEPAGE);
+		for (size_t i = 0; i < pages; i++)
+			m[i * 4096] = 1;
+		munmap(m, len);
+		f->faults += pages;
+	}
+	return NULL;
+}
+
+static struct work_result run_faults(double seconds, int threads)
+{
+	struct fault_arg args[64];
+	pthread_t t[64];
+	struct work_result r = { 0, 0 };
+	double t0 = now_s();
+	int n = threads < 1 ? 1 : threads > 64 ? 64 : threads, i;
+
+	for (i = 0; i < n; i++) {
+		args[i].end = t0 + seconds;
+		args[i].faults = 0;
+		pthread_create(&t[i], NULL, fault_worker, &args[i]);
+	}
+	for (i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		r.ops += args[i].faults;
+	}
+	r.seconds = now_s() - t0;
+	return r;
+}
+
+static const struct workload workloads[] = {
+	{ "sched_switch", "round trip", "two threads ping-pong a byte over pipes (wakeups + context switches)",
+	  1, run_pingpong },
+	{ "page_fault", "fault", "one thread maps, writes and unmaps fresh pages (one minor fault per page)",
+	  1, run_faults },
+	{ "fault_flood", "fault", "one faulting thread per CPU: the recorder's sustained event rate",
+	  0, run_faults },
+};
+
+/* Forks the workload; it starts once `ready` exists and reports its result
+ * through a pipe. */
+static pid_t start_child(const struct workload *w, double seconds, int threads, const char *ready, int *rfd)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		struct work_result r = { 0, 0 };
+		double deadline = now_s() + READY_TIMEOUT_S;
+
+		close(fds[0]);
+		while (access(ready, F_OK) != 0 && now_s() < deadline)
+			usleep(1000);
+		if (access(ready, F_OK) == 0)
+			r = w->run(seconds, threads);
+		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	*rfd = fds[0];
+	return pid;
+}
+
+static int read_result(int fd, pid_t pid, struct work_result *r)
+{
+	ssize_t n = read(fd, r, sizeof(*r));
+	int status;
+
+	close(fd);
+	waitpid(pid, &status, 0);
+	if (n != (ssize_t)sizeof(*r) || r->seconds <= 0)
+		return -EIO;
+	return 0;
+}
+
+struct sample {
+	double untraced, traced;	/* ops/s */
+	double events_per_op;
+	double events_per_s;
+	__u64 drops;
+};
+
+static int run_round(const struct bench_opts *o, const struct workload *w, bool traced, struct sample *s)
+{
+	char ready[512], rec[512];
+	struct work_result r;
+	int threads = w->threads ? w->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int fd, e;
+	pid_t pid;
+
+	snprintf(ready, sizeof(ready), "%s/bench.ready", o->tmpdir);
+	snprintf(rec, sizeof(rec), "%s/bench.isr", o->tmpdir);
+	unlink(ready);
+	pid = start_child(w, o->seconds, threads, ready, &fd);
+	if (pid < 0)
+		return -errno;
+	if (!traced) {
+		int rf = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+		if (rf >= 0)
+			close(rf);
+		e = read_result(fd, pid, &r);
+		if (!e)
+			s->untraced = r.ops / r.seconds;
+		return e;
+	} else {
+		__u32 target = (__u32)pid;
+		struct record_opts ro = {
+			.output = rec,
+			.pids = &target,
+			.pid_count = 1,
+			.ringbuf_bytes = RINGBUF_BYTES,
+			.follow_children = true,
+			.faults = true,
+			.quiet = true,
+			.ready_file = ready,
+			.zstd_level = 1,
+		};
+		struct record_result res;
+
+		e = record__run(&ro, &res);
+		if (e) {
+			kill(pid, SIGKILL);
+			read_result(fd, pid, &r);
+			return e;
+		}
+		e = read_result(fd, pid, &r);
+		unlink(rec);
+		if (e)
+			return e;
+		s->traced = r.ops / r.seconds;
+		s->events_per_op = r.ops > 0 ? res.events / r.ops : 0;
+		s->events_per_s = res.events / r.seconds;
+		s->drops = res.drops_total;
+		return 0;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static json_t *stats(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return json_pack("{s:f, s:f, s:f}", "median", n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2,
+			 "min", v[0], "max", v[n - 1]);
+}
+
+static double median_of(json_t *st)
+{
+	return json_real_value(json_object_get(st, "median"));
+}
+
+static json_t *run_bench(const struct bench_opts *o, const struct workload *w)
+{
+	double un[MAX_ROUNDS], tr[MAX_ROUNDS], ratio[MAX_ROUNDS], ns_ev[MAX_ROUNDS], epo[MAX_ROUNDS],
+		eps[MAX_ROUNDS];
+	__u64 drops = 0;
+	json_t *j;
+	int i, e;
+
+	fprintf(stderr, "bench: %-13s", w->name);
+	for (i = 0; i < o->rounds; i++) {
+		struct sample s = { 0, 0, 0, 0, 0 };
+
+		/* A then B, every round: drift in the machine hits both alike. */
+		e = run_round(o, w, false, &s);
+		e = e ?: run_round(o, w, true, &s);
+		if (e) {
+			fprintf(stderr, "\nbench: %s failed: %s\n", w->name, strerror(-e));
+			return NULL;
+		}
+		un[i] = s.untraced;
+		tr[i] = s.traced;
+		ratio[i] = s.traced / s.untraced;
+		epo[i] = s.events_per_op;
+		eps[i] = s.events_per_s;
+		/* Extra time per op, spread over the events that op produced. */
+		ns_ev[i] = s.events_per_op > 0 ? (1e9 / s.traced - 1e9 / s.untraced) / s.events_per_op : 0;
+		drops += s.drops;
+		fputc('.', stderr);
+	}
+	fputc('\n', stderr);
+	j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "name", w->name, "unit", w->unit,
+		      "what", w->what, "untraced_ops_per_s", stats(un, o->rounds), "traced_ops_per_s",
+		      stats(tr, o->rounds), "traced_over_untraced", stats(ratio, o->rounds), "ns_per_event",
+		      stats(ns_ev, o->rounds), "events_per_op", stats(epo, o->rounds), "events_per_s",
+		      stats(eps, o->rounds), "drops", (json_int_t)drops);
+	if (j)
+		json_object_set_new(j, "overhead_pct",
+				    json_real((1 - median_of(json_object_get(j, "traced_over_untraced"))) * 100));
+	return j;
+}
+
+static json_t *machine_info(void)
+{
+	char model[256] = "", line[512];
+	struct utsname u;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':');
+
+		if (!strncmp(line, "model name", 10) && c) {
+			snprintf(model, sizeof(model), "%s", c + 2);
+			model[strcspn(model, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	uname(&u);
+	return json_pack("{s:s, s:s, s:s, s:i}", "hostname", u.nodename, "kernel", u.release, "cpu", model,
+			 "cpus", (int)sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void print_table(json_t *results)
+{
+	json_t *r;
+	size_t i;
+
+	printf("\n| benchmark | untraced ops/s | traced ops/s | overhead | ns/event | events/op | events/s | drops |\n");
+	printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+	json_array_foreach(results, i, r) {
+		json_t *u = json_object_get(r, "untraced_ops_per_s"), *t = json_object_get(r, "traced_ops_per_s");
+		json_t *ns = json_object_get(r, "ns_per_event");
+
+		printf("| %s | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | %.1f%% | %.0f (%.0f–%.0f) | %.2f | %.0f | %lld |\n",
+		       json_string_value(json_object_get(r, "name")), median_of(u),
+		       json_real_value(json_object_get(u, "min")), json_real_value(json_object_get(u, "max")),
+		       median_of(t), json_real_value(json_object_get(t, "min")),
+		       json_real_value(json_object_get(t, "max")),
+		       json_real_value(json_object_get(r, "overhead_pct")), median_of(ns),
+		       json_real_value(json_object_get(ns, "min")), json_real_value(json_object_get(ns, "max")),
+		       median_of(json_object_get(r, "events_per_op")), median_of(json_object_get(r, "events_per_s")),
+		       (long long)json_integer_value(json_object_get(r, "drops")));
+	}
+	printf("\nMedians of interleaved untraced/traced rounds; min–max in brackets.\n");
+}
+
+/* Looks up "bench.metric" in the results: metric is overhead_pct, drops, or
+ * the median of any statistics object (ns_per_event, ...). */
+static int metric_value(json_t *results, const char *key, double *out)
+{
+	char name[128];
+	const char *dot = strchr(key, '.');
+	json_t *r, *m;
+	size_t i;
+
+	if (!dot || (size_t)(dot - key) >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, key, dot - key);
+	name[dot - key] = '\0';
+	json_array_foreach(results, i, r) {
+		if (strcmp(json_string_value(json_object_get(r, "name")), name))
+			continue;
+		m = json_object_get(r, dot + 1);
+		if (json_is_number(m))
+			*out = json_number_value(m);
+		else if (json_is_object(m))
+			*out = median_of(m);
+		else
+			return -EINVAL;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int check_thresholds(json_t *results, const char *path)
+{
+	json_error_t jerr;
+	json_t *th = json_load_file(path, 0, &jerr), *limit;
+	const char *key;
+	int bad = 0;
+
+	if (!th || !json_is_object(th)) {
+		fprintf(stderr, "bench: cannot read thresholds %s: %s (line %d); expected {\"bench.metric\": limit}\n",
+			path, th ? "not an object" : jerr.text, jerr.line);
+		json_decref(th);
+		return -EINVAL;
+	}
+	json_object_foreach(th, key, limit) {
+		double v;
+		int e = metric_value(results, key, &v);
+
+		if (e == -ENOENT)
+			continue; /* that benchmark did not run (--only) */
+		if (e || !json_is_number(limit)) {
+			fprintf(stderr, "bench: threshold %s names no metric of the results\n", key);
+			bad = -EINVAL;
+			continue;
+		}
+		if (v > json_number_value(limit)) {
+			printf("REGRESSION %s = %.2f > %.2f\n", key, v, json_number_value(limit));
+			if (!bad)
+				bad = 1;
+		} else {
+			printf("ok %s = %.2f <= %.2f\n", key, v, json_number_value(limit));
+		}
+	}
+	json_decref(th);
+	return bad;
+}
+
+int bench__run(const struct bench_opts *o)
+{
+	json_t *doc, *results = json_array();
+	size_t i;
+	int e = 0, ran = 0;
+
+	if (o->rounds < 1 || o->rounds > MAX_ROUNDS) {
+		fprintf(stderr, "bench: --rounds must be 1..%d\n", MAX_ROUNDS);
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
+		json_t *r;
+
+		if (o->only && strcmp(o->only, workloads[i].name))
+			continue;
+		r = run_bench(o, &workloads[i]);
+		if (!r) {
+			json_decref(results);
+			return -EIO;
+		}
+		json_array_append_new(results, r);
+		ran++;
+	}
+	if (!ran) {
+		fprintf(stderr, "bench: no benchmark named %s\n", o->only);
+		json_decref(results);
+		return -EINVAL;
+	}
+	doc = json_pack("{s:s, s:o, s:i, s:f, s:o}", "tool", "inferscope-bpf " ISR_VERSION, "machine",
+			machine_info(), "rounds", o->rounds, "seconds_per_run", o->seconds, "results", results);
+	print_table(results);
+	if (o->output && json_dump_file(doc, o->output, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
+		fprintf(stderr, "bench: cannot write %s\n", o->output);
+		e = -EIO;
+	}
+	if (!e && o->thresholds)
+		e = check_thresholds(results, o->thresholds);
+	json_decref(doc);
+	return e;
+}

@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "cuda_attach.h"
+#include "cuda_cookie.h"
+
+#define MAX_RESOLVED 64	/* distinct library files per recording */
+
+struct cuda_libs {
+	struct cuda_lib *libs[MAX_RESOLVED];
+	size_t count;
+};
+
+/* The table of bpf/cuda_funcs.h, in id order and sorted by name for the
+ * one-pass symbol lookup. */
+struct func_row {
+	const char *name;
+	__u16 id;
+	__u8 family, aux;
+	__u16 flags;
+};
+
+#define FUNC_ROW(id, sym, fam, aux, flags) { #sym, id, fam, aux, flags },
+static const struct func_row func_rows[] = { ISR_CUDA_FUNCS(FUNC_ROW) };
+#undef FUNC_ROW
+#define NR_FUNCS (sizeof(func_rows) / sizeof(func_rows[0]))
+
+static const struct func_row *rows_by_name[NR_FUNCS];
+
+static int row_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct func_row *const *)a)->name, (*(const struct func_row *const *)b)->name);
+}
+
+static int name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, (*(const struct func_row *const *)elem)->name);
+}
+
+/* The "+ret" families of bpf/cuda_funcs.h. */
+static bool family_has_return(__u8 fam)
+{
+	switch (fam) {
+	case ISR_CUDA_FAM_SYNC:
+	case ISR_CUDA_FAM_ALLOC:
+	case ISR_CUDA_FAM_FREE:
+	case ISR_CUDA_FAM_VMM_CREATE:
+	case ISR_CUDA_FAM_VMM_RELEASE:
+	case ISR_CUDA_FAM_VMM_MAP:
+	case ISR_CUDA_FAM_VMM_UNMAP:
+	case ISR_CUDA_FAM_NAME:
+	case ISR_CUDA_FAM_ALIAS:
+	case ISR_CUDA_FAM_COPY_SYNC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+struct cuda_libs *cuda_libs__new(void)
+{
+	struct cuda_libs *c;
+	size_t i;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	if (!rows_by_name[0]) {
+		for (i = 0; i < NR_FUNCS; i++)
+			rows_by_name[i] = &func_rows[i];
+		qsort(rows_by_name, NR_FUNCS, sizeof(rows_by_name[0]), row_cmp);
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		errno = ENOMEM;
+	return c;
+}
+
+void cuda_libs__free(struct cuda_libs *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->count; i++)
+		free(c->libs[i]);
+	free(c);
+}
+
+static const char *const reg_names[16] = { "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+					   "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15" };
+
+/* A push of a general register: 50+r, or 41 50+r for r8..r15. Its length,
+ * 0 if code is something else. */
+static int push_len(const unsigned char *code, size_t len, __u8 *reg)
+{
+	if (len >= 1 && code[0] >= 0x50 && code[0] <= 0x57) {
+		*reg = code[0] - 0x50;
+		return 1;
+	}
+	if (len >= 2 && code[0] == 0x41 && code[1] >= 0x50 && code[1] <= 0x57) {
+		*reg = 8 + code[1] - 0x50;
+		return 2;
+	}
+	return 0;
+}
+
+/* Where to probe a function whose first bytes are code, at file offset off.
+ * The kernel emulates a push (cheap) and single-steps anything else
+ * (about 10x); endbr64 changes neither registers nor stack, so the
+ * instruction after it sees the same arguments. */
+static void site_choose(struct cuda_site *s, const unsigned char *code, size_t len, __u64 off)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	s->offset = off;
+	if (push_len(code, len, &s->push_reg)) {
+		s->kind = CUDA_SITE_PUSH;
+	} else if (len >= 6 && memcmp(code, endbr64, 4) == 0 && push_len(code + 4, len - 4, &s->push_reg)) {
+		s->kind = CUDA_SITE_AFTER_ENDBR;
+		s->offset = off + 4;
+	} else {
+		s->kind = CUDA_SITE_STEPPED;
+	}
+}
+
+/* File offset of a virtual address, through the PT_LOAD segment holding it. */
+static int vaddr_to_offset(Elf *elf, size_t nphdr, __u64 vaddr, __u64 *off)
+{
+	GElf_Phdr ph;
+	size_t i;
+
+	for (i = 0; i < nphdr; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* One pass over .dynsym and .symtab: the address of every function of the
+ * table that the file defines. */
+static void symbols_collect(Elf *elf, __u64 *vaddr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const struct func_row *const *row;
+			const char *name;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || name[0] != 'c' || name[1] != 'u')
+				continue;
+			row = bsearch(name, rows_by_name, NR_FUNCS, sizeof(rows_by_name[0]), name_cmp);
+			if (row && !vaddr[(*row)->id])
+				vaddr[(*row)->id] = sym.st_value;
+		}
+	}
+}
+
+static struct cuda_lib *lib_resolve(int fd, const char *path, const struct stat *st, char *err, size_t errlen)
+{
+	__u64 vaddr[ISR_CUDA_FN_MAX] = { 0 }, start = now_ns();
+	struct cuda_lib *lib = NULL;
+	GElf_Ehdr eh;
+	size_t nphdr, i;
+	Elf *elf;
+	int e = EINVAL;
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    gelf_getclass(elf) != ELFCLASS64 || eh.e_machine != EM_X86_64 || elf_getphdrnum(elf, &nphdr)) {
+		snprintf(err, errlen, "%s is not an x86-64 ELF library%s%s", path, elf ? "" : ": ",
+			 elf ? "" : elf_errmsg(-1));
+		goto out;
+	}
+	symbols_collect(elf, vaddr);
+	lib = calloc(1, sizeof(*lib));
+	if (!lib) {
+		e = ENOMEM;
+		snprintf(err, errlen, "out of memory resolving %s", path);
+		goto out;
+	}
+	snprintf(lib->path, sizeof(lib->path), "%s", path);
+	lib->dev = st->st_dev;
+	lib->ino = st->st_ino;
+	for (i = 0; i < NR_FUNCS; i++) {
+		const struct func_row *r = &func_rows[i];
+		struct cuda_site *s = &lib->sites[r->id];
+		unsigned char code[16];
+		__u64 off;
+		ssize_t n;
+
+		s->name = r->name;
+		s->family = r->family;
+		s->cookie = ISR_CUDA_COOKIE(r->id, r->family, r->aux, r->flags);
+		s->ret = family_has_return(r->family);
+		s->kind = CUDA_SITE_ABSENT;
+		if (!vaddr[r->id] || vaddr_to_offset(elf, nphdr, vaddr[r->id], &off))
+			continue;
+		n = pread(fd, code, sizeof(code), (off_t)off);
+		if (n <= 0)
+			continue;
+		site_choose(s, code, (size_t)n, off);
+		lib->present++;
+		lib->probes += s->ret ? 2 : 1;
+	}
+	if (!lib->present) {
+		snprintf(err, errlen, "%s exports none of the CUDA driver functions inferscope-bpf probes "
+			 "(is it the driver's libcuda.so.1 and not a stub?)", path);
+		free(lib);
+		lib = NULL;
+		goto out;
+	}
+	lib->resolve_ns = now_ns() - start;
+	e = 0;
+out:
+	elf_end(elf);
+	errno = e;
+	return lib;
+}
+
+const struct cuda_lib *cuda_libs__resolve(struct cuda_libs *c, const char *path, char *err, size_t errlen)
+{
+	struct cuda_lib *lib;
+	struct stat st;
+	size_t i;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		e = errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return NULL;
+	}
+	for (i = 0; i < c->count; i++) {
+		if (c->libs[i]->dev == st.st_dev && c->libs[i]->ino == st.st_ino) {
+			close(fd);
+			return c->libs[i];
+		}
+	}
+	if (c->count == MAX_RESOLVED) {
+		close(fd);
+		snprintf(err, errlen, "cannot resolve %s: already %d different CUDA libraries", path, MAX_RESOLVED);
+		errno = ENOSPC;
+		return NULL;
+	}
+	lib = lib_resolve(fd, path, &st, err, errlen);
+	e = errno;
+	close(fd);
+	if (!lib) {
+		errno = e;
+		return NULL;
+	}
+	c->libs[c->count++] = lib;
+	return lib;
+}
+
+/* Adds lib reached by path to out unless it is there already. */
+static void mapping_add(struct cuda_mapping *out, size_t max, size_t *n, const struct cuda_lib *lib,
+			const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (out[i].lib == lib)
+			return;
+	if (*n == max)
+		return;
+	out[*n].lib = lib;
+	snprintf(out[*n].path, sizeof(out[*n].path), "%s", path);
+	(*n)++;
+}
+
+static bool is_libcuda(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return strncmp(base ? base + 1 : path, "libcuda.so", 10) == 0;
+}
+
+int cuda_libs__mapped(struct cuda_libs *c, __u32 pid, struct cuda_mapping *out, size_t max, FILE *warn)
+{
+	char maps[64], line[PATH_MAX + 128], path[PATH_MAX + 32], err[PATH_MAX + 128];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		const struct cuda_lib *lib;
+		char *file, *nl;
+		int pos = 0;
+
+		/* address perms offset dev inode path */
+		if (sscanf(line, "%*s %*s %*s %*s %*s %n", &pos) < 0 || !pos)
+			continue;
+		file = line + pos;
+		nl = strchr(file, '\n');
+		if (nl)
+			*nl = 0;
+		if (file[0] != '/' || !is_libcuda(file))
+			continue;
+		if (strstr(file, " (deleted)")) {
+			if (warn)
+				fprintf(warn, "inferscope-bpf: pid %u maps %s, a file deleted since: its CUDA calls "
+					"cannot be probed\n", pid, file);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, file);
+		lib = cuda_libs__resolve(c, path, err, sizeof(err));
+		if (!lib) {
+			if (warn && errno != ENOENT && errno != ESRCH)
+				fprintf(warn, "inferscope-bpf: pid %u: %s; its CUDA calls through it are not traced\n",
+					pid, err);
+			continue;
+		}
+		mapping_add(out, max, &n, lib, path);
+	}
+	fclose(f);
+	return (int)n;
+}
+
+/* Tries dir/libcuda.so.1. */
+static void candidate_try(struct cuda_libs *c, const char *dir, size_t dirlen, struct cuda_mapping *out,
+			  size_t max, size_t *n, FILE *note)
+{
+	char path[PATH_MAX], err[PATH_MAX + 128];
+	const struct cuda_lib *lib;
+
+	if (dirlen == 0) {
+		dir = ".";
+		dirlen = 1;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%.*s/libcuda.so.1", (int)dirlen, dir) >= sizeof(path) ||
+	    access(path, F_OK))
+		return;
+	lib = cuda_libs__resolve(c, path, err, sizeof(err));
+	if (!lib) {
+		if (note)
+			fprintf(note, "inferscope-bpf: skipping candidate CUDA library: %s\n", err);
+		return;
+	}
+	mapping_add(out, max, n, lib, path);
+}
+
+/* Each directory of a ':'-separated list; $ORIGIN replaced by origin. */
+static void candidate_dirs(struct cuda_libs *c, const char *list, const char *origin, struct cuda_mapping *out,
+			   size_t max, size_t *n, FILE *note)
+{
+	const char *p = list;
+
+	while (p) {
+		const char *end = strpbrk(p, ":;");
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char dir[PATH_MAX];
+
+		if (origin && len >= 7 && strncmp(p, "$ORIGIN", 7) == 0) {
+			snprintf(dir, sizeof(dir), "%s%.*s", origin, (int)(len - 7), p + 7);
+			candidate_try(c, dir, strlen(dir), out, max, n, note);
+		} else if (origin && len >= 9 && strncmp(p, "${ORIGIN}", 9) == 0) {
+			snprintf(dir, sizeof(dir), "%s%.*s", origin, (int)(len - 9), p + 9);
+			candidate_try(c, dir, strlen(dir), out, max, n, note);
+		} else {
+			candidate_try(c, p, len, out, max, n, note);
+		}
+		p = end ? end + 1 : NULL;
+	}
+}
+
+/* The executable the kernel will run for argv[0]: as given when it has a
+ * slash, else the first executable match in PATH. */
+static int exe_locate(const char *exe, char out[PATH_MAX])
+{
+	const char *path = getenv("PATH"), *p;
+
+	if (strchr(exe, '/'))
+		return realpath(exe, out) ? 0 : -errno;
+	for (p = path; p && *p;) {
+		const char *end = strchr(p, ':');
+		size_t dlen = end ? (size_t)(end - p) : strlen(p);
+		char cand[PATH_MAX];
+
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)dlen, dlen ? p : ".", exe);
+		if (access(cand, X_OK) == 0 && realpath(cand, out))
+			return 0;
+		p = end ? end + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+/* DT_RUNPATH (or, without it, DT_RPATH) of the executable. */
+static void candidate_runpath(struct cuda_libs *c, const char *exe, struct cuda_mapping *out, size_t max,
+			      size_t *n, FILE *note)
+{
+	char real[PATH_MAX], origin[PATH_MAX], *slash;
+	const char *runpath = NULL, *rpath = NULL;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	if (exe_locate(exe, real))
+		return;
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && elf_kind(elf) == ELF_K_ELF && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(data, (int)i, &dyn))
+				break;
+			if (dyn.d_tag == DT_RUNPATH)
+				runpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			else if (dyn.d_tag == DT_RPATH)
+				rpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+		}
+	}
+	snprintf(origin, sizeof(origin), "%s", real);
+	slash = strrchr(origin, '/');
+	if (slash)
+		*slash = 0;
+	if (runpath || rpath)
+		candidate_dirs(c, runpath ? runpath : rpath, origin, out, max, n, note);
+	elf_end(elf);
+	close(fd);
+}
+
+/* glibc's /etc/ld.so.cache ("glibc-ld.so.cache1.1" format): the paths of
+ * x86-64 entries named libcuda.so.1. */
+#define LDCACHE_MAGIC "glibc-ld.so.cache1.1"
+#define LDCACHE_HDR 48
+#define LDCACHE_ENTRY 24
+#define LDCACHE_X8664 0x0300
+
+static void candidate_ldcache(struct cuda_libs *c, struct cuda_mapping *out, size_t max, size_t *n, FILE *note)
+{
+	unsigned char *buf = NULL;
+	struct stat st;
+	__u32 nlibs, i;
+	int fd;
+
+	fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || st.st_size < LDCACHE_HDR || st.st_size > (64 << 20))
+		goto out;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf || read(fd, buf, (size_t)st.st_size) != st.st_size)
+		goto out;
+	buf[st.st_size] = 0;
+	if (memcmp(buf, LDCACHE_MAGIC, strlen(LDCACHE_MAGIC))) {
+		if (note)
+			fprintf(note, "inferscope-bpf: /etc/ld.so.cache is not in the format this version reads; "
+				"use --cuda-lib if libcuda is only found through it\n");
+		goto out;
+	}
+	memcpy(&nlibs, buf + 20, sizeof(nlibs));
+	for (i = 0; i < nlibs && LDCACHE_HDR + (size_t)(i + 1) * LDCACHE_ENTRY <= (size_t)st.st_size; i++) {
+		const unsigned char *ent = buf + LDCACHE_HDR + (size_t)i * LDCACHE_ENTRY;
+		__s32 flags;
+		__u32 key, value;
+
+		memcpy(&flags, ent, 4);
+		memcpy(&key, ent + 4, 4);
+		memcpy(&value, ent + 8, 4);
+		if ((flags & 0xff00) != LDCACHE_X8664 || key >= st.st_size || value >= st.st_size ||
+		    strcmp((const char *)buf + key, "libcuda.so.1"))
+			continue;
+		{
+			const char *p = (const char *)buf + value, *slash = strrchr(p, '/');
+
+			if (slash)
+				candidate_try(c, p, (size_t)(slash - p), out, max, n, note);
+		}
+	}
+out:
+	free(buf);
+	close(fd);
+}
+
+int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapping *out, size_t max,
+			  FILE *note)
+{
+	static const char *const std_dirs =
+		"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/usr/lib:"
+		"/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/local/cuda/lib64:/usr/lib/wsl/lib";
+	const char *ld_path = getenv("LD_LIBRARY_PATH");
+	size_t n = 0;
+
+	if (ld_path && *ld_path)
+		candidate_dirs(c, ld_path, NULL, out, max, &n, note);
+	if (exe)
+		candidate_runpath(c, exe, out, max, &n, note);
+	candidate_ldcache(c, out, max, &n, note);
+	candidate_dirs(c, std_dirs, NULL, out, max, &n, note);
+	return (int)n;
+}
+
+const char *cuda_site__describe(const struct cuda_site *s, char *buf, size_t len)
+{
+	switch (s->kind) {
+	case CUDA_SITE_PUSH:
+		snprintf(buf, len, "push %%%s, emulated", reg_names[s->push_reg & 15]);
+		break;
+	case CUDA_SITE_AFTER_ENDBR:
+		snprintf(buf, len, "after endbr64 (+4), push %%%s emulated", reg_names[s->push_reg & 15]);
+		break;
+	case CUDA_SITE_STEPPED:
+		snprintf(buf, len, "single-stepped (slow)");
+		break;
+	default:
+		snprintf(buf, len, "absent");
+		break;
+	}
+	return buf;
+}
+
+void cuda_lib__describe(const struct cuda_lib *lib, const char *path, FILE *out)
+{
+	unsigned int stepped = 0;
+	char kind[64];
+	size_t i;
+
+	for (i = 0; i < NR_FUNCS; i++)
+		stepped += lib->sites[func_rows[i].id].kind == CUDA_SITE_STEPPED;
+	fprintf(out, "%s (device %u:%u, inode %llu): %u of %zu functions, %u probes, %u single-stepped; "
+		"symbols resolved in %.2f ms\n", path, major(lib->dev), minor(lib->dev),
+		(unsigned long long)lib->ino, lib->present, NR_FUNCS, lib->probes, stepped, lib->resolve_ns / 1e6);
+	for (i = 0; i < NR_FUNCS; i++) {
+		const struct cuda_site *s = &lib->sites[func_rows[i].id];
+
+		if (s->kind == CUDA_SITE_ABSENT)
+			fprintf(out, "  %-32s %-12s absent\n", s->name, "-");
+		else
+			fprintf(out, "  %-32s %#-12llx %s%s\n", s->name, (unsigned long long)s->offset,
+				cuda_site__describe(s, kind, sizeof(kind)), s->ret ? " + return" : "");
+	}
+}
