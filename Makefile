@@ -4,6 +4,7 @@
 #   make deps     install the Debian packages the build and tests need
 #   make demo     deps + build + trace the bundled example workload
 #   make test     deps + build + unit and integration tests (as root)
+#   make bench    overhead benchmarks and their regression gate (as root)
 #   make docs     regenerate the generated parts of docs/
 #   V=1           show full commands
 
@@ -61,7 +62,7 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-build unit integration docs clean
+.PHONY: all deps demo test test-build unit integration docs clean bench
 
 all: $(OUT)/inferscope-bpf
 
@@ -173,6 +174,11 @@ integration: test-build
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(OUT)/inferscope-bpf $(EXAMPLES)
 	$(Q)sh scripts/demo.sh
+
+# Overhead benchmarks: table on stdout, JSON in build/bench.json, and the
+# regression gate that kernel CI runs (tests/bench/thresholds.json). Root.
+bench: $(OUT)/inferscope-bpf
+	$(Q)$(OUT)/inferscope-bpf bench -o $(OUT)/bench.json --check tests/bench/thresholds.json
 
 docs: $(FORMAT_TABLES)
 	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include "recorder.h"
 #include "analyze_cmd.h"
+#include "bench.h"
 #include "events.h"
 #include "isr_format.h"
 
@@ -195,12 +196,90 @@ static const struct argp_option analyze_options[] = {
 	{ 0 },
 };
 
+struct bench_env {
+	struct bench_opts o;
+};
+
+static double parse_positive(const char *arg, const char *opt, double max, struct argp_state *state)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0) || v > max)
+		argp_error(state, "%s: '%s' is not a number between 0 and %g", opt, arg, max);
+	return v;
+}
+
+static error_t parse_bench(int key, char *arg, struct argp_state *state)
+{
+	struct bench_env *b = state->input;
+
+	switch (key) {
+	case 'r':
+		b->o.rounds = (int)parse_positive(arg, "--rounds", 64, state);
+		if (b->o.rounds != atof(arg))
+			argp_error(state, "--rounds: '%s' is not a whole number", arg);
+		return 0;
+	case 's':
+		b->o.seconds = parse_positive(arg, "--seconds", 600, state);
+		return 0;
+	case 'o':
+		b->o.output = arg;
+		return 0;
+	case 'c':
+		b->o.thresholds = arg;
+		return 0;
+	case 'n':
+		b->o.only = arg;
+		return 0;
+	case 't':
+		b->o.tmpdir = arg;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		return EINVAL;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const struct argp_option bench_options[] = {
+	{ "rounds", 'r', "N", 0, "Untraced/traced pairs per benchmark (default 5)", 0 },
+	{ "seconds", 's', "SEC", 0, "Length of one measurement (default 2)", 0 },
+	{ "output", 'o', "FILE", 0, "Write the results as JSON", 0 },
+	{ "check", 'c', "THRESHOLDS", 0, "Exit 1 when a metric exceeds its limit in this JSON file", 0 },
+	{ "only", 'n', "NAME", 0, "Run only this benchmark (sched_switch, page_fault, fault_flood)", 0 },
+	{ "tmpdir", 't', "DIR", 0, "Where recordings go while measuring (default /tmp)", 0 },
+	{ 0 },
+};
+
+static const struct argp bench_argp = {
+	bench_options, parse_bench, NULL,
+	"Measure the tracer's overhead on built-in workloads, untraced and traced, interleaved; "
+	"with --check, a regression gate for CI.",
+	NULL, NULL, NULL
+};
+
+static int do_bench(int argc, char **argv)
+{
+	struct bench_env b = { { .rounds = 5, .seconds = 2.0, .tmpdir = "/tmp" } };
+	int e;
+
+	if (argp_parse(&bench_argp, argc, argv, 0, NULL, &b))
+		return 2;
+	e = bench__run(&b.o);
+	return e < 0 ? 2 : e;
+}
+
 static const char main_doc[] =
 	"Trace a running GPU/ML job and explain where its time goes.\n\n"
 	"  inferscope-bpf -p PID [-d SEC]        attach, record, then print the report\n"
 	"  inferscope-bpf [-d SEC] -- CMD ARGS   launch CMD, record, then print the report\n"
 	"  inferscope-bpf record -o FILE ...     record only (analyze later, anywhere)\n"
-	"  inferscope-bpf analyze FILE           report on a recording\n\n"
+	"  inferscope-bpf analyze FILE           report on a recording\n"
+	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\v"
 	"See `inferscope-bpf record --help` and `inferscope-bpf analyze --help`.";
 
@@ -298,6 +377,8 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	if (argc > 1 && strcmp(argv[1], "bench") == 0)
+		return do_bench(argc - 1, argv + 1);
 	if (nargs > 1 && strcmp(argv[1], "record") == 0) {
 		argp = &record_argp;
 		env.cmd_name = "record";

@@ -105,7 +105,7 @@ static int read_stat(__u32 pid, __u32 *ppid, char *state)
 	return 0;
 }
 
-bool procinfo__alive(__u32 pid)
+bool procinfo__leader_running(__u32 pid)
 {
 	__u32 ppid;
 	char state;
@@ -113,6 +113,34 @@ bool procinfo__alive(__u32 pid)
 	if (read_stat(pid, &ppid, &state))
 		return false;
 	return state != 'Z' && state != 'X';
+}
+
+/* A leader that called pthread_exit() stays a zombie while its other
+ * threads run: the process is alive while any thread is. */
+bool procinfo__alive(__u32 pid)
+{
+	char path[64], stat_path[384], buf[1024], *p;
+	struct dirent *de;
+	bool alive = false;
+	DIR *d;
+
+	if (procinfo__leader_running(pid))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!alive && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(stat_path, sizeof(stat_path), "%s/%s/stat", path, de->d_name);
+		if (procinfo__read_small(stat_path, buf, sizeof(buf)) < 0)
+			continue;
+		p = strrchr(buf, ')');
+		alive = p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	}
+	closedir(d);
+	return alive;
 }
 
 static int add_threads(struct rec_props *p, __u32 pid)

@@ -17,8 +17,13 @@ struct rec_props *procinfo__snapshot(__u32 pid, __u32 origin, __u64 now_mono_ns)
 /* Host properties; argv is the recorder's own command line. */
 struct rec_props *procinfo__host(int argc, char **argv, __u64 start_mono_ns, __u64 duration_limit_ns);
 
-/* The process exists and is not a zombie. */
+/* The process exists and one of its threads has not exited. */
 bool procinfo__alive(__u32 pid);
+/* The thread-group leader exists and has not exited. Once it has, the
+ * process may be tearing down its address space, and reading
+ * /proc/PID/maps can block until that is done (seconds for a process with
+ * a GPU context). */
+bool procinfo__leader_running(__u32 pid);
 
 /* Reads a small /proc file into buf (NUL-terminated, trailing newline
  * removed): length or -errno. */

@@ -476,7 +476,8 @@ static void cuda_rescan(struct rec_state *st)
 
 	n = tracer__targets(st->t, pids, ISR_MAX_TARGETS);
 	for (i = 0; i < n; i++)
-		cuda_probe_process(st, pids[i], false, true);
+		if (procinfo__leader_running(pids[i]))
+			cuda_probe_process(st, pids[i], false, true);
 	tracer__prune_cuda(st->t);
 }
 

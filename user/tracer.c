@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,7 +400,11 @@ void tracer__prune_cuda(struct tracer *t)
 	while (i < t->cuda_att_count) {
 		struct cuda_attachment *a = &t->cuda_att[i];
 
-		if (bpf_map_lookup_elem(fd, &a->pid, &v) == 0) {
+		/* Still a target, or gone from the targets but not yet reaped:
+		 * unregistering a uprobe waits for the lock of every address
+		 * space that maps the file, and a dying CUDA process holds its
+		 * own for seconds while the driver tears its context down. */
+		if (bpf_map_lookup_elem(fd, &a->pid, &v) == 0 || kill((pid_t)a->pid, 0) == 0) {
 			i++;
 			continue;
 		}
