@@ -65,11 +65,15 @@ named=$(get $OUT/launch.json "sum(1 for k in d['cuda']['kernels'] if not k['name
 echo "named kernels in the launched run: $named"
 [ "${named:-0}" -gt 0 ] || { echo "FAIL no kernel names learned"; fail=1; }
 
-# 4. launch rate: A (untraced) / B (traced), interleaved
-for round in 1 2 3 4; do
-	a=$($PY tests/gpu/launch_rate.py 4 | awk '{print $2}')
-	b=$($T record -q -o "$OUT/rate$round.isr" -- $PY tests/gpu/launch_rate.py 4 2>>"$OUT/rate.err" | awk '{print $2}')
-	echo "round $round untraced $a traced $b" | tee -a "$OUT/rates.txt"
+# 4. launch rate: untraced / traced (all probes) / torch.profiler (CUDA
+#    activities), interleaved, ROUNDS rounds of RATE_S seconds each
+ROUNDS=${ROUNDS:-5}
+RATE_S=${RATE_S:-6}
+for round in $(seq "$ROUNDS"); do
+	a=$($PY tests/gpu/launch_rate.py "$RATE_S" | awk '{print $2}')
+	b=$($T record -q -o "$OUT/rate$round.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
+	c=$($PY tests/gpu/launch_rate.py "$RATE_S" --profiler 2>>"$OUT/rate.err" | awk '{print $2}')
+	echo "round $round untraced $a traced $b profiler $c" | tee -a "$OUT/rates.txt"
 done
 $T analyze "$OUT/rate1.isr" --format json -o "$OUT/rate1.json"
 echo "gpu: $([ $fail = 0 ] && echo all checks passed || echo SOME CHECKS FAILED)"
