@@ -32,11 +32,75 @@ struct workload {
 	const char *what;
 	int threads;		/* 0: one per CPU */
 	struct work_result (*run)(double seconds, int threads);
+	bool cuda;		/* probe this executable's cuLaunchKernel / cuStreamSynchronize */
 };
 
 static double now_s(void)
 {
 	return procinfo__now_mono_ns() / 1e9;
+}
+
+/*
+ * Probe targets for the CUDA benchmarks: two functions of this binary with
+ * the names and the prologue (push %rbp; mov %rsp,%rbp) of libcuda 580's
+ * entry points, so that the recorder probes them exactly as it probes the
+ * driver (--cuda-lib pointed at this executable): cuLaunchKernel with an
+ * entry probe only, cuStreamSynchronize with entry and return probes. They
+ * do nothing but return CUDA_SUCCESS.
+ */
+__asm__(".text\n"
+	".globl cuLaunchKernel\n"
+	".type cuLaunchKernel, @function\n"
+	"cuLaunchKernel:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	xor %eax, %eax\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size cuLaunchKernel, .-cuLaunchKernel\n"
+	".globl cuStreamSynchronize\n"
+	".type cuStreamSynchronize, @function\n"
+	"cuStreamSynchronize:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	xor %eax, %eax\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size cuStreamSynchronize, .-cuStreamSynchronize\n");
+
+int cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+		   unsigned int by, unsigned int bz, unsigned int shared, void *stream, void **params,
+		   void **extra);
+int cuStreamSynchronize(void *stream);
+
+static struct work_result run_cuda_launch(double seconds, int threads)
+{
+	struct work_result r = { 0, 0 };
+	double t0 = now_s(), end = t0 + seconds;
+
+	(void)threads;
+	while (now_s() < end) {
+		for (int i = 0; i < 1000; i++)
+			cuLaunchKernel((void *)0x1000, 3, 2, 1, 128, 1, 1, 256, (void *)0x5000, NULL, NULL);
+		r.ops += 1000;
+	}
+	r.seconds = now_s() - t0;
+	return r;
+}
+
+static struct work_result run_cuda_sync(double seconds, int threads)
+{
+	struct work_result r = { 0, 0 };
+	double t0 = now_s(), end = t0 + seconds;
+
+	(void)threads;
+	while (now_s() < end) {
+		for (int i = 0; i < 1000; i++)
+			cuStreamSynchronize((void *)0x5000);
+		r.ops += 1000;
+	}
+	r.seconds = now_s() - t0;
+	return r;
 }
 
 /* Two threads bouncing a byte over two pipes: every round trip is two
@@ -137,11 +201,15 @@ static struct work_result run_faults(double seconds, int threads)
 
 static const struct workload workloads[] = {
 	{ "sched_switch", "round trip", "two threads ping-pong a byte over pipes (wakeups + context switches)",
-	  1, run_pingpong },
+	  1, run_pingpong, false },
 	{ "page_fault", "fault", "one thread maps, writes and unmaps fresh pages (one minor fault per page)",
-	  1, run_faults },
+	  1, run_faults, false },
 	{ "fault_flood", "fault", "one faulting thread per CPU: the recorder's sustained event rate",
-	  0, run_faults },
+	  0, run_faults, false },
+	{ "cuda_launch", "call", "a loop of cuLaunchKernel calls (libcuda's prologue): one entry uprobe each",
+	  1, run_cuda_launch, true },
+	{ "cuda_sync", "call", "a loop of cuStreamSynchronize calls: entry and return uprobes each",
+	  1, run_cuda_sync, true },
 };
 
 /* Forks the workload; it starts once `ready` exists and reports its result
@@ -221,6 +289,7 @@ static int run_round(const struct bench_opts *o, const struct workload *w, bool 
 		return e;
 	} else {
 		__u32 target = (__u32)pid;
+		const char *self[] = { o->self_exe };
 		struct record_opts ro = {
 			.output = rec,
 			.pids = &target,
@@ -231,6 +300,9 @@ static int run_round(const struct bench_opts *o, const struct workload *w, bool 
 			.quiet = true,
 			.ready_file = ready,
 			.zstd_level = 1,
+			.cuda = w->cuda,
+			.cuda_libs = w->cuda ? self : NULL,
+			.cuda_lib_count = w->cuda ? 1 : 0,
 		};
 		struct record_result res;
 

@@ -17,6 +17,7 @@ struct bench_opts {
 	const char *thresholds;		/* JSON {"bench.metric": limit}, or NULL */
 	const char *only;		/* run only the benchmark of this name, or NULL */
 	const char *tmpdir;		/* where recordings go while measuring */
+	const char *self_exe;		/* this executable (the CUDA benchmarks probe it) */
 };
 
 /* 0: ran (and every threshold held); 1: a threshold was exceeded;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "recorder.h"
 #include "analyze_cmd.h"
 #include "bench.h"
@@ -250,7 +251,7 @@ static const struct argp_option bench_options[] = {
 	{ "seconds", 's', "SEC", 0, "Length of one measurement (default 2)", 0 },
 	{ "output", 'o', "FILE", 0, "Write the results as JSON", 0 },
 	{ "check", 'c', "THRESHOLDS", 0, "Exit 1 when a metric exceeds its limit in this JSON file", 0 },
-	{ "only", 'n', "NAME", 0, "Run only this benchmark (sched_switch, page_fault, fault_flood)", 0 },
+	{ "only", 'n', "NAME", 0, "Run only this benchmark (sched_switch, page_fault, fault_flood, cuda_launch, cuda_sync)", 0 },
 	{ "tmpdir", 't', "DIR", 0, "Where recordings go while measuring (default /tmp)", 0 },
 	{ 0 },
 };
@@ -265,10 +266,19 @@ static const struct argp bench_argp = {
 static int do_bench(int argc, char **argv)
 {
 	struct bench_env b = { { .rounds = 5, .seconds = 2.0, .tmpdir = "/tmp" } };
+	static char self[PATH_MAX];
+	ssize_t n;
 	int e;
 
 	if (argp_parse(&bench_argp, argc, argv, 0, NULL, &b))
 		return 2;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "bench: cannot find this executable: %s\n", strerror(errno));
+		return 2;
+	}
+	self[n] = '\0';
+	b.o.self_exe = self;
 	e = bench__run(&b.o);
 	return e < 0 ? 2 : e;
 }

@@ -625,7 +625,8 @@ int record__run(const struct record_opts *o, struct record_result *res)
 				e = n;
 				goto out;
 			}
-			if (n == 0)
+			/* A --cuda-lib file is probed in every target: not CPU only. */
+			if (n == 0 && !st.cuda.nextra)
 				fprintf(stderr, "inferscope-bpf: pid %u has no CUDA driver library mapped: tracing CPU "
 					"only (it will be traced if it loads one)\n", o->pids[i]);
 		}
