@@ -465,62 +465,10 @@ static __always_inline int cuda_return(struct pt_regs *ctx, __u8 family)
 	return 0;
 }
 
+/* One return program for every "+ret" family: the family travels in the
+ * attach cookie like the function does. */
 SEC("uretprobe")
-int cuda_sync_ret(struct pt_regs *ctx)
+int cuda_ret(struct pt_regs *ctx)
 {
-	return cuda_return(ctx, ISR_CUDA_FAM_SYNC);
-}
-
-SEC("uretprobe")
-int cuda_alloc_ret(struct pt_regs *ctx)
-{
-	return cuda_return(ctx, ISR_CUDA_FAM_ALLOC);
-}
-
-SEC("uretprobe")
-int cuda_free_ret(struct pt_regs *ctx)
-{
-	return cuda_return(ctx, ISR_CUDA_FAM_FREE);
-}
-
-SEC("uretprobe")
-int cuda_vmm_create_ret(struct pt_regs *ctx)
-{
-	return cuda_return(ctx, ISR_CUDA_FAM_VMM_CREATE);
-}
-
-SEC("uretprobe")
-int cuda_vmm_release_ret(struct pt_regs *ctx)
-{
-	return cuda_return(ctx, ISR_CUDA_FAM_VMM_RELEASE);
-}
-
-SEC("uretprobe")
-int cuda_vmm_map_ret(struct pt_regs *ctx)
-{
-	return cuda_return(ctx, ISR_CUDA_FAM_VMM_MAP);
-}
-
-SEC("uretprobe")
-int cuda_vmm_unmap_ret(struct pt_regs *ctx)
-{
-	return cuda_return(ctx, ISR_CUDA_FAM_VMM_UNMAP);
-}
-
-SEC("uretprobe")
-int cuda_name_ret(struct pt_regs *ctx)
-{
-	return cuda_return(ctx, ISR_CUDA_FAM_NAME);
-}
-
-SEC("uretprobe")
-int cuda_alias_ret(struct pt_regs *ctx)
-{
-	return cuda_return(ctx, ISR_CUDA_FAM_ALIAS);
-}
-
-SEC("uretprobe")
-int cuda_copy_sync_ret(struct pt_regs *ctx)
-{
-	return cuda_return(ctx, ISR_CUDA_FAM_COPY_SYNC);
+	return cuda_return(ctx, ISR_CUDA_COOKIE_FAMILY(bpf_get_attach_cookie(ctx)));
 }

@@ -280,7 +280,8 @@ int tracer__attach(struct tracer *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* The program that decodes a family at entry, and at return ("+ret"). */
+/* The program that decodes a family at entry (one program, cuda_ret,
+ * serves every "+ret" family at return). */
 static struct bpf_program *cuda_entry_prog(struct cuda_bpf *s, __u8 family)
 {
 	switch (family) {
@@ -293,23 +294,6 @@ static struct bpf_program *cuda_entry_prog(struct cuda_bpf *s, __u8 family)
 	case ISR_CUDA_FAM_COPY_3D:	return s->progs.cuda_copy_3d;
 	case ISR_CUDA_FAM_SET:		return s->progs.cuda_set;
 	default:			return s->progs.cuda_enter;
-	}
-}
-
-static struct bpf_program *cuda_return_prog(struct cuda_bpf *s, __u8 family)
-{
-	switch (family) {
-	case ISR_CUDA_FAM_SYNC:		return s->progs.cuda_sync_ret;
-	case ISR_CUDA_FAM_ALLOC:	return s->progs.cuda_alloc_ret;
-	case ISR_CUDA_FAM_FREE:		return s->progs.cuda_free_ret;
-	case ISR_CUDA_FAM_VMM_CREATE:	return s->progs.cuda_vmm_create_ret;
-	case ISR_CUDA_FAM_VMM_RELEASE:	return s->progs.cuda_vmm_release_ret;
-	case ISR_CUDA_FAM_VMM_MAP:	return s->progs.cuda_vmm_map_ret;
-	case ISR_CUDA_FAM_VMM_UNMAP:	return s->progs.cuda_vmm_unmap_ret;
-	case ISR_CUDA_FAM_NAME:		return s->progs.cuda_name_ret;
-	case ISR_CUDA_FAM_ALIAS:	return s->progs.cuda_alias_ret;
-	case ISR_CUDA_FAM_COPY_SYNC:	return s->progs.cuda_copy_sync_ret;
-	default:			return NULL;
 	}
 }
 
@@ -369,15 +353,14 @@ int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *
 		/* The entry program first: a return probe needs the entry's
 		 * record, and exactly one entry program per address. */
 		for (ret = 0; ret <= (int)s->ret; ret++) {
-			struct bpf_program *prog = ret ? cuda_return_prog(t->cuda, s->family) :
+			struct bpf_program *prog = ret ? t->cuda->progs.cuda_ret :
 							 cuda_entry_prog(t->cuda, s->family);
 			struct bpf_link *link;
 
 			uo.retprobe = ret;
-			link = prog ? bpf_program__attach_uprobe_opts(prog, (pid_t)pid, m->path, s->offset, &uo) :
-				      NULL;
+			link = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, m->path, s->offset, &uo);
 			if (!link) {
-				e = prog ? -errno : -EINVAL;
+				e = -errno;
 				set_err(err, errlen, "cannot attach the %s of %s (%s, offset %#llx) for pid %u: %s",
 					ret ? "uretprobe" : "uprobe", s->name, m->path,
 					(unsigned long long)s->offset, pid, strerror(-e));
