@@ -111,6 +111,13 @@ $(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(wildca
 	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) -Itests/integration -Itests/standin $< $(INTEG_HELPERS) \
 		$(ASAN_LIB_OBJS) $(DYN_LIBS) -lcmocka -o $@
 
+# An interpreter on the shared libpython (Debian's python3 has it built in).
+$(OUT)/tests/workloads/pyembed: tests/workloads/pyembed.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g $$(pkg-config --cflags python3-embed) $< \
+		$$(pkg-config --libs python3-embed) -o $@
+
 $(OUT)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)

@@ -129,6 +129,7 @@ static size_t event__min_size(__u16 type)
 	case ISR_EV_PAGE_FAULT:		return sizeof(struct isr_ev_page_fault);
 	case ISR_EV_CUDA_CALL:		return sizeof(struct isr_ev_cuda_call);
 	case ISR_EV_CUDA_NAME:		return sizeof(struct isr_ev_cuda_name);
+	case ISR_EV_GIL:		return sizeof(struct isr_ev_gil);
 	default:			return sizeof(struct isr_ev_hdr);
 	}
 }
@@ -1017,6 +1018,7 @@ const char *isr_event_name(__u16 type)
 	case ISR_EV_PAGE_FAULT:		return "page_fault_user";
 	case ISR_EV_CUDA_CALL:		return "cuda_call";
 	case ISR_EV_CUDA_NAME:		return "cuda_name";
+	case ISR_EV_GIL:		return "gil";
 	default:			return NULL;
 	}
 }
@@ -1032,6 +1034,7 @@ const char *isr_source_name(__u32 src)
 	case ISR_SRC_CUDA:		return "cuda";
 	case ISR_SRC_CUDA_INFLIGHT:	return "cuda_inflight";
 	case ISR_SRC_WRITER:		return "writer";
+	case ISR_SRC_PYTHON:		return "python";
 	default:			return NULL;
 	}
 }

@@ -227,10 +227,19 @@ nomem:
 	return NULL;
 }
 
-/* CUDA events are counted by function, under the function's name. */
+/* CUDA and GIL events are counted by function, under the function's name. */
 static bool counted_by_function(__u16 type)
 {
-	return type == ISR_EV_CUDA_CALL || type == ISR_EV_CUDA_NAME;
+	return type == ISR_EV_CUDA_CALL || type == ISR_EV_CUDA_NAME || type == ISR_EV_GIL;
+}
+
+/* GIL events by probed function; the generic type counts the rest (an
+ * unknown kind, or a record too short to read). */
+static const char *const gil_fn_names[2] = { "PyEval_RestoreThread", "PyEval_SaveThread" };
+
+static __u64 gil_fn_count(const struct summary *s, int i)
+{
+	return i == 0 ? s->gil_acquire_events : s->gil_release_events;
 }
 
 static json_t *json_event_counts(const struct summary *s)
@@ -257,6 +266,9 @@ static json_t *json_event_counts(const struct summary *s)
 		if (f->calls + f->names)
 			SET(o, f->name, json_u64(f->calls + f->names));
 	}
+	for (int i = 0; i < 2; i++)
+		if (gil_fn_count(s, i))
+			SET(o, gil_fn_names[i], json_u64(gil_fn_count(s, i)));
 	return o;
 nomem:
 	json_decref(o);
@@ -333,6 +345,9 @@ static json_t *json_threads(const struct summary *s)
 		SET(o, "cuda_sync_s", json_real(ns_to_s(t->cuda_sync_ns)));
 		SET(o, "cuda_calls", json_u64(t->cuda_calls));
 		SET(o, "launches", json_u64(t->cuda_launches));
+		SET(o, "gil_wait_s", json_real(ns_to_s(t->gil_wait_ns)));
+		SET(o, "gil_hold_s", json_real(ns_to_s(t->gil_hold_ns)));
+		SET(o, "gil_acquisitions", json_u64(t->gil_acquisitions));
 	}
 	return a;
 nomem:
@@ -521,6 +536,8 @@ static const char *const drop_advice[ISR_SRC_MAX] = {
 	[ISR_SRC_CUDA_INFLIGHT] = "CUDA calls whose entry could not be kept until their return (too "
 				  "many calls in flight at once): their duration and status are unknown",
 	[ISR_SRC_WRITER] = "events the recorder could not write to the file: free disk space",
+	[ISR_SRC_PYTHON] = "GIL events lost, GIL wait and hold times are incomplete: increase "
+			   "--ringbuf-size (default 32 MiB)",
 };
 
 static void md__warnings(struct md *m, const struct recording *r, const struct summary *s)
@@ -606,6 +623,12 @@ static void md__event_counts(struct md *m, const struct summary *s)
 			continue;
 		known += f->calls + f->names;
 		md__printf(m, "| %s | %" PRIu64 " |\n", f->name, (uint64_t)(f->calls + f->names));
+	}
+	for (int i = 0; i < 2; i++) {
+		if (!gil_fn_count(s, i))
+			continue;
+		known += gil_fn_count(s, i);
+		md__printf(m, "| %s | %" PRIu64 " |\n", gil_fn_names[i], (uint64_t)gil_fn_count(s, i));
 	}
 	if (s->event_total > known)
 		md__printf(m, "| types unknown to this version | %" PRIu64 " |\n",
@@ -951,6 +974,57 @@ static bool md__failed_calls(struct md *m, const struct summary *s)
 	return n > 0;
 }
 
+/* A thread waited for the GIL for more than 10% of its window (and at
+ * least 1 ms). */
+static bool waits_for_gil(const struct thread_summary *t)
+{
+	__u64 window = t->end_ns - t->start_ns;
+
+	return t->gil_wait_ns >= 1000000 && t->gil_wait_ns * 10 > window;
+}
+
+static int by_gil_wait_desc(const void *a, const void *b)
+{
+	const struct thread_summary *x = *(const struct thread_summary *const *)a;
+	const struct thread_summary *y = *(const struct thread_summary *const *)b;
+
+	if (x->gil_wait_ns != y->gil_wait_ns)
+		return x->gil_wait_ns > y->gil_wait_ns ? -1 : 1;
+	return by_on_cpu_desc(a, b);
+}
+
+static bool has_gil(const struct thread_summary *t)
+{
+	return t->gil_acquisitions || t->gil_hold_ns;
+}
+
+/* The Python threads (any GIL event), most GIL wait first. */
+static void md__gil(struct md *m, const struct summary *s, const struct thread_summary **order)
+{
+	size_t k = select_threads(order, s->thread_count, has_gil, by_gil_wait_desc);
+
+	if (!k)
+		return;
+	md__printf(m, "## Python GIL\n\nWait: inside PyEval_RestoreThread, taking the GIL back after a "
+		      "blocking call (sleep, I/O, a C extension that released it). Hold: from taking it to "
+		      "the next PyEval_SaveThread, an upper bound (hand-overs on the switch interval inside "
+		      "the interpreter are not seen).\n\n");
+	md__printf(m, "| pid | tid | comm | GIL wait s | GIL hold s | acquisitions |\n|---:|---:|---|---:|---:|---:|\n");
+	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
+		const struct thread_summary *t = order[i];
+
+		md__printf(m, "| %u | %u | ", t->pid, t->tid);
+		md__text(m, t->comm, sizeof(t->comm));
+		md__printf(m, " | %.3f | %.3f | %" PRIu64 " |\n", ns_to_s(t->gil_wait_ns), ns_to_s(t->gil_hold_ns),
+			   (uint64_t)t->gil_acquisitions);
+	}
+	if (k > TOP_THREADS)
+		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", k - TOP_THREADS);
+	md__printf(m, "\n");
+	/* the caller's order is by on-CPU time */
+	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
+}
+
 static void md__more(struct md *m, size_t k)
 {
 	if (k > TOP_OBSERVATIONS)
@@ -1012,6 +1086,21 @@ static void md__observations(struct md *m, const struct summary *s, const struct
 	md__more(m, k);
 	any |= k > 0;
 
+	k = select_threads(order, s->thread_count, waits_for_gil, by_gil_wait_desc);
+	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
+		const struct thread_summary *t = order[i];
+
+		md__printf(m, "- ");
+		md__thread_name(m, t);
+		md__printf(m, " waited %.3f s (%.1f%% of its %.3f s) for the GIL: another thread held it. "
+			      "Move CPU-heavy Python work to processes (multiprocessing) or to code that "
+			      "releases the GIL, or raise sys.setswitchinterval() if the waiter is "
+			      "latency-critical.\n",
+			   ns_to_s(t->gil_wait_ns), share_of_window(t->gil_wait_ns, t), ns_to_s(t->end_ns - t->start_ns));
+	}
+	md__more(m, k);
+	any |= k > 0;
+
 	any |= md__failed_calls(m, s);
 
 	for (size_t i = 0; i < s->thread_count; i++) {
@@ -1028,7 +1117,7 @@ static void md__observations(struct md *m, const struct summary *s, const struct
 	}
 	if (!any)
 		md__printf(m, "- Nothing stood out: no thread waited more than 10%% of its time for "
-			      "a CPU, there were no major page faults, %sand under 1%% of off-CPU time "
+			      "a CPU or the GIL, there were no major page faults, %sand under 1%% of off-CPU time "
 			      "was uninterruptible sleep.\n",
 			   has_cuda(s) ? "no thread spent more than 20% of its time in CUDA "
 					 "synchronization, no CUDA call failed, " : "");
@@ -1051,6 +1140,7 @@ int report__write_markdown(FILE *f, const struct recording *r, const struct summ
 	md__warnings(&m, r, s);
 	md__threads(&m, order, s->thread_count);
 	md__cuda(&m, r, s, order);
+	md__gil(&m, s, order);
 	md__event_counts(&m, s);
 	md__observations(&m, s, order);
 	free(order);

@@ -47,6 +47,8 @@ struct tstate {
 	__u64 since;		/* start of the current ON or OFF interval */
 	__u64 runnable_since;
 	__u64 *sync_ns_by_fn;	/* [ISR_CUDA_FN_MAX], once the thread synchronizes */
+	bool gil_seen;		/* any GIL event of the thread yet */
+	__u64 gil_held_since;	/* holds the GIL since (PyEval_RestoreThread returned); 0: not */
 };
 
 /* u32 -> u32 open-addressing hash table; key 0 marks an empty slot (tid 0
@@ -910,7 +912,29 @@ static const size_t min_size[ISR_EV_TYPE_MAX] = {
 	[ISR_EV_PAGE_FAULT] = sizeof(struct isr_ev_page_fault),
 	[ISR_EV_CUDA_CALL] = sizeof(struct isr_ev_cuda_call),
 	[ISR_EV_CUDA_NAME] = sizeof(struct isr_ev_cuda_name),
+	[ISR_EV_GIL] = sizeof(struct isr_ev_gil),
 };
+
+/* ACQUIRE: waited, then holds the GIL from the return. RELEASE: held it
+ * since the last acquire, or, for a thread first seen releasing it, since
+ * its window start. ts: the event's time, clamped to the recording. */
+static void thread__gil(struct tstate *t, const struct isr_ev_gil *e, __u64 ts, __u64 end)
+{
+	if (e->kind == ISR_GIL_ACQUIRE) {
+		__u64 ret = e->wait_ns > end - ts ? end : ts + e->wait_ns;
+
+		t->s.gil_acquisitions++;
+		t->s.gil_wait_ns += ret - ts;
+		t->gil_held_since = ret;
+	} else if (e->kind == ISR_GIL_RELEASE) {
+		if (t->gil_held_since)
+			t->s.gil_hold_ns += span(t->gil_held_since, ts);
+		else if (!t->gil_seen)
+			t->s.gil_hold_ns += span(t->s.start_ns, ts);
+		t->gil_held_since = 0;
+	}
+	t->gil_seen = true;
+}
 
 /* A known event long enough to read as its type; others are only counted. */
 static bool event_usable(const struct isr_ev_hdr *h)
@@ -968,6 +992,10 @@ static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
 		break;
 	case ISR_EV_PAGE_FAULT:
 		on_fault(t, (const void *)h);
+		break;
+	case ISR_EV_GIL:
+		thread__running(t);
+		thread__gil(t, (const void *)h, ts, c->end);
 		break;
 	}
 	return 0;
@@ -1198,8 +1226,13 @@ static int ctx__run(struct ctx *c, struct summary *s)
 		s->event_total++;
 		if (h->type > 0 && h->type < ISR_EV_TYPE_MAX)
 			s->event_counts[h->type]++;
-		if (event_usable(h))
-			err = on_event(c, h);
+		if (!event_usable(h))
+			continue;
+		if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE)
+			s->gil_acquire_events++;
+		else if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_RELEASE)
+			s->gil_release_events++;
+		err = on_event(c, h);
 	}
 	if (err)
 		return err;
@@ -1214,6 +1247,8 @@ static int ctx__run(struct ctx *c, struct summary *s)
 			thread__close(t, c->end, TS_OFF);
 			t->s.end_ns = c->end;
 		}
+		if (t->gil_held_since)
+			t->s.gil_hold_ns += span(t->gil_held_since, t->s.end_ns);
 		if (!t->s.comm[0]) {
 			const char *comm = process_comm(r, t->s.pid);
 

@@ -35,6 +35,15 @@
  *   kernels        launch handles (args[0] of LAUNCH / LAUNCH_EX) per
  *                  process, named by cuda_name events; an alias (a function
  *                  of a kernel) takes the name of the kernel it belongs to.
+ *
+ * Python (isr_ev_gil):
+ *   GIL wait       entry to return of PyEval_RestoreThread: a thread taking
+ *                  the GIL back after a call that released it.
+ *   GIL hold       from RestoreThread's return (for a thread whose first
+ *                  GIL event is a release: from its window start) to its
+ *                  next PyEval_SaveThread, or to its exit / the end. An
+ *                  upper bound: hand-overs inside the eval loop (the switch
+ *                  interval) are not seen and count as held.
  */
 #ifndef INFERSCOPE_SUMMARY_H
 #define INFERSCOPE_SUMMARY_H
@@ -66,6 +75,9 @@ struct thread_summary {
 	__u64 cuda_launches;
 	__u64 cuda_sync_ns;
 	__u16 cuda_sync_fns[SUMMARY_SYNC_FNS];	/* most sync time first; 0 ends the list */
+	__u64 gil_wait_ns;		/* in PyEval_RestoreThread, waiting for the GIL */
+	__u64 gil_hold_ns;		/* holding the GIL (upper bound, see above) */
+	__u64 gil_acquisitions;		/* PyEval_RestoreThread returns */
 };
 
 /* The calls of one CUDA function in the whole recording. */
@@ -113,6 +125,8 @@ struct summary {
 	__u64 drops_total;
 	__u64 event_counts[ISR_EV_TYPE_MAX];
 	__u64 event_total;
+	__u64 gil_acquire_events;	/* isr_ev_gil by kind: PyEval_RestoreThread */
+	__u64 gil_release_events;	/* PyEval_SaveThread */
 	struct thread_summary *threads;	/* sorted by pid, then tid */
 	size_t thread_count;
 	struct cuda_fn_summary *cuda_fns; /* functions seen in any CUDA event, sorted by func */

@@ -35,7 +35,7 @@ struct {
 /* Drop counters, per CPU, indexed by ISR_SRC_*. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, ISR_SRC_BPF_MAX);
+	__uint(max_entries, ISR_SRC_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");

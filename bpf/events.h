@@ -28,12 +28,15 @@
 #define ISR_EV_PAGE_FAULT	8
 #define ISR_EV_CUDA_CALL	9
 #define ISR_EV_CUDA_NAME	10
-#define ISR_EV_TYPE_MAX		11 /* one past the highest known type */
+#define ISR_EV_GIL		11
+#define ISR_EV_TYPE_MAX		12 /* one past the highest known type */
 
 /*
  * Drop sources: one counter each, kept per CPU in the BPF map "drops" (BPF
  * sources) or by the recorder (user-space sources), written to the record
- * and reported. Values are part of the file format.
+ * and reported. Values are part of the file format: ISR_SRC_WRITER keeps
+ * its value, sources added later come after it. The BPF map has a slot for
+ * every source; the recorder's own (ISR_SRC_WRITER) stays 0 there.
  */
 #define ISR_SRC_SCHED		0 /* sched_switch / sched_wakeup ring-buffer reservations */
 #define ISR_SRC_FAULTS		1 /* page-fault ring-buffer reservations */
@@ -42,9 +45,9 @@
 #define ISR_SRC_TARGETS		4 /* children that could not be added to the targets map */
 #define ISR_SRC_CUDA		5 /* CUDA call events the bulk ring buffer had no room for */
 #define ISR_SRC_CUDA_INFLIGHT	6 /* CUDA calls whose entry could not be remembered for their return */
-#define ISR_SRC_BPF_MAX		7 /* sources counted in BPF are below this */
 #define ISR_SRC_WRITER		7 /* events the recorder could not write (disk full, I/O error) */
-#define ISR_SRC_MAX		8
+#define ISR_SRC_PYTHON		8 /* GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered */
+#define ISR_SRC_MAX		9
 
 /* Common header of every event. pid/tid name the task the event is about. */
 struct isr_ev_hdr {
@@ -251,6 +254,29 @@ _Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, func) == 40, "cuda_na
 _Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, pad0) == 42, "cuda_name.pad0");
 _Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, pad1) == 44, "cuda_name.pad1");
 _Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, name) == 48, "cuda_name.name");
+
+/* isr_ev_gil.kind */
+#define ISR_GIL_ACQUIRE		1 /* PyEval_RestoreThread returned: the thread took the GIL */
+#define ISR_GIL_RELEASE		2 /* PyEval_SaveThread was called: the thread releases the GIL */
+
+/*
+ * The GIL of a CPython 3.10-3.13 interpreter taken or released by a thread,
+ * from uprobes on PyEval_RestoreThread (entry and return) and
+ * PyEval_SaveThread (entry). ACQUIRE: hdr.ts_ns is RestoreThread's entry and
+ * wait_ns the time until it returned (the wait to take the GIL). RELEASE:
+ * hdr.ts_ns is SaveThread's entry, wait_ns 0. Hand-overs inside the eval
+ * loop (the switch interval) call neither function and are not events.
+ */
+struct isr_ev_gil {
+	struct isr_ev_hdr hdr;
+	__u64 wait_ns;		/* ACQUIRE: entry to return of PyEval_RestoreThread */
+	__u32 kind;		/* ISR_GIL_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct isr_ev_gil) == 40, "isr_ev_gil size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gil, wait_ns) == 24, "gil.wait_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gil, kind) == 32, "gil.kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_gil, pad) == 36, "gil.pad");
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096

@@ -128,7 +128,7 @@ static int push_len(const unsigned char *code, size_t len, __u8 *reg)
  * The kernel emulates a push (cheap) and single-steps anything else
  * (about 10x); endbr64 changes neither registers nor stack, so the
  * instruction after it sees the same arguments. */
-static void site_choose(struct cuda_site *s, const unsigned char *code, size_t len, __u64 off)
+void cuda_site__choose(struct cuda_site *s, const unsigned char *code, size_t len, __u64 off)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
@@ -143,8 +143,7 @@ static void site_choose(struct cuda_site *s, const unsigned char *code, size_t l
 	}
 }
 
-/* File offset of a virtual address, through the PT_LOAD segment holding it. */
-static int vaddr_to_offset(Elf *elf, size_t nphdr, __u64 vaddr, __u64 *off)
+int elf_vaddr_to_offset(Elf *elf, size_t nphdr, __u64 vaddr, __u64 *off)
 {
 	GElf_Phdr ph;
 	size_t i;
@@ -234,12 +233,12 @@ static struct cuda_lib *lib_resolve(int fd, const char *path, const struct stat 
 		s->cookie = ISR_CUDA_COOKIE(r->id, r->family, r->aux, r->flags);
 		s->ret = family_has_return(r->family);
 		s->kind = CUDA_SITE_ABSENT;
-		if (!vaddr[r->id] || vaddr_to_offset(elf, nphdr, vaddr[r->id], &off))
+		if (!vaddr[r->id] || elf_vaddr_to_offset(elf, nphdr, vaddr[r->id], &off))
 			continue;
 		n = pread(fd, code, sizeof(code), (off_t)off);
 		if (n <= 0)
 			continue;
-		site_choose(s, code, (size_t)n, off);
+		cuda_site__choose(s, code, (size_t)n, off);
 		lib->present++;
 		lib->probes += s->ret ? 2 : 1;
 	}

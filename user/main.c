@@ -33,6 +33,7 @@ enum {
 	OPT_NO_CUDA,
 	OPT_LIST_PROBES,
 	OPT_CUDA_LIB,
+	OPT_NO_PYTHON,
 };
 
 #define MAX_CUDA_LIBS 8
@@ -45,7 +46,7 @@ struct env {
 	const char *output;
 	const char *input;
 	size_t ringbuf_mib;
-	bool no_follow, no_faults, no_cuda, list_probes, verbose, quiet;
+	bool no_follow, no_faults, no_cuda, no_python, list_probes, verbose, quiet;
 	const char *cuda_libs[MAX_CUDA_LIBS];
 	size_t cuda_lib_count;
 	const char *ready_file;
@@ -121,6 +122,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_NO_CUDA:
 		env->no_cuda = true;
 		return 0;
+	case OPT_NO_PYTHON:
+		env->no_python = true;
+		return 0;
 	case OPT_LIST_PROBES:
 		env->list_probes = true;
 		return 0;
@@ -170,9 +174,10 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
+	{ "no-python", OPT_NO_PYTHON, NULL, 0, "Do not probe the GIL of Python 3.10-3.13 (libpython)", 0 }, \
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
 	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \
-	  "Print the CUDA probe site of every function in the targets' libcuda and exit (starts nothing)", 0 }, \
+	  "Print the CUDA and Python GIL probe sites chosen in the targets and exit (starts nothing)", 0 }, \
 	{ "ready-file", OPT_READY_FILE, "FILE", 0, "Create FILE once the probes are live (for scripts)", 0 }, \
 	{ "compress-level", OPT_ZSTD_LEVEL, "N", 0, "zstd level of the recording, 0 = none (default 1)", 0 }, \
 	{ "verbose", 'v', NULL, 0, "Show the attached probes and libbpf's messages", 0 },            \
@@ -317,6 +322,7 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		.cuda = !env->no_cuda,
 		.cuda_libs = env->cuda_libs,
 		.cuda_lib_count = env->cuda_lib_count,
+		.python = !env->no_python,
 		.verbose = env->verbose,
 		.quiet = env->quiet,
 		.ready_file = env->ready_file,
@@ -329,8 +335,9 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 	int e;
 
 	if (env->list_probes) {
-		if (env->no_cuda) {
-			fprintf(stderr, "inferscope-bpf: --list-probes lists CUDA probes: drop --no-cuda\n");
+		if (env->no_cuda && env->no_python) {
+			fprintf(stderr, "inferscope-bpf: --list-probes lists CUDA and Python probes: drop --no-cuda or "
+					"--no-python\n");
 			return 2;
 		}
 		if (!env->pid_count && !env->command && !env->cuda_lib_count) {

@@ -17,6 +17,7 @@
 #include "preflight.h"
 #include "isr_format.h"
 #include "cuda_attach.h"
+#include "python_attach.h"
 
 #define TICK_NS		1000000000ULL	/* chunk, clock pair and drops cadence */
 #define LIVENESS_NS	200000000ULL
@@ -47,10 +48,18 @@ struct cuda_state {
 	size_t ndescribed;
 };
 
+/* The Python interpreters to probe, resolved once per file. */
+struct py_state {
+	struct py_libs *libs;
+	const struct py_lib *described[PY_MAX_LIBS];	/* site lists already printed (-v) */
+	size_t ndescribed;
+};
+
 struct rec_state {
 	struct rec_writer *w;
 	struct tracer *t;
 	struct cuda_state cuda;
+	struct py_state py;
 	bool verbose;
 	__u64 events;
 	int write_err;
@@ -327,7 +336,7 @@ static int create_ready_file(const char *path)
 
 static void print_drop_advice(const __u64 *drops, const struct record_opts *o)
 {
-	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS] + drops[ISR_SRC_CUDA];
+	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS] + drops[ISR_SRC_CUDA] + drops[ISR_SRC_PYTHON];
 
 	if (ring)
 		fprintf(stderr,
@@ -478,7 +487,6 @@ static void cuda_rescan(struct rec_state *st)
 	for (i = 0; i < n; i++)
 		if (procinfo__leader_running(pids[i]))
 			cuda_probe_process(st, pids[i], false, true);
-	tracer__prune_cuda(st->t);
 }
 
 /* New processes (followed children, exec'd targets) load their libraries
@@ -491,15 +499,93 @@ static void cuda_probe_pending(struct rec_state *st)
 		cuda_probe_process(st, st->pending[i].pid, true, false);
 }
 
+/* Probes the GIL of the Python interpreters pid maps now. late: it may
+ * have run Python before, say so. Returns how many interpreter files it
+ * maps, or -errno (-ESRCH: gone; an attach failure, already reported). */
+static int py_probe_process(struct rec_state *st, __u32 pid, bool late)
+{
+	struct py_mapping mapped[PY_MAX_LIBS];
+	char err[PATH_MAX + 256];
+	int n, i, e, first_err = 0;
+	size_t j;
+
+	n = py_libs__mapped(st->py.libs, pid, mapped, PY_MAX_LIBS, stderr);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		__u64 t0 = procinfo__now_mono_ns();
+
+		e = tracer__attach_python(st->t, pid, &mapped[i], err, sizeof(err));
+		if (e == -EALREADY)
+			continue;
+		if (e) {
+			if (e != -ESRCH)
+				fprintf(stderr, "inferscope-bpf: %s; the GIL of pid %u is not traced\n", err, pid);
+			if (!first_err)
+				first_err = e;
+			continue;
+		}
+		if (late)
+			fprintf(stderr, "inferscope-bpf: pid %u loaded %s after tracing began: its GIL is traced from "
+				"now on, earlier GIL waits were missed\n", pid, mapped[i].path);
+		if (!st->verbose)
+			continue;
+		fprintf(stderr, "inferscope-bpf: pid %u: %u Python GIL probes attached in %.1f ms on %s\n", pid,
+			mapped[i].lib->probes, (procinfo__now_mono_ns() - t0) / 1e6, mapped[i].path);
+		for (j = 0; j < st->py.ndescribed && st->py.described[j] != mapped[i].lib; j++)
+			;
+		if (j == st->py.ndescribed && j < PY_MAX_LIBS) {
+			st->py.described[st->py.ndescribed++] = mapped[i].lib;
+			py_lib__describe(mapped[i].lib, mapped[i].path, stderr);
+		}
+	}
+	return first_err ? first_err : n;
+}
+
+/* Once a second: interpreters that targets mapped since (a launched
+ * command's libpython, loaded after exec; embedded interpreters). */
+static void py_rescan(struct rec_state *st)
+{
+	static __u32 pids[ISR_MAX_TARGETS];
+	int n, i;
+
+	n = tracer__targets(st->t, pids, ISR_MAX_TARGETS);
+	for (i = 0; i < n; i++)
+		if (procinfo__leader_running(pids[i]))
+			py_probe_process(st, pids[i], true);
+}
+
+static void py_probe_pending(struct rec_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->npending; i++)
+		py_probe_process(st, st->pending[i].pid, false);
+}
+
+static int py_prepare(struct py_state *ps)
+{
+	ps->libs = py_libs__new();
+	if (!ps->libs) {
+		fprintf(stderr, "inferscope-bpf: cannot set up the ELF reader for Python: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 int record__list_probes(const struct record_opts *o)
 {
 	struct cuda_mapping mapped[CUDA_MAX_LIBS];
+	struct py_mapping py[PY_MAX_LIBS];
 	struct cuda_state cs;
+	struct py_state ps;
 	size_t i;
 	int e, n, j;
 
 	memset(&cs, 0, sizeof(cs));
+	memset(&ps, 0, sizeof(ps));
 	e = cuda_prepare(&cs, o, o->command ? o->command[0] : NULL, o->command != NULL);
+	e = e ?: (o->python ? py_prepare(&ps) : 0);
 	if (e)
 		goto out;
 	for (i = 0; i < o->pid_count; i++) {
@@ -513,7 +599,18 @@ int record__list_probes(const struct record_opts *o)
 		printf("pid %u:%s\n", o->pids[i], n ? "" : " no CUDA driver library mapped");
 		for (j = 0; j < n; j++)
 			cuda_lib__describe(mapped[j].lib, mapped[j].path, stdout);
+		if (o->python) {
+			n = py_libs__mapped(ps.libs, o->pids[i], py, PY_MAX_LIBS, stderr);
+			if (n == 0)
+				printf("pid %u: no Python 3.%d-3.%d interpreter mapped\n", o->pids[i], PY_MIN_MINOR,
+				       PY_MAX_MINOR);
+			for (j = 0; j < n; j++)
+				py_lib__describe(py[j].lib, py[j].path, stdout);
+		}
 	}
+	if (o->command && o->python)
+		printf("%s: its Python interpreter is probed once it has started (not known before exec)\n",
+		       o->command[0]);
 	if (o->command) {
 		printf("%s: %s\n", o->command[0], cs.ncand ? "libcuda.so.1 candidates (probed before it starts)" :
 			"no libcuda.so.1 found where it would load one from");
@@ -525,6 +622,7 @@ int record__list_probes(const struct record_opts *o)
 	for (i = 0; i < cs.nextra; i++)
 		cuda_lib__describe(cs.extra[i].lib, cs.extra[i].path, stdout);
 out:
+	py_libs__free(ps.libs);
 	cuda_libs__free(cs.libs);
 	return e;
 }
@@ -537,6 +635,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		.follow_children = o->follow_children,
 		.faults = o->faults,
 		.cuda = o->cuda,
+		.python = o->python,
 		.verbose = o->verbose,
 	};
 	struct launch l = { .pid = -1, .go_fd = -1, .status_fd = -1 };
@@ -589,6 +688,11 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		if (e)
 			goto out;
 		cuda_raise_fd_limit();
+	}
+	if (o->python) {
+		e = py_prepare(&st.py);
+		if (e)
+			goto out;
 	}
 
 	if (o->command) {
@@ -645,6 +749,13 @@ int record__run(const struct record_opts *o, struct record_result *res)
 					o->command[0]);
 		}
 	}
+	for (i = 0; o->python && i < o->pid_count; i++) {
+		n = py_probe_process(&st, o->pids[i], false);
+		if (n < 0 && n != -ESRCH) {
+			e = n;
+			goto out;
+		}
+	}
 	if (o->verbose) {
 		fprintf(stderr, "inferscope-bpf: probes attached:\n");
 		tracer__describe(t, stderr);
@@ -677,10 +788,14 @@ int record__run(const struct record_opts *o, struct record_result *res)
 			l.pid = -1;
 			goto out;
 		}
-		/* After exec: the image the user asked for. */
+		/* After exec: the image the user asked for. A Python linked
+		 * into its executable is known now; a libpython it loads is
+		 * found by the rescan once mapped. */
 		e = write_snapshot(st.w, (__u32)l.pid, ISR_ORIGIN_LAUNCHED);
 		if (e)
 			goto write_failed;
+		if (o->python)
+			py_probe_process(&st, (__u32)l.pid, false);
 	}
 
 	if (o->ready_file) {
@@ -714,6 +829,8 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		}
 		if (o->cuda && st.npending)
 			cuda_probe_pending(&st);
+		if (o->python && st.npending)
+			py_probe_pending(&st);
 		if (st.npending && (e = write_pending(&st)))
 			st.write_err = e;
 		if (st.write_err) {
@@ -744,6 +861,9 @@ int record__run(const struct record_opts *o, struct record_result *res)
 			next_tick += TICK_NS;
 			if (o->cuda)
 				cuda_rescan(&st);
+			if (o->python)
+				py_rescan(&st);
+			tracer__prune_uprobes(t);
 			e = rec_writer__flush(st.w);
 			e = e ?: write_clock(st.w);
 			e = e ?: write_drops(t, st.w, &drops_total);
@@ -817,6 +937,7 @@ out:
 	rec_props__free(host);
 	tracer__free(t);
 	cuda_libs__free(st.cuda.libs);
+	py_libs__free(st.py.libs);
 	rec_writer__free(st.w);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);

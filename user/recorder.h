@@ -25,6 +25,7 @@ struct record_opts {
 	bool cuda;			/* probe the CUDA driver API (libcuda) of the targets */
 	const char *const *cuda_libs;	/* --cuda-lib: more libcuda files to probe in every target */
 	size_t cuda_lib_count;
+	bool python;			/* probe the GIL of CPython 3.10-3.13 targets */
 	bool verbose;
 	bool quiet;			/* no status line or banners */
 	const char *ready_file;		/* created once probes are live */
@@ -46,8 +47,9 @@ int record__run(const struct record_opts *opts, struct record_result *res);
 
 /* --list-probes: prints, for each target pid, for the command to launch
  * (its candidate libcuda files; it is not started) and for each --cuda-lib,
- * the CUDA probe site chosen for every function, without recording or
- * loading BPF. 0, or -errno after printing what went wrong. */
+ * the CUDA probe site chosen for every function, and for each target pid
+ * its Python interpreter's GIL probe sites, without recording or loading
+ * BPF. 0, or -errno after printing what went wrong. */
 int record__list_probes(const struct record_opts *opts);
 
 #endif

@@ -15,11 +15,13 @@
 #include "sched.skel.h"
 #include "faults.skel.h"
 #include "cuda.skel.h"
+#include "python.skel.h"
 
 #define MAX_CPUS 1024
 
-/* The CUDA probes of one library file in one process. */
-struct cuda_attachment {
+/* The CUDA or Python probes of one file in one process. */
+struct uprobe_attachment {
+	const char *what;	/* "libcuda", "libpython" */
 	__u32 pid;
 	dev_t dev;
 	ino_t ino;
@@ -32,8 +34,9 @@ struct tracer {
 	struct sched_bpf *sched;
 	struct faults_bpf *faults;
 	struct cuda_bpf *cuda;
-	struct cuda_attachment *cuda_att;
-	size_t cuda_att_count, cuda_att_cap;
+	struct python_bpf *python;
+	struct uprobe_attachment *att;	/* CUDA and Python probes, by process and file */
+	size_t att_count, att_cap;
 	struct ring_buffer *rb;
 	tracer_event_fn fn;
 	void *ctx;
@@ -169,6 +172,26 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 		}
 	}
 
+	if (opts->python) {
+		t->python = python_bpf__open();
+		if (!t->python) {
+			e = -errno;
+			set_err(err, errlen, "cannot open the Python BPF object: %s", strerror(-e));
+			goto fail;
+		}
+		e = reuse_shared_maps(t->python->obj, t->sched);
+		if (e) {
+			set_err(err, errlen, "cannot share maps with the Python BPF object: %s", strerror(-e));
+			goto fail;
+		}
+		e = python_bpf__load(t->python);
+		if (e) {
+			set_err(err, errlen, "cannot load the Python BPF programs: %s%s (--no-python traces without "
+				"them)", strerror(-e), opts->verbose ? "" : " (rerun with -v for the verifier's log)");
+			goto fail;
+		}
+	}
+
 	t->rb = ring_buffer__new(bpf_map__fd(t->sched->maps.events), on_event, t, NULL);
 	if (!t->rb) {
 		e = -errno;
@@ -297,7 +320,7 @@ static struct bpf_program *cuda_entry_prog(struct cuda_bpf *s, __u8 family)
 	}
 }
 
-static void cuda_attachment_release(struct cuda_attachment *a)
+static void attachment_release(struct uprobe_attachment *a)
 {
 	unsigned int i;
 
@@ -308,10 +331,46 @@ static void cuda_attachment_release(struct cuda_attachment *a)
 	a->nlinks = 0;
 }
 
+/* Makes room for one more attachment and starts a with no links yet:
+ * 0, -EALREADY when the file (dev, ino) is already probed for pid, or
+ * -ENOMEM with err filled. */
+static int attachment_begin(struct tracer *t, struct uprobe_attachment *a, const char *what, __u32 pid,
+			    dev_t dev, ino_t ino, const char *path, unsigned int probes, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < t->att_count; i++)
+		if (t->att[i].pid == pid && t->att[i].dev == dev && t->att[i].ino == ino)
+			return -EALREADY;
+	if (t->att_count == t->att_cap) {
+		size_t cap = t->att_cap ? 2 * t->att_cap : 16;
+		struct uprobe_attachment *n = realloc(t->att, cap * sizeof(*n));
+
+		if (!n) {
+			set_err(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		t->att = n;
+		t->att_cap = cap;
+	}
+	memset(a, 0, sizeof(*a));
+	a->what = what;
+	a->pid = pid;
+	a->dev = dev;
+	a->ino = ino;
+	snprintf(a->path, sizeof(a->path), "%s", path);
+	a->links = calloc(probes, sizeof(*a->links));
+	if (!a->links) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *m, char *err, size_t errlen)
 {
 	const struct cuda_lib *lib = m->lib;
-	struct cuda_attachment a;
+	struct uprobe_attachment a;
 	size_t i;
 	int e;
 
@@ -319,30 +378,9 @@ int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *
 		set_err(err, errlen, "the CUDA probes are not loaded");
 		return -ENOENT;
 	}
-	for (i = 0; i < t->cuda_att_count; i++)
-		if (t->cuda_att[i].pid == pid && t->cuda_att[i].dev == lib->dev && t->cuda_att[i].ino == lib->ino)
-			return -EALREADY;
-	if (t->cuda_att_count == t->cuda_att_cap) {
-		size_t cap = t->cuda_att_cap ? 2 * t->cuda_att_cap : 16;
-		struct cuda_attachment *n = realloc(t->cuda_att, cap * sizeof(*n));
-
-		if (!n) {
-			set_err(err, errlen, "out of memory");
-			return -ENOMEM;
-		}
-		t->cuda_att = n;
-		t->cuda_att_cap = cap;
-	}
-	memset(&a, 0, sizeof(a));
-	a.pid = pid;
-	a.dev = lib->dev;
-	a.ino = lib->ino;
-	snprintf(a.path, sizeof(a.path), "%s", m->path);
-	a.links = calloc(lib->probes, sizeof(*a.links));
-	if (!a.links) {
-		set_err(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	e = attachment_begin(t, &a, "libcuda", pid, lib->dev, lib->ino, m->path, lib->probes, err, errlen);
+	if (e)
+		return e;
 	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
 		const struct cuda_site *s = &lib->sites[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = s->cookie);
@@ -364,24 +402,64 @@ int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *
 				set_err(err, errlen, "cannot attach the %s of %s (%s, offset %#llx) for pid %u: %s",
 					ret ? "uretprobe" : "uprobe", s->name, m->path,
 					(unsigned long long)s->offset, pid, strerror(-e));
-				cuda_attachment_release(&a);
+				attachment_release(&a);
 				return e;
 			}
 			a.links[a.nlinks++] = link;
 		}
 	}
-	t->cuda_att[t->cuda_att_count++] = a;
+	t->att[t->att_count++] = a;
 	return 0;
 }
 
-void tracer__prune_cuda(struct tracer *t)
+int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *m, char *err, size_t errlen)
+{
+	const struct py_lib *lib = m->lib;
+	struct uprobe_attachment a;
+	int k, ret, e;
+
+	if (!t->python) {
+		set_err(err, errlen, "the Python probes are not loaded");
+		return -ENOENT;
+	}
+	e = attachment_begin(t, &a, "libpython", pid, lib->dev, lib->ino, m->path, lib->probes, err, errlen);
+	if (e)
+		return e;
+	for (k = 0; k < PY_SITES; k++) {
+		const struct cuda_site *s = &lib->sites[k];
+
+		/* The entry program first: the return reads what it kept. */
+		for (ret = 0; ret <= (int)s->ret; ret++) {
+			struct bpf_program *prog = k == PY_SITE_SAVE ? t->python->progs.gil_save_enter :
+						   ret ? t->python->progs.gil_restore_ret :
+							 t->python->progs.gil_restore_enter;
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
+			struct bpf_link *link;
+
+			link = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, m->path, s->offset, &uo);
+			if (!link) {
+				e = -errno;
+				set_err(err, errlen, "cannot attach the %s of %s (%s, offset %#llx) for pid %u: %s",
+					ret ? "uretprobe" : "uprobe", s->name, m->path,
+					(unsigned long long)s->offset, pid, strerror(-e));
+				attachment_release(&a);
+				return e;
+			}
+			a.links[a.nlinks++] = link;
+		}
+	}
+	t->att[t->att_count++] = a;
+	return 0;
+}
+
+void tracer__prune_uprobes(struct tracer *t)
 {
 	int fd = t->sched ? bpf_map__fd(t->sched->maps.targets) : -1;
 	size_t i = 0;
 	__u8 v;
 
-	while (i < t->cuda_att_count) {
-		struct cuda_attachment *a = &t->cuda_att[i];
+	while (i < t->att_count) {
+		struct uprobe_attachment *a = &t->att[i];
 
 		/* Still a target, or gone from the targets but not yet reaped:
 		 * unregistering a uprobe waits for the lock of every address
@@ -391,8 +469,8 @@ void tracer__prune_cuda(struct tracer *t)
 			i++;
 			continue;
 		}
-		cuda_attachment_release(a);
-		t->cuda_att[i] = t->cuda_att[--t->cuda_att_count];
+		attachment_release(a);
+		t->att[i] = t->att[--t->att_count];
 	}
 }
 
@@ -427,8 +505,10 @@ int tracer__read_drops(struct tracer *t, __u64 *drops)
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (src = 0; src < ISR_SRC_BPF_MAX; src++) {
+	for (src = 0; src < ISR_SRC_MAX; src++) {
 		drops[src] = 0;
+		if (src == ISR_SRC_WRITER)
+			continue; /* the recorder's own */
 		if (bpf_map_lookup_elem(fd, &src, vals)) {
 			int e = -errno;
 
@@ -478,9 +558,9 @@ void tracer__describe(const struct tracer *t, FILE *out)
 		fprintf(out, "  %-22s perf_event software, %d CPUs (major-fault completion)\n",
 			"page-faults-maj", t->nr_fault_cpus);
 	}
-	for (i = 0; i < t->cuda_att_count; i++)
-		fprintf(out, "  %-22s pid %u: %u uprobes/uretprobes on %s\n", "libcuda", t->cuda_att[i].pid,
-			t->cuda_att[i].nlinks, t->cuda_att[i].path);
+	for (i = 0; i < t->att_count; i++)
+		fprintf(out, "  %-22s pid %u: %u uprobes/uretprobes on %s\n", t->att[i].what, t->att[i].pid,
+			t->att[i].nlinks, t->att[i].path);
 }
 
 void tracer__free(struct tracer *t)
@@ -496,9 +576,10 @@ void tracer__free(struct tracer *t)
 			bpf_link__destroy(t->links[i]);
 		free(t->links);
 	}
-	for (i = 0; i < (int)t->cuda_att_count; i++)
-		cuda_attachment_release(&t->cuda_att[i]);
-	free(t->cuda_att);
+	for (i = 0; i < (int)t->att_count; i++)
+		attachment_release(&t->att[i]);
+	free(t->att);
+	python_bpf__destroy(t->python);
 	cuda_bpf__destroy(t->cuda);
 	faults_bpf__destroy(t->faults);
 	sched_bpf__destroy(t->sched);

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #include "events.h"
 #include "cuda_attach.h"
+#include "python_attach.h"
 
 struct tracer;
 
@@ -26,6 +27,7 @@ struct tracer_opts {
 	bool follow_children;	/* add processes forked by targets */
 	bool faults;		/* page-fault probes */
 	bool cuda;		/* load the CUDA driver API probes (tracer__attach_cuda) */
+	bool python;		/* load the Python GIL probes (tracer__attach_python) */
 	bool verbose;		/* libbpf's log on stderr */
 };
 
@@ -43,19 +45,25 @@ int tracer__attach(struct tracer *t, char *err, size_t errlen);
  * probed when it is). 0, -EALREADY when this file is already probed for
  * pid, or -errno with err filled (all or nothing). */
 int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *m, char *err, size_t errlen);
-/* Releases the CUDA probes of processes that are no longer targets. */
-void tracer__prune_cuda(struct tracer *t);
+/* Attaches the GIL probes of m->lib (PyEval_RestoreThread entry and
+ * return, PyEval_SaveThread entry) for pid only, as tracer__attach_cuda
+ * does. 0, -EALREADY, or -errno with err filled (all or nothing). */
+int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *m, char *err, size_t errlen);
+/* Releases the CUDA and Python probes of processes that are no longer
+ * targets. */
+void tracer__prune_uprobes(struct tracer *t);
 /* Waits up to timeout_ms for events and consumes what is there: the number
  * of events consumed or -errno. */
 int tracer__poll(struct tracer *t, int timeout_ms);
 /* Consumes everything queued, without waiting. */
 int tracer__drain(struct tracer *t);
-/* Sums the per-CPU drop counters into drops[0 .. ISR_SRC_BPF_MAX). */
+/* Sums the per-CPU drop counters into drops[0 .. ISR_SRC_MAX); the
+ * recorder's own source (ISR_SRC_WRITER) is left 0. */
 int tracer__read_drops(struct tracer *t, __u64 *drops);
 /* Current target pids (including followed children); count or -errno. */
 int tracer__targets(struct tracer *t, __u32 *pids, size_t max);
 /* One line per attached probe: "sched_switch  tp_btf", ...; one line per
- * process and CUDA library probed. */
+ * process and CUDA library or Python interpreter probed. */
 void tracer__describe(const struct tracer *t, FILE *out);
 void tracer__free(struct tracer *t);
 

@@ -138,6 +138,7 @@ struct checker {
 	__u64 addr[ISR_CUDA_FN_MAX][128];	/* allocations by function and call */
 	__u32 launch_tid[128];		/* cuLaunchKernel call -> thread */
 	unsigned int failures;
+	unsigned int sync_calls, sync_slow;	/* timed calls, and those past the tight bound */
 };
 
 static void mismatch(struct checker *ck, unsigned int f, unsigned int i, const char *what, __u64 got, __u64 want)
@@ -253,9 +254,16 @@ static void check_sync(struct checker *ck, const struct isr_ev_cuda_call *e, uns
 	EXPECT("handle", e->args[0], handle);
 	EXPECT("second handle", e->args[1],
 	       f == FN(cuStreamWaitEvent) || f == FN(cuStreamWaitEvent_ptsz) ? PLAN_WAIT_EVENT(f) : 0);
-	if (got < ms * 0.8 || got > ms * 1.2 + 2) {
+	/* A sleep never ends early; it can end late when the 2-core machine
+	 * is busy (the sanitized tracer runs beside the workload). Every call
+	 * must be within -20% / +50 ms, and at least 90% of them within
+	 * +-20% + 2 ms. */
+	ck->sync_calls++;
+	if (got > ms * 1.2 + 2)
+		ck->sync_slow++;
+	if (got < ms * 0.8 || got > ms * 1.2 + 50) {
 		if (ck->failures++ < 20)
-			print_error("%s call %u: took %.3f ms, planted %.0f ms (+-20%% +2 ms)\n", funcs[f].name, i,
+			print_error("%s call %u: took %.3f ms, planted %.0f ms (-20%% / +50 ms)\n", funcs[f].name, i,
 				    got, ms);
 	}
 }
@@ -424,6 +432,10 @@ static void check_recording(const char *isr, __u32 pid, struct checker *ck)
 	for (f = 0; f < ISR_SRC_MAX; f++)
 		assert_int_equal(rec->drops[f], 0);
 	recording__free(rec);
+	if (ck->sync_slow * 10 > ck->sync_calls)
+		print_error("%u of %u timed calls took more than +20%% + 2 ms\n", ck->sync_slow, ck->sync_calls);
+	assert_true(ck->sync_calls > 0);
+	assert_true(ck->sync_slow * 10 <= ck->sync_calls);
 	assert_int_equal(ck->failures, 0);
 }
 

@@ -217,6 +217,13 @@ static const struct field ev_cuda_name[] = {
 	FIELD(isr_ev_cuda_name, name, "char[256]", "mangled kernel name, NUL-terminated, may be truncated; empty for an alias"),
 };
 
+static const struct field ev_gil[] = {
+	HDR(isr_ev_gil),
+	FIELD(isr_ev_gil, wait_ns, "u64", "ACQUIRE: entry to return of PyEval_RestoreThread, the wait to take the GIL; RELEASE: 0"),
+	FIELD(isr_ev_gil, kind, "u32", "`ISR_GIL_*`"),
+	FIELD(isr_ev_gil, pad, "u32", "zero"),
+};
+
 static const struct struct_doc file_structs[] = {
 	STRUCT(isr_file_header, "At offset 0 of every recording.", file_header),
 	STRUCT(isr_chunk_header, "Starts every chunk; the stored payload follows it.", chunk_header),
@@ -240,6 +247,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
+	STRUCT(isr_ev_gil, "`ISR_EV_GIL`: a thread of a CPython 3.10-3.13 target took the GIL (ACQUIRE, at the return of PyEval_RestoreThread; hdr.ts_ns is its entry) or releases it (RELEASE, at the entry of PyEval_SaveThread).", ev_gil),
 };
 
 /* ---- constants ---------------------------------------------------------------- */
@@ -318,6 +326,12 @@ static const struct constant event_types[] = {
 	CONST(ISR_EV_PAGE_FAULT, "page_fault_user", "struct isr_ev_page_fault"),
 	CONST(ISR_EV_CUDA_CALL, "cuda_call", "struct isr_ev_cuda_call"),
 	CONST(ISR_EV_CUDA_NAME, "cuda_name", "struct isr_ev_cuda_name"),
+	CONST(ISR_EV_GIL, "gil", "struct isr_ev_gil"),
+};
+
+static const struct constant gil_kinds[] = {
+	CONST(ISR_GIL_ACQUIRE, "PyEval_RestoreThread", "the thread took the GIL; wait_ns is how long it waited"),
+	CONST(ISR_GIL_RELEASE, "PyEval_SaveThread", "the thread releases the GIL"),
 };
 
 static const struct constant event_flags[] = {
@@ -345,6 +359,7 @@ static const struct constant sources[] = {
 	CONST(ISR_SRC_CUDA, "cuda", "CUDA call events the bulk ring buffer had no room for"),
 	CONST(ISR_SRC_CUDA_INFLIGHT, "cuda_inflight", "CUDA calls whose entry could not be remembered for their return"),
 	CONST(ISR_SRC_WRITER, "writer", "events the recorder could not write (disk full, I/O error)"),
+	CONST(ISR_SRC_PYTHON, "python", "GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered"),
 };
 
 static const struct constant stop_reasons[] = {
@@ -401,6 +416,7 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Clocks (`isr_clock_pair.clock`)", NULL, 0, "value", NULL, clocks),
 	CONSTS("Event types (`isr_ev_hdr.type`)", "Name: what readers display.", 0, "type", "name", event_types),
 	CONSTS("Event flags", NULL, 1, "bit", NULL, event_flags),
+	CONSTS("GIL event kinds (`isr_ev_gil.kind`)", "Name: the probed function, the key of the event in the report's event_counts.", 0, "kind", "name", gil_kinds),
 	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
 	CONSTS("CUDA function families (`bpf/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
 	CONSTS("Copy directions (aux of the COPY families, args[3] of their calls)", NULL, 0, "value", "name", copy_directions),

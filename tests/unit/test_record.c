@@ -597,10 +597,10 @@ static void test_names(void **state)
 	static const char *const events[] = {
 		NULL, "sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_process_fork",
 		"sched_process_exec", "sched_process_exit", "task_rename", "page_fault_user",
-		"cuda_call", "cuda_name",
+		"cuda_call", "cuda_name", "gil",
 	};
 	static const char *const sources[] = {
-		"sched", "faults", "proc", "fault_start", "targets", "cuda", "cuda_inflight", "writer",
+		"sched", "faults", "proc", "fault_start", "targets", "cuda", "cuda_inflight", "writer", "python",
 	};
 	static const char *const stops[] = {
 		NULL, "duration", "signal", "targets_exited", "write_error",

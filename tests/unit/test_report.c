@@ -324,7 +324,10 @@ static void test_json_contract(void **state)
 		assert_real(t, "cuda_sync_s", (double)ts->cuda_sync_ns / 1e9);
 		assert_int(t, "cuda_calls", (json_int_t)ts->cuda_calls);
 		assert_int(t, "launches", (json_int_t)ts->cuda_launches);
-		assert_int_equal(json_object_size(t), 21);
+		assert_real(t, "gil_wait_s", (double)ts->gil_wait_ns / 1e9);
+		assert_real(t, "gil_hold_s", (double)ts->gil_hold_ns / 1e9);
+		assert_int(t, "gil_acquisitions", (json_int_t)ts->gil_acquisitions);
+		assert_int_equal(json_object_size(t), 24);
 	}
 	assert_real(json_array_get(threads, 1), "cuda_sync_s", 0.4);
 	assert_int(json_array_get(threads, 1), "cuda_calls", 1200);

@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""GIL contention with a known answer (tests/integration/test_python.c).
+
+A thread named "spinner" runs pure Python until a thread named "waiter" has
+done N sleeps of 1 ms. Each time the waiter comes back from a sleep it waits
+in PyEval_RestoreThread for the GIL: its take_gil times out after the switch
+interval, asks the spinner to drop the GIL, and gets it. The planted GIL
+wait of the waiter is therefore about N x INTERVAL; the spinner never calls
+a blocking function while the waiter runs, so its own wait is small.
+
+Usage: gil_contend.py [GO_FILE]  (waits for GO_FILE to exist first, so that
+a tracer attached with -p sees everything). Prints the plan as JSON.
+"""
+import ctypes
+import json
+import os
+import sys
+import threading
+import time
+
+N = 20
+INTERVAL = 0.05
+
+# PyDLL keeps the GIL across the call: naming a thread plants no GIL wait.
+_prctl = ctypes.PyDLL(None).prctl
+PR_SET_NAME = 15
+
+
+def set_os_name(name):
+    _prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()), 0, 0, 0)
+
+
+done = False
+
+
+def spin():
+    set_os_name("spinner")
+    x = 0
+    while not done:
+        x += 1
+
+
+def wait():
+    global done
+    set_os_name("waiter")
+    for _ in range(N):
+        time.sleep(0.001)
+    done = True
+
+
+def main():
+    if len(sys.argv) > 1:
+        deadline = time.monotonic() + 10
+        while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    sys.setswitchinterval(INTERVAL)
+    spinner = threading.Thread(target=spin, name="spinner")
+    waiter = threading.Thread(target=wait, name="waiter")
+    spinner.start()
+    waiter.start()
+    waiter.join()
+    spinner.join()
+    print(json.dumps({"iterations": N, "interval_s": INTERVAL, "planted_wait_s": N * INTERVAL}), flush=True)
+
+
+main()
