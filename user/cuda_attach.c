@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "procinfo.h"
 #include "cuda_attach.h"
 #include "cuda_cookie.h"
 
@@ -65,14 +66,6 @@ static bool family_has_return(__u8 fam)
 	default:
 		return false;
 	}
-}
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
 struct cuda_libs *cuda_libs__new(void)
@@ -197,7 +190,7 @@ static void symbols_collect(Elf *elf, __u64 *vaddr)
 
 static struct cuda_lib *lib_resolve(int fd, const char *path, const struct stat *st, char *err, size_t errlen)
 {
-	__u64 vaddr[ISR_CUDA_FN_MAX] = { 0 }, start = now_ns();
+	__u64 vaddr[ISR_CUDA_FN_MAX] = { 0 }, start = procinfo__now_mono_ns();
 	struct cuda_lib *lib = NULL;
 	GElf_Ehdr eh;
 	size_t nphdr, i;
@@ -249,7 +242,7 @@ static struct cuda_lib *lib_resolve(int fd, const char *path, const struct stat 
 		lib = NULL;
 		goto out;
 	}
-	lib->resolve_ns = now_ns() - start;
+	lib->resolve_ns = procinfo__now_mono_ns() - start;
 	e = 0;
 out:
 	elf_end(elf);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "procinfo.h"
 #include "python_attach.h"
 
 #define MAX_RESOLVED 64	/* distinct interpreter files per recording */
@@ -31,14 +32,6 @@ struct py_libs {
 	struct py_file *files[MAX_RESOLVED];
 	size_t count;
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
 
 struct py_libs *py_libs__new(void)
 {
@@ -120,7 +113,7 @@ static void symbols_collect(Elf *elf, __u64 *vaddr)
 /* Fills f from the open file: f->ok when it exports both functions. */
 static void file_resolve(struct py_file *f, int fd)
 {
-	__u64 vaddr[PY_SITES] = { 0 }, start = now_ns();
+	__u64 vaddr[PY_SITES] = { 0 }, start = procinfo__now_mono_ns();
 	struct py_lib *lib = &f->lib;
 	GElf_Ehdr eh;
 	size_t nphdr;
@@ -151,7 +144,7 @@ static void file_resolve(struct py_file *f, int fd)
 		cuda_site__choose(s, code, (size_t)n, off);
 		lib->probes += s->ret ? 2 : 1;
 	}
-	lib->resolve_ns = now_ns() - start;
+	lib->resolve_ns = procinfo__now_mono_ns() - start;
 out:
 	elf_end(elf);
 }

@@ -93,6 +93,31 @@ static int reuse_shared_maps(struct bpf_object *obj, struct sched_bpf *first)
 	return 0;
 }
 
+/* Every object after the first: share its maps, then load it. */
+static int load_shared(struct bpf_object_skeleton *skel, struct sched_bpf *first, const char *what,
+		       const char *off_option, bool verbose, char *err, size_t errlen)
+{
+	int e = reuse_shared_maps(*skel->obj, first);
+
+	if (e) {
+		set_err(err, errlen, "cannot share maps with the %s BPF object: %s", what, strerror(-e));
+		return e;
+	}
+	e = bpf_object__load_skeleton(skel);
+	if (e)
+		set_err(err, errlen, "cannot load the %s BPF programs: %s (%s traces without them)%s", what,
+			strerror(-e), off_option, verbose ? "" : " (rerun with -v for the verifier's log)");
+	return e;
+}
+
+static int open_failed(const char *what, char *err, size_t errlen)
+{
+	int e = -errno;
+
+	set_err(err, errlen, "cannot open the %s BPF object: %s", what, strerror(-e));
+	return e;
+}
+
 struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, void *ctx,
 			    char *err, size_t errlen)
 {
@@ -134,62 +159,26 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 
 	if (opts->faults) {
 		t->faults = faults_bpf__open();
-		if (!t->faults) {
-			e = -errno;
-			set_err(err, errlen, "cannot open the page-fault BPF object: %s", strerror(-e));
+		e = t->faults ? load_shared(t->faults->skeleton, t->sched, "page-fault", "--no-faults", opts->verbose,
+					    err, errlen) :
+				open_failed("page-fault", err, errlen);
+		if (e)
 			goto fail;
-		}
-		e = reuse_shared_maps(t->faults->obj, t->sched);
-		if (e) {
-			set_err(err, errlen, "cannot share maps with the page-fault BPF object: %s", strerror(-e));
-			goto fail;
-		}
-		e = faults_bpf__load(t->faults);
-		if (e) {
-			set_err(err, errlen, "cannot load the page-fault BPF programs: %s%s", strerror(-e),
-				opts->verbose ? "" : " (rerun with -v for the verifier's log)");
-			goto fail;
-		}
 	}
-
 	if (opts->cuda) {
 		t->cuda = cuda_bpf__open();
-		if (!t->cuda) {
-			e = -errno;
-			set_err(err, errlen, "cannot open the CUDA BPF object: %s", strerror(-e));
+		e = t->cuda ? load_shared(t->cuda->skeleton, t->sched, "CUDA", "--no-cuda", opts->verbose, err, errlen) :
+			      open_failed("CUDA", err, errlen);
+		if (e)
 			goto fail;
-		}
-		e = reuse_shared_maps(t->cuda->obj, t->sched);
-		if (e) {
-			set_err(err, errlen, "cannot share maps with the CUDA BPF object: %s", strerror(-e));
-			goto fail;
-		}
-		e = cuda_bpf__load(t->cuda);
-		if (e) {
-			set_err(err, errlen, "cannot load the CUDA BPF programs: %s%s (--no-cuda traces without them)",
-				strerror(-e), opts->verbose ? "" : " (rerun with -v for the verifier's log)");
-			goto fail;
-		}
 	}
-
 	if (opts->python) {
 		t->python = python_bpf__open();
-		if (!t->python) {
-			e = -errno;
-			set_err(err, errlen, "cannot open the Python BPF object: %s", strerror(-e));
+		e = t->python ? load_shared(t->python->skeleton, t->sched, "Python", "--no-python", opts->verbose, err,
+					    errlen) :
+				open_failed("Python", err, errlen);
+		if (e)
 			goto fail;
-		}
-		e = reuse_shared_maps(t->python->obj, t->sched);
-		if (e) {
-			set_err(err, errlen, "cannot share maps with the Python BPF object: %s", strerror(-e));
-			goto fail;
-		}
-		e = python_bpf__load(t->python);
-		if (e) {
-			set_err(err, errlen, "cannot load the Python BPF programs: %s%s (--no-python traces without "
-				"them)", strerror(-e), opts->verbose ? "" : " (rerun with -v for the verifier's log)");
-			goto fail;
-		}
 	}
 
 	t->rb = ring_buffer__new(bpf_map__fd(t->sched->maps.events), on_event, t, NULL);
