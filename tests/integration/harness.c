@@ -30,6 +30,24 @@ void th_tmpdir(char *out, size_t len)
 	assert_non_null(mkdtemp(out));
 }
 
+void th_files_init(struct th_files *f)
+{
+	th_tmpdir(f->dir, sizeof(f->dir));
+	snprintf(f->isr, sizeof(f->isr), "%s/rec.isr", f->dir);
+	snprintf(f->err, sizeof(f->err), "%s/tracer.err", f->dir);
+}
+
+void th_expect_exit(int status, int code, const char *err_path)
+{
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != code) {
+		char *e = th_slurp(err_path);
+
+		print_error("status 0x%x, expected exit %d; stderr:\n%s\n", status, code, e ? e : "");
+		free(e);
+		fail();
+	}
+}
+
 void th_rmrf(const char *dir)
 {
 	char *argv[] = { "rm", "-rf", (char *)dir, NULL };

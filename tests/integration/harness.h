@@ -17,6 +17,18 @@
 #define CUDA_WORKLOAD "build/tests/workloads/cuda_calls"
 #define STANDIN_LIBCUDA "build/tests/standin/libcuda.so.1"
 
+/* A test's files: a fresh directory (th_tmpdir) holding the recording and
+ * the tracer's standard error. */
+struct th_files {
+	char dir[256];
+	char isr[512];
+	char err[512];
+};
+void th_files_init(struct th_files *f);
+/* The run ended with exit code `code`; otherwise the test fails, showing
+ * the tracer's standard error (err_path). */
+void th_expect_exit(int status, int code, const char *err_path);
+
 /* A fresh directory under build/test-tmp (on disk: the page-cache tests
  * need a real filesystem). */
 void th_tmpdir(char *out, size_t len);

@@ -27,9 +27,7 @@
 struct checker;
 
 struct ctx {
-	char dir[256];
-	char isr[512];
-	char err[512];
+	struct th_files f;
 	pid_t spawned[2];	/* workload, tracer: stopped by teardown if a test fails */
 	struct checker *ck;
 };
@@ -53,9 +51,7 @@ static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 
-	th_tmpdir(c->dir, sizeof(c->dir));
-	snprintf(c->isr, sizeof(c->isr), "%s/rec.isr", c->dir);
-	snprintf(c->err, sizeof(c->err), "%s/tracer.err", c->dir);
+	th_files_init(&c->f);
 	*state = c;
 	return 0;
 }
@@ -71,21 +67,10 @@ static int teardown(void **state)
 			waitpid(c->spawned[i], NULL, 0);
 		}
 	}
-	th_rmrf(c->dir);
+	th_rmrf(c->f.dir);
 	free(c->ck);
 	free(c);
 	return 0;
-}
-
-static void expect_exit(int status, int code, const char *err_path)
-{
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != code) {
-		char *e = th_slurp(err_path);
-
-		print_error("status 0x%x, expected exit %d; stderr:\n%s\n", status, code, e ? e : "");
-		free(e);
-		fail();
-	}
 }
 
 static bool family_returns(__u8 fam)
@@ -496,22 +481,22 @@ static void test_plan_counts_are_distinct(void **state)
 static void test_launched_exact_calls(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", CUDA_WORKLOAD, NULL };
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", CUDA_WORKLOAD, NULL };
 	struct checker *ck = c->ck = calloc(1, sizeof(*ck));
 	struct recording *rec;
 	char err[512];
 	__u32 pid = 0;
 	size_t k;
 
-	expect_exit(th_run(argv, c->err), 0, c->err);
-	assert_int_equal(recording__load(c->isr, &rec, err, sizeof(err)), 0);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	assert_int_equal(recording__load(c->f.isr, &rec, err, sizeof(err)), 0);
 	for (k = 0; k < rec->process_count; k++)
 		if (rec->processes[k].origin == ISR_ORIGIN_LAUNCHED)
 			pid = rec->processes[k].pid;
 	recording__free(rec);
 	assert_int_not_equal(pid, 0);
-	check_recording(c->isr, pid, ck);
-	check_report(c->isr, pid, false);
+	check_recording(c->f.isr, pid, ck);
+	check_report(c->f.isr, pid, false);
 }
 
 /* -p on a running process: per-process uprobes see every call, from the
@@ -528,12 +513,12 @@ static void test_attached_exact_calls(void **state)
 
 	wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
 	assert_true(read(out_fd, buf, 6) == 6); /* "ready\n": the early thread exists */
-	snprintf(ready, sizeof(ready), "%s/ready", c->dir);
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
 	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-p", pidstr, "--ready-file", ready, NULL };
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready, NULL };
 
-		tpid = c->spawned[1] = th_spawn(argv, NULL, c->err);
+		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
 	}
 	assert_true(th_wait_file(ready, 20));
 	kill(wpid, SIGUSR1);
@@ -541,12 +526,12 @@ static void test_attached_exact_calls(void **state)
 	close(out_fd);
 	kill(tpid, SIGINT);
 	assert_int_equal(waitpid(tpid, &status, 0), tpid);
-	expect_exit(status, 0, c->err);
+	th_expect_exit(status, 0, c->f.err);
 	kill(wpid, SIGUSR1);
 	assert_int_equal(waitpid(wpid, &status, 0), wpid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-	check_recording(c->isr, (__u32)wpid, ck);
+	check_recording(c->f.isr, (__u32)wpid, ck);
 	/* Launches 0..49 from the early thread, 50..100 from the late one. */
 	for (j = 0; j < plan_calls[FN(cuLaunchKernel)]; j++) {
 		assert_int_not_equal(ck->launch_tid[j], (__u32)wpid);
@@ -556,7 +541,7 @@ static void test_attached_exact_calls(void **state)
 			assert_int_equal(ck->launch_tid[j], ck->launch_tid[PLAN_LAUNCHES_EARLY_THREAD]);
 	}
 	assert_int_not_equal(ck->launch_tid[0], ck->launch_tid[PLAN_LAUNCHES_EARLY_THREAD]);
-	check_report(c->isr, (__u32)wpid, true);
+	check_report(c->f.isr, (__u32)wpid, true);
 }
 
 /* A process with no libcuda is traced CPU-only, and says so. */
@@ -573,19 +558,19 @@ static void test_process_without_libcuda(void **state)
 	wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
 	assert_true(read(out_fd, buf, 6) == 6);
 	close(out_fd);
-	snprintf(ready, sizeof(ready), "%s/ready", c->dir);
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
 	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-p", pidstr, "--ready-file", ready, NULL };
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready, NULL };
 
-		tpid = c->spawned[1] = th_spawn(argv, NULL, c->err);
+		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
 	}
 	assert_true(th_wait_file(ready, 20));
 	kill(wpid, SIGUSR1);
 	assert_int_equal(waitpid(wpid, &status, 0), wpid);
 	assert_int_equal(waitpid(tpid, &status, 0), tpid);
-	expect_exit(status, 0, c->err);
-	e = th_slurp(c->err);
+	th_expect_exit(status, 0, c->f.err);
+	e = th_slurp(c->f.err);
 	snprintf(line, sizeof(line),
 		 "pid %d has no CUDA driver library mapped: tracing CPU only (it will be traced if it loads one)\n",
 		 wpid);
@@ -594,7 +579,7 @@ static void test_process_without_libcuda(void **state)
 		fail();
 	}
 	free(e);
-	r = th_report(c->isr);
+	r = th_report(c->f.isr);
 	assert_non_null(th_thread(r, "sleeper"));
 	assert_int_equal(th_count(r, "cuLaunchKernel"), 0);
 	json_decref(r);
@@ -632,8 +617,8 @@ static void test_list_probes(void **state)
 	char *o;
 	size_t i;
 
-	snprintf(out, sizeof(out), "%s/probes.txt", c->dir);
-	expect_exit(th_run_to(argv, out, c->err), 0, c->err);
+	snprintf(out, sizeof(out), "%s/probes.txt", c->f.dir);
+	th_expect_exit(th_run_to(argv, out, c->f.err), 0, c->f.err);
 	o = th_slurp(out);
 	assert_non_null(o);
 	assert_non_null(strstr(o, "libcuda.so.1 candidates"));

@@ -23,18 +23,14 @@
 #include "harness.h"
 
 struct ctx {
-	char dir[256];
-	char isr[512];
-	char err[512];
+	struct th_files f;
 };
 
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 
-	th_tmpdir(c->dir, sizeof(c->dir));
-	snprintf(c->isr, sizeof(c->isr), "%s/rec.isr", c->dir);
-	snprintf(c->err, sizeof(c->err), "%s/tracer.err", c->dir);
+	th_files_init(&c->f);
 	*state = c;
 	return 0;
 }
@@ -43,7 +39,7 @@ static int teardown(void **state)
 {
 	struct ctx *c = *state;
 
-	th_rmrf(c->dir);
+	th_rmrf(c->f.dir);
 	free(c);
 	return 0;
 }
@@ -66,26 +62,26 @@ static void expect_failure(int status, int code, const char *err_path, const cha
 static void test_unknown_pid(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-o", c->isr, "-p", "4194304", NULL };
+	char *argv[] = { TRACER, "record", "-o", c->f.isr, "-p", "4194304", NULL };
 
-	expect_failure(th_run(argv, c->err), 1, c->err, "no process with pid 4194304");
-	assert_int_equal(access(c->isr, F_OK), -1); /* nothing half-made left behind */
+	expect_failure(th_run(argv, c->f.err), 1, c->f.err, "no process with pid 4194304");
+	assert_int_equal(access(c->f.isr, F_OK), -1); /* nothing half-made left behind */
 }
 
 static void test_bad_pid_syntax(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-o", c->isr, "-p", "12abc", NULL };
+	char *argv[] = { TRACER, "record", "-o", c->f.isr, "-p", "12abc", NULL };
 
-	expect_failure(th_run(argv, c->err), 64, c->err, "is not a list of process ids");
+	expect_failure(th_run(argv, c->f.err), 64, c->f.err, "is not a list of process ids");
 }
 
 static void test_bad_duration(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-o", c->isr, "-d", "10s", "--", WORKLOAD, "sleep", NULL };
+	char *argv[] = { TRACER, "record", "-o", c->f.isr, "-d", "10s", "--", WORKLOAD, "sleep", NULL };
 
-	expect_failure(th_run(argv, c->err), 64, c->err, "is not a duration in seconds");
+	expect_failure(th_run(argv, c->f.err), 64, c->f.err, "is not a duration in seconds");
 }
 
 static void test_output_not_writable(void **state)
@@ -93,24 +89,24 @@ static void test_output_not_writable(void **state)
 	struct ctx *c = *state;
 	char *argv[] = { TRACER, "record", "-o", "/nonexistent-dir/x.isr", "--", WORKLOAD, "sleep", NULL };
 
-	expect_failure(th_run(argv, c->err), 1, c->err, "cannot create the recording /nonexistent-dir/x.isr");
+	expect_failure(th_run(argv, c->f.err), 1, c->f.err, "cannot create the recording /nonexistent-dir/x.isr");
 }
 
 static void test_missing_command(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-o", c->isr, "--", "/nonexistent-program", NULL };
+	char *argv[] = { TRACER, "record", "-o", c->f.isr, "--", "/nonexistent-program", NULL };
 
-	expect_failure(th_run(argv, c->err), 1, c->err, "cannot run /nonexistent-program");
+	expect_failure(th_run(argv, c->f.err), 1, c->f.err, "cannot run /nonexistent-program");
 }
 
 static void test_no_btf(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { "env", "INFERSCOPE_BTF=/nonexistent-btf", TRACER, "record", "-o", c->isr, "--",
+	char *argv[] = { "env", "INFERSCOPE_BTF=/nonexistent-btf", TRACER, "record", "-o", c->f.isr, "--",
 			 WORKLOAD, "sleep", NULL };
 
-	expect_failure(th_run(argv, c->err), 1, c->err, "CONFIG_DEBUG_INFO_BTF");
+	expect_failure(th_run(argv, c->f.err), 1, c->f.err, "CONFIG_DEBUG_INFO_BTF");
 }
 
 /* As an unprivileged user: a copy of the binary where that user can run it. */
@@ -134,7 +130,7 @@ static void test_not_root(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int fd = open(c->err, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		int fd = open(c->f.err, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 
 		dup2(fd, 2);
 		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
@@ -148,7 +144,7 @@ static void test_not_root(void **state)
 
 		th_run(rm, NULL);
 	}
-	expect_failure(status, 1, c->err, "not enough privilege");
+	expect_failure(status, 1, c->f.err, "not enough privilege");
 }
 
 /* A tiny filesystem fills up mid-recording: the recorder stops, says why,
@@ -160,7 +156,7 @@ static void test_disk_full(void **state)
 	json_t *r;
 	int status;
 
-	snprintf(mnt, sizeof(mnt), "%s/small", c->dir);
+	snprintf(mnt, sizeof(mnt), "%s/small", c->f.dir);
 	assert_int_equal(mkdir(mnt, 0755), 0);
 	if (mount("tmpfs", mnt, "tmpfs", 0, "size=2m")) {
 		print_error("mount tmpfs on %s: %s (the test needs root)\n", mnt, strerror(errno));
@@ -171,16 +167,16 @@ static void test_disk_full(void **state)
 		char *argv[] = { TRACER, "record", "-q", "--compress-level", "0", "-o", out, "--", WORKLOAD, "anon",
 				 "100000", NULL };
 
-		status = th_run(argv, c->err);
+		status = th_run(argv, c->f.err);
 	}
 	{
-		char *cp[] = { "cp", out, c->isr, NULL };
+		char *cp[] = { "cp", out, c->f.isr, NULL };
 
 		assert_int_equal(th_run(cp, NULL), 0);
 	}
 	umount2(mnt, MNT_DETACH);
-	expect_failure(status, 1, c->err, "No space left on device");
-	r = th_report(c->isr);
+	expect_failure(status, 1, c->f.err, "No space left on device");
+	r = th_report(c->f.isr);
 	assert_true(json_is_true(json_object_get(json_object_get(r, "recording"), "truncated")));
 	assert_true(th_count(r, "page_fault_user") > 10000);
 	json_decref(r);
@@ -189,17 +185,17 @@ static void test_disk_full(void **state)
 static void test_analyze_rejects_non_recording(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "analyze", c->err, NULL };
+	char *argv[] = { TRACER, "analyze", c->f.err, NULL };
 	char junk[600];
 	FILE *f;
 
-	snprintf(junk, sizeof(junk), "%s/junk.isr", c->dir);
+	snprintf(junk, sizeof(junk), "%s/junk.isr", c->f.dir);
 	f = fopen(junk, "w");
 	assert_non_null(f);
 	fputs("this is not a recording, just some text long enough to fill a file header\n", f);
 	fclose(f);
 	argv[2] = junk;
-	expect_failure(th_run(argv, c->err), 1, c->err, "not an inferscope recording");
+	expect_failure(th_run(argv, c->f.err), 1, c->f.err, "not an inferscope recording");
 }
 
 int main(void)

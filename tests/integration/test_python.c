@@ -26,9 +26,7 @@
 #define GIL_WORKLOAD "tests/workloads/gil_contend.py"
 
 struct ctx {
-	char dir[256];
-	char isr[512];
-	char err[512];
+	struct th_files f;
 	char out[512];
 	pid_t spawned;
 };
@@ -37,10 +35,8 @@ static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 
-	th_tmpdir(c->dir, sizeof(c->dir));
-	snprintf(c->isr, sizeof(c->isr), "%s/rec.isr", c->dir);
-	snprintf(c->err, sizeof(c->err), "%s/tracer.err", c->dir);
-	snprintf(c->out, sizeof(c->out), "%s/workload.out", c->dir);
+	th_files_init(&c->f);
+	snprintf(c->out, sizeof(c->out), "%s/workload.out", c->f.dir);
 	*state = c;
 	return 0;
 }
@@ -53,20 +49,9 @@ static int teardown(void **state)
 		kill(c->spawned, SIGKILL);
 		waitpid(c->spawned, NULL, 0);
 	}
-	th_rmrf(c->dir);
+	th_rmrf(c->f.dir);
 	free(c);
 	return 0;
-}
-
-static void expect_exit0(int status, const char *err_path)
-{
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char *e = th_slurp(err_path);
-
-		print_error("status 0x%x, expected exit 0; stderr:\n%s\n", status, e ? e : "");
-		free(e);
-		fail();
-	}
 }
 
 /* The plan the workload printed: {"iterations": N, "planted_wait_s": S}. */
@@ -115,17 +100,17 @@ static void check_report(const char *isr, long long n, double planted)
 static void test_launched_static_python(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", "/usr/bin/python3", GIL_WORKLOAD, NULL };
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "/usr/bin/python3", GIL_WORKLOAD, NULL };
 	long long n;
 	double planted;
 	char *out;
 
 	assert_int_equal(access("/usr/bin/python3", X_OK), 0); /* scripts/deps.sh installs it */
-	expect_exit0(th_run_to(argv, c->out, c->err), c->err);
+	th_expect_exit(th_run_to(argv, c->out, c->f.err), 0, c->f.err);
 	out = th_slurp(c->out);
 	read_plan(out, &n, &planted);
 	free(out);
-	check_report(c->isr, n, planted);
+	check_report(c->f.isr, n, planted);
 }
 
 /* True once pid maps a libpython file. */
@@ -149,15 +134,15 @@ static void test_attached_shared_libpython(void **state)
 	struct ctx *c = *state;
 	char go[600], pid_s[16], out_path[600];
 	char *wargv[] = { PYEMBED, GIL_WORKLOAD, go, NULL };
-	char *targv[] = { TRACER, "record", "-q", "-o", c->isr, "-p", pid_s, "--ready-file", go, NULL };
+	char *targv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pid_s, "--ready-file", go, NULL };
 	long long n;
 	double planted;
 	double deadline;
 	char *out;
 	int fd;
 
-	snprintf(go, sizeof(go), "%s/go", c->dir);
-	snprintf(out_path, sizeof(out_path), "%s/py.out", c->dir);
+	snprintf(go, sizeof(go), "%s/go", c->f.dir);
+	snprintf(out_path, sizeof(out_path), "%s/py.out", c->f.dir);
 	c->spawned = th_spawn(wargv, &fd, NULL);
 	assert_true(c->spawned > 0);
 	deadline = th_now() + 5;
@@ -165,7 +150,7 @@ static void test_attached_shared_libpython(void **state)
 		usleep(10000);
 	assert_true(maps_libpython(c->spawned));
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)c->spawned);
-	expect_exit0(th_run(targv, c->err), c->err);
+	th_expect_exit(th_run(targv, c->f.err), 0, c->f.err);
 	{
 		char buf[4096];
 		ssize_t k, len = 0;
@@ -178,7 +163,7 @@ static void test_attached_shared_libpython(void **state)
 	}
 	read_plan(out, &n, &planted);
 	free(out);
-	check_report(c->isr, n, planted);
+	check_report(c->f.isr, n, planted);
 }
 
 int main(void)

@@ -18,18 +18,14 @@
 #include "harness.h"
 
 struct ctx {
-	char dir[256];
-	char isr[512];
-	char err[512];
+	struct th_files f;
 };
 
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 
-	th_tmpdir(c->dir, sizeof(c->dir));
-	snprintf(c->isr, sizeof(c->isr), "%s/rec.isr", c->dir);
-	snprintf(c->err, sizeof(c->err), "%s/tracer.err", c->dir);
+	th_files_init(&c->f);
 	*state = c;
 	return 0;
 }
@@ -38,20 +34,9 @@ static int teardown(void **state)
 {
 	struct ctx *c = *state;
 
-	th_rmrf(c->dir);
+	th_rmrf(c->f.dir);
 	free(c);
 	return 0;
-}
-
-static void expect_exit(int status, int code, const char *err_path)
-{
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != code) {
-		char *e = th_slurp(err_path);
-
-		print_error("tracer: status 0x%x, expected exit %d; stderr:\n%s\n", status, code, e ? e : "");
-		free(e);
-		fail();
-	}
 }
 
 static void assert_within(double v, double lo, double hi, const char *what)
@@ -67,13 +52,13 @@ static void assert_within(double v, double lo, double hi, const char *what)
 static void test_sleep_is_off_cpu(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-d", "30", "--", WORKLOAD, "sleep", NULL };
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-d", "30", "--", WORKLOAD, "sleep", NULL };
 	double t0 = th_now();
 	json_t *r, *t;
 
-	expect_exit(th_run(argv, c->err), 0, c->err);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
 	assert_true(th_now() - t0 < 10); /* target exit ended it, not -d 30 */
-	r = th_report(c->isr);
+	r = th_report(c->f.isr);
 	t = th_thread(r, "sleeper");
 	assert_non_null(t);
 	assert_within(th_num(t, "off_cpu_s"), 0.425, 0.575, "sleeper off_cpu_s");
@@ -95,12 +80,12 @@ static void test_sleep_is_off_cpu(void **state)
 static void test_cpu_hogs_wait_in_runqueue(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", WORKLOAD, "hog", "1", NULL };
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", WORKLOAD, "hog", "1", NULL };
 	const char *names[] = { "hog1", "hog2" };
 	json_t *r, *t;
 
-	expect_exit(th_run(argv, c->err), 0, c->err);
-	r = th_report(c->isr);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	r = th_report(c->f.isr);
 	for (int i = 0; i < 2; i++) {
 		t = th_thread(r, names[i]);
 		assert_non_null(t);
@@ -115,11 +100,11 @@ static void test_cpu_hogs_wait_in_runqueue(void **state)
 static void test_minor_faults(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", WORKLOAD, "anon", "3000", NULL };
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", WORKLOAD, "anon", "3000", NULL };
 	json_t *r, *t;
 
-	expect_exit(th_run(argv, c->err), 0, c->err);
-	r = th_report(c->isr);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	r = th_report(c->f.isr);
 	t = th_thread(r, "toucher");
 	assert_non_null(t);
 	assert_true(th_num(t, "minor_faults") >= 3000);
@@ -137,13 +122,13 @@ static void test_major_faults(void **state)
 	char file[512];
 	json_t *r, *t;
 
-	snprintf(file, sizeof(file), "%s/data", c->dir);
+	snprintf(file, sizeof(file), "%s/data", c->f.dir);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", WORKLOAD, "filemap", file, "400", NULL };
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", WORKLOAD, "filemap", file, "400", NULL };
 
-		expect_exit(th_run(argv, c->err), 0, c->err);
+		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
 	}
-	r = th_report(c->isr);
+	r = th_report(c->f.isr);
 	t = th_thread(r, "reader");
 	assert_non_null(t);
 	assert_within(th_num(t, "major_faults"), 200, 400, "reader major_faults");
@@ -165,20 +150,20 @@ static void test_attach_to_running_process(void **state)
 	wpid = th_spawn(wl, &out_fd, NULL);
 	assert_true(read(out_fd, buf, 6) == 6); /* "ready\n": it is running */
 	close(out_fd);
-	snprintf(ready, sizeof(ready), "%s/ready", c->dir);
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
 	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-p", pidstr, "--ready-file", ready, NULL };
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready, NULL };
 
-		tpid = th_spawn(argv, NULL, c->err);
+		tpid = th_spawn(argv, NULL, c->f.err);
 	}
 	assert_true(th_wait_file(ready, 20));
 	kill(wpid, SIGUSR1);
 	assert_int_equal(waitpid(wpid, &status, 0), wpid);
 	assert_int_equal(waitpid(tpid, &status, 0), tpid);
-	expect_exit(status, 0, c->err);
+	th_expect_exit(status, 0, c->f.err);
 
-	r = th_report(c->isr);
+	r = th_report(c->f.isr);
 	t = th_thread(r, "sleeper");
 	assert_non_null(t);
 	assert_within(th_num(t, "off_cpu_s"), 0.425, 0.575, "sleeper off_cpu_s");
@@ -194,11 +179,11 @@ static void test_attach_to_running_process(void **state)
 static void test_children_are_followed(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "--", WORKLOAD, "spawn", "1500", NULL };
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", WORKLOAD, "spawn", "1500", NULL };
 	json_t *r, *t, *pids;
 
-	expect_exit(th_run(argv, c->err), 0, c->err);
-	r = th_report(c->isr);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	r = th_report(c->f.isr);
 	t = th_thread(r, "toucher");
 	assert_non_null(t);
 	assert_true(th_num(t, "minor_faults") >= 1500);
@@ -220,12 +205,12 @@ static void test_sigkilled_recorder_leaves_readable_file(void **state)
 	json_t *r, *t;
 
 	wpid = th_spawn(wl, NULL, NULL);
-	snprintf(ready, sizeof(ready), "%s/ready", c->dir);
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
 	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->isr, "-p", pidstr, "--ready-file", ready, NULL };
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready, NULL };
 
-		tpid = th_spawn(argv, NULL, c->err);
+		tpid = th_spawn(argv, NULL, c->f.err);
 	}
 	assert_true(th_wait_file(ready, 20));
 	sleep(3);
@@ -234,7 +219,7 @@ static void test_sigkilled_recorder_leaves_readable_file(void **state)
 	kill(wpid, SIGKILL);
 	waitpid(wpid, &status, 0);
 
-	r = th_report(c->isr);
+	r = th_report(c->f.isr);
 	assert_true(json_is_true(json_object_get(json_object_get(r, "recording"), "truncated")));
 	t = th_thread(r, "runner");
 	assert_non_null(t);
