@@ -917,11 +917,14 @@ static const size_t min_size[ISR_EV_TYPE_MAX] = {
 
 /* ACQUIRE: waited, then holds the GIL from the return. RELEASE: held it
  * since the last acquire, or, for a thread first seen releasing it, since
- * its window start. ts: the event's time, clamped to the recording. */
+ * its window start. ts: the event's time, clamped to the recording; the
+ * part of a wait before the recording start is not in it. */
 static void thread__gil(struct tstate *t, const struct isr_ev_gil *e, __u64 ts, __u64 end)
 {
 	if (e->kind == ISR_GIL_ACQUIRE) {
-		__u64 ret = e->wait_ns > end - ts ? end : ts + e->wait_ns;
+		__u64 before = e->hdr.ts_ns < ts ? ts - e->hdr.ts_ns : 0;
+		__u64 wait = e->wait_ns > before ? e->wait_ns - before : 0;
+		__u64 ret = wait > end - ts ? end : ts + wait;
 
 		t->s.gil_acquisitions++;
 		t->s.gil_wait_ns += ret - ts;

@@ -625,6 +625,109 @@ static void test_write_errors(void **state)
 	free(f);
 }
 
+/* GIL in the fixture: python3 (300/300) waited 150 ms of its 1 s for the
+ * GIL; pt_main_thread (window 0.8 s) waited exactly 10% (80 ms), which is
+ * not above the threshold; loader made no GIL calls. */
+static void fixture__add_gil(struct fixture *f)
+{
+	f->sum.event_counts[ISR_EV_GIL] = 78;
+	f->sum.event_total += 78;
+	f->sum.gil_acquire_events = 40;
+	f->sum.gil_release_events = 38;
+	f->threads[1].gil_wait_ns = 150 * MS;
+	f->threads[1].gil_hold_ns = 600 * MS;
+	f->threads[1].gil_acquisitions = 30;
+	f->threads[2].gil_wait_ns = 80 * MS;
+	f->threads[2].gil_hold_ns = 250 * MS + 1;
+	f->threads[2].gil_acquisitions = 10;
+}
+
+static void test_json_gil(void **state)
+{
+	struct fixture *f = fixture__new();
+	json_t *root, *counts, *threads;
+
+	(void)state;
+	fixture__add_gil(f);
+	root = render_json(f);
+	counts = get(root, "event_counts");
+	assert_int(counts, "PyEval_RestoreThread", 40);
+	assert_int(counts, "PyEval_SaveThread", 38);
+	assert_null(json_object_get(counts, "gil"));
+	assert_null(json_object_get(counts, isr_event_name(ISR_EV_GIL)));
+	assert_int_equal(json_object_size(counts), 4);
+	/* sorted by pid, tid: loader, python3, pt_main_thread */
+	threads = get(root, "threads");
+	assert_real(json_array_get(threads, 0), "gil_wait_s", 0.0);
+	assert_real(json_array_get(threads, 0), "gil_hold_s", 0.0);
+	assert_int(json_array_get(threads, 0), "gil_acquisitions", 0);
+	assert_int(json_array_get(threads, 1), "tid", 300);
+	assert_real(json_array_get(threads, 1), "gil_wait_s", 0.15);
+	assert_real(json_array_get(threads, 1), "gil_hold_s", 0.6);
+	assert_int(json_array_get(threads, 1), "gil_acquisitions", 30);
+	assert_int(json_array_get(threads, 2), "tid", 302);
+	assert_real(json_array_get(threads, 2), "gil_wait_s", 0.08);
+	assert_real(json_array_get(threads, 2), "gil_hold_s", 0.250000001);
+	assert_int(json_array_get(threads, 2), "gil_acquisitions", 10);
+	json_decref(root);
+
+	/* no GIL events: no GIL keys in the counts */
+	free(f);
+	f = fixture__new();
+	root = render_json(f);
+	counts = get(root, "event_counts");
+	assert_null(json_object_get(counts, "PyEval_RestoreThread"));
+	assert_null(json_object_get(counts, "PyEval_SaveThread"));
+	json_decref(root);
+	free(f);
+}
+
+static void test_markdown_gil(void **state)
+{
+	struct fixture *f = fixture__new();
+	char *md;
+
+	(void)state;
+	md = render(report__write_markdown, f);
+	assert_null(strstr(md, "## Python GIL"));
+	assert_null(strstr(md, "for the GIL"));
+	assert_null(strstr(md, "PyEval_RestoreThread"));
+	free(md);
+
+	fixture__add_gil(f);
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "## Python GIL\n"));
+	/* most GIL wait first; loader, with no GIL events, not in the table */
+	assert_non_null(strstr(md, "| 300 | 300 | python3 | 0.150 | 0.600 | 30 |\n"));
+	assert_non_null(strstr(md, "| 300 | 302 | pt_main_thread | 0.080 | 0.250 | 10 |\n"));
+	assert_true(strstr(md, "| 300 | 300 | python3 | 0.150") < strstr(md, "| 300 | 302 | pt_main_thread | 0.080"));
+	assert_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0.000 | 0 |"));
+	assert_non_null(strstr(md, "| PyEval_RestoreThread | 40 |\n"));
+	assert_non_null(strstr(md, "| PyEval_SaveThread | 38 |\n"));
+	assert_null(strstr(md, "types unknown to this version"));
+	/* 15% of its window: observed; exactly 10%: not */
+	assert_non_null(strstr(md, "Thread python3 (pid 300, tid 300) waited 0.150 s (15.0% of its 1.000 s) "
+				   "for the GIL: another thread held it."));
+	assert_null(strstr(md, "tid 302) waited"));
+	assert_null(strstr(md, "Nothing stood out"));
+	free(md);
+
+	/* just above 10% of the 0.8 s window: observed too */
+	f->threads[2].gil_wait_ns = 80 * MS + 1;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "Thread pt_main_thread (pid 300, tid 302) waited 0.080 s (10.0% of its 0.800 s) "
+				   "for the GIL"));
+	free(md);
+
+	/* a thread seen only releasing the GIL held it: listed with no acquisitions */
+	f->threads[0].gil_hold_ns = 40 * MS;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0.040 | 0 |\n"));
+	assert_null(strstr(md, "tid 101) waited"));
+	free(md);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -637,6 +740,8 @@ int main(void)
 		cmocka_unit_test(test_markdown_truncated_and_drops),
 		cmocka_unit_test(test_markdown_observations),
 		cmocka_unit_test(test_markdown_many_threads),
+		cmocka_unit_test(test_json_gil),
+		cmocka_unit_test(test_markdown_gil),
 		cmocka_unit_test(test_write_errors),
 	};
 

@@ -1030,6 +1030,114 @@ static void test_cuda_kernels(void **state)
 	synth__free(b);
 }
 
+static void ev_gil(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 kind, __u64 wait_ns)
+{
+	struct isr_ev_gil *e = synth__event(b, ISR_EV_GIL, sizeof(*e), ts, pid, tid);
+
+	e->kind = kind;
+	e->wait_ns = wait_ns;
+}
+
+/* GIL wait is RestoreThread's entry to return; hold runs from that return
+ * (or the window start, for a thread first seen releasing) to the next
+ * SaveThread, the thread's exit or the end of the recording. */
+static void test_gil_wait_and_hold(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const __u32 tids[] = { 501, 502 };
+	const char *const comms[] = { "python3", "worker" };
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 500, "python3", 2, tids, comms);
+	/* 501: held 12-30 ms and 45 ms + 123 ns - 100 ms; holds from 900 ms + 7 ns to the end */
+	ev_gil(b, T0 + 10 * MS, 500, 501, ISR_GIL_ACQUIRE, 2 * MS);
+	ev_gil(b, T0 + 30 * MS, 500, 501, ISR_GIL_RELEASE, 0);
+	ev_gil(b, T0 + 40 * MS, 500, 501, ISR_GIL_ACQUIRE, 5 * MS + 123);
+	ev_gil(b, T0 + 100 * MS, 500, 501, ISR_GIL_RELEASE, 0);
+	ev_gil(b, T0 + 900 * MS, 500, 501, ISR_GIL_ACQUIRE, 7);
+	/* 502: first seen releasing at 20 ms, so it held it from its window
+	 * start; a second release adds nothing; takes it at 80 ms and exits
+	 * holding it at 300 ms */
+	ev_gil(b, T0 + 20 * MS, 500, 502, ISR_GIL_RELEASE, 0);
+	ev_gil(b, T0 + 25 * MS, 500, 502, ISR_GIL_RELEASE, 0);
+	ev_gil(b, T0 + 50 * MS, 500, 502, ISR_GIL_ACQUIRE, 30 * MS);
+	ev_exit(b, T0 + 300 * MS, 500, 502, "worker");
+	/* 503: created at 100 ms, first seen releasing at 150 ms: held since 100 ms */
+	ev_fork(b, T0 + 100 * MS, 500, 501, 500, 503, ISR_FORK_THREAD, "late");
+	ev_wakeup(b, T0 + 100 * MS, 500, 503, true);
+	ev_gil(b, T0 + 150 * MS, 500, 503, ISR_GIL_RELEASE, 0);
+	ev_gil(b, T0 + 160 * MS, 500, 503, ISR_GIL_ACQUIRE, 1 * MS);
+	ev_gil(b, T0 + 170 * MS, 500, 503, ISR_GIL_RELEASE, 0);
+	s = compute(b);
+	assert_int_equal(s->thread_count, 3);
+
+	t = find(s, 501);
+	assert_int_equal(t->gil_acquisitions, 3);
+	assert_int_equal(t->gil_wait_ns, 2 * MS + 5 * MS + 123 + 7);
+	assert_int_equal(t->gil_hold_ns, 18 * MS + (55 * MS - 123) + (100 * MS - 7));
+	/* GIL events are made on a CPU: a thread with no switches ran throughout */
+	assert_int_equal(t->on_cpu_ns, 1000 * MS);
+
+	t = find(s, 502);
+	assert_true(t->exited);
+	assert_int_equal(t->gil_acquisitions, 1);
+	assert_int_equal(t->gil_wait_ns, 30 * MS);
+	assert_int_equal(t->gil_hold_ns, 20 * MS + 220 * MS);
+
+	t = find(s, 503);
+	assert_int_equal(t->start_ns, T0 + 100 * MS);
+	assert_int_equal(t->gil_acquisitions, 1);
+	assert_int_equal(t->gil_wait_ns, 1 * MS);
+	assert_int_equal(t->gil_hold_ns, 50 * MS + 9 * MS);
+
+	assert_int_equal(s->gil_acquire_events, 5);
+	assert_int_equal(s->gil_release_events, 6);
+	assert_int_equal(s->event_counts[ISR_EV_GIL], 11);
+	assert_int_equal(s->event_total, 14);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Waits that straddle the recording's bounds count only inside it; a
+ * thread with no GIL events has no GIL times. */
+static void test_gil_clamped_to_recording(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	const __u32 tids[] = { 601, 602, 603 };
+	const char *const comms[] = { "early", "late", "quiet" };
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 600, "p", 3, tids, comms);
+	/* entered 3 ms before the start, returned 2 ms after it, released at 12 ms */
+	ev_gil(b, T0 - 3 * MS, 600, 601, ISR_GIL_ACQUIRE, 5 * MS);
+	ev_gil(b, T0 + 12 * MS, 600, 601, ISR_GIL_RELEASE, 0);
+	/* entered 5 ms before the end, still waiting at the end */
+	ev_gil(b, T0 + 95 * MS, 600, 602, ISR_GIL_ACQUIRE, 10 * MS);
+	ev_switch(b, T0 + 50 * MS, 600, 603, 0, 0, 0x1, 0);
+	s = compute(b);
+
+	t = find(s, 601);
+	assert_int_equal(t->gil_wait_ns, 2 * MS);
+	assert_int_equal(t->gil_hold_ns, 10 * MS);
+	assert_int_equal(t->gil_acquisitions, 1);
+	t = find(s, 602);
+	assert_int_equal(t->gil_wait_ns, 5 * MS);
+	assert_int_equal(t->gil_hold_ns, 0);
+	assert_int_equal(t->gil_acquisitions, 1);
+	t = find(s, 603);
+	assert_int_equal(t->gil_wait_ns, 0);
+	assert_int_equal(t->gil_hold_ns, 0);
+	assert_int_equal(t->gil_acquisitions, 0);
+	assert_int_equal(s->gil_acquire_events, 2);
+	assert_int_equal(s->gil_release_events, 1);
+	summary__free(s);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1051,6 +1159,8 @@ int main(void)
 		cmocka_unit_test(test_cuda_device_memory),
 		cmocka_unit_test(test_cuda_many_allocations),
 		cmocka_unit_test(test_cuda_kernels),
+		cmocka_unit_test(test_gil_wait_and_hold),
+		cmocka_unit_test(test_gil_clamped_to_recording),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
