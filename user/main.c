@@ -33,7 +33,7 @@ enum {
 	OPT_NO_CUDA,
 	OPT_LIST_PROBES,
 	OPT_CUDA_LIB,
-	OPT_NO_PYTHON,
+	OPT_GIL,
 };
 
 #define MAX_CUDA_LIBS 8
@@ -46,7 +46,7 @@ struct env {
 	const char *output;
 	const char *input;
 	size_t ringbuf_mib;
-	bool no_follow, no_faults, no_cuda, no_python, list_probes, verbose, quiet;
+	bool no_follow, no_faults, no_cuda, gil, list_probes, verbose, quiet;
 	const char *cuda_libs[MAX_CUDA_LIBS];
 	size_t cuda_lib_count;
 	const char *ready_file;
@@ -122,8 +122,8 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_NO_CUDA:
 		env->no_cuda = true;
 		return 0;
-	case OPT_NO_PYTHON:
-		env->no_python = true;
+	case OPT_GIL:
+		env->gil = true;
 		return 0;
 	case OPT_LIST_PROBES:
 		env->list_probes = true;
@@ -174,7 +174,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
-	{ "no-python", OPT_NO_PYTHON, NULL, 0, "Do not probe the GIL of Python 3.10-3.13 (libpython)", 0 }, \
+	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
 	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \
 	  "Print the CUDA and Python GIL probe sites chosen in the targets and exit (starts nothing)", 0 }, \
@@ -322,7 +322,7 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		.cuda = !env->no_cuda,
 		.cuda_libs = env->cuda_libs,
 		.cuda_lib_count = env->cuda_lib_count,
-		.python = !env->no_python,
+		.python = env->gil,
 		.verbose = env->verbose,
 		.quiet = env->quiet,
 		.ready_file = env->ready_file,
@@ -335,9 +335,9 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 	int e;
 
 	if (env->list_probes) {
-		if (env->no_cuda && env->no_python) {
+		if (env->no_cuda && !env->gil) {
 			fprintf(stderr, "inferscope-bpf: --list-probes lists CUDA and Python probes: drop --no-cuda or "
-					"--no-python\n");
+					"add --gil\n");
 			return 2;
 		}
 		if (!env->pid_count && !env->command && !env->cuda_lib_count) {

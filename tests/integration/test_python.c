@@ -100,7 +100,8 @@ static void check_report(const char *isr, long long n, double planted)
 static void test_launched_static_python(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "/usr/bin/python3", GIL_WORKLOAD, NULL };
+	char *argv[] = { TRACER, "record", "-q", "--gil", "-o", c->f.isr, "--", "/usr/bin/python3", GIL_WORKLOAD,
+			 NULL };
 	long long n;
 	double planted;
 	char *out;
@@ -134,7 +135,7 @@ static void test_attached_shared_libpython(void **state)
 	struct ctx *c = *state;
 	char go[600], pid_s[16], out_path[600];
 	char *wargv[] = { PYEMBED, GIL_WORKLOAD, go, NULL };
-	char *targv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pid_s, "--ready-file", go, NULL };
+	char *targv[] = { TRACER, "record", "-q", "--gil", "-o", c->f.isr, "-p", pid_s, "--ready-file", go, NULL };
 	long long n;
 	double planted;
 	double deadline;
