@@ -585,6 +585,47 @@ static void test_process_without_libcuda(void **state)
 	json_decref(r);
 }
 
+/* libcuda loaded with dlopen after the attach (as PyTorch loads it): the
+ * once-a-second rescan finds it, says so, and every call made after that is
+ * counted. */
+static void test_libcuda_loaded_later(void **state)
+{
+	struct ctx *c = *state;
+	char *wl[] = { "build/tests/workloads/cuda_dlopen", STANDIN_LIBCUDA, "77", NULL };
+	char ready[512], pidstr[32], line[160], buf[8];
+	int out_fd, status;
+	pid_t wpid, tpid;
+	char *e;
+	json_t *r;
+
+	wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
+	assert_true(read(out_fd, buf, 6) == 6);
+	close(out_fd);
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready, NULL };
+
+		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	kill(wpid, SIGUSR1);
+	assert_int_equal(waitpid(wpid, &status, 0), wpid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(waitpid(tpid, &status, 0), tpid);
+	th_expect_exit(status, 0, c->f.err);
+	e = th_slurp(c->f.err);
+	snprintf(line, sizeof(line), "pid %d loaded ", wpid);
+	if (!e || !strstr(e, line) || !strstr(e, "after tracing began")) {
+		print_error("stderr lacks the late-attach line for pid %d:\n%s\n", wpid, e ? e : "");
+		fail();
+	}
+	free(e);
+	r = th_report(c->f.isr);
+	assert_int_equal(th_count(r, "cuLaunchKernel"), 77);
+	json_decref(r);
+}
+
 /* The line --list-probes prints for func, or fails. */
 static const char *probe_line(const char *out, const char *func, char *line, size_t len)
 {
@@ -640,6 +681,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_launched_exact_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attached_exact_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_without_libcuda, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_libcuda_loaded_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_probes, setup, teardown),
 	};
 
