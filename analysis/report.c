@@ -313,6 +313,38 @@ nomem:
 	return NULL;
 }
 
+static __u64 blocked_ns(const struct thread_summary *t)
+{
+	return t->off_cpu_ns - t->runqueue_wait_ns;
+}
+
+/* {"tid", "comm", "pid", "wakeups", "share", "blocked_s"} of t's top waker;
+ * comm is null for a task that is not a traced thread. JSON null when no
+ * wakeup was attributed. */
+static json_t *json_top_waker(const struct summary *s, const struct thread_summary *t)
+{
+	const struct waker_summary *w = &t->top_waker;
+	const struct thread_summary *wt;
+	json_t *o;
+
+	if (!w->tid)
+		return json_null();
+	o = json_object();
+	if (!o)
+		return NULL;
+	wt = summary__thread(s, w->pid, w->tid);
+	SET(o, "tid", json_integer(w->tid));
+	SET(o, "comm", wt ? json_text(wt->comm, sizeof(wt->comm)) : json_null());
+	SET(o, "pid", json_integer(w->pid));
+	SET(o, "wakeups", json_u64(w->wakeups));
+	SET(o, "share", json_real(t->wakeups ? (double)w->wakeups / (double)t->wakeups : 0.0));
+	SET(o, "blocked_s", json_real(ns_to_s(w->blocked_ns)));
+	return o;
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
 static json_t *json_threads(const struct summary *s)
 {
 	json_t *a = json_array(), *o;
@@ -331,11 +363,12 @@ static json_t *json_threads(const struct summary *s)
 		SET(o, "on_cpu_s", json_real(ns_to_s(t->on_cpu_ns)));
 		SET(o, "off_cpu_s", json_real(ns_to_s(t->off_cpu_ns)));
 		SET(o, "runqueue_wait_s", json_real(ns_to_s(t->runqueue_wait_ns)));
-		SET(o, "blocked_s", json_real(ns_to_s(t->off_cpu_ns - t->runqueue_wait_ns)));
+		SET(o, "blocked_s", json_real(ns_to_s(blocked_ns(t))));
 		SET(o, "blocked_io_s", json_real(ns_to_s(t->blocked_io_ns)));
 		SET(o, "voluntary_switches", json_u64(t->switches_voluntary));
 		SET(o, "involuntary_switches", json_u64(t->switches_involuntary));
 		SET(o, "wakeups", json_u64(t->wakeups));
+		SET(o, "top_waker", json_top_waker(s, t));
 		SET(o, "minor_faults", json_u64(t->minor_faults));
 		SET(o, "major_faults", json_u64(t->major_faults));
 		SET(o, "fault_s", json_real(ns_to_s(t->fault_ns)));
@@ -594,7 +627,7 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 		md__text(m, t->comm, sizeof(t->comm));
 		md__printf(m, " | %.3f | %.3f | %.3f | %.3f (%.3f) | %" PRIu64 "/%" PRIu64 " | %.3f |\n",
 			   ns_to_s(t->on_cpu_ns), ns_to_s(t->off_cpu_ns), ns_to_s(t->runqueue_wait_ns),
-			   ns_to_s(t->off_cpu_ns - t->runqueue_wait_ns), ns_to_s(t->blocked_io_ns),
+			   ns_to_s(blocked_ns(t)), ns_to_s(t->blocked_io_ns),
 			   (uint64_t)t->minor_faults, (uint64_t)t->major_faults, ns_to_s(t->fault_ns));
 	}
 	if (n > TOP_THREADS)
@@ -826,6 +859,41 @@ static double share_of_window(__u64 ns, const struct thread_summary *t)
 	__u64 window = t->end_ns - t->start_ns;
 
 	return window ? 100.0 * (double)ns / (double)window : 0.0;
+}
+
+/* Blocked for more than half of its window, woken at least 10 times, at
+ * least half of them by one task. */
+static bool waits_on_waker(const struct thread_summary *t)
+{
+	__u64 window = t->end_ns - t->start_ns;
+
+	return blocked_ns(t) * 2 > window && t->wakeups >= 10 && t->top_waker.tid &&
+	       t->top_waker.wakeups * 2 >= t->wakeups;
+}
+
+static int by_blocked_desc(const void *a, const void *b)
+{
+	const struct thread_summary *x = *(const struct thread_summary *const *)a;
+	const struct thread_summary *y = *(const struct thread_summary *const *)b;
+
+	if (blocked_ns(x) != blocked_ns(y))
+		return blocked_ns(x) > blocked_ns(y) ? -1 : 1;
+	return by_on_cpu_desc(a, b);
+}
+
+/* "loader (tid 12)", or "loader" without the tid, for a traced thread;
+ * "pid 7 tid 9" for any other task. */
+static void md__waker_name(struct md *m, const struct summary *s, const struct waker_summary *w, bool tid)
+{
+	const struct thread_summary *wt = summary__thread(s, w->pid, w->tid);
+
+	if (!wt || !wt->comm[0]) {
+		md__printf(m, "pid %u tid %u", w->pid, w->tid);
+		return;
+	}
+	md__text(m, wt->comm, sizeof(wt->comm));
+	if (tid)
+		md__printf(m, " (tid %u)", w->tid);
 }
 
 static bool calls_cuda(const struct thread_summary *t)
@@ -1101,6 +1169,25 @@ static void md__observations(struct md *m, const struct summary *s, const struct
 	md__more(m, k);
 	any |= k > 0;
 
+	k = select_threads(order, s->thread_count, waits_on_waker, by_blocked_desc);
+	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
+		const struct thread_summary *t = order[i];
+		const struct waker_summary *w = &t->top_waker;
+
+		md__printf(m, "- ");
+		md__thread_name(m, t);
+		md__printf(m, " was blocked %.3f s (%.1f%% of its %.3f s); ", ns_to_s(blocked_ns(t)),
+			   share_of_window(blocked_ns(t), t), ns_to_s(t->end_ns - t->start_ns));
+		md__waker_name(m, s, w, true);
+		md__printf(m, " woke it %" PRIu64 " of %" PRIu64 " times, ending %.3f s of that blocked time: "
+			      "it waits on ",
+			   (uint64_t)w->wakeups, (uint64_t)t->wakeups, ns_to_s(w->blocked_ns));
+		md__waker_name(m, s, w, false);
+		md__printf(m, " (a producer, a lock holder or a queue).\n");
+	}
+	md__more(m, k);
+	any |= k > 0;
+
 	any |= md__failed_calls(m, s);
 
 	for (size_t i = 0; i < s->thread_count; i++) {
@@ -1117,7 +1204,8 @@ static void md__observations(struct md *m, const struct summary *s, const struct
 	}
 	if (!any)
 		md__printf(m, "- Nothing stood out: no thread waited more than 10%% of its time for "
-			      "a CPU or the GIL, there were no major page faults, %sand under 1%% of off-CPU time "
+			      "a CPU or the GIL, there were no major page faults, %sno thread was blocked most "
+			      "of its time waiting mostly on one task, and under 1%% of off-CPU time "
 			      "was uninterruptible sleep.\n",
 			   has_cuda(s) ? "no thread spent more than 20% of its time in CUDA "
 					 "synchronization, no CUDA call failed, " : "");

@@ -38,19 +38,6 @@ enum {
 	TS_OFF,
 };
 
-struct tstate {
-	struct thread_summary s;
-	int state;		/* TS_* */
-	bool seen;		/* any event about this thread yet */
-	bool runnable;		/* OFF and waiting for a CPU since runnable_since */
-	bool in_d;		/* OFF in D state since `since`, not woken yet */
-	__u64 since;		/* start of the current ON or OFF interval */
-	__u64 runnable_since;
-	__u64 *sync_ns_by_fn;	/* [ISR_CUDA_FN_MAX], once the thread synchronizes */
-	bool gil_seen;		/* any GIL event of the thread yet */
-	__u64 gil_held_since;	/* holds the GIL since (PyEval_RestoreThread returned); 0: not */
-};
-
 /* u32 -> u32 open-addressing hash table; key 0 marks an empty slot (tid 0
  * is the idle task and pid 0 is never a target, so 0 is never a key). */
 struct u32_map {
@@ -231,6 +218,22 @@ static bool u64_map__del(struct u64_map *m, __u64 key, __u64 *val)
 	m->len--;
 	return true;
 }
+
+struct tstate {
+	struct thread_summary s;
+	int state;		/* TS_* */
+	bool seen;		/* any event about this thread yet */
+	bool runnable;		/* OFF and waiting for a CPU since runnable_since */
+	bool in_d;		/* OFF in D state since `since`, not woken yet */
+	__u64 since;		/* start of the current ON or OFF interval */
+	__u64 runnable_since;
+	__u64 *sync_ns_by_fn;	/* [ISR_CUDA_FN_MAX], once the thread synchronizes */
+	bool gil_seen;		/* any GIL event of the thread yet */
+	__u64 gil_held_since;	/* holds the GIL since (PyEval_RestoreThread returned); 0: not */
+	struct u64_map waker_idx;	/* pid << 32 | tid of a waker -> index in wakers */
+	struct waker_summary *wakers;
+	size_t waker_count, waker_cap;
+};
 
 /* A process's CUDA state. */
 struct pstate {
@@ -434,7 +437,9 @@ static void thread__exit(struct tstate *t, __u64 ts)
 	t->s.end_ns = ts;
 }
 
-static void thread__wakeup(struct tstate *t, __u64 ts)
+/* Returns the blocked time the wakeup ended: 0 unless the thread was
+ * off-CPU and not runnable. */
+static __u64 thread__wakeup(struct tstate *t, __u64 ts)
 {
 	t->s.wakeups++;
 	if (t->state == TS_UNKNOWN) {
@@ -442,13 +447,60 @@ static void thread__wakeup(struct tstate *t, __u64 ts)
 		t->since = t->s.start_ns;
 	}
 	if (t->state != TS_OFF || t->runnable)
-		return;
+		return 0;
 	if (t->in_d) {
 		t->s.blocked_io_ns += span(t->since, ts);
 		t->in_d = false;
 	}
 	t->runnable = true;
 	t->runnable_since = ts;
+	return span(t->since, ts);
+}
+
+/* Counts a wakeup of t by another task, with the blocked time it ended. */
+static int thread__woken_by(struct tstate *t, __u32 pid, __u32 tid, __u64 blocked_ns)
+{
+	__u64 key = (__u64)pid << 32 | tid, idx;
+	struct waker_summary *w;
+	int err;
+
+	if (!tid || tid == t->s.tid)
+		return 0;
+	if (u64_map__get(&t->waker_idx, key, &idx)) {
+		w = &t->wakers[idx];
+	} else {
+		w = array__grow(t->wakers, t->waker_count, &t->waker_cap, sizeof(*t->wakers));
+		if (!w)
+			return -ENOMEM;
+		t->wakers = w;
+		err = u64_map__put(&t->waker_idx, key, t->waker_count);
+		if (err)
+			return err;
+		w = &t->wakers[t->waker_count++];
+		memset(w, 0, sizeof(*w));
+		w->pid = pid;
+		w->tid = tid;
+	}
+	w->wakeups++;
+	w->blocked_ns += blocked_ns;
+	return 0;
+}
+
+/* The waker with the most wakeups; of equals, the one that ended the most
+ * blocked time, then the first seen. */
+static void thread__top_waker(struct tstate *t)
+{
+	const struct waker_summary *best = NULL;
+
+	for (size_t i = 0; i < t->waker_count; i++) {
+		const struct waker_summary *w = &t->wakers[i];
+
+		if (!best || w->wakeups > best->wakeups ||
+		    (w->wakeups == best->wakeups && w->blocked_ns > best->blocked_ns))
+			best = w;
+	}
+	if (best)
+		t->s.top_waker = *best;
 }
 
 /* ---- CUDA ------------------------------------------------------------------ */
@@ -978,9 +1030,11 @@ static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
 		return err;
 	t->seen = true;
 	switch (h->type) {
-	case ISR_EV_SCHED_WAKEUP:
-		thread__wakeup(t, ts);
-		break;
+	case ISR_EV_SCHED_WAKEUP: {
+		const struct isr_ev_sched_wakeup *w = (const void *)h;
+
+		return thread__woken_by(t, w->waker_pid, w->waker_tid, thread__wakeup(t, ts));
+	}
 	case ISR_EV_PROC_EXIT:
 		/* its last name, should a rename have been dropped */
 		if (((const struct isr_ev_proc_exit *)h)->comm[0])
@@ -1259,6 +1313,7 @@ static int ctx__run(struct ctx *c, struct summary *s)
 				copy_comm(t->s.comm, comm, strlen(comm));
 		}
 		thread__top_sync_fns(t);
+		thread__top_waker(t);
 		s->threads[i] = t->s;
 	}
 	s->thread_count = c->count;
@@ -1272,8 +1327,11 @@ static void ctx__free(struct ctx *c)
 	u32_map__free(&c->by_tid);
 	u32_map__free(&c->fn_by_id);
 	u32_map__free(&c->proc_by_pid);
-	for (size_t i = 0; i < c->count; i++)
+	for (size_t i = 0; i < c->count; i++) {
 		free(c->threads[i].sync_ns_by_fn);
+		u64_map__free(&c->threads[i].waker_idx);
+		free(c->threads[i].wakers);
+	}
 	free(c->threads);
 	free(c->fns);
 	for (size_t i = 0; i < c->proc_count; i++) {
@@ -1332,6 +1390,25 @@ void summary__free(struct summary *s)
 		free(s->kernels[i].name);
 	free(s->kernels);
 	free(s);
+}
+
+const struct thread_summary *summary__thread(const struct summary *s, __u32 pid, __u32 tid)
+{
+	size_t lo = 0, hi = s->thread_count;
+
+	/* the first thread past (pid, tid); its predecessor is the latest incarnation */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct thread_summary *t = &s->threads[mid];
+
+		if (t->pid < pid || (t->pid == pid && t->tid <= tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || s->threads[lo - 1].pid != pid || s->threads[lo - 1].tid != tid)
+		return NULL;
+	return &s->threads[lo - 1];
 }
 
 const struct process_summary *summary__process(const struct summary *s, __u32 pid)

@@ -10,6 +10,12 @@
  *                  from a preemption (switched out while runnable) or a
  *                  wakeup until it next ran.
  *   blocked        off-CPU minus run-queue wait.
+ *   waker          the task that woke the thread (sched_wakeup's current
+ *                  task; for a wakeup from an interrupt, the task it
+ *                  interrupted). Wakeups by the idle task (tid 0) and by the
+ *                  thread itself are not attributed. A wakeup of a blocked
+ *                  thread ends its blocked interval (switch-out to wakeup):
+ *                  that interval is the waker's blocked time.
  * A thread's window runs from the start of the recording (or its creation)
  * to its exit (or the end). Time before its first scheduling event is
  * attributed from that event's direction: a first switch-out means it was
@@ -56,6 +62,14 @@
 #define SUMMARY_SYNC_FNS	3
 #define SUMMARY_FN_NAME_LEN	40
 
+/* The task that woke a thread most often: its wakeups of the thread and the
+ * blocked time they ended. */
+struct waker_summary {
+	__u32 pid, tid;			/* tid 0: no attributed wakeup */
+	__u64 wakeups;
+	__u64 blocked_ns;
+};
+
 struct thread_summary {
 	__u32 pid, tid;
 	char comm[16];
@@ -68,6 +82,7 @@ struct thread_summary {
 	__u64 blocked_io_ns;		/* off-CPU in uninterruptible sleep (D state) */
 	__u64 switches_voluntary, switches_involuntary;
 	__u64 wakeups;
+	struct waker_summary top_waker;	/* most wakeups, then most blocked time */
 	__u64 minor_faults, major_faults;
 	__u64 fault_ns;			/* time inside fault handling (faults with a known start) */
 	__u64 major_fault_ns;
@@ -141,6 +156,9 @@ struct summary {
 int summary__compute(const struct recording *r, struct summary **out);
 void summary__free(struct summary *s);
 
+/* The latest incarnation of thread tid of process pid; NULL when it is not
+ * one of s->threads. */
+const struct thread_summary *summary__thread(const struct summary *s, __u32 pid, __u32 tid);
 /* The process's CUDA summary; NULL when it had no CUDA events. */
 const struct process_summary *summary__process(const struct summary *s, __u32 pid);
 /* Name of a function of s->cuda_fns: "cuMemAlloc_v2", or "cuda_fn_<id>" for

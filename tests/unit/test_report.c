@@ -327,7 +327,8 @@ static void test_json_contract(void **state)
 		assert_real(t, "gil_wait_s", (double)ts->gil_wait_ns / 1e9);
 		assert_real(t, "gil_hold_s", (double)ts->gil_hold_ns / 1e9);
 		assert_int(t, "gil_acquisitions", (json_int_t)ts->gil_acquisitions);
-		assert_int_equal(json_object_size(t), 24);
+		assert_true(json_is_null(get(t, "top_waker")));
+		assert_int_equal(json_object_size(t), 25);
 	}
 	assert_real(json_array_get(threads, 1), "cuda_sync_s", 0.4);
 	assert_int(json_array_get(threads, 1), "cuda_calls", 1200);
@@ -728,6 +729,90 @@ static void test_markdown_gil(void **state)
 	free(f);
 }
 
+/* pt_main_thread (tid 302) is blocked 0.5 s of its 0.8 s and woken 128
+ * times, 127 of them by loader (tid 101), whose wakeups ended 0.4 s of it. */
+static void plant_waker(struct fixture *f, __u32 pid, __u32 tid, __u64 wakeups)
+{
+	f->threads[2].wakeups = 128;
+	f->threads[2].top_waker = (struct waker_summary){ .pid = pid, .tid = tid, .wakeups = wakeups,
+							  .blocked_ns = 400 * MS };
+}
+
+static void test_json_top_waker(void **state)
+{
+	struct fixture *f = fixture__new();
+	json_t *root, *w;
+
+	(void)state;
+	plant_waker(f, 100, 101, 127);
+	f->threads[1].wakeups = 40;
+	f->threads[1].top_waker = (struct waker_summary){ .pid = 999, .tid = 1000, .wakeups = 10 };
+	root = render_json(f);
+	w = get(json_array_get(get(root, "threads"), 2), "top_waker");
+	assert_int_equal(json_object_size(w), 6);
+	assert_int(w, "tid", 101);
+	assert_int(w, "pid", 100);
+	assert_str(w, "comm", "loader");
+	assert_int(w, "wakeups", 127);
+	assert_real(w, "share", 127.0 / 128.0);
+	assert_real(w, "blocked_s", 0.4);
+	/* a waker that is not a traced thread has no name */
+	w = get(json_array_get(get(root, "threads"), 1), "top_waker");
+	assert_int(w, "tid", 1000);
+	assert_int(w, "pid", 999);
+	assert_true(json_is_null(get(w, "comm")));
+	assert_real(w, "share", 0.25);
+	assert_real(w, "blocked_s", 0.0);
+	assert_true(json_is_null(get(json_array_get(get(root, "threads"), 0), "top_waker")));
+	json_decref(root);
+	free(f);
+}
+
+static void test_markdown_waker(void **state)
+{
+	struct fixture *f = fixture__new();
+	char *md;
+
+	(void)state;
+	plant_waker(f, 100, 101, 127);
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "- Thread pt_main_thread (pid 300, tid 302) was blocked 0.500 s (62.5% of its "
+				   "0.800 s); loader (tid 101) woke it 127 of 128 times, ending 0.400 s of that "
+				   "blocked time: it waits on loader (a producer, a lock holder or a queue).\n"));
+	assert_null(strstr(md, "Nothing stood out"));
+	free(md);
+
+	/* half of the wakeups is enough; an untraced waker by its ids */
+	plant_waker(f, 999, 1000, 64);
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "; pid 999 tid 1000 woke it 64 of 128 times, ending 0.400 s of that blocked "
+				   "time: it waits on pid 999 tid 1000 (a producer"));
+	free(md);
+
+	/* under half of the wakeups from one task */
+	plant_waker(f, 100, 101, 63);
+	md = render(report__write_markdown, f);
+	assert_null(strstr(md, "it waits on"));
+	assert_non_null(strstr(md, "Nothing stood out"));
+	free(md);
+
+	/* fewer than 10 wakeups */
+	plant_waker(f, 100, 101, 9);
+	f->threads[2].wakeups = 9;
+	md = render(report__write_markdown, f);
+	assert_null(strstr(md, "it waits on"));
+	free(md);
+
+	/* blocked exactly half of its window */
+	plant_waker(f, 100, 101, 127);
+	f->threads[2].off_cpu_ns = 400 * MS;
+	f->threads[2].on_cpu_ns = 400 * MS;
+	md = render(report__write_markdown, f);
+	assert_null(strstr(md, "it waits on"));
+	free(md);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -743,6 +828,8 @@ int main(void)
 		cmocka_unit_test(test_json_gil),
 		cmocka_unit_test(test_markdown_gil),
 		cmocka_unit_test(test_write_errors),
+		cmocka_unit_test(test_json_top_waker),
+		cmocka_unit_test(test_markdown_waker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,6 +81,14 @@ static void ev_wakeup(struct synth *b, __u64 ts, __u32 pid, __u32 tid, bool new_
 		     sizeof(struct isr_ev_sched_wakeup), ts, pid, tid);
 }
 
+static void ev_wakeup_by(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 waker_pid, __u32 waker_tid)
+{
+	struct isr_ev_sched_wakeup *e = synth__event(b, ISR_EV_SCHED_WAKEUP, sizeof(*e), ts, pid, tid);
+
+	e->waker_pid = waker_pid;
+	e->waker_tid = waker_tid;
+}
+
 static void ev_fork(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 cpid, __u32 ctid, __u32 flags,
 		    const char *comm)
 {
@@ -196,6 +204,8 @@ static void check_invariants(const struct summary *s)
 		assert_int_equal(t->on_cpu_ns + t->off_cpu_ns, t->end_ns - t->start_ns);
 		assert_true(t->runqueue_wait_ns <= t->off_cpu_ns);
 		assert_true(t->blocked_io_ns <= t->off_cpu_ns - t->runqueue_wait_ns);
+		assert_true(t->top_waker.blocked_ns <= t->off_cpu_ns - t->runqueue_wait_ns);
+		assert_true(t->top_waker.wakeups <= t->wakeups);
 		assert_true(t->start_ns >= s->start_ns && t->end_ns <= s->end_ns);
 		assert_int_not_equal(t->tid, 0);
 		if (i)
@@ -1138,6 +1148,94 @@ static void test_gil_clamped_to_recording(void **state)
 	synth__free(b);
 }
 
+/* infer (tid 501) blocks 80 ms in each of ten 100 ms cycles and runs 2 ms
+ * after every wakeup. loader (tid 502) ends eight of those waits (plus one
+ * wakeup of an infer already runnable), the idle task one, an untraced task
+ * (pid 900, tid 901) one; infer once wakes itself while running. */
+static void test_top_waker(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const __u32 tids[] = { 501, 502 };
+	const char *const comms[] = { "infer", "loader" };
+	const struct thread_summary *t, *w;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 500, "app", 2, tids, comms);
+	ev_wakeup_by(b, T0 + 95 * MS, 500, 501, 500, 501);
+	for (int i = 0; i < 10; i++) {
+		__u64 c = T0 + (__u64)i * 100 * MS;
+		__u32 wpid = i < 8 ? 500 : i == 8 ? 0 : 900;
+		__u32 wtid = i < 8 ? 502 : i == 8 ? 0 : 901;
+
+		ev_switch(b, c + 10 * MS, 500, 501, 0, 0, 0x1, 0);
+		ev_wakeup_by(b, c + 90 * MS, 500, 501, wpid, wtid);
+		if (i == 0)
+			ev_wakeup_by(b, c + 91 * MS, 500, 501, 500, 502);
+		ev_switch(b, c + 92 * MS, 0, 0, 500, 501, 0, 0);
+	}
+	s = compute(b);
+	t = find(s, 501);
+	assert_int_equal(t->wakeups, 12);
+	assert_int_equal(t->off_cpu_ns - t->runqueue_wait_ns, 800 * MS);
+	assert_int_equal(t->runqueue_wait_ns, 20 * MS);
+	assert_int_equal(t->top_waker.pid, 500);
+	assert_int_equal(t->top_waker.tid, 502);
+	assert_int_equal(t->top_waker.wakeups, 9);
+	/* the eight blocked waits loader ended, not the idle's or pid 900's */
+	assert_int_equal(t->top_waker.blocked_ns, 640 * MS);
+	w = summary__thread(s, t->top_waker.pid, t->top_waker.tid);
+	assert_non_null(w);
+	assert_string_equal(w->comm, "loader");
+	assert_null(summary__thread(s, 900, 901));
+	assert_null(summary__thread(s, 501, 502));
+	/* loader itself was never woken */
+	assert_int_equal(find(s, 502)->top_waker.tid, 0);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Wakeups by the idle task and by the thread itself name no waker; the
+ * one that wakes a thread most often wins, equals by the blocked time
+ * they ended. */
+static void test_top_waker_ignored_and_ties(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const __u32 tids[] = { 601, 602 };
+	const char *const comms[] = { "a", "b" };
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 600, "p", 2, tids, comms);
+	for (int i = 0; i < 5; i++) {
+		__u64 c = T0 + (__u64)i * 100 * MS;
+
+		ev_switch(b, c + 10 * MS, 600, 601, 0, 0, 0x1, 0);
+		ev_wakeup_by(b, c + 50 * MS, 600, 601, i % 2 ? 0 : 600, i % 2 ? 0 : 601);
+		ev_switch(b, c + 50 * MS, 0, 0, 600, 601, 0, 0);
+	}
+	/* b: woken once by 700/701 after 10 ms blocked, once by 800/801 after 30 ms */
+	ev_switch(b, T0 + 100 * MS, 600, 602, 0, 0, 0x1, 0);
+	ev_wakeup_by(b, T0 + 110 * MS, 600, 602, 700, 701);
+	ev_switch(b, T0 + 110 * MS, 0, 0, 600, 602, 0, 0);
+	ev_switch(b, T0 + 200 * MS, 600, 602, 0, 0, 0x1, 0);
+	ev_wakeup_by(b, T0 + 230 * MS, 600, 602, 800, 801);
+	ev_switch(b, T0 + 230 * MS, 0, 0, 600, 602, 0, 0);
+	s = compute(b);
+	t = find(s, 601);
+	assert_int_equal(t->wakeups, 5);
+	assert_int_equal(t->top_waker.tid, 0);
+	assert_int_equal(t->top_waker.wakeups, 0);
+	t = find(s, 602);
+	assert_int_equal(t->top_waker.pid, 800);
+	assert_int_equal(t->top_waker.tid, 801);
+	assert_int_equal(t->top_waker.wakeups, 1);
+	assert_int_equal(t->top_waker.blocked_ns, 30 * MS);
+	summary__free(s);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1161,6 +1259,8 @@ int main(void)
 		cmocka_unit_test(test_cuda_kernels),
 		cmocka_unit_test(test_gil_wait_and_hold),
 		cmocka_unit_test(test_gil_clamped_to_recording),
+		cmocka_unit_test(test_top_waker),
+		cmocka_unit_test(test_top_waker_ignored_and_ties),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
