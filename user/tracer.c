@@ -356,6 +356,27 @@ static int attachment_begin(struct tracer *t, struct uprobe_attachment *a, const
 	return 0;
 }
 
+/* Attaches prog at site s (its return with ret) for pid, into the
+ * attachment being built; on failure says which and releases it. */
+static int attachment_add(struct uprobe_attachment *a, struct bpf_program *prog, const struct cuda_site *s,
+			  bool ret, __u32 pid, const char *path, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = s->cookie);
+	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, path, s->offset, &uo);
+	int e;
+
+	if (!link) {
+		e = -errno;
+		set_err(err, errlen, "cannot attach the %s of %s (%s, offset %#llx) for pid %u: %s",
+			ret ? "uretprobe" : "uprobe", s->name, path, (unsigned long long)s->offset, pid,
+			strerror(-e));
+		attachment_release(a);
+		return e;
+	}
+	a->links[a->nlinks++] = link;
+	return 0;
+}
+
 int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *m, char *err, size_t errlen)
 {
 	const struct cuda_lib *lib = m->lib;
@@ -372,7 +393,6 @@ int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *
 		return e;
 	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
 		const struct cuda_site *s = &lib->sites[i];
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = s->cookie);
 		int ret;
 
 		if (s->kind == CUDA_SITE_ABSENT)
@@ -380,21 +400,10 @@ int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *
 		/* The entry program first: a return probe needs the entry's
 		 * record, and exactly one entry program per address. */
 		for (ret = 0; ret <= (int)s->ret; ret++) {
-			struct bpf_program *prog = ret ? t->cuda->progs.cuda_ret :
-							 cuda_entry_prog(t->cuda, s->family);
-			struct bpf_link *link;
-
-			uo.retprobe = ret;
-			link = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, m->path, s->offset, &uo);
-			if (!link) {
-				e = -errno;
-				set_err(err, errlen, "cannot attach the %s of %s (%s, offset %#llx) for pid %u: %s",
-					ret ? "uretprobe" : "uprobe", s->name, m->path,
-					(unsigned long long)s->offset, pid, strerror(-e));
-				attachment_release(&a);
+			e = attachment_add(&a, ret ? t->cuda->progs.cuda_ret : cuda_entry_prog(t->cuda, s->family), s,
+					   ret, pid, m->path, err, errlen);
+			if (e)
 				return e;
-			}
-			a.links[a.nlinks++] = link;
 		}
 	}
 	t->att[t->att_count++] = a;
@@ -422,19 +431,10 @@ int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *
 			struct bpf_program *prog = k == PY_SITE_SAVE ? t->python->progs.gil_save_enter :
 						   ret ? t->python->progs.gil_restore_ret :
 							 t->python->progs.gil_restore_enter;
-			LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
-			struct bpf_link *link;
 
-			link = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, m->path, s->offset, &uo);
-			if (!link) {
-				e = -errno;
-				set_err(err, errlen, "cannot attach the %s of %s (%s, offset %#llx) for pid %u: %s",
-					ret ? "uretprobe" : "uprobe", s->name, m->path,
-					(unsigned long long)s->offset, pid, strerror(-e));
-				attachment_release(&a);
+			e = attachment_add(&a, prog, s, ret, pid, m->path, err, errlen);
+			if (e)
 				return e;
-			}
-			a.links[a.nlinks++] = link;
 		}
 	}
 	t->att[t->att_count++] = a;
