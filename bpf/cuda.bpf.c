@@ -177,9 +177,9 @@ int BPF_KPROBE(cuda_graph, __u64 exec, __u64 stream)
 	return 0;
 }
 
-/* cuMemcpy*Async: (dst, src, bytes, hStream) */
-SEC("uprobe")
-int BPF_KPROBE(cuda_copy, __u64 dst, __u64 src, __u64 bytes, __u64 stream)
+/* One copy event: direction from the table (aux), the stream only for the
+ * stream-ordered variants. */
+static __always_inline int emit_copy(struct pt_regs *ctx, __u64 dst, __u64 src, __u64 bytes, __u64 stream)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	struct isr_ev_cuda_call *e;
@@ -199,26 +199,18 @@ int BPF_KPROBE(cuda_copy, __u64 dst, __u64 src, __u64 bytes, __u64 stream)
 	return 0;
 }
 
+/* cuMemcpy*Async: (dst, src, bytes, hStream) */
+SEC("uprobe")
+int BPF_KPROBE(cuda_copy, __u64 dst, __u64 src, __u64 bytes, __u64 stream)
+{
+	return emit_copy(ctx, dst, src, bytes, stream);
+}
+
 /* cuMemcpyPeer[Async]: (dst, dstCtx, src, srcCtx, bytes[, hStream]) */
 SEC("uprobe")
 int BPF_KPROBE(cuda_copy_peer, __u64 dst, __u64 dst_ctx, __u64 src, __u64 src_ctx, __u64 bytes)
 {
-	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
-	struct isr_ev_cuda_call *e;
-
-	if (!is_target(id >> 32))
-		return 0;
-	e = call_reserve(id, cookie, bpf_ktime_get_ns());
-	if (!e)
-		return 0;
-	e->args[0] = dst;
-	e->args[1] = src;
-	e->args[2] = bytes;
-	e->args[3] = ISR_CUDA_COOKIE_AUX(cookie);
-	if (ISR_CUDA_COOKIE_FLAGS(cookie) & ISR_CUDA_ASYNC)
-		e->args[5] = ctx->r9;
-	submit_bulk(e);
-	return 0;
+	return emit_copy(ctx, dst, src, bytes, ctx->r9);
 }
 
 static __always_inline __u64 copy_side_address(const struct cu_copy_side *s)

@@ -544,16 +544,14 @@ static void test_attached_exact_calls(void **state)
 	check_report(c->f.isr, (__u32)wpid, true);
 }
 
-/* A process with no libcuda is traced CPU-only, and says so. */
-static void test_process_without_libcuda(void **state)
+/* Starts a workload that prints "ready" and waits for SIGUSR1, attaches
+ * the tracer to it with -p, lets it run to its end and waits for both:
+ * both must exit 0. Returns the workload's pid. */
+static pid_t record_attached(struct ctx *c, char **wl)
 {
-	struct ctx *c = *state;
-	char *wl[] = { WORKLOAD, "--wait-signal", "sleep", NULL };
-	char ready[512], pidstr[32], line[160], buf[8];
+	char ready[512], pidstr[32], buf[8];
 	int out_fd, status;
 	pid_t wpid, tpid;
-	char *e;
-	json_t *r;
 
 	wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
 	assert_true(read(out_fd, buf, 6) == 6);
@@ -568,8 +566,23 @@ static void test_process_without_libcuda(void **state)
 	assert_true(th_wait_file(ready, 20));
 	kill(wpid, SIGUSR1);
 	assert_int_equal(waitpid(wpid, &status, 0), wpid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(waitpid(tpid, &status, 0), tpid);
 	th_expect_exit(status, 0, c->f.err);
+	return wpid;
+}
+
+/* A process with no libcuda is traced CPU-only, and says so. */
+static void test_process_without_libcuda(void **state)
+{
+	struct ctx *c = *state;
+	char *wl[] = { WORKLOAD, "--wait-signal", "sleep", NULL };
+	char line[160];
+	pid_t wpid;
+	char *e;
+	json_t *r;
+
+	wpid = record_attached(c, wl);
 	e = th_slurp(c->f.err);
 	snprintf(line, sizeof(line),
 		 "pid %d has no CUDA driver library mapped: tracing CPU only (it will be traced if it loads one)\n",
@@ -592,28 +605,12 @@ static void test_libcuda_loaded_later(void **state)
 {
 	struct ctx *c = *state;
 	char *wl[] = { "build/tests/workloads/cuda_dlopen", STANDIN_LIBCUDA, "77", NULL };
-	char ready[512], pidstr[32], line[160], buf[8];
-	int out_fd, status;
-	pid_t wpid, tpid;
+	char line[160];
+	pid_t wpid;
 	char *e;
 	json_t *r;
 
-	wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
-	assert_true(read(out_fd, buf, 6) == 6);
-	close(out_fd);
-	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
-	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
-	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready, NULL };
-
-		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
-	}
-	assert_true(th_wait_file(ready, 20));
-	kill(wpid, SIGUSR1);
-	assert_int_equal(waitpid(wpid, &status, 0), wpid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	assert_int_equal(waitpid(tpid, &status, 0), tpid);
-	th_expect_exit(status, 0, c->f.err);
+	wpid = record_attached(c, wl);
 	e = th_slurp(c->f.err);
 	snprintf(line, sizeof(line), "pid %d loaded ", wpid);
 	if (!e || !strstr(e, line) || !strstr(e, "after tracing began")) {
