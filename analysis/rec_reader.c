@@ -130,6 +130,7 @@ static size_t event__min_size(__u16 type)
 	case ISR_EV_CUDA_CALL:		return sizeof(struct isr_ev_cuda_call);
 	case ISR_EV_CUDA_NAME:		return sizeof(struct isr_ev_cuda_name);
 	case ISR_EV_GIL:		return sizeof(struct isr_ev_gil);
+	case ISR_EV_SAMPLING:		return sizeof(struct isr_ev_sampling);
 	default:			return sizeof(struct isr_ev_hdr);
 	}
 }
@@ -1019,6 +1020,7 @@ const char *isr_event_name(__u16 type)
 	case ISR_EV_CUDA_CALL:		return "cuda_call";
 	case ISR_EV_CUDA_NAME:		return "cuda_name";
 	case ISR_EV_GIL:		return "gil";
+	case ISR_EV_SAMPLING:		return "sampling";
 	default:			return NULL;
 	}
 }

@@ -176,6 +176,29 @@ static __u32 *target_pids(const struct recording *r, size_t *n)
 	return pids;
 }
 
+/* The overhead budget; null for a recording made without one. */
+static json_t *json_sampling(const struct sampling *sm)
+{
+	json_t *o;
+
+	if (!sm->budget)
+		return json_null();
+	o = json_object();
+	if (!o)
+		return NULL;
+	SET(o, "budget_pct", json_real(sm->budget_pct));
+	SET(o, "hit_cost_ns", json_real(sm->hit_cost_ns));
+	SET(o, "sampled", json_boolean(sm->sampled));
+	SET(o, "windows", json_u64(sm->sampled ? sm->windows : 1));
+	SET(o, "hot_path_on_s", json_real(sm->sampled ? ns_to_s(sm->on_ns) : 0));
+	SET(o, "coverage", json_real(sm->sampled ? sm->coverage : 1));
+	SET(o, "max_switch_s", json_real(ns_to_s(sm->switch_ns_max)));
+	return o;
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
 static json_t *json_recording(const struct recording *r, const struct summary *s)
 {
 	const char *stop = r->stop_reason ? isr_stop_reason_name(r->stop_reason) : NULL;
@@ -219,6 +242,7 @@ static json_t *json_recording(const struct recording *r, const struct summary *s
 		SET(drops, name, json_u64(s->drops[i]));
 	}
 	SET(rec, "drops_total", json_u64(s->drops_total));
+	SET(rec, "sampling", json_sampling(&s->sampling));
 	free(tp);
 	return rec;
 nomem:
@@ -378,6 +402,8 @@ static json_t *json_threads(const struct summary *s)
 		SET(o, "cuda_sync_s", json_real(ns_to_s(t->cuda_sync_ns)));
 		SET(o, "cuda_calls", json_u64(t->cuda_calls));
 		SET(o, "launches", json_u64(t->cuda_launches));
+		SET(o, "launches_observed", json_u64(t->cuda_launches_observed));
+		SET(o, "cuda_estimated", json_boolean(t->cuda_estimated));
 		SET(o, "gil_wait_s", json_real(ns_to_s(t->gil_wait_ns)));
 		SET(o, "gil_hold_s", json_real(ns_to_s(t->gil_hold_ns)));
 		SET(o, "gil_acquisitions", json_u64(t->gil_acquisitions));
@@ -414,6 +440,8 @@ static json_t *json_cuda(const struct summary *s)
 		o = json_object();
 		SET(calls, f->name, o);
 		SET(o, "count", json_u64(f->calls));
+		SET(o, "observed", json_u64(f->observed));
+		SET(o, "estimated", json_boolean(f->estimated));
 		SET(o, "failed", json_u64(f->failed));
 		SET(o, "total_s", f->returned ? json_real(ns_to_s(f->total_ns)) : json_null());
 		SET(o, "max_s", f->returned ? json_real(ns_to_s(f->max_ns)) : json_null());
@@ -429,6 +457,8 @@ static json_t *json_cuda(const struct summary *s)
 		SET(o, "handle", json_handle(k->handle));
 		SET(o, "name", json_text(k->name, SIZE_MAX));
 		SET(o, "launches", json_u64(k->launches));
+		SET(o, "observed_launches", json_u64(k->observed_launches));
+		SET(o, "estimated", json_boolean(k->estimated));
 	}
 	return cuda;
 nomem:
@@ -594,6 +624,20 @@ static void md__warnings(struct md *m, const struct recording *r, const struct s
 			   (uint64_t)s->drops[i], drop_advice[i]);
 	}
 	md__printf(m, "\n");
+}
+
+/* Sampled counts are estimates: say so before any table shows one. */
+static void md__sampling(struct md *m, const struct summary *s)
+{
+	const struct sampling *sm = &s->sampling;
+
+	if (!sm->sampled)
+		return;
+	md__printf(m, "> **Sampled:** the CUDA hot path (launches, async copies, memsets) would have cost more "
+		      "than the %.3g%% overhead budget (one probe hit: %.2f µs), so its probes were on %.1f%% of "
+		      "the time, in %zu windows. Counts marked ≈ are estimates extrapolated from those windows "
+		      "(`--budget off` traces every call).\n\n",
+		   sm->budget_pct, sm->hit_cost_ns / 1e3, 100 * sm->coverage, sm->windows);
 }
 
 static int by_on_cpu_desc(const void *a, const void *b)
@@ -807,7 +851,7 @@ static void md__cuda_functions(struct md *m, const struct summary *s,
 	qsort(fns, n, sizeof(*fns), fn_by_calls_desc);
 	md__printf(m, "### Functions by calls\n\n| function | calls | failed |\n|---|---:|---:|\n");
 	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++)
-		md__printf(m, "| %s | %" PRIu64 " | %" PRIu64 " |\n", fns[i]->name,
+		md__printf(m, "| %s | %s%" PRIu64 " | %" PRIu64 " |\n", fns[i]->name, fns[i]->estimated ? "≈" : "",
 			   (uint64_t)fns[i]->calls, (uint64_t)fns[i]->failed);
 	md__printf(m, "\n");
 
@@ -839,7 +883,7 @@ static void md__cuda_kernels(struct md *m, const struct summary *s)
 
 		md__printf(m, "| ");
 		md__text(m, k->name, SIZE_MAX);
-		md__printf(m, " | %u | %" PRIu64 " |\n", k->pid, (uint64_t)k->launches);
+		md__printf(m, " | %u | %s%" PRIu64 " |\n", k->pid, k->estimated ? "≈" : "", (uint64_t)k->launches);
 	}
 	if (s->kernel_count > TOP_CUDA_ROWS)
 		md__printf(m, "\n… %zu more kernels (the top %d are in the JSON report)\n",
@@ -927,8 +971,9 @@ static void md__cuda_threads(struct md *m, const struct summary *s, const struct
 
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
 		md__text(m, t->comm, sizeof(t->comm));
-		md__printf(m, " | %" PRIu64 " | %" PRIu64 " | %.3f | %.1f | ", (uint64_t)t->cuda_calls,
-			   (uint64_t)t->cuda_launches, ns_to_s(t->cuda_sync_ns),
+		md__printf(m, " | %s%" PRIu64 " | %s%" PRIu64 " | %.3f | %.1f | ", t->cuda_estimated ? "≈" : "",
+			   (uint64_t)t->cuda_calls, t->cuda_estimated ? "≈" : "", (uint64_t)t->cuda_launches,
+			   ns_to_s(t->cuda_sync_ns),
 			   share_of_window(t->cuda_sync_ns, t));
 		md__sync_fns(m, s, t);
 		md__printf(m, " |\n");
@@ -1226,6 +1271,7 @@ int report__write_markdown(FILE *f, const struct recording *r, const struct summ
 
 	md__header(&m, r, s);
 	md__warnings(&m, r, s);
+	md__sampling(&m, s);
 	md__threads(&m, order, s->thread_count);
 	md__cuda(&m, r, s, order);
 	md__gil(&m, s, order);

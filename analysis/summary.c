@@ -17,6 +17,7 @@
  * once at the end, for the launched handles only.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,7 @@ struct tstate {
 	__u64 since;		/* start of the current ON or OFF interval */
 	__u64 runnable_since;
 	__u64 *sync_ns_by_fn;	/* [ISR_CUDA_FN_MAX], once the thread synchronizes */
+	double calls_est, launches_est;	/* CUDA calls, sampled ones scaled */
 	bool gil_seen;		/* any GIL event of the thread yet */
 	__u64 gil_held_since;	/* holds the GIL since (PyEval_RestoreThread returned); 0: not */
 	struct u64_map waker_idx;	/* pid << 32 | tid of a waker -> index in wakers */
@@ -251,6 +253,7 @@ struct kstate {
 	__u64 handle;
 	__u64 owner;		/* unnamed alias: the kernel whose name it takes */
 	__u64 launches;
+	double launches_est;	/* sampled ones scaled */
 	bool has_name;
 	char name[ISR_KERNEL_NAME_LEN + 1];
 };
@@ -270,6 +273,8 @@ struct ctx {
 	size_t proc_count, proc_cap;
 	struct kstate *kernels;
 	size_t kernel_count, kernel_cap;
+	const struct sampling *sm;
+	double fn_est[ISR_CUDA_FN_MAX];	/* calls by known function, sampled ones scaled */
 };
 
 /* arr (count used of *cap elements of size sz) with room for one more:
@@ -752,13 +757,16 @@ static int proc__apply_call(struct pstate *p, __u16 family, const struct isr_ev_
 	}
 }
 
-static int thread__cuda_call(struct tstate *t, __u16 family, const struct isr_ev_cuda_call *e)
+static int thread__cuda_call(struct tstate *t, __u16 family, const struct isr_ev_cuda_call *e, double weight)
 {
 	thread__running(t);
 	t->s.cuda_calls++;
+	t->calls_est += weight;
 	if (family == ISR_CUDA_FAM_LAUNCH || family == ISR_CUDA_FAM_LAUNCH_EX ||
-	    family == ISR_CUDA_FAM_GRAPH)
+	    family == ISR_CUDA_FAM_GRAPH) {
 		t->s.cuda_launches++;
+		t->launches_est += weight;
+	}
 	if ((family != ISR_CUDA_FAM_SYNC && family != ISR_CUDA_FAM_COPY_SYNC) ||
 	    !(e->flags & ISR_CUDA_RETURNED))
 		return 0;
@@ -781,11 +789,15 @@ static int on_cuda_call(struct ctx *c, const struct isr_ev_cuda_call *e)
 	struct pstate *p;
 	struct tstate *t;
 	int err = 0;
+	/* what one recorded call stands for: more than one where sampled */
+	double weight = ISR_CUDA_FAM_ENTRY_ONLY(family) ? sampling__scale(c->sm, e->hdr.pid) : 1;
 
 	f = ctx__fn(c, e->func, &err);
 	if (!f)
 		return err;
 	f->calls++;
+	if (fn)
+		c->fn_est[e->func] += weight;
 	p = ctx__proc(c, e->hdr.pid, &err);
 	if (!p)
 		return err;
@@ -812,12 +824,13 @@ static int on_cuda_call(struct ctx *c, const struct isr_ev_cuda_call *e)
 		if (!k)
 			return err;
 		k->launches++;
+		k->launches_est += weight;
 	}
 	t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
 	if (!t)
 		return err;
 	t->seen = true;
-	return thread__cuda_call(t, family, e);
+	return thread__cuda_call(t, family, e, weight);
 }
 
 static int on_cuda_name(struct ctx *c, const struct isr_ev_cuda_name *e)
@@ -965,6 +978,7 @@ static const size_t min_size[ISR_EV_TYPE_MAX] = {
 	[ISR_EV_CUDA_CALL] = sizeof(struct isr_ev_cuda_call),
 	[ISR_EV_CUDA_NAME] = sizeof(struct isr_ev_cuda_name),
 	[ISR_EV_GIL] = sizeof(struct isr_ev_gil),
+	[ISR_EV_SAMPLING] = sizeof(struct isr_ev_sampling),
 };
 
 /* ACQUIRE: waited, then holds the GIL from the return. RELEASE: held it
@@ -1022,6 +1036,8 @@ static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
 		return on_cuda_call(c, (const void *)h);
 	case ISR_EV_CUDA_NAME:
 		return on_cuda_name(c, (const void *)h);
+	case ISR_EV_SAMPLING:
+		return 0;	/* analysis/sampling.c */
 	default:
 		break;
 	}
@@ -1072,7 +1088,7 @@ static int ctx__collect_targets(struct ctx *c)
 		const struct isr_ev_hdr *h = r->events[i];
 		const struct isr_ev_proc_fork *f = (const void *)h;
 
-		if (!event_usable(h) || h->type == ISR_EV_SCHED_SWITCH)
+		if (!event_usable(h) || h->type == ISR_EV_SCHED_SWITCH || h->type == ISR_EV_SAMPLING)
 			continue;
 		if (h->pid)
 			err = u32_map__put(&c->targets, h->pid, 1);
@@ -1227,6 +1243,11 @@ static int ctx__finish_kernels(struct ctx *c, struct summary *s)
 		ks->pid = k->pid;
 		ks->handle = k->handle;
 		ks->launches = k->launches;
+		ks->observed_launches = k->launches;
+		if (s->sampling.sampled && k->launches_est != (double)k->launches) {
+			ks->launches = llround(k->launches_est);
+			ks->estimated = true;
+		}
 		ks->named = k->has_name;
 		ks->name = kernel__display_name(k);
 		if (!ks->name)
@@ -1243,6 +1264,15 @@ static int ctx__finish_cuda(struct ctx *c, struct summary *s)
 	s->cuda_fn_count = c->fn_count;
 	c->fns = NULL;
 	c->fn_count = 0;
+	for (size_t i = 0; i < s->cuda_fn_count; i++) {
+		struct cuda_fn_summary *f = &s->cuda_fns[i];
+
+		f->observed = f->calls;
+		if (s->sampling.sampled && f->func < ISR_CUDA_FN_MAX && c->fn_est[f->func] != (double)f->calls) {
+			f->calls = llround(c->fn_est[f->func]);
+			f->estimated = true;
+		}
+	}
 	if (s->cuda_fn_count)
 		qsort(s->cuda_fns, s->cuda_fn_count, sizeof(*s->cuda_fns), fn_cmp);
 
@@ -1314,6 +1344,12 @@ static int ctx__run(struct ctx *c, struct summary *s)
 		}
 		thread__top_sync_fns(t);
 		thread__top_waker(t);
+		t->s.cuda_launches_observed = t->s.cuda_launches;
+		if (s->sampling.sampled && t->calls_est != (double)t->s.cuda_calls) {
+			t->s.cuda_estimated = true;
+			t->s.cuda_calls = llround(t->calls_est);
+			t->s.cuda_launches = llround(t->launches_est);
+		}
 		s->threads[i] = t->s;
 	}
 	s->thread_count = c->count;
@@ -1367,7 +1403,10 @@ int summary__compute(const struct recording *r, struct summary **out)
 		s->drops_total += r->drops[i];
 	}
 
-	err = ctx__run(&c, s);
+	err = sampling__compute(r, c.start, c.end, &s->sampling);
+	c.sm = &s->sampling;
+	if (!err)
+		err = ctx__run(&c, s);
 	ctx__free(&c);
 	if (err) {
 		summary__free(s);
@@ -1389,6 +1428,7 @@ void summary__free(struct summary *s)
 	for (size_t i = 0; i < s->kernel_count; i++)
 		free(s->kernels[i].name);
 	free(s->kernels);
+	sampling__free(&s->sampling);
 	free(s);
 }
 

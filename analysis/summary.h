@@ -41,6 +41,11 @@
  *   kernels        launch handles (args[0] of LAUNCH / LAUNCH_EX) per
  *                  process, named by cuda_name events; an alias (a function
  *                  of a kernel) takes the name of the kernel it belongs to.
+ *   sampled        when the overhead budget switched the hot path off
+ *                  (analysis/sampling.h), the counts of entry-only calls
+ *                  (per function, kernel and thread) are estimates: the
+ *                  observed calls times their process's scale, rounded;
+ *                  `observed` keeps what was recorded.
  *
  * Python (isr_ev_gil):
  *   GIL wait       entry to return of PyEval_RestoreThread: a thread taking
@@ -58,6 +63,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "recording.h"
+#include "sampling.h"
 
 #define SUMMARY_SYNC_FNS	3
 #define SUMMARY_FN_NAME_LEN	40
@@ -86,8 +92,10 @@ struct thread_summary {
 	__u64 minor_faults, major_faults;
 	__u64 fault_ns;			/* time inside fault handling (faults with a known start) */
 	__u64 major_fault_ns;
-	__u64 cuda_calls;		/* isr_ev_cuda_call events of the thread */
-	__u64 cuda_launches;
+	__u64 cuda_calls;		/* isr_ev_cuda_call events of the thread (estimated when sampled) */
+	__u64 cuda_launches;		/* (estimated when sampled) */
+	__u64 cuda_launches_observed;
+	bool cuda_estimated;		/* its counts include sampled calls */
 	__u64 cuda_sync_ns;
 	__u16 cuda_sync_fns[SUMMARY_SYNC_FNS];	/* most sync time first; 0 ends the list */
 	__u64 gil_wait_ns;		/* in PyEval_RestoreThread, waiting for the GIL */
@@ -99,7 +107,9 @@ struct thread_summary {
 struct cuda_fn_summary {
 	__u16 func;			/* ISR_CUDA_FN_* */
 	char name[SUMMARY_FN_NAME_LEN];	/* its symbol, or "cuda_fn_<id>" for an unknown id */
-	__u64 calls;			/* isr_ev_cuda_call events */
+	__u64 calls;			/* isr_ev_cuda_call events (estimated when sampled) */
+	__u64 observed;			/* isr_ev_cuda_call events */
+	bool estimated;			/* an entry-only function of a sampled recording */
 	__u64 names;			/* isr_ev_cuda_name events it emitted */
 	__u64 returned;			/* calls whose return was probed: duration and status known */
 	__u64 failed;
@@ -129,7 +139,9 @@ struct kernel_summary {
 	__u64 handle;
 	char *name;			/* demangled when possible; "kernel@0x<handle>" when never named */
 	bool named;
-	__u64 launches;
+	__u64 launches;			/* estimated when sampled */
+	__u64 observed_launches;
+	bool estimated;
 };
 
 struct summary {
@@ -150,6 +162,7 @@ struct summary {
 	size_t process_count;
 	struct kernel_summary *kernels;	/* launched handles, most launches first */
 	size_t kernel_count;
+	struct sampling sampling;	/* the overhead budget and what it sampled */
 };
 
 /* r's events must be sorted (recording__sort_events). 0 or -errno. */

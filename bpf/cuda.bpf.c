@@ -3,13 +3,16 @@
  * CUDA driver API calls of target processes, from uprobes on libcuda.
  *
  * Every probed function is one line of bpf/cuda_funcs.h; its line travels
- * as the attach cookie (bpf/cuda_cookie.h), so one program serves every
- * function of a family. Exactly one entry program runs per probed address
- * (kernel 6.18 loses most hits when two entry programs share an address),
- * plus, for the "+ret" families, one return program.
+ * as the attach cookie (bpf/cuda_cookie.h), so three programs serve every
+ * function: cuda_hot (the entry of every entry-only family), cuda_enter and
+ * cuda_ret (entry and return of the "+ret" families). Exactly one entry
+ * program runs per probed address (kernel 6.18 loses most hits when two
+ * entry programs share an address).
  *
  * Entry-only families (launches, graph launches, async copies, memsets)
- * emit their event at entry: one probe hit per call on the hot path.
+ * emit their event at entry: one probe hit per call on the hot path. They
+ * are the calls that can come at 100k/s; the overhead budget switches them
+ * on and off together (user/budget.h).
  * "+ret" families remember the entry time and raw arguments per (thread,
  * function) and emit one event at return, with the status, the duration and
  * the out-parameters read from user memory (allocation address, VMM handle).
@@ -108,87 +111,67 @@ static __always_inline struct isr_ev_cuda_call *call_reserve(__u64 id, __u64 coo
 
 /* cuLaunchKernel, cuLaunchCooperativeKernel (and _ptsz):
  * (f, gx, gy, gz, bx, by, bz, sharedMem, hStream, params[, extra]) */
-SEC("uprobe")
-int BPF_KPROBE(cuda_launch, __u64 f, __u32 gx, __u32 gy, __u32 gz, __u32 bx)
+static __always_inline void launch(struct pt_regs *ctx, __u64 id, __u64 cookie)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct isr_ev_cuda_call *e;
 	struct {
 		__u64 bz, shared_bytes, stream;	/* unsigned ints fill 8-byte slots */
 	} stk;
 
-	if (!is_target(id >> 32))
-		return 0;
-	e = call_reserve(id, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
+	e = call_reserve(id, cookie, bpf_ktime_get_ns());
 	if (!e)
-		return 0;
+		return;
 	if (bpf_probe_read_user(&stk, sizeof(stk), (void *)(PT_REGS_SP(ctx) + 8)))
 		__builtin_memset(&stk, 0, sizeof(stk));
-	e->args[0] = f;
-	e->args[1] = gx | (__u64)gy << 32;
-	e->args[2] = gz | (__u64)bx << 32;
+	e->args[0] = PT_REGS_PARM1(ctx);
+	e->args[1] = (__u32)PT_REGS_PARM2(ctx) | (__u64)(__u32)PT_REGS_PARM3(ctx) << 32;
+	e->args[2] = (__u32)PT_REGS_PARM4(ctx) | (__u64)(__u32)PT_REGS_PARM5(ctx) << 32;
 	e->args[3] = (__u32)ctx->r9 | (stk.bz & 0xffffffff) << 32;
 	e->args[4] = stk.shared_bytes & 0xffffffff;
 	e->args[5] = stk.stream;
 	submit_bulk(e);
-	return 0;
 }
 
 /* cuLaunchKernelEx (and _ptsz): (const CUlaunchConfig *config, f, params, extra) */
-SEC("uprobe")
-int BPF_KPROBE(cuda_launch_ex, const void *config, __u64 f)
+static __always_inline void launch_ex(struct pt_regs *ctx, __u64 id, __u64 cookie)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct cu_launch_config cfg;
 	struct isr_ev_cuda_call *e;
 
-	if (!is_target(id >> 32))
-		return 0;
-	e = call_reserve(id, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
+	e = call_reserve(id, cookie, bpf_ktime_get_ns());
 	if (!e)
-		return 0;
-	if (bpf_probe_read_user(&cfg, sizeof(cfg), config))
+		return;
+	if (bpf_probe_read_user(&cfg, sizeof(cfg), (const void *)PT_REGS_PARM1(ctx)))
 		__builtin_memset(&cfg, 0, sizeof(cfg));
-	e->args[0] = f;
+	e->args[0] = PT_REGS_PARM2(ctx);
 	e->args[1] = cfg.grid[0] | (__u64)cfg.grid[1] << 32;
 	e->args[2] = cfg.grid[2] | (__u64)cfg.block[0] << 32;
 	e->args[3] = cfg.block[1] | (__u64)cfg.block[2] << 32;
 	e->args[4] = cfg.shared_bytes;
 	e->args[5] = cfg.stream;
 	submit_bulk(e);
-	return 0;
 }
 
 /* cuGraphLaunch (and _ptsz): (hGraphExec, hStream) */
-SEC("uprobe")
-int BPF_KPROBE(cuda_graph, __u64 exec, __u64 stream)
+static __always_inline void graph(struct pt_regs *ctx, __u64 id, __u64 cookie)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct isr_ev_cuda_call *e;
+	struct isr_ev_cuda_call *e = call_reserve(id, cookie, bpf_ktime_get_ns());
 
-	if (!is_target(id >> 32))
-		return 0;
-	e = call_reserve(id, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
 	if (!e)
-		return 0;
-	e->args[0] = exec;
-	e->args[5] = stream;
+		return;
+	e->args[0] = PT_REGS_PARM1(ctx);
+	e->args[5] = PT_REGS_PARM2(ctx);
 	submit_bulk(e);
-	return 0;
 }
 
 /* One copy event: direction from the table (aux), the stream only for the
  * stream-ordered variants. */
-static __always_inline int emit_copy(struct pt_regs *ctx, __u64 dst, __u64 src, __u64 bytes, __u64 stream)
+static __always_inline void emit_copy(__u64 id, __u64 cookie, __u64 dst, __u64 src, __u64 bytes, __u64 stream)
 {
-	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
-	struct isr_ev_cuda_call *e;
+	struct isr_ev_cuda_call *e = call_reserve(id, cookie, bpf_ktime_get_ns());
 
-	if (!is_target(id >> 32))
-		return 0;
-	e = call_reserve(id, cookie, bpf_ktime_get_ns());
 	if (!e)
-		return 0;
+		return;
 	e->args[0] = dst;
 	e->args[1] = src;
 	e->args[2] = bytes;
@@ -196,21 +179,6 @@ static __always_inline int emit_copy(struct pt_regs *ctx, __u64 dst, __u64 src, 
 	if (ISR_CUDA_COOKIE_FLAGS(cookie) & ISR_CUDA_ASYNC)
 		e->args[5] = stream;
 	submit_bulk(e);
-	return 0;
-}
-
-/* cuMemcpy*Async: (dst, src, bytes, hStream) */
-SEC("uprobe")
-int BPF_KPROBE(cuda_copy, __u64 dst, __u64 src, __u64 bytes, __u64 stream)
-{
-	return emit_copy(ctx, dst, src, bytes, stream);
-}
-
-/* cuMemcpyPeer[Async]: (dst, dstCtx, src, srcCtx, bytes[, hStream]) */
-SEC("uprobe")
-int BPF_KPROBE(cuda_copy_peer, __u64 dst, __u64 dst_ctx, __u64 src, __u64 src_ctx, __u64 bytes)
-{
-	return emit_copy(ctx, dst, src, bytes, ctx->r9);
 }
 
 static __always_inline __u64 copy_side_address(const struct cu_copy_side *s)
@@ -242,19 +210,16 @@ static __always_inline __u64 copy_direction(__u32 src_type, __u32 dst_type)
 }
 
 /* cuMemcpy2D/3D[Async]: (const CUDA_MEMCPY2D/3D *, [hStream]) */
-static __always_inline int copy_nd(struct pt_regs *ctx, bool three_d)
+static __always_inline void copy_nd(struct pt_regs *ctx, __u64 id, __u64 cookie, bool three_d)
 {
-	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	const char *p = (const char *)PT_REGS_PARM1(ctx);
 	struct cu_copy_side src, dst;
 	struct isr_ev_cuda_call *e;
 	__u64 extent[3] = { 0, 0, 1 };
 
-	if (!is_target(id >> 32))
-		return 0;
 	e = call_reserve(id, cookie, bpf_ktime_get_ns());
 	if (!e)
-		return 0;
+		return;
 	if (bpf_probe_read_user(&src, sizeof(src), p + (three_d ? COPY3D_SRC : COPY2D_SRC)) ||
 	    bpf_probe_read_user(&dst, sizeof(dst), p + (three_d ? COPY3D_DST : COPY2D_DST)) ||
 	    bpf_probe_read_user(extent, three_d ? 24 : 16, p + (three_d ? COPY3D_WIDTH : COPY2D_WIDTH))) {
@@ -269,41 +234,69 @@ static __always_inline int copy_nd(struct pt_regs *ctx, bool three_d)
 	if (ISR_CUDA_COOKIE_FLAGS(cookie) & ISR_CUDA_ASYNC)
 		e->args[5] = PT_REGS_PARM2(ctx);
 	submit_bulk(e);
-	return 0;
-}
-
-SEC("uprobe")
-int cuda_copy_2d(struct pt_regs *ctx)
-{
-	return copy_nd(ctx, false);
-}
-
-SEC("uprobe")
-int cuda_copy_3d(struct pt_regs *ctx)
-{
-	return copy_nd(ctx, true);
 }
 
 /* cuMemsetD8/16/32[Async]: (dst, value, count[, hStream]); aux is the
  * element size, so bytes = count * aux. */
-SEC("uprobe")
-int BPF_KPROBE(cuda_set, __u64 dst, __u64 value, __u64 count, __u64 stream)
+static __always_inline void set(struct pt_regs *ctx, __u64 id, __u64 cookie)
 {
-	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
+	__u64 value = PT_REGS_PARM2(ctx);
 	__u8 elem = ISR_CUDA_COOKIE_AUX(cookie);
 	struct isr_ev_cuda_call *e;
 
-	if (!is_target(id >> 32))
-		return 0;
 	e = call_reserve(id, cookie, bpf_ktime_get_ns());
 	if (!e)
-		return 0;
-	e->args[0] = dst;
+		return;
+	e->args[0] = PT_REGS_PARM1(ctx);
 	e->args[1] = elem >= 4 ? value & 0xffffffff : value & ((1ULL << (8 * elem)) - 1);
-	e->args[2] = count * elem;
+	e->args[2] = PT_REGS_PARM3(ctx) * elem;
 	if (ISR_CUDA_COOKIE_FLAGS(cookie) & ISR_CUDA_ASYNC)
-		e->args[5] = stream;
+		e->args[5] = PT_REGS_PARM4(ctx);
 	submit_bulk(e);
+}
+
+/*
+ * The entry of every entry-only family: one program, so that the overhead
+ * budget switches the whole hot path of a library with one link
+ * (user/budget.h). The family travels in the attach cookie.
+ */
+SEC("uprobe")
+int cuda_hot(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), cookie;
+
+	if (!is_target(id >> 32))
+		return 0;
+	cookie = bpf_get_attach_cookie(ctx);
+	switch (ISR_CUDA_COOKIE_FAMILY(cookie)) {
+	case ISR_CUDA_FAM_LAUNCH:
+		launch(ctx, id, cookie);
+		break;
+	case ISR_CUDA_FAM_LAUNCH_EX:
+		launch_ex(ctx, id, cookie);
+		break;
+	case ISR_CUDA_FAM_GRAPH:
+		graph(ctx, id, cookie);
+		break;
+	case ISR_CUDA_FAM_COPY:
+		/* cuMemcpy*Async: (dst, src, bytes, hStream) */
+		emit_copy(id, cookie, PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx),
+			  PT_REGS_PARM4(ctx));
+		break;
+	case ISR_CUDA_FAM_COPY_PEER:
+		/* cuMemcpyPeer[Async]: (dst, dstCtx, src, srcCtx, bytes[, hStream]) */
+		emit_copy(id, cookie, PT_REGS_PARM1(ctx), PT_REGS_PARM3(ctx), PT_REGS_PARM5(ctx), ctx->r9);
+		break;
+	case ISR_CUDA_FAM_COPY_2D:
+		copy_nd(ctx, id, cookie, false);
+		break;
+	case ISR_CUDA_FAM_COPY_3D:
+		copy_nd(ctx, id, cookie, true);
+		break;
+	case ISR_CUDA_FAM_SET:
+		set(ctx, id, cookie);
+		break;
+	}
 	return 0;
 }
 

@@ -42,6 +42,10 @@
 #define ISR_CUDA_FAM_ALIAS	17 /* +ret (out_function *, kernel): a function of a named kernel */
 #define ISR_CUDA_FAM_COPY_SYNC	18 /* +ret (dst, src, bytes): a synchronous copy, timed */
 
+/* Families 1..8 are entry-only: one probe hit per call, at entry. They are
+ * the hot path that the overhead budget switches (user/budget.h). */
+#define ISR_CUDA_FAM_ENTRY_ONLY(fam)	((fam) >= ISR_CUDA_FAM_LAUNCH && (fam) <= ISR_CUDA_FAM_SET)
+
 #define ISR_COPY_HTOD		1
 #define ISR_COPY_DTOH		2
 #define ISR_COPY_DTOD		3

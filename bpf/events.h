@@ -29,7 +29,8 @@
 #define ISR_EV_CUDA_CALL	9
 #define ISR_EV_CUDA_NAME	10
 #define ISR_EV_GIL		11
-#define ISR_EV_TYPE_MAX		12 /* one past the highest known type */
+#define ISR_EV_SAMPLING		12
+#define ISR_EV_TYPE_MAX		13 /* one past the highest known type */
 
 /*
  * Drop sources: one counter each, kept per CPU in the BPF map "drops" (BPF
@@ -277,6 +278,37 @@ _Static_assert(sizeof(struct isr_ev_gil) == 40, "isr_ev_gil size");
 _Static_assert(__builtin_offsetof(struct isr_ev_gil, wait_ns) == 24, "gil.wait_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_gil, kind) == 32, "gil.kind");
 _Static_assert(__builtin_offsetof(struct isr_ev_gil, pad) == 36, "gil.pad");
+
+/* isr_ev_sampling.kind */
+#define ISR_SAMPLING_START	1 /* the budget's settings; the hot-path probes are on */
+#define ISR_SAMPLING_ON		2 /* the hot-path probes were attached again */
+#define ISR_SAMPLING_OFF	3 /* the hot-path probes were released */
+
+/*
+ * The overhead budget (user/budget.h) at the start of the recording and at
+ * each switch of the hot-path CUDA probes (the entry-only families:
+ * launches, async copies, memsets). Written by the recorder; hdr.pid and
+ * hdr.tid are 0 (about no task). hdr.ts_ns: the probes are surely live from this time
+ * on (ON: the end of the attach) or until it (OFF: the start of the
+ * release). Calls of those families are seen only while the probes are on;
+ * the analysis extrapolates their counts over the off time.
+ */
+struct isr_ev_sampling {
+	struct isr_ev_hdr hdr;
+	__u32 kind;		/* ISR_SAMPLING_* */
+	__u32 budget_ppm;	/* budget, millionths of the busiest thread's time */
+	__u64 hit_cost_ps;	/* measured cost of one probe hit, picoseconds */
+	__u64 switch_ns;	/* how long the attach or release took */
+	__u64 spent_ns;		/* estimated probe cost so far (busiest thread per interval) */
+	__u64 allowed_ns;	/* what the budget allowed so far */
+};
+_Static_assert(sizeof(struct isr_ev_sampling) == 64, "isr_ev_sampling size");
+_Static_assert(__builtin_offsetof(struct isr_ev_sampling, kind) == 24, "sampling.kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_sampling, budget_ppm) == 28, "sampling.budget_ppm");
+_Static_assert(__builtin_offsetof(struct isr_ev_sampling, hit_cost_ps) == 32, "sampling.hit_cost_ps");
+_Static_assert(__builtin_offsetof(struct isr_ev_sampling, switch_ns) == 40, "sampling.switch_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_sampling, spent_ns) == 48, "sampling.spent_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_sampling, allowed_ns) == 56, "sampling.allowed_ns");
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096

@@ -15,6 +15,7 @@
 #include "recorder.h"
 #include "procinfo.h"
 #include "isr_format.h"
+#include "selfprobe.h"
 
 #define MAX_ROUNDS 64
 #define READY_TIMEOUT_S 60.0
@@ -39,39 +40,6 @@ static double now_s(void)
 {
 	return procinfo__now_mono_ns() / 1e9;
 }
-
-/*
- * Probe targets for the CUDA benchmarks: two functions of this binary with
- * the names and the prologue (push %rbp; mov %rsp,%rbp) of libcuda 580's
- * entry points, so that the recorder probes them exactly as it probes the
- * driver (--cuda-lib pointed at this executable): cuLaunchKernel with an
- * entry probe only, cuStreamSynchronize with entry and return probes. They
- * do nothing but return CUDA_SUCCESS.
- */
-__asm__(".text\n"
-	".globl cuLaunchKernel\n"
-	".type cuLaunchKernel, @function\n"
-	"cuLaunchKernel:\n"
-	"	push %rbp\n"
-	"	mov %rsp, %rbp\n"
-	"	xor %eax, %eax\n"
-	"	pop %rbp\n"
-	"	ret\n"
-	".size cuLaunchKernel, .-cuLaunchKernel\n"
-	".globl cuStreamSynchronize\n"
-	".type cuStreamSynchronize, @function\n"
-	"cuStreamSynchronize:\n"
-	"	push %rbp\n"
-	"	mov %rsp, %rbp\n"
-	"	xor %eax, %eax\n"
-	"	pop %rbp\n"
-	"	ret\n"
-	".size cuStreamSynchronize, .-cuStreamSynchronize\n");
-
-int cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-		   unsigned int by, unsigned int bz, unsigned int shared, void *stream, void **params,
-		   void **extra);
-int cuStreamSynchronize(void *stream);
 
 static struct work_result run_cuda_launch(double seconds, int threads)
 {

@@ -34,6 +34,8 @@ enum {
 	OPT_LIST_PROBES,
 	OPT_CUDA_LIB,
 	OPT_GIL,
+	OPT_BUDGET,
+	OPT_LEGACY_UPROBES,
 };
 
 #define MAX_CUDA_LIBS 8
@@ -46,7 +48,8 @@ struct env {
 	const char *output;
 	const char *input;
 	size_t ringbuf_mib;
-	bool no_follow, no_faults, no_cuda, gil, list_probes, verbose, quiet;
+	bool no_follow, no_faults, no_cuda, gil, list_probes, verbose, quiet, legacy_uprobes;
+	double budget_pct;	/* 0: no budget */
 	const char *cuda_libs[MAX_CUDA_LIBS];
 	size_t cuda_lib_count;
 	const char *ready_file;
@@ -125,6 +128,19 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_GIL:
 		env->gil = true;
 		return 0;
+	case OPT_BUDGET:
+		if (!strcmp(arg, "off")) {
+			env->budget_pct = 0;
+			return 0;
+		}
+		errno = 0;
+		env->budget_pct = strtod(arg, &end);
+		if (errno || end == arg || *end || !(env->budget_pct > 0) || env->budget_pct > 100)
+			argp_error(state, "--budget: '%s' is not a percentage in (0, 100] or 'off'", arg);
+		return 0;
+	case OPT_LEGACY_UPROBES:
+		env->legacy_uprobes = true;
+		return 0;
 	case OPT_LIST_PROBES:
 		env->list_probes = true;
 		return 0;
@@ -175,6 +191,8 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
 	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
+	{ "budget", OPT_BUDGET, "PCT|off", 0, "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and extrapolate", 0 }, \
+	{ "legacy-uprobes", OPT_LEGACY_UPROBES, NULL, 0, "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)", 0 }, \
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
 	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \
 	  "Print the CUDA and Python GIL probe sites chosen in the targets and exit (starts nothing)", 0 }, \
@@ -323,6 +341,8 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		.cuda_libs = env->cuda_libs,
 		.cuda_lib_count = env->cuda_lib_count,
 		.python = env->gil,
+		.budget_pct = env->budget_pct,
+		.legacy_uprobes = env->legacy_uprobes,
 		.verbose = env->verbose,
 		.quiet = env->quiet,
 		.ready_file = env->ready_file,
@@ -381,6 +401,7 @@ int main(int argc, char **argv)
 
 	env.cmd_name = "";
 	env.zstd_level = 1;
+	env.budget_pct = 1.0;
 	/* Everything after "--" is the command to launch, untouched by argp. */
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {

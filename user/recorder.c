@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <limits.h>
+#include <sched.h>
 #include "recorder.h"
 #include "rec_writer.h"
 #include "tracer.h"
@@ -18,6 +19,7 @@
 #include "isr_format.h"
 #include "cuda_attach.h"
 #include "python_attach.h"
+#include "budget.h"
 
 #define TICK_NS		1000000000ULL	/* chunk, clock pair and drops cadence */
 #define LIVENESS_NS	200000000ULL
@@ -55,6 +57,18 @@ struct py_state {
 	size_t ndescribed;
 };
 
+#define HIT_SLOTS 1024	/* probe hits per thread since the last budget step */
+
+/* The overhead budget as the recorder runs it (user/budget.h). */
+struct budget_state {
+	bool active;
+	struct budget b;
+	__u64 next_ns;		/* next decision */
+	__u32 hit_tid[HIT_SLOTS];
+	__u64 hits[HIT_SLOTS];	/* threads that share a slot are charged together: never less */
+	bool warned;
+};
+
 struct rec_state {
 	struct rec_writer *w;
 	struct tracer *t;
@@ -68,6 +82,7 @@ struct rec_state {
 	size_t pending_overflow;
 	__u32 launched_pid;	/* its first exec is the launch, snapshotted already */
 	bool launched_exec_seen;
+	struct budget_state budget;
 };
 
 static void queue_snapshot(struct rec_state *st, __u32 pid, __u32 origin)
@@ -79,6 +94,31 @@ static void queue_snapshot(struct rec_state *st, __u32 pid, __u32 origin)
 	} else {
 		st->pending_overflow++;
 	}
+}
+
+/* Probe hits behind an event: a "+ret" call (and a GIL re-acquisition)
+ * took an entry and a return hit. */
+static void count_hits(struct budget_state *bs, const struct isr_ev_hdr *h)
+{
+	__u32 slot;
+	__u64 hits;
+
+	switch (h->type) {
+	case ISR_EV_CUDA_CALL:
+		hits = ((const struct isr_ev_cuda_call *)h)->flags & ISR_CUDA_RETURNED ? 2 : 1;
+		break;
+	case ISR_EV_CUDA_NAME:
+		hits = 2;
+		break;
+	case ISR_EV_GIL:
+		hits = ((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE ? 2 : 1;
+		break;
+	default:
+		return;
+	}
+	slot = (h->tid * 2654435761u) % HIT_SLOTS;
+	bs->hit_tid[slot] = h->tid;
+	bs->hits[slot] += hits;
 }
 
 static int on_event(void *ctx, const void *data, size_t size)
@@ -95,6 +135,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 		return 0;
 	}
 	st->events++;
+	if (st->budget.active)
+		count_hits(&st->budget, data);
 	if (h->type == ISR_EV_PROC_FORK) {
 		const struct isr_ev_proc_fork *f = data;
 
@@ -573,6 +615,88 @@ static int py_prepare(struct py_state *ps)
 	return 0;
 }
 
+/* Before anything is traced: the cost of one probe hit here, which the
+ * budget charges for every hit. No budget (a warning) where the hot path
+ * cannot be switched. */
+static void budget_setup(struct rec_state *st, const struct record_opts *o)
+{
+	char err[512];
+	double hit_ns;
+	int e;
+
+	if (o->budget_pct <= 0 || !o->cuda)
+		return;
+	e = tracer__measure_hit_cost(st->t, &hit_ns, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: the %.3g%% overhead budget cannot be kept: %s; every probe stays "
+			"on%s\n", o->budget_pct, err,
+			o->legacy_uprobes ? " (--legacy-uprobes)" : " (needs Linux 6.6 or later)");
+		return;
+	}
+	budget__init(&st->budget.b, o->budget_pct / 100, hit_ns, procinfo__now_mono_ns());
+	st->budget.active = true;
+	if (o->verbose)
+		fprintf(stderr, "inferscope-bpf: overhead budget %.3g%% of a thread's time; one probe hit costs %.0f ns "
+			"here\n", o->budget_pct, hit_ns);
+}
+
+static int write_sampling(struct rec_state *st, __u32 kind, __u64 ts, __u64 switch_ns)
+{
+	const struct budget *b = &st->budget.b;
+	struct isr_ev_sampling ev;
+	int e;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.hdr.type = ISR_EV_SAMPLING;
+	ev.hdr.size = sizeof(ev);
+	ev.hdr.cpu = (__u32)sched_getcpu();
+	ev.hdr.ts_ns = ts;
+	ev.kind = kind;
+	ev.budget_ppm = (__u32)(b->fraction * 1e6 + 0.5);
+	ev.hit_cost_ps = (__u64)(b->hit_cost_ns * 1000 + 0.5);
+	ev.switch_ns = switch_ns;
+	ev.spent_ns = (__u64)b->spent_ns;
+	ev.allowed_ns = (__u64)budget__allowed_ns(b, ts);
+	e = rec_writer__append_event(st->w, &ev, sizeof(ev));
+	if (!e)
+		st->events++;
+	return e;
+}
+
+/* Charges the hits since the last step and switches the hot path when the
+ * budget says so. */
+static int budget_step(struct rec_state *st, __u64 now)
+{
+	struct budget_state *bs = &st->budget;
+	enum budget_action act;
+	__u64 busiest = 0, t0, t1;
+	char err[512];
+	size_t i;
+	bool on;
+	int e;
+
+	for (i = 0; i < HIT_SLOTS; i++)
+		if (bs->hits[i] > busiest)
+			busiest = bs->hits[i];
+	memset(bs->hits, 0, sizeof(bs->hits));
+	budget__charge(&bs->b, busiest, now);
+	act = budget__decide(&bs->b, now, &bs->next_ns);
+	if (act == BUDGET_KEEP)
+		return 0;
+	on = act == BUDGET_SWITCH_ON;
+	t0 = procinfo__now_mono_ns();
+	e = tracer__set_hot(st->t, on, err, sizeof(err));
+	t1 = procinfo__now_mono_ns();
+	if (e && !bs->warned) {
+		fprintf(stderr, "\ninferscope-bpf: overhead budget: %s\n", err);
+		bs->warned = true;
+	}
+	/* The window runs from when the probes were surely live to when
+	 * their release began. */
+	budget__switched(&bs->b, on, on ? t1 : t0);
+	return write_sampling(st, on ? ISR_SAMPLING_ON : ISR_SAMPLING_OFF, on ? t1 : t0, t1 - t0);
+}
+
 int record__list_probes(const struct record_opts *o)
 {
 	struct cuda_mapping mapped[CUDA_MAX_LIBS];
@@ -636,6 +760,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		.faults = o->faults,
 		.cuda = o->cuda,
 		.python = o->python,
+		.legacy_uprobes = o->legacy_uprobes,
 		.verbose = o->verbose,
 	};
 	struct launch l = { .pid = -1, .go_fd = -1, .status_fd = -1 };
@@ -680,6 +805,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		goto out;
 	}
 	st.t = t;
+	budget_setup(&st, o);
 	if (o->cuda) {
 		/* Candidates: for the launched command, and for children that
 		 * targets start (they load their libraries after the fork). */
@@ -769,6 +895,11 @@ int record__run(const struct record_opts *o, struct record_result *res)
 	}
 	e = rec_writer__write_props(st.w, ISR_CHUNK_HOST, host);
 	e = e ?: write_clock(st.w);
+	if (st.budget.active) {
+		budget__init(&st.budget.b, st.budget.b.fraction, st.budget.b.hit_cost_ns, start);
+		st.budget.next_ns = start + BUDGET_CHECK_NS;
+		e = e ?: write_sampling(&st, ISR_SAMPLING_START, start, 0);
+	}
 	for (i = 0; !e && i < o->pid_count; i++)
 		e = write_snapshot(st.w, o->pids[i], ISR_ORIGIN_ATTACHED);
 	if (e)
@@ -821,7 +952,16 @@ int record__run(const struct record_opts *o, struct record_result *res)
 	next_tick = start + TICK_NS;
 	next_live = start + LIVENESS_NS;
 	for (;;) {
-		n = tracer__poll(t, POLL_MS);
+		int wait_ms = POLL_MS;
+
+		if (st.budget.active) {
+			now = procinfo__now_mono_ns();
+			wait_ms = st.budget.next_ns <= now ? 0 :
+				  (int)((st.budget.next_ns - now + 999999) / 1000000);
+			if (wait_ms > POLL_MS)
+				wait_ms = POLL_MS;
+		}
+		n = tracer__poll(t, wait_ms);
 		if (n < 0) {
 			e = n;
 			fprintf(stderr, "\ninferscope-bpf: reading the ring buffer failed: %s\n", strerror(-e));
@@ -838,6 +978,10 @@ int record__run(const struct record_opts *o, struct record_result *res)
 			break;
 		}
 		now = procinfo__now_mono_ns();
+		if (st.budget.active && now >= st.budget.next_ns && (e = budget_step(&st, now))) {
+			st.write_err = e;
+			continue;
+		}
 		if (stop_signal) {
 			stop_reason = ISR_STOP_SIGNAL;
 			break;
@@ -905,6 +1049,12 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		fprintf(stderr, "inferscope-bpf: %llu events in %.1f s, %llu dropped, %.1f MiB written to %s\n",
 			(unsigned long long)st.events, (procinfo__now_mono_ns() - start) / 1e9,
 			(unsigned long long)drops_total, rec_writer__bytes_written(st.w) / 1048576.0, o->output);
+		if (st.budget.b.sampling)
+			fprintf(stderr, "inferscope-bpf: the CUDA hot path (launches, async copies, memsets) cost more "
+				"than the %.3g%% overhead budget: its probes were switched off and on %llu times and "
+				"its calls are extrapolated from the windows they were on (--budget raises the "
+				"budget, --budget off traces every call)\n", o->budget_pct,
+				(unsigned long long)st.budget.b.switches);
 		if (st.pending_overflow)
 			fprintf(stderr, "inferscope-bpf: %zu new processes were too many to snapshot at once; "
 				"their events are recorded, their command lines are not\n", st.pending_overflow);

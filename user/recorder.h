@@ -26,6 +26,8 @@ struct record_opts {
 	const char *const *cuda_libs;	/* --cuda-lib: more libcuda files to probe in every target */
 	size_t cuda_lib_count;
 	bool python;			/* probe the GIL of CPython 3.10-3.13 targets */
+	double budget_pct;		/* overhead budget in % of a thread's time; 0: none */
+	bool legacy_uprobes;		/* perf-event uprobes even where uprobe_multi exists */
 	bool verbose;
 	bool quiet;			/* no status line or banners */
 	const char *ready_file;		/* created once probes are live */

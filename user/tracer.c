@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -16,8 +17,46 @@
 #include "faults.skel.h"
 #include "cuda.skel.h"
 #include "python.skel.h"
+#include "selfprobe.h"
 
 #define MAX_CPUS 1024
+
+/*
+ * BPF_LINK_CREATE of a uprobe_multi link (Linux 6.6): every site of one
+ * program in one file, for one process, in one link. The system's uapi
+ * headers and libbpf may predate it, so the attribute is spelled out here
+ * as the kernel lays it out (union bpf_attr, link_create).
+ */
+#define ATTACH_UPROBE_MULTI	48	/* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN	1	/* BPF_F_UPROBE_MULTI_RETURN */
+
+struct link_create_uprobe_multi {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* The sites of one program in one attachment: one uprobe_multi link. */
+struct probe_group {
+	struct bpf_program *prog;
+	bool ret;
+	bool hot;		/* switched on and off by the overhead budget */
+	unsigned int n;
+	__u64 *offsets;
+	__u64 *cookies;
+	int fd;			/* the link, -1 while not attached */
+};
+
+#define MAX_GROUPS 4	/* programs per library: cuda_hot, cuda_enter, cuda_ret; 3 for Python */
 
 /* The CUDA or Python probes of one file in one process. */
 struct uprobe_attachment {
@@ -26,8 +65,13 @@ struct uprobe_attachment {
 	dev_t dev;
 	ino_t ino;
 	char path[PATH_MAX];
+	unsigned int nprobes;	/* uprobes + uretprobes, attached or switched off */
+	/* one perf-event link per site (kernels without uprobe_multi) */
 	unsigned int nlinks;
 	struct bpf_link **links;
+	/* or one uprobe_multi link per program */
+	struct probe_group groups[MAX_GROUPS];
+	unsigned int ngroups;
 };
 
 struct tracer {
@@ -46,6 +90,9 @@ struct tracer {
 	bool verbose;
 	bool faults_attached;
 	int nr_fault_cpus;
+	__u32 discard_pid;	/* events of this process are not handed on */
+	bool multi;		/* uprobes as uprobe_multi links */
+	bool hot_on;		/* the hot-path CUDA probes are attached */
 };
 
 static bool verbose_log;
@@ -69,7 +116,10 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
+	const struct isr_ev_hdr *h = data;
 
+	if (t->discard_pid && size >= sizeof(*h) && h->pid == t->discard_pid)
+		return 0;
 	return t->fn(t->ctx, data, size);
 }
 
@@ -110,6 +160,50 @@ static int load_shared(struct bpf_object_skeleton *skel, struct sched_bpf *first
 	return e;
 }
 
+/*
+ * Whether the kernel has uprobe_multi links (Linux 6.6): a trivial program
+ * of that attach type, linked to a path that is no regular file, is refused
+ * with EBADF by a kernel that knows the link type and with another error by
+ * one that does not.
+ */
+static bool probe_uprobe_multi(void)
+{
+	struct bpf_insn insns[2];
+	struct link_create_uprobe_multi attr;
+	__u64 offset = 0;
+	int prog_fd, fd;
+	bool ok;
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = ATTACH_UPROBE_MULTI);
+
+	memset(insns, 0, sizeof(insns));
+	insns[0].code = BPF_ALU64 | BPF_MOV | BPF_K;	/* r0 = 0 */
+	insns[1].code = BPF_JMP | BPF_EXIT;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "isr_probe_multi", "GPL", insns, 2, &po);
+	if (prog_fd < 0)
+		return false;
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (__u32)prog_fd;
+	attr.attach_type = ATTACH_UPROBE_MULTI;
+	attr.path = (__u64)(unsigned long)"/";
+	attr.offsets = (__u64)(unsigned long)&offset;
+	attr.cnt = 1;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	ok = fd < 0 && errno == EBADF;
+	if (fd >= 0)
+		close(fd);
+	close(prog_fd);
+	return ok;
+}
+
+/* Every uprobe program of obj becomes a uprobe_multi program. */
+static void use_uprobe_multi(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+		bpf_program__set_expected_attach_type(prog, ATTACH_UPROBE_MULTI);
+}
+
 static int open_failed(const char *what, char *err, size_t errlen)
 {
 	int e = -errno;
@@ -136,6 +230,8 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 	t->fn = fn;
 	t->ctx = ctx;
 	t->verbose = opts->verbose;
+	t->hot_on = true;
+	t->multi = (opts->cuda || opts->python) && !opts->legacy_uprobes && probe_uprobe_multi();
 
 	t->sched = sched_bpf__open();
 	if (!t->sched) {
@@ -167,6 +263,8 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 	}
 	if (opts->cuda) {
 		t->cuda = cuda_bpf__open();
+		if (t->cuda && t->multi)
+			use_uprobe_multi(t->cuda->obj);
 		e = t->cuda ? load_shared(t->cuda->skeleton, t->sched, "CUDA", "--no-cuda", opts->verbose, err, errlen) :
 			      open_failed("CUDA", err, errlen);
 		if (e)
@@ -174,6 +272,8 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 	}
 	if (opts->python) {
 		t->python = python_bpf__open();
+		if (t->python && t->multi)
+			use_uprobe_multi(t->python->obj);
 		e = t->python ? load_shared(t->python->skeleton, t->sched, "Python", "--no-python", opts->verbose, err,
 					    errlen) :
 				open_failed("Python", err, errlen);
@@ -292,21 +392,32 @@ int tracer__attach(struct tracer *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* The program that decodes a family at entry (one program, cuda_ret,
- * serves every "+ret" family at return). */
-static struct bpf_program *cuda_entry_prog(struct cuda_bpf *s, __u8 family)
+static int group_attach(struct probe_group *g, __u32 pid, const char *path)
 {
-	switch (family) {
-	case ISR_CUDA_FAM_LAUNCH:	return s->progs.cuda_launch;
-	case ISR_CUDA_FAM_LAUNCH_EX:	return s->progs.cuda_launch_ex;
-	case ISR_CUDA_FAM_GRAPH:	return s->progs.cuda_graph;
-	case ISR_CUDA_FAM_COPY:		return s->progs.cuda_copy;
-	case ISR_CUDA_FAM_COPY_PEER:	return s->progs.cuda_copy_peer;
-	case ISR_CUDA_FAM_COPY_2D:	return s->progs.cuda_copy_2d;
-	case ISR_CUDA_FAM_COPY_3D:	return s->progs.cuda_copy_3d;
-	case ISR_CUDA_FAM_SET:		return s->progs.cuda_set;
-	default:			return s->progs.cuda_enter;
-	}
+	struct link_create_uprobe_multi attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (__u32)bpf_program__fd(g->prog);
+	attr.attach_type = ATTACH_UPROBE_MULTI;
+	attr.path = (__u64)(unsigned long)path;
+	attr.offsets = (__u64)(unsigned long)g->offsets;
+	attr.cookies = (__u64)(unsigned long)g->cookies;
+	attr.cnt = g->n;
+	attr.multi_flags = g->ret ? UPROBE_MULTI_RETURN : 0;
+	attr.pid = pid;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	if (fd < 0)
+		return -errno;
+	g->fd = fd;
+	return 0;
+}
+
+static void group_detach(struct probe_group *g)
+{
+	if (g->fd >= 0)
+		close(g->fd);
+	g->fd = -1;
 }
 
 static void attachment_release(struct uprobe_attachment *a)
@@ -318,9 +429,15 @@ static void attachment_release(struct uprobe_attachment *a)
 	free(a->links);
 	a->links = NULL;
 	a->nlinks = 0;
+	for (i = 0; i < a->ngroups; i++) {
+		group_detach(&a->groups[i]);
+		free(a->groups[i].offsets);
+		free(a->groups[i].cookies);
+	}
+	a->ngroups = 0;
 }
 
-/* Makes room for one more attachment and starts a with no links yet:
+/* Makes room for one more attachment and starts a with no probes yet:
  * 0, -EALREADY when the file (dev, ino) is already probed for pid, or
  * -ENOMEM with err filled. */
 static int attachment_begin(struct tracer *t, struct uprobe_attachment *a, const char *what, __u32 pid,
@@ -348,32 +465,101 @@ static int attachment_begin(struct tracer *t, struct uprobe_attachment *a, const
 	a->dev = dev;
 	a->ino = ino;
 	snprintf(a->path, sizeof(a->path), "%s", path);
-	a->links = calloc(probes, sizeof(*a->links));
-	if (!a->links) {
-		set_err(err, errlen, "out of memory");
-		return -ENOMEM;
+	if (!t->multi) {
+		a->links = calloc(probes, sizeof(*a->links));
+		if (!a->links) {
+			set_err(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
 	}
 	return 0;
 }
 
-/* Attaches prog at site s (its return with ret) for pid, into the
- * attachment being built; on failure says which and releases it. */
-static int attachment_add(struct uprobe_attachment *a, struct bpf_program *prog, const struct cuda_site *s,
-			  bool ret, __u32 pid, const char *path, char *err, size_t errlen)
+/* Adds prog at site s (its return with ret) to the attachment being built:
+ * attached at once as a perf-event uprobe, or queued in the program's
+ * uprobe_multi group. On failure says which and releases a. */
+static int attachment_add(struct tracer *t, struct uprobe_attachment *a, struct bpf_program *prog,
+			  const struct cuda_site *s, bool ret, bool hot, char *err, size_t errlen)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = s->cookie);
-	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, path, s->offset, &uo);
+	struct probe_group *g = NULL;
+	unsigned int i;
 	int e;
 
-	if (!link) {
-		e = -errno;
-		set_err(err, errlen, "cannot attach the %s of %s (%s, offset %#llx) for pid %u: %s",
-			ret ? "uretprobe" : "uprobe", s->name, path, (unsigned long long)s->offset, pid,
-			strerror(-e));
-		attachment_release(a);
-		return e;
+	a->nprobes++;
+	if (!t->multi) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = s->cookie);
+		struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, (pid_t)a->pid, a->path, s->offset, &uo);
+
+		if (!link) {
+			e = -errno;
+			set_err(err, errlen, "cannot attach the %s of %s (%s, offset %#llx) for pid %u: %s",
+				ret ? "uretprobe" : "uprobe", s->name, a->path, (unsigned long long)s->offset,
+				a->pid, strerror(-e));
+			attachment_release(a);
+			return e;
+		}
+		a->links[a->nlinks++] = link;
+		return 0;
 	}
-	a->links[a->nlinks++] = link;
+	for (i = 0; i < a->ngroups && !g; i++)
+		if (a->groups[i].prog == prog && a->groups[i].ret == ret)
+			g = &a->groups[i];
+	if (!g) {
+		if (a->ngroups == MAX_GROUPS) {
+			set_err(err, errlen, "too many probe programs for %s", a->path);
+			attachment_release(a);
+			return -E2BIG;
+		}
+		g = &a->groups[a->ngroups++];
+		memset(g, 0, sizeof(*g));
+		g->prog = prog;
+		g->ret = ret;
+		g->hot = hot;
+		g->fd = -1;
+		g->offsets = calloc(ISR_CUDA_FN_MAX, sizeof(*g->offsets));
+		g->cookies = calloc(ISR_CUDA_FN_MAX, sizeof(*g->cookies));
+		if (!g->offsets || !g->cookies) {
+			set_err(err, errlen, "out of memory");
+			attachment_release(a);
+			return -ENOMEM;
+		}
+	}
+	if (g->n == ISR_CUDA_FN_MAX) {
+		set_err(err, errlen, "too many probe sites for %s", a->path);
+		attachment_release(a);
+		return -E2BIG;
+	}
+	g->offsets[g->n] = s->offset;
+	g->cookies[g->n] = s->cookie;
+	g->n++;
+	return 0;
+}
+
+/* Attaches the uprobe_multi groups of a: entries before returns (a return
+ * program reads what its entry kept), the hot ones only while the budget
+ * has them on. All or nothing. */
+static int attachment_commit(struct tracer *t, struct uprobe_attachment *a, char *err, size_t errlen)
+{
+	unsigned int pass, i;
+	int e;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < a->ngroups; i++) {
+			struct probe_group *g = &a->groups[i];
+
+			if (g->ret != (pass == 1) || (g->hot && !t->hot_on))
+				continue;
+			e = group_attach(g, a->pid, a->path);
+			if (e) {
+				set_err(err, errlen, "cannot attach the %u %s of %s for pid %u (%s): %s", g->n,
+					g->ret ? "uretprobes" : "uprobes", bpf_program__name(g->prog), a->pid,
+					a->path, strerror(-e));
+				attachment_release(a);
+				return e;
+			}
+		}
+	}
+	t->att[t->att_count++] = *a;
 	return 0;
 }
 
@@ -393,21 +579,25 @@ int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *
 		return e;
 	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
 		const struct cuda_site *s = &lib->sites[i];
-		int ret;
+		bool hot = ISR_CUDA_FAM_ENTRY_ONLY(s->family);
 
 		if (s->kind == CUDA_SITE_ABSENT)
 			continue;
-		/* The entry program first: a return probe needs the entry's
-		 * record, and exactly one entry program per address. */
-		for (ret = 0; ret <= (int)s->ret; ret++) {
-			e = attachment_add(&a, ret ? t->cuda->progs.cuda_ret : cuda_entry_prog(t->cuda, s->family), s,
-					   ret, pid, m->path, err, errlen);
-			if (e)
-				return e;
-		}
+		/* cuda_hot decodes the entry-only families, cuda_enter and
+		 * cuda_ret the "+ret" ones; the entry program first: a return
+		 * probe needs the entry's record. */
+		e = attachment_add(t, &a, hot ? t->cuda->progs.cuda_hot : t->cuda->progs.cuda_enter, s, false, hot,
+				   err, errlen);
+		if (!e && s->ret)
+			e = attachment_add(t, &a, t->cuda->progs.cuda_ret, s, true, false, err, errlen);
+		if (e)
+			return e;
 	}
-	t->att[t->att_count++] = a;
-	return 0;
+	if (!t->multi) {
+		t->att[t->att_count++] = a;
+		return 0;
+	}
+	return attachment_commit(t, &a, err, errlen);
 }
 
 int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *m, char *err, size_t errlen)
@@ -432,13 +622,147 @@ int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *
 						   ret ? t->python->progs.gil_restore_ret :
 							 t->python->progs.gil_restore_enter;
 
-			e = attachment_add(&a, prog, s, ret, pid, m->path, err, errlen);
+			e = attachment_add(t, &a, prog, s, ret, false, err, errlen);
 			if (e)
 				return e;
 		}
 	}
-	t->att[t->att_count++] = a;
-	return 0;
+	if (!t->multi) {
+		t->att[t->att_count++] = a;
+		return 0;
+	}
+	return attachment_commit(t, &a, err, errlen);
+}
+
+bool tracer__can_switch_hot(const struct tracer *t)
+{
+	return t->multi && t->cuda;
+}
+
+int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
+{
+	size_t i;
+	unsigned int k;
+	int e, first = 0;
+
+	if (!tracer__can_switch_hot(t)) {
+		set_err(err, errlen, "the hot-path probes can only be switched as uprobe_multi links (Linux 6.6+)");
+		return -EOPNOTSUPP;
+	}
+	t->hot_on = on;
+	for (i = 0; i < t->att_count; i++) {
+		struct uprobe_attachment *a = &t->att[i];
+
+		for (k = 0; k < a->ngroups; k++) {
+			struct probe_group *g = &a->groups[k];
+
+			if (!g->hot)
+				continue;
+			if (!on) {
+				group_detach(g);
+				continue;
+			}
+			if (g->fd >= 0)
+				continue;
+			e = group_attach(g, a->pid, a->path);
+			/* A process that is exiting keeps the others traced. */
+			if (e && e != -ESRCH && !first) {
+				first = e;
+				set_err(err, errlen, "cannot attach the %u hot-path uprobes of %s for pid %u: %s",
+					g->n, a->path, a->pid, strerror(-e));
+			}
+		}
+	}
+	return first;
+}
+
+#define COST_CALLS	2000
+#define COST_ROUNDS	5
+
+static double median5(double *v)
+{
+	int i, j;
+
+	for (i = 1; i < COST_ROUNDS; i++)
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double x = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	return v[COST_ROUNDS / 2];
+}
+
+/* ns per call of the executable's own cuLaunchKernel, the median of
+ * COST_ROUNDS rounds of COST_CALLS calls. */
+static double time_self_launches(void)
+{
+	double v[COST_ROUNDS];
+	struct timespec a, b;
+	int r, i;
+
+	for (r = 0; r < COST_ROUNDS; r++) {
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (i = 0; i < COST_CALLS; i++)
+			cuLaunchKernel((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		v[r] = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / COST_CALLS;
+	}
+	return median5(v);
+}
+
+int tracer__measure_hit_cost(struct tracer *t, double *hit_ns, char *err, size_t errlen)
+{
+	static const char self[] = "/proc/self/exe";
+	struct probe_group g;
+	const struct cuda_lib *lib;
+	struct cuda_libs *libs;
+	__u32 pid = (__u32)getpid();
+	double probed, plain;
+	int e;
+
+	if (!tracer__can_switch_hot(t)) {
+		set_err(err, errlen, "the hot-path probes cannot be switched on this kernel (no uprobe_multi links)");
+		return -EOPNOTSUPP;
+	}
+	libs = cuda_libs__new();
+	if (!libs) {
+		e = -errno;
+		set_err(err, errlen, "cannot set up the ELF reader: %s", strerror(-e));
+		return e;
+	}
+	lib = cuda_libs__resolve(libs, self, err, errlen);
+	if (!lib || lib->sites[ISR_CUDA_FN_cuLaunchKernel].kind == CUDA_SITE_ABSENT) {
+		e = lib ? -ENOENT : -errno;
+		if (lib)
+			set_err(err, errlen, "the executable has no cuLaunchKernel of its own to measure");
+		cuda_libs__free(libs);
+		return e;
+	}
+	memset(&g, 0, sizeof(g));
+	g.prog = t->cuda->progs.cuda_hot;
+	g.n = 1;
+	g.offsets = (__u64 *)&lib->sites[ISR_CUDA_FN_cuLaunchKernel].offset;
+	g.cookies = (__u64 *)&lib->sites[ISR_CUDA_FN_cuLaunchKernel].cookie;
+	g.fd = -1;
+	e = tracer__add_target(t, pid);
+	if (!e)
+		e = group_attach(&g, pid, self);
+	if (e) {
+		set_err(err, errlen, "cannot probe the executable's own cuLaunchKernel: %s", strerror(-e));
+	} else {
+		probed = time_self_launches();
+		group_detach(&g);
+		plain = time_self_launches();
+		*hit_ns = probed > plain ? probed - plain : 0;
+	}
+	tracer__remove_target(t, pid);
+	/* Its events are no target's. */
+	t->discard_pid = pid;
+	ring_buffer__consume(t->rb);
+	t->discard_pid = 0;
+	cuda_libs__free(libs);
+	return e;
 }
 
 void tracer__prune_uprobes(struct tracer *t)
@@ -548,8 +872,9 @@ void tracer__describe(const struct tracer *t, FILE *out)
 			"page-faults-maj", t->nr_fault_cpus);
 	}
 	for (i = 0; i < t->att_count; i++)
-		fprintf(out, "  %-22s pid %u: %u uprobes/uretprobes on %s\n", t->att[i].what, t->att[i].pid,
-			t->att[i].nlinks, t->att[i].path);
+		fprintf(out, "  %-22s pid %u: %u uprobes/uretprobes on %s (%s)\n", t->att[i].what, t->att[i].pid,
+			t->att[i].nprobes, t->att[i].path,
+			t->multi ? "uprobe_multi links" : "one perf-event uprobe each");
 }
 
 void tracer__free(struct tracer *t)

@@ -28,6 +28,7 @@ struct tracer_opts {
 	bool faults;		/* page-fault probes */
 	bool cuda;		/* load the CUDA driver API probes (tracer__attach_cuda) */
 	bool python;		/* load the Python GIL probes (tracer__attach_python) */
+	bool legacy_uprobes;	/* one perf-event uprobe per site even where uprobe_multi links exist */
 	bool verbose;		/* libbpf's log on stderr */
 };
 
@@ -49,6 +50,22 @@ int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *
  * return, PyEval_SaveThread entry) for pid only, as tracer__attach_cuda
  * does. 0, -EALREADY, or -errno with err filled (all or nothing). */
 int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *m, char *err, size_t errlen);
+/* Whether the hot-path CUDA probes (the entry-only families: launches,
+ * async copies, memsets) can be switched on and off: they are uprobe_multi
+ * links, one per library and process, attached and released in
+ * milliseconds (Linux 6.6+). */
+bool tracer__can_switch_hot(const struct tracer *t);
+/* Attaches (on) or releases (off) the hot-path CUDA probes of every
+ * process; libraries probed later follow the current state. 0, or the
+ * first error (-errno, err filled; the other processes are still switched).
+ * Used by the overhead budget. */
+int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen);
+/* Measures what one hit of the hot-path CUDA probe costs here: the
+ * executable's own cuLaunchKernel (user/selfprobe.h, libcuda's prologue)
+ * called with and without the probe, as a target, before anything else is
+ * traced (its events are discarded). 0 with *hit_ns, or -errno with err
+ * filled (-EOPNOTSUPP: tracer__can_switch_hot is false). */
+int tracer__measure_hit_cost(struct tracer *t, double *hit_ns, char *err, size_t errlen);
 /* Releases the CUDA and Python probes of processes that are no longer
  * targets. */
 void tracer__prune_uprobes(struct tracer *t);

@@ -478,10 +478,10 @@ static void test_plan_counts_are_distinct(void **state)
 
 /* `-- CMD`: the command maps libcuda through its RUNPATH at exec, after the
  * probes were attached by path; every call is there, exactly. */
-static void test_launched_exact_calls(void **state)
+static void launched_exact_calls(void **state, const char *mode)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", CUDA_WORKLOAD, NULL };
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, (char *)mode, "--", CUDA_WORKLOAD, NULL };
 	struct checker *ck = c->ck = calloc(1, sizeof(*ck));
 	struct recording *rec;
 	char err[512];
@@ -497,6 +497,18 @@ static void test_launched_exact_calls(void **state)
 	assert_int_not_equal(pid, 0);
 	check_recording(c->f.isr, pid, ck);
 	check_report(c->f.isr, pid, false);
+}
+
+static void test_launched_exact_calls(void **state)
+{
+	launched_exact_calls(state, "--budget=1");
+}
+
+/* The same with one perf-event uprobe per function, as on kernels before
+ * uprobe_multi (Linux 6.6). */
+static void test_launched_exact_calls_legacy(void **state)
+{
+	launched_exact_calls(state, "--legacy-uprobes");
 }
 
 /* -p on a running process: per-process uprobes see every call, from the
@@ -671,15 +683,112 @@ static void test_list_probes(void **state)
 	free(o);
 }
 
+#define LAUNCH_RATE_WORKLOAD "build/tests/workloads/launch_rate"
+
+/* Records launch_rate (rate launches/s for 3 s) with the given --budget;
+ * returns its true launch count and leaves the report in *report. */
+static long long record_launch_rate(struct ctx *c, const char *budget, const char *rate, json_t **report)
+{
+	char count_file[600], *text;
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--budget", (char *)budget, "--",
+			 LAUNCH_RATE_WORKLOAD, "3", (char *)rate, count_file, NULL };
+	long long n;
+
+	snprintf(count_file, sizeof(count_file), "%s/launches", c->f.dir);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	text = th_slurp(count_file);
+	assert_non_null(text);
+	n = atoll(text);
+	free(text);
+	*report = th_report(c->f.isr);
+	return n;
+}
+
+static json_t *cuda_calls_of(json_t *report, const char *fn)
+{
+	json_t *o = json_object_get(json_object_get(json_object_get(report, "cuda"), "calls"), fn);
+
+	assert_non_null(o);
+	return o;
+}
+
+/*
+ * 100k launches/s cost several times the 1% budget (one probe hit is
+ * 0.5-1.5 us on these machines): the hot path is sampled in windows, the
+ * report says so, and the extrapolated count is within 10% of the launches
+ * made (measured here: within 0.1%).
+ */
+static void test_budget_samples_launch_heavy(void **state)
+{
+	struct ctx *c = *state;
+	json_t *r, *sm, *calls, *t;
+	long long made, est, seen;
+	char *err;
+
+	made = record_launch_rate(c, "1", "100000", &r);
+	sm = json_object_get(json_object_get(r, "recording"), "sampling");
+	assert_true(json_is_object(sm));
+	assert_true(json_is_true(json_object_get(sm, "sampled")));
+	assert_true(th_num(sm, "windows") >= 2);
+	assert_true(th_num(sm, "coverage") > 0.02 && th_num(sm, "coverage") < 0.6);
+	assert_true(th_num(sm, "hit_cost_ns") > 50 && th_num(sm, "hit_cost_ns") < 20000);
+	calls = cuda_calls_of(r, "cuLaunchKernel");
+	est = (long long)th_num(calls, "count");
+	seen = (long long)th_num(calls, "observed");
+	print_message("launches made %lld, recorded %lld (%.1f%%), estimated %lld (%+.2f%%), coverage %.1f%%, "
+		      "%g windows, hit %.0f ns\n", made, seen, 100.0 * seen / made, est, 100.0 * (est - made) / made,
+		      100 * th_num(sm, "coverage"), th_num(sm, "windows"), th_num(sm, "hit_cost_ns"));
+	assert_true(json_is_true(json_object_get(calls, "estimated")));
+	assert_true(made >= 250000);
+	assert_true(seen < made * 0.7);
+	assert_true(est > made * 0.9 && est < made * 1.1);
+	t = th_thread(r, "launch_rate");
+	assert_non_null(t);
+	assert_true(json_is_true(json_object_get(t, "cuda_estimated")));
+	assert_int_equal((long long)th_num(t, "launches"), est);
+	json_decref(r);
+	{
+		char md[600];
+		char *argv[] = { TRACER, "analyze", c->f.isr, NULL };
+
+		snprintf(md, sizeof(md), "%s/report.md", c->f.dir);
+		th_expect_exit(th_run_to(argv, md, c->f.err), 0, c->f.err);
+		err = th_slurp(md);
+		assert_non_null(err);
+		assert_non_null(strstr(err, "**Sampled:**"));
+		assert_non_null(strstr(err, "| cuLaunchKernel | ≈"));
+		free(err);
+	}
+}
+
+/* --budget off: every launch of the same job is recorded. */
+static void test_budget_off_exact(void **state)
+{
+	struct ctx *c = *state;
+	json_t *r, *calls;
+	long long made;
+
+	made = record_launch_rate(c, "off", "100000", &r);
+	assert_true(json_is_null(json_object_get(json_object_get(r, "recording"), "sampling")));
+	calls = cuda_calls_of(r, "cuLaunchKernel");
+	assert_int_equal((long long)th_num(calls, "count"), made);
+	assert_int_equal((long long)th_num(calls, "observed"), made);
+	assert_true(json_is_false(json_object_get(calls, "estimated")));
+	json_decref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_counts_are_distinct),
 		cmocka_unit_test_setup_teardown(test_launched_exact_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launched_exact_calls_legacy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attached_exact_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_without_libcuda, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libcuda_loaded_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_probes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_samples_launch_heavy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_off_exact, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

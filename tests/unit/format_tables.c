@@ -224,6 +224,16 @@ static const struct field ev_gil[] = {
 	FIELD(isr_ev_gil, pad, "u32", "zero"),
 };
 
+static const struct field ev_sampling[] = {
+	HDR(isr_ev_sampling),
+	FIELD(isr_ev_sampling, kind, "u32", "`ISR_SAMPLING_*`"),
+	FIELD(isr_ev_sampling, budget_ppm, "u32", "the overhead budget, millionths of the busiest thread's time"),
+	FIELD(isr_ev_sampling, hit_cost_ps, "u64", "measured cost of one probe hit, picoseconds"),
+	FIELD(isr_ev_sampling, switch_ns, "u64", "how long the attach (ON) or release (OFF) took; 0 for START"),
+	FIELD(isr_ev_sampling, spent_ns, "u64", "estimated probe cost so far, the busiest thread per interval"),
+	FIELD(isr_ev_sampling, allowed_ns, "u64", "what the budget allowed so far"),
+};
+
 static const struct struct_doc file_structs[] = {
 	STRUCT(isr_file_header, "At offset 0 of every recording.", file_header),
 	STRUCT(isr_chunk_header, "Starts every chunk; the stored payload follows it.", chunk_header),
@@ -247,6 +257,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
+	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release).", ev_sampling),
 	STRUCT(isr_ev_gil, "`ISR_EV_GIL`: a thread of a CPython 3.10-3.13 target took the GIL (ACQUIRE, at the return of PyEval_RestoreThread; hdr.ts_ns is its entry) or releases it (RELEASE, at the entry of PyEval_SaveThread).", ev_gil),
 };
 
@@ -327,6 +338,13 @@ static const struct constant event_types[] = {
 	CONST(ISR_EV_CUDA_CALL, "cuda_call", "struct isr_ev_cuda_call"),
 	CONST(ISR_EV_CUDA_NAME, "cuda_name", "struct isr_ev_cuda_name"),
 	CONST(ISR_EV_GIL, "gil", "struct isr_ev_gil"),
+	CONST(ISR_EV_SAMPLING, "sampling", "struct isr_ev_sampling"),
+};
+
+static const struct constant sampling_kinds[] = {
+	CONST(ISR_SAMPLING_START, NULL, "the budget's settings at the start; the hot-path probes are on"),
+	CONST(ISR_SAMPLING_ON, NULL, "the hot-path probes were attached again"),
+	CONST(ISR_SAMPLING_OFF, NULL, "the hot-path probes were released"),
 };
 
 static const struct constant gil_kinds[] = {
@@ -417,6 +435,7 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Event types (`isr_ev_hdr.type`)", "Name: what readers display.", 0, "type", "name", event_types),
 	CONSTS("Event flags", NULL, 1, "bit", NULL, event_flags),
 	CONSTS("GIL event kinds (`isr_ev_gil.kind`)", "Name: the probed function, the key of the event in the report's event_counts.", 0, "kind", "name", gil_kinds),
+	CONSTS("Sampling event kinds (`isr_ev_sampling.kind`)", NULL, 0, "kind", NULL, sampling_kinds),
 	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
 	CONSTS("CUDA function families (`bpf/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
 	CONSTS("Copy directions (aux of the COPY families, args[3] of their calls)", NULL, 0, "value", "name", copy_directions),

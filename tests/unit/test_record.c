@@ -597,7 +597,7 @@ static void test_names(void **state)
 	static const char *const events[] = {
 		NULL, "sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_process_fork",
 		"sched_process_exec", "sched_process_exit", "task_rename", "page_fault_user",
-		"cuda_call", "cuda_name", "gil",
+		"cuda_call", "cuda_name", "gil", "sampling",
 	};
 	static const char *const sources[] = {
 		"sched", "faults", "proc", "fault_start", "targets", "cuda", "cuda_inflight", "writer", "python",

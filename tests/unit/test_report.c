@@ -107,7 +107,7 @@ static struct fixture *fixture__new(void)
 static struct cuda_fn_summary fn(__u16 func, const char *name, __u64 calls, __u64 returned,
 				 __u64 total_ns, __u64 max_ns)
 {
-	struct cuda_fn_summary f = { .func = func, .calls = calls, .returned = returned,
+	struct cuda_fn_summary f = { .func = func, .calls = calls, .observed = calls, .returned = returned,
 				     .total_ns = total_ns, .max_ns = max_ns };
 
 	strncpy(f.name, name, sizeof(f.name) - 1);
@@ -143,15 +143,18 @@ static void fixture__add_cuda(struct fixture *f)
 		snprintf(f->kernel_names[i], sizeof(f->kernel_names[i]), "k%d", i);
 		f->kernels[i] = (struct kernel_summary){ .pid = 300, .handle = 0x7f0000002000ULL + (__u64)i * 16,
 							 .name = f->kernel_names[i], .named = true,
-							 .launches = (__u64)(100 - i) };
+							 .launches = (__u64)(100 - i),
+							 .observed_launches = (__u64)(100 - i) };
 	}
 	f->kernels[0].handle = 0x7f0000001000ULL;
 	f->kernels[0].name = "relu_kernel";
 	f->kernels[0].launches = 600;
+	f->kernels[0].observed_launches = 600;
 	f->sum.kernels = f->kernels;
 	f->sum.kernel_count = 55;
 	f->threads[1].cuda_calls = 1200;
 	f->threads[1].cuda_launches = 1000;
+	f->threads[1].cuda_launches_observed = 1000;
 	f->threads[1].cuda_sync_ns = 400 * MS;
 	f->threads[1].cuda_sync_fns[0] = ISR_CUDA_FN_cuCtxSynchronize_v2;
 }
@@ -249,6 +252,7 @@ static void test_json_contract(void **state)
 	for (__u32 src = 0; src < ISR_SRC_MAX; src++)
 		assert_int(drops, isr_source_name(src), src == ISR_SRC_FAULTS ? 4 : 0);
 	assert_int(rec, "drops_total", 4);
+	assert_true(json_is_null(get(rec, "sampling")));	/* recorded without a budget */
 
 	counts = get(root, "event_counts");
 	assert_int_equal(json_object_size(counts), 6);
@@ -324,11 +328,13 @@ static void test_json_contract(void **state)
 		assert_real(t, "cuda_sync_s", (double)ts->cuda_sync_ns / 1e9);
 		assert_int(t, "cuda_calls", (json_int_t)ts->cuda_calls);
 		assert_int(t, "launches", (json_int_t)ts->cuda_launches);
+		assert_int(t, "launches_observed", (json_int_t)ts->cuda_launches_observed);
+		assert_true(json_is_false(get(t, "cuda_estimated")));
 		assert_real(t, "gil_wait_s", (double)ts->gil_wait_ns / 1e9);
 		assert_real(t, "gil_hold_s", (double)ts->gil_hold_ns / 1e9);
 		assert_int(t, "gil_acquisitions", (json_int_t)ts->gil_acquisitions);
 		assert_true(json_is_null(get(t, "top_waker")));
-		assert_int_equal(json_object_size(t), 25);
+		assert_int_equal(json_object_size(t), 27);
 	}
 	assert_real(json_array_get(threads, 1), "cuda_sync_s", 0.4);
 	assert_int(json_array_get(threads, 1), "cuda_calls", 1200);
@@ -352,7 +358,9 @@ static void test_json_contract(void **state)
 	assert_int(t, "failed", 0);
 	assert_real(t, "total_s", 0.4);
 	assert_real(t, "max_s", 0.05);
-	assert_int_equal(json_object_size(t), 4);
+	assert_int(t, "observed", 150);
+	assert_true(json_is_false(get(t, "estimated")));
+	assert_int_equal(json_object_size(t), 6);
 	assert_int(get(calls, "cuMemAlloc_v2"), "failed", 2);
 	kernels = get(cuda, "kernels");
 	assert_int_equal(json_array_size(kernels), 50);
@@ -361,7 +369,9 @@ static void test_json_contract(void **state)
 	assert_str(t, "handle", "0x7f0000001000");
 	assert_str(t, "name", "relu_kernel");
 	assert_int(t, "launches", 600);
-	assert_int_equal(json_object_size(t), 4);
+	assert_int(t, "observed_launches", 600);
+	assert_true(json_is_false(get(t, "estimated")));
+	assert_int_equal(json_object_size(t), 6);
 	assert_str(json_array_get(kernels, 49), "name", "k49");
 	json_decref(root);
 	free(f);

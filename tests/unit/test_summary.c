@@ -1236,6 +1236,111 @@ static void test_top_waker_ignored_and_ties(void **state)
 	synth__free(b);
 }
 
+static void ev_sampling(struct synth *b, __u64 ts, __u32 kind, __u64 switch_ns)
+{
+	struct isr_ev_sampling *e = synth__event(b, ISR_EV_SAMPLING, sizeof(*e), ts, 0, 0);
+
+	e->kind = kind;
+	e->budget_ppm = 10000;
+	e->hit_cost_ps = 700000;
+	e->switch_ns = switch_ns;
+}
+
+/*
+ * The budget switched the hot path off at 1, 4 and 7 s and on at 3, 6 and
+ * 9 s of a 10 s recording; pid 100 launches 1000 times a second until it
+ * exits at 9.5 s, so 3500 of its 9500 launches are recorded. The gaps are
+ * filled at the rate of the windows around them, up to the exit: 9500
+ * again, per function, kernel and thread; its synchronizations (never
+ * switched off) and pid 200 (no launches) are not scaled.
+ */
+static void test_sampled_hot_path(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 10000 * MS);
+	const __u64 on[] = { 0, 3000, 6000, 9000 }, off[] = { 1000, 4000, 7000, 9500 };
+	const __u32 tids[] = { 101 }, tids2[] = { 201 };
+	const char *const comms[] = { "python3" }, *const comms2[] = { "idle" };
+	const struct cuda_fn_summary *f = NULL;
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 100, "python3", 1, tids, comms);
+	synth__process(b, 200, "idle", 1, tids2, comms2);
+	ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+	for (int w = 0; w < 4; w++) {
+		if (w)
+			ev_sampling(b, T0 + on[w] * MS, ISR_SAMPLING_ON, 4 * MS);
+		if (w < 3)
+			ev_sampling(b, T0 + off[w] * MS, ISR_SAMPLING_OFF, 30 * MS);
+		for (__u64 ms = on[w]; ms < off[w]; ms++)
+			ev_launch(b, T0 + ms * MS, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
+		ev_call(b, T0 + on[w] * MS + 100 * MS, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, MS);
+	}
+	ev_call(b, T0 + 5000 * MS, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, MS);
+	ev_exit(b, T0 + 9500 * MS, 100, 101, "python3");
+	ev_switch(b, T0 + 2000 * MS, 200, 201, 0, 0, 0x1, 0);
+	s = compute(b);
+
+	assert_true(s->sampling.budget);
+	assert_true(s->sampling.sampled);
+	assert_int_equal(s->sampling.windows, 4);
+	/* windows: 1 + 1 + 1 + 1 s (the last one runs to the end of the recording) */
+	assert_int_equal(s->sampling.on_ns, 4000 * MS);
+	assert_true(s->sampling.budget_pct > 0.999 && s->sampling.budget_pct < 1.001);
+	assert_true(s->sampling.hit_cost_ns > 699.9 && s->sampling.hit_cost_ns < 700.1);
+	for (size_t i = 0; i < s->cuda_fn_count; i++)
+		if (s->cuda_fns[i].func == ISR_CUDA_FN_cuLaunchKernel)
+			f = &s->cuda_fns[i];
+	assert_non_null(f);
+	assert_int_equal(f->observed, 3500);
+	assert_true(f->estimated);
+	assert_int_equal(f->calls, 9500);
+	for (size_t i = 0; i < s->cuda_fn_count; i++)
+		if (s->cuda_fns[i].func == ISR_CUDA_FN_cuStreamSynchronize) {
+			assert_int_equal(s->cuda_fns[i].calls, 5);
+			assert_false(s->cuda_fns[i].estimated);
+		}
+	assert_int_equal(s->kernel_count, 1);
+	assert_int_equal(s->kernels[0].launches, 9500);
+	assert_int_equal(s->kernels[0].observed_launches, 3500);
+	assert_true(s->kernels[0].estimated);
+	t = find(s, 101);
+	assert_true(t->cuda_estimated);
+	assert_int_equal(t->cuda_launches, 9500);
+	assert_int_equal(t->cuda_launches_observed, 3500);
+	assert_int_equal(t->cuda_calls, 9505);
+	t = find(s, 201);
+	assert_false(t->cuda_estimated);
+	assert_int_equal(summary__thread(s, 0, 0), NULL);	/* the sampling events are about no task */
+	summary__free(s);
+	synth__free(b);
+}
+
+/* A budget that never had to sample: counts are exact and say so. */
+static void test_budget_not_sampled(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "python3" };
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 100, "python3", 1, tids, comms);
+	ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+	for (int i = 0; i < 10; i++)
+		ev_launch(b, T0 + (__u64)i * MS, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
+	s = compute(b);
+	assert_true(s->sampling.budget);
+	assert_false(s->sampling.sampled);
+	assert_int_equal(s->cuda_fns[0].calls, 10);
+	assert_int_equal(s->cuda_fns[0].observed, 10);
+	assert_false(s->cuda_fns[0].estimated);
+	assert_false(find(s, 101)->cuda_estimated);
+	summary__free(s);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1261,6 +1366,8 @@ int main(void)
 		cmocka_unit_test(test_gil_clamped_to_recording),
 		cmocka_unit_test(test_top_waker),
 		cmocka_unit_test(test_top_waker_ignored_and_ties),
+		cmocka_unit_test(test_sampled_hot_path),
+		cmocka_unit_test(test_budget_not_sampled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

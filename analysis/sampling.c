@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sampling.h"
+#include "cuda_funcs.h"
+
+struct window {
+	__u64 start, end;
+};
+
+/* A process's hot-path calls per window and its span. */
+struct proc_acc {
+	__u32 pid;
+	__u64 first, last;	/* its first and last event */
+	__u64 *per_window;
+	__u64 observed;
+};
+
+static bool is_hot_call(const struct isr_ev_hdr *h)
+{
+	const struct isr_ev_cuda_call *e = (const void *)h;
+	const struct isr_cuda_fn *fn;
+
+	if (h->type != ISR_EV_CUDA_CALL || h->size < sizeof(*e))
+		return false;
+	fn = isr_cuda_fn(e->func);
+	return fn && ISR_CUDA_FAM_ENTRY_ONLY(fn->family);
+}
+
+/* The windows from the sampling events into *out (NULL, *n = 0, when the
+ * hot path was never switched off, or there was no budget). 0 or -ENOMEM. */
+static int collect_windows(const struct recording *r, __u64 start, __u64 end, struct sampling *s,
+			   struct window **out, size_t *n)
+{
+	struct window *w = NULL;
+	size_t cap = 0;
+	bool open = false;
+
+	*n = 0;
+	for (size_t i = 0; i < r->event_count; i++) {
+		const struct isr_ev_sampling *e = (const void *)r->events[i];
+		__u64 ts;
+
+		if (e->hdr.type != ISR_EV_SAMPLING || e->hdr.size < sizeof(*e))
+			continue;
+		ts = e->hdr.ts_ns < start ? start : e->hdr.ts_ns > end ? end : e->hdr.ts_ns;
+		if (e->switch_ns > s->switch_ns_max)
+			s->switch_ns_max = e->switch_ns;
+		if (e->kind == ISR_SAMPLING_START) {
+			s->budget = true;
+			s->budget_pct = e->budget_ppm / 1e4;
+			s->hit_cost_ns = e->hit_cost_ps / 1e3;
+			ts = start;
+		} else if (e->kind == ISR_SAMPLING_ON) {
+			ts = e->hdr.ts_ns < start ? start : e->hdr.ts_ns;
+		} else if (e->kind != ISR_SAMPLING_OFF) {
+			continue;
+		}
+		if (e->kind == ISR_SAMPLING_OFF) {
+			s->sampled = true;
+			if (open)
+				w[*n - 1].end = ts;
+			open = false;
+			continue;
+		}
+		if (open)
+			continue; /* a second start: the window goes on */
+		if (*n == cap) {
+			struct window *nw = reallocarray(w, cap ? 2 * cap : 16, sizeof(*w));
+
+			if (!nw) {
+				free(w);
+				return -ENOMEM;
+			}
+			w = nw;
+			cap = cap ? 2 * cap : 16;
+		}
+		w[*n].start = ts;
+		w[*n].end = end;
+		(*n)++;
+		open = true;
+	}
+	if (!s->sampled) {
+		free(w);
+		w = NULL;
+		*n = 0;
+	}
+	*out = w;
+	return 0;
+}
+
+/* The last window starting at or before ts (0 for earlier events). */
+static size_t window_of(const struct window *w, size_t n, __u64 ts)
+{
+	size_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (w[mid].start <= ts)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
+{
+	__u64 lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/* The call rate of p in window k (calls per ns), or -1 when p was not
+ * alive in it. */
+static double window_rate(const struct proc_acc *p, const struct window *w, size_t k)
+{
+	__u64 len = overlap(w[k].start, w[k].end, p->first, p->last + 1);
+
+	return len ? (double)p->per_window[k] / (double)len : -1;
+}
+
+static double estimate(const struct proc_acc *p, const struct window *w, size_t n, __u64 end)
+{
+	double est = (double)p->observed;
+
+	for (size_t k = 0; k < n; k++) {
+		__u64 gap_end = k + 1 < n ? w[k + 1].start : end;
+		__u64 gap = overlap(w[k].end, gap_end, p->first, p->last + 1);
+		double before, after, rate;
+
+		if (!gap)
+			continue;
+		before = window_rate(p, w, k);
+		after = k + 1 < n ? window_rate(p, w, k + 1) : -1;
+		if (before < 0 && after < 0)
+			continue;
+		rate = before < 0 ? after : after < 0 ? before : (before + after) / 2;
+		est += rate * (double)gap;
+	}
+	return est;
+}
+
+static struct proc_acc *proc_get(struct proc_acc **procs, size_t *count, size_t *cap, __u32 pid, size_t nwin)
+{
+	for (size_t i = 0; i < *count; i++)
+		if ((*procs)[i].pid == pid)
+			return &(*procs)[i];
+	if (*count == *cap) {
+		struct proc_acc *np = reallocarray(*procs, *cap ? 2 * *cap : 8, sizeof(**procs));
+
+		if (!np)
+			return NULL;
+		*procs = np;
+		*cap = *cap ? 2 * *cap : 8;
+	}
+	memset(&(*procs)[*count], 0, sizeof(**procs));
+	(*procs)[*count].pid = pid;
+	(*procs)[*count].first = ~0ULL;
+	(*procs)[*count].per_window = calloc(nwin, sizeof(__u64));
+	if (!(*procs)[*count].per_window)
+		return NULL;
+	return &(*procs)[(*count)++];
+}
+
+int sampling__compute(const struct recording *r, __u64 start, __u64 end, struct sampling *out)
+{
+	struct proc_acc *procs = NULL;
+	size_t nwin, count = 0, cap = 0, i;
+	struct window *w;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = collect_windows(r, start, end, out, &w, &nwin);
+	if (err || !w)
+		return err;
+	out->windows = nwin;
+	for (i = 0; i < nwin; i++)
+		out->on_ns += w[i].end - w[i].start;
+	out->coverage = end > start ? (double)out->on_ns / (double)(end - start) : 1;
+
+	/* Spans of every process, then the hot calls of those that made any. */
+	for (i = 0; i < r->event_count && !err; i++) {
+		const struct isr_ev_hdr *h = r->events[i];
+		struct proc_acc *p;
+
+		if (!h->pid || h->type == ISR_EV_SAMPLING)
+			continue;
+		p = proc_get(&procs, &count, &cap, h->pid, nwin);
+		if (!p) {
+			err = -ENOMEM;
+			break;
+		}
+		if (h->ts_ns < p->first)
+			p->first = h->ts_ns;
+		if (h->ts_ns > p->last)
+			p->last = h->ts_ns;
+		if (is_hot_call(h)) {
+			p->per_window[window_of(w, nwin, h->ts_ns)]++;
+			p->observed++;
+		}
+	}
+	if (!err) {
+		out->procs = calloc(count ? count : 1, sizeof(*out->procs));
+		if (!out->procs)
+			err = -ENOMEM;
+	}
+	for (i = 0; i < count && !err; i++) {
+		struct sampling_process *sp;
+
+		if (!procs[i].observed)
+			continue;
+		sp = &out->procs[out->proc_count++];
+		sp->pid = procs[i].pid;
+		sp->observed = procs[i].observed;
+		sp->estimated = estimate(&procs[i], w, nwin, end);
+		sp->scale = sp->estimated / (double)sp->observed;
+	}
+	for (i = 0; i < count; i++)
+		free(procs[i].per_window);
+	free(procs);
+	free(w);
+	if (err)
+		sampling__free(out);
+	return err;
+}
+
+double sampling__scale(const struct sampling *s, __u32 pid)
+{
+	for (size_t i = 0; i < s->proc_count; i++)
+		if (s->procs[i].pid == pid)
+			return s->procs[i].scale;
+	return 1;
+}
+
+void sampling__free(struct sampling *s)
+{
+	free(s->procs);
+	s->procs = NULL;
+	s->proc_count = 0;
+}

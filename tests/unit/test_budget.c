@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The overhead budget's controller (user/budget.h) driven by a simulated
+ * job: a thread whose probe hits arrive at a known rate while the hot path
+ * is on, stepped every 10 ms the way the recorder steps it. Checks the
+ * promise: the charged cost stays within the budget over time, the
+ * hot path stays on when it fits, and each cycle lasts about a period.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "budget.h"
+
+#define MS 1000000ULL
+#define STEP (10 * MS)
+#define HIT_NS 700.0
+
+struct run {
+	double cost_ns;		/* charged over the run */
+	__u64 on_ns;		/* time the hot path was on */
+	__u64 switches;
+	__u64 shortest_on;	/* shortest completed on-window */
+};
+
+/* hot_per_s: hits per second while the hot path is on; cold_per_s: hits of
+ * probes never switched off. */
+static struct run simulate(double budget, double hot_per_s, double cold_per_s, __u64 seconds)
+{
+	struct budget b;
+	struct run r = { 0, 0, 0, ~0ULL };
+	__u64 t = 1000 * MS, end = t + seconds * 1000 * MS, next = t, on_since = t;
+	double carry = 0;
+
+	budget__init(&b, budget, HIT_NS, t);
+	while (t < end) {
+		double hits = (b.on ? hot_per_s : 0) + cold_per_s;
+		__u64 whole;
+
+		t += STEP;
+		if (b.on)
+			r.on_ns += STEP;
+		carry += hits * STEP / 1e9;
+		whole = (__u64)carry;
+		carry -= (double)whole;
+		r.cost_ns += whole * HIT_NS;
+		budget__charge(&b, whole, t);
+		if (t < next)
+			continue;
+		switch (budget__decide(&b, t, &next)) {
+		case BUDGET_SWITCH_OFF:
+			if (t - on_since < r.shortest_on)
+				r.shortest_on = t - on_since;
+			budget__switched(&b, false, t);
+			r.switches++;
+			break;
+		case BUDGET_SWITCH_ON:
+			budget__switched(&b, true, t);
+			on_since = t;
+			r.switches++;
+			break;
+		case BUDGET_KEEP:
+			break;
+		}
+		assert_true(next > t);
+	}
+	return r;
+}
+
+/* 10k launches/s at 0.7 us: 0.7% of the thread, under 1%: never sampled. */
+static void test_within_budget(void **state)
+{
+	struct run r = simulate(0.01, 10000, 0, 60);
+
+	(void)state;
+	assert_int_equal(r.switches, 0);
+	assert_int_equal(r.on_ns, 60000 * MS);
+}
+
+/* 50k and 150k launches/s (3.5% and 10.5%): the cost over a minute is the
+ * budget (plus the burst credit, 1% of a period), in cycles of about a
+ * second, each on-window at least BUDGET_MIN_ON_NS. */
+static void check_sampled(double rate)
+{
+	struct run r = simulate(0.01, rate, 0, 60);
+	double share = r.cost_ns / (60 * 1e9);
+
+	print_message("%.0f hits/s: %.3f%% charged, on %.1f%% of the time, %llu switches, shortest window %llu ms\n",
+		      rate, 100 * share, 100.0 * r.on_ns / (60000 * MS), (unsigned long long)r.switches,
+		      (unsigned long long)(r.shortest_on / MS));
+	assert_true(share > 0.009 && share < 0.0115);
+	assert_true(r.switches >= 2 * 45 && r.switches <= 2 * 75);
+	assert_true(r.shortest_on >= BUDGET_MIN_ON_NS);
+}
+
+static void test_sampled_50k(void **state)
+{
+	(void)state;
+	check_sampled(50000);
+}
+
+static void test_sampled_150k(void **state)
+{
+	(void)state;
+	check_sampled(150000);
+}
+
+/* Probes that cannot be switched off already cost 2%: the hot path goes
+ * off once and stays off. */
+static void test_cold_probes_over_budget(void **state)
+{
+	struct run r = simulate(0.01, 50000, 2 * 0.01 * 1e9 / HIT_NS, 30);
+
+	(void)state;
+	assert_int_equal(r.switches, 1);
+	assert_true(r.on_ns < 1000 * MS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_within_budget),
+		cmocka_unit_test(test_sampled_50k),
+		cmocka_unit_test(test_sampled_150k),
+		cmocka_unit_test(test_cold_probes_over_budget),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

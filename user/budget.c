@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <string.h>
+#include "budget.h"
+
+void budget__init(struct budget *b, double fraction, double hit_cost_ns, __u64 now_ns)
+{
+	memset(b, 0, sizeof(*b));
+	b->fraction = fraction;
+	b->hit_cost_ns = hit_cost_ns;
+	b->start_ns = now_ns;
+	b->last_ns = now_ns;
+	b->on = true;
+	b->on_since_ns = now_ns;
+}
+
+double budget__allowed_ns(const struct budget *b, __u64 now_ns)
+{
+	double elapsed = now_ns > b->start_ns ? (double)(now_ns - b->start_ns) : 0;
+
+	return b->fraction * (elapsed + BUDGET_PERIOD_NS);
+}
+
+void budget__charge(struct budget *b, __u64 busiest_hits, __u64 now_ns)
+{
+	double cost = (double)busiest_hits * b->hit_cost_ns;
+
+	b->spent_ns += cost;
+	if (b->on)
+		b->window_spent_ns += cost;
+	b->last_ns = now_ns;
+}
+
+/* The on-window that makes one on/off cycle last about a period when the
+ * probes cost `rate` of the thread's time while on: on for w, off until the
+ * allowance has caught up, w * rate = fraction * period. */
+static __u64 window_ns(const struct budget *b, __u64 now_ns)
+{
+	__u64 on_for = now_ns - b->on_since_ns;
+	double rate = on_for ? b->window_spent_ns / (double)on_for : 0, w;
+
+	if (rate <= b->fraction)
+		return BUDGET_PERIOD_NS;
+	w = BUDGET_PERIOD_NS * b->fraction / rate;
+	return w < BUDGET_MIN_ON_NS ? BUDGET_MIN_ON_NS : (__u64)w;
+}
+
+enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *next_ns)
+{
+	double over = b->spent_ns - budget__allowed_ns(b, now_ns);
+
+	if (b->on) {
+		__u64 end;
+
+		*next_ns = now_ns + BUDGET_CHECK_NS;
+		if (over <= 0)
+			return BUDGET_KEEP;
+		/* Over: the window that was started is finished first, so
+		 * that each one is long enough to tell the call rate. */
+		end = b->on_since_ns + window_ns(b, now_ns);
+		if (b->sampling && now_ns < end) {
+			if (end < *next_ns)
+				*next_ns = end;
+			return BUDGET_KEEP;
+		}
+		return BUDGET_SWITCH_OFF;
+	}
+	if (over <= 0) {
+		*next_ns = now_ns + BUDGET_CHECK_NS;
+		return BUDGET_SWITCH_ON;
+	}
+	/* The allowance grows by `fraction` per ns. */
+	*next_ns = now_ns + (__u64)(over / b->fraction) + 1;
+	return BUDGET_KEEP;
+}
+
+void budget__switched(struct budget *b, bool on, __u64 now_ns)
+{
+	b->on = on;
+	b->switches++;
+	if (on) {
+		b->on_since_ns = now_ns;
+		b->window_spent_ns = 0;
+	} else {
+		b->sampling = true;
+	}
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The overhead budget: how much of a target thread's time the tracer's
+ * uprobes may take (default 1%), and the controller that keeps them there.
+ *
+ * The cost of the probes is estimated, not measured in the target: each hit
+ * costs what one hit of the same program costs in the tracer itself (the
+ * recorder measures it at start, tracer__measure_hit_cost), and the hits
+ * are counted from the events. What is charged is the busiest thread's
+ * cost, interval by interval: a launch thread at 150k launches/s loses
+ * about 150k x 0.7 us = 10% of its time to one probe hit per launch,
+ * whatever the other threads do.
+ *
+ * The budget is an allowance that grows with time (budget x elapsed, plus
+ * a burst credit of budget x period so that short bursts are traced in
+ * full). While the charged cost stays within the allowance, every probe
+ * stays on. When it goes beyond, the hot-path probes (the entry-only CUDA
+ * families: launches, async copies, memsets) are switched off until the
+ * allowance has caught up, then on again for a window sized so that a
+ * whole on/off cycle lasts about one period: sampling, with the windows in
+ * the recording so that the analysis extrapolates and says so. Probes that
+ * cannot be switched (synchronization, allocations, the GIL) are charged
+ * too; when they alone exceed the budget, the hot path stays off.
+ *
+ * Pure: time and hit counts come in as arguments, which is what makes it
+ * testable without BPF.
+ */
+#ifndef INFERSCOPE_BUDGET_H
+#define INFERSCOPE_BUDGET_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#define BUDGET_PERIOD_NS	1000000000ULL	/* one on/off cycle */
+#define BUDGET_MIN_ON_NS	100000000ULL	/* shortest on-window */
+#define BUDGET_CHECK_NS		20000000ULL	/* decisions at least this often while sampling */
+
+struct budget {
+	double fraction;	/* 0.01 = 1% */
+	double hit_cost_ns;	/* one probe hit */
+	__u64 start_ns;
+	__u64 last_ns;		/* last account */
+	double spent_ns;	/* charged so far */
+	bool on;		/* hot-path probes attached */
+	bool sampling;		/* they have been switched off at least once */
+	__u64 on_since_ns;
+	double window_spent_ns;	/* charged since on_since_ns */
+	__u64 switches;
+};
+
+enum budget_action {
+	BUDGET_KEEP,
+	BUDGET_SWITCH_ON,
+	BUDGET_SWITCH_OFF,
+};
+
+/* Starts the budget at now with the hot-path probes on. */
+void budget__init(struct budget *b, double fraction, double hit_cost_ns, __u64 now_ns);
+/* Charges the hits the busiest thread took since the last call. */
+void budget__charge(struct budget *b, __u64 busiest_hits, __u64 now_ns);
+/* What to do now; *next_ns: when to decide again at the latest. The caller
+ * switches the probes and then reports it with budget__switched. */
+enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *next_ns);
+void budget__switched(struct budget *b, bool on, __u64 now_ns);
+/* What the budget allows by now. */
+double budget__allowed_ns(const struct budget *b, __u64 now_ns);
+
+#endif
