@@ -34,6 +34,8 @@ struct workload {
 	int threads;		/* 0: one per CPU */
 	struct work_result (*run)(double seconds, int threads);
 	bool cuda;		/* probe this executable's cuLaunchKernel / cuStreamSynchronize */
+	double budget_pct;	/* traced with this overhead budget; 0: none (every call probed) */
+	double min_seconds;	/* runs last at least this long */
 };
 
 static double now_s(void)
@@ -54,6 +56,49 @@ static struct work_result run_cuda_launch(double seconds, int threads)
 	}
 	r.seconds = now_s() - t0;
 	return r;
+}
+
+/*
+ * A launch-bound thread at `rate` launches/s untraced: each iteration spins
+ * for its share of CPU work, then launches. The probe's cost comes on top
+ * of the work, so traced throughput drops by the probe's share of the
+ * thread: what the overhead budget must hold to 1%.
+ */
+static struct work_result run_launches_at(double seconds, double rate)
+{
+	struct work_result r = { 0, 0 };
+	double t0 = now_s(), end = t0 + seconds, work = 1.0 / rate;
+
+	while (now_s() < end) {
+		for (int i = 0; i < 100; i++) {
+			double t = now_s();
+
+			while (now_s() - t < work)
+				;
+			cuLaunchKernel((void *)0x1000, 3, 2, 1, 128, 1, 1, 256, (void *)0x5000, NULL, NULL);
+		}
+		r.ops += 100;
+	}
+	r.seconds = now_s() - t0;
+	return r;
+}
+
+static struct work_result run_budget_10k(double seconds, int threads)
+{
+	(void)threads;
+	return run_launches_at(seconds, 10000);
+}
+
+static struct work_result run_budget_50k(double seconds, int threads)
+{
+	(void)threads;
+	return run_launches_at(seconds, 50000);
+}
+
+static struct work_result run_budget_150k(double seconds, int threads)
+{
+	(void)threads;
+	return run_launches_at(seconds, 150000);
 }
 
 static struct work_result run_cuda_sync(double seconds, int threads)
@@ -169,15 +214,21 @@ static struct work_result run_faults(double seconds, int threads)
 
 static const struct workload workloads[] = {
 	{ "sched_switch", "round trip", "two threads ping-pong a byte over pipes (wakeups + context switches)",
-	  1, run_pingpong, false },
+	  1, run_pingpong, false, 0, 0 },
 	{ "page_fault", "fault", "one thread maps, writes and unmaps fresh pages (one minor fault per page)",
-	  1, run_faults, false },
+	  1, run_faults, false, 0, 0 },
 	{ "fault_flood", "fault", "one faulting thread per CPU: the recorder's sustained event rate",
-	  0, run_faults, false },
+	  0, run_faults, false, 0, 0 },
 	{ "cuda_launch", "call", "a loop of cuLaunchKernel calls (libcuda's prologue): one entry uprobe each",
-	  1, run_cuda_launch, true },
+	  1, run_cuda_launch, true, 0, 0 },
 	{ "cuda_sync", "call", "a loop of cuStreamSynchronize calls: entry and return uprobes each",
-	  1, run_cuda_sync, true },
+	  1, run_cuda_sync, true, 0, 0 },
+	{ "budget_10k", "launch", "a launch-bound thread at 10k launches/s untraced, traced with the 1% budget",
+	  1, run_budget_10k, true, 1.0, 4 },
+	{ "budget_50k", "launch", "the same at 50k launches/s: sampled to stay within the 1% budget",
+	  1, run_budget_50k, true, 1.0, 4 },
+	{ "budget_150k", "launch", "the same at 150k launches/s: sampled to stay within the 1% budget",
+	  1, run_budget_150k, true, 1.0, 4 },
 };
 
 /* Forks the workload; it starts once `ready` exists and reports its result
@@ -243,7 +294,7 @@ static int run_round(const struct bench_opts *o, const struct workload *w, bool 
 	snprintf(ready, sizeof(ready), "%s/bench.ready", o->tmpdir);
 	snprintf(rec, sizeof(rec), "%s/bench.isr", o->tmpdir);
 	unlink(ready);
-	pid = start_child(w, o->seconds, threads, ready, &fd);
+	pid = start_child(w, o->seconds > w->min_seconds ? o->seconds : w->min_seconds, threads, ready, &fd);
 	if (pid < 0)
 		return -errno;
 	if (!traced) {
@@ -271,6 +322,7 @@ static int run_round(const struct bench_opts *o, const struct workload *w, bool 
 			.cuda = w->cuda,
 			.cuda_libs = w->cuda ? self : NULL,
 			.cuda_lib_count = w->cuda ? 1 : 0,
+			.budget_pct = w->budget_pct,
 		};
 		struct record_result res;
 
