@@ -9,10 +9,10 @@ struct window {
 	__u64 start, end;
 };
 
-/* A process's hot-path calls per window and its span. */
+/* A process's hot-path calls per window and the span of its CUDA calls. */
 struct proc_acc {
 	__u32 pid;
-	__u64 first, last;	/* its first and last event */
+	__u64 first, last;	/* its first and last CUDA call event */
 	__u64 *per_window;
 	__u64 observed;
 };
@@ -181,12 +181,15 @@ int sampling__compute(const struct recording *r, __u64 start, __u64 end, struct 
 		out->on_ns += w[i].end - w[i].start;
 	out->coverage = end > start ? (double)out->on_ns / (double)(end - start) : 1;
 
-	/* Spans of every process, then the hot calls of those that made any. */
+	/* The span of each process's CUDA calls (the synchronizations that
+	 * are never switched off tell when its launching started and ended
+	 * better than its lifetime: a job loads for a while before it
+	 * launches, and tears its context down after), and its hot calls. */
 	for (i = 0; i < r->event_count && !err; i++) {
 		const struct isr_ev_hdr *h = r->events[i];
 		struct proc_acc *p;
 
-		if (!h->pid || h->type == ISR_EV_SAMPLING)
+		if (h->type != ISR_EV_CUDA_CALL || h->size < sizeof(struct isr_ev_cuda_call))
 			continue;
 		p = proc_get(&procs, &count, &cap, h->pid, nwin);
 		if (!p) {

@@ -300,7 +300,7 @@ struct isr_ev_sampling {
 	__u64 hit_cost_ps;	/* measured cost of one probe hit, picoseconds */
 	__u64 switch_ns;	/* how long the attach or release took */
 	__u64 spent_ns;		/* estimated probe cost so far (busiest thread per interval) */
-	__u64 allowed_ns;	/* what the budget allowed so far */
+	__s64 credit_ns;	/* budget credit left; negative: overspent */
 };
 _Static_assert(sizeof(struct isr_ev_sampling) == 64, "isr_ev_sampling size");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, kind) == 24, "sampling.kind");
@@ -308,7 +308,7 @@ _Static_assert(__builtin_offsetof(struct isr_ev_sampling, budget_ppm) == 28, "sa
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, hit_cost_ps) == 32, "sampling.hit_cost_ps");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, switch_ns) == 40, "sampling.switch_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, spent_ns) == 48, "sampling.spent_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_sampling, allowed_ns) == 56, "sampling.allowed_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_sampling, credit_ns) == 56, "sampling.credit_ns");
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096

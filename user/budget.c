@@ -7,23 +7,26 @@ void budget__init(struct budget *b, double fraction, double hit_cost_ns, __u64 n
 	memset(b, 0, sizeof(*b));
 	b->fraction = fraction;
 	b->hit_cost_ns = hit_cost_ns;
-	b->start_ns = now_ns;
 	b->last_ns = now_ns;
+	b->credit_ns = budget__cap_ns(b);
 	b->on = true;
 	b->on_since_ns = now_ns;
 }
 
-double budget__allowed_ns(const struct budget *b, __u64 now_ns)
+double budget__cap_ns(const struct budget *b)
 {
-	double elapsed = now_ns > b->start_ns ? (double)(now_ns - b->start_ns) : 0;
-
-	return b->fraction * (elapsed + BUDGET_PERIOD_NS);
+	return b->fraction * BUDGET_PERIOD_NS;
 }
 
 void budget__charge(struct budget *b, __u64 busiest_hits, __u64 now_ns)
 {
 	double cost = (double)busiest_hits * b->hit_cost_ns;
 
+	if (now_ns > b->last_ns)
+		b->credit_ns += b->fraction * (double)(now_ns - b->last_ns);
+	if (b->credit_ns > budget__cap_ns(b))
+		b->credit_ns = budget__cap_ns(b);
+	b->credit_ns -= cost;
 	b->spent_ns += cost;
 	if (b->on)
 		b->window_spent_ns += cost;
@@ -32,7 +35,7 @@ void budget__charge(struct budget *b, __u64 busiest_hits, __u64 now_ns)
 
 /* The on-window that makes one on/off cycle last about a period when the
  * probes cost `rate` of the thread's time while on: on for w, off until the
- * allowance has caught up, w * rate = fraction * period. */
+ * credit is back, w * rate = fraction * period. */
 static __u64 window_ns(const struct budget *b, __u64 now_ns)
 {
 	__u64 on_for = now_ns - b->on_since_ns;
@@ -46,16 +49,18 @@ static __u64 window_ns(const struct budget *b, __u64 now_ns)
 
 enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *next_ns)
 {
-	double over = b->spent_ns - budget__allowed_ns(b, now_ns);
+	double credit = b->credit_ns;
 
+	if (now_ns > b->last_ns)
+		credit += b->fraction * (double)(now_ns - b->last_ns);
+	*next_ns = now_ns + BUDGET_CHECK_NS;
 	if (b->on) {
 		__u64 end;
 
-		*next_ns = now_ns + BUDGET_CHECK_NS;
-		if (over <= 0)
+		if (credit >= 0)
 			return BUDGET_KEEP;
-		/* Over: the window that was started is finished first, so
-		 * that each one is long enough to tell the call rate. */
+		/* Overspent: the window that was started is finished first,
+		 * so that each one is long enough to tell the call rate. */
 		end = b->on_since_ns + window_ns(b, now_ns);
 		if (b->sampling && now_ns < end) {
 			if (end < *next_ns)
@@ -64,12 +69,10 @@ enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *n
 		}
 		return BUDGET_SWITCH_OFF;
 	}
-	if (over <= 0) {
-		*next_ns = now_ns + BUDGET_CHECK_NS;
+	if (credit >= 0)
 		return BUDGET_SWITCH_ON;
-	}
-	/* The allowance grows by `fraction` per ns. */
-	*next_ns = now_ns + (__u64)(over / b->fraction) + 1;
+	/* The credit grows by `fraction` per ns. */
+	*next_ns = now_ns + (__u64)(-credit / b->fraction) + 1;
 	return BUDGET_KEEP;
 }
 

@@ -11,14 +11,16 @@
  * about 150k x 0.7 us = 10% of its time to one probe hit per launch,
  * whatever the other threads do.
  *
- * The budget is an allowance that grows with time (budget x elapsed, plus
- * a burst credit of budget x period so that short bursts are traced in
- * full). While the charged cost stays within the allowance, every probe
- * stays on. When it goes beyond, the hot-path probes (the entry-only CUDA
- * families: launches, async copies, memsets) are switched off until the
- * allowance has caught up, then on again for a window sized so that a
- * whole on/off cycle lasts about one period: sampling, with the windows in
- * the recording so that the analysis extrapolates and says so. Probes that
+ * The budget is a credit that grows by `budget` ns per ns of time, up to a
+ * cap of budget x period (so that short bursts are traced in full, and so
+ * that an idle start, a model loading for a minute, does not bank credit
+ * that a busy phase would then spend at full cost), and that every charged
+ * hit takes from. While the credit lasts, every probe stays on. When it
+ * runs out, the hot-path probes (the entry-only CUDA families: launches,
+ * async copies, memsets) are switched off until it is back to zero, then on
+ * again for a window sized so that a whole on/off cycle lasts about one
+ * period: sampling, with the windows in the recording so that the analysis
+ * extrapolates and says so. Probes that
  * cannot be switched (synchronization, allocations, the GIL) are charged
  * too; when they alone exceed the budget, the hot path stays off.
  *
@@ -38,8 +40,8 @@
 struct budget {
 	double fraction;	/* 0.01 = 1% */
 	double hit_cost_ns;	/* one probe hit */
-	__u64 start_ns;
-	__u64 last_ns;		/* last account */
+	__u64 last_ns;		/* last charge */
+	double credit_ns;	/* what may still be spent; negative: overspent */
 	double spent_ns;	/* charged so far */
 	bool on;		/* hot-path probes attached */
 	bool sampling;		/* they have been switched off at least once */
@@ -62,7 +64,7 @@ void budget__charge(struct budget *b, __u64 busiest_hits, __u64 now_ns);
  * switches the probes and then reports it with budget__switched. */
 enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *next_ns);
 void budget__switched(struct budget *b, bool on, __u64 now_ns);
-/* What the budget allows by now. */
-double budget__allowed_ns(const struct budget *b, __u64 now_ns);
+/* The most the credit holds: budget x period. */
+double budget__cap_ns(const struct budget *b);
 
 #endif

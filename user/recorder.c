@@ -656,7 +656,7 @@ static int write_sampling(struct rec_state *st, __u32 kind, __u64 ts, __u64 swit
 	ev.hit_cost_ps = (__u64)(b->hit_cost_ns * 1000 + 0.5);
 	ev.switch_ns = switch_ns;
 	ev.spent_ns = (__u64)b->spent_ns;
-	ev.allowed_ns = (__u64)budget__allowed_ns(b, ts);
+	ev.credit_ns = (__s64)b->credit_ns;
 	e = rec_writer__append_event(st->w, &ev, sizeof(ev));
 	if (!e)
 		st->events++;

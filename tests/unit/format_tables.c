@@ -231,7 +231,7 @@ static const struct field ev_sampling[] = {
 	FIELD(isr_ev_sampling, hit_cost_ps, "u64", "measured cost of one probe hit, picoseconds"),
 	FIELD(isr_ev_sampling, switch_ns, "u64", "how long the attach (ON) or release (OFF) took; 0 for START"),
 	FIELD(isr_ev_sampling, spent_ns, "u64", "estimated probe cost so far, the busiest thread per interval"),
-	FIELD(isr_ev_sampling, allowed_ns, "u64", "what the budget allowed so far"),
+	FIELD(isr_ev_sampling, credit_ns, "s64", "budget credit left (at most budget × 1 s); negative: overspent"),
 };
 
 static const struct struct_doc file_structs[] = {

@@ -25,27 +25,27 @@ struct run {
 	__u64 shortest_on;	/* shortest completed on-window */
 };
 
-/* hot_per_s: hits per second while the hot path is on; cold_per_s: hits of
- * probes never switched off. */
-static struct run simulate(double budget, double hot_per_s, double cold_per_s, __u64 seconds)
+/* hot_per_s: hits per second while the hot path is on, from idle_s on;
+ * cold_per_s: hits of probes never switched off. */
+static struct run simulate_after(double budget, double idle_s, double hot_per_s, double cold_per_s, __u64 seconds)
 {
 	struct budget b;
 	struct run r = { 0, 0, 0, ~0ULL };
-	__u64 t = 1000 * MS, end = t + seconds * 1000 * MS, next = t, on_since = t;
+	__u64 t = 1000 * MS, end = t + seconds * 1000 * MS, next = t, on_since = t, busy = t + (__u64)(idle_s * 1e9);
 	double carry = 0;
 
 	budget__init(&b, budget, HIT_NS, t);
 	while (t < end) {
-		double hits = (b.on ? hot_per_s : 0) + cold_per_s;
+		double hits = t < busy ? 0 : (b.on ? hot_per_s : 0) + cold_per_s;
 		__u64 whole;
 
 		t += STEP;
-		if (b.on)
+		if (b.on && t >= busy)
 			r.on_ns += STEP;
 		carry += hits * STEP / 1e9;
 		whole = (__u64)carry;
 		carry -= (double)whole;
-		r.cost_ns += whole * HIT_NS;
+		r.cost_ns += (double)whole * HIT_NS;
 		budget__charge(&b, whole, t);
 		if (t < next)
 			continue;
@@ -67,6 +67,11 @@ static struct run simulate(double budget, double hot_per_s, double cold_per_s, _
 		assert_true(next > t);
 	}
 	return r;
+}
+
+static struct run simulate(double budget, double hot_per_s, double cold_per_s, __u64 seconds)
+{
+	return simulate_after(budget, 0, hot_per_s, cold_per_s, seconds);
 }
 
 /* 10k launches/s at 0.7 us: 0.7% of the thread, under 1%: never sampled. */
@@ -118,6 +123,21 @@ static void test_cold_probes_over_budget(void **state)
 	assert_true(r.on_ns < 1000 * MS);
 }
 
+/* A minute of loading (no probe hits), then 150k launches/s for 10 s: the
+ * idle minute banks no credit beyond the cap (1% of a second), so the busy
+ * phase costs the budget, not the minute's 600 ms at full price. */
+static void test_idle_start_banks_nothing(void **state)
+{
+	struct run r = simulate_after(0.01, 60, 150000, 0, 70);
+	double share = r.cost_ns / (10 * 1e9);
+
+	(void)state;
+	print_message("after an idle minute: %.3f%% of the busy 10 s charged, on %.1f%% of it\n", 100 * share,
+		      100.0 * r.on_ns / (10000 * MS));
+	assert_true(share < 0.0125);
+	assert_true(r.on_ns < 2000 * MS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +145,7 @@ int main(void)
 		cmocka_unit_test(test_sampled_50k),
 		cmocka_unit_test(test_sampled_150k),
 		cmocka_unit_test(test_cold_probes_over_budget),
+		cmocka_unit_test(test_idle_start_banks_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1248,11 +1248,12 @@ static void ev_sampling(struct synth *b, __u64 ts, __u32 kind, __u64 switch_ns)
 
 /*
  * The budget switched the hot path off at 1, 4 and 7 s and on at 3, 6 and
- * 9 s of a 10 s recording; pid 100 launches 1000 times a second until it
- * exits at 9.5 s, so 3500 of its 9500 launches are recorded. The gaps are
- * filled at the rate of the windows around them, up to the exit: 9500
- * again, per function, kernel and thread; its synchronizations (never
- * switched off) and pid 200 (no launches) are not scaled.
+ * 9 s of a 10 s recording; pid 100 launches 1000 times a second until its
+ * last synchronization at 9.5 s (it exits at 9.9 s), so 3500 of its 9500
+ * launches are recorded. The gaps are filled at the rate of the windows
+ * around them, up to that last CUDA call: 9500 again, per function, kernel
+ * and thread; its synchronizations (never switched off) and pid 200 (no
+ * launches) are not scaled.
  */
 static void test_sampled_hot_path(void **state)
 {
@@ -1278,7 +1279,8 @@ static void test_sampled_hot_path(void **state)
 		ev_call(b, T0 + on[w] * MS + 100 * MS, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, MS);
 	}
 	ev_call(b, T0 + 5000 * MS, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, MS);
-	ev_exit(b, T0 + 9500 * MS, 100, 101, "python3");
+	ev_call(b, T0 + 9500 * MS, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, MS);
+	ev_exit(b, T0 + 9900 * MS, 100, 101, "python3");
 	ev_switch(b, T0 + 2000 * MS, 200, 201, 0, 0, 0x1, 0);
 	s = compute(b);
 
@@ -1298,7 +1300,7 @@ static void test_sampled_hot_path(void **state)
 	assert_int_equal(f->calls, 9500);
 	for (size_t i = 0; i < s->cuda_fn_count; i++)
 		if (s->cuda_fns[i].func == ISR_CUDA_FN_cuStreamSynchronize) {
-			assert_int_equal(s->cuda_fns[i].calls, 5);
+			assert_int_equal(s->cuda_fns[i].calls, 6);
 			assert_false(s->cuda_fns[i].estimated);
 		}
 	assert_int_equal(s->kernel_count, 1);
@@ -1309,7 +1311,7 @@ static void test_sampled_hot_path(void **state)
 	assert_true(t->cuda_estimated);
 	assert_int_equal(t->cuda_launches, 9500);
 	assert_int_equal(t->cuda_launches_observed, 3500);
-	assert_int_equal(t->cuda_calls, 9505);
+	assert_int_equal(t->cuda_calls, 9506);
 	t = find(s, 201);
 	assert_false(t->cuda_estimated);
 	assert_int_equal(summary__thread(s, 0, 0), NULL);	/* the sampling events are about no task */
