@@ -7,12 +7,14 @@
 
 struct window {
 	__u64 start, end;
+	__u64 released;		/* end of the release: calls may still be seen until then */
 };
 
 /* A process's hot-path calls per window and the span of its CUDA calls. */
 struct proc_acc {
 	__u32 pid;
-	__u64 first, last;	/* its first and last CUDA call event */
+	__u64 first, last;	/* its first and last CUDA call event, then the span's end */
+	__u64 exit;		/* its last thread exited; 0: it outlived the recording */
 	__u64 *per_window;
 	__u64 observed;
 };
@@ -59,8 +61,10 @@ static int collect_windows(const struct recording *r, __u64 start, __u64 end, st
 		}
 		if (e->kind == ISR_SAMPLING_OFF) {
 			s->sampled = true;
-			if (open)
+			if (open) {
 				w[*n - 1].end = ts;
+				w[*n - 1].released = ts + e->switch_ns;
+			}
 			open = false;
 			continue;
 		}
@@ -78,6 +82,7 @@ static int collect_windows(const struct recording *r, __u64 start, __u64 end, st
 		}
 		w[*n].start = ts;
 		w[*n].end = end;
+		w[*n].released = end;
 		(*n)++;
 		open = true;
 	}
@@ -143,6 +148,27 @@ static double estimate(const struct proc_acc *p, const struct window *w, size_t 
 	return est;
 }
 
+/*
+ * Where p's CUDA activity ends, as far as the recording tells. Its last
+ * CUDA call in a gap, or one in a window that stopped well before the window
+ * did (it was seen to stop), is the end. A last call at the very end of a
+ * window that was then switched off says nothing: the process may have gone
+ * on calling in the gap, so the end is its exit, or the recording's.
+ */
+static __u64 activity_end(const struct proc_acc *p, const struct window *w, size_t n, __u64 end)
+{
+	size_t k = window_of(w, n, p->last);
+	__u64 len, interval;
+
+	if (p->last > w[k].released || w[k].end >= end || !p->per_window[k])
+		return p->last;
+	len = overlap(w[k].start, w[k].end, p->first, p->last + 1);
+	interval = len / p->per_window[k];
+	if (p->last < w[k].end && w[k].end - p->last > 3 * interval + 1000000)
+		return p->last;
+	return p->exit ? p->exit : end;
+}
+
 static struct proc_acc *proc_get(struct proc_acc **procs, size_t *count, size_t *cap, __u32 pid, size_t nwin)
 {
 	for (size_t i = 0; i < *count; i++)
@@ -189,6 +215,16 @@ int sampling__compute(const struct recording *r, __u64 start, __u64 end, struct 
 		const struct isr_ev_hdr *h = r->events[i];
 		struct proc_acc *p;
 
+		if (h->type == ISR_EV_PROC_EXIT && h->size >= sizeof(struct isr_ev_proc_exit) &&
+		    (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD)) {
+			p = proc_get(&procs, &count, &cap, h->pid, nwin);
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			p->exit = h->ts_ns;
+			continue;
+		}
 		if (h->type != ISR_EV_CUDA_CALL || h->size < sizeof(struct isr_ev_cuda_call))
 			continue;
 		p = proc_get(&procs, &count, &cap, h->pid, nwin);
@@ -215,6 +251,7 @@ int sampling__compute(const struct recording *r, __u64 start, __u64 end, struct 
 
 		if (!procs[i].observed)
 			continue;
+		procs[i].last = activity_end(&procs[i], w, nwin, end);
 		sp = &out->procs[out->proc_count++];
 		sp->pid = procs[i].pid;
 		sp->observed = procs[i].observed;

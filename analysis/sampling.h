@@ -14,10 +14,13 @@
  * Extrapolation, per process: the calls in each gap between two windows
  * are its length times the mean call rate of the window before and the
  * window after it (only the one before for a gap that reaches the end); a
- * gap counts only the part of it inside the process's CUDA span (its first
- * to its last CUDA call of any kind: synchronizations are never switched
- * off, so the span ends with the job's last one, not with its teardown),
- * and a window's rate is over the part of it inside that span. The process's scale is (observed + gap estimates) / observed, and
+ * gap counts only the part of it inside the process's CUDA span, and a
+ * window's rate is over the part of it inside that span. The span runs from
+ * its first CUDA call of any kind to its last one (synchronizations are
+ * never switched off, so it ends with the job's last one, not with its
+ * teardown), or, when that last call came at the very end of a window that
+ * was then switched off (the calls may have gone on unseen), to the
+ * process's exit or the end of the recording. The process's scale is (observed + gap estimates) / observed, and
  * every count of its hot-path calls (per function, kernel and thread) is
  * multiplied by it. Exact when the call rate is steady; a change of rate
  * inside a gap is not seen.

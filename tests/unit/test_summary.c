@@ -1319,6 +1319,45 @@ static void test_sampled_hot_path(void **state)
 	synth__free(b);
 }
 
+/* Launching right up to the end of a window, then exiting in the gap
+ * after it with no CUDA call there: its calls went on unseen until the
+ * exit (1000 seen, 2000 made); one that stopped half way through the
+ * window was seen to stop (500, not extrapolated). */
+static void test_sampled_exit_in_gap(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 5000 * MS);
+	const __u32 tids[] = { 101 }, tids2[] = { 301 };
+	const char *const comms[] = { "launcher" }, *const comms2[] = { "stopper" };
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 100, "launcher", 1, tids, comms);
+	synth__process(b, 300, "stopper", 1, tids2, comms2);
+	ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+	ev_sampling(b, T0 + 1000 * MS, ISR_SAMPLING_OFF, 30 * MS);
+	ev_sampling(b, T0 + 3000 * MS, ISR_SAMPLING_ON, 4 * MS);
+	for (__u64 ms = 0; ms < 1000; ms++)
+		ev_launch(b, T0 + ms * MS, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
+	ev_launch(b, T0 + 1000 * MS + 2 * MS, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000); /* during the release */
+	ev_exit(b, T0 + 2001 * MS, 100, 101, "launcher");
+	for (__u64 ms = 0; ms < 500; ms++)
+		ev_launch(b, T0 + ms * MS, 300, 301, ISR_CUDA_FN_cuLaunchKernel, 0xb000);
+	ev_exit(b, T0 + 2500 * MS, 300, 301, "stopper");
+	s = compute(b);
+	assert_true(s->sampling.sampled);
+	assert_int_equal(s->kernel_count, 2);
+	for (size_t i = 0; i < s->kernel_count; i++) {
+		if (s->kernels[i].pid == 100) {
+			assert_int_equal(s->kernels[i].observed_launches, 1001);
+			assert_true(s->kernels[i].launches >= 1995 && s->kernels[i].launches <= 2005);
+		} else {
+			assert_int_equal(s->kernels[i].launches, 500);
+		}
+	}
+	summary__free(s);
+	synth__free(b);
+}
+
 /* A budget that never had to sample: counts are exact and say so. */
 static void test_budget_not_sampled(void **state)
 {
@@ -1369,6 +1408,7 @@ int main(void)
 		cmocka_unit_test(test_top_waker),
 		cmocka_unit_test(test_top_waker_ignored_and_ties),
 		cmocka_unit_test(test_sampled_hot_path),
+		cmocka_unit_test(test_sampled_exit_in_gap),
 		cmocka_unit_test(test_budget_not_sampled),
 	};
 
