@@ -159,7 +159,14 @@ $(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate: $(OUT)/tes
 
 # Injection tests: the same target linked statically (nothing to dlopen
 # with), and the library they load.
-INJECT_TARGETS := $(OUT)/tests/workloads/inject_target_static $(OUT)/tests/workloads/libinject_probe.so
+INJECT_TARGETS := $(OUT)/tests/workloads/inject_target_static $(OUT)/tests/workloads/libinject_probe.so \
+	$(OUT)/tests/tools/inject_cli
+
+# Static, for tests/gpu/inject.sh on the GPU machine.
+$(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -static $(ALL_CFLAGS) $^ $(STATIC_LIBS) -o $@
 
 $(OUT)/tests/workloads/inject_target: tests/workloads/inject_target.c tests/workloads/inject_state.h
 	@mkdir -p $(@D)

@@ -635,6 +635,12 @@ static int preflight(pid_t pid, struct target_syms *syms, char *why, size_t whyl
 			snprintf(why, whylen, "cannot read %s: %s", path, strerror(-err));
 		return err == -ENOENT ? -ESRCH : err;
 	}
+	if (status_field(status, "State:") && *status_field(status, "State:") == 'T') {
+		snprintf(why, whylen,
+			 "process %d is stopped (SIGSTOP, Ctrl-Z or a debugger): resume it first (kill -CONT %d)", pid,
+			 pid);
+		return -EAGAIN;
+	}
 	if (status_long(status, "Tgid:", pid) != pid) {
 		snprintf(why, whylen, "%d is a thread of process %ld: give the process id", pid,
 			 status_long(status, "Tgid:", pid));
@@ -1082,14 +1088,18 @@ static int inject_into(pid_t pid, pid_t tid, const struct target_syms *syms, con
 		goto release;
 	}
 	err = mem_read(pid, ts.stack_lo, ts.stack_saved, ts.stack_len);
-	if (!err)
-		err = mem_write(pid, path_addr, lib, plen);
 	if (err) {
 		free(ts.stack_saved);
 		ts.stack_saved = NULL;
-		snprintf(err_msg, errlen, "cannot access the stack of thread %d of process %d: %s", tid, pid,
+		snprintf(err_msg, errlen, "cannot read the stack of thread %d of process %d: %s", tid, pid,
 			 strerror(-err));
 		goto release;
+	}
+	err = mem_write(pid, path_addr, lib, plen);
+	if (err) {
+		snprintf(err_msg, errlen, "cannot write the library path onto the stack of thread %d of process %d: %s",
+			 tid, pid, strerror(-err));
+		goto restore;
 	}
 	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) != 0) {
 		err = -errno;

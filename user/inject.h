@@ -18,7 +18,8 @@
  *              without libdl mapped)
  *   -ENOEXEC   it is not a 64-bit x86 process
  *   -ENOENT    the library path is not visible inside its mount namespace
- *   -EAGAIN    no thread came to rest in a suitable system call in time
+ *   -EAGAIN    it is stopped (SIGSTOP), or no thread came to rest in a
+ *              suitable system call in time
  *   -ELIBACC   its dlopen returned NULL; err carries its dlerror() text
  *   -ETIMEDOUT dlopen did not return in time (see docs/injection.md)
  */
