@@ -157,6 +157,32 @@ $(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate: $(OUT)/tes
 	$(Q)$(CC) $(STANDIN_CFLAGS) $< -L$(STANDIN_DIR) -l:libcuda.so.1 -Wl,--enable-new-dtags \
 		-Wl,-rpath,'$$ORIGIN/../standin' -pthread -o $@
 
+# Injection tests: the same target linked statically (nothing to dlopen
+# with), and the library they load.
+INJECT_TARGETS := $(OUT)/tests/workloads/inject_target_static $(OUT)/tests/workloads/libinject_probe.so \
+	$(OUT)/tests/tools/inject_cli
+
+# Static, for tests/gpu/inject.sh on the GPU machine.
+$(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -static $(ALL_CFLAGS) $^ $(STATIC_LIBS) -o $@
+
+$(OUT)/tests/workloads/inject_target: tests/workloads/inject_target.c tests/workloads/inject_state.h
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g $< -pthread -o $@
+
+$(OUT)/tests/workloads/inject_target_static: tests/workloads/inject_target.c tests/workloads/inject_state.h
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g -static $< -pthread -o $@
+
+$(OUT)/tests/workloads/libinject_probe.so: tests/workloads/lib/inject_probe.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g -fPIC -shared $< -o $@
+
 $(OUT)/examples/%: examples/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -167,7 +193,8 @@ $(FORMAT_TABLES): tests/unit/format_tables.c bpf/events.h bpf/cuda_funcs.h analy
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(INCLUDES) $< -o $@
 
-test-build: $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(EXAMPLES) $(FORMAT_TABLES)
+test-build: $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) \
+	$(EXAMPLES) $(FORMAT_TABLES)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
