@@ -36,6 +36,7 @@ struct workload {
 	bool cuda;		/* probe this executable's cuLaunchKernel / cuStreamSynchronize */
 	double budget_pct;	/* traced with this overhead budget; 0: none (every call probed) */
 	double min_seconds;	/* runs last at least this long */
+	bool python;		/* probe the GIL of the Python it starts (--gil) */
 };
 
 static double now_s(void)
@@ -212,23 +213,82 @@ static struct work_result run_faults(double seconds, int threads)
 	return r;
 }
 
+/*
+ * Two Python threads calling time.sleep(0) as fast as they can: each call
+ * releases the GIL (PyEval_SaveThread: one probe hit) and takes it back
+ * (PyEval_RestoreThread entry and return: two), contended by the other
+ * thread. Runs the python3 found in PATH (CPython 3.10-3.13) as a child of
+ * the workload process, followed by the recorder; ops are sleep(0) calls.
+ */
+static const char gil_script[] =
+	"import sys, threading, time\n"
+	"end = time.monotonic() + float(sys.argv[1])\n"
+	"counts = [0, 0]\n"
+	"def work(i):\n"
+	"    n = 0\n"
+	"    while time.monotonic() < end:\n"
+	"        for _ in range(100):\n"
+	"            time.sleep(0)\n"
+	"        n += 100\n"
+	"    counts[i] = n\n"
+	"t0 = time.monotonic()\n"
+	"ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]\n"
+	"[t.start() for t in ts]\n"
+	"[t.join() for t in ts]\n"
+	"print(sum(counts), time.monotonic() - t0)\n";
+
+static struct work_result run_gil(double seconds, int threads)
+{
+	struct work_result r = { 0, 0 };
+	char secs[32], line[128];
+	FILE *f;
+	int fds[2];
+	pid_t pid;
+
+	(void)threads;
+	snprintf(secs, sizeof(secs), "%.3f", seconds);
+	if (pipe(fds))
+		return r;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("python3", "python3", "-c", gil_script, secs, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (f && fgets(line, sizeof(line), f) && sscanf(line, "%lf %lf", &r.ops, &r.seconds) != 2)
+		r.seconds = 0;
+	if (f)
+		fclose(f);
+	else
+		close(fds[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return r;
+}
+
 static const struct workload workloads[] = {
 	{ "sched_switch", "round trip", "two threads ping-pong a byte over pipes (wakeups + context switches)",
-	  1, run_pingpong, false, 0, 0 },
+	  1, run_pingpong, false, 0, 0, false },
 	{ "page_fault", "fault", "one thread maps, writes and unmaps fresh pages (one minor fault per page)",
-	  1, run_faults, false, 0, 0 },
+	  1, run_faults, false, 0, 0, false },
 	{ "fault_flood", "fault", "one faulting thread per CPU: the recorder's sustained event rate",
-	  0, run_faults, false, 0, 0 },
+	  0, run_faults, false, 0, 0, false },
 	{ "cuda_launch", "call", "a loop of cuLaunchKernel calls (libcuda's prologue): one entry uprobe each",
-	  1, run_cuda_launch, true, 0, 0 },
+	  1, run_cuda_launch, true, 0, 0, false },
 	{ "cuda_sync", "call", "a loop of cuStreamSynchronize calls: entry and return uprobes each",
-	  1, run_cuda_sync, true, 0, 0 },
+	  1, run_cuda_sync, true, 0, 0, false },
+	{ "gil_contend", "sleep(0)", "two Python threads calling time.sleep(0): 3 GIL probe hits each (python3, --gil)",
+	  1, run_gil, false, 0, 0, true },
 	{ "budget_10k", "launch", "a launch-bound thread at 10k launches/s untraced, traced with the 1% budget",
-	  1, run_budget_10k, true, 1.0, 4 },
+	  1, run_budget_10k, true, 1.0, 4, false },
 	{ "budget_50k", "launch", "the same at 50k launches/s: sampled to stay within the 1% budget",
-	  1, run_budget_50k, true, 1.0, 4 },
+	  1, run_budget_50k, true, 1.0, 4, false },
 	{ "budget_150k", "launch", "the same at 150k launches/s: sampled to stay within the 1% budget",
-	  1, run_budget_150k, true, 1.0, 4 },
+	  1, run_budget_150k, true, 1.0, 4, false },
 };
 
 /* Forks the workload; it starts once `ready` exists and reports its result
@@ -323,6 +383,7 @@ static int run_round(const struct bench_opts *o, const struct workload *w, bool 
 			.cuda_libs = w->cuda ? self : NULL,
 			.cuda_lib_count = w->cuda ? 1 : 0,
 			.budget_pct = w->budget_pct,
+			.python = w->python,
 		};
 		struct record_result res;
 

@@ -274,7 +274,7 @@ static const struct argp_option bench_options[] = {
 	{ "seconds", 's', "SEC", 0, "Length of one measurement (default 2)", 0 },
 	{ "output", 'o', "FILE", 0, "Write the results as JSON", 0 },
 	{ "check", 'c', "THRESHOLDS", 0, "Exit 1 when a metric exceeds its limit in this JSON file", 0 },
-	{ "only", 'n', "NAME", 0, "Run only this benchmark (sched_switch, page_fault, fault_flood, cuda_launch, cuda_sync, budget_10k, budget_50k, budget_150k)", 0 },
+	{ "only", 'n', "NAME", 0, "Run only this benchmark (sched_switch, page_fault, fault_flood, cuda_launch, cuda_sync, gil_contend, budget_10k, budget_50k, budget_150k)", 0 },
 	{ "tmpdir", 't', "DIR", 0, "Where recordings go while measuring (default /tmp)", 0 },
 	{ 0 },
 };
