@@ -590,6 +590,12 @@ int bench__run(const struct bench_opts *o)
 
 		if (o->only && strcmp(o->only, workloads[i].name))
 			continue;
+		if (workloads[i].python && system("python3 -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' "
+						  ">/dev/null 2>&1")) {
+			fprintf(stderr, "bench: %-13s skipped: no python3 3.10-3.13 in PATH\n", workloads[i].name);
+			ran++;
+			continue;
+		}
 		r = run_bench(o, &workloads[i]);
 		if (!r) {
 			json_decref(results);
