@@ -535,9 +535,10 @@ static int attachment_add(struct tracer *t, struct uprobe_attachment *a, struct 
 	return 0;
 }
 
-/* Attaches the uprobe_multi groups of a: entries before returns (a return
- * program reads what its entry kept), the hot ones only while the budget
- * has them on. All or nothing. */
+/* Keeps a among the attachments, attaching its uprobe_multi groups first
+ * (its perf-event uprobes are attached already): entries before returns (a
+ * return program reads what its entry kept), the hot ones only while the
+ * budget has them on. All or nothing. */
 static int attachment_commit(struct tracer *t, struct uprobe_attachment *a, char *err, size_t errlen)
 {
 	unsigned int pass, i;
@@ -593,10 +594,6 @@ int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *
 		if (e)
 			return e;
 	}
-	if (!t->multi) {
-		t->att[t->att_count++] = a;
-		return 0;
-	}
 	return attachment_commit(t, &a, err, errlen);
 }
 
@@ -626,10 +623,6 @@ int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *
 			if (e)
 				return e;
 		}
-	}
-	if (!t->multi) {
-		t->att[t->att_count++] = a;
-		return 0;
 	}
 	return attachment_commit(t, &a, err, errlen);
 }
