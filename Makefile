@@ -64,7 +64,9 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 .SECONDARY:
 .PHONY: all deps demo test test-build unit integration docs clean bench
 
-all: $(OUT)/inferscope-bpf
+BRIDGE     := $(OUT)/libinferscope_cupti.so
+
+all: $(OUT)/inferscope-bpf $(BRIDGE)
 
 deps:
 	$(Q)sh scripts/deps.sh
@@ -73,6 +75,9 @@ deps:
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# libbpf's usdt.bpf.h includes <linux/errno.h>, which wants the multiarch asm/.
+$(OUT)/bpf/cupti.bpf.o: BPF_CFLAGS += -idirafter /usr/include/$(shell $(CC) -print-multiarch)
 
 $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -99,16 +104,24 @@ $(ASAN_OUT)/inferscope-bpf: $(ASAN_MAIN_OBJ) $(ASAN_LIB_OBJS)
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(SAN_FLAGS) $^ $(DYN_LIBS) -o $@
 
+# --- the CUPTI bridge: a shared library loaded into CUDA processes ------------
+BRIDGE_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC) -Ibpf
+
+$(BRIDGE): cupti_bridge/bridge.c bpf/events.h
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(BRIDGE_CFLAGS) -shared -Wl,-z,defs -Wl,-soname,libinferscope_cupti.so $< -ldl -pthread -o $@
+
 # --- tests --------------------------------------------------------------------
 $(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) $< $(ASAN_LIB_OBJS) $(DYN_LIBS) -lcmocka -o $@
 
-$(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(wildcard tests/integration/*.h) $(ASAN_LIB_OBJS) $(HEADERS)
+$(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(wildcard tests/integration/*.h) tests/workloads/cupti_workload.h $(ASAN_LIB_OBJS) $(HEADERS)
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) -Itests/integration -Itests/standin $< $(INTEG_HELPERS) \
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) -Itests/integration -Itests/standin -Itests/workloads $< $(INTEG_HELPERS) \
 		$(ASAN_LIB_OBJS) $(DYN_LIBS) -lcmocka -o $@
 
 # An interpreter on the shared libpython (Debian's python3 has it built in).
@@ -182,6 +195,23 @@ $(OUT)/tests/workloads/libinject_probe.so: tests/workloads/lib/inject_probe.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g -fPIC -shared $< -o $@
+
+# The mock libcupti.so.13 (tests/mock_cupti/) and the workload that drives
+# the real bridge with it, on the stand-in libcuda.
+MOCK_CUPTI := $(OUT)/tests/mock_cupti/libcupti.so.13
+
+$(MOCK_CUPTI): tests/mock_cupti/mock_cupti.c tests/mock_cupti/mock_cupti.h
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC) -shared -Wl,-soname,libcupti.so.13 \
+		-Wl,-z,defs $< -pthread -o $@
+
+$(OUT)/tests/workloads/cupti_workload: tests/workloads/cupti_workload.c tests/workloads/cupti_workload.h \
+		tests/mock_cupti/mock_cupti.h $(STANDIN_LIB) $(MOCK_CUPTI) $(BRIDGE)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g -I$(CUDA_INC) -Itests/mock_cupti $< -L$(STANDIN_DIR) -l:libcuda.so.1 \
+		-Wl,--enable-new-dtags -Wl,-rpath,'$$ORIGIN/../standin' -ldl -o $@
 
 $(OUT)/examples/%: examples/%.c
 	@mkdir -p $(@D)

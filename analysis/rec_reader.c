@@ -131,6 +131,14 @@ static size_t event__min_size(__u16 type)
 	case ISR_EV_CUDA_NAME:		return sizeof(struct isr_ev_cuda_name);
 	case ISR_EV_GIL:		return sizeof(struct isr_ev_gil);
 	case ISR_EV_SAMPLING:		return sizeof(struct isr_ev_sampling);
+	case ISR_EV_GPU_KERNEL:		return sizeof(struct isr_ev_gpu_kernel);
+	case ISR_EV_GPU_MEMCPY:		return sizeof(struct isr_ev_gpu_memcpy);
+	case ISR_EV_GPU_MEMSET:		return sizeof(struct isr_ev_gpu_memset);
+	case ISR_EV_GPU_SYNC:		return sizeof(struct isr_ev_gpu_sync);
+	case ISR_EV_GPU_API:		return sizeof(struct isr_ev_gpu_api);
+	case ISR_EV_GPU_CLOCK:		return sizeof(struct isr_ev_gpu_clock);
+	case ISR_EV_GPU_STATUS:		return sizeof(struct isr_ev_gpu_status);
+	case ISR_EV_GPU_NAME:		return sizeof(struct isr_ev_gpu_name);
 	default:			return sizeof(struct isr_ev_hdr);
 	}
 }
@@ -1021,6 +1029,14 @@ const char *isr_event_name(__u16 type)
 	case ISR_EV_CUDA_NAME:		return "cuda_name";
 	case ISR_EV_GIL:		return "gil";
 	case ISR_EV_SAMPLING:		return "sampling";
+	case ISR_EV_GPU_KERNEL:		return "gpu_kernel";
+	case ISR_EV_GPU_MEMCPY:		return "gpu_memcpy";
+	case ISR_EV_GPU_MEMSET:		return "gpu_memset";
+	case ISR_EV_GPU_SYNC:		return "gpu_sync";
+	case ISR_EV_GPU_API:		return "gpu_api";
+	case ISR_EV_GPU_CLOCK:		return "gpu_clock";
+	case ISR_EV_GPU_STATUS:		return "gpu_status";
+	case ISR_EV_GPU_NAME:		return "gpu_name";
 	default:			return NULL;
 	}
 }
@@ -1037,6 +1053,8 @@ const char *isr_source_name(__u32 src)
 	case ISR_SRC_CUDA_INFLIGHT:	return "cuda_inflight";
 	case ISR_SRC_WRITER:		return "writer";
 	case ISR_SRC_PYTHON:		return "python";
+	case ISR_SRC_GPU:		return "gpu";
+	case ISR_SRC_CUPTI:		return "cupti";
 	default:			return NULL;
 	}
 }

@@ -466,6 +466,144 @@ nomem:
 	return NULL;
 }
 
+static const char *copy_kind_name(__u32 kind)
+{
+	switch (kind) {	/* CUpti_ActivityMemcpyKind */
+	case 1:		return "HtoD";
+	case 2:		return "DtoH";
+	case 3:		return "HtoA";
+	case 4:		return "AtoH";
+	case 5:		return "AtoA";
+	case 6:		return "AtoD";
+	case 7:		return "DtoA";
+	case 8:		return "DtoD";
+	case 9:		return "HtoH";
+	case 10:	return "PtoP";
+	default:	return "unknown";
+	}
+}
+
+static json_t *json_fit(const struct clock_fit *f)
+{
+	json_t *o;
+
+	if (!f->valid)
+		return json_null();
+	o = json_object();
+	if (!o)
+		return NULL;
+	SET(o, "pairs", json_u64(f->samples));
+	SET(o, "pairs_rejected", json_u64(f->rejected));
+	SET(o, "gpu_ref_ns", json_u64(f->gpu_ref));
+	SET(o, "mono_ref_ns", json_u64(f->mono_ref));
+	SET(o, "offset_ns", json_real(f->offset_ns));
+	SET(o, "slope", json_real(f->slope));
+	SET(o, "drift_ppm", json_real(f->drift_ppm));
+	SET(o, "residual_rms_ns", json_real(f->residual_rms_ns));
+	SET(o, "residual_p50_ns", json_real(f->residual_p50_ns));
+	SET(o, "residual_p99_ns", json_real(f->residual_p99_ns));
+	SET(o, "residual_max_ns", json_real(f->residual_max_ns));
+	SET(o, "bound_ns", json_real(f->bound_ns));
+	return o;
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *json_gpu(const struct summary *s)
+{
+	json_t *gpu = json_object(), *procs, *arr, *o;
+
+	if (!gpu)
+		return NULL;
+	procs = json_array();
+	SET(gpu, "processes", procs);
+	for (size_t i = 0; i < s->gpu_count; i++) {
+		const struct gpu_process_stat *p = &s->gpu[i];
+
+		o = json_object();
+		APPEND(procs, o);
+		SET(o, "pid", json_integer(p->pid));
+		SET(o, "clock_fit", json_fit(&p->fit));
+		SET(o, "kernels", json_u64(p->kernels));
+		SET(o, "memcpys", json_u64(p->copies));
+		SET(o, "memsets", json_u64(p->memsets));
+		SET(o, "syncs", json_u64(p->syncs));
+		SET(o, "api_records", json_u64(p->api_records));
+		SET(o, "kernels_joined", json_u64(p->joined));
+		SET(o, "kernels_unjoined", json_u64(p->unjoined));
+		SET(o, "causality_violations", json_u64(p->causality_violations));
+		SET(o, "worst_violation_s", json_real(ns_to_s(p->worst_violation_ns)));
+		SET(o, "launch_to_start_p50_s", json_real(ns_to_s(p->launch_to_start_p50_ns)));
+		SET(o, "cupti_dropped", json_u64(p->cupti_dropped));
+		SET(o, "cupti_failed", json_boolean(p->failed));
+		SET(o, "cupti_error", p->failed ? json_integer(p->cupti_error) : json_null());
+	}
+	arr = json_array();
+	SET(gpu, "kernels", arr);
+	for (size_t i = 0; i < s->gpu_kernel_count; i++) {
+		const struct gpu_kernel_stat *k = &s->gpu_kernels[i];
+
+		o = json_object();
+		APPEND(arr, o);
+		SET(o, "pid", json_integer(k->pid));
+		SET(o, "name", json_text(k->name, SIZE_MAX));
+		SET(o, "count", json_u64(k->count));
+		SET(o, "total_s", json_real(ns_to_s(k->total_ns)));
+		SET(o, "mean_s", json_real(ns_to_s(k->total_ns) / (double)k->count));
+		SET(o, "min_s", json_real(ns_to_s(k->min_ns)));
+		SET(o, "max_s", json_real(ns_to_s(k->max_ns)));
+	}
+	arr = json_array();
+	SET(gpu, "memcpy", arr);
+	for (size_t i = 0; i < s->gpu_copy_count; i++) {
+		const struct gpu_copy_stat *c = &s->gpu_copies[i];
+
+		o = json_object();
+		APPEND(arr, o);
+		SET(o, "pid", json_integer(c->pid));
+		SET(o, "kind", json_string(copy_kind_name(c->copy_kind)));
+		SET(o, "count", json_u64(c->count));
+		SET(o, "bytes", json_u64(c->bytes));
+		SET(o, "total_s", json_real(ns_to_s(c->total_ns)));
+	}
+	arr = json_array();
+	SET(gpu, "streams", arr);
+	for (size_t i = 0; i < s->gpu_stream_count; i++) {
+		const struct gpu_stream_stat *t = &s->gpu_streams[i];
+
+		o = json_object();
+		APPEND(arr, o);
+		SET(o, "pid", json_integer(t->pid));
+		SET(o, "device", json_integer(t->device));
+		SET(o, "stream", json_integer(t->stream));
+		SET(o, "kernels", json_u64(t->kernels));
+		SET(o, "kernel_s", json_real(ns_to_s(t->kernel_ns)));
+		SET(o, "memcpys", json_u64(t->copies));
+		SET(o, "memcpy_bytes", json_u64(t->copy_bytes));
+		SET(o, "memcpy_s", json_real(ns_to_s(t->copy_ns)));
+		SET(o, "memsets", json_u64(t->memsets));
+		SET(o, "memset_bytes", json_u64(t->memset_bytes));
+		SET(o, "memset_s", json_real(ns_to_s(t->memset_ns)));
+	}
+	arr = json_array();
+	SET(gpu, "devices", arr);
+	for (size_t i = 0; i < s->gpu_device_count; i++) {
+		const struct gpu_device_stat *d = &s->gpu_devices[i];
+
+		o = json_object();
+		APPEND(arr, o);
+		SET(o, "pid", json_integer(d->pid));
+		SET(o, "device", json_integer(d->device));
+		SET(o, "busy_s", json_real(ns_to_s(d->busy_ns)));
+		SET(o, "idle_fraction", json_real(d->idle_fraction));
+	}
+	return gpu;
+nomem:
+	json_decref(gpu);
+	return NULL;
+}
+
 int report__write_json(FILE *f, const struct recording *r, const struct summary *s)
 {
 	json_t *root = json_object();
@@ -479,6 +617,7 @@ int report__write_json(FILE *f, const struct recording *r, const struct summary 
 	SET(root, "processes", json_processes(r, s));
 	SET(root, "threads", json_threads(s));
 	SET(root, "cuda", json_cuda(s));
+	SET(root, "gpu", json_gpu(s));
 	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) || fputc('\n', f) == EOF ||
 	    fflush(f) == EOF || ferror(f))
 		err = -EIO;
@@ -601,6 +740,10 @@ static const char *const drop_advice[ISR_SRC_MAX] = {
 	[ISR_SRC_WRITER] = "events the recorder could not write to the file: free disk space",
 	[ISR_SRC_PYTHON] = "GIL events lost, GIL wait and hold times are incomplete: increase "
 			   "--ringbuf-size (default 32 MiB)",
+	[ISR_SRC_GPU] = "GPU activity records (kernels, copies) lost on their way from the CUPTI "
+			"bridge: increase --ringbuf-size (default 32 MiB)",
+	[ISR_SRC_CUPTI] = "GPU activity records CUPTI itself dropped (its buffers were full): GPU "
+			  "kernel and copy counts are too low",
 };
 
 static void md__warnings(struct md *m, const struct recording *r, const struct summary *s)
@@ -1257,6 +1400,78 @@ static void md__observations(struct md *m, const struct summary *s, const struct
 	md__printf(m, "\n");
 }
 
+/* GPU activity from the CUPTI bridge: per process the calibration and the
+ * join, then kernels by GPU time, copies by kind and devices. */
+static void md__gpu(struct md *m, const struct summary *s)
+{
+	if (!s->gpu_count)
+		return;
+	md__printf(m, "## GPU activity (CUPTI)\n\n| pid | kernels | memcpys | memsets | joined to launch | causality "
+		      "violations | launch to GPU start p50 | clock fit residual p50 / p99 | bound | drift |\n"
+		      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < s->gpu_count; i++) {
+		const struct gpu_process_stat *p = &s->gpu[i];
+
+		md__printf(m, "| %u | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.1f us |",
+			   p->pid, (uint64_t)p->kernels, (uint64_t)p->copies, (uint64_t)p->memsets,
+			   (uint64_t)p->joined, (uint64_t)p->causality_violations, p->launch_to_start_p50_ns / 1e3);
+		if (p->fit.valid)
+			md__printf(m, " %.0f / %.0f ns | %.0f ns | %.2f ppm |\n", p->fit.residual_p50_ns,
+				   p->fit.residual_p99_ns, p->fit.bound_ns, p->fit.drift_ppm);
+		else
+			md__printf(m, " no clock pairs | - | - |\n");
+	}
+	md__printf(m, "\n");
+	for (size_t i = 0; i < s->gpu_count; i++) {
+		const struct gpu_process_stat *p = &s->gpu[i];
+
+		if (p->failed)
+			md__printf(m, "> pid %u: the CUPTI bridge could not collect GPU activity (%s).\n\n", p->pid,
+				   p->cupti_error < 0 ? "libcupti.so.13 not found" : "CUPTI refused it");
+		if (p->causality_violations)
+			md__printf(m, "> pid %u: %" PRIu64 " kernels start on the GPU before their launch call (worst "
+				      "by %.1f us): the GPU clock mapping or the join is off; do not trust GPU times "
+				      "of this process below that.\n\n", p->pid, (uint64_t)p->causality_violations,
+				   p->worst_violation_ns / 1e3);
+	}
+	if (s->gpu_kernel_count) {
+		md__printf(m, "### GPU kernels by GPU time\n\n| kernel | pid | count | total | mean |\n"
+			      "|---|---:|---:|---:|---:|\n");
+		for (size_t i = 0; i < s->gpu_kernel_count && i < TOP_CUDA_ROWS; i++) {
+			const struct gpu_kernel_stat *k = &s->gpu_kernels[i];
+
+			md__printf(m, "| ");
+			md__text(m, k->name, SIZE_MAX);
+			md__printf(m, " | %u | %" PRIu64 " | %.3f ms | %.1f us |\n", k->pid, (uint64_t)k->count,
+				   k->total_ns / 1e6, (double)k->total_ns / (double)k->count / 1e3);
+		}
+		if (s->gpu_kernel_count > TOP_CUDA_ROWS)
+			md__printf(m, "\n… %zu more kernels (all are in the JSON report)\n",
+				   s->gpu_kernel_count - TOP_CUDA_ROWS);
+		md__printf(m, "\n");
+	}
+	if (s->gpu_copy_count) {
+		md__printf(m, "### GPU copies by kind\n\n| pid | kind | count | bytes | GPU time |\n|---:|---|---:|---:|---:|\n");
+		for (size_t i = 0; i < s->gpu_copy_count; i++) {
+			const struct gpu_copy_stat *c = &s->gpu_copies[i];
+
+			md__printf(m, "| %u | %s | %" PRIu64 " | %" PRIu64 " | %.3f ms |\n", c->pid,
+				   copy_kind_name(c->copy_kind), (uint64_t)c->count, (uint64_t)c->bytes, c->total_ns / 1e6);
+		}
+		md__printf(m, "\n");
+	}
+	if (s->gpu_device_count) {
+		md__printf(m, "### GPU busy time\n\n| pid | device | busy | idle |\n|---:|---:|---:|---:|\n");
+		for (size_t i = 0; i < s->gpu_device_count; i++) {
+			const struct gpu_device_stat *d = &s->gpu_devices[i];
+
+			md__printf(m, "| %u | %u | %.3f s | %.1f%% |\n", d->pid, d->device, ns_to_s(d->busy_ns),
+				   100.0 * d->idle_fraction);
+		}
+		md__printf(m, "\n");
+	}
+}
+
 int report__write_markdown(FILE *f, const struct recording *r, const struct summary *s)
 {
 	const struct thread_summary **order;
@@ -1274,6 +1489,7 @@ int report__write_markdown(FILE *f, const struct recording *r, const struct summ
 	md__sampling(&m, s);
 	md__threads(&m, order, s->thread_count);
 	md__cuda(&m, r, s, order);
+	md__gpu(&m, s);
 	md__gil(&m, s, order);
 	md__event_counts(&m, s);
 	md__observations(&m, s, order);

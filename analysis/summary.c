@@ -25,6 +25,7 @@
 #include <libiberty/demangle.h>
 
 #include "summary.h"
+#include "gpu_summary.h"
 
 /* Raw task states of isr_ev_sched_switch.prev_state */
 #define TASK_UNINTERRUPTIBLE	0x2
@@ -1408,6 +1409,7 @@ int summary__compute(const struct recording *r, struct summary **out)
 	if (!err)
 		err = ctx__run(&c, s);
 	ctx__free(&c);
+	err = err ?: gpu_summary__compute(r, s);
 	if (err) {
 		summary__free(s);
 		return err;
@@ -1429,6 +1431,7 @@ void summary__free(struct summary *s)
 		free(s->kernels[i].name);
 	free(s->kernels);
 	sampling__free(&s->sampling);
+	gpu_summary__free(s);
 	free(s);
 }
 

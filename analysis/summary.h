@@ -47,6 +47,25 @@
  *                  observed calls times their process's scale, rounded;
  *                  `observed` keeps what was recorded.
  *
+ * GPU activity (CUPTI bridge, isr_ev_gpu_*):
+ *   mapped time    GPU clock times mapped onto CLOCK_MONOTONIC with the
+ *                  process's clock fit (analysis/clock_fit.h) of its
+ *                  isr_ev_gpu_clock pairs. Without pairs, nothing that
+ *                  needs CPU time (busy, idle, causality) is computed.
+ *   busy           the union of the mapped intervals of a device's
+ *                  kernels, copies and memsets of one process, clipped to
+ *                  the recording window; idle fraction = 1 - busy / window.
+ *   join           a kernel's correlation id names a launch API record
+ *                  (DRIVER: cuLaunchKernel*, cuLaunchCooperativeKernel*,
+ *                  cuGraphLaunch*), which is matched to the launch uprobe
+ *                  event (isr_ev_cuda_call of family LAUNCH, LAUNCH_EX or
+ *                  GRAPH) of the same thread nearest to the record's mapped
+ *                  start, within JOIN_WINDOW_NS plus the fit's bound, each
+ *                  event used once.
+ *   causality      a joined kernel whose mapped GPU start is before its
+ *                  launch call's entry is a violation (the clock mapping or
+ *                  the join is wrong); counted, with the worst gap.
+ *
  * Python (isr_ev_gil):
  *   GIL wait       entry to return of PyEval_RestoreThread: a thread taking
  *                  the GIL back after a call that released it.
@@ -64,6 +83,7 @@
 #include <linux/types.h>
 #include "recording.h"
 #include "sampling.h"
+#include "clock_fit.h"
 
 #define SUMMARY_SYNC_FNS	3
 #define SUMMARY_FN_NAME_LEN	40
@@ -144,6 +164,51 @@ struct kernel_summary {
 	bool estimated;
 };
 
+/* Kernels of one name in one process. */
+struct gpu_kernel_stat {
+	__u32 pid;
+	char *name;			/* demangled when possible; "kernel#<id>" when never named */
+	__u64 count;
+	__u64 total_ns, min_ns, max_ns;	/* GPU durations (end - start) */
+};
+
+/* Copies of one CUPTI memcpy kind in one process. */
+struct gpu_copy_stat {
+	__u32 pid;
+	__u32 copy_kind;		/* CUpti_ActivityMemcpyKind */
+	__u64 count, bytes, total_ns;
+};
+
+/* Work on one stream of one device of one process. */
+struct gpu_stream_stat {
+	__u32 pid, device, stream;
+	__u64 kernels, kernel_ns;
+	__u64 copies, copy_bytes, copy_ns;
+	__u64 memsets, memset_bytes, memset_ns;
+};
+
+/* One device as one process used it. */
+struct gpu_device_stat {
+	__u32 pid, device;
+	__u64 busy_ns;			/* union of kernels, copies, memsets in the window */
+	double idle_fraction;		/* 1 - busy / window */
+};
+
+/* GPU activity of one process. */
+struct gpu_process_stat {
+	__u32 pid;
+	struct clock_fit fit;		/* fit.valid false: no clock pairs */
+	__u64 kernels, copies, memsets, syncs, api_records, clock_pairs;
+	__u64 joined;			/* kernels joined to their launch uprobe event */
+	__u64 unjoined;			/* kernels with no launch API record or no matching uprobe event */
+	__u64 causality_violations;
+	__u64 worst_violation_ns;	/* the largest launch entry - mapped GPU start */
+	__u64 launch_to_start_p50_ns;	/* joined kernels: launch entry to mapped GPU start */
+	__u64 cupti_dropped;		/* latest gpu_status */
+	bool failed;			/* the bridge reported a failure */
+	__s32 cupti_error;
+};
+
 struct summary {
 	__u64 start_ns, end_ns;		/* recording window (monotonic) */
 	double duration_s;
@@ -163,6 +228,16 @@ struct summary {
 	struct kernel_summary *kernels;	/* launched handles, most launches first */
 	size_t kernel_count;
 	struct sampling sampling;	/* the overhead budget and what it sampled */
+	struct gpu_process_stat *gpu;	/* processes with GPU activity events, by pid */
+	size_t gpu_count;
+	struct gpu_kernel_stat *gpu_kernels;	/* by pid, then most total time first */
+	size_t gpu_kernel_count;
+	struct gpu_copy_stat *gpu_copies;	/* by pid, kind */
+	size_t gpu_copy_count;
+	struct gpu_stream_stat *gpu_streams;	/* by pid, device, stream */
+	size_t gpu_stream_count;
+	struct gpu_device_stat *gpu_devices;	/* by pid, device */
+	size_t gpu_device_count;
 };
 
 /* r's events must be sorted (recording__sort_events). 0 or -errno. */

@@ -30,7 +30,15 @@
 #define ISR_EV_CUDA_NAME	10
 #define ISR_EV_GIL		11
 #define ISR_EV_SAMPLING		12
-#define ISR_EV_TYPE_MAX		13 /* one past the highest known type */
+#define ISR_EV_GPU_KERNEL	13
+#define ISR_EV_GPU_MEMCPY	14
+#define ISR_EV_GPU_MEMSET	15
+#define ISR_EV_GPU_SYNC		16
+#define ISR_EV_GPU_API		17
+#define ISR_EV_GPU_CLOCK	18
+#define ISR_EV_GPU_STATUS	19
+#define ISR_EV_GPU_NAME		20
+#define ISR_EV_TYPE_MAX		21 /* one past the highest known type */
 
 /*
  * Drop sources: one counter each, kept per CPU in the BPF map "drops" (BPF
@@ -48,7 +56,9 @@
 #define ISR_SRC_CUDA_INFLIGHT	6 /* CUDA calls whose entry could not be remembered for their return */
 #define ISR_SRC_WRITER		7 /* events the recorder could not write (disk full, I/O error) */
 #define ISR_SRC_PYTHON		8 /* GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered */
-#define ISR_SRC_MAX		9
+#define ISR_SRC_GPU		9 /* GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound */
+#define ISR_SRC_CUPTI		10 /* GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords) */
+#define ISR_SRC_MAX		11
 
 /* Common header of every event. pid/tid name the task the event is about. */
 struct isr_ev_hdr {
@@ -309,6 +319,212 @@ _Static_assert(__builtin_offsetof(struct isr_ev_sampling, hit_cost_ps) == 32, "s
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, switch_ns) == 40, "sampling.switch_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, spent_ns) == 48, "sampling.spent_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, credit_ns) == 56, "sampling.credit_ns");
+/*
+ * GPU activity from the CUPTI bridge (cupti_bridge/, libinferscope_cupti.so).
+ * The bridge converts CUPTI's activity records into the structs below and
+ * hands a batch of them to BPF with one USDT probe hit (provider
+ * "inferscope", probe "gpu_batch"; bpf/cupti.bpf.c copies each record into
+ * the bulk ring buffer). The bridge fills type and size of the header; BPF
+ * fills cpu, pid, tid (the thread that handed the batch over) and ts_ns
+ * (CLOCK_MONOTONIC of the hand-off). GPU times (start_ns, end_ns, gpu_ns)
+ * are in CUPTI's clock (cuptiGetTimestamp): the analysis maps them onto
+ * CLOCK_MONOTONIC with the fit of the isr_ev_gpu_clock pairs
+ * (docs/clock-calibration.md).
+ */
+#define ISR_GPU_BATCH_MAX_BYTES		65536	/* the largest batch the bridge hands over */
+#define ISR_GPU_BATCH_MAX_RECORDS	4096	/* records BPF copies from one batch */
+#define ISR_GPU_NAME_LEN		512
+
+/* A kernel ran (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL). */
+struct isr_ev_gpu_kernel {
+	struct isr_ev_hdr hdr;
+	__u64 start_ns;		/* GPU clock */
+	__u64 end_ns;		/* GPU clock */
+	__u32 correlation_id;	/* of the launch call's DRIVER / RUNTIME API record */
+	__u32 name_id;		/* isr_ev_gpu_name.id in the same process; 0: no name */
+	__u32 device_id;
+	__u32 context_id;
+	__u32 stream_id;
+	__u16 registers;	/* per thread */
+	__u16 pad;
+	__s32 grid[3];
+	__s32 block[3];
+	__u32 static_shared;	/* bytes per block */
+	__u32 dynamic_shared;	/* bytes per block */
+};
+_Static_assert(sizeof(struct isr_ev_gpu_kernel) == 96, "isr_ev_gpu_kernel size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, start_ns) == 24, "gpu_kernel.start_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, end_ns) == 32, "gpu_kernel.end_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, correlation_id) == 40, "gpu_kernel.correlation_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, name_id) == 44, "gpu_kernel.name_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, device_id) == 48, "gpu_kernel.device_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, context_id) == 52, "gpu_kernel.context_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, stream_id) == 56, "gpu_kernel.stream_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, registers) == 60, "gpu_kernel.registers");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, pad) == 62, "gpu_kernel.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, grid) == 64, "gpu_kernel.grid");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, block) == 76, "gpu_kernel.block");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, static_shared) == 88, "gpu_kernel.static_shared");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, dynamic_shared) == 92, "gpu_kernel.dynamic_shared");
+
+/* A copy ran (CUPTI_ACTIVITY_KIND_MEMCPY). Kinds are CUPTI's:
+ * CUpti_ActivityMemcpyKind, CUpti_ActivityMemoryKind. */
+struct isr_ev_gpu_memcpy {
+	struct isr_ev_hdr hdr;
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 bytes;
+	__u32 correlation_id;
+	__u32 device_id;
+	__u32 context_id;
+	__u32 stream_id;
+	__u8 copy_kind;		/* CUPTI_ACTIVITY_MEMCPY_KIND_* (1 HtoD, 2 DtoH, 8 DtoD, ...) */
+	__u8 src_kind;		/* CUPTI_ACTIVITY_MEMORY_KIND_* */
+	__u8 dst_kind;
+	__u8 flags;		/* CUPTI_ACTIVITY_FLAG_MEMCPY_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct isr_ev_gpu_memcpy) == 72, "isr_ev_gpu_memcpy size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, start_ns) == 24, "gpu_memcpy.start_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, end_ns) == 32, "gpu_memcpy.end_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, bytes) == 40, "gpu_memcpy.bytes");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, correlation_id) == 48, "gpu_memcpy.correlation_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, device_id) == 52, "gpu_memcpy.device_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, context_id) == 56, "gpu_memcpy.context_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, stream_id) == 60, "gpu_memcpy.stream_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, copy_kind) == 64, "gpu_memcpy.copy_kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, src_kind) == 65, "gpu_memcpy.src_kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, dst_kind) == 66, "gpu_memcpy.dst_kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, flags) == 67, "gpu_memcpy.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, pad) == 68, "gpu_memcpy.pad");
+
+/* A memset ran (CUPTI_ACTIVITY_KIND_MEMSET). */
+struct isr_ev_gpu_memset {
+	struct isr_ev_hdr hdr;
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 bytes;
+	__u32 correlation_id;
+	__u32 device_id;
+	__u32 context_id;
+	__u32 stream_id;
+	__u32 value;
+	__u16 memory_kind;	/* CUPTI_ACTIVITY_MEMORY_KIND_* */
+	__u16 flags;
+};
+_Static_assert(sizeof(struct isr_ev_gpu_memset) == 72, "isr_ev_gpu_memset size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, start_ns) == 24, "gpu_memset.start_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, end_ns) == 32, "gpu_memset.end_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, bytes) == 40, "gpu_memset.bytes");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, correlation_id) == 48, "gpu_memset.correlation_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, device_id) == 52, "gpu_memset.device_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, context_id) == 56, "gpu_memset.context_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, stream_id) == 60, "gpu_memset.stream_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, value) == 64, "gpu_memset.value");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, memory_kind) == 68, "gpu_memset.memory_kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, flags) == 70, "gpu_memset.flags");
+
+/* A host thread waited for the GPU (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION). */
+struct isr_ev_gpu_sync {
+	struct isr_ev_hdr hdr;
+	__u64 start_ns;
+	__u64 end_ns;
+	__u32 correlation_id;
+	__u32 context_id;
+	__u32 stream_id;	/* 0xffffffff: not a stream wait */
+	__u32 sync_type;	/* CUpti_ActivitySynchronizationType */
+	__u32 cuda_event_id;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct isr_ev_gpu_sync) == 64, "isr_ev_gpu_sync size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, start_ns) == 24, "gpu_sync.start_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, end_ns) == 32, "gpu_sync.end_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, correlation_id) == 40, "gpu_sync.correlation_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, context_id) == 44, "gpu_sync.context_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, stream_id) == 48, "gpu_sync.stream_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, sync_type) == 52, "gpu_sync.sync_type");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, cuda_event_id) == 56, "gpu_sync.cuda_event_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, pad) == 60, "gpu_sync.pad");
+
+/* isr_ev_gpu_api.api */
+#define ISR_GPU_API_DRIVER	1 /* CUPTI_ACTIVITY_KIND_DRIVER: cbid is a CUPTI_DRIVER_TRACE_CBID_* */
+#define ISR_GPU_API_RUNTIME	2 /* CUPTI_ACTIVITY_KIND_RUNTIME: cbid is a CUPTI_RUNTIME_TRACE_CBID_* */
+
+/* A driver or runtime API call as CUPTI saw it: the correlation id that
+ * joins it to the kernel or copy it started. thread_id is the kernel's tid
+ * (the bridge asks CUPTI for system thread ids). */
+struct isr_ev_gpu_api {
+	struct isr_ev_hdr hdr;
+	__u64 start_ns;
+	__u64 end_ns;
+	__u32 correlation_id;
+	__u32 cbid;
+	__u32 thread_id;
+	__u16 api;		/* ISR_GPU_API_* */
+	__u16 pad0;
+	__u32 return_value;
+	__u32 pad1;
+};
+_Static_assert(sizeof(struct isr_ev_gpu_api) == 64, "isr_ev_gpu_api size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, start_ns) == 24, "gpu_api.start_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, end_ns) == 32, "gpu_api.end_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, correlation_id) == 40, "gpu_api.correlation_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, cbid) == 44, "gpu_api.cbid");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, thread_id) == 48, "gpu_api.thread_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, api) == 52, "gpu_api.api");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, pad0) == 54, "gpu_api.pad0");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, return_value) == 56, "gpu_api.return_value");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, pad1) == 60, "gpu_api.pad1");
+
+/* A clock reference pair: CLOCK_MONOTONIC read just before and just after
+ * cuptiGetTimestamp(). The pair's CPU time is their midpoint, its
+ * uncertainty half their distance. */
+struct isr_ev_gpu_clock {
+	struct isr_ev_hdr hdr;
+	__u64 gpu_ns;		/* cuptiGetTimestamp() */
+	__u64 mono_before_ns;
+	__u64 mono_after_ns;
+};
+_Static_assert(sizeof(struct isr_ev_gpu_clock) == 48, "isr_ev_gpu_clock size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_clock, gpu_ns) == 24, "gpu_clock.gpu_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_clock, mono_before_ns) == 32, "gpu_clock.mono_before_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_clock, mono_after_ns) == 40, "gpu_clock.mono_after_ns");
+
+/* isr_ev_gpu_status.state */
+#define ISR_GPU_ENABLED		1 /* a tracer attached: activity collection is on */
+#define ISR_GPU_FLUSHED		2 /* every record completed before this one was handed over */
+#define ISR_GPU_FAILED		3 /* CUPTI is missing or refused: cupti_error says why */
+
+/* The bridge's state and counters (cumulative since the process started).
+ * lost_new: records CUPTI dropped since the previous status record; BPF
+ * adds it to drop source ISR_SRC_CUPTI. */
+struct isr_ev_gpu_status {
+	struct isr_ev_hdr hdr;
+	__u64 cupti_dropped;	/* cuptiActivityGetNumDroppedRecords, summed */
+	__u64 handed_over;	/* records the bridge handed to BPF before this one */
+	__u64 lost_new;
+	__u32 state;		/* ISR_GPU_* */
+	__s32 cupti_error;	/* CUptiResult of the failure; -1: libcupti.so.13 not found */
+};
+_Static_assert(sizeof(struct isr_ev_gpu_status) == 56, "isr_ev_gpu_status size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, cupti_dropped) == 24, "gpu_status.cupti_dropped");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, handed_over) == 32, "gpu_status.handed_over");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, lost_new) == 40, "gpu_status.lost_new");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, state) == 48, "gpu_status.state");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, cupti_error) == 52, "gpu_status.cupti_error");
+
+/* A kernel name, sent before the first kernel record that uses its id
+ * (ids are per process, from 1, and start over at each attach). */
+struct isr_ev_gpu_name {
+	struct isr_ev_hdr hdr;
+	__u32 id;
+	__u32 pad;
+	char name[ISR_GPU_NAME_LEN];	/* mangled as CUPTI gives it, NUL-terminated, may be truncated */
+};
+_Static_assert(sizeof(struct isr_ev_gpu_name) == 544, "isr_ev_gpu_name size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, id) == 24, "gpu_name.id");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, pad) == 28, "gpu_name.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, name) == 32, "gpu_name.name");
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096

@@ -36,6 +36,8 @@ enum {
 	OPT_GIL,
 	OPT_BUDGET,
 	OPT_LEGACY_UPROBES,
+	OPT_NO_CUPTI,
+	OPT_CUPTI_BRIDGE,
 };
 
 #define MAX_CUDA_LIBS 8
@@ -48,8 +50,9 @@ struct env {
 	const char *output;
 	const char *input;
 	size_t ringbuf_mib;
-	bool no_follow, no_faults, no_cuda, gil, list_probes, verbose, quiet, legacy_uprobes;
+	bool no_follow, no_faults, no_cuda, no_cupti, gil, list_probes, verbose, quiet, legacy_uprobes;
 	double budget_pct;	/* 0: no budget */
+	const char *cupti_bridge;
 	const char *cuda_libs[MAX_CUDA_LIBS];
 	size_t cuda_lib_count;
 	const char *ready_file;
@@ -141,6 +144,12 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_LEGACY_UPROBES:
 		env->legacy_uprobes = true;
 		return 0;
+	case OPT_NO_CUPTI:
+		env->no_cupti = true;
+		return 0;
+	case OPT_CUPTI_BRIDGE:
+		env->cupti_bridge = arg;
+		return 0;
 	case OPT_LIST_PROBES:
 		env->list_probes = true;
 		return 0;
@@ -194,6 +203,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "budget", OPT_BUDGET, "PCT|off", 0, "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and extrapolate", 0 }, \
 	{ "legacy-uprobes", OPT_LEGACY_UPROBES, NULL, 0, "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)", 0 }, \
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
+	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "Do not record GPU activity through the CUPTI bridge", 0 },    \
+	{ "cupti-bridge", OPT_CUPTI_BRIDGE, "PATH", 0,                                                 \
+	  "The CUPTI bridge a launched command loads (default: " "libinferscope_cupti.so next to inferscope-bpf)", 0 }, \
 	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \
 	  "Print the CUDA and Python GIL probe sites chosen in the targets and exit (starts nothing)", 0 }, \
 	{ "ready-file", OPT_READY_FILE, "FILE", 0, "Create FILE once the probes are live (for scripts)", 0 }, \
@@ -343,6 +355,8 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		.python = env->gil,
 		.budget_pct = env->budget_pct,
 		.legacy_uprobes = env->legacy_uprobes,
+		.gpu = !env->no_cupti,
+		.cupti_bridge = env->cupti_bridge,
 		.verbose = env->verbose,
 		.quiet = env->quiet,
 		.ready_file = env->ready_file,

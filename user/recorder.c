@@ -20,10 +20,12 @@
 #include "cuda_attach.h"
 #include "python_attach.h"
 #include "budget.h"
+#include "cupti_attach.h"
 
 #define TICK_NS		1000000000ULL	/* chunk, clock pair and drops cadence */
 #define LIVENESS_NS	200000000ULL
 #define POLL_MS		50	/* drain cadence: bulk events never wake us */
+#define GPU_FLUSH_WAIT_NS	2000000000ULL	/* for the CUPTI bridges' last flush */
 #define MAX_PENDING	256
 #define TERM_GRACE_NS	5000000000ULL
 
@@ -51,6 +53,16 @@ struct cuda_state {
 };
 
 /* The Python interpreters to probe, resolved once per file. */
+/* GPU activity: the bridge a launched command loads, the bridges asked to
+ * flush at the end and how many answered. */
+struct gpu_state {
+	char bridge[PATH_MAX];		/* "" when none was found for a launched command */
+	unsigned int flush_asked;
+	unsigned int flushed;		/* ISR_GPU_FLUSHED statuses since the request */
+	__u32 failed_pids[16];		/* bridges whose failure was reported */
+	size_t nfailed;
+};
+
 struct py_state {
 	struct py_libs *libs;
 	const struct py_lib *described[PY_MAX_LIBS];	/* site lists already printed (-v) */
@@ -74,6 +86,7 @@ struct rec_state {
 	struct tracer *t;
 	struct cuda_state cuda;
 	struct py_state py;
+	struct gpu_state gpu;
 	bool verbose;
 	__u64 events;
 	int write_err;
@@ -121,6 +134,32 @@ static void count_hits(struct budget_state *bs, const struct isr_ev_hdr *h)
 	bs->hits[slot] += hits;
 }
 
+/* The bridge's answers: flushes, and failures (told once per process). */
+static void gpu_status(struct rec_state *st, const struct isr_ev_gpu_status *e)
+{
+	size_t i;
+
+	if (e->state == ISR_GPU_FLUSHED) {
+		st->gpu.flushed++;
+		return;
+	}
+	if (e->state != ISR_GPU_FAILED)
+		return;
+	for (i = 0; i < st->gpu.nfailed; i++)
+		if (st->gpu.failed_pids[i] == e->hdr.pid)
+			return;
+	if (st->gpu.nfailed < sizeof(st->gpu.failed_pids) / sizeof(st->gpu.failed_pids[0]))
+		st->gpu.failed_pids[st->gpu.nfailed++] = e->hdr.pid;
+	if (e->cupti_error < 0)
+		fprintf(stderr, "inferscope-bpf: pid %u: the CUPTI bridge found no libcupti.so.13: no GPU activity "
+			"from it (driver-level CUDA tracing goes on); start it with INFERSCOPE_CUPTI_LIB=PATH\n",
+			e->hdr.pid);
+	else
+		fprintf(stderr, "inferscope-bpf: pid %u: CUPTI refused the bridge (CUptiResult %d; another CUPTI "
+			"client such as a profiler may hold it): no GPU activity from it (driver-level CUDA "
+			"tracing goes on)\n", e->hdr.pid, e->cupti_error);
+}
+
 static int on_event(void *ctx, const void *data, size_t size)
 {
 	const struct isr_ev_hdr *h = data;
@@ -142,6 +181,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 
 		if (f->flags & ISR_FORK_FOLLOWED)
 			queue_snapshot(st, f->child_pid, ISR_ORIGIN_CHILD);
+	} else if (h->type == ISR_EV_GPU_STATUS && size >= sizeof(struct isr_ev_gpu_status)) {
+		gpu_status(st, data);
 	} else if (h->type == ISR_EV_PROC_EXEC) {
 		if (h->pid == st->launched_pid && !st->launched_exec_seen)
 			st->launched_exec_seen = true;
@@ -237,7 +278,8 @@ struct launch {
 	int status_fd;		/* read end: errno of a failed exec, EOF on success */
 };
 
-static int launch_command(char **cmd, struct launch *l)
+/* inject: the CUPTI bridge to hand over in CUDA_INJECTION64_PATH, or NULL. */
+static int launch_command(char **cmd, const char *inject, struct launch *l)
 {
 	int go[2], st[2], e;
 
@@ -267,6 +309,8 @@ static int launch_command(char **cmd, struct launch *l)
 		signal(SIGTERM, SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up before starting us */
+		if (inject && setenv("CUDA_INJECTION64_PATH", inject, 1))
+			_exit(127);
 		execvp(cmd[0], cmd);
 		e = errno;
 		if (write(st[1], &e, sizeof(e)) < 0)
@@ -697,6 +741,76 @@ static int budget_step(struct rec_state *st, __u64 now)
 	return write_sampling(st, on ? ISR_SAMPLING_ON : ISR_SAMPLING_OFF, on ? t1 : t0, t1 - t0);
 }
 
+/* Attaches to the bridge pid maps, if it does. late: it was found by the
+ * rescan (injected, or loaded with dlopen), say so. */
+static void gpu_probe_process(struct rec_state *st, __u32 pid, bool late)
+{
+	char err[PATH_MAX + 256];
+	int e = tracer__attach_gpu_if_mapped(st->t, pid, err, sizeof(err));
+
+	if (e < 0 && e != -ESRCH)
+		fprintf(stderr, "inferscope-bpf: %s; GPU activity of pid %u is not recorded\n", err, pid);
+	else if (e == 1 && (late || st->verbose))
+		fprintf(stderr, "inferscope-bpf: pid %u: CUPTI bridge attached%s\n", pid,
+			late ? " (it was loaded after tracing began)" : "");
+}
+
+static void gpu_rescan(struct rec_state *st)
+{
+	static __u32 pids[ISR_MAX_TARGETS];
+	int n, i;
+
+	n = tracer__targets(st->t, pids, ISR_MAX_TARGETS);
+	for (i = 0; i < n; i++)
+		if (procinfo__leader_running(pids[i]))
+			gpu_probe_process(st, pids[i], true);
+}
+
+/* The bridge a launched command will load, or none (said why). */
+static void gpu_prepare(struct gpu_state *gs, const struct record_opts *o)
+{
+	const char *preset = getenv("CUDA_INJECTION64_PATH");
+	int e;
+
+	if (!o->command)
+		return;
+	if (preset && *preset) {
+		fprintf(stderr, "inferscope-bpf: CUDA_INJECTION64_PATH is already set (%s): %s keeps it, so GPU activity "
+			"is recorded only if that is the CUPTI bridge\n", preset, o->command[0]);
+		return;
+	}
+	e = cupti_bridge__locate(o->cupti_bridge, gs->bridge, sizeof(gs->bridge));
+	if (e) {
+		gs->bridge[0] = 0;
+		fprintf(stderr, "inferscope-bpf: cannot use the CUPTI bridge %s: %s; GPU activity (kernels, copies on "
+			"the GPU) is not recorded (give its path with --cupti-bridge, or --no-cupti)\n",
+			o->cupti_bridge ? o->cupti_bridge : CUPTI_BRIDGE_NAME " next to inferscope-bpf", strerror(-e));
+	}
+}
+
+/* Before the end: every live bridge flushes what CUPTI holds; waits up to
+ * GPU_FLUSH_WAIT_NS for their answers, consuming events meanwhile. */
+static void gpu_final_flush(struct rec_state *st)
+{
+	char err[PATH_MAX + 256];
+	__u64 end;
+	int n;
+
+	st->gpu.flushed = 0;
+	n = tracer__request_gpu_flush(st->t, err, sizeof(err));
+	if (n < 0)
+		fprintf(stderr, "inferscope-bpf: %s\n", err);
+	if (n <= 0)
+		return;
+	end = procinfo__now_mono_ns() + GPU_FLUSH_WAIT_NS;
+	while (st->gpu.flushed < (unsigned int)n && procinfo__now_mono_ns() < end)
+		if (tracer__poll(st->t, POLL_MS) < 0)
+			break;
+	if (st->gpu.flushed < (unsigned int)n)
+		fprintf(stderr, "inferscope-bpf: %u of %d CUPTI bridges did not flush within %.1f s: GPU activity of "
+			"their last second may be missing\n", n - st->gpu.flushed, n, GPU_FLUSH_WAIT_NS / 1e9);
+}
+
 int record__list_probes(const struct record_opts *o)
 {
 	struct cuda_mapping mapped[CUDA_MAX_LIBS];
@@ -761,6 +875,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		.cuda = o->cuda,
 		.python = o->python,
 		.legacy_uprobes = o->legacy_uprobes,
+		.gpu = o->gpu,
 		.verbose = o->verbose,
 	};
 	struct launch l = { .pid = -1, .go_fd = -1, .status_fd = -1 };
@@ -820,9 +935,11 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		if (e)
 			goto out;
 	}
+	if (o->gpu)
+		gpu_prepare(&st.gpu, o);
 
 	if (o->command) {
-		e = launch_command(o->command, &l);
+		e = launch_command(o->command, st.gpu.bridge[0] ? st.gpu.bridge : NULL, &l);
 		if (e) {
 			fprintf(stderr, "inferscope-bpf: cannot start %s: %s\n", o->command[0], strerror(-e));
 			goto out;
@@ -873,6 +990,16 @@ int record__run(const struct record_opts *o, struct record_result *res)
 					"standard directories): tracing CPU only (a libcuda it loads from elsewhere is "
 					"traced from when it is loaded; --cuda-lib PATH probes it from the start)\n",
 					o->command[0]);
+		}
+	}
+	for (i = 0; o->gpu && i < o->pid_count; i++)
+		gpu_probe_process(&st, o->pids[i], false);
+	if (o->gpu && st.gpu.bridge[0]) {
+		/* Not exec'd yet: live once the command maps the bridge. */
+		e = tracer__attach_gpu(t, (__u32)l.pid, st.gpu.bridge, err, sizeof(err));
+		if (e) {
+			fprintf(stderr, "inferscope-bpf: %s\n", err);
+			goto out;
 		}
 	}
 	for (i = 0; o->python && i < o->pid_count; i++) {
@@ -1007,6 +1134,8 @@ int record__run(const struct record_opts *o, struct record_result *res)
 				cuda_rescan(&st);
 			if (o->python)
 				py_rescan(&st);
+			if (o->gpu)
+				gpu_rescan(&st);
 			tracer__prune_uprobes(t);
 			e = rec_writer__flush(st.w);
 			e = e ?: write_clock(st.w);
@@ -1022,6 +1151,8 @@ int record__run(const struct record_opts *o, struct record_result *res)
 	}
 	if (tty)
 		fputc('\n', stderr);
+	if (o->gpu && !st.write_err)
+		gpu_final_flush(&st);
 
 	/* Everything the kernel queued before we stopped belongs in the file. */
 	tracer__drain(t);

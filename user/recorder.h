@@ -28,6 +28,8 @@ struct record_opts {
 	bool python;			/* probe the GIL of CPython 3.10-3.13 targets */
 	double budget_pct;		/* overhead budget in % of a thread's time; 0: none */
 	bool legacy_uprobes;		/* perf-event uprobes even where uprobe_multi exists */
+	bool gpu;			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
+	const char *cupti_bridge;	/* --cupti-bridge: the bridge a launched command loads; NULL: next to us */
 	bool verbose;
 	bool quiet;			/* no status line or banners */
 	const char *ready_file;		/* created once probes are live */

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -18,6 +19,7 @@
 #include "cuda.skel.h"
 #include "python.skel.h"
 #include "selfprobe.h"
+#include "cupti.skel.h"
 
 #define MAX_CPUS 1024
 
@@ -58,9 +60,10 @@ struct probe_group {
 
 #define MAX_GROUPS 4	/* programs per library: cuda_hot, cuda_enter, cuda_ret; 3 for Python */
 
-/* The CUDA or Python probes of one file in one process. */
+/* The CUDA, Python or GPU-bridge probes of one file in one process. */
 struct uprobe_attachment {
-	const char *what;	/* "libcuda", "libpython" */
+	const char *what;	/* "libcuda", "libpython", "cupti bridge" */
+	bool gpu;		/* the CUPTI bridge: links[0] gpu_batch, links[1] the flush request */
 	__u32 pid;
 	dev_t dev;
 	ino_t ino;
@@ -79,6 +82,7 @@ struct tracer {
 	struct faults_bpf *faults;
 	struct cuda_bpf *cuda;
 	struct python_bpf *python;
+	struct cupti_bpf *cupti;
 	struct uprobe_attachment *att;	/* CUDA and Python probes, by process and file */
 	size_t att_count, att_cap;
 	struct ring_buffer *rb;
@@ -277,6 +281,15 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 		e = t->python ? load_shared(t->python->skeleton, t->sched, "Python", "--no-python", opts->verbose, err,
 					    errlen) :
 				open_failed("Python", err, errlen);
+		if (e)
+			goto fail;
+	}
+
+	if (opts->gpu) {
+		t->cupti = cupti_bpf__open();
+		e = t->cupti ? load_shared(t->cupti->skeleton, t->sched, "GPU activity (CUPTI bridge)", "--no-cupti",
+					   opts->verbose, err, errlen) :
+			       open_failed("GPU activity (CUPTI bridge)", err, errlen);
 		if (e)
 			goto fail;
 	}
@@ -769,6 +782,86 @@ int tracer__measure_hit_cost(struct tracer *t, double *hit_ns, char *err, size_t
 	return e;
 }
 
+int tracer__attach_gpu(struct tracer *t, __u32 pid, const char *path, char *err, size_t errlen)
+{
+	struct uprobe_attachment a;
+	struct bpf_link *link;
+	struct stat sb;
+	int e;
+
+	if (!t->cupti) {
+		set_err(err, errlen, "the GPU activity probes are not loaded");
+		return -ENOENT;
+	}
+	if (stat(path, &sb)) {
+		e = -errno;
+		set_err(err, errlen, "cannot find the CUPTI bridge %s: %s", path, strerror(-e));
+		return e;
+	}
+	e = attachment_begin(t, &a, "cupti bridge", pid, sb.st_dev, sb.st_ino, path, 2, err, errlen);
+	if (e)
+		return e;
+	a.gpu = true;
+	/* USDT links are perf-event uprobes, whatever the CUDA probes use. */
+	if (!a.links && !(a.links = calloc(2, sizeof(*a.links)))) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	link = bpf_program__attach_usdt(t->cupti->progs.gpu_batch, (pid_t)pid, path, "inferscope", "gpu_batch",
+					NULL);
+	if (!link) {
+		e = -errno;
+		set_err(err, errlen, "cannot attach to the USDT probe inferscope:gpu_batch of %s for pid %u: %s (is it "
+			"a libinferscope_cupti.so of this version?)", path, pid, strerror(-e));
+		attachment_release(&a);
+		return e;
+	}
+	a.links[a.nlinks++] = link;
+	a.nprobes = 1;
+	t->att[t->att_count++] = a;
+	return 0;
+}
+
+int tracer__attach_gpu_if_mapped(struct tracer *t, __u32 pid, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 32];
+	int e = cupti_bridge__mapped(pid, path, sizeof(path));
+
+	if (e <= 0)
+		return e;
+	e = tracer__attach_gpu(t, pid, path, err, errlen);
+	if (e == -EALREADY)
+		return 2;
+	return e ? e : 1;
+}
+
+int tracer__request_gpu_flush(struct tracer *t, char *err, size_t errlen)
+{
+	int asked = 0, e = 0;
+	size_t i;
+
+	for (i = 0; i < t->att_count; i++) {
+		struct uprobe_attachment *a = &t->att[i];
+		struct bpf_link *link;
+
+		if (!a->gpu || a->nlinks != 1 || kill((pid_t)a->pid, 0))
+			continue;
+		link = bpf_program__attach_usdt(t->cupti->progs.gpu_flush_request, (pid_t)a->pid, a->path,
+						"inferscope", "gpu_flush", NULL);
+		if (!link) {
+			e = -errno;
+			set_err(err, errlen, "cannot ask the CUPTI bridge of pid %u to flush (USDT inferscope:gpu_flush "
+				"of %s): %s; GPU activity of its last second may be missing", a->pid, a->path,
+				strerror(-e));
+			continue;
+		}
+		a->links[a->nlinks++] = link;
+		a->nprobes++;
+		asked++;
+	}
+	return asked ? asked : e;
+}
+
 void tracer__prune_uprobes(struct tracer *t)
 {
 	int fd = t->sched ? bpf_map__fd(t->sched->maps.targets) : -1;
@@ -878,6 +971,7 @@ void tracer__describe(const struct tracer *t, FILE *out)
 	for (i = 0; i < t->att_count; i++)
 		fprintf(out, "  %-22s pid %u: %u uprobes/uretprobes on %s (%s)\n", t->att[i].what, t->att[i].pid,
 			t->att[i].nprobes, t->att[i].path,
+			t->att[i].gpu ? "USDT, perf-event uprobes" :
 			t->multi ? "uprobe_multi links" : "one perf-event uprobe each");
 }
 
@@ -894,9 +988,17 @@ void tracer__free(struct tracer *t)
 			bpf_link__destroy(t->links[i]);
 		free(t->links);
 	}
+	/* The CUPTI bridges first: their semaphores drop at once and they go
+	 * dormant, before the seconds that releasing hundreds of CUDA uprobes
+	 * takes (one RCU grace period each). */
 	for (i = 0; i < (int)t->att_count; i++)
-		attachment_release(&t->att[i]);
+		if (t->att[i].gpu)
+			attachment_release(&t->att[i]);
+	for (i = 0; i < (int)t->att_count; i++)
+		if (!t->att[i].gpu)
+			attachment_release(&t->att[i]);
 	free(t->att);
+	cupti_bpf__destroy(t->cupti);
 	python_bpf__destroy(t->python);
 	cuda_bpf__destroy(t->cuda);
 	faults_bpf__destroy(t->faults);

@@ -15,6 +15,7 @@
 #include "events.h"
 #include "cuda_attach.h"
 #include "python_attach.h"
+#include "cupti_attach.h"
 
 struct tracer;
 
@@ -29,6 +30,7 @@ struct tracer_opts {
 	bool cuda;		/* load the CUDA driver API probes (tracer__attach_cuda) */
 	bool python;		/* load the Python GIL probes (tracer__attach_python) */
 	bool legacy_uprobes;	/* one perf-event uprobe per site even where uprobe_multi links exist */
+	bool gpu;		/* load the GPU activity program of the CUPTI bridge (tracer__attach_gpu) */
 	bool verbose;		/* libbpf's log on stderr */
 };
 
@@ -66,6 +68,20 @@ int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen);
  * traced (its events are discarded). 0 with *hit_ns, or -errno with err
  * filled (-EOPNOTSUPP: tracer__can_switch_hot is false). */
 int tracer__measure_hit_cost(struct tracer *t, double *hit_ns, char *err, size_t errlen);
+/* Attaches to the USDT probe inferscope:gpu_batch of the CUPTI bridge at
+ * path (reached through /proc/PID/root) for pid only. Its semaphore rises
+ * in pid, now or when pid maps the file later, which wakes the bridge up
+ * (cupti_bridge/bridge.c). 0, -EALREADY, or -errno with err filled. */
+int tracer__attach_gpu(struct tracer *t, __u32 pid, const char *path, char *err, size_t errlen);
+/* When pid maps the CUPTI bridge (started with it, or injected): attaches
+ * to it. 1 attached now, 2 attached before, 0 the bridge is not mapped
+ * there, or -errno with err filled (-ESRCH: pid is gone). */
+int tracer__attach_gpu_if_mapped(struct tracer *t, __u32 pid, char *err, size_t errlen);
+/* Asks every attached bridge whose process is alive to flush (USDT
+ * inferscope:gpu_flush's semaphore); each answers with an isr_ev_gpu_status
+ * of state ISR_GPU_FLUSHED. The number of bridges asked, or -errno with
+ * err filled when none could be. */
+int tracer__request_gpu_flush(struct tracer *t, char *err, size_t errlen);
 /* Releases the CUDA and Python probes of processes that are no longer
  * targets. */
 void tracer__prune_uprobes(struct tracer *t);

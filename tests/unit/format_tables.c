@@ -234,6 +234,101 @@ static const struct field ev_sampling[] = {
 	FIELD(isr_ev_sampling, credit_ns, "s64", "budget credit left (at most budget × 1 s); negative: overspent"),
 };
 
+#define GPU_TIMES(s) \
+	FIELD(s, start_ns, "u64", "start, GPU clock (cuptiGetTimestamp)"), \
+	FIELD(s, end_ns, "u64", "end, GPU clock")
+
+static const struct field ev_gpu_kernel[] = {
+	HDR(isr_ev_gpu_kernel),
+	GPU_TIMES(isr_ev_gpu_kernel),
+	FIELD(isr_ev_gpu_kernel, correlation_id, "u32", "of the launch call's gpu_api record"),
+	FIELD(isr_ev_gpu_kernel, name_id, "u32", "`isr_ev_gpu_name.id` in the same process; 0: no name"),
+	FIELD(isr_ev_gpu_kernel, device_id, "u32", "CUDA device"),
+	FIELD(isr_ev_gpu_kernel, context_id, "u32", "CUPTI context id"),
+	FIELD(isr_ev_gpu_kernel, stream_id, "u32", "CUPTI stream id"),
+	FIELD(isr_ev_gpu_kernel, registers, "u16", "registers per thread"),
+	FIELD(isr_ev_gpu_kernel, pad, "u16", "zero"),
+	FIELD(isr_ev_gpu_kernel, grid, "s32[3]", "grid x, y, z"),
+	FIELD(isr_ev_gpu_kernel, block, "s32[3]", "block x, y, z"),
+	FIELD(isr_ev_gpu_kernel, static_shared, "u32", "static shared memory per block, bytes"),
+	FIELD(isr_ev_gpu_kernel, dynamic_shared, "u32", "dynamic shared memory per block, bytes"),
+};
+
+static const struct field ev_gpu_memcpy[] = {
+	HDR(isr_ev_gpu_memcpy),
+	GPU_TIMES(isr_ev_gpu_memcpy),
+	FIELD(isr_ev_gpu_memcpy, bytes, "u64", "bytes copied"),
+	FIELD(isr_ev_gpu_memcpy, correlation_id, "u32", "of the call that started it"),
+	FIELD(isr_ev_gpu_memcpy, device_id, "u32", "CUDA device"),
+	FIELD(isr_ev_gpu_memcpy, context_id, "u32", "CUPTI context id"),
+	FIELD(isr_ev_gpu_memcpy, stream_id, "u32", "CUPTI stream id"),
+	FIELD(isr_ev_gpu_memcpy, copy_kind, "u8", "CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP, ..."),
+	FIELD(isr_ev_gpu_memcpy, src_kind, "u8", "CUpti_ActivityMemoryKind of the source"),
+	FIELD(isr_ev_gpu_memcpy, dst_kind, "u8", "CUpti_ActivityMemoryKind of the destination"),
+	FIELD(isr_ev_gpu_memcpy, flags, "u8", "CUpti_ActivityFlag bits of a memcpy (async)"),
+	FIELD(isr_ev_gpu_memcpy, pad, "u32", "zero"),
+};
+
+static const struct field ev_gpu_memset[] = {
+	HDR(isr_ev_gpu_memset),
+	GPU_TIMES(isr_ev_gpu_memset),
+	FIELD(isr_ev_gpu_memset, bytes, "u64", "bytes set"),
+	FIELD(isr_ev_gpu_memset, correlation_id, "u32", "of the call that started it"),
+	FIELD(isr_ev_gpu_memset, device_id, "u32", "CUDA device"),
+	FIELD(isr_ev_gpu_memset, context_id, "u32", "CUPTI context id"),
+	FIELD(isr_ev_gpu_memset, stream_id, "u32", "CUPTI stream id"),
+	FIELD(isr_ev_gpu_memset, value, "u32", "the value set"),
+	FIELD(isr_ev_gpu_memset, memory_kind, "u16", "CUpti_ActivityMemoryKind"),
+	FIELD(isr_ev_gpu_memset, flags, "u16", "CUpti_ActivityFlag bits of a memset (async)"),
+};
+
+static const struct field ev_gpu_sync[] = {
+	HDR(isr_ev_gpu_sync),
+	GPU_TIMES(isr_ev_gpu_sync),
+	FIELD(isr_ev_gpu_sync, correlation_id, "u32", "of the synchronizing call"),
+	FIELD(isr_ev_gpu_sync, context_id, "u32", "CUPTI context id"),
+	FIELD(isr_ev_gpu_sync, stream_id, "u32", "CUPTI stream id; 0xffffffff: not a stream wait"),
+	FIELD(isr_ev_gpu_sync, sync_type, "u32", "CUpti_ActivitySynchronizationType: 1 event, 2 stream wait event, 3 stream, 4 context"),
+	FIELD(isr_ev_gpu_sync, cuda_event_id, "u32", "the event waited for, if any"),
+	FIELD(isr_ev_gpu_sync, pad, "u32", "zero"),
+};
+
+static const struct field ev_gpu_api[] = {
+	HDR(isr_ev_gpu_api),
+	FIELD(isr_ev_gpu_api, start_ns, "u64", "call entry, GPU clock"),
+	FIELD(isr_ev_gpu_api, end_ns, "u64", "call return, GPU clock"),
+	FIELD(isr_ev_gpu_api, correlation_id, "u32", "joins the call to the kernel or copy it started"),
+	FIELD(isr_ev_gpu_api, cbid, "u32", "CUPTI_DRIVER_TRACE_CBID_* or CUPTI_RUNTIME_TRACE_CBID_*, by api"),
+	FIELD(isr_ev_gpu_api, thread_id, "u32", "the calling thread (kernel tid)"),
+	FIELD(isr_ev_gpu_api, api, "u16", "`ISR_GPU_API_*`"),
+	FIELD(isr_ev_gpu_api, pad0, "u16", "zero"),
+	FIELD(isr_ev_gpu_api, return_value, "u32", "CUresult / cudaError_t returned"),
+	FIELD(isr_ev_gpu_api, pad1, "u32", "zero"),
+};
+
+static const struct field ev_gpu_clock[] = {
+	HDR(isr_ev_gpu_clock),
+	FIELD(isr_ev_gpu_clock, gpu_ns, "u64", "cuptiGetTimestamp()"),
+	FIELD(isr_ev_gpu_clock, mono_before_ns, "u64", "CLOCK_MONOTONIC just before it"),
+	FIELD(isr_ev_gpu_clock, mono_after_ns, "u64", "CLOCK_MONOTONIC just after it"),
+};
+
+static const struct field ev_gpu_status[] = {
+	HDR(isr_ev_gpu_status),
+	FIELD(isr_ev_gpu_status, cupti_dropped, "u64", "records CUPTI dropped since the process started (cuptiActivityGetNumDroppedRecords)"),
+	FIELD(isr_ev_gpu_status, handed_over, "u64", "records the bridge handed to BPF before this one, since the process started"),
+	FIELD(isr_ev_gpu_status, lost_new, "u64", "records CUPTI dropped since the previous status record; added to drop source `ISR_SRC_CUPTI`"),
+	FIELD(isr_ev_gpu_status, state, "u32", "`ISR_GPU_*`"),
+	FIELD(isr_ev_gpu_status, cupti_error, "s32", "FAILED: the CUptiResult, or -1 when libcupti.so.13 was not found"),
+};
+
+static const struct field ev_gpu_name[] = {
+	HDR(isr_ev_gpu_name),
+	FIELD(isr_ev_gpu_name, id, "u32", "the id kernel records of this process use"),
+	FIELD(isr_ev_gpu_name, pad, "u32", "zero"),
+	FIELD(isr_ev_gpu_name, name, "char[512]", "kernel name as CUPTI gives it (mangled), NUL-terminated, may be truncated"),
+};
+
 static const struct struct_doc file_structs[] = {
 	STRUCT(isr_file_header, "At offset 0 of every recording.", file_header),
 	STRUCT(isr_chunk_header, "Starts every chunk; the stored payload follows it.", chunk_header),
@@ -259,6 +354,14 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
 	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release).", ev_sampling),
 	STRUCT(isr_ev_gil, "`ISR_EV_GIL`: a thread of a CPython 3.10-3.13 target took the GIL (ACQUIRE, at the return of PyEval_RestoreThread; hdr.ts_ns is its entry) or releases it (RELEASE, at the entry of PyEval_SaveThread).", ev_gil),
+	STRUCT(isr_ev_gpu_kernel, "`ISR_EV_GPU_KERNEL`: a kernel ran on the GPU (CUPTI bridge). Like every gpu_* event: hdr.ts_ns is when the bridge handed its batch over, hdr.tid the thread that did; GPU times are in CUPTI's clock (docs/clock-calibration.md).", ev_gpu_kernel),
+	STRUCT(isr_ev_gpu_memcpy, "`ISR_EV_GPU_MEMCPY`: a copy ran.", ev_gpu_memcpy),
+	STRUCT(isr_ev_gpu_memset, "`ISR_EV_GPU_MEMSET`: a memset ran.", ev_gpu_memset),
+	STRUCT(isr_ev_gpu_sync, "`ISR_EV_GPU_SYNC`: a host thread waited for the GPU.", ev_gpu_sync),
+	STRUCT(isr_ev_gpu_api, "`ISR_EV_GPU_API`: a driver or runtime API call as CUPTI saw it; its correlation id joins it to the kernel or copy it started.", ev_gpu_api),
+	STRUCT(isr_ev_gpu_clock, "`ISR_EV_GPU_CLOCK`: a clock reference pair, CUPTI's clock read between two CLOCK_MONOTONIC reads.", ev_gpu_clock),
+	STRUCT(isr_ev_gpu_status, "`ISR_EV_GPU_STATUS`: the bridge's state and loss counters.", ev_gpu_status),
+	STRUCT(isr_ev_gpu_name, "`ISR_EV_GPU_NAME`: a kernel name, sent before the first kernel record that uses its id (ids start over at each attach).", ev_gpu_name),
 };
 
 /* ---- constants ---------------------------------------------------------------- */
@@ -339,6 +442,31 @@ static const struct constant event_types[] = {
 	CONST(ISR_EV_CUDA_NAME, "cuda_name", "struct isr_ev_cuda_name"),
 	CONST(ISR_EV_GIL, "gil", "struct isr_ev_gil"),
 	CONST(ISR_EV_SAMPLING, "sampling", "struct isr_ev_sampling"),
+	CONST(ISR_EV_GPU_KERNEL, "gpu_kernel", "struct isr_ev_gpu_kernel"),
+	CONST(ISR_EV_GPU_MEMCPY, "gpu_memcpy", "struct isr_ev_gpu_memcpy"),
+	CONST(ISR_EV_GPU_MEMSET, "gpu_memset", "struct isr_ev_gpu_memset"),
+	CONST(ISR_EV_GPU_SYNC, "gpu_sync", "struct isr_ev_gpu_sync"),
+	CONST(ISR_EV_GPU_API, "gpu_api", "struct isr_ev_gpu_api"),
+	CONST(ISR_EV_GPU_CLOCK, "gpu_clock", "struct isr_ev_gpu_clock"),
+	CONST(ISR_EV_GPU_STATUS, "gpu_status", "struct isr_ev_gpu_status"),
+	CONST(ISR_EV_GPU_NAME, "gpu_name", "struct isr_ev_gpu_name"),
+};
+
+static const struct constant gpu_states[] = {
+	CONST(ISR_GPU_ENABLED, "ENABLED", "a tracer attached and activity collection is on (also sent with new CUPTI drops)"),
+	CONST(ISR_GPU_FLUSHED, "FLUSHED", "every record completed before this one was handed over"),
+	CONST(ISR_GPU_FAILED, "FAILED", "CUPTI is missing or refused; cupti_error says why"),
+};
+
+static const struct constant gpu_apis[] = {
+	CONST(ISR_GPU_API_DRIVER, "DRIVER", "CUPTI_ACTIVITY_KIND_DRIVER: cbid is a CUPTI_DRIVER_TRACE_CBID_*"),
+	CONST(ISR_GPU_API_RUNTIME, "RUNTIME", "CUPTI_ACTIVITY_KIND_RUNTIME: cbid is a CUPTI_RUNTIME_TRACE_CBID_*"),
+};
+
+static const struct constant gpu_limits[] = {
+	CONST(ISR_GPU_BATCH_MAX_BYTES, NULL, "the largest batch the bridge hands over in one probe hit"),
+	CONST(ISR_GPU_BATCH_MAX_RECORDS, NULL, "records BPF copies from one batch; more are counted in drop source gpu"),
+	CONST(ISR_GPU_NAME_LEN, NULL, "bytes of isr_ev_gpu_name.name"),
 };
 
 static const struct constant sampling_kinds[] = {
@@ -378,6 +506,8 @@ static const struct constant sources[] = {
 	CONST(ISR_SRC_CUDA_INFLIGHT, "cuda_inflight", "CUDA calls whose entry could not be remembered for their return"),
 	CONST(ISR_SRC_WRITER, "writer", "events the recorder could not write (disk full, I/O error)"),
 	CONST(ISR_SRC_PYTHON, "python", "GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered"),
+	CONST(ISR_SRC_GPU, "gpu", "GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound"),
+	CONST(ISR_SRC_CUPTI, "cupti", "GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords)"),
 };
 
 static const struct constant stop_reasons[] = {
@@ -436,6 +566,9 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Event flags", NULL, 1, "bit", NULL, event_flags),
 	CONSTS("GIL event kinds (`isr_ev_gil.kind`)", "Name: the probed function, the key of the event in the report's event_counts.", 0, "kind", "name", gil_kinds),
 	CONSTS("Sampling event kinds (`isr_ev_sampling.kind`)", NULL, 0, "kind", NULL, sampling_kinds),
+	CONSTS("GPU bridge states (`isr_ev_gpu_status.state`)", NULL, 0, "state", "name", gpu_states),
+	CONSTS("GPU API kinds (`isr_ev_gpu_api.api`)", NULL, 0, "api", "name", gpu_apis),
+	CONSTS("GPU batch limits", NULL, 0, "value", NULL, gpu_limits),
 	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
 	CONSTS("CUDA function families (`bpf/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
 	CONSTS("Copy directions (aux of the COPY families, args[3] of their calls)", NULL, 0, "value", "name", copy_directions),

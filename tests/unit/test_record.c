@@ -597,10 +597,12 @@ static void test_names(void **state)
 	static const char *const events[] = {
 		NULL, "sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_process_fork",
 		"sched_process_exec", "sched_process_exit", "task_rename", "page_fault_user",
-		"cuda_call", "cuda_name", "gil", "sampling",
+		"cuda_call", "cuda_name", "gil", "sampling", "gpu_kernel", "gpu_memcpy",
+		"gpu_memset", "gpu_sync", "gpu_api", "gpu_clock", "gpu_status", "gpu_name",
 	};
 	static const char *const sources[] = {
 		"sched", "faults", "proc", "fault_start", "targets", "cuda", "cuda_inflight", "writer", "python",
+		"gpu", "cupti",
 	};
 	static const char *const stops[] = {
 		NULL, "duration", "signal", "targets_exited", "write_error",
@@ -608,8 +610,13 @@ static void test_names(void **state)
 	unsigned i;
 
 	(void)state;
-	for (i = 1; i < ISR_EV_TYPE_MAX; i++)
-		assert_string_equal(isr_event_name((__u16)i), events[i]);
+	assert_int_equal(sizeof(events) / sizeof(events[0]), ISR_EV_TYPE_MAX);
+	for (i = 1; i < ISR_EV_TYPE_MAX; i++) {
+		if (events[i])
+			assert_string_equal(isr_event_name((__u16)i), events[i]);
+		else
+			assert_null(isr_event_name((__u16)i));
+	}
 	assert_null(isr_event_name(0));
 	assert_null(isr_event_name(ISR_EV_TYPE_MAX));
 	for (i = 0; i < ISR_SRC_MAX; i++)

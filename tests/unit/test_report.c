@@ -32,6 +32,11 @@ struct fixture {
 	struct cuda_fn_count failed[1];
 	struct kernel_summary kernels[55];
 	char kernel_names[55][16];
+	struct gpu_process_stat gpu[1];
+	struct gpu_kernel_stat gpu_kernels[1];
+	struct gpu_copy_stat gpu_copies[1];
+	struct gpu_stream_stat gpu_streams[1];
+	struct gpu_device_stat gpu_devices[1];
 };
 
 static struct thread_summary thread(__u32 pid, __u32 tid, const char *comm, __u64 on, __u64 rq)
@@ -229,7 +234,7 @@ static void test_json_contract(void **state)
 	f->sum.drops_total = 4;
 	fixture__add_cuda(f);
 	root = render_json(f);
-	assert_int_equal(json_object_size(root), 6);
+	assert_int_equal(json_object_size(root), 7);
 	assert_int(root, "schema_version", REPORT_SCHEMA_VERSION);
 	assert_int_equal(REPORT_SCHEMA_VERSION, 1);
 
@@ -377,6 +382,107 @@ static void test_json_contract(void **state)
 	free(f);
 }
 
+/* The gpu object: one process with its clock fit, kernels by name, copies
+ * by kind, streams and devices, in the units and keys of the contract. */
+static void test_json_gpu(void **state)
+{
+	struct fixture *f = fixture__new();
+	json_t *root, *gpu, *p, *fit, *k, *c, *st, *d;
+
+	(void)state;
+	f->gpu[0] = (struct gpu_process_stat){ .pid = 300, .kernels = 10, .copies = 2, .memsets = 1, .syncs = 3,
+					       .api_records = 10, .joined = 9, .unjoined = 1,
+					       .causality_violations = 1, .worst_violation_ns = 2000,
+					       .launch_to_start_p50_ns = 5000, .cupti_dropped = 4 };
+	f->gpu[0].fit = (struct clock_fit){ .valid = true, .samples = 5, .rejected = 1, .gpu_ref = 7000, .mono_ref = 100,
+					    .offset_ns = 3, .slope = 1.00001, .drift_ppm = 10, .residual_rms_ns = 20,
+					    .residual_p50_ns = 15, .residual_p99_ns = 40, .residual_max_ns = 41,
+					    .bound_ns = 600 };
+	f->gpu_kernels[0] = (struct gpu_kernel_stat){ .pid = 300, .name = "spin(int)", .count = 10,
+						      .total_ns = 2000000, .min_ns = 100000, .max_ns = 300000 };
+	f->gpu_copies[0] = (struct gpu_copy_stat){ .pid = 300, .copy_kind = 2, .count = 2, .bytes = 8192,
+						   .total_ns = 50000 };
+	f->gpu_streams[0] = (struct gpu_stream_stat){ .pid = 300, .device = 1, .stream = 7, .kernels = 10,
+						      .kernel_ns = 2000000, .copies = 2, .copy_bytes = 8192,
+						      .copy_ns = 50000, .memsets = 1, .memset_bytes = 64,
+						      .memset_ns = 1000 };
+	f->gpu_devices[0] = (struct gpu_device_stat){ .pid = 300, .device = 1, .busy_ns = 250000000,
+						      .idle_fraction = 0.75 };
+	f->sum.gpu = f->gpu;
+	f->sum.gpu_count = 1;
+	f->sum.gpu_kernels = f->gpu_kernels;
+	f->sum.gpu_kernel_count = 1;
+	f->sum.gpu_copies = f->gpu_copies;
+	f->sum.gpu_copy_count = 1;
+	f->sum.gpu_streams = f->gpu_streams;
+	f->sum.gpu_stream_count = 1;
+	f->sum.gpu_devices = f->gpu_devices;
+	f->sum.gpu_device_count = 1;
+	root = render_json(f);
+	gpu = get(root, "gpu");
+	assert_int_equal(json_object_size(gpu), 5);
+	p = json_array_get(get(gpu, "processes"), 0);
+	assert_int_equal(json_object_size(p), 15);
+	assert_int(p, "pid", 300);
+	assert_int(p, "kernels", 10);
+	assert_int(p, "memcpys", 2);
+	assert_int(p, "memsets", 1);
+	assert_int(p, "syncs", 3);
+	assert_int(p, "api_records", 10);
+	assert_int(p, "kernels_joined", 9);
+	assert_int(p, "kernels_unjoined", 1);
+	assert_int(p, "causality_violations", 1);
+	assert_real(p, "worst_violation_s", 2e-6);
+	assert_real(p, "launch_to_start_p50_s", 5e-6);
+	assert_int(p, "cupti_dropped", 4);
+	assert_true(json_is_false(get(p, "cupti_failed")));
+	assert_true(json_is_null(get(p, "cupti_error")));
+	fit = get(p, "clock_fit");
+	assert_int_equal(json_object_size(fit), 12);
+	assert_int(fit, "pairs", 5);
+	assert_int(fit, "pairs_rejected", 1);
+	assert_int(fit, "gpu_ref_ns", 7000);
+	assert_int(fit, "mono_ref_ns", 100);
+	assert_real(fit, "drift_ppm", 10);
+	assert_real(fit, "residual_p50_ns", 15);
+	assert_real(fit, "residual_p99_ns", 40);
+	assert_real(fit, "bound_ns", 600);
+	k = json_array_get(get(gpu, "kernels"), 0);
+	assert_int_equal(json_object_size(k), 7);
+	assert_str(k, "name", "spin(int)");
+	assert_int(k, "count", 10);
+	assert_real(k, "total_s", 0.002);
+	assert_real(k, "mean_s", 0.0002);
+	assert_real(k, "min_s", 0.0001);
+	assert_real(k, "max_s", 0.0003);
+	c = json_array_get(get(gpu, "memcpy"), 0);
+	assert_int_equal(json_object_size(c), 5);
+	assert_str(c, "kind", "DtoH");
+	assert_int(c, "bytes", 8192);
+	assert_real(c, "total_s", 5e-5);
+	st = json_array_get(get(gpu, "streams"), 0);
+	assert_int_equal(json_object_size(st), 11);
+	assert_int(st, "stream", 7);
+	assert_int(st, "memset_bytes", 64);
+	d = json_array_get(get(gpu, "devices"), 0);
+	assert_int_equal(json_object_size(d), 4);
+	assert_real(d, "busy_s", 0.25);
+	assert_real(d, "idle_fraction", 0.75);
+	json_decref(root);
+	{
+		char *md = render(report__write_markdown, f);
+
+		assert_non_null(strstr(md, "## GPU activity (CUPTI)"));
+		assert_non_null(strstr(md, "| 300 | 10 | 2 | 1 | 9 | 1 | 5.0 us | 15 / 40 ns | 600 ns | 10.00 ppm |"));
+		assert_non_null(strstr(md, "1 kernels start on the GPU before their launch call (worst by 2.0 us)"));
+		assert_non_null(strstr(md, "| spin(int) | 300 | 10 | 2.000 ms | 200.0 us |"));
+		assert_non_null(strstr(md, "| 300 | DtoH | 2 | 8192 | 0.050 ms |"));
+		assert_non_null(strstr(md, "| 300 | 1 | 0.250 s | 75.0% |"));
+		free(md);
+	}
+	free(f);
+}
+
 /* Without CUDA events the cuda object is there, empty. */
 static void test_json_no_cuda(void **state)
 {
@@ -392,6 +498,8 @@ static void test_json_no_cuda(void **state)
 	assert_int_equal(json_array_size(get(cuda, "kernels")), 0);
 	assert_int(json_array_get(get(root, "threads"), 0), "cuda_calls", 0);
 	assert_int(json_array_get(get(root, "processes"), 0), "device_memory_peak_bytes", 0);
+	assert_int_equal(json_array_size(get(get(root, "gpu"), "processes")), 0);
+	assert_int_equal(json_array_size(get(get(root, "gpu"), "kernels")), 0);
 	json_decref(root);
 	free(f);
 }
@@ -828,6 +936,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_contract),
 		cmocka_unit_test(test_json_no_cuda),
+		cmocka_unit_test(test_json_gpu),
 		cmocka_unit_test(test_json_truncated),
 		cmocka_unit_test(test_json_invalid_utf8),
 		cmocka_unit_test(test_markdown_clean),

@@ -1382,6 +1382,135 @@ static void test_budget_not_sampled(void **state)
 	synth__free(b);
 }
 
+/* ---- GPU activity (CUPTI bridge) ------------------------------------------------ */
+
+#define US 1000ULL
+#define GPU_AHEAD (5000 * MS)	/* the GPU clock is 5 s ahead of CLOCK_MONOTONIC */
+
+static void ev_gpu_clock(struct synth *b, __u64 mono, __u32 pid)
+{
+	struct isr_ev_gpu_clock *e = synth__event(b, ISR_EV_GPU_CLOCK, sizeof(*e), mono, pid, pid);
+
+	e->gpu_ns = mono + GPU_AHEAD;
+	e->mono_before_ns = mono - 500;
+	e->mono_after_ns = mono + 500;
+}
+
+static void ev_gpu_name(struct synth *b, __u64 ts, __u32 pid, __u32 id, const char *name)
+{
+	struct isr_ev_gpu_name *e = synth__event(b, ISR_EV_GPU_NAME, sizeof(*e), ts, pid, pid);
+
+	e->id = id;
+	strncpy(e->name, name, sizeof(e->name) - 1);
+}
+
+/* A launch at mono time ts on tid: its uprobe event, CUPTI's API record
+ * (2 us later, in the GPU clock) and the kernel, starting start_delay
+ * after the launch (negative: a planted causality violation). */
+static void gpu_launch(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 corr, long long start_delay,
+		       __u64 dur, __u32 name_id)
+{
+	struct isr_ev_gpu_api *a;
+	struct isr_ev_gpu_kernel *k;
+
+	ev_launch(b, ts, pid, tid, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+	a = synth__event(b, ISR_EV_GPU_API, sizeof(*a), ts + 900 * MS, pid, pid);
+	a->start_ns = ts + 2 * US + GPU_AHEAD;
+	a->end_ns = ts + 4 * US + GPU_AHEAD;
+	a->correlation_id = corr;
+	a->cbid = 307;
+	a->thread_id = tid;
+	a->api = ISR_GPU_API_DRIVER;
+	k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), ts + 900 * MS, pid, pid);
+	k->start_ns = (__u64)((long long)(ts + GPU_AHEAD) + start_delay);
+	k->end_ns = k->start_ns + dur;
+	k->correlation_id = corr;
+	k->name_id = name_id;
+	k->stream_id = 7;
+}
+
+/* 10 kernels 10 ms apart, 1 ms (A) or 2 ms (B) each, joined to their
+ * launches; the last starts 50 us before its launch: one violation. Two
+ * copies. Busy: 15 ms of kernels + 0.3 ms of copies in a 1 s window. */
+static void test_gpu_activity(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const struct gpu_process_stat *p;
+	struct isr_ev_gpu_memcpy *m;
+	struct summary *s;
+	unsigned int i;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 500 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	ev_gpu_name(b, T0 + 900 * MS, 100, 1, "_Z1Av");
+	ev_gpu_name(b, T0 + 900 * MS, 100, 2, "_Z1Bi");
+	for (i = 0; i < 10; i++)
+		gpu_launch(b, T0 + (10 + 10 * i) * MS, 100, 101, 500 + i, i == 9 ? -50 * (long long)US : 20 * (long long)US,
+			   i % 2 ? 2 * MS : 1 * MS, i % 2 ? 2 : 1);
+	for (i = 0; i < 2; i++) {
+		m = synth__event(b, ISR_EV_GPU_MEMCPY, sizeof(*m), T0 + 900 * MS, 100, 100);
+		m->start_ns = T0 + (300 + 10 * i) * MS + GPU_AHEAD;
+		m->end_ns = m->start_ns + 150 * US;
+		m->bytes = 4096 * (i + 1);
+		m->copy_kind = 1;
+		m->stream_id = 7;
+	}
+	s = compute(b);
+	assert_int_equal(s->gpu_count, 1);
+	p = &s->gpu[0];
+	assert_int_equal(p->pid, 100);
+	assert_true(p->fit.valid);
+	assert_int_equal(p->clock_pairs, 3);
+	assert_true(p->fit.bound_ns <= 501);
+	assert_int_equal(p->kernels, 10);
+	assert_int_equal(p->copies, 2);
+	assert_int_equal(p->joined, 10);
+	assert_int_equal(p->unjoined, 0);
+	assert_int_equal(p->causality_violations, 1);
+	assert_true(p->worst_violation_ns >= 49 * US && p->worst_violation_ns <= 51 * US);
+	assert_true(p->launch_to_start_p50_ns >= 19 * US && p->launch_to_start_p50_ns <= 21 * US);
+	assert_int_equal(s->gpu_kernel_count, 2);
+	assert_string_equal(s->gpu_kernels[0].name, "B(int)");	/* most GPU time first */
+	assert_int_equal(s->gpu_kernels[0].count, 5);
+	assert_int_equal(s->gpu_kernels[0].total_ns, 10 * MS);
+	assert_string_equal(s->gpu_kernels[1].name, "A()");
+	assert_int_equal(s->gpu_kernels[1].total_ns, 5 * MS);
+	assert_int_equal(s->gpu_copy_count, 1);
+	assert_int_equal(s->gpu_copies[0].count, 2);
+	assert_int_equal(s->gpu_copies[0].bytes, 3 * 4096);
+	assert_int_equal(s->gpu_copies[0].total_ns, 300 * US);
+	assert_int_equal(s->gpu_stream_count, 1);
+	assert_int_equal(s->gpu_streams[0].kernels, 10);
+	assert_int_equal(s->gpu_device_count, 1);
+	assert_true(s->gpu_devices[0].busy_ns >= 15 * MS + 300 * US - 2 * US &&
+		    s->gpu_devices[0].busy_ns <= 15 * MS + 300 * US + 2 * US);
+	assert_true(s->gpu_devices[0].idle_fraction > 0.984 && s->gpu_devices[0].idle_fraction < 0.985);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Without clock pairs nothing is mapped: no join, no busy time. */
+static void test_gpu_without_clock(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	struct summary *s;
+
+	(void)state;
+	gpu_launch(b, T0 + 10 * MS, 100, 101, 1, 20 * US, MS, 0);
+	s = compute(b);
+	assert_int_equal(s->gpu_count, 1);
+	assert_false(s->gpu[0].fit.valid);
+	assert_int_equal(s->gpu[0].kernels, 1);
+	assert_int_equal(s->gpu[0].joined, 0);
+	assert_int_equal(s->gpu[0].unjoined, 1);
+	assert_int_equal(s->gpu_device_count, 0);
+	assert_string_equal(s->gpu_kernels[0].name, "kernel#0");
+	summary__free(s);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1410,6 +1539,8 @@ int main(void)
 		cmocka_unit_test(test_sampled_hot_path),
 		cmocka_unit_test(test_sampled_exit_in_gap),
 		cmocka_unit_test(test_budget_not_sampled),
+		cmocka_unit_test(test_gpu_activity),
+		cmocka_unit_test(test_gpu_without_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The GPU part of the summary (summary.h states the definitions): filled in
+ * by summary__compute, freed by summary__free. Pure.
+ */
+#ifndef INFERSCOPE_GPU_SUMMARY_H
+#define INFERSCOPE_GPU_SUMMARY_H
+
+#include "summary.h"
+
+/* Fills s->gpu* from r's events (sorted); s->start_ns/end_ns are set. 0 or
+ * -ENOMEM. */
+int gpu_summary__compute(const struct recording *r, struct summary *s);
+void gpu_summary__free(struct summary *s);
+
+#endif

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * GPU activity through the CUPTI bridge, for real but without a GPU: the
+ * workload tests/workloads/cupti_workload.c loads the real bridge
+ * (build/libinferscope_cupti.so) over the mock libcupti.so.13
+ * (tests/mock_cupti/), the real tracer attaches to the bridge's USDT probe
+ * with real BPF, and the mock delivers planted kernel, copy and API records
+ * and clock pairs through the bridge's real buffer callbacks. The checks:
+ * exactly the planted records in the recording and the report, no drops
+ * (or exactly the drops CUPTI reported), every kernel joined to its launch
+ * uprobe event with no causality violation, the bridge dormant before the
+ * tracer came and after it left, and a process whose bridge finds no
+ * libcupti traced on at the driver level.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include "harness.h"
+#include "recording.h"
+#include "cupti_workload.h"
+
+#define BRIDGE "build/libinferscope_cupti.so"
+#define CUPTI_WORKLOAD "build/tests/workloads/cupti_workload"
+
+struct ctx {
+	struct th_files f;
+	pid_t spawned[2];	/* workload, tracer: stopped by teardown if a test fails */
+};
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	th_files_init(&c->f);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (c->spawned[i] > 0 && waitpid(c->spawned[i], NULL, WNOHANG) == 0) {
+			kill(c->spawned[i], SIGKILL);
+			waitpid(c->spawned[i], NULL, 0);
+		}
+	}
+	th_rmrf(c->f.dir);
+	free(c);
+	return 0;
+}
+
+struct seen {
+	unsigned int kernels[2];	/* by planted name: A, B */
+	unsigned int kernels_bad;	/* wrong duration, geometry, stream or name */
+	unsigned int copies;
+	__u64 copy_bytes;
+	unsigned int copies_bad;
+	unsigned int apis, clocks, launches;
+	unsigned int failed_status;
+	__s32 cupti_error;
+};
+
+static const char *name_of(const struct recording *rec, __u32 pid, __u32 id)
+{
+	for (size_t k = 0; k < rec->event_count; k++) {
+		const struct isr_ev_gpu_name *n = (const void *)rec->events[k];
+
+		if (n->hdr.type == ISR_EV_GPU_NAME && n->hdr.pid == pid && n->id == id)
+			return n->name;
+	}
+	return NULL;
+}
+
+/* Every GPU event of pid against the plan; drops as expected. */
+static void check_recording(const char *isr, __u32 pid, struct seen *sn, __u64 cupti_drops)
+{
+	struct recording *rec;
+	char err[512];
+
+	memset(sn, 0, sizeof(*sn));
+	if (recording__load(isr, &rec, err, sizeof(err))) {
+		print_error("cannot load %s: %s\n", isr, err);
+		fail();
+	}
+	recording__sort_events(rec);
+	for (size_t k = 0; k < rec->event_count; k++) {
+		const struct isr_ev_hdr *h = rec->events[k];
+
+		if (h->pid != pid)
+			continue;
+		if (h->type == ISR_EV_GPU_KERNEL) {
+			const struct isr_ev_gpu_kernel *e = (const void *)h;
+			const char *name = name_of(rec, pid, e->name_id);
+			unsigned int i = e->correlation_id - WL_CORR_KERNEL;
+			bool b = i % 2;
+
+			if (name && strcmp(name, b ? WL_KERNEL_B : WL_KERNEL_A) == 0)
+				sn->kernels[b]++;
+			else
+				sn->kernels_bad++;
+			if (e->end_ns - e->start_ns != (b ? WL_DUR_B_NS : WL_DUR_A_NS) || e->grid[0] != (__s32)i + 1 ||
+			    e->block[0] != 128 || e->stream_id != WL_STREAM || e->registers != 32)
+				sn->kernels_bad++;
+		} else if (h->type == ISR_EV_GPU_MEMCPY) {
+			const struct isr_ev_gpu_memcpy *e = (const void *)h;
+			unsigned int j = e->correlation_id - WL_CORR_COPY;
+
+			sn->copies++;
+			sn->copy_bytes += e->bytes;
+			if (e->bytes != WL_COPY_UNIT * (j + 1) || e->end_ns - e->start_ns != WL_COPY_NS ||
+			    e->copy_kind != 1 || e->stream_id != WL_STREAM)
+				sn->copies_bad++;
+		} else if (h->type == ISR_EV_GPU_API) {
+			sn->apis += ((const struct isr_ev_gpu_api *)h)->cbid == WL_CBID_LAUNCH;
+		} else if (h->type == ISR_EV_GPU_CLOCK) {
+			sn->clocks++;
+		} else if (h->type == ISR_EV_GPU_STATUS &&
+			   ((const struct isr_ev_gpu_status *)h)->state == ISR_GPU_FAILED) {
+			sn->failed_status++;
+			sn->cupti_error = ((const struct isr_ev_gpu_status *)h)->cupti_error;
+		} else if (h->type == ISR_EV_CUDA_CALL) {
+			sn->launches++;
+		}
+	}
+	for (unsigned int s = 0; s < ISR_SRC_MAX; s++) {
+		if (rec->drops[s] != (s == ISR_SRC_CUPTI ? cupti_drops : 0))
+			print_error("drops[%s] = %llu\n", isr_source_name(s), (unsigned long long)rec->drops[s]);
+		assert_int_equal(rec->drops[s], s == ISR_SRC_CUPTI ? cupti_drops : 0);
+	}
+	recording__free(rec);
+}
+
+static void check_planted(const struct seen *sn, unsigned int kernels, unsigned int copies)
+{
+	assert_int_equal(sn->kernels[0], (kernels + 1) / 2);
+	assert_int_equal(sn->kernels[1], kernels / 2);
+	assert_int_equal(sn->kernels_bad, 0);
+	assert_int_equal(sn->copies, copies);
+	assert_int_equal(sn->copy_bytes, WL_COPY_UNIT * copies * (copies + 1) / 2);
+	assert_int_equal(sn->copies_bad, 0);
+	assert_int_equal(sn->apis, kernels);
+	assert_int_equal(sn->launches, kernels);
+	assert_true(sn->clocks >= 2);	/* at the enable and at the final flush */
+}
+
+static json_t *gpu_process(json_t *report, __u32 pid)
+{
+	json_t *p;
+	size_t k;
+
+	json_array_foreach(json_object_get(json_object_get(report, "gpu"), "processes"), k, p)
+		if (th_num(p, "pid") == pid)
+			return p;
+	print_error("pid %u is not in report[\"gpu\"][\"processes\"]\n", pid);
+	fail();
+	return NULL;
+}
+
+static json_t *gpu_kernel(json_t *report, const char *name)
+{
+	json_t *k;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(report, "gpu"), "kernels"), i, k)
+		if (strcmp(json_string_value(json_object_get(k, "name")), name) == 0)
+			return k;
+	print_error("kernel %s is not in report[\"gpu\"][\"kernels\"]\n", name);
+	fail();
+	return NULL;
+}
+
+/* The report: counts, names (demangled), GPU times, bytes, the join. */
+static void check_report(const char *isr, __u32 pid, unsigned int kernels, unsigned int copies)
+{
+	json_t *r = th_report(isr), *p, *k, *m, *fit;
+
+	p = gpu_process(r, pid);
+	assert_int_equal(th_num(p, "kernels"), kernels);
+	assert_int_equal(th_num(p, "memcpys"), copies);
+	assert_int_equal(th_num(p, "kernels_joined"), kernels);
+	assert_int_equal(th_num(p, "kernels_unjoined"), 0);
+	assert_int_equal(th_num(p, "causality_violations"), 0);
+	fit = json_object_get(p, "clock_fit");
+	assert_true(json_is_object(fit));
+	/* The mock's clock runs 25 ppm fast: 1 / (1 + 25e-6) CPU ns per GPU ns. */
+	assert_true(th_num(fit, "drift_ppm") < -20 && th_num(fit, "drift_ppm") > -30);
+	k = gpu_kernel(r, "spin_short(float*)");
+	assert_int_equal(th_num(k, "count"), (kernels + 1) / 2);
+	assert_true(th_num(k, "mean_s") > WL_DUR_A_NS / 1e9 - 1e-12 && th_num(k, "mean_s") < WL_DUR_A_NS / 1e9 + 1e-12);
+	k = gpu_kernel(r, "spin_long(float*, int)");
+	assert_int_equal(th_num(k, "count"), kernels / 2);
+	assert_true(th_num(k, "mean_s") > WL_DUR_B_NS / 1e9 - 1e-12 && th_num(k, "mean_s") < WL_DUR_B_NS / 1e9 + 1e-12);
+	m = json_array_get(json_object_get(json_object_get(r, "gpu"), "memcpy"), 0);
+	assert_non_null(m);
+	assert_string_equal(json_string_value(json_object_get(m, "kind")), "HtoD");
+	assert_int_equal(th_num(m, "count"), copies);
+	assert_int_equal(th_num(m, "bytes"), WL_COPY_UNIT * copies * (copies + 1) / 2);
+	assert_int_equal(th_count(r, "gpu_kernel"), kernels);
+	assert_int_equal(th_count(r, "gpu_memcpy"), copies);
+	json_decref(r);
+}
+
+#define KERNELS_LAUNCHED 300
+#define COPIES_LAUNCHED 40
+
+/* record -- CMD: the tracer hands the bridge over in CUDA_INJECTION64_PATH;
+ * the records come at the bridge's exit flush. */
+static void test_launched(void **state)
+{
+	struct ctx *c = *state;
+	struct seen sn;
+	char k[16], m[16];
+
+	snprintf(k, sizeof(k), "%d", KERNELS_LAUNCHED);
+	snprintf(m, sizeof(m), "%d", COPIES_LAUNCHED);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--cupti-bridge", BRIDGE, "--",
+				 CUPTI_WORKLOAD, "injected", k, m, NULL };
+
+		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	}
+	{
+		struct recording *rec;
+		char err[512];
+		__u32 pid = 0;
+
+		assert_int_equal(recording__load(c->f.isr, &rec, err, sizeof(err)), 0);
+		for (size_t i = 0; i < rec->event_count && !pid; i++)
+			if (rec->events[i]->type == ISR_EV_GPU_KERNEL)
+				pid = rec->events[i]->pid;
+		recording__free(rec);
+		assert_int_not_equal(pid, 0);
+		check_recording(c->f.isr, pid, &sn, 0);
+		check_planted(&sn, KERNELS_LAUNCHED, COPIES_LAUNCHED);
+		check_report(c->f.isr, pid, KERNELS_LAUNCHED, COPIES_LAUNCHED);
+	}
+}
+
+#define KERNELS_ATTACHED 200
+#define COPIES_ATTACHED 25
+#define CUPTI_DROPPED 3
+
+/* -p on a process that dlopened the bridge: dormant before, enabled while
+ * traced, flushed records arrive, dormant again after the tracer left. */
+static void test_attached(void **state)
+{
+	struct ctx *c = *state;
+	char ready[512], pidstr[32], buf[256], k[16], m[16], d[16];
+	int out_fd, status;
+	pid_t wpid, tpid;
+	struct seen sn;
+	FILE *out;
+
+	snprintf(k, sizeof(k), "%d", KERNELS_ATTACHED);
+	snprintf(m, sizeof(m), "%d", COPIES_ATTACHED);
+	snprintf(d, sizeof(d), "%d", CUPTI_DROPPED);
+	{
+		char *wl[] = { CUPTI_WORKLOAD, "attach", BRIDGE, k, m, d, NULL };
+
+		wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
+	}
+	out = fdopen(out_fd, "r");
+	assert_non_null(fgets(buf, sizeof(buf), out));
+	assert_string_equal(buf, "ready\n");	/* checked dormant for WL_DORMANT_MS */
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready, NULL };
+
+		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	kill(wpid, SIGUSR1);
+	assert_non_null(fgets(buf, sizeof(buf), out));	/* "enabled N ms after ..." */
+	print_message("bridge %s", buf);
+	assert_non_null(fgets(buf, sizeof(buf), out));
+	assert_string_equal(buf, "done\n");	/* the bridge handed every planted record over */
+	fclose(out);
+	kill(tpid, SIGINT);
+	assert_int_equal(waitpid(tpid, &status, 0), tpid);
+	th_expect_exit(status, 0, c->f.err);
+	/* Exit 0: dormant before the attach, disabled and flushed after. */
+	assert_int_equal(waitpid(wpid, &status, 0), wpid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	check_recording(c->f.isr, (__u32)wpid, &sn, CUPTI_DROPPED);
+	check_planted(&sn, KERNELS_ATTACHED, COPIES_ATTACHED);
+	check_report(c->f.isr, (__u32)wpid, KERNELS_ATTACHED, COPIES_ATTACHED);
+	{
+		json_t *r = th_report(c->f.isr);
+
+		assert_int_equal(th_num(gpu_process(r, (__u32)wpid), "cupti_dropped"), CUPTI_DROPPED);
+		json_decref(r);
+	}
+}
+
+/* No libcupti for the bridge: a warning from the bridge and from the
+ * tracer, the driver-level launches recorded all the same. */
+static void test_cupti_missing(void **state)
+{
+	struct ctx *c = *state;
+	struct seen sn;
+	char *err;
+
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--cupti-bridge", BRIDGE, "--",
+				 CUPTI_WORKLOAD, "missing", NULL };
+
+		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	}
+	err = th_slurp(c->f.err);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "CUPTI bridge: cannot load libcupti.so.13"));
+	assert_non_null(strstr(err, "the CUPTI bridge found no libcupti.so.13"));
+	free(err);
+	{
+		struct recording *rec;
+		char e[512];
+		__u32 pid = 0;
+
+		assert_int_equal(recording__load(c->f.isr, &rec, e, sizeof(e)), 0);
+		for (size_t i = 0; i < rec->event_count && !pid; i++)
+			if (rec->events[i]->type == ISR_EV_CUDA_CALL)
+				pid = rec->events[i]->pid;
+		recording__free(rec);
+		check_recording(c->f.isr, pid, &sn, 0);
+	}
+	assert_int_equal(sn.launches, WL_KERNELS_MISSING);
+	assert_int_equal(sn.failed_status, 1);
+	assert_int_equal(sn.cupti_error, -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_launched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attached, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cupti_missing, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

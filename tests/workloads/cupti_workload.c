@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A CUDA process without a GPU for the CUPTI bridge tests: the stand-in
+ * libcuda.so.1 (tests/standin/) takes its launches, the mock libcupti.so.13
+ * (tests/mock_cupti/) plays CUPTI, and the real bridge sits between them.
+ *
+ *   cupti_workload injected KERNELS COPIES
+ *       Loads the bridge the way libcuda does (dlopen of
+ *       $CUDA_INJECTION64_PATH, then InitializeInjection), waits until the
+ *       bridge enabled CUPTI activity (a tracer is attached: record -- CMD),
+ *       works, and exits: the bridge's exit flush hands the records over.
+ *   cupti_workload attach BRIDGE KERNELS COPIES DROPPED
+ *       dlopens BRIDGE (a process whose CUDA already runs), checks for
+ *       DORMANT_MS that the bridge enabled nothing, prints "ready" and waits
+ *       for SIGUSR1 (the tracer is attached by then); waits for the enable,
+ *       works, waits until the bridge's periodic flush handed every record
+ *       over, prints "done", and waits until the bridge disabled CUPTI and
+ *       flushed (the tracer left). Exit 0 only if the bridge stayed dormant
+ *       before and went dormant after.
+ *   cupti_workload missing
+ *       Loads the bridge as "injected" does, without the mock: with no
+ *       libcupti to find (it sets INFERSCOPE_CUPTI_LIB to a file that does
+ *       not exist, the only place the bridge then looks), the bridge must
+ *       warn and the process run on; makes WL_KERNELS_MISSING launches and
+ *       stays WL_DORMANT_MS so that the bridge can tell the tracer.
+ *
+ * The work: KERNELS cuLaunchKernel calls on the stand-in, each planted as a
+ * DRIVER API record (the caller's tid, correlation id 1000 + i) and a
+ * kernel record starting 5 us after the call returned, named
+ * WL_KERNEL_A (even i, WL_DUR_A_NS) or WL_KERNEL_B (odd i, WL_DUR_B_NS),
+ * grid (i + 1, 1, 1), block (128, 1, 1), stream WL_STREAM; COPIES
+ * host-to-device copy records of WL_COPY_UNIT * (j + 1) bytes, WL_COPY_NS
+ * each; DROPPED records reported as dropped by CUPTI.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <cuda.h>
+#include "mock_cupti.h"
+#include "cupti_workload.h"
+
+static struct {
+	uint64_t (*gpu_now)(void);
+	int (*plant)(const CUpti_Activity *);
+	void (*plant_dropped)(size_t);
+	uint64_t (*enabled)(void);
+	unsigned int (*enable_calls)(void);
+	unsigned int (*flushes_disabled)(void);
+	size_t (*delivered)(void);
+} mock;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "cupti_workload: %s\n", what);
+	exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The mock, from beside the stand-in: build/tests/mock_cupti/. */
+static void load_mock(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	void *h;
+
+	if (n <= 0)
+		die("cannot read /proc/self/exe");
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	*slash = 0;
+	snprintf(path, sizeof(path), "%s/../mock_cupti/libcupti.so.13", exe);
+	h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!h)
+		die(dlerror());
+#define SYM(f, s) do { *(void **)&mock.f = dlsym(h, #s); if (!mock.f) die("mock: no " #s); } while (0)
+	SYM(gpu_now, mock_cupti_gpu_now);
+	SYM(plant, mock_cupti_plant);
+	SYM(plant_dropped, mock_cupti_plant_dropped);
+	SYM(enabled, mock_cupti_enabled);
+	SYM(enable_calls, mock_cupti_enable_calls);
+	SYM(flushes_disabled, mock_cupti_flushes_disabled);
+	SYM(delivered, mock_cupti_delivered);
+#undef SYM
+}
+
+static bool wait_until(bool (*cond)(void), double timeout_s)
+{
+	double end = now_s() + timeout_s;
+
+	while (!cond()) {
+		if (now_s() > end)
+			return false;
+		usleep(2000);
+	}
+	return true;
+}
+
+static bool all_enabled(void)
+{
+	return mock.enabled() == WL_KINDS_MASK;
+}
+
+static bool none_enabled_and_flushed(void)
+{
+	return mock.enabled() == 0 && mock.flushes_disabled() > 0;
+}
+
+static size_t planted;
+
+static bool all_delivered(void)
+{
+	return mock.delivered() >= planted;
+}
+
+static void plant(const void *r)
+{
+	int p = mock.plant(r);
+
+	if (p != 1)
+		die(p ? "the mock's buffer is full" : "a planted kind is not enabled");
+	planted++;
+}
+
+static void launch(unsigned int i)
+{
+	CUpti_ActivityKernel10 k;
+	CUpti_ActivityAPI a;
+	uint64_t t0 = mock.gpu_now(), t1;
+
+	if (cuLaunchKernel((CUfunction)(uintptr_t)0x1000, i + 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS)
+		die("cuLaunchKernel failed");
+	t1 = mock.gpu_now();
+	memset(&a, 0, sizeof(a));
+	a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+	a.cbid = WL_CBID_LAUNCH;
+	a.start = t0;
+	a.end = t1;
+	a.processId = (uint32_t)getpid();
+	a.threadId = (uint32_t)syscall(SYS_gettid);
+	a.correlationId = WL_CORR_KERNEL + i;
+	plant(&a);
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.registersPerThread = 32;
+	k.start = t1 + 5000;
+	k.end = k.start + (i % 2 ? WL_DUR_B_NS : WL_DUR_A_NS);
+	k.deviceId = 0;
+	k.contextId = 1;
+	k.streamId = WL_STREAM;
+	k.gridX = (int32_t)i + 1;
+	k.gridY = k.gridZ = 1;
+	k.blockX = 128;
+	k.blockY = k.blockZ = 1;
+	k.correlationId = WL_CORR_KERNEL + i;
+	k.name = i % 2 ? WL_KERNEL_B : WL_KERNEL_A;
+	plant(&k);
+}
+
+static void copy(unsigned int j)
+{
+	CUpti_ActivityMemcpy6 m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.bytes = WL_COPY_UNIT * (j + 1ull);
+	m.start = mock.gpu_now();
+	m.end = m.start + WL_COPY_NS;
+	m.contextId = 1;
+	m.streamId = WL_STREAM;
+	m.correlationId = WL_CORR_COPY + j;
+	plant(&m);
+}
+
+static unsigned int number(const char *s)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*end || end == s || v > 100000)
+		die("bad number");
+	return (unsigned int)v;
+}
+
+static void work(unsigned int kernels, unsigned int copies)
+{
+	unsigned int i;
+
+	for (i = 0; i < kernels; i++)
+		launch(i);
+	for (i = 0; i < copies; i++)
+		copy(i);
+}
+
+int main(int argc, char **argv)
+{
+	sigset_t set;
+	double t;
+	int sig, (*init)(void);
+	void *bridge;
+	bool dormant;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if ((argc == 4 && strcmp(argv[1], "injected") == 0) || (argc == 2 && strcmp(argv[1], "missing") == 0)) {
+		const char *path = getenv("CUDA_INJECTION64_PATH");
+		unsigned int i;
+
+		if (!path)
+			die("CUDA_INJECTION64_PATH is not set");
+		if (argc == 4)
+			load_mock();
+		else if (setenv("INFERSCOPE_CUPTI_LIB", "/nonexistent/libcupti.so.13", 1))
+			die("setenv failed");
+		bridge = dlopen(path, RTLD_NOW);
+		if (!bridge)
+			die(dlerror());
+		*(void **)&init = dlsym(bridge, "InitializeInjection");
+		if (!init || init() != 1)
+			die("InitializeInjection failed");
+		if (argc == 2) {
+			for (i = 0; i < WL_KERNELS_MISSING; i++)
+				if (cuLaunchKernel((CUfunction)(uintptr_t)0x1000, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
+					die("cuLaunchKernel failed");
+			usleep(WL_DORMANT_MS * 1000);
+			return 0;
+		}
+		if (!wait_until(all_enabled, 20))
+			die("the bridge never enabled CUPTI activity");
+		work(number(argv[2]), number(argv[3]));
+		return 0;
+	}
+	if (argc != 6 || strcmp(argv[1], "attach"))
+		die("usage: cupti_workload injected KERNELS COPIES | attach BRIDGE KERNELS COPIES DROPPED | "
+		    "missing");
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	load_mock();
+	if (!dlopen(argv[2], RTLD_NOW))
+		die(dlerror());
+	usleep(WL_DORMANT_MS * 1000);
+	dormant = mock.enabled() == 0 && mock.enable_calls() == 0;
+	printf("ready\n");
+	if (sigwait(&set, &sig))
+		die("sigwait failed");
+	t = now_s();
+	if (!wait_until(all_enabled, 20))
+		die("the bridge never enabled CUPTI activity");
+	printf("enabled %.0f ms after the tracer was ready\n", (now_s() - t) * 1e3);
+	mock.plant_dropped(number(argv[5]));	/* reported with the planted records' buffer */
+	work(number(argv[3]), number(argv[4]));
+	if (!wait_until(all_delivered, 20))
+		die("the bridge never flushed the planted records");
+	printf("done\n");
+	if (!wait_until(none_enabled_and_flushed, 20))
+		die("the bridge did not disable and flush CUPTI after the tracer left");
+	if (!dormant)
+		die("the bridge enabled CUPTI activity before a tracer attached");
+	return 0;
+}

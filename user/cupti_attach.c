@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdbool.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cupti_attach.h"
+
+static bool is_bridge(const char *file)
+{
+	const char *base = strrchr(file, '/');
+
+	return base && strcmp(base + 1, CUPTI_BRIDGE_NAME) == 0;
+}
+
+int cupti_bridge__mapped(__u32 pid, char *path, size_t len)
+{
+	char maps[64], line[PATH_MAX + 128];
+	int found = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *file, *nl;
+		int pos = 0;
+
+		if (sscanf(line, "%*s %*s %*s %*s %*s %n", &pos) < 0 || !pos)
+			continue;
+		file = line + pos;
+		nl = strchr(file, '\n');
+		if (nl)
+			*nl = 0;
+		if (file[0] != '/' || !is_bridge(file) || strstr(file, " (deleted)"))
+			continue;
+		if ((size_t)snprintf(path, len, "/proc/%u/root%s", pid, file) >= len) {
+			fclose(f);
+			return -ENAMETOOLONG;
+		}
+		found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+int cupti_bridge__locate(const char *explicit_path, char *out, size_t len)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (explicit_path) {
+		if (!realpath(explicit_path, exe))
+			return -errno;
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOENT;
+		exe[n] = 0;
+		slash = strrchr(exe, '/');
+		if (!slash || (size_t)(slash - exe) + sizeof("/" CUPTI_BRIDGE_NAME) > sizeof(exe))
+			return -ENAMETOOLONG;
+		strcpy(slash + 1, CUPTI_BRIDGE_NAME);
+	}
+	if (access(exe, R_OK))
+		return -errno;
+	if ((size_t)snprintf(out, len, "%s", exe) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
