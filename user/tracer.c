@@ -818,8 +818,7 @@ int tracer__attach_gpu(struct tracer *t, __u32 pid, const char *path, char *err,
 	}
 	a.links[a.nlinks++] = link;
 	a.nprobes = 1;
-	t->att[t->att_count++] = a;
-	return 0;
+	return attachment_commit(t, &a, err, errlen);
 }
 
 int tracer__attach_gpu_if_mapped(struct tracer *t, __u32 pid, char *err, size_t errlen)
