@@ -557,9 +557,10 @@ static void cupti_disable(void)
 	size_t i;
 
 	if (!st.init_error) {
+		/* Unlocked: CUPTI may complete buffers from inside these calls. */
+		pthread_mutex_unlock(&st.lock);
 		for (i = 0; i < NKINDS; i++)
 			cupti.disable(kinds[i]);
-		pthread_mutex_unlock(&st.lock);
 		cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		pthread_mutex_lock(&st.lock);
 	}
