@@ -51,30 +51,34 @@ if ! ls /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13 /usr/local/cuda/lib64/
 	[ -n "$c" ] && export INFERSCOPE_CUPTI_LIB=$c && echo "using INFERSCOPE_CUPTI_LIB=$c"
 fi
 
+# libcuda probed from the start, wherever the loader finds it.
+CUDA_LIB_OPT=()
+[ -e /usr/local/nvidia/lib64/libcuda.so.1 ] && CUDA_LIB_OPT=(--cuda-lib /usr/local/nvidia/lib64/libcuda.so.1)
+
 $NVCC -O2 -arch=native -o "$OUT/cupti_kernels" tests/gpu/cupti_kernels.cu 2> "$OUT/nvcc.err" ||
 	$NVCC -O2 -o "$OUT/cupti_kernels" tests/gpu/cupti_kernels.cu 2>> "$OUT/nvcc.err" ||
 	{ echo "FAIL nvcc"; cat "$OUT/nvcc.err"; exit 1; }
 
 # 1. planted kernels and copies, record -- CMD
-$T record -o "$OUT/plant.isr" --cupti-bridge "$B" -- "$OUT/cupti_kernels" plant "$N" "$M" "$SPIN_US" "$BYTES" \
+$T record -o "$OUT/plant.isr" "${CUDA_LIB_OPT[@]}" --cupti-bridge "$B" -- "$OUT/cupti_kernels" plant "$N" "$M" "$SPIN_US" "$BYTES" \
 	> "$OUT/plant.out" 2> "$OUT/plant.err"
 echo "tracer exit $?"
 $T analyze "$OUT/plant.isr" --format json > "$OUT/plant.json"
 $T analyze "$OUT/plant.isr" > "$OUT/plant.md"
 G="[p for p in d['gpu']['processes'] if p['kernels']][0]"
 check "spin_kernel count" "$(get "$OUT/plant.json" "sum(k['count'] for k in d['gpu']['kernels'] if k['name'].startswith('spin_kernel'))")" "$N"
-check "kernels (all)" "$(get "$OUT/plant.json" "$G['kernels']")" "$N"
+check "kernels (all)" "$(get "$OUT/plant.json" "${G}['kernels']")" "$N"
 check "memcpy HtoD count" "$(get "$OUT/plant.json" "sum(c['count'] for c in d['gpu']['memcpy'] if c['kind']=='HtoD')")" "$M"
 check "memcpy HtoD bytes" "$(get "$OUT/plant.json" "sum(c['bytes'] for c in d['gpu']['memcpy'] if c['kind']=='HtoD')")" "$((M * BYTES))"
-check "kernels joined to their launch" "$(get "$OUT/plant.json" "$G['kernels_joined']")" "$N"
-check "causality violations" "$(get "$OUT/plant.json" "$G['causality_violations']")" 0
+check "kernels joined to their launch" "$(get "$OUT/plant.json" "${G}['kernels_joined']")" "$N"
+check "causality violations" "$(get "$OUT/plant.json" "${G}['causality_violations']")" 0
 check "drops_total" "$(get "$OUT/plant.json" "d['recording']['drops_total']")" 0
 # The spin counts SM clock cycles at the clock rate the device reports: a
 # GPU clocked below it spins longer. Within -10% .. +50% of the plan.
 check "spin_kernel mean within -10%..+50% of ${SPIN_US} us" "$(get "$OUT/plant.json" \
 	"[0.9 <= k['mean_s'] * 1e6 / $SPIN_US <= 1.5 for k in d['gpu']['kernels'] if k['name'].startswith('spin_kernel')][0]")" True
-get "$OUT/plant.json" "'spin_kernel mean %.1f us (planted $SPIN_US us); launch to GPU start p50 %.1f us' % ([k['mean_s'] * 1e6 for k in d['gpu']['kernels'] if k['name'].startswith('spin_kernel')][0], $G['launch_to_start_p50_s'] * 1e6)"
-get "$OUT/plant.json" "'calibration: %d pairs, %d rejected, residual p50 %.0f ns, p99 %.0f ns, max %.0f ns, bound %.0f ns, drift %.3f ppm' % tuple($G['clock_fit'][k] for k in ('pairs', 'pairs_rejected', 'residual_p50_ns', 'residual_p99_ns', 'residual_max_ns', 'bound_ns', 'drift_ppm'))" | tee "$OUT/calibration.txt"
+get "$OUT/plant.json" "'spin_kernel mean %.1f us (planted $SPIN_US us); launch to GPU start p50 %.1f us' % ([k['mean_s'] * 1e6 for k in d['gpu']['kernels'] if k['name'].startswith('spin_kernel')][0], ${G}['launch_to_start_p50_s'] * 1e6)"
+get "$OUT/plant.json" "'calibration: %d pairs, %d rejected, residual p50 %.0f ns, p99 %.0f ns, max %.0f ns, bound %.0f ns, drift %.3f ppm' % tuple(${G}['clock_fit'][k] for k in ('pairs', 'pairs_rejected', 'residual_p50_ns', 'residual_p99_ns', 'residual_max_ns', 'bound_ns', 'drift_ppm'))" | tee "$OUT/calibration.txt"
 
 # 2. per-kernel cost, interleaved rounds
 : > "$OUT/bench.txt"
@@ -111,7 +115,7 @@ TP=$!
 for _ in $(seq 600); do [ -e "$OUT/torch.ready" ] && break; sleep 0.05; done
 sleep 0.3	# the bridge enables within 100 ms of the attach
 kill -USR1 "$P"
-wait_line "$OUT/torch.out" done
+wait_line "$OUT/torch.out" "done"
 kill -INT "$TP"
 wait "$TP"
 echo "tracer exit $?"
@@ -121,10 +125,10 @@ $T analyze "$OUT/torch.isr" --format json > "$OUT/torch.json"
 $T analyze "$OUT/torch.isr" > "$OUT/torch.md"
 GT="[p for p in d['gpu']['processes'] if p['pid']==$P][0]"
 check "PyTorch: a kernel run exactly $NT times (relu_)" "$(get "$OUT/torch.json" "any(k['count']==$NT for k in d['gpu']['kernels'] if k['pid']==$P)")" True
-check "PyTorch: kernels unjoined" "$(get "$OUT/torch.json" "$GT['kernels_unjoined']")" 0
-check "PyTorch: causality violations" "$(get "$OUT/torch.json" "$GT['causality_violations']")" 0
+check "PyTorch: kernels unjoined" "$(get "$OUT/torch.json" "${GT}['kernels_unjoined']")" 0
+check "PyTorch: causality violations" "$(get "$OUT/torch.json" "${GT}['causality_violations']")" 0
 check "PyTorch: drops_total" "$(get "$OUT/torch.json" "d['recording']['drops_total']")" 0
-get "$OUT/torch.json" "'PyTorch calibration: residual p50 %.0f ns, p99 %.0f ns, bound %.0f ns' % tuple($GT['clock_fit'][k] for k in ('residual_p50_ns', 'residual_p99_ns', 'bound_ns'))"
+get "$OUT/torch.json" "'PyTorch calibration: residual p50 %.0f ns, p99 %.0f ns, bound %.0f ns' % tuple(${GT}['clock_fit'][k] for k in ('residual_p50_ns', 'residual_p99_ns', 'bound_ns'))"
 
 [ $fail = 0 ] && echo "cupti.sh: all passed" || echo "cupti.sh: FAILURES above (logs in $OUT)"
 exit $fail
