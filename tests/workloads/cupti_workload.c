@@ -14,7 +14,8 @@
  *       DORMANT_MS that the bridge enabled nothing, prints "ready" and waits
  *       for SIGUSR1 (the tracer is attached by then); waits for the enable,
  *       works, waits until the bridge's periodic flush handed every record
- *       over, prints "done", and waits until the bridge disabled CUPTI and
+ *       over, launches WL_TAIL_KERNELS more (left in CUPTI's buffer),
+ *       prints "done", and waits until the bridge disabled CUPTI and
  *       flushed (the tracer left). Exit 0 only if the bridge stayed dormant
  *       before and went dormant after.
  *   cupti_workload missing
@@ -268,6 +269,10 @@ int main(int argc, char **argv)
 	work(number(argv[3]), number(argv[4]));
 	if (!wait_until(all_delivered, 20))
 		die("the bridge never flushed the planted records");
+	/* The tail: handed over by a later flush, at the latest the one the
+	 * tracer asks for before it stops. */
+	for (unsigned int i = 0; i < WL_TAIL_KERNELS; i++)
+		launch(number(argv[3]) + i);
 	printf("done\n");
 	if (!wait_until(none_enabled_and_flushed, 20))
 		die("the bridge did not disable and flush CUPTI after the tracer left");

@@ -15,6 +15,7 @@
 #define WL_CBID_LAUNCH		307u	/* CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel */
 #define WL_DORMANT_MS		300
 #define WL_KERNELS_MISSING	20
+#define WL_TAIL_KERNELS		10	/* attach: launched after "done"'s flush, before "done" */
 /* The kinds the bridge enables: kernel, memcpy, memset, sync, driver, runtime. */
 #define WL_KINDS_MASK		((1ull << 10) | (1ull << 1) | (1ull << 2) | (1ull << 38) | (1ull << 4) | (1ull << 5))
 
