@@ -37,6 +37,7 @@ enum {
 	OPT_BUDGET,
 	OPT_LEGACY_UPROBES,
 	OPT_NO_CUPTI,
+	OPT_NO_INJECT,
 	OPT_CUPTI_BRIDGE,
 };
 
@@ -50,7 +51,7 @@ struct env {
 	const char *output;
 	const char *input;
 	size_t ringbuf_mib;
-	bool no_follow, no_faults, no_cuda, no_cupti, gil, list_probes, verbose, quiet, legacy_uprobes;
+	bool no_follow, no_faults, no_cuda, no_cupti, no_inject, gil, list_probes, verbose, quiet, legacy_uprobes;
 	double budget_pct;	/* 0: no budget */
 	const char *cupti_bridge;
 	const char *cuda_libs[MAX_CUDA_LIBS];
@@ -144,6 +145,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_LEGACY_UPROBES:
 		env->legacy_uprobes = true;
 		return 0;
+	case OPT_NO_INJECT:
+		env->no_inject = true;
+		return 0;
 	case OPT_NO_CUPTI:
 		env->no_cupti = true;
 		return 0;
@@ -204,6 +208,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "legacy-uprobes", OPT_LEGACY_UPROBES, NULL, 0, "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)", 0 }, \
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
 	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "Do not record GPU activity through the CUPTI bridge", 0 },    \
+	{ "no-inject", OPT_NO_INJECT, NULL, 0, "Do not load the CUPTI bridge into -p processes started without it (ptrace + dlopen)", 0 }, \
 	{ "cupti-bridge", OPT_CUPTI_BRIDGE, "PATH", 0,                                                 \
 	  "The CUPTI bridge a launched command loads (default: " "libinferscope_cupti.so next to inferscope-bpf)", 0 }, \
 	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \
@@ -356,6 +361,7 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		.budget_pct = env->budget_pct,
 		.legacy_uprobes = env->legacy_uprobes,
 		.gpu = !env->no_cupti,
+		.inject = !env->no_inject,
 		.cupti_bridge = env->cupti_bridge,
 		.verbose = env->verbose,
 		.quiet = env->quiet,

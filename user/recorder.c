@@ -21,6 +21,7 @@
 #include "python_attach.h"
 #include "budget.h"
 #include "cupti_attach.h"
+#include "bridge_inject.h"
 
 #define TICK_NS		1000000000ULL	/* chunk, clock pair and drops cadence */
 #define LIVENESS_NS	200000000ULL
@@ -61,6 +62,8 @@ struct gpu_state {
 	unsigned int flushed;		/* ISR_GPU_FLUSHED statuses since the request */
 	__u32 failed_pids[16];		/* bridges whose failure was reported */
 	size_t nfailed;
+	bool inject;			/* load the bridge into -p processes without it */
+	const char *bridge_opt;		/* --cupti-bridge */
 };
 
 struct py_state {
@@ -741,13 +744,45 @@ static int budget_step(struct rec_state *st, __u64 now)
 	return write_sampling(st, on ? ISR_SAMPLING_ON : ISR_SAMPLING_OFF, on ? t1 : t0, t1 - t0);
 }
 
-/* Attaches to the bridge pid maps, if it does. late: it was found by the
- * rescan (injected, or loaded with dlopen), say so. */
-static void gpu_probe_process(struct rec_state *st, __u32 pid, bool late)
+/* A -p process that runs CUDA without the bridge: load it (ptrace and
+ * dlopen, user/bridge_inject.h). 0 once it is mapped there. */
+static int gpu_inject(struct rec_state *st, __u32 pid)
+{
+	char bridge[PATH_MAX], err[PATH_MAX + 256];
+	__u64 t0 = procinfo__now_mono_ns();
+	int e;
+
+	e = cupti_bridge__locate(st->gpu.bridge_opt, bridge, sizeof(bridge));
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: cannot use the CUPTI bridge %s: %s; GPU activity of pid %u is not "
+			"recorded (give its path with --cupti-bridge, or --no-cupti)\n",
+			st->gpu.bridge_opt ? st->gpu.bridge_opt : CUPTI_BRIDGE_NAME " next to inferscope-bpf",
+			strerror(-e), pid);
+		return e;
+	}
+	e = bridge__inject((pid_t)pid, bridge, err, sizeof(err));
+	if (e) {
+		if (e != -ESRCH)
+			fprintf(stderr, "inferscope-bpf: %s; GPU activity of pid %u is not recorded (CUDA calls "
+				"are; --no-inject skips this step)\n", err, pid);
+		return e;
+	}
+	if (st->verbose)
+		fprintf(stderr, "inferscope-bpf: pid %u: CUPTI bridge loaded into the running process in %.1f ms\n",
+			pid, (procinfo__now_mono_ns() - t0) / 1e6);
+	return 0;
+}
+
+/* Attaches to the bridge pid maps, if it does (after loading it there when
+ * `inject`). late: it was found by the rescan (injected, or loaded with
+ * dlopen), say so. */
+static void gpu_probe_process(struct rec_state *st, __u32 pid, bool late, bool inject)
 {
 	char err[PATH_MAX + 256];
 	int e = tracer__attach_gpu_if_mapped(st->t, pid, err, sizeof(err));
 
+	if (e == 0 && inject && st->gpu.inject && !gpu_inject(st, pid))
+		e = tracer__attach_gpu_if_mapped(st->t, pid, err, sizeof(err));
 	if (e < 0 && e != -ESRCH)
 		fprintf(stderr, "inferscope-bpf: %s; GPU activity of pid %u is not recorded\n", err, pid);
 	else if (e == 1 && (late || st->verbose))
@@ -763,7 +798,7 @@ static void gpu_rescan(struct rec_state *st)
 	n = tracer__targets(st->t, pids, ISR_MAX_TARGETS);
 	for (i = 0; i < n; i++)
 		if (procinfo__leader_running(pids[i]))
-			gpu_probe_process(st, pids[i], true);
+			gpu_probe_process(st, pids[i], true, false);
 }
 
 /* The bridge a launched command will load, or none (said why). */
@@ -992,8 +1027,10 @@ int record__run(const struct record_opts *o, struct record_result *res)
 					o->command[0]);
 		}
 	}
+	st.gpu.inject = o->inject;
+	st.gpu.bridge_opt = o->cupti_bridge;
 	for (i = 0; o->gpu && i < o->pid_count; i++)
-		gpu_probe_process(&st, o->pids[i], false);
+		gpu_probe_process(&st, o->pids[i], false, true);
 	if (o->gpu && st.gpu.bridge[0]) {
 		/* Not exec'd yet: live once the command maps the bridge. */
 		e = tracer__attach_gpu(t, (__u32)l.pid, st.gpu.bridge, err, sizeof(err));

@@ -30,6 +30,7 @@ struct record_opts {
 	bool legacy_uprobes;		/* perf-event uprobes even where uprobe_multi exists */
 	bool gpu;			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
 	const char *cupti_bridge;	/* --cupti-bridge: the bridge a launched command loads; NULL: next to us */
+	bool inject;			/* load the bridge into -p processes that run CUDA without it */
 	bool verbose;
 	bool quiet;			/* no status line or banners */
 	const char *ready_file;		/* created once probes are live */

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <cmocka.h>
 #include "harness.h"
 #include "recording.h"
@@ -35,6 +37,7 @@
 struct ctx {
 	struct th_files f;
 	pid_t spawned[2];	/* workload, tracer: stopped by teardown if a test fails */
+	bool made_dev;		/* FAKE_GPU was created by the test: removed by teardown */
 };
 
 static int setup(void **state)
@@ -57,6 +60,8 @@ static int teardown(void **state)
 			waitpid(c->spawned[i], NULL, 0);
 		}
 	}
+	if (c->made_dev)
+		unlink("/dev/nvidia247");
 	th_rmrf(c->f.dir);
 	free(c);
 	return 0;
@@ -312,6 +317,116 @@ static void test_attached(void **state)
 	}
 }
 
+/* A stand-in for the GPU device a CUDA context holds open: a character
+ * device with /dev/null's numbers at an unused /dev/nvidiaN. */
+#define FAKE_GPU "/dev/nvidia247"
+
+/* -p on a process that runs CUDA without the bridge: the tracer loads it
+ * (ptrace + dlopen) and everything then goes as for a bridge the process
+ * loaded itself. */
+static void test_injected_into_running(void **state)
+{
+	struct ctx *c = *state;
+	char ready[512], pidstr[32], buf[256], k[16], m[16], d[16];
+	int out_fd, status;
+	pid_t wpid, tpid;
+	struct seen sn;
+	FILE *out;
+	char *err;
+
+	if (access(FAKE_GPU, F_OK)) {
+		assert_int_equal(mknod(FAKE_GPU, S_IFCHR | 0600, makedev(1, 3)), 0);
+		c->made_dev = true;
+	}
+	snprintf(k, sizeof(k), "%d", KERNELS_ATTACHED);
+	snprintf(m, sizeof(m), "%d", COPIES_ATTACHED);
+	snprintf(d, sizeof(d), "%d", CUPTI_DROPPED);
+	setenv("WL_GPU_DEVICE", FAKE_GPU, 1);
+	{
+		char *wl[] = { CUPTI_WORKLOAD, "attach", "-", k, m, d, NULL };
+
+		wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
+	}
+	unsetenv("WL_GPU_DEVICE");
+	out = fdopen(out_fd, "r");
+	assert_non_null(fgets(buf, sizeof(buf), out));
+	assert_string_equal(buf, "ready\n");
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-v", "-o", c->f.isr, "-p", pidstr, "--cupti-bridge", BRIDGE,
+				 "--ready-file", ready, NULL };
+
+		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	kill(wpid, SIGUSR1);
+	assert_non_null(fgets(buf, sizeof(buf), out));
+	print_message("injected bridge %s", buf);
+	assert_non_null(fgets(buf, sizeof(buf), out));
+	assert_string_equal(buf, "done\n");
+	fclose(out);
+	kill(tpid, SIGINT);
+	assert_int_equal(waitpid(tpid, &status, 0), tpid);
+	th_expect_exit(status, 0, c->f.err);
+	assert_int_equal(waitpid(wpid, &status, 0), wpid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	err = th_slurp(c->f.err);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "CUPTI bridge loaded into the running process"));
+	free(err);
+	check_recording(c->f.isr, (__u32)wpid, &sn, CUPTI_DROPPED);
+	check_planted(&sn, KERNELS_ATTACHED + WL_TAIL_KERNELS, COPIES_ATTACHED);
+	check_report(c->f.isr, (__u32)wpid, KERNELS_ATTACHED + WL_TAIL_KERNELS, COPIES_ATTACHED);
+}
+
+/* The same process before CUDA opened a GPU: not injected, and the tracer
+ * says why; --no-inject: not even tried, nothing said. */
+static void test_inject_refused_without_gpu(void **state)
+{
+	struct ctx *c = *state;
+	char pidstr[32], buf[64], maps[64], *err, *map;
+	int out_fd, status;
+	pid_t wpid;
+	FILE *out;
+
+	{
+		char *wl[] = { CUPTI_WORKLOAD, "attach", "-", "1", "1", "0", NULL };
+
+		wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
+	}
+	out = fdopen(out_fd, "r");
+	assert_non_null(fgets(buf, sizeof(buf), out));
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-d", "0.3", "-o", c->f.isr, "-p", pidstr, "--cupti-bridge",
+				 BRIDGE, NULL };
+
+		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	}
+	err = th_slurp(c->f.err);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "has no GPU open yet"));
+	free(err);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-d", "0.3", "-o", c->f.isr, "-p", pidstr, "--no-inject", NULL };
+
+		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	}
+	err = th_slurp(c->f.err);
+	assert_non_null(err);
+	assert_null(strstr(err, "GPU open"));
+	free(err);
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", wpid);
+	map = th_slurp(maps);
+	assert_non_null(map);
+	assert_null(strstr(map, "libinferscope_cupti"));
+	free(map);
+	kill(wpid, SIGKILL);
+	waitpid(wpid, &status, 0);
+	fclose(out);
+}
+
 /* No libcupti for the bridge: a warning from the bridge and from the
  * tracer, the driver-level launches recorded all the same. */
 static void test_cupti_missing(void **state)
@@ -354,6 +469,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_launched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attached, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cupti_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_injected_into_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inject_refused_without_gpu, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,12 @@
  *       prints "done", and waits until the bridge disabled CUPTI and
  *       flushed (the tracer left). Exit 0 only if the bridge stayed dormant
  *       before and went dormant after.
+ *   cupti_workload attach - KERNELS COPIES DROPPED
+ *       The same for a process started without the bridge, which the
+ *       tracer loads into it (-p, ptrace + dlopen): nothing is dlopened;
+ *       a thread sleeps in nanosleep (a thread the injector may borrow),
+ *       and $WL_GPU_DEVICE, when set, is held open as a CUDA context holds
+ *       /dev/nvidiaN (what tells the tracer that CUDA is initialized).
  *   cupti_workload handoff RECORDS
  *       Loads the bridge as "injected" does, waits for the enable, then
  *       plants RECORDS kernel records and times the flush that hands them
@@ -40,6 +46,8 @@
  * each; DROPPED records reported as dropped by CUPTI.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -242,6 +250,14 @@ static void handoff(unsigned int records)
 	       best * 1e6, best * 1e9 / records);
 }
 
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		usleep(100000);
+	return NULL;
+}
+
 static void work(unsigned int kernels, unsigned int copies)
 {
 	unsigned int i;
@@ -295,14 +311,23 @@ int main(int argc, char **argv)
 	}
 	if (argc != 6 || strcmp(argv[1], "attach"))
 		die("usage: cupti_workload injected KERNELS COPIES | handoff RECORDS | "
-		    "attach BRIDGE KERNELS COPIES DROPPED | missing");
+		    "attach BRIDGE|- KERNELS COPIES DROPPED | missing");
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	load_mock();
-	if (!dlopen(argv[2], RTLD_NOW))
+	if (strcmp(argv[2], "-") == 0) {
+		const char *dev = getenv("WL_GPU_DEVICE");
+		pthread_t t;
+
+		if (dev && open(dev, O_RDONLY) < 0)
+			die("cannot open $WL_GPU_DEVICE");
+		if (pthread_create(&t, NULL, sleeper, NULL))
+			die("pthread_create failed");
+	} else if (!dlopen(argv[2], RTLD_NOW)) {
 		die(dlerror());
+	}
 	usleep(WL_DORMANT_MS * 1000);
 	dormant = mock.enabled() == 0 && mock.enable_calls() == 0;
 	printf("ready\n");
