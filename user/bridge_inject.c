@@ -39,6 +39,23 @@ static bool gpu_open(pid_t pid)
 	return found;
 }
 
+/* Whether pid maps a CUDA driver library. */
+static bool maps_libcuda(pid_t pid)
+{
+	char path[64], line[PATH_MAX + 256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libcuda.so") != NULL;
+	fclose(f);
+	return found;
+}
+
 static int copy_file(const char *from, const char *to)
 {
 	char buf[65536];
@@ -109,6 +126,10 @@ int bridge__inject(pid_t pid, const char *bridge, char *msg, size_t len)
 	uint64_t handle;
 	int e;
 
+	if (!maps_libcuda(pid)) {
+		snprintf(msg, len, "pid %d runs no CUDA (no libcuda mapped)", (int)pid);
+		return -ENODEV;
+	}
 	if (!gpu_open(pid)) {
 		snprintf(msg, len, "pid %d has no GPU open yet (CUDA not initialized), so the CUPTI bridge is not "
 			 "loaded into it: attach again once it runs CUDA, or start it under inferscope-bpf record -- CMD",

@@ -14,7 +14,8 @@
 #include <sys/types.h>
 
 /* 0 once bridge (a path here) is loaded in pid; -errno with msg filled:
- * -EAGAIN when pid has no GPU open yet, or any refusal of inject__dlopen. */
+ * -ENODEV when pid maps no libcuda, -EAGAIN when it has no GPU open yet, or
+ * any refusal of inject__dlopen. */
 int bridge__inject(pid_t pid, const char *bridge, char *msg, size_t len);
 
 #endif

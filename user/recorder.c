@@ -762,7 +762,7 @@ static int gpu_inject(struct rec_state *st, __u32 pid)
 	}
 	e = bridge__inject((pid_t)pid, bridge, err, sizeof(err));
 	if (e) {
-		if (e != -ESRCH)
+		if (e != -ESRCH && e != -ENODEV)	/* CPU only: said already */
 			fprintf(stderr, "inferscope-bpf: %s; GPU activity of pid %u is not recorded (CUDA calls "
 				"are; --no-inject skips this step)\n", err, pid);
 		return e;
