@@ -13,7 +13,9 @@
 #    of: no bridge, bridge loaded but dormant, traced without the bridge
 #    (--no-cupti), traced with the bridge; medians;
 # 3. a PyTorch process started with CUDA_INJECTION64_PATH, attached with -p:
-#    exactly NT relu_ kernels, all joined, 0 causality violations.
+#    exactly NT relu_ kernels, all joined, 0 causality violations;
+# 4. the same process started without the bridge: -p loads it (ptrace +
+#    dlopen) and the same holds.
 # Prints PASS/FAIL lines and "cupti.sh: all passed" at the end on success.
 set -u
 OUT=${1:?usage: cupti.sh OUTDIR}
@@ -129,6 +131,31 @@ check "PyTorch: kernels unjoined" "$(get "$OUT/torch.json" "${GT}['kernels_unjoi
 check "PyTorch: causality violations" "$(get "$OUT/torch.json" "${GT}['causality_violations']")" 0
 check "PyTorch: drops_total" "$(get "$OUT/torch.json" "d['recording']['drops_total']")" 0
 get "$OUT/torch.json" "'PyTorch calibration: residual p50 %.0f ns, p99 %.0f ns, bound %.0f ns' % tuple(${GT}['clock_fit'][k] for k in ('residual_p50_ns', 'residual_p99_ns', 'bound_ns'))"
+
+# 4. PyTorch started WITHOUT the bridge: -p loads it into the running job
+$PY tests/gpu/cupti_torch.py "$NT" > "$OUT/inj.out" 2> "$OUT/inj.err" &
+P=$!
+wait_line "$OUT/inj.out" ready || { echo "FAIL the PyTorch workload did not start"; cat "$OUT/inj.err"; exit 1; }
+rm -f "$OUT/inj.ready"
+$T record -v -o "$OUT/inj.isr" -p "$P" --cupti-bridge "$B" --ready-file "$OUT/inj.ready" 2> "$OUT/inj_rec.err" &
+TP=$!
+for _ in $(seq 600); do [ -e "$OUT/inj.ready" ] && break; sleep 0.05; done
+sleep 0.3
+grep -q libinferscope_cupti "/proc/$P/maps" && echo "PASS bridge injected: $(grep 'CUPTI bridge loaded' "$OUT/inj_rec.err")" ||
+	{ echo "FAIL bridge not injected"; grep -v "^  " "$OUT/inj_rec.err" | tail -5; fail=1; }
+kill -USR1 "$P"
+wait_line "$OUT/inj.out" "done"
+kill -INT "$TP"
+wait "$TP"
+kill -USR1 "$P"
+wait "$P"
+check "injected PyTorch: job exit status" "$?" 0
+$T analyze "$OUT/inj.isr" --format json > "$OUT/inj.json"
+GT="[p for p in d['gpu']['processes'] if p['pid']==$P][0]"
+check "injected PyTorch: a kernel run exactly $NT times (relu_)" "$(get "$OUT/inj.json" "any(k['count']==$NT for k in d['gpu']['kernels'] if k['pid']==$P)")" True
+check "injected PyTorch: kernels unjoined" "$(get "$OUT/inj.json" "${GT}['kernels_unjoined']")" 0
+check "injected PyTorch: causality violations" "$(get "$OUT/inj.json" "${GT}['causality_violations']")" 0
+check "injected PyTorch: drops_total" "$(get "$OUT/inj.json" "d['recording']['drops_total']")" 0
 
 [ $fail = 0 ] && echo "cupti.sh: all passed" || echo "cupti.sh: FAILURES above (logs in $OUT)"
 exit $fail
