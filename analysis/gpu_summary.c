@@ -21,16 +21,41 @@
  * inside the driver's entry, the uprobe fires at its first instruction. */
 #define JOIN_WINDOW_NS 200000ull
 
-/* CUPTI_DRIVER_TRACE_CBID_* of the launch calls (cupti_driver_cbid.h) */
-static bool launch_cbid(__u32 cbid)
+/* The launch calls: CUPTI_RUNTIME_TRACE_CBID_* (cupti_runtime_cbid.h) of a
+ * RUNTIME record, CUPTI_DRIVER_TRACE_CBID_* (cupti_driver_cbid.h) of a
+ * DRIVER one. A kernel launched through the runtime (cudaLaunchKernel, as
+ * PyTorch does) carries the correlation id of the runtime record: CUPTI
+ * writes no DRIVER record for the cuLaunchKernel it makes inside (seen with
+ * CUDA 13 on an H200), and the uprobe on that cuLaunchKernel fires a few
+ * microseconds after the runtime record's start, on the same thread. */
+static bool launch_cbid(__u16 api, __u32 cbid)
 {
+	if (api == ISR_GPU_API_RUNTIME) {
+		switch (cbid) {
+		case 211:	/* cudaLaunchKernel_v7000 */
+		case 214:	/* cudaLaunchKernel_ptsz_v7000 */
+		case 269:	/* cudaLaunchCooperativeKernel_v9000 */
+		case 270:	/* cudaLaunchCooperativeKernel_ptsz_v9000 */
+		case 311:	/* cudaGraphLaunch_v10000 */
+		case 312:	/* cudaGraphLaunch_ptsz_v10000 */
+		case 430:	/* cudaLaunchKernelExC_v11060 */
+		case 431:	/* cudaLaunchKernelExC_ptsz_v11060 */
+		case 505:	/* __cudaLaunchKernel_v13000 */
+		case 506:	/* __cudaLaunchKernel_ptsz_v13000 */
+			return true;
+		default:
+			return false;
+		}
+	}
+	if (api != ISR_GPU_API_DRIVER)
+		return false;
 	switch (cbid) {
 	case 307:	/* cuLaunchKernel */
 	case 442:	/* cuLaunchKernel_ptsz */
 	case 652:	/* cuLaunchKernelEx */
 	case 653:	/* cuLaunchKernelEx_ptsz */
-	case 411:	/* cuLaunchCooperativeKernel */
-	case 412:	/* cuLaunchCooperativeKernel_ptsz */
+	case 477:	/* cuLaunchCooperativeKernel */
+	case 478:	/* cuLaunchCooperativeKernel_ptsz */
 	case 514:	/* cuGraphLaunch */
 	case 515:	/* cuGraphLaunch_ptsz */
 		return true;
@@ -560,7 +585,7 @@ static int join_kernels(const struct gpu_events *g, struct summary *s)
 		const struct gpu_process_stat *ps = proc_find(s, a->hdr.pid);
 
 		s->gpu[ps - s->gpu].api_records++;
-		if (a->api != ISR_GPU_API_DRIVER || !launch_cbid(a->cbid) || !ps->fit.valid)
+		if (!launch_cbid(a->api, a->cbid) || !ps->fit.valid)
 			continue;
 		api[na].pid = a->hdr.pid;
 		api[na].tid = a->thread_id;

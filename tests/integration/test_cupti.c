@@ -129,7 +129,10 @@ static void check_recording(const char *isr, __u32 pid, struct seen *sn, __u64 c
 			    e->copy_kind != 1 || e->stream_id != WL_STREAM)
 				sn->copies_bad++;
 		} else if (h->type == ISR_EV_GPU_API) {
-			sn->apis += ((const struct isr_ev_gpu_api *)h)->cbid == WL_CBID_LAUNCH;
+			const struct isr_ev_gpu_api *a = (const void *)h;
+
+			sn->apis += (a->api == ISR_GPU_API_DRIVER && a->cbid == WL_CBID_LAUNCH) ||
+				    (a->api == ISR_GPU_API_RUNTIME && a->cbid == WL_CBID_RUNTIME_LAUNCH);
 		} else if (h->type == ISR_EV_GPU_CLOCK) {
 			sn->clocks++;
 		} else if (h->type == ISR_EV_GPU_STATUS &&

@@ -38,7 +38,7 @@
  *       stays WL_DORMANT_MS so that the bridge can tell the tracer.
  *
  * The work: KERNELS cuLaunchKernel calls on the stand-in, each planted as a
- * DRIVER API record (the caller's tid, correlation id 1000 + i) and a
+ * DRIVER cuLaunchKernel API record (odd i: a RUNTIME cudaLaunchKernel one) (the caller's tid, correlation id 1000 + i) and a
  * kernel record starting 5 us after the call returned, named
  * WL_KERNEL_A (even i, WL_DUR_A_NS) or WL_KERNEL_B (odd i, WL_DUR_B_NS),
  * grid (i + 1, 1, 1), block (128, 1, 1), stream WL_STREAM; COPIES
@@ -162,8 +162,10 @@ static void launch(unsigned int i)
 		die("cuLaunchKernel failed");
 	t1 = mock.gpu_now();
 	memset(&a, 0, sizeof(a));
-	a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
-	a.cbid = WL_CBID_LAUNCH;
+	/* Odd launches as a program using the runtime makes them: the kernel
+	 * carries the correlation id of a RUNTIME cudaLaunchKernel record. */
+	a.kind = i % 2 ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+	a.cbid = i % 2 ? WL_CBID_RUNTIME_LAUNCH : WL_CBID_LAUNCH;
 	a.start = t0;
 	a.end = t1;
 	a.processId = (uint32_t)getpid();

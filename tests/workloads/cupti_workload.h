@@ -13,6 +13,7 @@
 #define WL_CORR_KERNEL		1000u
 #define WL_CORR_COPY		50000u
 #define WL_CBID_LAUNCH		307u	/* CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel */
+#define WL_CBID_RUNTIME_LAUNCH	211u	/* CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 */
 #define WL_DORMANT_MS		300
 #define WL_KERNELS_MISSING	20
 #define WL_TAIL_KERNELS		10	/* attach: launched after "done"'s flush, before "done" */
