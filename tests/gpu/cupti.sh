@@ -11,7 +11,8 @@
 #    residual p50/p99, bound and drift;
 # 2. per-kernel cost (empty kernels back to back), ROUNDS interleaved rounds
 #    of: no bridge, bridge loaded but dormant, traced without the bridge
-#    (--no-cupti), traced with the bridge; medians;
+#    (--no-cupti), traced with the bridge (both --budget off: every kernel),
+#    and traced with the bridge under the default 1% budget; medians;
 # 3. a PyTorch process started with CUDA_INJECTION64_PATH, attached with -p:
 #    exactly NT relu_ kernels, all joined, 0 causality violations;
 # 4. the same process started without the bridge: -p loads it (ptrace +
@@ -87,9 +88,10 @@ get "$OUT/plant.json" "'calibration: %d pairs, %d rejected, residual p50 %.0f ns
 for r in $(seq "$ROUNDS"); do
 	a=$("$OUT/cupti_kernels" bench "$K" | awk '/per_kernel_us/ {print $2}')
 	b=$(CUDA_INJECTION64_PATH="$B" "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
-	c=$($T record -q -o "$OUT/bench_nocupti.isr" --no-cupti -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
-	d=$($T record -q -o "$OUT/bench_cupti.isr" --cupti-bridge "$B" -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
-	echo "round $r: no_bridge $a dormant $b traced_no_cupti $c traced_cupti $d" | tee -a "$OUT/bench.txt"
+	c=$($T record -q --budget off -o "$OUT/bench_nocupti.isr" --no-cupti -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
+	d=$($T record -q --budget off -o "$OUT/bench_cupti.isr" --cupti-bridge "$B" -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
+	e=$($T record -q -o "$OUT/bench_budget.isr" --cupti-bridge "$B" -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
+	echo "round $r: no_bridge $a dormant $b traced_no_cupti $c traced_cupti $d traced_cupti_budget $e" | tee -a "$OUT/bench.txt"
 done
 $PY - "$OUT/bench.txt" <<'PYEOF' | tee "$OUT/bench_summary.txt"
 import statistics, sys

@@ -30,7 +30,7 @@ P=$!
 wait_line "$OUT/py_attach.txt" ready || { echo "FAIL workload did not start"; cat "$OUT/py_attach.txt"; exit 1; }
 rm -f /tmp/isr.ready
 s=$(date +%s%N)
-$T record -v -o "$OUT/attach.isr" -p $P --ready-file /tmp/isr.ready 2> "$OUT/attach.err" &
+$T record -v --budget off -o "$OUT/attach.isr" -p $P --ready-file /tmp/isr.ready 2> "$OUT/attach.err" &
 TP=$!
 for _ in $(seq 1000); do [ -e /tmp/isr.ready ] && break; sleep 0.005; done
 e=$(date +%s%N)
@@ -53,7 +53,7 @@ check "drops_total" "$(get $OUT/attach.json "d['recording']['drops_total']")" 0
 
 # 2. -- CMD: calls from the start, kernel names learned where they load
 rm -f /tmp/isr.ready2
-$T record -o "$OUT/launch.isr" --ready-file /tmp/isr.ready2 -- $PY tests/gpu/known_counts.py "$N" > "$OUT/py_launch.txt" 2> "$OUT/launch.err" &
+$T record --budget off -o "$OUT/launch.isr" --ready-file /tmp/isr.ready2 -- $PY tests/gpu/known_counts.py "$N" > "$OUT/py_launch.txt" 2> "$OUT/launch.err" &
 TP=$!
 wait_line "$OUT/py_launch.txt" ready
 WP=$(awk '/ready/ {print $2}' "$OUT/py_launch.txt")
@@ -65,16 +65,22 @@ named=$(get $OUT/launch.json "sum(1 for k in d['cuda']['kernels'] if not k['name
 echo "named kernels in the launched run: $named"
 [ "${named:-0}" -gt 0 ] || { echo "FAIL no kernel names learned"; fail=1; }
 
-# 4. launch rate: untraced / traced (all probes) / torch.profiler (CUDA
-#    activities), interleaved, ROUNDS rounds of RATE_S seconds each
+# 4. launch rate: untraced / traced with the defaults (every probe, the
+#    CUPTI bridge, the 1% budget) / traced with --budget off (every call and
+#    kernel) / traced without CUPTI and without budget (every call) /
+#    torch.profiler (CUDA activities), interleaved, ROUNDS rounds of RATE_S
+#    seconds each
 ROUNDS=${ROUNDS:-5}
 RATE_S=${RATE_S:-6}
 for round in $(seq "$ROUNDS"); do
 	a=$($PY tests/gpu/launch_rate.py "$RATE_S" | awk '{print $2}')
 	b=$($T record -q -o "$OUT/rate$round.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
+	f=$($T record -q --budget off -o "$OUT/ratefull.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
+	u=$($T record -q --budget off --no-cupti -o "$OUT/rateu.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
 	c=$($PY tests/gpu/launch_rate.py "$RATE_S" --profiler 2>>"$OUT/rate.err" | awk '{print $2}')
-	echo "round $round untraced $a traced $b profiler $c" | tee -a "$OUT/rates.txt"
+	echo "round $round untraced $a traced_default $b traced_full $f traced_no_cupti_no_budget $u profiler $c" | tee -a "$OUT/rates.txt"
 done
+rm -f "$OUT"/rateu.isr
 $T analyze "$OUT/rate1.isr" --format json -o "$OUT/rate1.json"
 echo "gpu: $([ $fail = 0 ] && echo all checks passed || echo SOME CHECKS FAILED)"
 exit $fail
