@@ -139,6 +139,10 @@ static size_t event__min_size(__u16 type)
 	case ISR_EV_GPU_CLOCK:		return sizeof(struct isr_ev_gpu_clock);
 	case ISR_EV_GPU_STATUS:		return sizeof(struct isr_ev_gpu_status);
 	case ISR_EV_GPU_NAME:		return sizeof(struct isr_ev_gpu_name);
+	case ISR_EV_PY_SAMPLE:		return sizeof(struct isr_ev_py_sample);
+	case ISR_EV_PY_STACK:		return sizeof(struct isr_ev_py_stack);
+	case ISR_EV_PY_CODE:		return sizeof(struct isr_ev_py_code);
+	case ISR_EV_PY_STATUS:		return sizeof(struct isr_ev_py_status);
 	default:			return sizeof(struct isr_ev_hdr);
 	}
 }
@@ -1037,6 +1041,10 @@ const char *isr_event_name(__u16 type)
 	case ISR_EV_GPU_CLOCK:		return "gpu_clock";
 	case ISR_EV_GPU_STATUS:		return "gpu_status";
 	case ISR_EV_GPU_NAME:		return "gpu_name";
+	case ISR_EV_PY_SAMPLE:		return "py_sample";
+	case ISR_EV_PY_STACK:		return "py_stack";
+	case ISR_EV_PY_CODE:		return "py_code";
+	case ISR_EV_PY_STATUS:		return "py_status";
 	default:			return NULL;
 	}
 }
@@ -1055,6 +1063,8 @@ const char *isr_source_name(__u32 src)
 	case ISR_SRC_PYTHON:		return "python";
 	case ISR_SRC_GPU:		return "gpu";
 	case ISR_SRC_CUPTI:		return "cupti";
+	case ISR_SRC_PY_STACKS:		return "py_stacks";
+	case ISR_SRC_PY_CODE:		return "py_code";
 	default:			return NULL;
 	}
 }

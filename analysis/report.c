@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <jansson.h>
 
 #include "report.h"
+#include "pystacks.h"
 
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
@@ -370,7 +372,144 @@ nomem:
 	return NULL;
 }
 
-static json_t *json_threads(const struct summary *s)
+static double pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static json_t *json_py_func(const struct py_func_stat *f, __u64 samples)
+{
+	json_t *o = json_object();
+	char buf[48];
+
+	if (!o)
+		return NULL;
+	if (f->code) {
+		SET(o, "function", json_text(f->code->qualname, SIZE_MAX));
+		SET(o, "file", json_text(f->code->filename, SIZE_MAX));
+		SET(o, "first_line", json_integer(f->code->first_line));
+	} else {
+		snprintf(buf, sizeof(buf), "<code object 0x%" PRIx64 ">", (uint64_t)f->code_addr);
+		SET(o, "function", json_string(buf));
+		SET(o, "file", json_null());
+		SET(o, "first_line", json_null());
+	}
+	SET(o, "self_samples", json_u64(f->self));
+	SET(o, "inclusive_samples", json_u64(f->inclusive));
+	SET(o, "self_pct", json_real(pct(f->self, samples)));
+	SET(o, "inclusive_pct", json_real(pct(f->inclusive, samples)));
+	return o;
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *json_py_stack(const struct py_report *py, const struct py_stack_stat *st, __u64 samples)
+{
+	json_t *o = json_object(), *frames = json_array();
+	char buf[PY_SITE_LEN];
+
+	if (!o || !frames) {
+		json_decref(frames);
+		goto nomem;
+	}
+	SET(o, "samples", json_u64(st->samples));
+	SET(o, "pct", json_real(pct(st->samples, samples)));
+	SET(o, "truncated", json_boolean(st->stack->flags & (ISR_PY_STACK_TRUNCATED | ISR_PY_STACK_INVALID)));
+	SET(o, "frames", frames);
+	for (__u16 i = 0; i < st->stack->depth; i++) {
+		py_report__frame(py, st->stack->pid, &st->stack->frames[i], buf, sizeof(buf));
+		APPEND(frames, json_text(buf, sizeof(buf)));
+	}
+	return o;
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
+/* The thread's sampled Python stacks: samples, top functions and stacks. */
+static int json_thread_py(json_t *o, const struct py_report *py, const struct thread_summary *t)
+{
+	const struct py_thread_stats *ps = py_report__thread(py, t->pid, t->tid);
+	json_t *funcs = json_array(), *stacks = json_array();
+
+	if (!funcs || !stacks) {
+		json_decref(funcs);
+		json_decref(stacks);
+		return -ENOMEM;
+	}
+	SET(o, "py_samples", json_u64(ps ? ps->samples : 0));
+	SET(o, "py_functions", funcs);
+	SET(o, "py_stacks", stacks);
+	for (size_t i = 0; ps && i < ps->nfuncs; i++)
+		APPEND(funcs, json_py_func(&ps->funcs[i], ps->samples));
+	for (size_t i = 0; ps && i < ps->nstacks; i++)
+		APPEND(stacks, json_py_stack(py, &ps->stacks[i], ps->samples));
+	return 0;
+nomem:
+	return -ENOMEM;
+}
+
+static const char *py_status_name(__u32 status)
+{
+	switch (status) {
+	case ISR_PY_STATUS_SAMPLING:		return "sampling";
+	case ISR_PY_STATUS_LAYOUT_MISMATCH:	return "layout_mismatch";
+	case ISR_PY_STATUS_UNSUPPORTED:		return "unsupported";
+	default:				return "unknown";
+	}
+}
+
+static json_t *json_py_sites(const struct py_site *sites, size_t n, bool timed)
+{
+	json_t *a = json_array(), *o;
+
+	if (!a)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		o = json_object();
+		APPEND(a, o);
+		SET(o, "site", json_text(sites[i].site, sizeof(sites[i].site)));
+		SET(o, timed ? "calls" : "samples", json_u64(sites[i].calls));
+		if (timed)
+			SET(o, "time_s", json_real(ns_to_s(sites[i].time_ns)));
+	}
+	return a;
+nomem:
+	json_decref(a);
+	return NULL;
+}
+
+static json_t *json_python(const struct py_report *py)
+{
+	json_t *o = json_object(), *procs = json_array(), *p;
+
+	if (!o || !procs) {
+		json_decref(procs);
+		goto nomem;
+	}
+	SET(o, "processes", procs);
+	for (size_t i = 0; i < py->nstatuses; i++) {
+		const struct isr_ev_py_status *st = py->statuses[i];
+
+		p = json_object();
+		APPEND(procs, p);
+		SET(p, "pid", json_integer(st->hdr.pid));
+		SET(p, "version", json_integer(st->py_minor ? 300 + st->py_minor : 0));
+		SET(p, "stacks", json_string(py_status_name(st->status)));
+		SET(p, "detail", json_text(st->detail, sizeof(st->detail)));
+	}
+	SET(o, "sampled_stacks", json_u64(py->timer_samples));
+	SET(o, "cuda_call_stacks", json_u64(py->cuda_samples));
+	SET(o, "sync_sites", json_py_sites(py->sync_sites, py->nsync, true));
+	SET(o, "launch_sites", json_py_sites(py->launch_sites, py->nlaunch, false));
+	return o;
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *json_threads(const struct summary *s, const struct py_report *py)
 {
 	json_t *a = json_array(), *o;
 
@@ -408,6 +547,8 @@ static json_t *json_threads(const struct summary *s)
 		SET(o, "gil_wait_s", json_real(ns_to_s(t->gil_wait_ns)));
 		SET(o, "gil_hold_s", json_real(ns_to_s(t->gil_hold_ns)));
 		SET(o, "gil_acquisitions", json_u64(t->gil_acquisitions));
+		if (json_thread_py(o, py, t))
+			goto nomem;
 	}
 	return a;
 nomem:
@@ -607,25 +748,35 @@ nomem:
 
 int report__write_json(FILE *f, const struct recording *r, const struct summary *s)
 {
-	json_t *root = json_object();
-	int err = 0;
+	struct py_report *py = NULL;
+	json_t *root;
+	int err;
 
-	if (!root)
+	err = py_report__compute(r, &py);
+	if (err)
+		return err;
+	root = json_object();
+	if (!root) {
+		py_report__free(py);
 		return -ENOMEM;
+	}
 	SET(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
 	SET(root, "recording", json_recording(r, s));
 	SET(root, "event_counts", json_event_counts(s));
 	SET(root, "processes", json_processes(r, s));
-	SET(root, "threads", json_threads(s));
+	SET(root, "threads", json_threads(s, py));
 	SET(root, "cuda", json_cuda(s));
 	SET(root, "gpu", json_gpu(s));
+	SET(root, "python", json_python(py));
 	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) || fputc('\n', f) == EOF ||
 	    fflush(f) == EOF || ferror(f))
 		err = -EIO;
 	json_decref(root);
+	py_report__free(py);
 	return err;
 nomem:
 	json_decref(root);
+	py_report__free(py);
 	return -ENOMEM;
 }
 
@@ -745,6 +896,10 @@ static const char *const drop_advice[ISR_SRC_MAX] = {
 			"bridge: increase --ringbuf-size (default 32 MiB)",
 	[ISR_SRC_CUPTI] = "GPU activity records CUPTI itself dropped (its buffers were full): GPU "
 			  "kernel and copy counts are too low",
+	[ISR_SRC_PY_STACKS] = "Python stacks lost, sampled shares and CUDA call sites are "
+			      "incomplete: increase --ringbuf-size (default 32 MiB) or lower --py-stacks",
+	[ISR_SRC_PY_CODE] = "Python code objects the recorder could not read (their process exited or "
+			    "freed them first): their frames have no file and line",
 };
 
 static void md__warnings(struct md *m, const struct recording *r, const struct summary *s)
@@ -1282,13 +1437,99 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
 }
 
+static const char *recorded_thread_comm(const struct summary *s, __u32 pid, __u32 tid)
+{
+	const struct thread_summary *t = summary__thread(s, pid, tid);
+
+	return t ? t->comm : "";
+}
+
+static void md__py_sites(struct md *m, const char *title, const struct py_site *sites, size_t n, bool timed)
+{
+	if (!n)
+		return;
+	md__printf(m, "%s\n\n| Python call site | %s |\n|---|---:|%s\n", title, timed ? "calls | sync s" : "sampled launches",
+		   timed ? "---:|" : "");
+	for (size_t i = 0; i < n && i < TOP_THREADS; i++) {
+		md__printf(m, "| ");
+		md__text(m, sites[i].site, sizeof(sites[i].site));
+		if (timed)
+			md__printf(m, " | %" PRIu64 " | %.3f |\n", (uint64_t)sites[i].calls, ns_to_s(sites[i].time_ns));
+		else
+			md__printf(m, " | %" PRIu64 " |\n", (uint64_t)sites[i].calls);
+	}
+	if (n > TOP_THREADS)
+		md__printf(m, "\n… %zu more sites (all of them are in the JSON report)\n", n - TOP_THREADS);
+	md__printf(m, "\n");
+}
+
+static void md__python_stacks(struct md *m, const struct summary *s, const struct py_report *py)
+{
+	char buf[PY_SITE_LEN];
+
+	for (size_t i = 0; i < py->nstatuses; i++) {
+		const struct isr_ev_py_status *st = py->statuses[i];
+
+		if (st->status != ISR_PY_STATUS_SAMPLING) {
+			md__printf(m, "**Python stacks of pid %u not captured** (%s): ", st->hdr.pid,
+				   py_status_name(st->status));
+			md__text(m, st->detail, sizeof(st->detail));
+			md__printf(m, "\n\n");
+		}
+	}
+	if (!py->nthreads && !py->nsync && !py->nlaunch)
+		return;
+	md__printf(m, "## Python stacks\n\nSampled on CPU (%" PRIu64 " samples): per thread, the functions "
+		      "with the most samples (self: the innermost frame; inclusive: anywhere on the stack) and "
+		      "its most frequent stacks, innermost frame first.\n\n", (uint64_t)py->timer_samples);
+	for (size_t i = 0; i < py->nthreads && i < TOP_THREADS; i++) {
+		const struct py_thread_stats *t = &py->threads[i];
+
+		md__printf(m, "### pid %u tid %u ", t->pid, t->tid);
+		md__text(m, recorded_thread_comm(s, t->pid, t->tid), 16);
+		md__printf(m, " (%" PRIu64 " samples)\n\n| function | file:first line | self %% | inclusive %% |\n"
+			      "|---|---|---:|---:|\n", (uint64_t)t->samples);
+		for (size_t k = 0; k < t->nfuncs; k++) {
+			const struct py_func_stat *f = &t->funcs[k];
+
+			md__printf(m, "| ");
+			if (f->code) {
+				md__text(m, f->code->qualname, SIZE_MAX);
+				md__printf(m, " | ");
+				md__text(m, f->code->filename, SIZE_MAX);
+				md__printf(m, ":%u", f->code->first_line);
+			} else {
+				md__printf(m, "code object 0x%" PRIx64 " | ?", (uint64_t)f->code_addr);
+			}
+			md__printf(m, " | %.1f | %.1f |\n", pct(f->self, t->samples), pct(f->inclusive, t->samples));
+		}
+		md__printf(m, "\n");
+		for (size_t k = 0; k < t->nstacks; k++) {
+			const struct py_stack_stat *st = &t->stacks[k];
+
+			md__printf(m, "%.1f%% of its samples:\n\n", pct(st->samples, t->samples));
+			for (__u16 f = 0; f < st->stack->depth; f++) {
+				py_report__frame(py, st->stack->pid, &st->stack->frames[f], buf, sizeof(buf));
+				md__printf(m, "    %s\n", buf);
+			}
+			if (st->stack->flags & (ISR_PY_STACK_TRUNCATED | ISR_PY_STACK_INVALID))
+				md__printf(m, "    … (outer frames not captured)\n");
+			md__printf(m, "\n");
+		}
+	}
+	md__py_sites(m, "Top Python call sites of CUDA synchronization time:", py->sync_sites, py->nsync, true);
+	md__py_sites(m, "Python launch sites (every Nth launch per CPU, --py-launch-every):", py->launch_sites,
+		     py->nlaunch, false);
+}
+
 static void md__more(struct md *m, size_t k)
 {
 	if (k > TOP_OBSERVATIONS)
 		md__printf(m, "  - … and %zu more threads\n", k - TOP_OBSERVATIONS);
 }
 
-static void md__observations(struct md *m, const struct summary *s, const struct thread_summary **order)
+static void md__observations(struct md *m, const struct summary *s, const struct thread_summary **order,
+			     const struct py_report *py)
 {
 	__u64 off = 0, d_state = 0;
 	bool any = false;
@@ -1341,6 +1582,12 @@ static void md__observations(struct md *m, const struct summary *s, const struct
 			      "in the loop) so the CPU can queue work ahead.\n");
 	}
 	md__more(m, k);
+	if (k && py->nsync) {
+		md__printf(m, "- The Python line with the most CUDA synchronization time: ");
+		md__text(m, py->sync_sites[0].site, sizeof(py->sync_sites[0].site));
+		md__printf(m, " (%.3f s in %" PRIu64 " calls; every site is under Python stacks).\n",
+			   ns_to_s(py->sync_sites[0].time_ns), (uint64_t)py->sync_sites[0].calls);
+	}
 	any |= k > 0;
 
 	k = select_threads(order, s->thread_count, waits_for_gil, by_gil_wait_desc);
@@ -1482,10 +1729,17 @@ int report__write_markdown(FILE *f, const struct recording *r, const struct summ
 {
 	const struct thread_summary **order;
 	struct md m = { .f = f };
+	struct py_report *py = NULL;
+	int e;
 
+	e = py_report__compute(r, &py);
+	if (e)
+		return e;
 	order = calloc(s->thread_count ? s->thread_count : 1, sizeof(*order));
-	if (!order)
+	if (!order) {
+		py_report__free(py);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < s->thread_count; i++)
 		order[i] = &s->threads[i];
 	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
@@ -1497,9 +1751,11 @@ int report__write_markdown(FILE *f, const struct recording *r, const struct summ
 	md__cuda(&m, r, s, order);
 	md__gpu(&m, s);
 	md__gil(&m, s, order);
+	md__python_stacks(&m, s, py);
 	md__event_counts(&m, s);
-	md__observations(&m, s, order);
+	md__observations(&m, s, order, py);
 	free(order);
+	py_report__free(py);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))
 		m.err = -EIO;
 	return m.err;

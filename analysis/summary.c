@@ -980,6 +980,10 @@ static const size_t min_size[ISR_EV_TYPE_MAX] = {
 	[ISR_EV_CUDA_NAME] = sizeof(struct isr_ev_cuda_name),
 	[ISR_EV_GIL] = sizeof(struct isr_ev_gil),
 	[ISR_EV_SAMPLING] = sizeof(struct isr_ev_sampling),
+	[ISR_EV_PY_SAMPLE] = sizeof(struct isr_ev_py_sample),
+	[ISR_EV_PY_STACK] = sizeof(struct isr_ev_py_stack),
+	[ISR_EV_PY_CODE] = sizeof(struct isr_ev_py_code),
+	[ISR_EV_PY_STATUS] = sizeof(struct isr_ev_py_status),
 };
 
 /* ACQUIRE: waited, then holds the GIL from the return. RELEASE: held it

@@ -30,8 +30,37 @@
 #include "common.bpf.h"
 #include "cuda_funcs.h"
 #include "cuda_cookie.h"
+#include "py_stack.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Python call sites (--py-stacks; 0: none): the Python stack of every
+ * synchronization that lasted PY_SYNC_MIN_NS or more and of every
+ * py_launch_every-th launch on each CPU is emitted with the call's time
+ * (bpf/py_stack.bpf.h). A capture costs about 0.25 us per frame: polling
+ * queries that return at once are not worth one. */
+const volatile __u32 py_launch_every = 0;
+#define PY_SYNC_MIN_NS	20000
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} py_launch_count SEC(".maps");
+
+static __always_inline void py_at_launch(__u64 id, __u64 ts)
+{
+	__u32 zero = 0, *n;
+
+	if (!py_launch_every)
+		return;
+	n = bpf_map_lookup_elem(&py_launch_count, &zero);
+	if (!n || ++*n < py_launch_every)
+		return;
+	*n = 0;
+	py_capture(id, ts, ISR_PY_KIND_CUDA);
+}
 
 struct cuda_key {
 	__u32 tid;
@@ -113,12 +142,13 @@ static __always_inline struct isr_ev_cuda_call *call_reserve(__u64 id, __u64 coo
  * (f, gx, gy, gz, bx, by, bz, sharedMem, hStream, params[, extra]) */
 static __always_inline void launch(struct pt_regs *ctx, __u64 id, __u64 cookie)
 {
+	__u64 ts = bpf_ktime_get_ns();
 	struct isr_ev_cuda_call *e;
 	struct {
 		__u64 bz, shared_bytes, stream;	/* unsigned ints fill 8-byte slots */
 	} stk;
 
-	e = call_reserve(id, cookie, bpf_ktime_get_ns());
+	e = call_reserve(id, cookie, ts);
 	if (!e)
 		return;
 	if (bpf_probe_read_user(&stk, sizeof(stk), (void *)(PT_REGS_SP(ctx) + 8)))
@@ -130,15 +160,17 @@ static __always_inline void launch(struct pt_regs *ctx, __u64 id, __u64 cookie)
 	e->args[4] = stk.shared_bytes & 0xffffffff;
 	e->args[5] = stk.stream;
 	submit_bulk(e);
+	py_at_launch(id, ts);
 }
 
 /* cuLaunchKernelEx (and _ptsz): (const CUlaunchConfig *config, f, params, extra) */
 static __always_inline void launch_ex(struct pt_regs *ctx, __u64 id, __u64 cookie)
 {
+	__u64 ts = bpf_ktime_get_ns();
 	struct cu_launch_config cfg;
 	struct isr_ev_cuda_call *e;
 
-	e = call_reserve(id, cookie, bpf_ktime_get_ns());
+	e = call_reserve(id, cookie, ts);
 	if (!e)
 		return;
 	if (bpf_probe_read_user(&cfg, sizeof(cfg), (const void *)PT_REGS_PARM1(ctx)))
@@ -150,18 +182,21 @@ static __always_inline void launch_ex(struct pt_regs *ctx, __u64 id, __u64 cooki
 	e->args[4] = cfg.shared_bytes;
 	e->args[5] = cfg.stream;
 	submit_bulk(e);
+	py_at_launch(id, ts);
 }
 
 /* cuGraphLaunch (and _ptsz): (hGraphExec, hStream) */
 static __always_inline void graph(struct pt_regs *ctx, __u64 id, __u64 cookie)
 {
-	struct isr_ev_cuda_call *e = call_reserve(id, cookie, bpf_ktime_get_ns());
+	__u64 ts = bpf_ktime_get_ns();
+	struct isr_ev_cuda_call *e = call_reserve(id, cookie, ts);
 
 	if (!e)
 		return;
 	e->args[0] = PT_REGS_PARM1(ctx);
 	e->args[5] = PT_REGS_PARM2(ctx);
 	submit_bulk(e);
+	py_at_launch(id, ts);
 }
 
 /* One copy event: direction from the table (aux), the stream only for the
@@ -360,7 +395,7 @@ static __always_inline void emit_name(struct pt_regs *ctx, __u64 id, __u16 func,
 
 static __always_inline int cuda_return(struct pt_regs *ctx, __u8 family)
 {
-	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx), now;
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx), now, start;
 	__u16 func = ISR_CUDA_COOKIE_FUNC(cookie), flags = ISR_CUDA_COOKIE_FLAGS(cookie);
 	__u64 aux = ISR_CUDA_COOKIE_AUX(cookie);
 	struct isr_ev_cuda_call *e;
@@ -383,7 +418,8 @@ static __always_inline int cuda_return(struct pt_regs *ctx, __u8 family)
 		bpf_map_delete_elem(&cuda_inflight, &key);
 		return 0;
 	}
-	e = call_reserve(id, cookie, ent->ts_ns);
+	start = ent->ts_ns;
+	e = call_reserve(id, cookie, start);
 	if (!e) {
 		bpf_map_delete_elem(&cuda_inflight, &key);
 		return 0;
@@ -447,6 +483,9 @@ static __always_inline int cuda_return(struct pt_regs *ctx, __u8 family)
 	}
 	bpf_map_delete_elem(&cuda_inflight, &key);
 	submit_bulk(e);
+	if (py_launch_every && (family == ISR_CUDA_FAM_SYNC || family == ISR_CUDA_FAM_COPY_SYNC) &&
+	    now - start >= PY_SYNC_MIN_NS)
+		py_capture(id, start, ISR_PY_KIND_CUDA);
 	return 0;
 }
 

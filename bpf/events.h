@@ -38,7 +38,12 @@
 #define ISR_EV_GPU_CLOCK	18
 #define ISR_EV_GPU_STATUS	19
 #define ISR_EV_GPU_NAME		20
-#define ISR_EV_TYPE_MAX		21 /* one past the highest known type */
+#define ISR_EV_PY_SAMPLE	23
+#define ISR_EV_PY_STACK		24
+#define ISR_EV_PY_CODE		25
+#define ISR_EV_PY_STATUS	26
+#define ISR_EV_PY_FRAMES	27 /* from BPF to the recorder only: never in a recording */
+#define ISR_EV_TYPE_MAX		28 /* one past the highest known type */
 
 /*
  * Drop sources: one counter each, kept per CPU in the BPF map "drops" (BPF
@@ -58,7 +63,9 @@
 #define ISR_SRC_PYTHON		8 /* GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered */
 #define ISR_SRC_GPU		9 /* GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound */
 #define ISR_SRC_CUPTI		10 /* GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords) */
-#define ISR_SRC_MAX		11
+#define ISR_SRC_PY_STACKS	11 /* Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for */
+#define ISR_SRC_PY_CODE		12 /* Python code objects (or stacks of an image gone by exec) the recorder could not read */
+#define ISR_SRC_MAX		13
 
 /* Common header of every event. pid/tid name the task the event is about. */
 struct isr_ev_hdr {
@@ -527,6 +534,154 @@ _Static_assert(sizeof(struct isr_ev_gpu_name) == 544, "isr_ev_gpu_name size");
 _Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, id) == 24, "gpu_name.id");
 _Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, pad) == 28, "gpu_name.pad");
 _Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, name) == 32, "gpu_name.name");
+
+/*
+ * Python stacks (CPython 3.10-3.13). The BPF walker (bpf/py_stack.bpf.h)
+ * emits ISR_EV_PY_FRAMES: the frames of one thread at one moment, innermost
+ * first. The recorder interns them per process: a stack seen for the first
+ * time is written once as ISR_EV_PY_STACK (its id and frames), every code
+ * object seen for the first time once as ISR_EV_PY_CODE (read from the live
+ * target: file, qualified name, line table), and each capture as
+ * ISR_EV_PY_SAMPLE naming its stack. ISR_EV_PY_FRAMES itself never reaches
+ * a recording.
+ */
+#define ISR_PY_MAX_DEPTH	64 /* frames kept per stack, innermost first */
+
+/* What a capture was taken for (isr_ev_py_frames.kind, isr_ev_py_sample.kind) */
+#define ISR_PY_KIND_TIMER	1 /* sampled: CPU-clock perf event, --py-stacks HZ */
+#define ISR_PY_KIND_CUDA	2 /* at an isr_ev_cuda_call of the same thread and hdr.ts_ns */
+
+/* Flags of a stack (isr_ev_py_frames.flags, isr_ev_py_stack.flags) */
+#define ISR_PY_STACK_TRUNCATED	0x1 /* deeper than ISR_PY_MAX_DEPTH: the outermost frames are missing */
+#define ISR_PY_STACK_INVALID	0x2 /* the walk met a frame whose code is not a code object and stopped there */
+
+/* One frame: a code object and the instruction being executed. */
+struct isr_py_frame {
+	__u64 code;		/* address of the PyCodeObject in the target */
+	__s32 instr;		/* code-unit index of the instruction (-1: not started) */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct isr_py_frame) == 16, "isr_py_frame size");
+_Static_assert(__builtin_offsetof(struct isr_py_frame, code) == 0, "py_frame.code");
+_Static_assert(__builtin_offsetof(struct isr_py_frame, instr) == 8, "py_frame.instr");
+_Static_assert(__builtin_offsetof(struct isr_py_frame, pad) == 12, "py_frame.pad");
+
+/* BPF to recorder: a thread's frames (hdr.size = 32 + 16 * depth). */
+struct isr_ev_py_frames {
+	struct isr_ev_hdr hdr;
+	__u16 kind;		/* ISR_PY_KIND_* */
+	__u16 flags;		/* ISR_PY_STACK_* */
+	__u16 depth;		/* frames[] that follow */
+	__u16 pad;
+	struct isr_py_frame frames[ISR_PY_MAX_DEPTH];
+};
+_Static_assert(sizeof(struct isr_ev_py_frames) == 32 + 16 * ISR_PY_MAX_DEPTH, "isr_ev_py_frames size");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, kind) == 24, "py_frames.kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, flags) == 26, "py_frames.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, depth) == 28, "py_frames.depth");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, pad) == 30, "py_frames.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, frames) == 32, "py_frames.frames");
+
+/* A capture of a thread's Python stack. kind CUDA: taken at the CUDA call
+ * of the same tid whose hdr.ts_ns is this hdr.ts_ns. */
+struct isr_ev_py_sample {
+	struct isr_ev_hdr hdr;
+	__u32 stack_id;		/* isr_ev_py_stack.stack_id of the same process */
+	__u16 kind;		/* ISR_PY_KIND_* */
+	__u16 pad;
+};
+_Static_assert(sizeof(struct isr_ev_py_sample) == 32, "isr_ev_py_sample size");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_sample, stack_id) == 24, "py_sample.stack_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_sample, kind) == 28, "py_sample.kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_sample, pad) == 30, "py_sample.pad");
+
+/* An interned stack of process hdr.pid, written before the first sample
+ * naming it (hdr.size = 32 + 16 * depth). Ids start at 1 per recording. */
+struct isr_ev_py_stack {
+	struct isr_ev_hdr hdr;
+	__u32 stack_id;
+	__u16 flags;		/* ISR_PY_STACK_* */
+	__u16 depth;
+	/* struct isr_py_frame frames[depth], innermost first */
+};
+_Static_assert(sizeof(struct isr_ev_py_stack) == 32, "isr_ev_py_stack size");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_stack, stack_id) == 24, "py_stack.stack_id");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_stack, flags) == 28, "py_stack.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_stack, depth) == 30, "py_stack.depth");
+
+/* A code object of process hdr.pid as the recorder read it when a stack
+ * first named it. Followed by filename_len bytes of file name, qualname_len
+ * bytes of qualified name (UTF-8, no NUL) and linetable_len bytes of the
+ * line table (3.10: co_linetable pairs; 3.11+: the location table), then
+ * zeros to a multiple of 8. */
+struct isr_ev_py_code {
+	struct isr_ev_hdr hdr;
+	__u64 code;		/* address in the target */
+	__u32 first_line;	/* co_firstlineno */
+	__u16 py_minor;		/* 3.<py_minor>: the line-table format */
+	__u16 flags;		/* ISR_PY_CODE_* */
+	__u16 filename_len;
+	__u16 qualname_len;
+	__u32 linetable_len;
+};
+_Static_assert(sizeof(struct isr_ev_py_code) == 48, "isr_ev_py_code size");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_code, code) == 24, "py_code.code");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_code, first_line) == 32, "py_code.first_line");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_code, py_minor) == 36, "py_code.py_minor");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_code, flags) == 38, "py_code.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_code, filename_len) == 40, "py_code.filename_len");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_code, qualname_len) == 42, "py_code.qualname_len");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_code, linetable_len) == 44, "py_code.linetable_len");
+
+#define ISR_PY_CODE_LINETABLE_CUT	0x1 /* the line table was longer than a record holds: later lines unknown */
+
+/* isr_ev_py_status.status */
+#define ISR_PY_STATUS_SAMPLING		1 /* layout validated: stacks of this process are captured */
+#define ISR_PY_STATUS_LAYOUT_MISMATCH	2 /* the interpreter's memory does not match the expected layout: no stacks */
+#define ISR_PY_STATUS_UNSUPPORTED	3 /* a version or build without a known layout: no stacks */
+
+/* Whether the Python stacks of process hdr.pid are captured, and why not. */
+struct isr_ev_py_status {
+	struct isr_ev_hdr hdr;
+	__u32 status;		/* ISR_PY_STATUS_* */
+	__u16 py_minor;
+	__u16 pad;
+	__u64 runtime;		/* address of _PyRuntime in the target */
+	char detail[160];	/* what was checked, or what did not match (NUL-terminated) */
+};
+_Static_assert(sizeof(struct isr_ev_py_status) == 200, "isr_ev_py_status size");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_status, status) == 24, "py_status.status");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_status, py_minor) == 28, "py_status.py_minor");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_status, pad) == 30, "py_status.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_status, runtime) == 32, "py_status.runtime");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_status, detail) == 40, "py_status.detail");
+
+/*
+ * Where a process's interpreter keeps what the walker reads: the value of
+ * the BPF map "py_procs" (tgid -> this), filled by the recorder once the
+ * layout is validated. Offsets in bytes; a field a version lacks is 0.
+ */
+struct isr_py_layout {
+	__u64 runtime;		/* address of _PyRuntime */
+	__u64 code_type;	/* address of PyCode_Type */
+	__u16 minor;		/* 3.<minor> */
+	__u16 runtime_interp_head;	/* _PyRuntime.interpreters.head */
+	__u16 interp_threads_head;	/* PyInterpreterState: first thread state */
+	__u16 tstate_next;
+	__u16 tstate_interp;
+	__u16 tstate_tid;	/* native_thread_id (3.11+), thread_id = pthread_self (3.10) */
+	__u16 tstate_cframe;	/* 3.11, 3.12: tstate->cframe (0: none) */
+	__u16 cframe_frame;	/* 3.11, 3.12: cframe->current_frame */
+	__u16 tstate_frame;	/* 3.10: tstate->frame; 3.13: tstate->current_frame */
+	__u16 frame_previous;	/* f_back (3.10), previous */
+	__u16 frame_code;	/* f_code (3.10-3.12), f_executable (3.13) */
+	__u16 frame_instr;	/* f_lasti (3.10, an int), prev_instr (3.11, 3.12), instr_ptr (3.13) */
+	__u16 frame_owner;	/* 3.12+: owner (0: none) */
+	__u16 owner_cstack;	/* owner value of C-stack shim frames, skipped (0xff: none) */
+	__u16 code_adaptive;	/* co_code_adaptive: instruction 0 (3.11+) */
+	__u16 pad;
+};
+_Static_assert(sizeof(struct isr_py_layout) == 48, "isr_py_layout size");
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "recorder.h"
+#include "py_stack.h"
 #include "analyze_cmd.h"
 #include "bench.h"
 #include "events.h"
@@ -44,6 +45,9 @@ enum {
 	OPT_NO_INJECT,
 	OPT_CUPTI_COST,
 	OPT_CUPTI_BRIDGE,
+	OPT_PY_STACKS,
+	OPT_NO_PY_STACKS,
+	OPT_PY_LAUNCH_EVERY,
 };
 
 #define MAX_CUDA_LIBS 8
@@ -60,6 +64,8 @@ struct env {
 	double budget_pct;	/* 0: no budget */
 	double cupti_cost_ns;
 	const char *cupti_bridge;
+	unsigned int py_stacks_hz;	/* 0: --no-py-stacks */
+	unsigned int py_launch_every;
 	const char *cuda_libs[MAX_CUDA_LIBS];
 	size_t cuda_lib_count;
 	const char *ready_file;
@@ -166,6 +172,30 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_CUPTI_BRIDGE:
 		env->cupti_bridge = arg;
 		return 0;
+	case OPT_PY_STACKS: {
+		unsigned long v = PY_STACKS_DEFAULT_HZ;
+
+		errno = 0;
+		if (arg)
+			v = strtoul(arg, &end, 10);
+		if (arg && (errno || end == arg || *end || v < 1 || v > 10000))
+			argp_error(state, "--py-stacks: '%s' is not a rate from 1 to 10000 (samples per second)", arg);
+		env->py_stacks_hz = (unsigned int)v;
+		return 0;
+	}
+	case OPT_NO_PY_STACKS:
+		env->py_stacks_hz = 0;
+		return 0;
+	case OPT_PY_LAUNCH_EVERY: {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || v > 1000000)
+			argp_error(state, "--py-launch-every: '%s' is not a count from 0 (never) to 1000000", arg);
+		env->py_launch_every = (unsigned int)v;
+		return 0;
+	}
 	case OPT_LIST_PROBES:
 		env->list_probes = true;
 		return 0;
@@ -219,6 +249,12 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "budget", OPT_BUDGET, "PCT|off", 0, "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and extrapolate", 0 }, \
 	{ "cupti-cost", OPT_CUPTI_COST, "NS", 0, "What the budget charges per kernel launch for CUPTI while a bridge collects (default 2000)", 0 }, \
 	{ "legacy-uprobes", OPT_LEGACY_UPROBES, NULL, 0, "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)", 0 }, \
+	{ "py-stacks", OPT_PY_STACKS, "HZ", OPTION_ARG_OPTIONAL,                                        \
+	  "Sample the Python stacks of target threads on CPU HZ times a second (default: on, 99)", 0 },  \
+	{ "no-py-stacks", OPT_NO_PY_STACKS, NULL, 0,                                                   \
+	  "No Python stacks: neither sampled nor at CUDA calls", 0 },                                    \
+	{ "py-launch-every", OPT_PY_LAUNCH_EVERY, "N", 0,                                              \
+	  "Python call site of every Nth CUDA launch per CPU (default 64; 0: no Python stacks at CUDA calls)", 0 }, \
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
 	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "Do not record GPU activity through the CUPTI bridge", 0 },    \
 	{ "no-inject", OPT_NO_INJECT, NULL, 0, "Do not load the CUPTI bridge into -p processes started without it (ptrace + dlopen)", 0 }, \
@@ -377,6 +413,8 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		.gpu = !env->no_cupti,
 		.inject = !env->no_inject,
 		.cupti_bridge = env->cupti_bridge,
+		.py_stacks_hz = env->py_stacks_hz,
+		.py_launch_every = env->py_launch_every,
 		.verbose = env->verbose,
 		.quiet = env->quiet,
 		.ready_file = env->ready_file,
@@ -437,6 +475,8 @@ int main(int argc, char **argv)
 	env.zstd_level = 1;
 	env.budget_pct = 1.0;
 	env.cupti_cost_ns = DEFAULT_CUPTI_COST_NS;
+	env.py_stacks_hz = PY_STACKS_DEFAULT_HZ;
+	env.py_launch_every = PY_LAUNCH_EVERY_DEFAULT;
 	/* Everything after "--" is the command to launch, untouched by argp. */
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {

@@ -13,7 +13,6 @@
 #include "procinfo.h"
 #include "python_attach.h"
 
-#define MAX_RESOLVED 64	/* distinct interpreter files per recording */
 
 static const char *const site_names[PY_SITES] = {
 	[PY_SITE_RESTORE] = "PyEval_RestoreThread",
@@ -29,8 +28,8 @@ struct py_file {
 };
 
 struct py_libs {
-	struct py_file *files[MAX_RESOLVED];
-	size_t count;
+	struct py_file **files;	/* every executable and libpython looked at */
+	size_t count, cap;
 };
 
 struct py_libs *py_libs__new(void)
@@ -55,6 +54,7 @@ void py_libs__free(struct py_libs *c)
 		return;
 	for (i = 0; i < c->count; i++)
 		free(c->files[i]);
+	free(c->files);
 	free(c);
 }
 
@@ -75,8 +75,9 @@ static int minor_from_name(const char *path)
 	return (int)v;
 }
 
-/* The addresses of the GIL functions, from .dynsym and .symtab. */
-static void symbols_collect(Elf *elf, __u64 *vaddr)
+/* The addresses of the GIL functions, of _PyRuntime and PyCode_Type, from
+ * .dynsym and .symtab. */
+static void symbols_collect(Elf *elf, __u64 *vaddr, struct py_lib *lib)
 {
 	Elf_Scn *scn = NULL;
 
@@ -97,8 +98,17 @@ static void symbols_collect(Elf *elf, __u64 *vaddr)
 			const char *name;
 			GElf_Sym sym;
 
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT) {
+				name = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (name && strcmp(name, "_PyRuntime") == 0)
+					lib->runtime_vaddr = sym.st_value;
+				else if (name && strcmp(name, "PyCode_Type") == 0)
+					lib->code_type_vaddr = sym.st_value;
+				continue;
+			}
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || strncmp(name, "PyEval_", 7))
@@ -125,7 +135,15 @@ static void file_resolve(struct py_file *f, int fd)
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || gelf_getclass(elf) != ELFCLASS64 ||
 	    eh.e_machine != EM_X86_64 || elf_getphdrnum(elf, &nphdr))
 		goto out;
-	symbols_collect(elf, vaddr);
+	symbols_collect(elf, vaddr, lib);
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0) {
+			lib->load_vaddr = ph.p_vaddr;
+			break;
+		}
+	}
 	f->ok = true;
 	for (k = 0; k < PY_SITES; k++) {
 		struct cuda_site *s = &lib->sites[k];
@@ -173,10 +191,17 @@ static struct py_file *file_get(struct py_libs *c, const char *path)
 			return c->files[i];
 		}
 	}
-	if (c->count == MAX_RESOLVED) {
-		close(fd);
-		errno = ENOSPC;
-		return NULL;
+	if (c->count == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct py_file **n = realloc(c->files, cap * sizeof(*n));
+
+		if (!n) {
+			close(fd);
+			errno = ENOMEM;
+			return NULL;
+		}
+		c->files = n;
+		c->cap = cap;
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
@@ -215,18 +240,25 @@ int py_libs__mapped(struct py_libs *c, __u32 pid, struct py_mapping *out, size_t
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, pgoff;
 		struct py_file *pf;
 		char *file, *nl;
 		int pos = 0;
 
-		if (sscanf(line, "%*s %*s %*s %*s %*s %n", &pos) < 0 || !pos)
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &start, &pgoff, &pos) < 2 || !pos)
 			continue;
 		file = line + pos;
 		nl = strchr(file, '\n');
 		if (nl)
 			*nl = 0;
-		if (file[0] != '/' || strcmp(file, prev) == 0 || (!is_libpython(file) && strcmp(file, exe)))
+		if (file[0] != '/' || (!is_libpython(file) && strcmp(file, exe)))
 			continue;
+		if (strcmp(file, prev) == 0) {
+			for (i = 0; i < n; i++)
+				if (!out[i].base && pgoff == 0 && strcmp(out[i].file, file) == 0)
+					out[i].base = start;
+			continue;
+		}
 		snprintf(prev, sizeof(prev), "%s", file);
 		if (strstr(file, " (deleted)"))
 			continue;
@@ -263,6 +295,8 @@ int py_libs__mapped(struct py_libs *c, __u32 pid, struct py_mapping *out, size_t
 		if (i == n && n < max) {
 			out[n].lib = &pf->lib;
 			snprintf(out[n].path, sizeof(out[n].path), "%.*s", (int)sizeof(out[n].path) - 1, path);
+			snprintf(out[n].file, sizeof(out[n].file), "%.*s", (int)sizeof(out[n].file) - 1, file);
+			out[n].base = pgoff == 0 ? start : 0;
 			n++;
 		}
 	}

@@ -38,6 +38,9 @@ struct py_lib {
 	int minor;		/* 3.<minor>, from the file name; -1 if it does not tell */
 	struct cuda_site sites[PY_SITES]; /* name, offset, kind, push_reg, ret */
 	unsigned int probes;	/* uprobes + uretprobes one process needs */
+	__u64 runtime_vaddr;	/* _PyRuntime (0: not found) */
+	__u64 code_type_vaddr;	/* PyCode_Type (0: not found) */
+	__u64 load_vaddr;	/* the segment at file offset 0: what a mapping's start corresponds to */
 	__u64 resolve_ns;	/* time the ELF pass took */
 };
 
@@ -45,6 +48,8 @@ struct py_lib {
 struct py_mapping {
 	const struct py_lib *lib;
 	char path[PATH_MAX];
+	char file[PATH_MAX];	/* as named in /proc/PID/maps */
+	__u64 base;		/* start of its mapping at file offset 0 (0: not seen) */
 };
 
 #define PY_MAX_LIBS 4	/* interpreter files per process */

@@ -22,11 +22,14 @@
 #include "budget.h"
 #include "cupti_attach.h"
 #include "bridge_inject.h"
+#include "py_stack.h"
 
 #define TICK_NS		1000000000ULL	/* chunk, clock pair and drops cadence */
 #define LIVENESS_NS	200000000ULL
 #define POLL_MS		50	/* drain cadence: bulk events never wake us */
 #define GPU_FLUSH_WAIT_NS	2000000000ULL	/* for the CUPTI bridges' last flush */
+#define PY_WAIT_POLL_MS	5	/* while an interpreter is not initialized or not loaded yet */
+#define PY_FRESH_NS	3000000000ULL /* how long a new image is watched for a libpython */
 #define MAX_PENDING	256
 #define TERM_GRACE_NS	5000000000ULL
 
@@ -53,6 +56,8 @@ struct cuda_state {
 	size_t ndescribed;
 };
 
+#define PY_MAX_WAITING 64
+
 /* The Python interpreters to probe, resolved once per file. */
 /* GPU activity: the bridge a launched command loads, the bridges asked to
  * flush at the end and how many answered. */
@@ -70,6 +75,16 @@ struct py_state {
 	struct py_libs *libs;
 	const struct py_lib *described[PY_MAX_LIBS];	/* site lists already printed (-v) */
 	size_t ndescribed;
+	bool gil;			/* --gil */
+	struct py_stacks *stacks;	/* --py-stacks: NULL when off */
+	__u32 *decided;			/* processes whose stack status is written */
+	size_t ndecided, cap_decided;
+	struct py_mapping waiting[PY_MAX_WAITING]; /* interpreters not initialized yet */
+	__u32 waiting_pid[PY_MAX_WAITING];
+	size_t nwaiting;
+	__u32 fresh_pid[PY_MAX_WAITING];	/* new images that map no interpreter yet */
+	__u64 fresh_until[PY_MAX_WAITING];
+	size_t nfresh;
 };
 
 #define HIT_SLOTS 1024	/* probe hits per thread since the last budget step */
@@ -174,12 +189,35 @@ static void gpu_status(struct rec_state *st, const struct isr_ev_gpu_status *e)
 			"tracing goes on)\n", e->hdr.pid, e->cupti_error);
 }
 
+static int append_record(void *ctx, const void *data, size_t size)
+{
+	struct rec_state *st = ctx;
+	int e = rec_writer__append_event(st->w, data, size);
+
+	if (e)
+		return e;
+	st->events++;
+	return 0;
+}
+
+static void py_forget(struct rec_state *st, __u32 pid);
+
 static int on_event(void *ctx, const void *data, size_t size)
 {
 	const struct isr_ev_hdr *h = data;
 	struct rec_state *st = ctx;
 	int e;
 
+	if (h->type == ISR_EV_PY_FRAMES) {
+		e = st->py.stacks ? py_stacks__convert(st->py.stacks, data, append_record, st) : 0;
+		if (e)
+			st->write_err = e;
+		return 0;
+	}
+	/* A new image: what was learned of the old interpreter is void (the
+	 * launched command's first exec is the image it was set up for). */
+	if (h->type == ISR_EV_PROC_EXEC && st->py.stacks && (h->pid != st->launched_pid || st->launched_exec_seen))
+		py_forget(st, h->pid);
 	e = rec_writer__append_event(st->w, data, size);
 	if (e) {
 		/* The writer counts what it refuses; keep consuming so the
@@ -234,6 +272,11 @@ static int write_pending(struct rec_state *st)
 	return 0;
 }
 
+static __u64 py_code_failures(const struct rec_state *st)
+{
+	return st->py.stacks ? py_stacks__code_failures(st->py.stacks) : 0;
+}
+
 static int write_clock(struct rec_writer *w)
 {
 	struct isr_clock_pair pair;
@@ -265,7 +308,10 @@ static int collect_drops(struct tracer *t, struct rec_writer *w, __u64 *drops)
 	return 0;
 }
 
-static int write_drops(struct tracer *t, struct rec_writer *w, __u64 *total)
+
+/* py_code: the recorder's own count of unreadable code objects
+ * (ISR_SRC_PY_CODE). */
+static int write_drops(struct tracer *t, struct rec_writer *w, __u64 py_code, __u64 *total)
 {
 	struct isr_drop_count d[ISR_SRC_MAX];
 	__u64 drops[ISR_SRC_MAX];
@@ -275,6 +321,7 @@ static int write_drops(struct tracer *t, struct rec_writer *w, __u64 *total)
 	e = collect_drops(t, w, drops);
 	if (e)
 		return e;
+	drops[ISR_SRC_PY_CODE] = py_code;
 	*total = 0;
 	memset(d, 0, sizeof(d));
 	for (i = 0; i < ISR_SRC_MAX; i++) {
@@ -436,7 +483,8 @@ static int create_ready_file(const char *path)
 
 static void print_drop_advice(const __u64 *drops, const struct record_opts *o)
 {
-	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS] + drops[ISR_SRC_CUDA] + drops[ISR_SRC_PYTHON];
+	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS] + drops[ISR_SRC_CUDA] + drops[ISR_SRC_PYTHON] +
+		     drops[ISR_SRC_PY_STACKS];
 
 	if (ring)
 		fprintf(stderr,
@@ -455,6 +503,10 @@ static void print_drop_advice(const __u64 *drops, const struct record_opts *o)
 	if (drops[ISR_SRC_TARGETS])
 		fprintf(stderr, "inferscope-bpf: %llu child processes could not be followed (more than %d targets)\n",
 			(unsigned long long)drops[ISR_SRC_TARGETS], ISR_MAX_TARGETS);
+	if (drops[ISR_SRC_PY_CODE])
+		fprintf(stderr, "inferscope-bpf: %llu Python code objects could not be read from their process (it "
+			"exited or freed them first): their frames are reported without file and line\n",
+			(unsigned long long)drops[ISR_SRC_PY_CODE]);
 	if (drops[ISR_SRC_WRITER])
 		fprintf(stderr, "inferscope-bpf: %llu events could not be written to %s\n",
 			(unsigned long long)drops[ISR_SRC_WRITER], o->output);
@@ -599,9 +651,134 @@ static void cuda_probe_pending(struct rec_state *st)
 		cuda_probe_process(st, st->pending[i].pid, true, false);
 }
 
-/* Probes the GIL of the Python interpreters pid maps now. late: it may
- * have run Python before, say so. Returns how many interpreter files it
- * maps, or -errno (-ESRCH: gone; an attach failure, already reported). */
+static bool py_decided(const struct py_state *ps, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < ps->ndecided; i++)
+		if (ps->decided[i] == pid)
+			return true;
+	return false;
+}
+
+static void py_decide(struct py_state *ps, __u32 pid)
+{
+	if (ps->ndecided == ps->cap_decided) {
+		size_t cap = ps->cap_decided ? 2 * ps->cap_decided : 16;
+		__u32 *n = realloc(ps->decided, cap * sizeof(*n));
+
+		if (!n)
+			return; /* asked again at the next rescan: no harm */
+		ps->decided = n;
+		ps->cap_decided = cap;
+	}
+	ps->decided[ps->ndecided++] = pid;
+}
+
+static void py_unwait(struct py_state *ps, size_t i)
+{
+	ps->nwaiting--;
+	ps->waiting[i] = ps->waiting[ps->nwaiting];
+	ps->waiting_pid[i] = ps->waiting_pid[ps->nwaiting];
+}
+
+static void py_unfresh(struct py_state *ps, size_t i)
+{
+	ps->nfresh--;
+	ps->fresh_pid[i] = ps->fresh_pid[ps->nfresh];
+	ps->fresh_until[i] = ps->fresh_until[ps->nfresh];
+}
+
+/* A process exec'd: what was learned of its interpreter is void. */
+static void py_forget(struct rec_state *st, __u32 pid)
+{
+	size_t i;
+
+	py_stacks__forget(st->py.stacks, pid);
+	tracer__clear_py_layout(st->t, pid);
+	for (i = 0; i < st->py.ndecided; i++) {
+		if (st->py.decided[i] == pid) {
+			st->py.decided[i] = st->py.decided[--st->py.ndecided];
+			break;
+		}
+	}
+	for (i = 0; i < st->py.nwaiting; i++) {
+		if (st->py.waiting_pid[i] == pid) {
+			py_unwait(&st->py, i);
+			break;
+		}
+	}
+	for (i = 0; i < st->py.nfresh; i++) {
+		if (st->py.fresh_pid[i] == pid) {
+			py_unfresh(&st->py, i);
+			break;
+		}
+	}
+}
+
+/* Validates the interpreter of pid at m and starts its stack capture, or
+ * says why not (once per process, in the recording and on stderr). An
+ * interpreter not initialized yet waits for py_stacks_retry. */
+static void py_stacks_start(struct rec_state *st, __u32 pid, const struct py_mapping *m)
+{
+	struct isr_ev_py_status status;
+	struct isr_py_layout layout;
+	size_t i;
+	int e;
+
+	if (py_decided(&st->py, pid))
+		return;
+	e = py_stacks__setup(st->py.stacks, pid, m, &layout, &status);
+	if (e == -EAGAIN) {
+		for (i = 0; i < st->py.nwaiting && st->py.waiting_pid[i] != pid; i++)
+			;
+		if (i == st->py.nwaiting && i < PY_MAX_WAITING) {
+			st->py.waiting[i] = *m;
+			st->py.waiting_pid[i] = pid;
+			st->py.nwaiting++;
+		}
+		return;
+	}
+	if (e == -ESRCH)
+		return;
+	if (e == 0) {
+		e = tracer__set_py_layout(st->t, pid, &layout);
+		if (e) {
+			status.status = ISR_PY_STATUS_UNSUPPORTED;
+			snprintf(status.detail, sizeof(status.detail), "the stack walker's map refused pid %u: %s", pid,
+				 strerror(-e));
+		}
+	}
+	if (status.status != ISR_PY_STATUS_SAMPLING)
+		fprintf(stderr, "inferscope-bpf: pid %u: %s: %s; its Python stacks are not captured\n", pid, m->file,
+			status.detail);
+	else if (st->verbose)
+		fprintf(stderr, "inferscope-bpf: pid %u: Python stacks captured (%s)\n", pid, status.detail);
+	py_decide(&st->py, pid);
+	if (append_record(st, &status, sizeof(status)))
+		st->write_err = -EIO;
+}
+
+/* Interpreters that were not initialized when first seen: asked again
+ * (each goes back on the list while it is still not initialized). */
+static void py_stacks_retry(struct rec_state *st)
+{
+	struct py_mapping m[PY_MAX_WAITING];
+	__u32 pid[PY_MAX_WAITING];
+	size_t i, n = st->py.nwaiting;
+
+	memcpy(m, st->py.waiting, n * sizeof(m[0]));
+	memcpy(pid, st->py.waiting_pid, n * sizeof(pid[0]));
+	st->py.nwaiting = 0;
+	for (i = 0; i < n; i++)
+		if (procinfo__alive(pid[i]))
+			py_stacks_start(st, pid[i], &m[i]);
+}
+
+/* Probes the GIL of the Python interpreters pid maps now (--gil) and
+ * starts the capture of its stacks (--py-stacks). late: it may have run
+ * Python before, say so. Returns how many interpreter files it maps, or
+ * -errno (-ESRCH: gone; an attach failure, already reported). */
 static int py_probe_process(struct rec_state *st, __u32 pid, bool late)
 {
 	struct py_mapping mapped[PY_MAX_LIBS];
@@ -615,6 +792,10 @@ static int py_probe_process(struct rec_state *st, __u32 pid, bool late)
 	for (i = 0; i < n; i++) {
 		__u64 t0 = procinfo__now_mono_ns();
 
+		if (st->py.stacks)
+			py_stacks_start(st, pid, &mapped[i]);
+		if (!st->py.gil)
+			continue;
 		e = tracer__attach_python(st->t, pid, &mapped[i], err, sizeof(err));
 		if (e == -EALREADY)
 			continue;
@@ -642,6 +823,46 @@ static int py_probe_process(struct rec_state *st, __u32 pid, bool late)
 	return first_err ? first_err : n;
 }
 
+/* A new image (exec'd, or the launched command) that maps no interpreter
+ * yet loads a shared libpython after exec: it is looked for often for a
+ * while rather than at the next 1 s rescan. */
+static void py_watch_new_image(struct rec_state *st, __u32 pid)
+{
+	size_t j;
+
+	if (st->py.nfresh == PY_MAX_WAITING)
+		return;
+	for (j = 0; j < st->py.nfresh && st->py.fresh_pid[j] != pid; j++)
+		;
+	if (j == st->py.nfresh) {
+		st->py.fresh_pid[j] = pid;
+		st->py.fresh_until[j] = procinfo__now_mono_ns() + PY_FRESH_NS;
+		st->py.nfresh++;
+	}
+}
+
+/* New images of the last PY_FRESH_NS that mapped no interpreter yet: the
+ * first time one maps it, it is probed. */
+static void py_fresh_rescan(struct rec_state *st)
+{
+	__u64 now = procinfo__now_mono_ns();
+	struct py_mapping m[PY_MAX_LIBS];
+	size_t i = 0;
+
+	while (i < st->py.nfresh) {
+		__u32 pid = st->py.fresh_pid[i];
+		bool expired = now >= st->py.fresh_until[i] || !procinfo__alive(pid);
+
+		if (!expired && py_libs__mapped(st->py.libs, pid, m, PY_MAX_LIBS, NULL) <= 0) {
+			i++;
+			continue;
+		}
+		py_unfresh(&st->py, i);
+		if (!expired)
+			py_probe_process(st, pid, false);
+	}
+}
+
 /* Once a second: interpreters that targets mapped since (a launched
  * command's libpython, loaded after exec; embedded interpreters). */
 static void py_rescan(struct rec_state *st)
@@ -660,7 +881,8 @@ static void py_probe_pending(struct rec_state *st)
 	size_t i;
 
 	for (i = 0; i < st->npending; i++)
-		py_probe_process(st, st->pending[i].pid, false);
+		if (py_probe_process(st, st->pending[i].pid, false) == 0)
+			py_watch_new_image(st, st->pending[i].pid);
 }
 
 static int py_prepare(struct py_state *ps)
@@ -925,6 +1147,8 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		.python = o->python,
 		.legacy_uprobes = o->legacy_uprobes,
 		.gpu = o->gpu,
+		.py_stacks_hz = o->py_stacks_hz,
+		.py_launch_every = o->py_launch_every,
 		.verbose = o->verbose,
 	};
 	struct launch l = { .pid = -1, .go_fd = -1, .status_fd = -1 };
@@ -979,10 +1203,19 @@ int record__run(const struct record_opts *o, struct record_result *res)
 			goto out;
 		cuda_raise_fd_limit();
 	}
-	if (o->python) {
+	if (o->python || o->py_stacks_hz) {
 		e = py_prepare(&st.py);
 		if (e)
 			goto out;
+		st.py.gil = o->python;
+		if (o->py_stacks_hz) {
+			st.py.stacks = py_stacks__new();
+			if (!st.py.stacks) {
+				e = -errno;
+				fprintf(stderr, "inferscope-bpf: cannot set up Python stacks: %s\n", strerror(-e));
+				goto out;
+			}
+		}
 	}
 	if (o->gpu)
 		gpu_prepare(&st.gpu, o);
@@ -1053,7 +1286,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 			goto out;
 		}
 	}
-	for (i = 0; o->python && i < o->pid_count; i++) {
+	for (i = 0; (o->python || o->py_stacks_hz) && i < o->pid_count; i++) {
 		n = py_probe_process(&st, o->pids[i], false);
 		if (n < 0 && n != -ESRCH) {
 			e = n;
@@ -1103,8 +1336,8 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		e = write_snapshot(st.w, (__u32)l.pid, ISR_ORIGIN_LAUNCHED);
 		if (e)
 			goto write_failed;
-		if (o->python)
-			py_probe_process(&st, (__u32)l.pid, false);
+		if ((o->python || o->py_stacks_hz) && py_probe_process(&st, (__u32)l.pid, false) == 0)
+			py_watch_new_image(&st, (__u32)l.pid);
 	}
 
 	if (o->ready_file) {
@@ -1130,7 +1363,9 @@ int record__run(const struct record_opts *o, struct record_result *res)
 	next_tick = start + TICK_NS;
 	next_live = start + LIVENESS_NS;
 	for (;;) {
-		int wait_ms = POLL_MS;
+		/* An interpreter still initializing is asked again soon: its
+		 * stacks are lost until it is checked. */
+		int wait_ms = st.py.nwaiting || st.py.nfresh ? PY_WAIT_POLL_MS : POLL_MS;
 
 		if (st.budget.active) {
 			now = procinfo__now_mono_ns();
@@ -1138,6 +1373,8 @@ int record__run(const struct record_opts *o, struct record_result *res)
 				  (int)((st.budget.next_ns - now + 999999) / 1000000);
 			if (wait_ms > POLL_MS)
 				wait_ms = POLL_MS;
+			if (wait_ms > PY_WAIT_POLL_MS && (st.py.nwaiting || st.py.nfresh))
+				wait_ms = PY_WAIT_POLL_MS;
 		}
 		n = tracer__poll(t, wait_ms);
 		if (n < 0) {
@@ -1147,8 +1384,12 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		}
 		if (o->cuda && st.npending)
 			cuda_probe_pending(&st);
-		if (o->python && st.npending)
+		if ((o->python || o->py_stacks_hz) && st.npending)
 			py_probe_pending(&st);
+		if (st.py.nfresh)
+			py_fresh_rescan(&st);
+		if (st.py.nwaiting)
+			py_stacks_retry(&st);
 		if (st.npending && (e = write_pending(&st)))
 			st.write_err = e;
 		if (st.write_err) {
@@ -1183,14 +1424,14 @@ int record__run(const struct record_opts *o, struct record_result *res)
 			next_tick += TICK_NS;
 			if (o->cuda)
 				cuda_rescan(&st);
-			if (o->python)
+			if (o->python || o->py_stacks_hz)
 				py_rescan(&st);
 			if (o->gpu)
 				gpu_rescan(&st);
 			tracer__prune_uprobes(t);
 			e = rec_writer__flush(st.w);
 			e = e ?: write_clock(st.w);
-			e = e ?: write_drops(t, st.w, &drops_total);
+			e = e ?: write_drops(t, st.w, py_code_failures(&st), &drops_total);
 			if (e) {
 				st.write_err = e;
 				continue;
@@ -1211,7 +1452,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		st.write_err = write_pending(&st);
 	if (!st.write_err) {
 		e = write_clock(st.w);
-		e = e ?: write_drops(t, st.w, &drops_total);
+		e = e ?: write_drops(t, st.w, py_code_failures(&st), &drops_total);
 		e = e ?: rec_writer__finish(st.w, procinfo__now_mono_ns(), stop_reason);
 		if (e)
 			st.write_err = e;
@@ -1224,6 +1465,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 	if (n < 0)
 		e = n;
 	collect_drops(t, st.w, drops);
+	drops[ISR_SRC_PY_CODE] = py_code_failures(&st);
 	res->events = st.events;
 	res->drops_total = drops_total;
 	res->stop_reason = stop_reason;
@@ -1270,6 +1512,8 @@ out:
 	tracer__free(t);
 	cuda_libs__free(st.cuda.libs);
 	py_libs__free(st.py.libs);
+	py_stacks__free(st.py.stacks);
+	free(st.py.decided);
 	rec_writer__free(st.w);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);

@@ -32,6 +32,8 @@ struct record_opts {
 	bool gpu;			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
 	const char *cupti_bridge;	/* --cupti-bridge: the bridge a launched command loads; NULL: next to us */
 	bool inject;			/* load the bridge into -p processes that run CUDA without it */
+	unsigned int py_stacks_hz;	/* sampled Python stacks per second (0: no Python stacks) */
+	unsigned int py_launch_every;	/* Python stack of every Nth CUDA launch per CPU (0: none) */
 	bool verbose;
 	bool quiet;			/* no status line or banners */
 	const char *ready_file;		/* created once probes are live */

@@ -18,6 +18,7 @@
 #include "faults.skel.h"
 #include "cuda.skel.h"
 #include "python.skel.h"
+#include "pystack.skel.h"
 #include "selfprobe.h"
 #include "cupti.skel.h"
 
@@ -84,6 +85,10 @@ struct tracer {
 	struct cuda_bpf *cuda;
 	struct python_bpf *python;
 	struct cupti_bpf *cupti;
+	struct pystack_bpf *pystack;
+	struct bpf_link **sample_links;	/* one CPU-clock perf event per CPU */
+	int nr_sample_cpus;
+	unsigned int py_stacks_hz;
 	struct uprobe_attachment *att;	/* CUDA and Python probes, by process and file */
 	size_t att_count, att_cap;
 	struct ring_buffer *rb;
@@ -148,11 +153,38 @@ static int reuse_shared_maps(struct bpf_object *obj, struct sched_bpf *first)
 	return 0;
 }
 
+/* The stack walker's maps (bpf/py_stack.bpf.h), in the object that has
+ * them, are the ones the stack sampler created. */
+static int reuse_py_maps(struct bpf_object *obj, struct pystack_bpf *sampler)
+{
+	static const char *const names[] = { "py_procs", "py_tstates", "py_scratch" };
+	size_t i;
+	int err;
+
+	if (!sampler)
+		return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, names[i]);
+		struct bpf_map *src = bpf_object__find_map_by_name(sampler->obj, names[i]);
+
+		if (!m)
+			continue;
+		if (!src)
+			return -ENOENT;
+		err = bpf_map__reuse_fd(m, bpf_map__fd(src));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Every object after the first: share its maps, then load it. */
-static int load_shared(struct bpf_object_skeleton *skel, struct sched_bpf *first, const char *what,
-		       const char *off_option, bool verbose, char *err, size_t errlen)
+static int load_shared(struct bpf_object_skeleton *skel, struct sched_bpf *first, struct pystack_bpf *sampler,
+		       const char *what, const char *off_option, bool verbose, char *err, size_t errlen)
 {
 	int e = reuse_shared_maps(*skel->obj, first);
+
+	e = e ?: reuse_py_maps(*skel->obj, sampler);
 
 	if (e) {
 		set_err(err, errlen, "cannot share maps with the %s BPF object: %s", what, strerror(-e));
@@ -258,9 +290,18 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 		goto fail;
 	}
 
+	if (opts->py_stacks_hz) {
+		t->py_stacks_hz = opts->py_stacks_hz;
+		t->pystack = pystack_bpf__open();
+		e = t->pystack ? load_shared(t->pystack->skeleton, t->sched, NULL, "Python stack", "--no-py-stacks",
+					     opts->verbose, err, errlen) :
+				 open_failed("Python stack", err, errlen);
+		if (e)
+			goto fail;
+	}
 	if (opts->faults) {
 		t->faults = faults_bpf__open();
-		e = t->faults ? load_shared(t->faults->skeleton, t->sched, "page-fault", "--no-faults", opts->verbose,
+		e = t->faults ? load_shared(t->faults->skeleton, t->sched, NULL, "page-fault", "--no-faults", opts->verbose,
 					    err, errlen) :
 				open_failed("page-fault", err, errlen);
 		if (e)
@@ -270,7 +311,10 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 		t->cuda = cuda_bpf__open();
 		if (t->cuda && t->multi)
 			use_uprobe_multi(t->cuda->obj);
-		e = t->cuda ? load_shared(t->cuda->skeleton, t->sched, "CUDA", "--no-cuda", opts->verbose, err, errlen) :
+		if (t->cuda && t->pystack)
+			t->cuda->rodata->py_launch_every = opts->py_launch_every;
+		e = t->cuda ? load_shared(t->cuda->skeleton, t->sched, t->pystack, "CUDA", "--no-cuda", opts->verbose,
+					  err, errlen) :
 			      open_failed("CUDA", err, errlen);
 		if (e)
 			goto fail;
@@ -279,7 +323,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 		t->python = python_bpf__open();
 		if (t->python && t->multi)
 			use_uprobe_multi(t->python->obj);
-		e = t->python ? load_shared(t->python->skeleton, t->sched, "Python", "--no-python", opts->verbose, err,
+		e = t->python ? load_shared(t->python->skeleton, t->sched, NULL, "Python", "--gil", opts->verbose, err,
 					    errlen) :
 				open_failed("Python", err, errlen);
 		if (e)
@@ -288,7 +332,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 
 	if (opts->gpu) {
 		t->cupti = cupti_bpf__open();
-		e = t->cupti ? load_shared(t->cupti->skeleton, t->sched, "GPU activity (CUPTI bridge)", "--no-cupti",
+		e = t->cupti ? load_shared(t->cupti->skeleton, t->sched, NULL, "GPU activity (CUPTI bridge)", "--no-cupti",
 					   opts->verbose, err, errlen) :
 			       open_failed("GPU activity (CUPTI bridge)", err, errlen);
 		if (e)
@@ -392,6 +436,51 @@ static int attach_faults(struct tracer *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* One CPU-clock perf event per CPU, sampling every 1/hz s of CPU time,
+ * each running py_sample. */
+static int attach_sampler(struct tracer *t, char *err, size_t errlen)
+{
+	int ncpu = libbpf_num_possible_cpus(), cpu, e;
+
+	if (ncpu <= 0 || ncpu > MAX_CPUS) {
+		set_err(err, errlen, "cannot count the CPUs: %s", strerror(ncpu < 0 ? -ncpu : EINVAL));
+		return ncpu < 0 ? ncpu : -EINVAL;
+	}
+	t->sample_links = calloc(ncpu, sizeof(*t->sample_links));
+	if (!t->sample_links) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	t->nr_sample_cpus = ncpu;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr attr;
+		int fd;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.type = PERF_TYPE_SOFTWARE;
+		attr.size = sizeof(attr);
+		attr.config = PERF_COUNT_SW_CPU_CLOCK;
+		attr.sample_period = 1000000000ULL / t->py_stacks_hz;
+		fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)	/* CPU offline */
+				continue;
+			e = -errno;
+			set_err(err, errlen, "cannot open the CPU-clock perf event on CPU %d for Python stacks: %s "
+				"(--no-py-stacks records without them)", cpu, strerror(-e));
+			return e;
+		}
+		t->sample_links[cpu] = bpf_program__attach_perf_event(t->pystack->progs.py_sample, fd);
+		if (!t->sample_links[cpu]) {
+			e = -errno;
+			close(fd);
+			set_err(err, errlen, "cannot attach the Python stack sampler on CPU %d: %s", cpu, strerror(-e));
+			return e;
+		}
+	}
+	return 0;
+}
+
 int tracer__attach(struct tracer *t, char *err, size_t errlen)
 {
 	int e;
@@ -401,8 +490,31 @@ int tracer__attach(struct tracer *t, char *err, size_t errlen)
 		set_err(err, errlen, "cannot attach the scheduler tracepoints: %s", strerror(-e));
 		return e;
 	}
+	if (t->pystack) {
+		e = attach_sampler(t, err, errlen);
+		if (e)
+			return e;
+	}
 	if (t->faults)
 		return attach_faults(t, err, errlen);
+	return 0;
+}
+
+int tracer__set_py_layout(struct tracer *t, __u32 pid, const struct isr_py_layout *l)
+{
+	if (!t->pystack)
+		return -ENOENT;
+	if (bpf_map_update_elem(bpf_map__fd(t->pystack->maps.py_procs), &pid, l, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int tracer__clear_py_layout(struct tracer *t, __u32 pid)
+{
+	if (!t->pystack)
+		return 0;
+	if (bpf_map_delete_elem(bpf_map__fd(t->pystack->maps.py_procs), &pid) && errno != ENOENT)
+		return -errno;
 	return 0;
 }
 
@@ -1009,6 +1121,9 @@ void tracer__describe(const struct tracer *t, FILE *out)
 		fprintf(out, "  %-22s perf_event software, %d CPUs (major-fault completion)\n",
 			"page-faults-maj", t->nr_fault_cpus);
 	}
+	if (t->sample_links)
+		fprintf(out, "  %-22s perf_event cpu-clock, %d CPUs, %u Hz (Python stacks)\n", "py-stacks",
+			t->nr_sample_cpus, t->py_stacks_hz);
 	for (i = 0; i < t->att_count; i++)
 		fprintf(out, "  %-22s pid %u: %u uprobes/uretprobes on %s (%s)\n", t->att[i].what, t->att[i].pid,
 			t->att[i].nprobes, t->att[i].path,
@@ -1029,6 +1144,11 @@ void tracer__free(struct tracer *t)
 			bpf_link__destroy(t->links[i]);
 		free(t->links);
 	}
+	if (t->sample_links) {
+		for (i = 0; i < t->nr_sample_cpus; i++)
+			bpf_link__destroy(t->sample_links[i]);
+		free(t->sample_links);
+	}
 	/* The CUPTI bridges first: their semaphores drop at once and they go
 	 * dormant, before the seconds that releasing hundreds of CUDA uprobes
 	 * takes (one RCU grace period each). */
@@ -1041,6 +1161,7 @@ void tracer__free(struct tracer *t)
 	free(t->att);
 	cupti_bpf__destroy(t->cupti);
 	python_bpf__destroy(t->python);
+	pystack_bpf__destroy(t->pystack);
 	cuda_bpf__destroy(t->cuda);
 	faults_bpf__destroy(t->faults);
 	sched_bpf__destroy(t->sched);

@@ -31,6 +31,8 @@ struct tracer_opts {
 	bool python;		/* load the Python GIL probes (tracer__attach_python) */
 	bool legacy_uprobes;	/* one perf-event uprobe per site even where uprobe_multi links exist */
 	bool gpu;		/* load the GPU activity program of the CUPTI bridge (tracer__attach_gpu) */
+	unsigned int py_stacks_hz; /* Python stack samples per second and thread on CPU (0: no stacks) */
+	unsigned int py_launch_every; /* with stacks and cuda: the Python stack of every Nth launch per CPU (0: none) */
 	bool verbose;		/* libbpf's log on stderr */
 };
 
@@ -86,6 +88,10 @@ int tracer__attach_gpu_if_mapped(struct tracer *t, __u32 pid, char *err, size_t 
  * of state ISR_GPU_FLUSHED. The number of bridges asked, or -errno with
  * err filled when none could be. */
 int tracer__request_gpu_flush(struct tracer *t, char *err, size_t errlen);
+/* Lets the stack walker read pid's interpreter with layout l (validated by
+ * py_stacks__setup), or stops it. 0 or -errno. */
+int tracer__set_py_layout(struct tracer *t, __u32 pid, const struct isr_py_layout *l);
+int tracer__clear_py_layout(struct tracer *t, __u32 pid);
 /* Releases the CUDA and Python probes of processes that are no longer
  * targets. */
 void tracer__prune_uprobes(struct tracer *t);

@@ -330,6 +330,46 @@ static const struct field ev_gpu_name[] = {
 	FIELD(isr_ev_gpu_name, name, "char[512]", "kernel name as CUPTI gives it (mangled), NUL-terminated, may be truncated"),
 };
 
+static const struct field py_frame[] = {
+	FIELD(isr_py_frame, code, "u64", "address of the PyCodeObject in the target (`isr_ev_py_code.code`)"),
+	FIELD(isr_py_frame, instr, "s32", "code-unit index of the instruction being executed; -1: not started"),
+	FIELD(isr_py_frame, pad, "u32", "zero"),
+};
+
+static const struct field ev_py_sample[] = {
+	HDR(isr_ev_py_sample),
+	FIELD(isr_ev_py_sample, stack_id, "u32", "`isr_ev_py_stack.stack_id` of the stack captured"),
+	FIELD(isr_ev_py_sample, kind, "u16", "`ISR_PY_KIND_*`"),
+	FIELD(isr_ev_py_sample, pad, "u16", "zero"),
+};
+
+static const struct field ev_py_stack[] = {
+	HDR(isr_ev_py_stack),
+	FIELD(isr_ev_py_stack, stack_id, "u32", "1, 2, ... per recording"),
+	FIELD(isr_ev_py_stack, flags, "u16", "`ISR_PY_STACK_*`"),
+	FIELD(isr_ev_py_stack, depth, "u16", "struct isr_py_frame that follow, innermost first"),
+};
+
+static const struct field ev_py_code[] = {
+	HDR(isr_ev_py_code),
+	FIELD(isr_ev_py_code, code, "u64", "address of the code object in the target"),
+	FIELD(isr_ev_py_code, first_line, "u32", "co_firstlineno"),
+	FIELD(isr_ev_py_code, py_minor, "u16", "3.<py_minor>: the format of the line table"),
+	FIELD(isr_ev_py_code, flags, "u16", "`ISR_PY_CODE_*`"),
+	FIELD(isr_ev_py_code, filename_len, "u16", "bytes of co_filename (UTF-8) that follow"),
+	FIELD(isr_ev_py_code, qualname_len, "u16", "bytes of co_qualname (3.10: co_name) after the file name"),
+	FIELD(isr_ev_py_code, linetable_len, "u32", "bytes of co_linetable after the name (3.10: (bytes, line delta) pairs; 3.11+: the location table)"),
+};
+
+static const struct field ev_py_status[] = {
+	HDR(isr_ev_py_status),
+	FIELD(isr_ev_py_status, status, "u32", "`ISR_PY_STATUS_*`"),
+	FIELD(isr_ev_py_status, py_minor, "u16", "3.<py_minor>, 0 when unknown"),
+	FIELD(isr_ev_py_status, pad, "u16", "zero"),
+	FIELD(isr_ev_py_status, runtime, "u64", "address of _PyRuntime in the target, 0 when not found"),
+	FIELD(isr_ev_py_status, detail, "char[160]", "what was checked, or what did not match; NUL-terminated"),
+};
+
 static const struct struct_doc file_structs[] = {
 	STRUCT(isr_file_header, "At offset 0 of every recording.", file_header),
 	STRUCT(isr_chunk_header, "Starts every chunk; the stored payload follows it.", chunk_header),
@@ -363,6 +403,11 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_gpu_clock, "`ISR_EV_GPU_CLOCK`: a clock reference pair, CUPTI's clock read between two CLOCK_MONOTONIC reads.", ev_gpu_clock),
 	STRUCT(isr_ev_gpu_status, "`ISR_EV_GPU_STATUS`: the bridge's state and loss counters.", ev_gpu_status),
 	STRUCT(isr_ev_gpu_name, "`ISR_EV_GPU_NAME`: a kernel name, sent before the first kernel record that uses its id (ids start over at each attach).", ev_gpu_name),
+	STRUCT(isr_py_frame, "One Python frame, in `isr_ev_py_stack` (and in the BPF-to-recorder `isr_ev_py_frames`, which never reaches a file).", py_frame),
+	STRUCT(isr_ev_py_sample, "`ISR_EV_PY_SAMPLE`: a capture of the Python stack of thread hdr.tid at hdr.ts_ns. Kind CUDA: taken at the `isr_ev_cuda_call` of the same thread with the same hdr.ts_ns.", ev_py_sample),
+	STRUCT(isr_ev_py_stack, "`ISR_EV_PY_STACK`: an interned stack of process hdr.pid, written once, before the first sample naming it; depth struct isr_py_frame follow (hdr.size = 32 + 16 x depth).", ev_py_stack),
+	STRUCT(isr_ev_py_code, "`ISR_EV_PY_CODE`: a code object of process hdr.pid as read from the live target when a stack first named it; the file name, the qualified name and the line table follow, then zeros to a multiple of 8.", ev_py_code),
+	STRUCT(isr_ev_py_status, "`ISR_EV_PY_STATUS`: whether the Python stacks of process hdr.pid are captured, written once per process image when its interpreter was checked.", ev_py_status),
 };
 
 /* ---- constants ---------------------------------------------------------------- */
@@ -451,6 +496,11 @@ static const struct constant event_types[] = {
 	CONST(ISR_EV_GPU_CLOCK, "gpu_clock", "struct isr_ev_gpu_clock"),
 	CONST(ISR_EV_GPU_STATUS, "gpu_status", "struct isr_ev_gpu_status"),
 	CONST(ISR_EV_GPU_NAME, "gpu_name", "struct isr_ev_gpu_name"),
+	CONST(ISR_EV_PY_SAMPLE, "py_sample", "struct isr_ev_py_sample"),
+	CONST(ISR_EV_PY_STACK, "py_stack", "struct isr_ev_py_stack + frames"),
+	CONST(ISR_EV_PY_CODE, "py_code", "struct isr_ev_py_code + names + line table"),
+	CONST(ISR_EV_PY_STATUS, "py_status", "struct isr_ev_py_status"),
+	CONST(ISR_EV_PY_FRAMES, "(none)", "BPF to recorder only, turned into py_stack / py_code / py_sample: never in a file"),
 };
 
 static const struct constant gpu_states[] = {
@@ -476,6 +526,17 @@ static const struct constant sampling_kinds[] = {
 	CONST(ISR_SAMPLING_OFF, NULL, "the hot-path probes were released"),
 };
 
+static const struct constant py_kinds[] = {
+	CONST(ISR_PY_KIND_TIMER, "sampled", "CPU-clock sample (--py-stacks HZ)"),
+	CONST(ISR_PY_KIND_CUDA, "cuda", "at a CUDA synchronization or a sampled launch (--py-launch-every)"),
+};
+
+static const struct constant py_statuses[] = {
+	CONST(ISR_PY_STATUS_SAMPLING, "sampling", "layout validated: stacks captured"),
+	CONST(ISR_PY_STATUS_LAYOUT_MISMATCH, "layout_mismatch", "the interpreter's memory does not match its version's layout: no stacks"),
+	CONST(ISR_PY_STATUS_UNSUPPORTED, "unsupported", "no known layout for this version or build: no stacks"),
+};
+
 static const struct constant gil_kinds[] = {
 	CONST(ISR_GIL_ACQUIRE, "PyEval_RestoreThread", "the thread took the GIL; wait_ns is how long it waited"),
 	CONST(ISR_GIL_RELEASE, "PyEval_SaveThread", "the thread releases the GIL"),
@@ -495,6 +556,9 @@ static const struct constant event_flags[] = {
 	CONST(ISR_CUDA_ASYNC, NULL, "cuda_call: a stream-ordered variant (copied from the function table)"),
 	CONST(ISR_CUDA_PTDS, NULL, "cuda_call: a per-thread default stream variant, `_ptsz` / `_ptds`"),
 	CONST(ISR_CUDA_RUNTIME, NULL, "cuda_call: a CUDA runtime (libcudart) function"),
+	CONST(ISR_PY_STACK_TRUNCATED, NULL, "py_stack: deeper than 64 frames, the outermost are missing"),
+	CONST(ISR_PY_STACK_INVALID, NULL, "py_stack: the walk met a frame whose code is not a code object and stopped there"),
+	CONST(ISR_PY_CODE_LINETABLE_CUT, NULL, "py_code: the line table was cut to fit the record; later lines unknown"),
 };
 
 static const struct constant sources[] = {
@@ -509,6 +573,8 @@ static const struct constant sources[] = {
 	CONST(ISR_SRC_PYTHON, "python", "GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered"),
 	CONST(ISR_SRC_GPU, "gpu", "GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound"),
 	CONST(ISR_SRC_CUPTI, "cupti", "GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords)"),
+	CONST(ISR_SRC_PY_STACKS, "py_stacks", "Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for"),
+	CONST(ISR_SRC_PY_CODE, "py_code", "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read"),
 };
 
 static const struct constant stop_reasons[] = {
@@ -570,6 +636,8 @@ static const struct const_doc const_tables[] = {
 	CONSTS("GPU bridge states (`isr_ev_gpu_status.state`)", NULL, 0, "state", "name", gpu_states),
 	CONSTS("GPU API kinds (`isr_ev_gpu_api.api`)", NULL, 0, "api", "name", gpu_apis),
 	CONSTS("GPU batch limits", NULL, 0, "value", NULL, gpu_limits),
+	CONSTS("Python capture kinds (`isr_ev_py_sample.kind`)", NULL, 0, "kind", "name", py_kinds),
+	CONSTS("Python stack status (`isr_ev_py_status.status`)", "Name: the report's `python.processes[].stacks`.", 0, "status", "name", py_statuses),
 	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
 	CONSTS("CUDA function families (`bpf/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
 	CONSTS("Copy directions (aux of the COPY families, args[3] of their calls)", NULL, 0, "value", "name", copy_directions),

@@ -599,10 +599,13 @@ static void test_names(void **state)
 		"sched_process_exec", "sched_process_exit", "task_rename", "page_fault_user",
 		"cuda_call", "cuda_name", "gil", "sampling", "gpu_kernel", "gpu_memcpy",
 		"gpu_memset", "gpu_sync", "gpu_api", "gpu_clock", "gpu_status", "gpu_name",
+		[ISR_EV_PY_SAMPLE] = "py_sample", "py_stack", "py_code", "py_status",
+		[ISR_EV_PY_FRAMES] = NULL, /* BPF to recorder only: never in a file */
 	};
 	static const char *const sources[] = {
 		"sched", "faults", "proc", "fault_start", "targets", "cuda", "cuda_inflight", "writer", "python",
 		"gpu", "cupti",
+		[ISR_SRC_PY_STACKS] = "py_stacks", "py_code",
 	};
 	static const char *const stops[] = {
 		NULL, "duration", "signal", "targets_exited", "write_error",
@@ -620,7 +623,10 @@ static void test_names(void **state)
 	assert_null(isr_event_name(0));
 	assert_null(isr_event_name(ISR_EV_TYPE_MAX));
 	for (i = 0; i < ISR_SRC_MAX; i++)
-		assert_string_equal(isr_source_name(i), sources[i]);
+		if (sources[i])
+			assert_string_equal(isr_source_name(i), sources[i]);
+		else
+			assert_null(isr_source_name(i));
 	assert_null(isr_source_name(ISR_SRC_MAX));
 	for (i = 1; i <= ISR_STOP_WRITE_ERROR; i++)
 		assert_string_equal(isr_stop_reason_name(i), stops[i]);

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Python stacks of a recording (isr_ev_py_* in bpf/events.h), symbolized:
+ * per thread, the sampled functions (self: innermost frame; inclusive: any
+ * frame, once per sample) and the most frequent stacks; per Python call
+ * site (the innermost frame, "file:line function"), the CUDA
+ * synchronization time and the sampled launches captured there; and each
+ * process's stack status. Pure: a function of the recording only. Line
+ * numbers come from the code object's line table (3.10: co_linetable
+ * pairs; 3.11+: the location table) at the frame's instruction.
+ */
+#ifndef INFERSCOPE_PYSTACKS_H
+#define INFERSCOPE_PYSTACKS_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "recording.h"
+
+#define PY_TOP_FUNCS	10
+#define PY_TOP_STACKS	3
+#define PY_SITE_LEN	320
+
+struct py_code {
+	__u32 pid;
+	__u64 addr;
+	const char *filename;	/* NUL-terminated copies */
+	const char *qualname;
+	__u32 first_line;
+	__u16 minor;
+	const unsigned char *table;
+	size_t table_len;
+};
+
+struct py_stack {
+	__u32 pid, id;
+	__u16 flags, depth;
+	const struct isr_py_frame *frames;	/* innermost first */
+};
+
+struct py_func_stat {
+	const struct py_code *code;	/* NULL: not symbolized (see code_addr) */
+	__u64 code_addr;
+	__u64 self, inclusive;		/* samples */
+};
+
+struct py_stack_stat {
+	const struct py_stack *stack;
+	__u64 samples;
+};
+
+struct py_thread_stats {
+	__u32 pid, tid;
+	__u64 samples;			/* sampled stacks (kind TIMER) */
+	struct py_func_stat funcs[PY_TOP_FUNCS];	/* most inclusive samples first */
+	size_t nfuncs;
+	struct py_stack_stat stacks[PY_TOP_STACKS];	/* most samples first */
+	size_t nstacks;
+};
+
+struct py_site {
+	char site[PY_SITE_LEN];		/* "file:line function" of the innermost frame */
+	__u64 calls;			/* CUDA calls captured there */
+	__u64 time_ns;			/* their duration (returned calls) */
+};
+
+struct py_report {
+	struct py_code *codes;		/* sorted by pid, addr */
+	size_t ncodes;
+	struct py_stack *stacks;	/* sorted by id */
+	size_t nstacks;
+	struct py_thread_stats *threads; /* threads with samples, by pid, tid */
+	size_t nthreads;
+	struct py_site *sync_sites;	/* SYNC and COPY_SYNC calls, most time first */
+	size_t nsync;
+	struct py_site *launch_sites;	/* sampled launches, most first */
+	size_t nlaunch;
+	const struct isr_ev_py_status **statuses; /* in file order */
+	size_t nstatuses;
+	__u64 timer_samples, cuda_samples;
+	__u64 cuda_unmatched;		/* CUDA captures whose call event is not in the recording */
+};
+
+/* 0 or -ENOMEM. r's events must be sorted (recording__sort_events). */
+int py_report__compute(const struct recording *r, struct py_report **out);
+void py_report__free(struct py_report *p);
+
+/* The line of instruction instr (code-unit index; -1: not started) of c:
+ * its line, or c->first_line when the table does not tell. */
+__u32 py_code__line(const struct py_code *c, __s32 instr);
+/* "file:line function" of frame f of process pid, into buf. */
+void py_report__frame(const struct py_report *p, __u32 pid, const struct isr_py_frame *f, char *buf, size_t len);
+/* The code object (pid, addr), or NULL. */
+const struct py_code *py_report__code(const struct py_report *p, __u32 pid, __u64 addr);
+const struct py_thread_stats *py_report__thread(const struct py_report *p, __u32 pid, __u32 tid);
+
+#endif

@@ -1,0 +1,777 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include "procinfo.h"
+#include "py_stack.h"
+
+/*
+ * Struct layouts of CPython 3.10-3.13 on x86-64 (3.11's checked with
+ * offsetof against Debian's python3.11-dev headers) (Include/cpython/pystate.h,
+ * Include/internal/pycore_interp.h, pycore_runtime.h, pycore_frame.h,
+ * Include/cpython/code.h, frameobject.h and unicodeobject.h of each
+ * version). 3.13 publishes its own offsets at the start of _PyRuntime
+ * (_Py_DebugOffsets): they are read from the target and must agree.
+ */
+struct py_version {
+	struct isr_py_layout l;		/* runtime and code_type left 0 */
+	__u16 code_first_line, code_filename, code_name, code_qualname, code_linetable;
+	__u16 ascii_size;		/* sizeof(PyASCIIObject): compact ASCII text follows */
+	__u16 compact_size;		/* sizeof(PyCompactUnicodeObject) */
+};
+
+static const struct py_version versions[] = {
+	{ .l = { .minor = 10, .runtime_interp_head = 32, .interp_threads_head = 8, .tstate_next = 8,
+		 .tstate_interp = 16, .tstate_tid = 176, .tstate_frame = 24, .frame_previous = 24,
+		 .frame_code = 32, .frame_instr = 96, .owner_cstack = 0xff },
+	  .code_first_line = 40, .code_filename = 104, .code_name = 112, .code_linetable = 120,
+	  .ascii_size = 48, .compact_size = 72 },
+	{ .l = { .minor = 11, .runtime_interp_head = 40, .interp_threads_head = 16, .tstate_next = 8,
+		 .tstate_interp = 16, .tstate_tid = 160, .tstate_cframe = 56, .cframe_frame = 8,
+		 .frame_previous = 48, .frame_code = 32, .frame_instr = 56, .owner_cstack = 0xff,
+		 .code_adaptive = 184 },
+	  .code_first_line = 72, .code_filename = 112, .code_name = 120, .code_qualname = 128,
+	  .code_linetable = 136, .ascii_size = 48, .compact_size = 72 },
+	{ .l = { .minor = 12, .runtime_interp_head = 40, .interp_threads_head = 72, .tstate_next = 8,
+		 .tstate_interp = 16, .tstate_tid = 144, .tstate_cframe = 56, .cframe_frame = 0,
+		 .frame_previous = 8, .frame_code = 0, .frame_instr = 56, .frame_owner = 70, .owner_cstack = 3,
+		 .code_adaptive = 192 },
+	  .code_first_line = 68, .code_filename = 112, .code_name = 120, .code_qualname = 128,
+	  .code_linetable = 136, .ascii_size = 40, .compact_size = 56 },
+	/* runtime_interp_head and interp_threads_head from _Py_DebugOffsets */
+	{ .l = { .minor = 13, .tstate_next = 8, .tstate_interp = 16, .tstate_tid = 160, .tstate_frame = 72,
+		 .frame_previous = 8, .frame_code = 0, .frame_instr = 56, .frame_owner = 70, .owner_cstack = 3,
+		 .code_adaptive = 200 },
+	  .code_first_line = 68, .code_filename = 112, .code_name = 120, .code_qualname = 128,
+	  .code_linetable = 136, .ascii_size = 40, .compact_size = 56 },
+};
+
+/* _Py_DebugOffsets of 3.13 as 64-bit words: cookie, version, free_threaded,
+ * then each section's size followed by its offsets. */
+enum {
+	DBG_VERSION = 1,
+	DBG_FREE_THREADED = 2,
+	DBG_RUNTIME_INTERP_HEAD = 5,
+	DBG_INTERP_THREADS_HEAD = 9,
+	DBG_TSTATE_NEXT = 21,
+	DBG_TSTATE_INTERP = 22,
+	DBG_TSTATE_FRAME = 23,
+	DBG_TSTATE_NATIVE_ID = 25,
+	DBG_FRAME_PREVIOUS = 29,
+	DBG_FRAME_EXECUTABLE = 30,
+	DBG_FRAME_INSTR = 31,
+	DBG_FRAME_OWNER = 33,
+	DBG_CODE_FILENAME = 35,
+	DBG_CODE_QUALNAME = 37,
+	DBG_CODE_LINETABLE = 38,
+	DBG_CODE_FIRST_LINE = 39,
+	DBG_CODE_ADAPTIVE = 43,
+	DBG_WORDS = 44,
+};
+
+#define MAX_THREADS_CHECKED	256
+#define MAX_FRAMES_CHECKED	16
+#define VALIDATE_ATTEMPTS	5
+#define MAX_TEXT		1024	/* bytes of a file or qualified name kept */
+#define MAX_RECORD		(UINT16_MAX & ~7U)
+
+struct py_proc {
+	__u32 pid;
+	const struct py_version *v;
+	__u64 code_type;
+};
+
+struct code_key {
+	__u32 pid;
+	__u64 code;
+};
+
+struct stack_entry {
+	__u32 pid;
+	__u32 id;
+	__u16 flags, depth;
+	__u64 hash;
+	struct isr_py_frame *frames;
+};
+
+struct py_stacks {
+	struct py_proc *procs;
+	size_t nprocs, cap_procs;
+	struct code_key *codes;		/* open addressing; code 0 = empty */
+	size_t ncodes, cap_codes;
+	struct stack_entry *stacks;	/* open addressing; id 0 = empty */
+	size_t nstacks, cap_stacks;
+	__u32 next_id;
+	__u64 code_failures;
+	unsigned char buf[MAX_RECORD + 8];
+};
+
+struct py_stacks *py_stacks__new(void)
+{
+	struct py_stacks *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		errno = ENOMEM;
+	else
+		ps->next_id = 1;
+	return ps;
+}
+
+void py_stacks__free(struct py_stacks *ps)
+{
+	size_t i;
+
+	if (!ps)
+		return;
+	for (i = 0; i < ps->cap_stacks; i++)
+		free(ps->stacks[i].frames);
+	free(ps->stacks);
+	free(ps->codes);
+	free(ps->procs);
+	free(ps);
+}
+
+__u64 py_stacks__code_failures(const struct py_stacks *ps)
+{
+	return ps->code_failures;
+}
+
+/* Reads len bytes of pid's memory at addr: 0, or -errno (-EFAULT for a
+ * short read). */
+static int mem_read(__u32 pid, __u64 addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static __u64 mem_ptr(__u32 pid, __u64 addr, int *err)
+{
+	__u64 v = 0;
+	int e = mem_read(pid, addr, &v, sizeof(v));
+
+	if (e && !*err)
+		*err = e;
+	return e ? 0 : v;
+}
+
+static const struct py_version *version_of(int minor)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (versions[i].l.minor == minor)
+			return &versions[i];
+	return NULL;
+}
+
+static bool task_exists(__u32 pid, __u64 tid)
+{
+	char path[64];
+	struct stat st;
+
+	if (tid == 0 || tid > UINT32_MAX)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/task/%llu", pid, (unsigned long long)tid);
+	return stat(path, &st) == 0;
+}
+
+/* 3.13: takes the two offsets the table leaves open from _Py_DebugOffsets
+ * and checks that it agrees with the table on the others. */
+static int debug_offsets_apply(__u32 pid, struct isr_py_layout *l, const struct py_version *v, char *why,
+			       size_t len)
+{
+	static const struct {
+		int word;
+		size_t field;
+	} same[] = {
+		{ DBG_TSTATE_NEXT, offsetof(struct isr_py_layout, tstate_next) },
+		{ DBG_TSTATE_INTERP, offsetof(struct isr_py_layout, tstate_interp) },
+		{ DBG_TSTATE_FRAME, offsetof(struct isr_py_layout, tstate_frame) },
+		{ DBG_TSTATE_NATIVE_ID, offsetof(struct isr_py_layout, tstate_tid) },
+		{ DBG_FRAME_PREVIOUS, offsetof(struct isr_py_layout, frame_previous) },
+		{ DBG_FRAME_EXECUTABLE, offsetof(struct isr_py_layout, frame_code) },
+		{ DBG_FRAME_INSTR, offsetof(struct isr_py_layout, frame_instr) },
+		{ DBG_FRAME_OWNER, offsetof(struct isr_py_layout, frame_owner) },
+		{ DBG_CODE_ADAPTIVE, offsetof(struct isr_py_layout, code_adaptive) },
+	};
+	__u64 w[DBG_WORDS];
+	size_t i;
+	int e;
+
+	e = mem_read(pid, l->runtime, w, sizeof(w));
+	if (e) {
+		snprintf(why, len, "cannot read _Py_DebugOffsets at %#llx: %s", (unsigned long long)l->runtime,
+			 strerror(-e));
+		return e;
+	}
+	if (memcmp(&w[0], "xdebugpy", 8) || (w[DBG_VERSION] >> 16) != 0x030d) {
+		snprintf(why, len, "_PyRuntime does not begin with the 3.13 _Py_DebugOffsets (version %#llx)",
+			 (unsigned long long)w[DBG_VERSION]);
+		return -EPROTO;
+	}
+	if (w[DBG_FREE_THREADED]) {
+		snprintf(why, len, "a free-threaded build (no GIL): its layout is not known");
+		return -ENOTSUP;
+	}
+	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		__u16 mine;
+
+		memcpy(&mine, (const char *)l + same[i].field, sizeof(mine));
+		if (w[same[i].word] != mine) {
+			snprintf(why, len, "_Py_DebugOffsets word %d is %llu, the 3.13 table says %u", same[i].word,
+				 (unsigned long long)w[same[i].word], mine);
+			return -EPROTO;
+		}
+	}
+	if (w[DBG_CODE_FILENAME] != v->code_filename || w[DBG_CODE_QUALNAME] != v->code_qualname ||
+	    w[DBG_CODE_LINETABLE] != v->code_linetable || w[DBG_CODE_FIRST_LINE] != v->code_first_line ||
+	    w[DBG_RUNTIME_INTERP_HEAD] > 4096 || w[DBG_INTERP_THREADS_HEAD] > 65536) {
+		snprintf(why, len, "_Py_DebugOffsets of the code object or thread list differ from the 3.13 table");
+		return -EPROTO;
+	}
+	l->runtime_interp_head = (__u16)w[DBG_RUNTIME_INTERP_HEAD];
+	l->interp_threads_head = (__u16)w[DBG_INTERP_THREADS_HEAD];
+	return 0;
+}
+
+/* One pass over the interpreter's threads and their innermost frames.
+ * 0, -EAGAIN (not initialized), or -EPROTO with why filled. */
+static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, size_t len, unsigned int *nthreads,
+			 unsigned int *nframes)
+{
+	unsigned int threads = 0, live = 0, frames = 0;
+	__u64 interp, t, v;
+	int err = 0;
+
+	interp = mem_ptr(pid, l->runtime + l->runtime_interp_head, &err);
+	if (err == -ESRCH)
+		return err;
+	if (!interp)
+		return -EAGAIN;
+	t = mem_ptr(pid, interp + l->interp_threads_head, &err);
+	if (!t)
+		return err == -ESRCH ? err : -EAGAIN;
+	for (; t && threads < MAX_THREADS_CHECKED; threads++) {
+		__u64 frame, code;
+		unsigned int k;
+
+		v = mem_ptr(pid, t + l->tstate_interp, &err);
+		if (v != interp) {
+			snprintf(why, len, "thread state %#llx points at interpreter %#llx, not %#llx",
+				 (unsigned long long)t, (unsigned long long)v, (unsigned long long)interp);
+			return err == -ESRCH ? err : -EPROTO;
+		}
+		v = mem_ptr(pid, t + l->tstate_tid, &err);
+		if (l->minor >= 11)
+			live += task_exists(pid, v);
+		else
+			live += v >= 4096; /* pthread_self(): an address */
+		if (l->tstate_cframe) {
+			__u64 cf = mem_ptr(pid, t + l->tstate_cframe, &err);
+
+			frame = cf ? mem_ptr(pid, cf + l->cframe_frame, &err) : 0;
+		} else {
+			frame = mem_ptr(pid, t + l->tstate_frame, &err);
+		}
+		for (k = 0; frame && k < MAX_FRAMES_CHECKED; k++) {
+			if (l->frame_owner) {
+				__u8 owner = 0;
+
+				if (mem_read(pid, frame + l->frame_owner, &owner, 1) == 0 && owner == l->owner_cstack) {
+					frame = mem_ptr(pid, frame + l->frame_previous, &err);
+					continue;
+				}
+			}
+			code = mem_ptr(pid, frame + l->frame_code, &err);
+			v = code ? mem_ptr(pid, code + 8, &err) : 0;
+			if (v != l->code_type) {
+				snprintf(why, len, "frame %#llx of thread state %#llx: its code %#llx has type %#llx, "
+					 "PyCode_Type is %#llx", (unsigned long long)frame, (unsigned long long)t,
+					 (unsigned long long)code, (unsigned long long)v,
+					 (unsigned long long)l->code_type);
+				return err == -ESRCH ? err : -EPROTO;
+			}
+			frames++;
+			frame = mem_ptr(pid, frame + l->frame_previous, &err);
+		}
+		t = mem_ptr(pid, t + l->tstate_next, &err);
+	}
+	if (err == -ESRCH)
+		return err;
+	if (!live || live * 2 < threads) {
+		snprintf(why, len, "%u of the interpreter's %u thread states name a thread of pid %u (thread id at "
+			 "offset %u)", live, threads, pid, l->tstate_tid);
+		return -EPROTO;
+	}
+	*nthreads = threads;
+	*nframes = frames;
+	return 0;
+}
+
+static void status_fill(struct isr_ev_py_status *st, __u32 pid, __u32 status, int minor, __u64 runtime,
+			const char *detail)
+{
+	memset(st, 0, sizeof(*st));
+	st->hdr.type = ISR_EV_PY_STATUS;
+	st->hdr.size = sizeof(*st);
+	st->hdr.ts_ns = procinfo__now_mono_ns();
+	st->hdr.pid = pid;
+	st->hdr.tid = pid;
+	st->status = status;
+	st->py_minor = minor < 0 ? 0 : (__u16)minor;
+	st->runtime = runtime;
+	snprintf(st->detail, sizeof(st->detail), "%s", detail);
+}
+
+static int proc_remember(struct py_stacks *ps, __u32 pid, const struct py_version *v, __u64 code_type)
+{
+	size_t i;
+
+	for (i = 0; i < ps->nprocs; i++) {
+		if (ps->procs[i].pid == pid) {
+			ps->procs[i].v = v;
+			ps->procs[i].code_type = code_type;
+			return 0;
+		}
+	}
+	if (ps->nprocs == ps->cap_procs) {
+		size_t cap = ps->cap_procs ? 2 * ps->cap_procs : 16;
+		struct py_proc *n = realloc(ps->procs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ps->procs = n;
+		ps->cap_procs = cap;
+	}
+	ps->procs[ps->nprocs].pid = pid;
+	ps->procs[ps->nprocs].v = v;
+	ps->procs[ps->nprocs].code_type = code_type;
+	ps->nprocs++;
+	return 0;
+}
+
+static const struct py_proc *proc_find(const struct py_stacks *ps, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < ps->nprocs; i++)
+		if (ps->procs[i].pid == pid)
+			return &ps->procs[i];
+	return NULL;
+}
+
+int py_stacks__setup(struct py_stacks *ps, __u32 pid, const struct py_mapping *m, struct isr_py_layout *layout,
+		     struct isr_ev_py_status *status)
+{
+	const struct py_lib *lib = m->lib;
+	const struct py_version *v = version_of(lib->minor);
+	const char *skew = getenv("INFERSCOPE_TEST_PY_SKEW");
+	unsigned int threads = 0, frames = 0;
+	char why[sizeof(status->detail)] = "";
+	__u64 bias;
+	int e = -EPROTO, i;
+
+	if (!v) {
+		snprintf(why, sizeof(why), "no known layout for Python 3.%d (supported: 3.10 to 3.13)", lib->minor);
+		status_fill(status, pid, ISR_PY_STATUS_UNSUPPORTED, lib->minor, 0, why);
+		return -ENOTSUP;
+	}
+	if (!lib->runtime_vaddr || !lib->code_type_vaddr || !m->base) {
+		snprintf(why, sizeof(why), "the interpreter file has no %s",
+			 !lib->runtime_vaddr ? "symbol _PyRuntime" : !lib->code_type_vaddr ? "symbol PyCode_Type" :
+			 "mapping at offset 0");
+		status_fill(status, pid, ISR_PY_STATUS_UNSUPPORTED, lib->minor, 0, why);
+		return -ENOTSUP;
+	}
+	bias = m->base - (lib->load_vaddr & ~0xfffULL);
+	*layout = v->l;
+	layout->runtime = bias + lib->runtime_vaddr;
+	layout->code_type = bias + lib->code_type_vaddr;
+	if (skew) {
+		char *end;
+		long v = strtol(skew, &end, 10);
+
+		if (end != skew && !*end && v > -4096 && v < 4096)
+			layout->tstate_tid = (__u16)(layout->tstate_tid + v);
+	}
+	if (v->l.minor == 13) {
+		e = debug_offsets_apply(pid, layout, v, why, sizeof(why));
+		if (e == -ESRCH)
+			return e;
+		if (e) {
+			status_fill(status, pid, e == -ENOTSUP ? ISR_PY_STATUS_UNSUPPORTED : ISR_PY_STATUS_LAYOUT_MISMATCH,
+				    lib->minor, layout->runtime, why);
+			return e == -ENOTSUP ? e : -EPROTO;
+		}
+	}
+	/* The target runs while it is read: a torn read may fail one pass. */
+	for (i = 0; i < VALIDATE_ATTEMPTS; i++) {
+		e = validate_once(pid, layout, why, sizeof(why), &threads, &frames);
+		if (e != -EPROTO)
+			break;
+		usleep(2000);
+	}
+	if (e == -EAGAIN || e == -ESRCH)
+		return e;
+	if (e) {
+		status_fill(status, pid, ISR_PY_STATUS_LAYOUT_MISMATCH, lib->minor, layout->runtime, why);
+		return -EPROTO;
+	}
+	e = proc_remember(ps, pid, v, layout->code_type);
+	if (e)
+		return e;
+	snprintf(why, sizeof(why), "Python 3.%d: %u thread states and %u frames checked", lib->minor, threads,
+		 frames);
+	status_fill(status, pid, ISR_PY_STATUS_SAMPLING, lib->minor, layout->runtime, why);
+	return 0;
+}
+
+static __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+/* Adds (pid, code) to the set: 1 when new, 0 when known, -ENOMEM. */
+static int code_insert(struct py_stacks *ps, __u32 pid, __u64 code)
+{
+	size_t i, mask;
+
+	if ((ps->ncodes + 1) * 2 > ps->cap_codes) {
+		size_t cap = ps->cap_codes ? 2 * ps->cap_codes : 1024, j;
+		struct code_key *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (j = 0; j < ps->cap_codes; j++) {
+			struct code_key *k = &ps->codes[j];
+
+			if (!k->code)
+				continue;
+			for (i = mix(k->pid, k->code) & (cap - 1); n[i].code; i = (i + 1) & (cap - 1))
+				;
+			n[i] = *k;
+		}
+		free(ps->codes);
+		ps->codes = n;
+		ps->cap_codes = cap;
+	}
+	mask = ps->cap_codes - 1;
+	for (i = mix(pid, code) & mask; ps->codes[i].code; i = (i + 1) & mask)
+		if (ps->codes[i].code == code && ps->codes[i].pid == pid)
+			return 0;
+	ps->codes[i].pid = pid;
+	ps->codes[i].code = code;
+	ps->ncodes++;
+	return 1;
+}
+
+/* Appends UTF-8 for code point c to out (room for 4 more bytes). */
+static size_t utf8_put(char *out, __u32 c)
+{
+	if (c < 0x80) {
+		out[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		out[0] = (char)(0xc0 | (c >> 6));
+		out[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		out[0] = (char)(0xe0 | (c >> 12));
+		out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (c >> 18));
+	out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+/* A str object of pid as UTF-8 into out (at most MAX_TEXT bytes): its
+ * length, or -errno. Compact strings only (what code objects hold). */
+static int read_str(__u32 pid, const struct py_version *v, __u64 obj, char *out)
+{
+	unsigned char hdr[40];
+	unsigned char raw[MAX_TEXT * 4];
+	__u64 length;
+	__u32 state, kind, i;
+	size_t n = 0, want;
+	int e;
+
+	e = mem_read(pid, obj, hdr, sizeof(hdr));
+	if (e)
+		return e;
+	memcpy(&length, hdr + 16, 8);
+	memcpy(&state, hdr + 32, 4);
+	kind = (state >> 2) & 7;
+	if (!((state >> 5) & 1) || (kind != 1 && kind != 2 && kind != 4))
+		return -EPROTO; /* not compact, or not a str */
+	if (length > MAX_TEXT)
+		length = MAX_TEXT;
+	if ((state >> 6) & 1) { /* ASCII: the text follows the object */
+		e = length ? mem_read(pid, obj + v->ascii_size, out, length) : 0;
+		return e ? e : (int)length;
+	}
+	want = length * kind;
+	e = want ? mem_read(pid, obj + v->compact_size, raw, want) : 0;
+	if (e)
+		return e;
+	for (i = 0; i < length && n + 4 <= MAX_TEXT; i++) {
+		__u32 c;
+
+		if (kind == 1) {
+			c = raw[i];
+		} else if (kind == 2) {
+			__u16 c16;
+
+			memcpy(&c16, raw + 2 * i, 2);
+			c = c16;
+		} else {
+			memcpy(&c, raw + 4 * i, 4);
+		}
+		n += utf8_put(out + n, c);
+	}
+	return (int)n;
+}
+
+/* Writes one isr_ev_py_code for code of pid (read from the target). 0,
+ * -errno from emit, or 1 when the object could not be read (counted). */
+static int code_emit(struct py_stacks *ps, const struct py_proc *p, __u64 code, __u64 ts, py_emit_fn emit,
+		     void *ctx)
+{
+	const struct py_version *v = p->v;
+	struct isr_ev_py_code *c = (struct isr_ev_py_code *)ps->buf;
+	unsigned char obj[256];
+	__u64 type, filename, qualname, linetable, table_len = 0;
+	char *text = (char *)ps->buf + sizeof(*c);
+	int first_line, fl, ql, e;
+	size_t room, size;
+
+	memset(c, 0, sizeof(*c));
+	if (mem_read(p->pid, code, obj, sizeof(obj)))
+		goto unreadable;
+	memcpy(&type, obj + 8, 8);
+	if (type != p->code_type)
+		goto unreadable;
+	memcpy(&filename, obj + v->code_filename, 8);
+	memcpy(&qualname, obj + (v->code_qualname ? v->code_qualname : v->code_name), 8);
+	memcpy(&linetable, obj + v->code_linetable, 8);
+	memcpy(&first_line, obj + v->code_first_line, 4);
+	fl = read_str(p->pid, v, filename, text);
+	if (fl < 0)
+		goto unreadable;
+	ql = read_str(p->pid, v, qualname, text + fl);
+	if (ql < 0)
+		goto unreadable;
+	/* bytes: ob_size at 16, the data at 32 */
+	if (linetable && mem_read(p->pid, linetable + 16, &table_len, 8))
+		goto unreadable;
+	room = MAX_RECORD - sizeof(*c) - (size_t)fl - (size_t)ql;
+	if (table_len > room) {
+		table_len = room;
+		c->flags |= ISR_PY_CODE_LINETABLE_CUT;
+	}
+	if (table_len && mem_read(p->pid, linetable + 32, text + fl + ql, table_len))
+		goto unreadable;
+	size = (sizeof(*c) + (size_t)fl + (size_t)ql + table_len + 7) & ~(size_t)7;
+	memset(ps->buf + sizeof(*c) + fl + ql + table_len, 0, size - (sizeof(*c) + fl + ql + table_len));
+	c->hdr.type = ISR_EV_PY_CODE;
+	c->hdr.size = (__u16)size;
+	c->hdr.ts_ns = ts;
+	c->hdr.pid = p->pid;
+	c->hdr.tid = p->pid;
+	c->code = code;
+	c->first_line = first_line < 0 ? 0 : (__u32)first_line;
+	c->py_minor = v->l.minor;
+	c->filename_len = (__u16)fl;
+	c->qualname_len = (__u16)ql;
+	c->linetable_len = (__u32)table_len;
+	e = emit(ctx, c, size);
+	return e;
+unreadable:
+	ps->code_failures++;
+	return 1;
+}
+
+static __u64 stack_hash(__u32 pid, __u16 flags, __u16 depth, const struct isr_py_frame *f)
+{
+	__u64 h = mix(pid, ((__u64)flags << 16) | depth);
+	__u16 i;
+
+	for (i = 0; i < depth; i++)
+		h = mix(h, f[i].code ^ ((__u64)(__u32)f[i].instr << 48));
+	return h ? h : 1;
+}
+
+static int stacks_grow(struct py_stacks *ps)
+{
+	size_t cap = ps->cap_stacks ? 2 * ps->cap_stacks : 1024, j, i;
+	struct stack_entry *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (j = 0; j < ps->cap_stacks; j++) {
+		if (!ps->stacks[j].id)
+			continue;
+		for (i = ps->stacks[j].hash & (cap - 1); n[i].id; i = (i + 1) & (cap - 1))
+			;
+		n[i] = ps->stacks[j];
+	}
+	free(ps->stacks);
+	ps->stacks = n;
+	ps->cap_stacks = cap;
+	return 0;
+}
+
+/* The id of the stack (new: *is_new). 0 on -ENOMEM. */
+static __u32 stack_intern(struct py_stacks *ps, const struct isr_ev_py_frames *e, __u16 depth, bool *is_new)
+{
+	__u64 h = stack_hash(e->hdr.pid, e->flags, depth, e->frames);
+	struct stack_entry *s;
+	size_t i, mask;
+
+	*is_new = false;
+	if ((ps->nstacks + 1) * 2 > ps->cap_stacks && stacks_grow(ps))
+		return 0;
+	mask = ps->cap_stacks - 1;
+	for (i = h & mask; ps->stacks[i].id; i = (i + 1) & mask) {
+		s = &ps->stacks[i];
+		if (s->hash == h && s->pid == e->hdr.pid && s->flags == e->flags && s->depth == depth &&
+		    memcmp(s->frames, e->frames, depth * sizeof(*s->frames)) == 0)
+			return s->id;
+	}
+	s = &ps->stacks[i];
+	s->frames = malloc(depth ? depth * sizeof(*s->frames) : 1);
+	if (!s->frames)
+		return 0;
+	memcpy(s->frames, e->frames, depth * sizeof(*s->frames));
+	s->pid = e->hdr.pid;
+	s->flags = e->flags;
+	s->depth = depth;
+	s->hash = h;
+	s->id = ps->next_id++;
+	ps->nstacks++;
+	*is_new = true;
+	return s->id;
+}
+
+int py_stacks__convert(struct py_stacks *ps, const struct isr_ev_py_frames *e, py_emit_fn emit, void *ctx)
+{
+	const struct py_proc *p = proc_find(ps, e->hdr.pid);
+	__u16 depth = e->depth > ISR_PY_MAX_DEPTH ? ISR_PY_MAX_DEPTH : e->depth, i;
+	struct isr_ev_py_sample sample;
+	bool is_new;
+	__u32 id;
+	int r;
+
+	if (!p) {
+		/* captured before an exec the recorder has seen since: its code
+		 * objects are gone with the old image */
+		ps->code_failures++;
+		return 0;
+	}
+	id = stack_intern(ps, e, depth, &is_new);
+	if (!id)
+		return -ENOMEM;
+	if (is_new) {
+		struct isr_ev_py_stack *s = (struct isr_ev_py_stack *)ps->buf;
+		size_t size = sizeof(*s) + depth * sizeof(struct isr_py_frame);
+
+		for (i = 0; i < depth; i++) {
+			r = code_insert(ps, e->hdr.pid, e->frames[i].code);
+			if (r < 0)
+				return r;
+			if (r == 1) {
+				r = code_emit(ps, p, e->frames[i].code, e->hdr.ts_ns, emit, ctx);
+				if (r < 0)
+					return r;
+			}
+		}
+		memset(s, 0, sizeof(*s));
+		s->hdr = e->hdr;
+		s->hdr.type = ISR_EV_PY_STACK;
+		s->hdr.size = (__u16)size;
+		s->stack_id = id;
+		s->flags = e->flags;
+		s->depth = depth;
+		memcpy(ps->buf + sizeof(*s), e->frames, depth * sizeof(struct isr_py_frame));
+		r = emit(ctx, s, size);
+		if (r)
+			return r;
+	}
+	memset(&sample, 0, sizeof(sample));
+	sample.hdr = e->hdr;
+	sample.hdr.type = ISR_EV_PY_SAMPLE;
+	sample.hdr.size = sizeof(sample);
+	sample.stack_id = id;
+	sample.kind = e->kind;
+	return emit(ctx, &sample, sizeof(sample));
+}
+
+void py_stacks__forget(struct py_stacks *ps, __u32 pid)
+{
+	size_t i;
+
+	for (i = 0; i < ps->nprocs; i++) {
+		if (ps->procs[i].pid == pid) {
+			ps->procs[i] = ps->procs[--ps->nprocs];
+			break;
+		}
+	}
+	/* Its code addresses may name other objects after an exec: drop them
+	 * (tombstone-free: rebuild the set without pid). */
+	if (ps->ncodes) {
+		struct code_key *old = ps->codes;
+		size_t cap = ps->cap_codes, j;
+
+		ps->codes = NULL;
+		ps->cap_codes = 0;
+		ps->ncodes = 0;
+		for (j = 0; j < cap; j++)
+			if (old[j].code && old[j].pid != pid && code_insert(ps, old[j].pid, old[j].code) < 0)
+				break;
+		free(old);
+	}
+	if (ps->nstacks) {
+		struct stack_entry *old = ps->stacks;
+		size_t cap = ps->cap_stacks, j, k;
+
+		ps->stacks = calloc(cap, sizeof(*ps->stacks));
+		if (!ps->stacks) {
+			ps->stacks = old; /* keep them: ids stay valid, only memory is lost */
+			return;
+		}
+		ps->nstacks = 0;
+		for (j = 0; j < cap; j++) {
+			if (!old[j].id)
+				continue;
+			if (old[j].pid == pid) {
+				free(old[j].frames);
+				continue;
+			}
+			for (k = old[j].hash & (cap - 1); ps->stacks[k].id; k = (k + 1) & (cap - 1))
+				;
+			ps->stacks[k] = old[j];
+			ps->nstacks++;
+		}
+		free(old);
+	}
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Python stacks, the user-space half (the BPF half: bpf/py_stack.bpf.h).
+ *
+ * Promises: a process's stacks are captured only after its interpreter's
+ * memory was checked against the layout of its version (the thread list
+ * of _PyRuntime's main interpreter holds the process's own thread ids and
+ * points back at that interpreter; the frames of its threads hold code
+ * objects) — a layout that does not match is reported, never used. Every
+ * captured stack reaches the recording interned: each distinct stack once
+ * (ISR_EV_PY_STACK), each code object it names once with what analysis on
+ * another host needs (ISR_EV_PY_CODE: file, qualified name, first line,
+ * line table, read from the live target), and one ISR_EV_PY_SAMPLE per
+ * capture.
+ */
+#ifndef INFERSCOPE_PY_STACK_H
+#define INFERSCOPE_PY_STACK_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "events.h"
+#include "python_attach.h"
+
+#define PY_STACKS_DEFAULT_HZ	99
+#define PY_LAUNCH_EVERY_DEFAULT	64	/* CUDA launches per Python stack, per CPU */
+
+struct py_stacks;
+
+struct py_stacks *py_stacks__new(void);
+void py_stacks__free(struct py_stacks *ps);
+
+/*
+ * Finds the interpreter of pid mapped at m and checks its layout. Returns
+ * 0 with *layout filled (status SAMPLING), -EAGAIN while the interpreter is
+ * not initialized yet (ask again later), -ESRCH when pid is gone, or
+ * -EPROTO / -ENOTSUP (layout mismatch / unsupported version or build);
+ * except for -EAGAIN and -ESRCH, *status is filled for the recording.
+ * The environment variable INFERSCOPE_TEST_PY_SKEW=N (tests only) moves the
+ * thread-id offset by N bytes, to prove that a wrong layout is caught.
+ */
+int py_stacks__setup(struct py_stacks *ps, __u32 pid, const struct py_mapping *m, struct isr_py_layout *layout,
+		     struct isr_ev_py_status *status);
+
+/* Forgets what was learned about pid (it exec'd or exited): its code
+ * objects and stacks are read again if it runs Python again. */
+void py_stacks__forget(struct py_stacks *ps, __u32 pid);
+
+/* Receives each record to write. Returns 0 or -errno (stops the
+ * conversion). */
+typedef int (*py_emit_fn)(void *ctx, const void *record, size_t size);
+
+/* Turns one isr_ev_py_frames into the records of the recording: the code
+ * objects and the stack it names if new, then the sample. 0 or the first
+ * error of emit, or -ENOMEM. */
+int py_stacks__convert(struct py_stacks *ps, const struct isr_ev_py_frames *e, py_emit_fn emit, void *ctx);
+
+/* Code objects that could not be read from their process, and stacks of a
+ * process image gone before they were read (ISR_SRC_PY_CODE). */
+__u64 py_stacks__code_failures(const struct py_stacks *ps);
+
+#endif
