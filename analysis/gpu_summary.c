@@ -445,9 +445,7 @@ static int work_by_stream(const struct gpu_events *g, struct summary *s)
 {
 	size_t n = g->kernels.n + g->copies.n + g->memsets.n, ni = 0, i;
 	struct interval *iv;
-	/* Sampled: CUPTI collected only while the budget had the launch path
-	 * on, so busy time is measured against that time. */
-	__u64 window = s->sampling.sampled ? s->sampling.on_ns : s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+	__u64 window = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
 
 	if (!n)
 		return 0;

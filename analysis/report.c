@@ -190,7 +190,6 @@ static json_t *json_sampling(const struct sampling *sm)
 		return NULL;
 	SET(o, "budget_pct", json_real(sm->budget_pct));
 	SET(o, "hit_cost_ns", json_real(sm->hit_cost_ns));
-	SET(o, "cupti_cost_ns", json_real(sm->cupti_cost_ns));
 	SET(o, "sampled", json_boolean(sm->sampled));
 	SET(o, "windows", json_u64(sm->sampled ? sm->windows : 1));
 	SET(o, "hot_path_on_s", json_real(sm->sampled ? ns_to_s(sm->on_ns) : 0));
@@ -1654,12 +1653,7 @@ static void md__gpu(struct md *m, const struct summary *s)
 {
 	if (!s->gpu_count)
 		return;
-	md__printf(m, "## GPU activity (CUPTI)\n\n");
-	if (s->sampling.sampled)
-		md__printf(m, "Collected during the overhead budget's windows only (%.1f%% of the recording, see "
-			      "**Sampled** above): counts are of those windows, device busy time is against their "
-			      "length.\n\n", 100 * s->sampling.coverage);
-	md__printf(m, "| pid | kernels | memcpys | memsets | joined to launch | causality "
+	md__printf(m, "## GPU activity (CUPTI)\n\n| pid | kernels | memcpys | memsets | joined to launch | causality "
 		      "violations | launch to GPU start p50 | clock fit residual p50 / p99 | bound | drift |\n"
 		      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < s->gpu_count; i++) {

@@ -53,7 +53,6 @@ static int collect_windows(const struct recording *r, __u64 start, __u64 end, st
 			s->budget = true;
 			s->budget_pct = e->budget_ppm / 1e4;
 			s->hit_cost_ns = e->hit_cost_ps / 1e3;
-			s->cupti_cost_ns = e->cupti_cost_ps / 1e3;
 			ts = start;
 		} else if (e->kind == ISR_SAMPLING_ON) {
 			ts = e->hdr.ts_ns < start ? start : e->hdr.ts_ns;

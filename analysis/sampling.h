@@ -44,7 +44,6 @@ struct sampling {
 	bool budget;		/* the recording ran with an overhead budget */
 	double budget_pct;
 	double hit_cost_ns;	/* measured cost of one probe hit */
-	double cupti_cost_ns;	/* charged per launch while a CUPTI bridge collects */
 	bool sampled;		/* the hot path was switched off at least once */
 	size_t windows;		/* on-windows of the hot path */
 	__u64 on_ns;		/* time the hot path was on */

@@ -55,9 +55,6 @@
  *   busy           the union of the mapped intervals of a device's
  *                  kernels, copies and memsets of one process, clipped to
  *                  the recording window; idle fraction = 1 - busy / window.
- *                  When the budget sampled (analysis/sampling.h), the
- *                  bridges collected only during its windows: counts are
- *                  of those windows, and the window is their total length.
  *   join           a kernel's correlation id names a launch API record
  *                  (DRIVER: cuLaunchKernel*, cuLaunchCooperativeKernel*,
  *                  cuGraphLaunch*), which is matched to the launch uprobe

@@ -134,11 +134,3 @@ int BPF_USDT(gpu_flush_request, __u64 seq)
 {
 	return 0;
 }
-
-/* Attached to inferscope:gpu_pause while the overhead budget has the
- * launch path off: its semaphore pauses the bridge's collection. */
-SEC("usdt")
-int BPF_USDT(gpu_pause_request, __u64 seq)
-{
-	return 0;
-}

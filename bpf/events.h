@@ -318,16 +318,14 @@ struct isr_ev_sampling {
 	__u64 switch_ns;	/* how long the attach or release took */
 	__u64 spent_ns;		/* estimated probe cost so far (busiest thread per interval) */
 	__s64 credit_ns;	/* budget credit left; negative: overspent */
-	__u64 cupti_cost_ps;	/* CUPTI's cost per kernel launch charged while a bridge collects */
 };
-_Static_assert(sizeof(struct isr_ev_sampling) == 72, "isr_ev_sampling size");
+_Static_assert(sizeof(struct isr_ev_sampling) == 64, "isr_ev_sampling size");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, kind) == 24, "sampling.kind");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, budget_ppm) == 28, "sampling.budget_ppm");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, hit_cost_ps) == 32, "sampling.hit_cost_ps");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, switch_ns) == 40, "sampling.switch_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, spent_ns) == 48, "sampling.spent_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, credit_ns) == 56, "sampling.credit_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_sampling, cupti_cost_ps) == 64, "sampling.cupti_cost_ps");
 /*
  * GPU activity from the CUPTI bridge (cupti_bridge/, libinferscope_cupti.so).
  * The bridge converts CUPTI's activity records into the structs below and

@@ -18,11 +18,7 @@
  * semaphore drops back to 0 (the tracer left) it flushes and disables
  * everything again. A second probe, inferscope:gpu_flush, is a request: its
  * semaphore raised means "flush now", answered with a FLUSHED status record
- * once every completed record has been handed over. A third,
- * inferscope:gpu_pause, raised by the tracer while its overhead budget has
- * the launch path switched off, pauses collection the same way (flush, then
- * disable) until it drops: CUPTI's own cost per kernel (about 2 us on an
- * H200) is part of what the budget bounds.
+ * once every completed record has been handed over.
  *
  * Hand-off: CUPTI's records are converted into the fixed-width structs of
  * bpf/events.h in a staging batch; a full batch, and whatever is staged at
@@ -55,7 +51,6 @@
 /* Raised by the kernel while a tracer's uprobe is attached to the probe. */
 __extension__ volatile unsigned short inferscope_gpu_batch_semaphore __attribute__((section(".probes")));
 __extension__ volatile unsigned short inferscope_gpu_flush_semaphore __attribute__((section(".probes")));
-__extension__ volatile unsigned short inferscope_gpu_pause_semaphore __attribute__((section(".probes")));
 
 #define WATCH_MS	25			/* semaphore polling period: enable within 100 ms */
 #define TICK_NS		1000000000ull		/* clock pair + CUPTI flush while traced */
@@ -134,7 +129,6 @@ static struct {
 	uint32_t gen;			/* attach generation: names are resent after each attach */
 	uint64_t cupti_dropped, reported_dropped, handed_over;
 	uint64_t flushes;		/* flushes answered */
-	uint64_t pauses;		/* collections stopped (tracer left, or its budget paused it) */
 	struct name_slot *names;	/* open addressing by string hash */
 	size_t name_cap, name_count;
 	unsigned char batch[ISR_GPU_BATCH_MAX_BYTES] __attribute__((aligned(8)));
@@ -650,7 +644,7 @@ static void *watch(void *arg)
 
 		if (atomic_load(&stopping))
 			break;
-		on = traced() && inferscope_gpu_pause_semaphore == 0;
+		on = traced();
 		flush = inferscope_gpu_flush_semaphore > 0;
 		pthread_mutex_lock(&st.lock);
 		if (!st.init_done || atomic_load(&stopping)) {
@@ -662,17 +656,12 @@ static void *watch(void *arg)
 			next_tick = mono_ns() + TICK_NS;
 		} else if (!on && st.enabled) {
 			cupti_disable();
-			/* The pause request's site: fired once collection has
-			 * stopped and what it held was handed over. */
-			st.pauses++;
-			STAP_PROBE1(inferscope, gpu_pause, st.pauses);
 		}
-		/* A flush request is answered paused too: the tracer waits for it. */
-		if (traced() && !st.init_error && flush && !flush_answered) {
-			cupti_flush();
-			next_tick = mono_ns() + TICK_NS;
-		} else if (on && !st.init_error) {
-			if (mono_ns() >= next_tick) {
+		if (on && !st.init_error) {
+			if (flush && !flush_answered) {
+				cupti_flush();
+				next_tick = mono_ns() + TICK_NS;
+			} else if (mono_ns() >= next_tick) {
 				pthread_mutex_unlock(&st.lock);
 				cupti.flush_all(0);
 				pthread_mutex_lock(&st.lock);

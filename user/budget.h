@@ -22,10 +22,7 @@
  * period: sampling, with the windows in the recording so that the analysis
  * extrapolates and says so. Probes that
  * cannot be switched (synchronization, allocations, the GIL) are charged
- * too; when they alone exceed the budget, the hot path stays off. A CUPTI
- * bridge collecting GPU activity costs the launching thread too (CUPTI's
- * instrumentation of every kernel): it is charged per launch and paused
- * with the hot path.
+ * too; when they alone exceed the budget, the hot path stays off.
  *
  * Pure: time and hit counts come in as arguments, which is what makes it
  * testable without BPF.
@@ -61,10 +58,8 @@ enum budget_action {
 
 /* Starts the budget at now with the hot-path probes on. */
 void budget__init(struct budget *b, double fraction, double hit_cost_ns, __u64 now_ns);
-/* Charges what the probes cost the busiest thread since the last call:
- * its hits times hit_cost_ns, plus what else the caller counts (CUPTI's
- * cost per kernel). */
-void budget__charge(struct budget *b, double busiest_cost_ns, __u64 now_ns);
+/* Charges the hits the busiest thread took since the last call. */
+void budget__charge(struct budget *b, __u64 busiest_hits, __u64 now_ns);
 /* What to do now; *next_ns: when to decide again at the latest. The caller
  * switches the probes and then reports it with budget__switched. */
 enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *next_ns);

@@ -22,10 +22,6 @@
 const char *argp_program_version = "inferscope-bpf " ISR_VERSION;
 
 #define DEFAULT_RINGBUF_MIB 32
-/* CUPTI's instrumentation per kernel launch, from tests/gpu/cupti.sh on an H200
- * (CUDA 13.0): a traced empty-kernel loop took 1.8-2.6 us more per kernel
- * with the bridge collecting than without it. */
-#define DEFAULT_CUPTI_COST_NS 2000
 #define MAX_PIDS ISR_MAX_TARGETS
 
 enum {
@@ -43,7 +39,6 @@ enum {
 	OPT_LEGACY_UPROBES,
 	OPT_NO_CUPTI,
 	OPT_NO_INJECT,
-	OPT_CUPTI_COST,
 	OPT_CUPTI_BRIDGE,
 	OPT_PY_STACKS,
 	OPT_NO_PY_STACKS,
@@ -62,7 +57,6 @@ struct env {
 	size_t ringbuf_mib;
 	bool no_follow, no_faults, no_cuda, no_cupti, no_inject, gil, list_probes, verbose, quiet, legacy_uprobes;
 	double budget_pct;	/* 0: no budget */
-	double cupti_cost_ns;
 	const char *cupti_bridge;
 	unsigned int py_stacks_hz;	/* 0: --no-py-stacks */
 	unsigned int py_launch_every;
@@ -157,12 +151,6 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_LEGACY_UPROBES:
 		env->legacy_uprobes = true;
 		return 0;
-	case OPT_CUPTI_COST:
-		errno = 0;
-		env->cupti_cost_ns = strtod(arg, &end);
-		if (errno || end == arg || *end || env->cupti_cost_ns < 0 || env->cupti_cost_ns > 1e6)
-			argp_error(state, "--cupti-cost: '%s' is not a number of nanoseconds (0 to 1000000)", arg);
-		return 0;
 	case OPT_NO_INJECT:
 		env->no_inject = true;
 		return 0;
@@ -247,7 +235,6 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
 	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
 	{ "budget", OPT_BUDGET, "PCT|off", 0, "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and extrapolate", 0 }, \
-	{ "cupti-cost", OPT_CUPTI_COST, "NS", 0, "What the budget charges per kernel launch for CUPTI while a bridge collects (default 2000)", 0 }, \
 	{ "legacy-uprobes", OPT_LEGACY_UPROBES, NULL, 0, "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)", 0 }, \
 	{ "py-stacks", OPT_PY_STACKS, "HZ", OPTION_ARG_OPTIONAL,                                        \
 	  "Sample the Python stacks of target threads on CPU HZ times a second (default: on, 99)", 0 },  \
@@ -408,7 +395,6 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		.cuda_lib_count = env->cuda_lib_count,
 		.python = env->gil,
 		.budget_pct = env->budget_pct,
-		.cupti_cost_ns = env->cupti_cost_ns,
 		.legacy_uprobes = env->legacy_uprobes,
 		.gpu = !env->no_cupti,
 		.inject = !env->no_inject,
@@ -474,7 +460,6 @@ int main(int argc, char **argv)
 	env.cmd_name = "";
 	env.zstd_level = 1;
 	env.budget_pct = 1.0;
-	env.cupti_cost_ns = DEFAULT_CUPTI_COST_NS;
 	env.py_stacks_hz = PY_STACKS_DEFAULT_HZ;
 	env.py_launch_every = PY_LAUNCH_EVERY_DEFAULT;
 	/* Everything after "--" is the command to launch, untouched by argp. */

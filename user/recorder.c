@@ -94,8 +94,8 @@ struct budget_state {
 	bool active;
 	struct budget b;
 	__u64 next_ns;		/* next decision */
-	double cost_ns[HIT_SLOTS];	/* by thread; threads that share a slot are charged together: never less */
-	double cupti_cost_ns;	/* CUPTI's cost per kernel launched while a bridge collects */
+	__u32 hit_tid[HIT_SLOTS];
+	__u64 hits[HIT_SLOTS];	/* threads that share a slot are charged together: never less */
 	bool warned;
 };
 
@@ -127,30 +127,17 @@ static void queue_snapshot(struct rec_state *st, __u32 pid, __u32 origin)
 	}
 }
 
-#define CUDA_FAMILY(id, sym, fam, aux, flags) [id] = fam,
-static const __u8 cuda_family[ISR_CUDA_FN_MAX] = { ISR_CUDA_FUNCS(CUDA_FAMILY) };
-#undef CUDA_FAMILY
-
-/* What the probes behind an event cost its thread: a "+ret" call (and a
- * GIL re-acquisition) took an entry and a return hit; a launch in a process
- * whose CUPTI bridge collects also paid CUPTI's instrumentation. */
-static void count_hits(struct rec_state *st, const struct isr_ev_hdr *h)
+/* Probe hits behind an event: a "+ret" call (and a GIL re-acquisition)
+ * took an entry and a return hit. */
+static void count_hits(struct budget_state *bs, const struct isr_ev_hdr *h)
 {
-	struct budget_state *bs = &st->budget;
-	double extra = 0;
+	__u32 slot;
 	__u64 hits;
 
 	switch (h->type) {
-	case ISR_EV_CUDA_CALL: {
-		const struct isr_ev_cuda_call *c = (const void *)h;
-		__u8 fam = c->func < ISR_CUDA_FN_MAX ? cuda_family[c->func] : 0;
-
-		hits = c->flags & ISR_CUDA_RETURNED ? 2 : 1;
-		if ((fam == ISR_CUDA_FAM_LAUNCH || fam == ISR_CUDA_FAM_LAUNCH_EX || fam == ISR_CUDA_FAM_GRAPH) &&
-		    tracer__gpu_attached(st->t, h->pid))
-			extra = bs->cupti_cost_ns;
+	case ISR_EV_CUDA_CALL:
+		hits = ((const struct isr_ev_cuda_call *)h)->flags & ISR_CUDA_RETURNED ? 2 : 1;
 		break;
-	}
 	case ISR_EV_CUDA_NAME:
 		hits = 2;
 		break;
@@ -160,7 +147,9 @@ static void count_hits(struct rec_state *st, const struct isr_ev_hdr *h)
 	default:
 		return;
 	}
-	bs->cost_ns[(h->tid * 2654435761u) % HIT_SLOTS] += (double)hits * bs->b.hit_cost_ns + extra;
+	slot = (h->tid * 2654435761u) % HIT_SLOTS;
+	bs->hit_tid[slot] = h->tid;
+	bs->hits[slot] += hits;
 }
 
 /* The bridge's answers: flushes, and failures (told once per process). */
@@ -227,7 +216,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 	}
 	st->events++;
 	if (st->budget.active)
-		count_hits(st, data);
+		count_hits(&st->budget, data);
 	if (h->type == ISR_EV_PROC_FORK) {
 		const struct isr_ev_proc_fork *f = data;
 
@@ -914,7 +903,6 @@ static void budget_setup(struct rec_state *st, const struct record_opts *o)
 		return;
 	}
 	budget__init(&st->budget.b, o->budget_pct / 100, hit_ns, procinfo__now_mono_ns());
-	st->budget.cupti_cost_ns = o->cupti_cost_ns;
 	st->budget.active = true;
 	if (o->verbose)
 		fprintf(stderr, "inferscope-bpf: overhead budget %.3g%% of a thread's time; one probe hit costs %.0f ns "
@@ -938,7 +926,6 @@ static int write_sampling(struct rec_state *st, __u32 kind, __u64 ts, __u64 swit
 	ev.switch_ns = switch_ns;
 	ev.spent_ns = (__u64)b->spent_ns;
 	ev.credit_ns = (__s64)b->credit_ns;
-	ev.cupti_cost_ps = (__u64)(st->budget.cupti_cost_ns * 1000 + 0.5);
 	e = rec_writer__append_event(st->w, &ev, sizeof(ev));
 	if (!e)
 		st->events++;
@@ -951,17 +938,16 @@ static int budget_step(struct rec_state *st, __u64 now)
 {
 	struct budget_state *bs = &st->budget;
 	enum budget_action act;
-	double busiest = 0;
-	__u64 t0, t1;
+	__u64 busiest = 0, t0, t1;
 	char err[512];
 	size_t i;
 	bool on;
 	int e;
 
 	for (i = 0; i < HIT_SLOTS; i++)
-		if (bs->cost_ns[i] > busiest)
-			busiest = bs->cost_ns[i];
-	memset(bs->cost_ns, 0, sizeof(bs->cost_ns));
+		if (bs->hits[i] > busiest)
+			busiest = bs->hits[i];
+	memset(bs->hits, 0, sizeof(bs->hits));
 	budget__charge(&bs->b, busiest, now);
 	act = budget__decide(&bs->b, now, &bs->next_ns);
 	if (act == BUDGET_KEEP)

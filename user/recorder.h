@@ -27,7 +27,6 @@ struct record_opts {
 	size_t cuda_lib_count;
 	bool python;			/* probe the GIL of CPython 3.10-3.13 targets */
 	double budget_pct;		/* overhead budget in % of a thread's time; 0: none */
-	double cupti_cost_ns;		/* CUPTI's cost per kernel launch, charged to the budget */
 	bool legacy_uprobes;		/* perf-event uprobes even where uprobe_multi exists */
 	bool gpu;			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
 	const char *cupti_bridge;	/* --cupti-bridge: the bridge a launched command loads; NULL: next to us */

@@ -76,7 +76,6 @@ struct uprobe_attachment {
 	/* or one uprobe_multi link per program */
 	struct probe_group groups[MAX_GROUPS];
 	unsigned int ngroups;
-	struct bpf_link *pause;	/* CUPTI bridge: inferscope:gpu_pause attached (collection paused) */
 };
 
 struct tracer {
@@ -561,8 +560,6 @@ static void attachment_release(struct uprobe_attachment *a)
 		free(a->groups[i].cookies);
 	}
 	a->ngroups = 0;
-	bpf_link__destroy(a->pause);
-	a->pause = NULL;
 }
 
 /* Makes room for one more attachment and starts a with no probes yet:
@@ -760,30 +757,6 @@ bool tracer__can_switch_hot(const struct tracer *t)
 	return t->multi && t->cuda;
 }
 
-bool tracer__gpu_attached(const struct tracer *t, __u32 pid)
-{
-	for (size_t i = 0; i < t->att_count; i++)
-		if (t->att[i].gpu && t->att[i].pid == pid)
-			return true;
-	return false;
-}
-
-/* Pauses (or resumes) the collection of a CUPTI bridge with the hot path:
- * its gpu_pause semaphore is raised while our link is attached. */
-static int gpu_pause(struct tracer *t, struct uprobe_attachment *a, bool pause)
-{
-	if (!pause) {
-		bpf_link__destroy(a->pause);
-		a->pause = NULL;
-		return 0;
-	}
-	if (a->pause)
-		return 0;
-	a->pause = bpf_program__attach_usdt(t->cupti->progs.gpu_pause_request, (pid_t)a->pid, a->path, "inferscope",
-					    "gpu_pause", NULL);
-	return a->pause ? 0 : -errno;
-}
-
 int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
 {
 	size_t i;
@@ -798,14 +771,6 @@ int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
 	for (i = 0; i < t->att_count; i++) {
 		struct uprobe_attachment *a = &t->att[i];
 
-		if (a->gpu && kill((pid_t)a->pid, 0) == 0) {
-			e = gpu_pause(t, a, !on);
-			if (e && e != -ESRCH && !first) {
-				first = e;
-				set_err(err, errlen, "cannot %s the CUPTI bridge of pid %u (USDT inferscope:gpu_pause of %s): %s",
-					on ? "resume" : "pause", a->pid, a->path, strerror(-e));
-			}
-		}
 		for (k = 0; k < a->ngroups; k++) {
 			struct probe_group *g = &a->groups[k];
 
@@ -965,13 +930,6 @@ int tracer__attach_gpu(struct tracer *t, __u32 pid, const char *path, char *err,
 	}
 	a.links[a.nlinks++] = link;
 	a.nprobes = 1;
-	/* The budget has the launch path off: the bridge starts paused. */
-	if (!t->hot_on && (e = gpu_pause(t, &a, true))) {
-		set_err(err, errlen, "cannot pause the CUPTI bridge of pid %u (USDT inferscope:gpu_pause of %s): %s",
-			pid, path, strerror(-e));
-		attachment_release(&a);
-		return e;
-	}
 	return attachment_commit(t, &a, err, errlen);
 }
 

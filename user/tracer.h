@@ -60,14 +60,10 @@ int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *
  * milliseconds (Linux 6.6+). */
 bool tracer__can_switch_hot(const struct tracer *t);
 /* Attaches (on) or releases (off) the hot-path CUDA probes of every
- * process, and resumes (on) or pauses (off) the collection of every CUPTI
- * bridge attached (inferscope:gpu_pause); libraries and bridges attached
- * later follow the current state. 0, or the first error (-errno, err
- * filled; the other processes are still switched). Used by the overhead
- * budget. */
+ * process; libraries probed later follow the current state. 0, or the
+ * first error (-errno, err filled; the other processes are still switched).
+ * Used by the overhead budget. */
 int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen);
-/* Whether the CUPTI bridge of pid is attached. */
-bool tracer__gpu_attached(const struct tracer *t, __u32 pid);
 /* Measures what one hit of the hot-path CUDA probe costs here: the
  * executable's own cuLaunchKernel (user/selfprobe.h, libcuda's prologue)
  * called with and without the probe, as a target, before anything else is

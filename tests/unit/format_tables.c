@@ -232,7 +232,6 @@ static const struct field ev_sampling[] = {
 	FIELD(isr_ev_sampling, switch_ns, "u64", "how long the attach (ON) or release (OFF) took; 0 for START"),
 	FIELD(isr_ev_sampling, spent_ns, "u64", "estimated probe cost so far, the busiest thread per interval"),
 	FIELD(isr_ev_sampling, credit_ns, "s64", "budget credit left (at most budget × 1 s); negative: overspent"),
-	FIELD(isr_ev_sampling, cupti_cost_ps, "u64", "CUPTI's cost per kernel launch, charged while a CUPTI bridge collects, picoseconds"),
 };
 
 #define GPU_TIMES(s) \

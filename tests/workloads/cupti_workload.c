@@ -24,12 +24,6 @@
  *       a thread sleeps in nanosleep (a thread the injector may borrow),
  *       and $WL_GPU_DEVICE, when set, is held open as a CUDA context holds
  *       /dev/nvidiaN (what tells the tracer that CUDA is initialized).
- *   cupti_workload budget SECONDS
- *       Loads the bridge as "injected" does and launches as fast as it can
- *       for SECONDS, planting a kernel record for each launch made while
- *       CUPTI activity is enabled: a launch rate far beyond the tracer's
- *       overhead budget, which pauses the bridge with the launch probes.
- *       Prints "planted N enables E".
  *   cupti_workload handoff RECORDS
  *       Loads the bridge as "injected" does, waits for the enable, then
  *       plants RECORDS kernel records and times the flush that hands them
@@ -266,31 +260,6 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-/* Launches for `seconds`, each with a kernel record while CUPTI collects. */
-static void budget_run(double seconds)
-{
-	CUpti_ActivityKernel10 k;
-	double end = now_s() + seconds;
-	unsigned int i = 0;
-	size_t n = 0;
-
-	memset(&k, 0, sizeof(k));
-	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	k.name = WL_KERNEL_A;
-	k.streamId = WL_STREAM;
-	while (now_s() < end) {
-		if (cuLaunchKernel((CUfunction)(uintptr_t)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS)
-			die("cuLaunchKernel failed");
-		if (mock.enabled() != WL_KINDS_MASK)
-			continue;
-		k.correlationId = WL_CORR_KERNEL + i++;
-		k.start = mock.gpu_now();
-		k.end = k.start + WL_DUR_A_NS;
-		n += mock.plant((const CUpti_Activity *)&k) == 1;
-	}
-	printf("planted %zu enables %u\n", n, mock.enable_calls());
-}
-
 static void work(unsigned int kernels, unsigned int copies)
 {
 	unsigned int i;
@@ -311,7 +280,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if ((argc == 4 && strcmp(argv[1], "injected") == 0) || (argc == 3 && strcmp(argv[1], "handoff") == 0) ||
-	    (argc == 3 && strcmp(argv[1], "budget") == 0) || (argc == 2 && strcmp(argv[1], "missing") == 0)) {
+	    (argc == 2 && strcmp(argv[1], "missing") == 0)) {
 		const char *path = getenv("CUDA_INJECTION64_PATH");
 		unsigned int i;
 
@@ -336,16 +305,14 @@ int main(int argc, char **argv)
 		}
 		if (!wait_until(all_enabled, 20))
 			die("the bridge never enabled CUPTI activity");
-		if (argc == 3 && strcmp(argv[1], "budget") == 0)
-			budget_run(number(argv[2]));
-		else if (argc == 3)
+		if (argc == 3)
 			handoff(number(argv[2]));
 		else
 			work(number(argv[2]), number(argv[3]));
 		return 0;
 	}
 	if (argc != 6 || strcmp(argv[1], "attach"))
-		die("usage: cupti_workload injected KERNELS COPIES | handoff RECORDS | budget SECONDS | "
+		die("usage: cupti_workload injected KERNELS COPIES | handoff RECORDS | "
 		    "attach BRIDGE|- KERNELS COPIES DROPPED | missing");
 
 	sigemptyset(&set);
