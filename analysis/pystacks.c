@@ -331,7 +331,30 @@ static int last_call_set(struct last_call **l, size_t *n, size_t *cap, const str
 	return 0;
 }
 
-/* A CUDA capture: the site of its call, by family. */
+/* Library code: installed packages, the standard library, frozen modules. */
+static bool library_file(const char *f)
+{
+	return strstr(f, "/site-packages/") || strstr(f, "/dist-packages/") || strstr(f, "/lib/python3") ||
+	       strncmp(f, "<frozen", 7) == 0;
+}
+
+/* The frame a user looks for: the innermost one of their own code (a
+ * torch.cuda.synchronize() is reported where the script calls it, not in
+ * torch/cuda/__init__.py); the innermost frame when every one is library
+ * code. */
+static const struct isr_py_frame *caller_frame(const struct py_report *p, const struct py_stack *s)
+{
+	for (__u32 i = 0; i < s->depth; i++) {
+		const struct py_code *c = py_report__code(p, s->pid, s->frames[i].code);
+
+		if (c && !library_file(c->filename))
+			return &s->frames[i];
+	}
+	return &s->frames[0];
+}
+
+/* A CUDA capture: the site of its call (the innermost frame of the user's
+ * own code), by family. */
 static int cuda_site(struct py_report *p, const struct isr_ev_py_sample *e, const struct isr_ev_cuda_call *call)
 {
 	const struct py_stack *s = stack_find(p, e->stack_id);
@@ -345,7 +368,7 @@ static int cuda_site(struct py_report *p, const struct isr_ev_py_sample *e, cons
 	if (!s || !s->depth)
 		snprintf(site, sizeof(site), "<no Python frame>");
 	else
-		py_report__frame(p, s->pid, &s->frames[0], site, sizeof(site));
+		py_report__frame(p, s->pid, caller_frame(p, s), site, sizeof(site));
 	fn = isr_cuda_fn(call->func);
 	if (!fn)
 		return 0;

@@ -3,7 +3,8 @@
  * Python stacks of a recording (isr_ev_py_* in bpf/events.h), symbolized:
  * per thread, the sampled functions (self: innermost frame; inclusive: any
  * frame, once per sample) and the most frequent stacks; per Python call
- * site (the innermost frame, "file:line function"), the CUDA
+ * site (the innermost frame outside installed packages and the standard
+ * library, "file:line function"), the CUDA
  * synchronization time and the sampled launches captured there; and each
  * process's stack status. Pure: a function of the recording only. Line
  * numbers come from the code object's line table (3.10: co_linetable
@@ -58,7 +59,7 @@ struct py_thread_stats {
 };
 
 struct py_site {
-	char site[PY_SITE_LEN];		/* "file:line function" of the innermost frame */
+	char site[PY_SITE_LEN];		/* "file:line function": innermost frame of the user's code (not site-packages, dist-packages, the standard library) */
 	__u64 calls;			/* CUDA calls captured there */
 	__u64 time_ns;			/* their duration (returned calls) */
 };
