@@ -62,41 +62,10 @@ static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_MEMCPY,
 	CUPTI_ACTIVITY_KIND_MEMSET,
 	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	CUPTI_ACTIVITY_KIND_DRIVER,
+	CUPTI_ACTIVITY_KIND_RUNTIME,
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
-
-/*
- * API records: only those of the launch calls, which join each kernel to
- * the launch the uprobes saw. A framework makes many more runtime calls
- * than launches (PyTorch: about 26 API records per kernel on an H200 with
- * every driver and runtime call recorded), and each record is CUPTI work on
- * the calling thread. Where libcupti lacks the per-call switches
- * (cuptiActivityEnableDriverApi / RuntimeApi, CUDA 12.x), every API call is
- * recorded instead.
- */
-static const CUpti_CallbackId driver_launches[] = {
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-};
-static const CUpti_CallbackId runtime_launches[] = {
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
-};
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The CUPTI entry points the bridge uses (tests/mock_cupti implements
  * exactly these). */
@@ -104,9 +73,6 @@ static struct {
 	CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
 	CUptiResult (*enable)(CUpti_ActivityKind);
 	CUptiResult (*disable)(CUpti_ActivityKind);
-	/* optional: per-call API records */
-	CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);
-	CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t);
 	CUptiResult (*flush_all)(uint32_t);
 	CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
@@ -516,8 +482,6 @@ static void cupti_init(void)
 	RESOLVE(timestamp, cuptiGetTimestamp);
 	RESOLVE(thread_id_type, cuptiSetThreadIdType);
 	RESOLVE(result_string, cuptiGetResultString);
-	*(void **)&cupti.enable_driver_api = dlsym(h, "cuptiActivityEnableDriverApi");
-	*(void **)&cupti.enable_runtime_api = dlsym(h, "cuptiActivityEnableRuntimeApi");
 	r = cupti.thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if (r == CUPTI_SUCCESS)
 		r = cupti.register_callbacks(buffer_requested, buffer_completed);
@@ -539,28 +503,6 @@ out:
 
 /* --- enable / flush / disable (st.lock held) ------------------------------------ */
 
-/* API records of the launch calls on (or off), or of every call where the
- * per-call switches are missing. */
-static CUptiResult api_records(bool on)
-{
-	CUptiResult r = CUPTI_SUCCESS;
-	size_t i;
-
-	if (!cupti.enable_driver_api || !cupti.enable_runtime_api) {
-		if (!on) {
-			cupti.disable(CUPTI_ACTIVITY_KIND_DRIVER);
-			return cupti.disable(CUPTI_ACTIVITY_KIND_RUNTIME);
-		}
-		r = cupti.enable(CUPTI_ACTIVITY_KIND_DRIVER);
-		return r == CUPTI_SUCCESS ? cupti.enable(CUPTI_ACTIVITY_KIND_RUNTIME) : r;
-	}
-	for (i = 0; i < NELEM(driver_launches) && (r == CUPTI_SUCCESS || !on); i++)
-		r = cupti.enable_driver_api(driver_launches[i], on);
-	for (i = 0; i < NELEM(runtime_launches) && (r == CUPTI_SUCCESS || !on); i++)
-		r = cupti.enable_runtime_api(runtime_launches[i], on);
-	return r;
-}
-
 static void cupti_enable(void)
 {
 	size_t i;
@@ -575,8 +517,6 @@ static void cupti_enable(void)
 	}
 	for (i = 0; i < NKINDS && r == CUPTI_SUCCESS; i++)
 		r = cupti.enable(kinds[i]);
-	if (r == CUPTI_SUCCESS && (r = api_records(true)) != CUPTI_SUCCESS)
-		api_records(false);
 	if (r != CUPTI_SUCCESS) {
 		while (i-- > 0)
 			cupti.disable(kinds[i]);
@@ -621,7 +561,6 @@ static void cupti_disable(void)
 		pthread_mutex_unlock(&st.lock);
 		for (i = 0; i < NKINDS; i++)
 			cupti.disable(kinds[i]);
-		api_records(false);
 		cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		pthread_mutex_lock(&st.lock);
 	}

@@ -21,10 +21,6 @@ static uint8_t *buffer;
 static size_t buffer_size, buffer_used;
 static size_t dropped_pending, delivered;
 static _Atomic uint64_t enabled;
-/* API records enabled call by call (cuptiActivityEnableDriverApi / ...RuntimeApi) */
-#define MAX_CBID 2048
-static _Atomic uint8_t driver_cbid[MAX_CBID], runtime_cbid[MAX_CBID];
-static atomic_uint driver_cbids_on, runtime_cbids_on;
 static atomic_uint enable_calls, flushes_disabled;
 
 static size_t record_size(CUpti_ActivityKind kind)
@@ -60,14 +56,8 @@ EXPORT int mock_cupti_plant(const CUpti_Activity *r)
 	size_t size = record_size(r->kind), max_records;
 	int ret = 0;
 
-	if (!size || !(atomic_load(&enabled) & (1ull << r->kind))) {
-		const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
-		_Atomic uint8_t *on = r->kind == CUPTI_ACTIVITY_KIND_DRIVER ? driver_cbid :
-				      r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? runtime_cbid : NULL;
-
-		if (!size || !on || a->cbid >= MAX_CBID || !atomic_load(&on[a->cbid]))
-			return 0;
-	}
+	if (!size || !(atomic_load(&enabled) & (1ull << r->kind)))
+		return 0;
 	pthread_mutex_lock(&lock);
 	if (!buffer && requested) {
 		requested(&buffer, &buffer_size, &max_records);
@@ -93,31 +83,7 @@ EXPORT void mock_cupti_plant_dropped(size_t n)
 
 EXPORT uint64_t mock_cupti_enabled(void)
 {
-	return atomic_load(&enabled) | (atomic_load(&driver_cbids_on) ? 1ull << CUPTI_ACTIVITY_KIND_DRIVER : 0) |
-	       (atomic_load(&runtime_cbids_on) ? 1ull << CUPTI_ACTIVITY_KIND_RUNTIME : 0);
-}
-
-static CUptiResult enable_api(_Atomic uint8_t *on, atomic_uint *count, CUpti_CallbackId cbid, uint8_t enable)
-{
-	if (cbid >= MAX_CBID)
-		return CUPTI_ERROR_INVALID_PARAMETER;
-	if (atomic_exchange(&on[cbid], enable ? 1 : 0) != (enable ? 1 : 0)) {
-		if (enable)
-			atomic_fetch_add(count, 1);
-		else
-			atomic_fetch_sub(count, 1);
-	}
-	return CUPTI_SUCCESS;
-}
-
-EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
-{
-	return enable_api(driver_cbid, &driver_cbids_on, cbid, enable);
-}
-
-EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
-{
-	return enable_api(runtime_cbid, &runtime_cbids_on, cbid, enable);
+	return atomic_load(&enabled);
 }
 
 EXPORT unsigned int mock_cupti_enable_calls(void)
