@@ -39,6 +39,7 @@ enum {
 	OPT_LEGACY_UPROBES,
 	OPT_NO_CUPTI,
 	OPT_NO_INJECT,
+	OPT_GPU,
 	OPT_CUPTI_BRIDGE,
 	OPT_PY_STACKS,
 	OPT_NO_PY_STACKS,
@@ -55,7 +56,7 @@ struct env {
 	const char *output;
 	const char *input;
 	size_t ringbuf_mib;
-	bool no_follow, no_faults, no_cuda, no_cupti, no_inject, gil, list_probes, verbose, quiet, legacy_uprobes;
+	bool no_follow, no_faults, no_cuda, no_cupti, no_inject, gpu, gil, list_probes, verbose, quiet, legacy_uprobes;
 	double budget_pct;	/* 0: no budget */
 	const char *cupti_bridge;
 	unsigned int py_stacks_hz;	/* 0: --no-py-stacks */
@@ -151,6 +152,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_LEGACY_UPROBES:
 		env->legacy_uprobes = true;
 		return 0;
+	case OPT_GPU:
+		env->gpu = true;
+		return 0;
 	case OPT_NO_INJECT:
 		env->no_inject = true;
 		return 0;
@@ -243,6 +247,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "py-launch-every", OPT_PY_LAUNCH_EVERY, "N", 0,                                              \
 	  "Python call site of every Nth CUDA launch per CPU (default 64; 0: no Python stacks at CUDA calls)", 0 }, \
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
+	{ "gpu", OPT_GPU, NULL, 0, "Record GPU activity (CUPTI): hand the bridge to the command, load it into -p processes (about 2 us per kernel)", 0 }, \
 	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "Do not record GPU activity through the CUPTI bridge", 0 },    \
 	{ "no-inject", OPT_NO_INJECT, NULL, 0, "Do not load the CUPTI bridge into -p processes started without it (ptrace + dlopen)", 0 }, \
 	{ "cupti-bridge", OPT_CUPTI_BRIDGE, "PATH", 0,                                                 \
@@ -397,6 +402,7 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		.budget_pct = env->budget_pct,
 		.legacy_uprobes = env->legacy_uprobes,
 		.gpu = !env->no_cupti,
+		.gpu_start = env->gpu && !env->no_cupti,
 		.inject = !env->no_inject,
 		.cupti_bridge = env->cupti_bridge,
 		.py_stacks_hz = env->py_stacks_hz,

@@ -1203,7 +1203,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 			}
 		}
 	}
-	if (o->gpu)
+	if (o->gpu && o->gpu_start)
 		gpu_prepare(&st.gpu, o);
 
 	if (o->command) {
@@ -1260,7 +1260,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 					o->command[0]);
 		}
 	}
-	st.gpu.inject = o->inject;
+	st.gpu.inject = o->gpu_start && o->inject;
 	st.gpu.bridge_opt = o->cupti_bridge;
 	for (i = 0; o->gpu && i < o->pid_count; i++)
 		gpu_probe_process(&st, o->pids[i], false, true);

@@ -30,7 +30,8 @@ struct record_opts {
 	bool legacy_uprobes;		/* perf-event uprobes even where uprobe_multi exists */
 	bool gpu;			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
 	const char *cupti_bridge;	/* --cupti-bridge: the bridge a launched command loads; NULL: next to us */
-	bool inject;			/* load the bridge into -p processes that run CUDA without it */
+	bool gpu_start;			/* --gpu: hand the bridge to a launched command, load it into -p processes */
+	bool inject;			/* with gpu_start: load it into -p processes that run CUDA without it */
 	unsigned int py_stacks_hz;	/* sampled Python stacks per second (0: no Python stacks) */
 	unsigned int py_launch_every;	/* Python stack of every Nth CUDA launch per CPU (0: none) */
 	bool verbose;

@@ -63,7 +63,7 @@ $NVCC -O2 -arch=native -o "$OUT/cupti_kernels" tests/gpu/cupti_kernels.cu 2> "$O
 	{ echo "FAIL nvcc"; cat "$OUT/nvcc.err"; exit 1; }
 
 # 1. planted kernels and copies, record -- CMD
-$T record -o "$OUT/plant.isr" "${CUDA_LIB_OPT[@]}" --cupti-bridge "$B" -- "$OUT/cupti_kernels" plant "$N" "$M" "$SPIN_US" "$BYTES" \
+$T record --gpu -o "$OUT/plant.isr" "${CUDA_LIB_OPT[@]}" --cupti-bridge "$B" -- "$OUT/cupti_kernels" plant "$N" "$M" "$SPIN_US" "$BYTES" \
 	> "$OUT/plant.out" 2> "$OUT/plant.err"
 echo "tracer exit $?"
 $T analyze "$OUT/plant.isr" --format json > "$OUT/plant.json"
@@ -89,8 +89,8 @@ for r in $(seq "$ROUNDS"); do
 	a=$("$OUT/cupti_kernels" bench "$K" | awk '/per_kernel_us/ {print $2}')
 	b=$(CUDA_INJECTION64_PATH="$B" "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
 	c=$($T record -q --budget off -o "$OUT/bench_nocupti.isr" --no-cupti -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
-	d=$($T record -q --budget off -o "$OUT/bench_cupti.isr" --cupti-bridge "$B" -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
-	e=$($T record -q -o "$OUT/bench_budget.isr" --cupti-bridge "$B" -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
+	d=$($T record -q --gpu --budget off -o "$OUT/bench_cupti.isr" --cupti-bridge "$B" -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
+	e=$($T record -q --gpu -o "$OUT/bench_budget.isr" --cupti-bridge "$B" -- "$OUT/cupti_kernels" bench "$K" 2>> "$OUT/bench.err" | awk '/per_kernel_us/ {print $2}')
 	echo "round $r: no_bridge $a dormant $b traced_no_cupti $c traced_cupti $d traced_cupti_budget $e" | tee -a "$OUT/bench.txt"
 done
 $PY - "$OUT/bench.txt" <<'PYEOF' | tee "$OUT/bench_summary.txt"
@@ -139,7 +139,7 @@ $PY tests/gpu/cupti_torch.py "$NT" > "$OUT/inj.out" 2> "$OUT/inj.err" &
 P=$!
 wait_line "$OUT/inj.out" ready || { echo "FAIL the PyTorch workload did not start"; cat "$OUT/inj.err"; exit 1; }
 rm -f "$OUT/inj.ready"
-$T record -v -o "$OUT/inj.isr" -p "$P" --cupti-bridge "$B" --ready-file "$OUT/inj.ready" 2> "$OUT/inj_rec.err" &
+$T record -v --gpu -o "$OUT/inj.isr" -p "$P" --cupti-bridge "$B" --ready-file "$OUT/inj.ready" 2> "$OUT/inj_rec.err" &
 TP=$!
 for _ in $(seq 600); do [ -e "$OUT/inj.ready" ] && break; sleep 0.05; done
 sleep 0.3

@@ -66,7 +66,7 @@ echo "named kernels in the launched run: $named"
 [ "${named:-0}" -gt 0 ] || { echo "FAIL no kernel names learned"; fail=1; }
 
 # 4. launch rate: untraced / traced with the defaults (every probe, the
-#    CUPTI bridge, the 1% budget) / traced with --budget off (every call and
+#    1% budget, no CUPTI) / traced with --gpu --budget off (every call and
 #    kernel) / traced without CUPTI and without budget (every call) /
 #    torch.profiler (CUDA activities), interleaved, ROUNDS rounds of RATE_S
 #    seconds each
@@ -75,7 +75,7 @@ RATE_S=${RATE_S:-6}
 for round in $(seq "$ROUNDS"); do
 	a=$($PY tests/gpu/launch_rate.py "$RATE_S" | awk '{print $2}')
 	b=$($T record -q -o "$OUT/rate$round.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
-	f=$($T record -q --budget off -o "$OUT/ratefull.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
+	f=$($T record -q --gpu --budget off -o "$OUT/ratefull.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
 	u=$($T record -q --budget off --no-cupti -o "$OUT/rateu.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
 	c=$($PY tests/gpu/launch_rate.py "$RATE_S" --profiler 2>>"$OUT/rate.err" | awk '{print $2}')
 	echo "round $round untraced $a traced_default $b traced_full $f traced_no_cupti_no_budget $u profiler $c" | tee -a "$OUT/rates.txt"

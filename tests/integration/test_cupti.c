@@ -239,7 +239,7 @@ static void test_launched(void **state)
 	snprintf(k, sizeof(k), "%d", KERNELS_LAUNCHED);
 	snprintf(m, sizeof(m), "%d", COPIES_LAUNCHED);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--cupti-bridge", BRIDGE, "--",
+		char *argv[] = { TRACER, "record", "-q", "--gpu", "-o", c->f.isr, "--cupti-bridge", BRIDGE, "--",
 				 CUPTI_WORKLOAD, "injected", k, m, NULL };
 
 		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
@@ -357,7 +357,7 @@ static void test_injected_into_running(void **state)
 	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
 	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
 	{
-		char *argv[] = { TRACER, "record", "-v", "-o", c->f.isr, "-p", pidstr, "--cupti-bridge", BRIDGE,
+		char *argv[] = { TRACER, "record", "-v", "--gpu", "-o", c->f.isr, "-p", pidstr, "--cupti-bridge", BRIDGE,
 				 "--ready-file", ready, NULL };
 
 		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
@@ -402,7 +402,7 @@ static void test_inject_refused_without_gpu(void **state)
 	assert_non_null(fgets(buf, sizeof(buf), out));
 	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-d", "0.3", "-o", c->f.isr, "-p", pidstr, "--cupti-bridge",
+		char *argv[] = { TRACER, "record", "-q", "--gpu", "-d", "0.3", "-o", c->f.isr, "-p", pidstr, "--cupti-bridge",
 				 BRIDGE, NULL };
 
 		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
@@ -412,7 +412,18 @@ static void test_inject_refused_without_gpu(void **state)
 	assert_non_null(strstr(err, "has no GPU open yet"));
 	free(err);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-d", "0.3", "-o", c->f.isr, "-p", pidstr, "--no-inject", NULL };
+		char *argv[] = { TRACER, "record", "-q", "--gpu", "-d", "0.3", "-o", c->f.isr, "-p", pidstr, "--no-inject", NULL };
+
+		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	}
+	err = th_slurp(c->f.err);
+	assert_non_null(err);
+	assert_null(strstr(err, "GPU open"));
+	free(err);
+	{
+		/* Without --gpu nothing is loaded into a running process. */
+		char *argv[] = { TRACER, "record", "-q", "-d", "0.3", "-o", c->f.isr, "-p", pidstr, "--cupti-bridge",
+				 BRIDGE, NULL };
 
 		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
 	}
@@ -439,7 +450,7 @@ static void test_cupti_missing(void **state)
 	char *err;
 
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--cupti-bridge", BRIDGE, "--",
+		char *argv[] = { TRACER, "record", "-q", "--gpu", "-o", c->f.isr, "--cupti-bridge", BRIDGE, "--",
 				 CUPTI_WORKLOAD, "missing", NULL };
 
 		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
