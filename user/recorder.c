@@ -94,7 +94,6 @@ struct budget_state {
 	bool active;
 	struct budget b;
 	__u64 next_ns;		/* next decision */
-	__u32 hit_tid[HIT_SLOTS];
 	__u64 hits[HIT_SLOTS];	/* threads that share a slot are charged together: never less */
 	bool warned;
 };
@@ -131,7 +130,6 @@ static void queue_snapshot(struct rec_state *st, __u32 pid, __u32 origin)
  * took an entry and a return hit. */
 static void count_hits(struct budget_state *bs, const struct isr_ev_hdr *h)
 {
-	__u32 slot;
 	__u64 hits;
 
 	switch (h->type) {
@@ -147,9 +145,7 @@ static void count_hits(struct budget_state *bs, const struct isr_ev_hdr *h)
 	default:
 		return;
 	}
-	slot = (h->tid * 2654435761u) % HIT_SLOTS;
-	bs->hit_tid[slot] = h->tid;
-	bs->hits[slot] += hits;
+	bs->hits[(h->tid * 2654435761u) % HIT_SLOTS] += hits;
 }
 
 /* The bridge's answers: flushes, and failures (told once per process). */

@@ -33,6 +33,9 @@
 
 #define BRIDGE "build/libinferscope_cupti.so"
 #define CUPTI_WORKLOAD "build/tests/workloads/cupti_workload"
+/* A stand-in for the GPU device a CUDA context holds open: a character
+ * device with /dev/null's numbers at an unused /dev/nvidiaN. */
+#define FAKE_GPU "/dev/nvidia247"
 
 struct ctx {
 	struct th_files f;
@@ -61,7 +64,7 @@ static int teardown(void **state)
 		}
 	}
 	if (c->made_dev)
-		unlink("/dev/nvidia247");
+		unlink(FAKE_GPU);
 	th_rmrf(c->f.dir);
 	free(c);
 	return 0;
@@ -168,6 +171,21 @@ static void check_planted(const struct seen *sn, unsigned int kernels, unsigned 
 	assert_true(sn->flushed_status >= 1);	/* the exit's flush, or the one the tracer asked for */
 }
 
+/* The process of the first event of this type in the recording. */
+static __u32 first_pid(const char *isr, __u16 type)
+{
+	struct recording *rec;
+	char err[512];
+	__u32 pid = 0;
+
+	assert_int_equal(recording__load(isr, &rec, err, sizeof(err)), 0);
+	for (size_t i = 0; i < rec->event_count && !pid; i++)
+		if (rec->events[i]->type == type)
+			pid = rec->events[i]->pid;
+	recording__free(rec);
+	return pid;
+}
+
 static json_t *gpu_process(json_t *report, __u32 pid)
 {
 	json_t *p;
@@ -245,15 +263,8 @@ static void test_launched(void **state)
 		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
 	}
 	{
-		struct recording *rec;
-		char err[512];
-		__u32 pid = 0;
+		__u32 pid = first_pid(c->f.isr, ISR_EV_GPU_KERNEL);
 
-		assert_int_equal(recording__load(c->f.isr, &rec, err, sizeof(err)), 0);
-		for (size_t i = 0; i < rec->event_count && !pid; i++)
-			if (rec->events[i]->type == ISR_EV_GPU_KERNEL)
-				pid = rec->events[i]->pid;
-		recording__free(rec);
 		assert_int_not_equal(pid, 0);
 		check_recording(c->f.isr, pid, &sn, 0);
 		check_planted(&sn, KERNELS_LAUNCHED, COPIES_LAUNCHED);
@@ -265,40 +276,49 @@ static void test_launched(void **state)
 #define COPIES_ATTACHED 25
 #define CUPTI_DROPPED 3
 
-/* -p on a process that dlopened the bridge: dormant before, enabled while
- * traced, flushed records arrive (also the tail left in CUPTI's buffer when
- * the tracer is told to stop), dormant again after the tracer left. */
-static void test_attached(void **state)
+/*
+ * The cupti_workload "attach" run under `record -p`: bridge is what it
+ * dlopens itself ("-": nothing, with FAKE_GPU held open, for the tracer to
+ * load the bridge with --gpu). Waits for its "ready" (dormant until then),
+ * starts the tracer, lets it work, stops the tracer, and checks that both
+ * exited 0 (the workload only if the bridge went dormant again). Returns
+ * the workload's pid.
+ */
+static pid_t attach_and_run(struct ctx *c, const char *bridge)
 {
-	struct ctx *c = *state;
 	char ready[512], pidstr[32], buf[256], k[16], m[16], d[16];
+	bool inject = strcmp(bridge, "-") == 0;
 	int out_fd, status;
 	pid_t wpid, tpid;
-	struct seen sn;
 	FILE *out;
 
 	snprintf(k, sizeof(k), "%d", KERNELS_ATTACHED);
 	snprintf(m, sizeof(m), "%d", COPIES_ATTACHED);
 	snprintf(d, sizeof(d), "%d", CUPTI_DROPPED);
+	if (inject)
+		setenv("WL_GPU_DEVICE", FAKE_GPU, 1);
 	{
-		char *wl[] = { CUPTI_WORKLOAD, "attach", BRIDGE, k, m, d, NULL };
+		char *wl[] = { CUPTI_WORKLOAD, "attach", (char *)bridge, k, m, d, NULL };
 
 		wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
 	}
+	unsetenv("WL_GPU_DEVICE");
 	out = fdopen(out_fd, "r");
 	assert_non_null(fgets(buf, sizeof(buf), out));
 	assert_string_equal(buf, "ready\n");	/* checked dormant for WL_DORMANT_MS */
 	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
 	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready, NULL };
+		char *plain[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready, NULL };
+		char *injecting[] = { TRACER, "record", "-v", "--gpu", "-o", c->f.isr, "-p", pidstr, "--cupti-bridge",
+				      BRIDGE, "--ready-file", ready, NULL };
 
-		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
+		tpid = c->spawned[1] = th_spawn(inject ? injecting : plain, NULL, c->f.err);
 	}
 	assert_true(th_wait_file(ready, 20));
 	kill(wpid, SIGUSR1);
 	assert_non_null(fgets(buf, sizeof(buf), out));	/* "enabled N ms after ..." */
-	print_message("bridge %s", buf);
+	print_message("%sbridge %s", inject ? "injected " : "", buf);
 	assert_non_null(fgets(buf, sizeof(buf), out));
 	assert_string_equal(buf, "done\n");	/* the bridge handed every planted record over */
 	fclose(out);
@@ -308,6 +328,17 @@ static void test_attached(void **state)
 	/* Exit 0: dormant before the attach, disabled and flushed after. */
 	assert_int_equal(waitpid(wpid, &status, 0), wpid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return wpid;
+}
+
+/* -p on a process that dlopened the bridge: dormant before, enabled while
+ * traced, flushed records arrive (also the tail left in CUPTI's buffer when
+ * the tracer is told to stop), dormant again after the tracer left. */
+static void test_attached(void **state)
+{
+	struct ctx *c = *state;
+	pid_t wpid = attach_and_run(c, BRIDGE);
+	struct seen sn;
 
 	check_recording(c->f.isr, (__u32)wpid, &sn, CUPTI_DROPPED);
 	check_planted(&sn, KERNELS_ATTACHED + WL_TAIL_KERNELS, COPIES_ATTACHED);
@@ -320,60 +351,21 @@ static void test_attached(void **state)
 	}
 }
 
-/* A stand-in for the GPU device a CUDA context holds open: a character
- * device with /dev/null's numbers at an unused /dev/nvidiaN. */
-#define FAKE_GPU "/dev/nvidia247"
-
 /* -p on a process that runs CUDA without the bridge: the tracer loads it
  * (ptrace + dlopen) and everything then goes as for a bridge the process
  * loaded itself. */
 static void test_injected_into_running(void **state)
 {
 	struct ctx *c = *state;
-	char ready[512], pidstr[32], buf[256], k[16], m[16], d[16];
-	int out_fd, status;
-	pid_t wpid, tpid;
 	struct seen sn;
-	FILE *out;
+	pid_t wpid;
 	char *err;
 
 	if (access(FAKE_GPU, F_OK)) {
 		assert_int_equal(mknod(FAKE_GPU, S_IFCHR | 0600, makedev(1, 3)), 0);
 		c->made_dev = true;
 	}
-	snprintf(k, sizeof(k), "%d", KERNELS_ATTACHED);
-	snprintf(m, sizeof(m), "%d", COPIES_ATTACHED);
-	snprintf(d, sizeof(d), "%d", CUPTI_DROPPED);
-	setenv("WL_GPU_DEVICE", FAKE_GPU, 1);
-	{
-		char *wl[] = { CUPTI_WORKLOAD, "attach", "-", k, m, d, NULL };
-
-		wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
-	}
-	unsetenv("WL_GPU_DEVICE");
-	out = fdopen(out_fd, "r");
-	assert_non_null(fgets(buf, sizeof(buf), out));
-	assert_string_equal(buf, "ready\n");
-	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
-	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
-	{
-		char *argv[] = { TRACER, "record", "-v", "--gpu", "-o", c->f.isr, "-p", pidstr, "--cupti-bridge", BRIDGE,
-				 "--ready-file", ready, NULL };
-
-		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
-	}
-	assert_true(th_wait_file(ready, 20));
-	kill(wpid, SIGUSR1);
-	assert_non_null(fgets(buf, sizeof(buf), out));
-	print_message("injected bridge %s", buf);
-	assert_non_null(fgets(buf, sizeof(buf), out));
-	assert_string_equal(buf, "done\n");
-	fclose(out);
-	kill(tpid, SIGINT);
-	assert_int_equal(waitpid(tpid, &status, 0), tpid);
-	th_expect_exit(status, 0, c->f.err);
-	assert_int_equal(waitpid(wpid, &status, 0), wpid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	wpid = attach_and_run(c, "-");
 	err = th_slurp(c->f.err);
 	assert_non_null(err);
 	assert_non_null(strstr(err, "CUPTI bridge loaded into the running process"));
@@ -460,18 +452,7 @@ static void test_cupti_missing(void **state)
 	assert_non_null(strstr(err, "CUPTI bridge: cannot load libcupti.so.13"));
 	assert_non_null(strstr(err, "the CUPTI bridge found no libcupti.so.13"));
 	free(err);
-	{
-		struct recording *rec;
-		char e[512];
-		__u32 pid = 0;
-
-		assert_int_equal(recording__load(c->f.isr, &rec, e, sizeof(e)), 0);
-		for (size_t i = 0; i < rec->event_count && !pid; i++)
-			if (rec->events[i]->type == ISR_EV_CUDA_CALL)
-				pid = rec->events[i]->pid;
-		recording__free(rec);
-		check_recording(c->f.isr, pid, &sn, 0);
-	}
+	check_recording(c->f.isr, first_pid(c->f.isr, ISR_EV_CUDA_CALL), &sn, 0);
 	assert_int_equal(sn.launches, WL_KERNELS_MISSING);
 	assert_int_equal(sn.failed_status, 1);
 	assert_int_equal(sn.cupti_error, -1);
