@@ -6,7 +6,9 @@ launch rate (the throughput the overhead budget must protect) and the
 number of launches the loop made (plus the 5000 of the warm-up).
 
     budget.py calibrate          # prints the untraced cost of one launch, us
-    budget.py PAD_US SECONDS
+    budget.py PAD_US SECONDS [--profiler]
+
+--profiler: the same loop under torch.profiler with CUDA activities.
 """
 import sys
 import time
@@ -33,16 +35,29 @@ if sys.argv[1] == "calibrate":
 pad = float(sys.argv[1]) / 1e6
 seconds = float(sys.argv[2])
 clock = time.perf_counter
-launches = 0
-t0 = clock()
-end = t0 + seconds
-while clock() < end:
-    for _ in range(10000):
-        if pad:
-            t = clock()
-            while clock() - t < pad:
-                pass
-        x.add_(1.0)
-    torch.cuda.synchronize()
-    launches += 10000
-print(f"launches_per_s {launches / (clock() - t0):.0f} launches {launches}", flush=True)
+
+
+def loop():
+    launches = 0
+    t0 = clock()
+    end = t0 + seconds
+    while clock() < end:
+        for _ in range(10000):
+            if pad:
+                t = clock()
+                while clock() - t < pad:
+                    pass
+            x.add_(1.0)
+        torch.cuda.synchronize()
+        launches += 10000
+    return launches, clock() - t0
+
+
+if "--profiler" in sys.argv:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]):
+        launches, took = loop()
+else:
+    launches, took = loop()
+print(f"launches_per_s {launches / took:.0f} launches {launches}", flush=True)
