@@ -570,14 +570,14 @@ struct isr_ev_py_frames {
 	__u16 kind;		/* ISR_PY_KIND_* */
 	__u16 flags;		/* ISR_PY_STACK_* */
 	__u16 depth;		/* frames[] that follow */
-	__u16 pad;
+	__u16 capture_ns;	/* what the capture took the BPF program (saturates at 65535) */
 	struct isr_py_frame frames[ISR_PY_MAX_DEPTH];
 };
 _Static_assert(sizeof(struct isr_ev_py_frames) == 32 + 16 * ISR_PY_MAX_DEPTH, "isr_ev_py_frames size");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_frames, kind) == 24, "py_frames.kind");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_frames, flags) == 26, "py_frames.flags");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_frames, depth) == 28, "py_frames.depth");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, pad) == 30, "py_frames.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, capture_ns) == 30, "py_frames.capture_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_frames, frames) == 32, "py_frames.frames");
 
 /* A capture of a thread's Python stack. kind CUDA: taken at the CUDA call

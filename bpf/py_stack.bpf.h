@@ -173,6 +173,7 @@ static long py_frame_step(__u64 index, void *ctx)
  * have none; a full ring buffer is counted (ISR_SRC_PY_STACKS). */
 static __always_inline void py_capture(__u64 id, __u64 ts, __u16 kind)
 {
+	__u64 t0 = bpf_ktime_get_ns(), took;
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	const struct isr_py_layout *l = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct py_frame_walk w;
@@ -192,10 +193,12 @@ static __always_inline void py_capture(__u64 id, __u64 ts, __u16 kind)
 	w.frame = py_top_frame(l, tstate);
 	w.e->kind = kind;
 	w.e->flags = 0;
-	w.e->pad = 0;
 	/* shim frames are skipped within the same bound: twice the depth */
 	bpf_loop(2 * ISR_PY_MAX_DEPTH, py_frame_step, &w, 0);
 	w.e->depth = w.n;
+	/* The overhead budget charges it to the thread (user/recorder.c). */
+	took = bpf_ktime_get_ns() - t0;
+	w.e->capture_ns = took > 0xffff ? 0xffff : (__u16)took;
 	size = 32 + 16 * (w.n & (2 * ISR_PY_MAX_DEPTH - 1));
 	fill_hdr(&w.e->hdr, ISR_EV_PY_FRAMES, size, tgid, tid, ts);
 	if (size > sizeof(*w.e) || bpf_ringbuf_output(&events, w.e, size, BPF_RB_NO_WAKEUP))

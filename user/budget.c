@@ -18,9 +18,8 @@ double budget__cap_ns(const struct budget *b)
 	return b->fraction * BUDGET_PERIOD_NS;
 }
 
-void budget__charge(struct budget *b, __u64 busiest_hits, __u64 now_ns)
+void budget__charge(struct budget *b, double cost, __u64 now_ns)
 {
-	double cost = (double)busiest_hits * b->hit_cost_ns;
 
 	if (now_ns > b->last_ns)
 		b->credit_ns += b->fraction * (double)(now_ns - b->last_ns);

@@ -58,8 +58,10 @@ enum budget_action {
 
 /* Starts the budget at now with the hot-path probes on. */
 void budget__init(struct budget *b, double fraction, double hit_cost_ns, __u64 now_ns);
-/* Charges the hits the busiest thread took since the last call. */
-void budget__charge(struct budget *b, __u64 busiest_hits, __u64 now_ns);
+/* Charges what the probes cost the busiest thread since the last call:
+ * its hits times hit_cost_ns, plus the Python stacks captured on it (what
+ * each capture took its BPF program). */
+void budget__charge(struct budget *b, double busiest_cost_ns, __u64 now_ns);
 /* What to do now; *next_ns: when to decide again at the latest. The caller
  * switches the probes and then reports it with budget__switched. */
 enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *next_ns);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "recorder.h"
@@ -445,6 +446,11 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 		o.output = default_out;
 	}
 	e = record__run(&o, &res);
+	/* A command that died of a signal it was not sent by us: say so (the
+	 * recording holds what it did until then). */
+	if (res.command_exited && !res.command_stopped && WIFSIGNALED(res.command_status))
+		fprintf(stderr, "inferscope-bpf: the command was killed by signal %d (%s)\n",
+			WTERMSIG(res.command_status), strsignal(WTERMSIG(res.command_status)));
 	if (e && res.stop_reason != ISR_STOP_WRITE_ERROR)
 		return 1;
 	if (then_analyze) {

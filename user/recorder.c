@@ -87,14 +87,15 @@ struct py_state {
 	size_t nfresh;
 };
 
-#define HIT_SLOTS 1024	/* probe hits per thread since the last budget step */
+#define HIT_SLOTS 1024	/* probe cost per thread since the last budget step */
 
 /* The overhead budget as the recorder runs it (user/budget.h). */
 struct budget_state {
 	bool active;
 	struct budget b;
 	__u64 next_ns;		/* next decision */
-	__u64 hits[HIT_SLOTS];	/* threads that share a slot are charged together: never less */
+	double cost_ns[HIT_SLOTS];	/* by thread; threads that share a slot are charged together: never less */
+	double hits_ns, stacks_ns;	/* charged so far, all threads: probe hits, Python stack captures */
 	bool warned;
 };
 
@@ -145,7 +146,16 @@ static void count_hits(struct budget_state *bs, const struct isr_ev_hdr *h)
 	default:
 		return;
 	}
-	bs->hits[(h->tid * 2654435761u) % HIT_SLOTS] += hits;
+	bs->cost_ns[(h->tid * 2654435761u) % HIT_SLOTS] += (double)hits * bs->b.hit_cost_ns;
+	bs->hits_ns += (double)hits * bs->b.hit_cost_ns;
+}
+
+/* A Python stack captured on a thread (at a CUDA call, or sampled) took
+ * its BPF program this long on that thread. */
+static void charge_capture(struct budget_state *bs, const struct isr_ev_py_frames *e)
+{
+	bs->cost_ns[(e->hdr.tid * 2654435761u) % HIT_SLOTS] += e->capture_ns;
+	bs->stacks_ns += e->capture_ns;
 }
 
 /* The bridge's answers: flushes, and failures (told once per process). */
@@ -194,6 +204,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 	int e;
 
 	if (h->type == ISR_EV_PY_FRAMES) {
+		if (st->budget.active && size >= offsetof(struct isr_ev_py_frames, frames))
+			charge_capture(&st->budget, data);
 		e = st->py.stacks ? py_stacks__convert(st->py.stacks, data, append_record, st) : 0;
 		if (e)
 			st->write_err = e;
@@ -405,6 +417,7 @@ static void stop_command(pid_t pid, struct record_result *res)
 	__u64 deadline = procinfo__now_mono_ns() + TERM_GRACE_NS;
 	int status;
 
+	res->command_stopped = true;
 	kill(pid, SIGTERM);
 	while (procinfo__now_mono_ns() < deadline) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -934,16 +947,17 @@ static int budget_step(struct rec_state *st, __u64 now)
 {
 	struct budget_state *bs = &st->budget;
 	enum budget_action act;
-	__u64 busiest = 0, t0, t1;
+	double busiest = 0;
+	__u64 t0, t1;
 	char err[512];
 	size_t i;
 	bool on;
 	int e;
 
 	for (i = 0; i < HIT_SLOTS; i++)
-		if (bs->hits[i] > busiest)
-			busiest = bs->hits[i];
-	memset(bs->hits, 0, sizeof(bs->hits));
+		if (bs->cost_ns[i] > busiest)
+			busiest = bs->cost_ns[i];
+	memset(bs->cost_ns, 0, sizeof(bs->cost_ns));
 	budget__charge(&bs->b, busiest, now);
 	act = budget__decide(&bs->b, now, &bs->next_ns);
 	if (act == BUDGET_KEEP)
@@ -1455,6 +1469,10 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		fprintf(stderr, "inferscope-bpf: %llu events in %.1f s, %llu dropped, %.1f MiB written to %s\n",
 			(unsigned long long)st.events, (procinfo__now_mono_ns() - start) / 1e9,
 			(unsigned long long)drops_total, rec_writer__bytes_written(st.w) / 1048576.0, o->output);
+		if (st.budget.active)
+			fprintf(stderr, "inferscope-bpf: overhead budget: charged %.3f ms of probe hits and %.3f ms of "
+				"Python stack captures (all threads; one hit costs %.0f ns here)\n",
+				st.budget.hits_ns / 1e6, st.budget.stacks_ns / 1e6, st.budget.b.hit_cost_ns);
 		if (st.budget.b.sampling)
 			fprintf(stderr, "inferscope-bpf: the CUDA hot path (launches, async copies, memsets) cost more "
 				"than the %.3g%% overhead budget: its probes were switched off and on %llu times and "

@@ -47,6 +47,7 @@ struct record_result {
 	__u64 drops_total;
 	__u32 stop_reason;		/* ISR_STOP_* */
 	bool command_exited;
+	bool command_stopped;		/* it outlived the recording: the recorder stopped it */
 	int command_status;		/* wait status of the launched command */
 };
 

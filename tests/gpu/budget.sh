@@ -19,6 +19,7 @@ ROUNDS=${ROUNDS:-3}
 SECS=${SECS:-4}
 TARGETS=${TARGETS:-10000 50000 0}
 BENCH=${BENCH:-1}
+BENCH_ROUNDS=${BENCH_ROUNDS:-5}
 mkdir -p "$OUT"
 launch_us=$($PY tests/gpu/budget.py calibrate)
 echo "untraced launch: $launch_us us" | tee "$OUT/budget.txt"
@@ -59,7 +60,7 @@ for target in $TARGETS; do
 done
 rm -f "$OUT"/*.isr
 [ "$BENCH" = 1 ] || exit 0
-$T bench --only budget_10k --rounds 5 -o "$OUT/bench_10k.json" > "$OUT/bench.txt" 2>&1
-$T bench --only budget_50k --rounds 5 -o "$OUT/bench_50k.json" >> "$OUT/bench.txt" 2>&1
-$T bench --only budget_150k --rounds 5 -o "$OUT/bench_150k.json" >> "$OUT/bench.txt" 2>&1
-$T bench --only cuda_launch --rounds 5 -o "$OUT/bench_launch.json" >> "$OUT/bench.txt" 2>&1
+$T bench --only budget_10k --rounds "$BENCH_ROUNDS" -o "$OUT/bench_10k.json" > "$OUT/bench.txt" 2>&1
+$T bench --only budget_50k --rounds "$BENCH_ROUNDS" -o "$OUT/bench_50k.json" >> "$OUT/bench.txt" 2>&1
+$T bench --only budget_150k --rounds "$BENCH_ROUNDS" -o "$OUT/bench_150k.json" >> "$OUT/bench.txt" 2>&1
+$T bench --only cuda_launch --rounds "$BENCH_ROUNDS" -o "$OUT/bench_launch.json" >> "$OUT/bench.txt" 2>&1

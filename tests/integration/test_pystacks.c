@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +325,44 @@ static void test_cuda_call_sites(void **state)
 	json_decref(r);
 }
 
+/* Charged to the overhead budget: every probe hit at the measured cost
+ * (640 launches + 200 synchronizations probed at entry and return = 1040
+ * hits) and every Python stack captured, at what its BPF program measured
+ * (840 captures: every launch, and every synchronization, as each lasts
+ * 5 ms); with --no-py-stacks no stack is charged. */
+static void test_stack_captures_charged(void **state)
+{
+	struct ctx *c = *state;
+	char *with[] = { TRACER, "record", "--cuda-lib", STANDIN_LIBCUDA, "--py-launch-every", "1", "--budget", "5",
+			 "-o", c->f.isr, "--", "/usr/bin/python3", CUDA_PY_WORKLOAD, STANDIN_LIBCUDA, NULL };
+	char *without[] = { TRACER, "record", "--cuda-lib", STANDIN_LIBCUDA, "--no-py-stacks", "--budget", "5",
+			    "-o", c->f.isr, "--", "/usr/bin/python3", CUDA_PY_WORKLOAD, STANDIN_LIBCUDA, NULL };
+	char *const *runs[] = { with, without };
+	double hits_ms[2], stacks_ms[2], hit_ns[2];
+
+	for (int i = 0; i < 2; i++) {
+		const char *line;
+		char *err;
+
+		th_expect_exit(th_run_to(runs[i], c->out, c->f.err), 0, c->f.err);
+		err = th_slurp(c->f.err);
+		assert_non_null(err);
+		line = strstr(err, "overhead budget: charged ");
+		assert_non_null(line);
+		assert_int_equal(sscanf(line, "overhead budget: charged %lf ms of probe hits and %lf ms of Python stack "
+					"captures (all threads; one hit costs %lf ns here)", &hits_ms[i], &stacks_ms[i],
+					&hit_ns[i]), 3);
+		free(err);
+		print_message("%s: %.3f ms of hits (%.1f hits of %.0f ns), %.3f ms of stack captures\n",
+			      i ? "no stacks" : "a stack at every launch", hits_ms[i], hits_ms[i] * 1e6 / hit_ns[i],
+			      hit_ns[i], stacks_ms[i]);
+		assert_true(fabs(hits_ms[i] * 1e6 / hit_ns[i] - 1040) <= 2);
+	}
+	assert_true(stacks_ms[0] >= 840 * 0.3e-3);
+	assert_true(stacks_ms[0] <= 840 * 65.535e-3);
+	assert_true(stacks_ms[1] == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +370,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attached_shared_libpython, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_layout_detected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cuda_call_sites, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stack_captures_charged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_more_interpreters, setup, teardown),
 	};
 

@@ -193,6 +193,32 @@ static void test_children_are_followed(void **state)
 	json_decref(r);
 }
 
+/* A command that crashes: the tracer says which signal killed it, and the
+ * recording holds what it did until then (its faults); one the tracer
+ * stopped itself (-d) is not reported as killed. */
+static void test_command_killed_by_signal(void **state)
+{
+	struct ctx *c = *state;
+	char *crash[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "/bin/sh", "-c", "kill -SEGV $$", NULL };
+	char *stopped[] = { TRACER, "record", "-q", "-d", "1", "-o", c->f.isr, "--", "/bin/sleep", "30", NULL };
+	char *err;
+	json_t *r;
+
+	th_expect_exit(th_run(crash, c->f.err), 0, c->f.err);
+	err = th_slurp(c->f.err);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "the command was killed by signal 11 (Segmentation fault)"));
+	free(err);
+	r = th_report(c->f.isr);
+	assert_true(th_count(r, "sched_process_exit") >= 1);
+	json_decref(r);
+	th_expect_exit(th_run(stopped, c->f.err), 0, c->f.err);
+	err = th_slurp(c->f.err);
+	assert_non_null(err);
+	assert_null(strstr(err, "killed by signal"));
+	free(err);
+}
+
 /* A recorder killed with SIGKILL leaves a file that reads back up to its
  * last complete chunk, and says it was cut short. */
 static void test_sigkilled_recorder_leaves_readable_file(void **state)
@@ -239,6 +265,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attach_to_running_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_are_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkilled_recorder_leaves_readable_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_command_killed_by_signal, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

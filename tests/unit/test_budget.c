@@ -46,7 +46,7 @@ static struct run simulate_after(double budget, double idle_s, double hot_per_s,
 		whole = (__u64)carry;
 		carry -= (double)whole;
 		r.cost_ns += (double)whole * HIT_NS;
-		budget__charge(&b, whole, t);
+		budget__charge(&b, (double)whole * HIT_NS, t);
 		if (t < next)
 			continue;
 		switch (budget__decide(&b, t, &next)) {
