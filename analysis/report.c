@@ -4,6 +4,7 @@
  * Both are functions of the recording and its summary only.
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -181,7 +182,7 @@ static __u32 *target_pids(const struct recording *r, size_t *n)
 /* The overhead budget; null for a recording made without one. */
 static json_t *json_sampling(const struct sampling *sm)
 {
-	json_t *o;
+	json_t *o, *procs;
 
 	if (!sm->budget)
 		return json_null();
@@ -195,6 +196,18 @@ static json_t *json_sampling(const struct sampling *sm)
 	SET(o, "hot_path_on_s", json_real(sm->sampled ? ns_to_s(sm->on_ns) : 0));
 	SET(o, "coverage", json_real(sm->sampled ? sm->coverage : 1));
 	SET(o, "max_switch_s", json_real(ns_to_s(sm->switch_ns_max)));
+	SET(o, "processes", procs = json_array());
+	for (size_t i = 0; i < sm->proc_count; i++) {
+		const struct sampling_process *sp = &sm->procs[i];
+		json_t *p = json_object();
+
+		if (!p || json_array_append_new(procs, p))
+			goto nomem;
+		SET(p, "pid", json_u64(sp->pid));
+		SET(p, "observed", json_u64(sp->observed));
+		SET(p, "estimated", json_real(sp->estimated));
+		SET(p, "slowdown", json_real(sp->slowdown));
+	}
 	return o;
 nomem:
 	json_decref(o);
@@ -936,6 +949,12 @@ static void md__sampling(struct md *m, const struct summary *s)
 		      "the time, in %zu windows. Counts marked ≈ are estimates extrapolated from those windows "
 		      "(`--budget off` traces every call).\n\n",
 		   sm->budget_pct, sm->hit_cost_ns / 1e3, 100 * sm->coverage, sm->windows);
+	for (size_t i = 0; i < sm->proc_count; i++)
+		if (sm->procs[i].slowdown > 1.005 || sm->procs[i].slowdown < 0.995)
+			md__printf(m, "> Process %u ran %.1f%% %s while its hot path was probed (the intervals between "
+				      "its synchronizations and other always-probed calls): its estimates are corrected "
+				      "for it.\n\n", sm->procs[i].pid, 100 * fabs(sm->procs[i].slowdown - 1),
+				   sm->procs[i].slowdown > 1 ? "slower" : "faster");
 }
 
 static int by_on_cpu_desc(const void *a, const void *b)

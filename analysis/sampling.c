@@ -10,6 +10,13 @@ struct window {
 	__u64 released;		/* end of the release: calls may still be seen until then */
 };
 
+/* A thread's last call of the probes that stay on, and where it fell. */
+struct cold_thread {
+	__u32 tid;
+	long where;		/* window_where() of last */
+	__u64 last;
+};
+
 /* A process's hot-path calls per window and the span of its CUDA calls. */
 struct proc_acc {
 	__u32 pid;
@@ -17,7 +24,18 @@ struct proc_acc {
 	__u64 exit;		/* its last thread exited; 0: it outlived the recording */
 	__u64 *per_window;
 	__u64 observed;
+	/* intervals between a thread's consecutive calls of the probes that
+	 * stay on, both inside one window or both inside one gap */
+	struct cold_thread *cold;
+	size_t ncold, cold_cap;
+	double win_sum, gap_sum;
+	__u64 win_n, gap_n;
 };
+
+/* The fewest intervals of each kind for a slowdown, and its bounds. */
+#define SLOWDOWN_MIN_INTERVALS	3
+#define SLOWDOWN_MIN		0.5
+#define SLOWDOWN_MAX		2.0
 
 static bool is_hot_call(const struct isr_ev_hdr *h)
 {
@@ -111,6 +129,79 @@ static size_t window_of(const struct window *w, size_t n, __u64 ts)
 	return lo;
 }
 
+/* 2k: ts is inside window k; 2k + 1: inside the gap after it (from the end
+ * of its release); -1: neither (before the first window, or while the
+ * probes were being released). */
+static long window_where(const struct window *w, size_t n, __u64 ts)
+{
+	size_t k = window_of(w, n, ts);
+
+	if (ts < w[k].start)
+		return -1;
+	if (ts < w[k].end)
+		return 2 * (long)k;
+	if (ts >= w[k].released && (k + 1 >= n || ts < w[k + 1].start))
+		return 2 * (long)k + 1;
+	return -1;
+}
+
+/* A call of a probe that is never switched off (a synchronization, an
+ * allocation): the interval since the thread's previous one counts when
+ * both lie in the same window, or in the same gap. */
+static int cold_call(struct proc_acc *p, const struct window *w, size_t n, const struct isr_ev_hdr *h)
+{
+	long where = window_where(w, n, h->ts_ns);
+	struct cold_thread *c = NULL;
+
+	for (size_t i = 0; i < p->ncold && !c; i++)
+		if (p->cold[i].tid == h->tid)
+			c = &p->cold[i];
+	if (!c) {
+		if (p->ncold == p->cold_cap) {
+			size_t cap = p->cold_cap ? 2 * p->cold_cap : 8;
+			struct cold_thread *nc = reallocarray(p->cold, cap, sizeof(*nc));
+
+			if (!nc)
+				return -ENOMEM;
+			p->cold = nc;
+			p->cold_cap = cap;
+		}
+		c = &p->cold[p->ncold++];
+		c->tid = h->tid;
+		c->where = -1;
+		c->last = 0;
+	}
+	if (where >= 0 && where == c->where) {
+		if (where % 2 == 0) {
+			p->win_sum += (double)(h->ts_ns - c->last);
+			p->win_n++;
+		} else {
+			p->gap_sum += (double)(h->ts_ns - c->last);
+			p->gap_n++;
+		}
+	}
+	c->where = where;
+	c->last = h->ts_ns;
+	return 0;
+}
+
+/* How much slower the process ran while its hot path was probed: the mean
+ * interval between its threads' calls of the probes that stay on, in
+ * windows over in gaps. A launch-bound thread loses the probes' cost per
+ * launch in the windows (at 150k launches/s, 10% of its speed), which a
+ * rate taken there would carry into every gap; a thread whose pace is set
+ * elsewhere (the GPU, a timer) runs alike in both: 1. 1 too when there are
+ * too few intervals to tell. */
+static double slowdown(const struct proc_acc *p)
+{
+	double k;
+
+	if (p->win_n < SLOWDOWN_MIN_INTERVALS || p->gap_n < SLOWDOWN_MIN_INTERVALS || p->gap_sum <= 0)
+		return 1;
+	k = (p->win_sum / (double)p->win_n) / (p->gap_sum / (double)p->gap_n);
+	return k < SLOWDOWN_MIN ? SLOWDOWN_MIN : k > SLOWDOWN_MAX ? SLOWDOWN_MAX : k;
+}
+
 static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
 {
 	__u64 lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
@@ -127,7 +218,7 @@ static double window_rate(const struct proc_acc *p, const struct window *w, size
 	return len ? (double)p->per_window[k] / (double)len : -1;
 }
 
-static double estimate(const struct proc_acc *p, const struct window *w, size_t n, __u64 end)
+static double estimate(const struct proc_acc *p, const struct window *w, size_t n, __u64 end, double speedup)
 {
 	double est = (double)p->observed;
 
@@ -143,7 +234,7 @@ static double estimate(const struct proc_acc *p, const struct window *w, size_t 
 		if (before < 0 && after < 0)
 			continue;
 		rate = before < 0 ? after : after < 0 ? before : (before + after) / 2;
-		est += rate * (double)gap;
+		est += rate * speedup * (double)gap;
 	}
 	return est;
 }
@@ -239,6 +330,8 @@ int sampling__compute(const struct recording *r, __u64 start, __u64 end, struct 
 		if (is_hot_call(h)) {
 			p->per_window[window_of(w, nwin, h->ts_ns)]++;
 			p->observed++;
+		} else {
+			err = cold_call(p, w, nwin, h);
 		}
 	}
 	if (!err) {
@@ -255,11 +348,14 @@ int sampling__compute(const struct recording *r, __u64 start, __u64 end, struct 
 		sp = &out->procs[out->proc_count++];
 		sp->pid = procs[i].pid;
 		sp->observed = procs[i].observed;
-		sp->estimated = estimate(&procs[i], w, nwin, end);
+		sp->slowdown = slowdown(&procs[i]);
+		sp->estimated = estimate(&procs[i], w, nwin, end, sp->slowdown);
 		sp->scale = sp->estimated / (double)sp->observed;
 	}
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
 		free(procs[i].per_window);
+		free(procs[i].cold);
+	}
 	free(procs);
 	free(w);
 	if (err)

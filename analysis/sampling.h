@@ -24,6 +24,15 @@
  * every count of its hot-path calls (per function, kernel and thread) is
  * multiplied by it. Exact when the call rate is steady; a change of rate
  * inside a gap is not seen.
+ *
+ * The probes slow a launch-bound thread in the windows (by their cost per
+ * launch: 10% at 150k launches/s), so a window's rate understates its gaps.
+ * The calls of the probes that stay on (synchronizations, allocations) tell
+ * by how much: the mean interval between a thread's consecutive such calls
+ * inside one window, over the same inside one gap, is the process's
+ * slowdown, by which the gaps' rates are raised (1 when its pace is set
+ * elsewhere, e.g. by the GPU or a timer, or with fewer than 3 intervals of
+ * either kind; bounded to 0.5-2).
  */
 #ifndef INFERSCOPE_SAMPLING_H
 #define INFERSCOPE_SAMPLING_H
@@ -37,6 +46,7 @@ struct sampling_process {
 	__u32 pid;
 	__u64 observed;		/* hot-path calls recorded */
 	double estimated;	/* observed + the gaps' estimates */
+	double slowdown;	/* how much slower it ran in the windows (1: alike, or unknown) */
 	double scale;		/* estimated / observed; 1 when nothing was observed */
 };
 

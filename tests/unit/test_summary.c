@@ -4,6 +4,7 @@
  * a scheduling pattern with known on-CPU, off-CPU, run-queue and D-state
  * times and checks that the summary finds exactly those.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -1319,6 +1320,61 @@ static void test_sampled_hot_path(void **state)
 	synth__free(b);
 }
 
+/*
+ * A launch-bound thread slowed by the probes: 900 launches/s in the windows
+ * and 1000/s in the gaps, with a synchronization (never switched off) every
+ * 100 launches, so 111.1 ms apart in windows and 100 ms apart in gaps. The
+ * slowdown read from those intervals (1.111) raises the gaps' rate to
+ * 1000/s: 4 x 900 recorded + 3 gaps of 2 s x 1000 = 9600 (the windows'
+ * rate alone would have made it 9000). A thread paced alike in both (the
+ * same run with its synchronizations 100 ms apart everywhere) is not
+ * corrected.
+ */
+static void test_sampled_slowdown(void **state)
+{
+	const __u64 on[] = { 0, 3000, 6000, 9000 }, off[] = { 1000, 4000, 7000, 10000 };
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "python3" };
+
+	(void)state;
+	for (int paced = 0; paced < 2; paced++) {
+		struct synth *b = synth__new(T0, T0 + 10000 * MS);
+		__u64 sync_ns = paced ? 100 * MS : 1000 * MS / 9;
+		struct summary *s;
+
+		synth__process(b, 100, "python3", 1, tids, comms);
+		ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+		for (int w = 0; w < 4; w++) {
+			if (w)
+				ev_sampling(b, T0 + on[w] * MS, ISR_SAMPLING_ON, 4 * MS);
+			for (__u64 i = 0; i < 900; i++)
+				ev_launch(b, T0 + on[w] * MS + i * (1000 * MS / 900), 100, 101, ISR_CUDA_FN_cuLaunchKernel,
+					  0xa000);
+			for (__u64 t = on[w] * MS + 1; t < off[w] * MS; t += sync_ns)
+				ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
+			if (w < 3) {
+				ev_sampling(b, T0 + off[w] * MS, ISR_SAMPLING_OFF, 30 * MS);
+				for (__u64 t = off[w] * MS + 50 * MS; t < on[w + 1] * MS; t += 100 * MS)
+					ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
+			}
+		}
+		s = compute(b);
+		assert_int_equal(s->sampling.proc_count, 1);
+		print_message("%s: slowdown %.4f, estimated %.1f\n", paced ? "paced" : "launch-bound",
+			      s->sampling.procs[0].slowdown, s->sampling.procs[0].estimated);
+		assert_int_equal(s->sampling.procs[0].observed, 3600);
+		if (paced) {
+			assert_true(s->sampling.procs[0].slowdown == 1.0);
+			assert_true(fabs(s->sampling.procs[0].estimated - 9000) < 5);
+		} else {
+			assert_true(fabs(s->sampling.procs[0].slowdown - 10.0 / 9) < 0.001);
+			assert_true(fabs(s->sampling.procs[0].estimated - 9600) < 10);
+		}
+		summary__free(s);
+		synth__free(b);
+	}
+}
+
 /* Launching right up to the end of a window, then exiting in the gap
  * after it with no CUDA call there: its calls went on unseen until the
  * exit (1000 seen, 2000 made); one that stopped half way through the
@@ -1538,6 +1594,7 @@ int main(void)
 		cmocka_unit_test(test_top_waker_ignored_and_ties),
 		cmocka_unit_test(test_sampled_hot_path),
 		cmocka_unit_test(test_sampled_exit_in_gap),
+		cmocka_unit_test(test_sampled_slowdown),
 		cmocka_unit_test(test_budget_not_sampled),
 		cmocka_unit_test(test_gpu_activity),
 		cmocka_unit_test(test_gpu_without_clock),

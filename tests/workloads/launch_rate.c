@@ -5,13 +5,17 @@
  * budget must sample.
  *
  *   launch_rate SECONDS RATE COUNT_FILE
+ *   launch_rate SECONDS bound COUNT_FILE WORK_US SYNC_EVERY
  *
  * Launches RATE times a second for SECONDS (each launch at its planned
  * time, or at once when behind), then writes how many launches it made to
- * COUNT_FILE.
+ * COUNT_FILE. "bound": launch-bound instead, as a Python loop is: WORK_US of
+ * CPU work before each launch, and a cuStreamSynchronize after every
+ * SYNC_EVERY launches (whatever a probe costs slows it down).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "standin.h"
 
@@ -30,8 +34,30 @@ int main(int argc, char **argv)
 	char *end1, *end2;
 	FILE *f;
 
+	if (argc == 6 && strcmp(argv[2], "bound") == 0) {
+		double work = atof(argv[4]) / 1e6;
+		long every = atol(argv[5]);
+
+		seconds = strtod(argv[1], &end1);
+		if (*end1 || seconds <= 0 || work < 0 || every <= 0) {
+			fprintf(stderr, "launch_rate: SECONDS, WORK_US and SYNC_EVERY must be positive numbers\n");
+			return 2;
+		}
+		for (t0 = now_s(); now_s() < t0 + seconds;) {
+			double t = now_s();
+
+			while (now_s() - t < work)
+				;
+			if (cuLaunchKernel((CUfunction)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS ||
+			    (++launches % (unsigned long long)every == 0 && cuStreamSynchronize(NULL) != CUDA_SUCCESS)) {
+				fprintf(stderr, "launch_rate: a CUDA call failed\n");
+				return 1;
+			}
+		}
+		goto done;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE\n");
+		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY\n");
 		return 2;
 	}
 	seconds = strtod(argv[1], &end1);
@@ -50,6 +76,7 @@ int main(int argc, char **argv)
 		}
 		launches++;
 	}
+done:
 	f = fopen(argv[3], "w");
 	if (!f || fprintf(f, "%llu\n", launches) < 0 || fclose(f)) {
 		perror(argv[3]);
