@@ -218,7 +218,9 @@ static double window_rate(const struct proc_acc *p, const struct window *w, size
 	return len ? (double)p->per_window[k] / (double)len : -1;
 }
 
-static double estimate(const struct proc_acc *p, const struct window *w, size_t n, __u64 end, double speedup)
+/* observed + each gap's length x the rate of the windows around it x
+ * gap_speedup (how much faster the process ran in the gaps: slowdown()). */
+static double estimate(const struct proc_acc *p, const struct window *w, size_t n, __u64 end, double gap_speedup)
 {
 	double est = (double)p->observed;
 
@@ -234,7 +236,7 @@ static double estimate(const struct proc_acc *p, const struct window *w, size_t 
 		if (before < 0 && after < 0)
 			continue;
 		rate = before < 0 ? after : after < 0 ? before : (before + after) / 2;
-		est += rate * speedup * (double)gap;
+		est += rate * gap_speedup * (double)gap;
 	}
 	return est;
 }

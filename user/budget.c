@@ -20,7 +20,6 @@ double budget__cap_ns(const struct budget *b)
 
 void budget__charge(struct budget *b, double cost, __u64 now_ns)
 {
-
 	if (now_ns > b->last_ns)
 		b->credit_ns += b->fraction * (double)(now_ns - b->last_ns);
 	if (b->credit_ns > budget__cap_ns(b))

@@ -6,7 +6,9 @@
  * The cost of the probes is estimated, not measured in the target: each hit
  * costs what one hit of the same program costs in the tracer itself (the
  * recorder measures it at start, tracer__measure_hit_cost), and the hits
- * are counted from the events. What is charged is the busiest thread's
+ * are counted from the events; a Python stack captured on a thread costs
+ * what its BPF program measured the capture took (isr_ev_py_frames
+ * capture_ns). What is charged is the busiest thread's
  * cost, interval by interval: a launch thread at 150k launches/s loses
  * about 150k x 0.7 us = 10% of its time to one probe hit per launch,
  * whatever the other threads do.
@@ -24,7 +26,7 @@
  * cannot be switched (synchronization, allocations, the GIL) are charged
  * too; when they alone exceed the budget, the hot path stays off.
  *
- * Pure: time and hit counts come in as arguments, which is what makes it
+ * Pure: time and costs come in as arguments, which is what makes it
  * testable without BPF.
  */
 #ifndef INFERSCOPE_BUDGET_H

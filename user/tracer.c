@@ -812,15 +812,8 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* ns per call of the executable's own cuLaunchKernel: the mean of
- * COST_CALLS calls timed one by one, each after COST_GAP_NS of other work,
- * as a job's launches come between its own work (a call in a tight loop
- * finds the trap path hot in the caches and costs less: 660 against 690-855
- * ns per hit on an H200 host). A mean, not a median: a job loses the mean,
- * and the slower hits (the trap path partly out of the caches) are part of
- * it; the slowest 10% are left out, where an interrupt or a preemption
- * inside the timing (a busy host) would count as probe cost. */
-static double trimmed_mean(const double *v, int n)
+/* The mean of the first n of v. */
+static double mean_of(const double *v, int n)
 {
 	double sum = 0;
 
@@ -829,6 +822,14 @@ static double trimmed_mean(const double *v, int n)
 	return n ? sum / n : 0;
 }
 
+/* ns per call of the executable's own cuLaunchKernel: the mean of
+ * COST_CALLS calls timed one by one, each after COST_GAP_NS of other work,
+ * as a job's launches come between its own work (a call in a tight loop
+ * finds the trap path hot in the caches and costs less: 660 against 690-855
+ * ns per hit on an H200 host). A mean, not a median: a job loses the mean,
+ * and the slower hits (the trap path partly out of the caches) are part of
+ * it; the slowest 10% are left out, where an interrupt or a preemption
+ * inside the timing (a busy host) would count as probe cost. */
 static double time_self_launches(double *v)
 {
 	int i;
@@ -844,7 +845,7 @@ static double time_self_launches(double *v)
 		v[i] = b - a;
 	}
 	qsort(v, COST_CALLS, sizeof(*v), cmp_double);
-	return trimmed_mean(v, COST_CALLS - COST_CALLS / 10);
+	return mean_of(v, COST_CALLS - COST_CALLS / 10);
 }
 
 int tracer__measure_hit_cost(struct tracer *t, double *hit_ns, char *err, size_t errlen)
