@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include "bridge_inject.h"
 #include "inject.h"
+#include "procinfo.h"
 
 /* Whether pid holds a GPU device open (/dev/nvidia0, /dev/nvidia1, ...):
  * the driver opens one when CUDA creates a context. */
@@ -36,23 +37,6 @@ static bool gpu_open(pid_t pid)
 		found = !strncmp(target, "/dev/nvidia", 11) && target[11] >= '0' && target[11] <= '9';
 	}
 	closedir(fds);
-	return found;
-}
-
-/* Whether pid maps a CUDA driver library. */
-static bool maps_libcuda(pid_t pid)
-{
-	char path[64], line[PATH_MAX + 256];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, "/libcuda.so") != NULL;
-	fclose(f);
 	return found;
 }
 
@@ -126,7 +110,7 @@ int bridge__inject(pid_t pid, const char *bridge, char *msg, size_t len)
 	uint64_t handle;
 	int e;
 
-	if (!maps_libcuda(pid)) {
+	if (!procinfo__maps_has((__u32)pid, "/libcuda.so")) {
 		snprintf(msg, len, "pid %d runs no CUDA (no libcuda mapped)", (int)pid);
 		return -ENODEV;
 	}

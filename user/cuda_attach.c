@@ -324,17 +324,9 @@ int cuda_libs__mapped(struct cuda_libs *c, __u32 pid, struct cuda_mapping *out, 
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (fgets(line, sizeof(line), f)) {
 		const struct cuda_lib *lib;
-		char *file, *nl;
-		int pos = 0;
+		char *file = procinfo__maps_path(line, NULL, NULL);
 
-		/* address perms offset dev inode path */
-		if (sscanf(line, "%*s %*s %*s %*s %*s %n", &pos) < 0 || !pos)
-			continue;
-		file = line + pos;
-		nl = strchr(file, '\n');
-		if (nl)
-			*nl = 0;
-		if (file[0] != '/' || !is_libcuda(file))
+		if (!file || !is_libcuda(file))
 			continue;
 		if (strstr(file, " (deleted)")) {
 			if (warn)

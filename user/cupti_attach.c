@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cupti_attach.h"
+#include "procinfo.h"
 
 static bool is_bridge(const char *file)
 {
@@ -26,16 +27,9 @@ int cupti_bridge__mapped(__u32 pid, char *path, size_t len)
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (!found && fgets(line, sizeof(line), f)) {
-		char *file, *nl;
-		int pos = 0;
+		char *file = procinfo__maps_path(line, NULL, NULL);
 
-		if (sscanf(line, "%*s %*s %*s %*s %*s %n", &pos) < 0 || !pos)
-			continue;
-		file = line + pos;
-		nl = strchr(file, '\n');
-		if (nl)
-			*nl = 0;
-		if (file[0] != '/' || !is_bridge(file) || strstr(file, " (deleted)"))
+		if (!file || !is_bridge(file) || strstr(file, " (deleted)"))
 			continue;
 		if ((size_t)snprintf(path, len, "/proc/%u/root%s", pid, file) >= len) {
 			fclose(f);

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,43 @@ fail:
 	rec_props__free(p);
 	errno = -e;
 	return NULL;
+}
+
+char *procinfo__maps_path(char *line, unsigned long long *start, unsigned long long *offset)
+{
+	unsigned long long s, o;
+	char *file, *nl;
+	int pos = 0;
+
+	if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &s, &o, &pos) < 2 || !pos)
+		return NULL;
+	file = line + pos;
+	nl = strchr(file, '\n');
+	if (nl)
+		*nl = 0;
+	if (file[0] != '/')
+		return NULL;
+	if (start)
+		*start = s;
+	if (offset)
+		*offset = o;
+	return file;
+}
+
+bool procinfo__maps_has(__u32 pid, const char *needle)
+{
+	char path[64], line[PATH_MAX + 256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
 }
 
 struct rec_props *procinfo__host(int argc, char **argv, __u64 start_mono_ns, __u64 duration_limit_ns)

@@ -25,6 +25,15 @@ bool procinfo__alive(__u32 pid);
  * a GPU context). */
 bool procinfo__leader_running(__u32 pid);
 
+/* The pathname of one line of /proc/PID/maps ("address perms offset dev
+ * inode path"), NUL-terminated in place, or NULL for a line that names no
+ * file (anonymous, [heap], [stack]...); *start and *offset, when not NULL,
+ * the mapping's address and file offset. */
+char *procinfo__maps_path(char *line, unsigned long long *start, unsigned long long *offset);
+/* Whether a line of /proc/PID/maps contains needle (false when it cannot
+ * be read). */
+bool procinfo__maps_has(__u32 pid, const char *needle);
+
 /* Reads a small /proc file into buf (NUL-terminated, trailing newline
  * removed): length or -errno. */
 int procinfo__read_small(const char *path, char *buf, size_t size);

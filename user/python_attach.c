@@ -241,17 +241,10 @@ int py_libs__mapped(struct py_libs *c, __u32 pid, struct py_mapping *out, size_t
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, pgoff;
+		char *file = procinfo__maps_path(line, &start, &pgoff);
 		struct py_file *pf;
-		char *file, *nl;
-		int pos = 0;
 
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &start, &pgoff, &pos) < 2 || !pos)
-			continue;
-		file = line + pos;
-		nl = strchr(file, '\n');
-		if (nl)
-			*nl = 0;
-		if (file[0] != '/' || (!is_libpython(file) && strcmp(file, exe)))
+		if (!file || (!is_libpython(file) && strcmp(file, exe)))
 			continue;
 		if (strcmp(file, prev) == 0) {
 			for (i = 0; i < n; i++)

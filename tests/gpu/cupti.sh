@@ -34,14 +34,8 @@ NT=${NT:-1000}
 mkdir -p "$OUT"
 mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 fail=0
-check() { # name, observed, expected
-	if [ "$2" = "$3" ]; then echo "PASS $1 = $2"; else echo "FAIL $1 = $2, expected $3"; fail=1; fi
-}
-wait_line() { # file, pattern
-	for _ in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
-get() { $PY -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"; }
+# shellcheck source=tests/gpu/common.sh
+. "$(dirname "$0")/common.sh"
 [ -x "$T" ] && [ -f "$B" ] || { echo "FAIL build/inferscope-bpf or build/libinferscope_cupti.so missing: build them (make) and carry them"; exit 1; }
 
 # The C program links libcudart statically: no libcupti beside it. The

@@ -16,13 +16,8 @@ N=${N:-1000}
 mkdir -p "$OUT"
 mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 fail=0
-check() { # name, observed, expected
-	if [ "$2" = "$3" ]; then echo "PASS $1 = $2"; else echo "FAIL $1 = $2, expected $3"; fail=1; fi
-}
-wait_line() { # file, pattern
-	for _ in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
+# shellcheck source=tests/gpu/common.sh
+. "$(dirname "$0")/common.sh"
 
 # 1. -p attach
 $PY tests/gpu/known_counts.py "$N" --threads > "$OUT/py_attach.txt" 2>&1 &
@@ -41,7 +36,6 @@ wait $TP
 echo "tracer exit $?"
 $T analyze "$OUT/attach.isr" --format json -o "$OUT/attach.json"
 $T analyze "$OUT/attach.isr" > "$OUT/attach.md"
-get() { $PY -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"; }
 check "cuLaunchKernel (elementwise, pre-existing thread)" "$(get $OUT/attach.json "d['event_counts'].get('cuLaunchKernel',0)")" "$N"
 check "cuLaunchKernelEx (cuBLAS, 2 kernels per 256x256 mm)" "$(get $OUT/attach.json "d['event_counts'].get('cuLaunchKernelEx',0)")" "$((2 * N))"
 check "cuMemcpyHtoDAsync_v2" "$(get $OUT/attach.json "d['event_counts'].get('cuMemcpyHtoDAsync_v2',0)")" "$N"

@@ -42,6 +42,9 @@ int th_run_to(char *const argv[], const char *out_path, const char *err_path);
 /* Starts argv in the background; stdout_fd (if not NULL) receives a pipe
  * from its standard output. */
 pid_t th_spawn(char *const argv[], int *stdout_fd, const char *err_path);
+/* Stops a child that th_spawn started and a failed test left running
+ * (SIGKILL), and reaps it; nothing for pid <= 0. */
+void th_reap(pid_t pid);
 /* Waits up to timeout_s for path to exist. */
 bool th_wait_file(const char *path, double timeout_s);
 /* Reads a whole file (NUL-terminated); NULL if it cannot. */

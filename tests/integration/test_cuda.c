@@ -61,12 +61,8 @@ static int teardown(void **state)
 	struct ctx *c = *state;
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		if (c->spawned[i] > 0 && waitpid(c->spawned[i], NULL, WNOHANG) == 0) {
-			kill(c->spawned[i], SIGKILL);
-			waitpid(c->spawned[i], NULL, 0);
-		}
-	}
+	for (i = 0; i < 2; i++)
+		th_reap(c->spawned[i]);
 	th_rmrf(c->f.dir);
 	free(c->ck);
 	free(c);

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 #include "harness.h"
 #include "inject.h"
+#include "procinfo.h"
 #include "../workloads/inject_state.h"
 
 #define TARGET "build/tests/workloads/inject_target"
@@ -166,22 +167,6 @@ static int count_lines(const char *path)
 	return n;
 }
 
-/* /proc files report size 0: read them to the end. */
-static bool maps_has(pid_t pid, const char *needle)
-{
-	char path[64], line[PATH_MAX + 128];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
-}
-
 static void inject_ok(struct target *t, const char *lib, pid_t tid, struct inject_result *r)
 {
 	struct inject_opts o = { .tid = tid };
@@ -209,13 +194,14 @@ static void test_loads_once_and_every_thread_keeps_working(void **state)
 	int status;
 
 	probe_path(lib);
-	assert_false(maps_has(t->pid, lib));
+	assert_true(procinfo__maps_has((__u32)t->pid, "/"));	/* its maps can be read */
+	assert_false(procinfo__maps_has((__u32)t->pid, lib));
 
 	/* The reader, blocked in read() on an empty pipe. */
 	inject_ok(t, lib, t->st->reader_tid, &rr);
 	assert_int_equal(rr.syscall_nr, SYS_read);
 	assert_int_equal(rr.syscall_restarts, 1);
-	assert_true(maps_has(t->pid, lib));
+	assert_true(procinfo__maps_has((__u32)t->pid, lib));
 	/* The constructor ran in that thread, and the SIGUSR1 it sent itself
 	 * there reached the handler once, in that thread, after the restore. */
 	marker = th_slurp(t->marker);

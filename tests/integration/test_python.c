@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include "harness.h"
+#include "procinfo.h"
 
 #define PYEMBED "build/tests/workloads/pyembed"
 
@@ -45,10 +46,7 @@ static int teardown(void **state)
 {
 	struct ctx *c = *state;
 
-	if (c->spawned > 0 && waitpid(c->spawned, NULL, WNOHANG) == 0) {
-		kill(c->spawned, SIGKILL);
-		waitpid(c->spawned, NULL, 0);
-	}
+	th_reap(c->spawned);
 	th_rmrf(c->f.dir);
 	free(c);
 	return 0;
@@ -115,21 +113,6 @@ static void test_launched_static_python(void **state)
 }
 
 /* True once pid maps a libpython file. */
-static bool maps_libpython(pid_t pid)
-{
-	char path[64], line[1024];
-	bool yes = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	while (f && !yes && fgets(line, sizeof(line), f))
-		yes = strstr(line, "/libpython3.") != NULL;
-	if (f)
-		fclose(f);
-	return yes;
-}
-
 static void test_attached_shared_libpython(void **state)
 {
 	struct ctx *c = *state;
@@ -147,9 +130,9 @@ static void test_attached_shared_libpython(void **state)
 	c->spawned = th_spawn(wargv, &fd, NULL);
 	assert_true(c->spawned > 0);
 	deadline = th_now() + 5;
-	while (!maps_libpython(c->spawned) && th_now() < deadline)
+	while (!procinfo__maps_has((__u32)c->spawned, "/libpython3.") && th_now() < deadline)
 		usleep(10000);
-	assert_true(maps_libpython(c->spawned));
+	assert_true(procinfo__maps_has((__u32)c->spawned, "/libpython3."));
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)c->spawned);
 	th_expect_exit(th_run(targv, c->f.err), 0, c->f.err);
 	{

@@ -1,0 +1,12 @@
+# Helpers of the GPU scripts (sourced; $PY names the Python with PyTorch,
+# and a failed check sets fail=1).
+check() { # name, observed, expected
+	if [ "$2" = "$3" ]; then echo "PASS $1 = $2"; else echo "FAIL $1 = $2, expected $3"; fail=1; fi
+}
+wait_line() { # file, pattern: up to 60 s
+	for _ in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+get() { # json file, Python expression over it as d
+	$PY -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"
+}
