@@ -28,7 +28,7 @@
  * writes no DRIVER record for the cuLaunchKernel it makes inside (seen with
  * CUDA 13 on an H200), and the uprobe on that cuLaunchKernel fires a few
  * microseconds after the runtime record's start, on the same thread. */
-static bool launch_cbid(__u16 api, __u32 cbid)
+bool gpu_launch_cbid(__u16 api, __u32 cbid)
 {
 	if (api == ISR_GPU_API_RUNTIME) {
 		switch (cbid) {
@@ -585,7 +585,7 @@ static int join_kernels(const struct gpu_events *g, struct summary *s)
 		const struct gpu_process_stat *ps = proc_find(s, a->hdr.pid);
 
 		s->gpu[ps - s->gpu].api_records++;
-		if (!launch_cbid(a->api, a->cbid) || !ps->fit.valid)
+		if (!gpu_launch_cbid(a->api, a->cbid) || !ps->fit.valid)
 			continue;
 		api[na].pid = a->hdr.pid;
 		api[na].tid = a->thread_id;

@@ -13,4 +13,8 @@
 int gpu_summary__compute(const struct recording *r, struct summary *s);
 void gpu_summary__free(struct summary *s);
 
+/* Whether a CUPTI API record (ISR_GPU_API_*, callback id) is a launch
+ * call: its correlation id is that of the kernels it started. */
+bool gpu_launch_cbid(__u16 api, __u32 cbid);
+
 #endif

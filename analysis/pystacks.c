@@ -353,6 +353,16 @@ static const struct isr_py_frame *caller_frame(const struct py_report *p, const 
 	return &s->frames[0];
 }
 
+bool py_report__site(const struct py_report *p, __u32 stack_id, char *buf, size_t len)
+{
+	const struct py_stack *s = stack_find(p, stack_id);
+
+	if (!s || !s->depth)
+		return false;
+	py_report__frame(p, s->pid, caller_frame(p, s), buf, len);
+	return true;
+}
+
 /* A CUDA capture: the site of its call (the innermost frame of the user's
  * own code), by family. */
 static int cuda_site(struct py_report *p, const struct isr_ev_py_sample *e, const struct isr_ev_cuda_call *call)

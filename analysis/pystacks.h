@@ -13,6 +13,7 @@
 #ifndef INFERSCOPE_PYSTACKS_H
 #define INFERSCOPE_PYSTACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "recording.h"
@@ -92,6 +93,10 @@ __u32 py_code__line(const struct py_code *c, __s32 instr);
 void py_report__frame(const struct py_report *p, __u32 pid, const struct isr_py_frame *f, char *buf, size_t len);
 /* The code object (pid, addr), or NULL. */
 const struct py_code *py_report__code(const struct py_report *p, __u32 pid, __u64 addr);
+/* The site of stack stack_id ("file:line function" of the innermost frame
+ * of the user's own code, else the innermost frame) into buf; false when
+ * the stack is unknown or has no frame. */
+bool py_report__site(const struct py_report *p, __u32 stack_id, char *buf, size_t len);
 const struct py_thread_stats *py_report__thread(const struct py_report *p, __u32 pid, __u32 tid);
 
 #endif

@@ -115,8 +115,7 @@ static int buf__reserve(unsigned char **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Smallest valid size of each known event type. */
-static size_t event__min_size(__u16 type)
+size_t isr_event_min_size(__u16 type)
 {
 	switch (type) {
 	case ISR_EV_SCHED_SWITCH:	return sizeof(struct isr_ev_sched_switch);
@@ -176,9 +175,9 @@ static long events__check(const unsigned char *payload, size_t len, __u32 count,
 				   n, off, h.size, len);
 			return -1;
 		}
-		if (h.size < event__min_size(h.type)) {
+		if (h.size < isr_event_min_size(h.type)) {
 			fault__set(f, "event %zu at payload byte %zu: type %s needs %zu bytes, record has %u",
-				   n, off, isr_event_name(h.type), event__min_size(h.type), h.size);
+				   n, off, isr_event_name(h.type), isr_event_min_size(h.type), h.size);
 			return -1;
 		}
 		if (!isr_event_name(h.type))

@@ -80,6 +80,9 @@ void recording__free(struct recording *r);
 void recording__sort_events(struct recording *r);
 
 const char *isr_event_name(__u16 type);	/* "sched_switch", ...; NULL if unknown */
+/* Smallest valid size of a known event type; sizeof(struct isr_ev_hdr) for
+ * an unknown one. */
+size_t isr_event_min_size(__u16 type);
 const char *isr_source_name(__u32 src);	/* "sched", ...; NULL if unknown */
 const char *isr_stop_reason_name(__u32 reason);
 

@@ -17,10 +17,11 @@
 
 #include "report.h"
 #include "pystacks.h"
+#include "explain.h"
+#include "attribution.h"
 
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
-#define TOP_OBSERVATIONS 5
 #define TOP_KERNELS_JSON 50
 #define TOP_CUDA_ROWS 10
 #define MIB (1024.0 * 1024.0)
@@ -758,37 +759,191 @@ nomem:
 	return NULL;
 }
 
-int report__write_json(FILE *f, const struct recording *r, const struct summary *s)
+static json_t *json_findings(const struct explain *ex)
 {
-	struct py_report *py = NULL;
-	json_t *root;
-	int err;
+	json_t *arr = json_array();
 
-	err = py_report__compute(r, &py);
-	if (err)
-		return err;
-	root = json_object();
-	if (!root) {
-		py_report__free(py);
-		return -ENOMEM;
+	if (!arr)
+		return NULL;
+	for (size_t i = 0; i < ex->findings.n; i++) {
+		const struct finding *fd = &ex->findings.v[i];
+		json_t *o = json_object();
+
+		if (!o)
+			goto nomem;
+		SET(o, "rule", json_string(fd->rule));
+		SET(o, "title", json_string(explain__rule_title(fd->rule)));
+		SET(o, "severity", json_string(finding_severity_name(fd->severity)));
+		SET(o, "cost_s", json_real(fd->cost_s));
+		SET(o, "pid", json_u64(fd->pid));
+		SET(o, "tid", json_u64(fd->tid));
+		SET(o, "summary", json_string(fd->summary));
+		SET(o, "evidence", json_deep_copy(fd->evidence));
+		SET(o, "suggestion", json_string(fd->suggestion));
+		if (json_array_append_new(arr, o))
+			goto nomem;
+		continue;
+nomem:
+		json_decref(o);
+		json_decref(arr);
+		return NULL;
 	}
+	return arr;
+}
+
+static json_t *json_not_judged(const struct explain *ex)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < ex->findings.nnj; i++) {
+		json_t *o = json_pack("{s:s, s:s}", "rule", ex->findings.nj[i].rule, "needs", ex->findings.nj[i].needs);
+
+		if (!o || json_array_append_new(arr, o)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static json_t *json_causes(const __u64 ns[CAUSE_MAX])
+{
+	json_t *o = json_object();
+
+	for (int c = 0; o && c < CAUSE_MAX; c++)
+		if (json_object_set_new(o, cause_name((enum cause)c), json_real(ns_to_s(ns[c])))) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+static json_t *json_categories(const struct tl_acc *acc)
+{
+	json_t *o = json_object();
+
+	for (int c = 0; o && c < TL_CAT_MAX; c++)
+		if (json_object_set_new(o, tl_cat_name((enum tl_cat)c), json_real(ns_to_s(acc->ns[c])))) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+/* Per process: each device's busy and idle time by cause, each critical
+ * thread's time by category (and, with GPU activity, its idle time by
+ * cause), and the device memory it held when it exited. */
+static json_t *json_metrics(const struct analysis *a)
+{
+	const struct attribution *at = a->ex->attr;
+	json_t *root = json_object(), *procs = json_array();
+	__u32 *pids;
+	size_t npids = 0;
+
+	pids = target_pids(a->r, &npids);
+	if (!root || !procs || (!pids && npids))
+		goto nomem;
+	for (size_t p = 0; p < npids; p++) {
+		const struct process_summary *ps = summary__process(a->sum, pids[p]);
+		json_t *o = json_object(), *devs = json_array(), *thr = json_array();
+
+		if (!o || !devs || !thr) {
+			json_decref(o), json_decref(devs), json_decref(thr);
+			goto nomem;
+		}
+		SET(o, "pid", json_u64(pids[p]));
+		SET(o, "gpu_observed", json_boolean(attribution__gpu_observed(at, pids[p])));
+		SET(o, "device_memory_held_at_exit_bytes", json_u64(ps ? ps->device_held_at_exit_bytes : 0));
+		for (size_t i = 0; i < attribution__device_count(at); i++) {
+			const struct attr_device *d = attribution__device_at(at, i);
+			json_t *dv;
+			__u64 idle = d->leading_ns;
+
+			if (d->pid != pids[p])
+				continue;
+			for (int c = 0; c < CAUSE_MAX; c++)
+				idle += d->idle_ns[c];
+			dv = json_object();
+			if (!dv || json_array_append_new(devs, dv))
+				goto nomem_proc;
+			SET(dv, "device", json_u64(d->device));
+			SET(dv, "observed_s", json_real(ns_to_s(d->observed_ns)));
+			SET(dv, "busy_s", json_real(ns_to_s(d->busy_ns)));
+			SET(dv, "idle_s", json_real(ns_to_s(idle)));
+			SET(dv, "busy_share", json_real(d->observed_ns ? (double)d->busy_ns / (double)d->observed_ns : 0));
+			SET(dv, "before_first_work_s", json_real(ns_to_s(d->leading_ns)));
+			SET(dv, "gaps", json_u64(d->gaps));
+			SET(dv, "gaps_after_sync", json_u64(d->sync_drain_gaps));
+			SET(dv, "idle_by_cause_s", json_causes(d->idle_ns));
+		}
+		for (size_t i = 0; i < attribution__thread_count(at); i++) {
+			const struct attr_thread *t = attribution__thread_at(at, i);
+			json_t *to;
+
+			if (t->pid != pids[p] || !t->critical)
+				continue;
+			to = json_object();
+			if (!to || json_array_append_new(thr, to))
+				goto nomem_proc;
+			SET(to, "tid", json_u64(t->tid));
+			SET(to, "launcher", json_boolean(t->launcher));
+			SET(to, "window_s", json_real(ns_to_s(tl_acc__total(&t->window))));
+			SET(to, "time_s", json_categories(&t->window));
+			SET(to, "python_samples", json_u64(t->python_samples));
+			SET(to, "samples", json_u64(t->samples));
+			if (attribution__gpu_observed(at, pids[p]))
+				SET(to, "gpu_idle_by_cause_s", json_causes(t->idle_ns));
+		}
+		SET(o, "devices", devs);
+		SET(o, "threads", thr);
+		if (json_array_append_new(procs, o))
+			goto nomem;
+		continue;
+nomem_proc:
+		json_decref(o);
+		goto nomem;
+	}
+	free(pids);
+	if (json_object_set_new(root, "processes", procs)) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+nomem:
+	free(pids);
+	json_decref(procs);
+	json_decref(root);
+	return NULL;
+}
+
+int report__write_json(FILE *f, const struct analysis *a)
+{
+	const struct recording *r = a->r;
+	const struct summary *s = a->sum;
+	json_t *root;
+	int err = 0;
+
+	root = json_object();
+	if (!root)
+		return -ENOMEM;
 	SET(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
 	SET(root, "recording", json_recording(r, s));
+	SET(root, "findings", json_findings(a->ex));
+	SET(root, "not_judged", json_not_judged(a->ex));
+	SET(root, "metrics", json_metrics(a));
 	SET(root, "event_counts", json_event_counts(s));
 	SET(root, "processes", json_processes(r, s));
-	SET(root, "threads", json_threads(s, py));
+	SET(root, "threads", json_threads(s, a->py));
 	SET(root, "cuda", json_cuda(s));
 	SET(root, "gpu", json_gpu(s));
-	SET(root, "python", json_python(py));
+	SET(root, "python", json_python(a->py));
 	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) || fputc('\n', f) == EOF ||
 	    fflush(f) == EOF || ferror(f))
 		err = -EIO;
 	json_decref(root);
-	py_report__free(py);
 	return err;
 nomem:
 	json_decref(root);
-	py_report__free(py);
 	return -ENOMEM;
 }
 
@@ -822,6 +977,22 @@ static void md__text(struct md *m, const char *s, size_t maxlen)
 		unsigned char c = (unsigned char)s[i];
 
 		if (strchr("\\|`*<>[]", c))
+			md__printf(m, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			md__printf(m, " ");
+		else
+			md__printf(m, "%c", c);
+	}
+}
+
+/* A finding's prose: like md__text, but its `code spans` stay (the rules
+ * keep backticks out of the names they quote). */
+static void md__prose(struct md *m, const char *s)
+{
+	for (size_t i = 0; s[i] && !m->err; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (strchr("\\|*<>[]", c))
 			md__printf(m, "\\%c", c);
 		else if (c < 0x20 || c == 0x7f)
 			md__printf(m, " ");
@@ -1030,44 +1201,6 @@ static void md__event_counts(struct md *m, const struct summary *s)
 	md__printf(m, "| **total** | %" PRIu64 " |\n\n", (uint64_t)s->event_total);
 }
 
-static void md__thread_name(struct md *m, const struct thread_summary *t)
-{
-	md__printf(m, "Thread ");
-	md__text(m, t->comm[0] ? t->comm : "?", sizeof(t->comm));
-	md__printf(m, " (pid %u, tid %u)", t->pid, t->tid);
-}
-
-/* A thread waited for a CPU for more than 10% of its window (and at least
- * 1 ms, so that a thread seen for an instant does not qualify). */
-static bool waits_for_cpu(const struct thread_summary *t)
-{
-	__u64 window = t->end_ns - t->start_ns;
-
-	return t->runqueue_wait_ns >= 1000000 && t->runqueue_wait_ns * 10 > window;
-}
-
-static int by_runqueue_desc(const void *a, const void *b)
-{
-	const struct thread_summary *x = *(const struct thread_summary *const *)a;
-	const struct thread_summary *y = *(const struct thread_summary *const *)b;
-
-	if (x->runqueue_wait_ns != y->runqueue_wait_ns)
-		return x->runqueue_wait_ns > y->runqueue_wait_ns ? -1 : 1;
-	return by_on_cpu_desc(a, b);
-}
-
-static int by_major_fault_desc(const void *a, const void *b)
-{
-	const struct thread_summary *x = *(const struct thread_summary *const *)a;
-	const struct thread_summary *y = *(const struct thread_summary *const *)b;
-
-	if (x->major_fault_ns != y->major_fault_ns)
-		return x->major_fault_ns > y->major_fault_ns ? -1 : 1;
-	if (x->major_faults != y->major_faults)
-		return x->major_faults > y->major_faults ? -1 : 1;
-	return by_on_cpu_desc(a, b);
-}
-
 /* Moves the threads matching `keep` to the front of order, sorted by cmp;
  * returns how many matched. */
 static size_t select_threads(const struct thread_summary **order, size_t n,
@@ -1222,41 +1355,6 @@ static double share_of_window(__u64 ns, const struct thread_summary *t)
 	return window ? 100.0 * (double)ns / (double)window : 0.0;
 }
 
-/* Blocked for more than half of its window, woken at least 10 times, at
- * least half of them by one task. */
-static bool waits_on_waker(const struct thread_summary *t)
-{
-	__u64 window = t->end_ns - t->start_ns;
-
-	return blocked_ns(t) * 2 > window && t->wakeups >= 10 && t->top_waker.tid &&
-	       t->top_waker.wakeups * 2 >= t->wakeups;
-}
-
-static int by_blocked_desc(const void *a, const void *b)
-{
-	const struct thread_summary *x = *(const struct thread_summary *const *)a;
-	const struct thread_summary *y = *(const struct thread_summary *const *)b;
-
-	if (blocked_ns(x) != blocked_ns(y))
-		return blocked_ns(x) > blocked_ns(y) ? -1 : 1;
-	return by_on_cpu_desc(a, b);
-}
-
-/* "loader (tid 12)", or "loader" without the tid, for a traced thread;
- * "pid 7 tid 9" for any other task. */
-static void md__waker_name(struct md *m, const struct summary *s, const struct waker_summary *w, bool tid)
-{
-	const struct thread_summary *wt = summary__thread(s, w->pid, w->tid);
-
-	if (!wt || !wt->comm[0]) {
-		md__printf(m, "pid %u tid %u", w->pid, w->tid);
-		return;
-	}
-	md__text(m, wt->comm, sizeof(wt->comm));
-	if (tid)
-		md__printf(m, " (tid %u)", w->tid);
-}
-
 static bool calls_cuda(const struct thread_summary *t)
 {
 	return t->cuda_calls > 0;
@@ -1320,98 +1418,7 @@ static void md__cuda(struct md *m, const struct recording *r, const struct summa
 	free(fns);
 }
 
-static bool has_major_faults(const struct thread_summary *t)
-{
-	return t->major_faults > 0;
-}
-
-/* More than 20% of the thread's window blocked in CUDA synchronization. */
-static bool sync_stalled(const struct thread_summary *t)
-{
-	return t->cuda_sync_ns && t->cuda_sync_ns * 5 > t->end_ns - t->start_ns;
-}
-
 #define CUDA_ERROR_OUT_OF_MEMORY 2
-
-static const char *cuda_error_name(__s32 status)
-{
-	switch (status) {
-	case 1:   return "CUDA_ERROR_INVALID_VALUE";
-	case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
-	case 3:   return "CUDA_ERROR_NOT_INITIALIZED";
-	case 4:   return "CUDA_ERROR_DEINITIALIZED";
-	case 100: return "CUDA_ERROR_NO_DEVICE";
-	case 101: return "CUDA_ERROR_INVALID_DEVICE";
-	case 201: return "CUDA_ERROR_INVALID_CONTEXT";
-	case 400: return "CUDA_ERROR_INVALID_HANDLE";
-	case 500: return "CUDA_ERROR_NOT_FOUND";
-	case 600: return "CUDA_ERROR_NOT_READY";
-	case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
-	case 719: return "CUDA_ERROR_LAUNCH_FAILED";
-	default:  return NULL;
-	}
-}
-
-static int fn_by_failed_desc(const void *a, const void *b)
-{
-	const struct cuda_fn_summary *x = *(const struct cuda_fn_summary *const *)a;
-	const struct cuda_fn_summary *y = *(const struct cuda_fn_summary *const *)b;
-
-	if (x->failed != y->failed)
-		return x->failed > y->failed ? -1 : 1;
-	return x->func < y->func ? -1 : x->func > y->func;
-}
-
-/* One line on the failed CUDA calls, the functions that failed most first.
- * True when there were any. */
-static bool md__failed_calls(struct md *m, const struct summary *s)
-{
-	const struct cuda_fn_summary **fns;
-	__u64 total = 0;
-	bool oom = false;
-	size_t n = 0;
-
-	fns = calloc(s->cuda_fn_count ? s->cuda_fn_count : 1, sizeof(*fns));
-	if (!fns) {
-		m->err = m->err ? m->err : -ENOMEM;
-		return false;
-	}
-	for (size_t i = 0; i < s->cuda_fn_count; i++) {
-		if (s->cuda_fns[i].failed) {
-			fns[n++] = &s->cuda_fns[i];
-			total += s->cuda_fns[i].failed;
-		}
-	}
-	qsort(fns, n, sizeof(*fns), fn_by_failed_desc);
-	for (size_t i = 0; i < n; i++)
-		oom |= fns[i]->last_error == CUDA_ERROR_OUT_OF_MEMORY;
-	if (n)
-		md__printf(m, "- %" PRIu64 " CUDA call%s failed: ", (uint64_t)total, total == 1 ? "" : "s");
-	for (size_t i = 0; i < n && i < TOP_OBSERVATIONS; i++) {
-		const char *err = cuda_error_name(fns[i]->last_error);
-
-		md__printf(m, "%s%s %" PRIu64 "x (last error %d%s%s)", i ? ", " : "", fns[i]->name,
-			   (uint64_t)fns[i]->failed, fns[i]->last_error, err ? " " : "", err ? err : "");
-	}
-	if (n > TOP_OBSERVATIONS)
-		md__printf(m, ", and %zu more functions", n - TOP_OBSERVATIONS);
-	if (n)
-		md__printf(m, ". The program saw these errors; %s\n",
-			   oom ? "CUDA_ERROR_OUT_OF_MEMORY means the GPU ran out of memory "
-						   "(see the peaks under CUDA)." :
-						   "check how it handles them.");
-	free(fns);
-	return n > 0;
-}
-
-/* A thread waited for the GIL for more than 10% of its window (and at
- * least 1 ms). */
-static bool waits_for_gil(const struct thread_summary *t)
-{
-	__u64 window = t->end_ns - t->start_ns;
-
-	return t->gil_wait_ns >= 1000000 && t->gil_wait_ns * 10 > window;
-}
 
 static int by_gil_wait_desc(const void *a, const void *b)
 {
@@ -1540,132 +1547,6 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 		     py->nlaunch, false);
 }
 
-static void md__more(struct md *m, size_t k)
-{
-	if (k > TOP_OBSERVATIONS)
-		md__printf(m, "  - … and %zu more threads\n", k - TOP_OBSERVATIONS);
-}
-
-static void md__observations(struct md *m, const struct summary *s, const struct thread_summary **order,
-			     const struct py_report *py)
-{
-	__u64 off = 0, d_state = 0;
-	bool any = false;
-	size_t k;
-
-	md__printf(m, "## Observations\n\n");
-
-	k = select_threads(order, s->thread_count, waits_for_cpu, by_runqueue_desc);
-	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
-		const struct thread_summary *t = order[i];
-		__u64 window = t->end_ns - t->start_ns;
-
-		md__printf(m, "- ");
-		md__thread_name(m, t);
-		md__printf(m, " waited %.3f s (%.1f%% of its %.3f s) for a CPU: the machine is "
-			      "oversubscribed or the thread's CPU set is too narrow.\n",
-			   ns_to_s(t->runqueue_wait_ns), 100.0 * (double)t->runqueue_wait_ns / (double)window,
-			   ns_to_s(window));
-	}
-	md__more(m, k);
-	any |= k > 0;
-
-	k = select_threads(order, s->thread_count, has_major_faults, by_major_fault_desc);
-	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
-		const struct thread_summary *t = order[i];
-
-		md__printf(m, "- ");
-		md__thread_name(m, t);
-		md__printf(m, " took %" PRIu64 " major page fault%s", (uint64_t)t->major_faults,
-			   t->major_faults == 1 ? "" : "s");
-		if (t->major_fault_ns)
-			md__printf(m, " (%.3f s in total)", ns_to_s(t->major_fault_ns));
-		md__printf(m, ": it waited for pages to be read from disk (a memory-mapped file read "
-			      "on first touch, or memory that was swapped out).\n");
-	}
-	md__more(m, k);
-	any |= k > 0;
-
-	k = select_threads(order, s->thread_count, sync_stalled, by_sync_desc);
-	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
-		const struct thread_summary *t = order[i];
-
-		md__printf(m, "- ");
-		md__thread_name(m, t);
-		md__printf(m, " spent %.3f s (%.1f%% of its %.3f s) blocked in ", ns_to_s(t->cuda_sync_ns),
-			   share_of_window(t->cuda_sync_ns, t), ns_to_s(t->end_ns - t->start_ns));
-		md__sync_fns(m, s, t);
-		md__printf(m, ": the CPU waits for the GPU. If the GPU is not busy all that time, "
-			      "synchronize less often (`torch.cuda.synchronize()`, `.item()`, `.cpu()` "
-			      "in the loop) so the CPU can queue work ahead.\n");
-	}
-	md__more(m, k);
-	if (k && py->nsync) {
-		md__printf(m, "- The Python line with the most CUDA synchronization time: ");
-		md__text(m, py->sync_sites[0].site, sizeof(py->sync_sites[0].site));
-		md__printf(m, " (%.3f s in %" PRIu64 " calls; every site is under Python stacks).\n",
-			   ns_to_s(py->sync_sites[0].time_ns), (uint64_t)py->sync_sites[0].calls);
-	}
-	any |= k > 0;
-
-	k = select_threads(order, s->thread_count, waits_for_gil, by_gil_wait_desc);
-	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
-		const struct thread_summary *t = order[i];
-
-		md__printf(m, "- ");
-		md__thread_name(m, t);
-		md__printf(m, " waited %.3f s (%.1f%% of its %.3f s) for the GIL: another thread held it. "
-			      "Move CPU-heavy Python work to processes (multiprocessing) or to code that "
-			      "releases the GIL, or raise sys.setswitchinterval() if the waiter is "
-			      "latency-critical.\n",
-			   ns_to_s(t->gil_wait_ns), share_of_window(t->gil_wait_ns, t), ns_to_s(t->end_ns - t->start_ns));
-	}
-	md__more(m, k);
-	any |= k > 0;
-
-	k = select_threads(order, s->thread_count, waits_on_waker, by_blocked_desc);
-	for (size_t i = 0; i < k && i < TOP_OBSERVATIONS; i++) {
-		const struct thread_summary *t = order[i];
-		const struct waker_summary *w = &t->top_waker;
-
-		md__printf(m, "- ");
-		md__thread_name(m, t);
-		md__printf(m, " was blocked %.3f s (%.1f%% of its %.3f s); ", ns_to_s(blocked_ns(t)),
-			   share_of_window(blocked_ns(t), t), ns_to_s(t->end_ns - t->start_ns));
-		md__waker_name(m, s, w, true);
-		md__printf(m, " woke it %" PRIu64 " of %" PRIu64 " times, ending %.3f s of that blocked time: "
-			      "it waits on ",
-			   (uint64_t)w->wakeups, (uint64_t)t->wakeups, ns_to_s(w->blocked_ns));
-		md__waker_name(m, s, w, false);
-		md__printf(m, " (a producer, a lock holder or a queue).\n");
-	}
-	md__more(m, k);
-	any |= k > 0;
-
-	any |= md__failed_calls(m, s);
-
-	for (size_t i = 0; i < s->thread_count; i++) {
-		off += s->threads[i].off_cpu_ns;
-		d_state += s->threads[i].blocked_io_ns;
-	}
-	/* below 1% the share says nothing about where the time went */
-	if (off && d_state * 100 >= off) {
-		md__printf(m, "- %.1f%% of the threads' off-CPU time (%.3f s of %.3f s) was "
-			      "uninterruptible sleep (D state): waiting for disk or network-filesystem "
-			      "I/O, or for a kernel lock.\n",
-			   100.0 * (double)d_state / (double)off, ns_to_s(d_state), ns_to_s(off));
-		any = true;
-	}
-	if (!any)
-		md__printf(m, "- Nothing stood out: no thread waited more than 10%% of its time for "
-			      "a CPU or the GIL, there were no major page faults, %sno thread was blocked most "
-			      "of its time waiting mostly on one task, and under 1%% of off-CPU time "
-			      "was uninterruptible sleep.\n",
-			   has_cuda(s) ? "no thread spent more than 20% of its time in CUDA "
-					 "synchronization, no CUDA call failed, " : "");
-	md__printf(m, "\n");
-}
-
 /* GPU activity from the CUPTI bridge: per process the calibration and the
  * join, then kernels by GPU time, copies by kind and devices. */
 static void md__gpu(struct md *m, const struct summary *s)
@@ -1738,37 +1619,66 @@ static void md__gpu(struct md *m, const struct summary *s)
 	}
 }
 
-int report__write_markdown(FILE *f, const struct recording *r, const struct summary *s)
+/* The findings, most cost first, one paragraph each; then what could not
+ * be judged and the flag that would let it be. */
+static void md__findings(struct md *m, const struct explain *ex)
 {
+	const struct findings *fs = &ex->findings;
+
+	md__printf(m, "## Findings\n\n");
+	if (!fs->n)
+		md__printf(m, "No finding: nothing cost this job a noticeable share of its time "
+			      "(the thresholds are in docs/rules.md).\n\n");
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct finding *f = &fs->v[i];
+
+		md__printf(m, "%zu. **", i + 1);
+		if (f->cost_s > 0)
+			md__printf(m, "%.3f s — ", f->cost_s);
+		md__text(m, explain__rule_title(f->rule), SIZE_MAX);
+		md__printf(m, "** (`%s`, %s). ", f->rule, finding_severity_name(f->severity));
+		md__prose(m, f->summary);
+		md__printf(m, "\n");
+		if (f->suggestion[0]) {
+			md__printf(m, "   *What to do:* ");
+			md__prose(m, f->suggestion);
+			md__printf(m, "\n");
+		}
+		md__printf(m, "\n");
+	}
+	if (fs->nnj) {
+		md__printf(m, "Not judged:\n");
+		for (size_t i = 0; i < fs->nnj; i++)
+			md__printf(m, "- `%s`: needs %s\n", fs->nj[i].rule, fs->nj[i].needs);
+		md__printf(m, "\n");
+	}
+}
+
+int report__write_markdown(FILE *f, const struct analysis *a)
+{
+	const struct recording *r = a->r;
+	const struct summary *s = a->sum;
 	const struct thread_summary **order;
 	struct md m = { .f = f };
-	struct py_report *py = NULL;
-	int e;
 
-	e = py_report__compute(r, &py);
-	if (e)
-		return e;
 	order = calloc(s->thread_count ? s->thread_count : 1, sizeof(*order));
-	if (!order) {
-		py_report__free(py);
+	if (!order)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < s->thread_count; i++)
 		order[i] = &s->threads[i];
 	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
 
 	md__header(&m, r, s);
 	md__warnings(&m, r, s);
+	md__findings(&m, a->ex);
 	md__sampling(&m, s);
 	md__threads(&m, order, s->thread_count);
 	md__cuda(&m, r, s, order);
 	md__gpu(&m, s);
 	md__gil(&m, s, order);
-	md__python_stacks(&m, s, py);
+	md__python_stacks(&m, s, a->py);
 	md__event_counts(&m, s);
-	md__observations(&m, s, order, py);
 	free(order);
-	py_report__free(py);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))
 		m.err = -EIO;
 	return m.err;

@@ -7,13 +7,12 @@
 #define INFERSCOPE_REPORT_H
 
 #include <stdio.h>
-#include "recording.h"
-#include "summary.h"
+#include "analysis.h"
 
-#define REPORT_SCHEMA_VERSION 1
+#define REPORT_SCHEMA_VERSION 2
 
 /* 0 or -errno (-EIO when the stream fails). */
-int report__write_markdown(FILE *f, const struct recording *r, const struct summary *s);
-int report__write_json(FILE *f, const struct recording *r, const struct summary *s);
+int report__write_markdown(FILE *f, const struct analysis *a);
+int report__write_json(FILE *f, const struct analysis *a);
 
 #endif

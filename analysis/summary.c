@@ -709,6 +709,7 @@ static void ctx__proc_gone(struct ctx *c, __u32 pid)
 	u64_map__free(&p->host_allocs);
 	u64_map__free(&p->vmm_handles);
 	u64_map__free(&p->kernels);
+	p->s.device_held_at_exit_bytes += p->s.device_live_bytes;
 	p->s.device_live_bytes = 0;
 	p->s.pinned_host_live_bytes = 0;
 }
@@ -1476,4 +1477,23 @@ const char *summary__cuda_fn_name(const struct summary *s, __u16 func)
 		return NULL;
 	f = bsearch(&key, s->cuda_fns, s->cuda_fn_count, sizeof(*s->cuda_fns), fn_cmp);
 	return f ? f->name : NULL;
+}
+
+const char *summary__cuda_error_name(__s32 status)
+{
+	switch (status) {
+	case 1:   return "CUDA_ERROR_INVALID_VALUE";
+	case 2:   return "CUDA_ERROR_OUT_OF_MEMORY";
+	case 3:   return "CUDA_ERROR_NOT_INITIALIZED";
+	case 4:   return "CUDA_ERROR_DEINITIALIZED";
+	case 100: return "CUDA_ERROR_NO_DEVICE";
+	case 101: return "CUDA_ERROR_INVALID_DEVICE";
+	case 201: return "CUDA_ERROR_INVALID_CONTEXT";
+	case 400: return "CUDA_ERROR_INVALID_HANDLE";
+	case 500: return "CUDA_ERROR_NOT_FOUND";
+	case 600: return "CUDA_ERROR_NOT_READY";
+	case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+	case 719: return "CUDA_ERROR_LAUNCH_FAILED";
+	default:  return NULL;
+	}
 }

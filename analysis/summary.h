@@ -147,6 +147,7 @@ struct cuda_fn_count {
 struct process_summary {
 	__u32 pid;
 	__u64 device_live_bytes, device_peak_bytes;
+	__u64 device_held_at_exit_bytes;	/* live when it exited or exec'd (summed over images) */
 	__u64 pinned_host_live_bytes, pinned_host_peak_bytes;
 	__u64 unknown_frees;		/* frees / releases of memory not allocated while recording */
 	struct cuda_fn_count *failed;	/* failed calls by function, sorted by func */
@@ -252,5 +253,9 @@ const struct process_summary *summary__process(const struct summary *s, __u32 pi
 /* Name of a function of s->cuda_fns: "cuMemAlloc_v2", or "cuda_fn_<id>" for
  * an id this version does not know. NULL when s has no such function. */
 const char *summary__cuda_fn_name(const struct summary *s, __u16 func);
+
+/* The name of a CUresult ("CUDA_ERROR_OUT_OF_MEMORY"); NULL when this
+ * version does not know it. */
+const char *summary__cuda_error_name(__s32 status);
 
 #endif

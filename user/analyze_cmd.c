@@ -4,13 +4,13 @@
 #include <string.h>
 #include "analyze_cmd.h"
 #include "recording.h"
-#include "summary.h"
+#include "analysis.h"
 #include "report.h"
 
 int analyze__run(const char *path, enum report_format fmt, const char *out_path)
 {
 	struct recording *r = NULL;
-	struct summary *s = NULL;
+	struct analysis *a = NULL;
 	bool to_stdout = !out_path || strcmp(out_path, "-") == 0;
 	FILE *out = stdout;
 	char err[512];
@@ -25,7 +25,7 @@ int analyze__run(const char *path, enum report_format fmt, const char *out_path)
 		fprintf(stderr, "inferscope-bpf: warning: %s is truncated: %s; analyzing what was recorded "
 			"before that point\n", path, r->truncation);
 	recording__sort_events(r);
-	e = summary__compute(r, &s);
+	e = analysis__run(r, &a);
 	if (e) {
 		fprintf(stderr, "inferscope-bpf: cannot analyze %s: %s\n", path, strerror(-e));
 		goto out;
@@ -38,7 +38,7 @@ int analyze__run(const char *path, enum report_format fmt, const char *out_path)
 			goto out;
 		}
 	}
-	e = fmt == REPORT_JSON ? report__write_json(out, r, s) : report__write_markdown(out, r, s);
+	e = fmt == REPORT_JSON ? report__write_json(out, a) : report__write_markdown(out, a);
 	if (!to_stdout && fclose(out) && !e)
 		e = -errno;
 	else if (to_stdout && fflush(out) && !e)
@@ -47,7 +47,7 @@ int analyze__run(const char *path, enum report_format fmt, const char *out_path)
 		fprintf(stderr, "inferscope-bpf: writing the report to %s failed: %s\n",
 			to_stdout ? "standard output" : out_path, strerror(-e));
 out:
-	summary__free(s);
+	analysis__free(a);
 	recording__free(r);
 	return e;
 }

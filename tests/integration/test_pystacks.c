@@ -294,13 +294,13 @@ static void test_cuda_call_sites(void **state)
 	per_cpu = json_integer_value(json_object_get(launch, "samples"));
 	assert_true(per_cpu <= launches / 32);
 	assert_true(per_cpu >= launches / 32 - sysconf(_SC_NPROCESSORS_CONF));
-	/* the Markdown report names the line among its observations */
+	/* the Markdown report names the line in its table of sync sites */
 	snprintf(want, sizeof(want), "py_cuda.py:%lld sync_here",
 		 (long long)json_integer_value(json_object_get(plan, "sync_line")));
 	th_expect_exit(th_run_to(md_argv, md, c->f.err), 0, c->f.err);
 	out = th_slurp(md);
 	assert_non_null(out);
-	obs = strstr(out, "The Python line with the most CUDA synchronization time: ");
+	obs = strstr(out, "Top Python call sites of CUDA synchronization time:");
 	assert_non_null(obs);
 	assert_non_null(strstr(obs, want));
 	free(out);

@@ -3,7 +3,8 @@
  * Report writers on a hand-made recording and summary: the JSON report is
  * parsed back and every field of the contract (docs/report-json.md) is
  * checked; the Markdown report is checked for what a reader must see:
- * warnings exactly when something was lost, the threads, the observations.
+ * warnings exactly when something was lost, the findings first, the tables.
+ * (The rules themselves are tested on synthetic events in test_explain.c.)
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -165,20 +166,26 @@ static void fixture__add_cuda(struct fixture *f)
 }
 
 /* Output of a writer as a NUL-terminated string (caller frees). */
-static char *render(int (*writer)(FILE *, const struct recording *, const struct summary *),
-		    const struct fixture *f)
+/* The fixture's hand-made summary, with the Python stacks and the
+ * explanation of its (event-less) recording. */
+static char *render(int (*writer)(FILE *, const struct analysis *), struct fixture *f)
 {
+	struct analysis a = { .r = &f->rec, .sum = &f->sum };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 
 	assert_non_null(m);
-	assert_int_equal(writer(m, &f->rec, &f->sum), 0);
+	assert_int_equal(py_report__compute(&f->rec, &a.py), 0);
+	assert_int_equal(explain__run(&f->rec, &f->sum, a.py, &a.ex), 0);
+	assert_int_equal(writer(m, &a), 0);
 	assert_int_equal(fclose(m), 0);
+	explain__free(a.ex);
+	py_report__free(a.py);
 	return buf;
 }
 
-static json_t *render_json(const struct fixture *f)
+static json_t *render_json(struct fixture *f)
 {
 	char *text = render(report__write_json, f);
 	json_error_t jerr;
@@ -234,9 +241,37 @@ static void test_json_contract(void **state)
 	f->sum.drops_total = 4;
 	fixture__add_cuda(f);
 	root = render_json(f);
-	assert_int_equal(json_object_size(root), 8);
+	assert_int_equal(json_object_size(root), 11);
 	assert_int(root, "schema_version", REPORT_SCHEMA_VERSION);
-	assert_int_equal(REPORT_SCHEMA_VERSION, 1);
+	assert_int_equal(REPORT_SCHEMA_VERSION, 2);
+
+	/* findings: the two failed allocations, from the summary alone */
+	t = get(root, "findings");
+	assert_int_equal(json_array_size(t), 1);
+	t = json_array_get(t, 0);
+	assert_str(t, "rule", "cuda_errors");
+	assert_str(t, "title", "CUDA calls failed");
+	assert_str(t, "severity", "critical");
+	assert_real(t, "cost_s", 0.0);
+	assert_int(t, "pid", 0);
+	assert_int(t, "tid", 0);
+	assert_true(strstr(json_string_value(get(t, "summary")), "cuMemAlloc_v2 2x") != NULL);
+	assert_true(strstr(json_string_value(get(t, "suggestion")), "ran out of memory") != NULL);
+	assert_int(get(t, "evidence"), "failed_calls", 2);
+	/* no GPU activity and no GIL events: judgements that need them */
+	t = get(root, "not_judged");
+	assert_int_equal(json_array_size(t), 3);
+	for (i = 0; i < json_array_size(t); i++) {
+		assert_true(json_is_string(get(json_array_get(t, i), "rule")));
+		assert_true(strstr(json_string_value(get(json_array_get(t, i), "needs")), "--") != NULL);
+	}
+	/* metrics: one entry per target process */
+	t = get(get(root, "metrics"), "processes");
+	assert_int_equal(json_array_size(t), 2);
+	assert_int(json_array_get(t, 1), "pid", 300);
+	assert_true(json_is_false(get(json_array_get(t, 1), "gpu_observed")));
+	assert_int(json_array_get(t, 1), "device_memory_held_at_exit_bytes", 0);
+	assert_int_equal(json_array_size(get(json_array_get(t, 1), "devices")), 0);
 
 	rec = get(root, "recording");
 	assert_real(rec, "duration_s", 1.0);
@@ -582,8 +617,7 @@ static void test_markdown_clean(void **state)
 	snprintf(row, sizeof(row), "| %s | 120 |", isr_event_name(ISR_EV_SCHED_SWITCH));
 	assert_non_null(strstr(md, row));
 	assert_non_null(strstr(md, "| **total** | 150 |"));
-	assert_non_null(strstr(md, "Nothing stood out"));
-	assert_null(strstr(md, "for a CPU: the machine is oversubscribed"));
+	assert_non_null(strstr(md, "## Findings\n\nNo finding"));
 	assert_null(strstr(md, "CUDA"));
 	free(md);
 	free(f);
@@ -620,23 +654,19 @@ static void test_markdown_cuda(void **state)
 	assert_null(strstr(md, "| cuda_call |"));
 	assert_null(strstr(md, "types unknown"));
 	assert_non_null(strstr(md, "| **total** | 1353 |"));
-	/* observations */
-	assert_non_null(strstr(md, "- Thread python3 (pid 300, tid 300) spent 0.400 s (40.0% of its 1.000 s) "
-				   "blocked in cuCtxSynchronize_v2: the CPU waits for the GPU."));
-	assert_non_null(strstr(md, "- 2 CUDA calls failed: cuMemAlloc_v2 2x (last error 2 CUDA_ERROR_OUT_OF_MEMORY)"));
+	/* findings first: the failed calls */
+	assert_non_null(strstr(md, "1. **CUDA calls failed** (`cuda_errors`, critical). 2 CUDA calls failed: "
+				   "cuMemAlloc_v2 2x (last error 2 CUDA_ERROR_OUT_OF_MEMORY)."));
 	assert_non_null(strstr(md, "the GPU ran out of memory"));
-	assert_null(strstr(md, "Nothing stood out"));
+	assert_true(strstr(md, "## Findings") < strstr(md, "## Threads"));
 	free(md);
 
-	/* 20% exactly is not a stall; no failures: nothing to observe */
-	f->threads[1].cuda_sync_ns = 200 * MS;
+	/* no failures: no finding */
 	f->fns[2].failed = 0;
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, "## CUDA"));
-	assert_null(strstr(md, "the CPU waits for the GPU"));
 	assert_null(strstr(md, "CUDA calls failed"));
-	assert_non_null(strstr(md, "Nothing stood out"));
-	assert_non_null(strstr(md, "no thread spent more than 20% of its time in CUDA synchronization"));
+	assert_non_null(strstr(md, "No finding"));
 	free(md);
 
 	/* dropped CUDA events are a warning with their remedy */
@@ -693,30 +723,6 @@ static void test_markdown_truncated_and_drops(void **state)
 	free(f);
 }
 
-static void test_markdown_observations(void **state)
-{
-	struct fixture *f = fixture__new();
-	char *md;
-
-	(void)state;
-	/* 200 ms of 1 s waiting for a CPU: reported; 100 ms exactly: not (> 10%) */
-	f->threads[0].runqueue_wait_ns = 200 * MS;
-	f->threads[1].runqueue_wait_ns = 100 * MS;
-	f->threads[2].major_faults = 3;
-	f->threads[2].major_fault_ns = 250 * MS;
-	f->threads[0].blocked_io_ns = 400 * MS;
-	md = render(report__write_markdown, f);
-	assert_non_null(strstr(md, "Thread loader (pid 100, tid 101) waited 0.200 s (20.0% of its 1.000 s) "
-				   "for a CPU: the machine is oversubscribed or the thread's CPU set is too narrow."));
-	assert_null(strstr(md, "tid 300) waited"));
-	assert_non_null(strstr(md, "Thread pt_main_thread (pid 300, tid 302) took 3 major page faults (0.250 s in total)"));
-	/* off-CPU: 900 + 300 + 500 ms; D state 400 ms */
-	assert_non_null(strstr(md, "23.5% of the threads' off-CPU time (0.400 s of 1.700 s) was uninterruptible sleep"));
-	assert_null(strstr(md, "Nothing stood out"));
-	free(md);
-	free(f);
-}
-
 /* Top 30 threads by on-CPU time, then a count of the rest; names that
  * would break a table are escaped. */
 static void test_markdown_many_threads(void **state)
@@ -745,21 +751,26 @@ static void test_markdown_many_threads(void **state)
 static void test_write_errors(void **state)
 {
 	struct fixture *f = fixture__new();
+	struct analysis a = { .r = &f->rec, .sum = &f->sum };
 	FILE *full = fopen("/dev/full", "w");
 
 	(void)state;
 	if (!full)
 		skip();
-	assert_int_equal(report__write_json(full, &f->rec, &f->sum), -EIO);
+	assert_int_equal(py_report__compute(&f->rec, &a.py), 0);
+	assert_int_equal(explain__run(&f->rec, &f->sum, a.py, &a.ex), 0);
+	assert_int_equal(report__write_json(full, &a), -EIO);
 	clearerr(full);
-	assert_int_equal(report__write_markdown(full, &f->rec, &f->sum), -EIO);
+	assert_int_equal(report__write_markdown(full, &a), -EIO);
 	fclose(full);
+	explain__free(a.ex);
+	py_report__free(a.py);
 	free(f);
 }
 
 /* GIL in the fixture: python3 (300/300) waited 150 ms of its 1 s for the
- * GIL; pt_main_thread (window 0.8 s) waited exactly 10% (80 ms), which is
- * not above the threshold; loader made no GIL calls. */
+ * GIL; pt_main_thread (window 0.8 s) waited 80 ms; loader made no GIL
+ * calls. */
 static void fixture__add_gil(struct fixture *f)
 {
 	f->sum.event_counts[ISR_EV_GIL] = 78;
@@ -837,25 +848,12 @@ static void test_markdown_gil(void **state)
 	assert_non_null(strstr(md, "| PyEval_RestoreThread | 40 |\n"));
 	assert_non_null(strstr(md, "| PyEval_SaveThread | 38 |\n"));
 	assert_null(strstr(md, "types unknown to this version"));
-	/* 15% of its window: observed; exactly 10%: not */
-	assert_non_null(strstr(md, "Thread python3 (pid 300, tid 300) waited 0.150 s (15.0% of its 1.000 s) "
-				   "for the GIL: another thread held it."));
-	assert_null(strstr(md, "tid 302) waited"));
-	assert_null(strstr(md, "Nothing stood out"));
-	free(md);
-
-	/* just above 10% of the 0.8 s window: observed too */
-	f->threads[2].gil_wait_ns = 80 * MS + 1;
-	md = render(report__write_markdown, f);
-	assert_non_null(strstr(md, "Thread pt_main_thread (pid 300, tid 302) waited 0.080 s (10.0% of its 0.800 s) "
-				   "for the GIL"));
 	free(md);
 
 	/* a thread seen only releasing the GIL held it: listed with no acquisitions */
 	f->threads[0].gil_hold_ns = 40 * MS;
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0.040 | 0 |\n"));
-	assert_null(strstr(md, "tid 101) waited"));
 	free(md);
 	free(f);
 }
@@ -899,51 +897,6 @@ static void test_json_top_waker(void **state)
 	free(f);
 }
 
-static void test_markdown_waker(void **state)
-{
-	struct fixture *f = fixture__new();
-	char *md;
-
-	(void)state;
-	plant_waker(f, 100, 101, 127);
-	md = render(report__write_markdown, f);
-	assert_non_null(strstr(md, "- Thread pt_main_thread (pid 300, tid 302) was blocked 0.500 s (62.5% of its "
-				   "0.800 s); loader (tid 101) woke it 127 of 128 times, ending 0.400 s of that "
-				   "blocked time: it waits on loader (a producer, a lock holder or a queue).\n"));
-	assert_null(strstr(md, "Nothing stood out"));
-	free(md);
-
-	/* half of the wakeups is enough; an untraced waker by its ids */
-	plant_waker(f, 999, 1000, 64);
-	md = render(report__write_markdown, f);
-	assert_non_null(strstr(md, "; pid 999 tid 1000 woke it 64 of 128 times, ending 0.400 s of that blocked "
-				   "time: it waits on pid 999 tid 1000 (a producer"));
-	free(md);
-
-	/* under half of the wakeups from one task */
-	plant_waker(f, 100, 101, 63);
-	md = render(report__write_markdown, f);
-	assert_null(strstr(md, "it waits on"));
-	assert_non_null(strstr(md, "Nothing stood out"));
-	free(md);
-
-	/* fewer than 10 wakeups */
-	plant_waker(f, 100, 101, 9);
-	f->threads[2].wakeups = 9;
-	md = render(report__write_markdown, f);
-	assert_null(strstr(md, "it waits on"));
-	free(md);
-
-	/* blocked exactly half of its window */
-	plant_waker(f, 100, 101, 127);
-	f->threads[2].off_cpu_ns = 400 * MS;
-	f->threads[2].on_cpu_ns = 400 * MS;
-	md = render(report__write_markdown, f);
-	assert_null(strstr(md, "it waits on"));
-	free(md);
-	free(f);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -955,13 +908,11 @@ int main(void)
 		cmocka_unit_test(test_markdown_clean),
 		cmocka_unit_test(test_markdown_cuda),
 		cmocka_unit_test(test_markdown_truncated_and_drops),
-		cmocka_unit_test(test_markdown_observations),
 		cmocka_unit_test(test_markdown_many_threads),
 		cmocka_unit_test(test_json_gil),
 		cmocka_unit_test(test_markdown_gil),
 		cmocka_unit_test(test_write_errors),
 		cmocka_unit_test(test_json_top_waker),
-		cmocka_unit_test(test_markdown_waker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

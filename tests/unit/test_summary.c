@@ -18,181 +18,9 @@
 #define MS 1000000ULL
 #define T0 (1000 * MS)	/* recording start (monotonic) */
 
-/* A recording under construction: events are appended in any order and
- * sorted by time (stably) when the recording is made. */
-struct synth {
-	struct recording rec;
-	unsigned char *data;
-	size_t len, cap;
-	size_t *offs;
-	size_t count, offs_cap;
-};
+#include "synth.h"
 
-static struct synth *synth__new(__u64 start, __u64 end)
-{
-	struct synth *b = calloc(1, sizeof(*b));
-
-	assert_non_null(b);
-	b->rec.host.start_mono_ns = start;
-	b->rec.end_mono_ns = end;
-	b->rec.complete = true;
-	return b;
-}
-
-static void *synth__event(struct synth *b, __u16 type, size_t size, __u64 ts, __u32 pid, __u32 tid)
-{
-	struct isr_ev_hdr *h;
-
-	if (b->len + size > b->cap) {
-		b->cap = (b->len + size) * 2;
-		b->data = realloc(b->data, b->cap);
-		assert_non_null(b->data);
-	}
-	if (b->count == b->offs_cap) {
-		b->offs_cap = b->offs_cap ? b->offs_cap * 2 : 64;
-		b->offs = realloc(b->offs, b->offs_cap * sizeof(*b->offs));
-		assert_non_null(b->offs);
-	}
-	b->offs[b->count++] = b->len;
-	h = (struct isr_ev_hdr *)(b->data + b->len);
-	memset(h, 0, size);
-	h->type = type;
-	h->size = (__u16)size;
-	h->ts_ns = ts;
-	h->pid = pid;
-	h->tid = tid;
-	b->len += size;
-	return h;
-}
-
-static void ev_switch(struct synth *b, __u64 ts, __u32 ppid, __u32 ptid, __u32 npid, __u32 ntid,
-		      __u32 prev_state, __u32 flags)
-{
-	struct isr_ev_sched_switch *e = synth__event(b, ISR_EV_SCHED_SWITCH, sizeof(*e), ts, ppid, ptid);
-
-	e->next_pid = npid;
-	e->next_tid = ntid;
-	e->prev_state = prev_state;
-	e->flags = flags;
-}
-
-static void ev_wakeup(struct synth *b, __u64 ts, __u32 pid, __u32 tid, bool new_task)
-{
-	synth__event(b, new_task ? ISR_EV_SCHED_WAKEUP_NEW : ISR_EV_SCHED_WAKEUP,
-		     sizeof(struct isr_ev_sched_wakeup), ts, pid, tid);
-}
-
-static void ev_wakeup_by(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 waker_pid, __u32 waker_tid)
-{
-	struct isr_ev_sched_wakeup *e = synth__event(b, ISR_EV_SCHED_WAKEUP, sizeof(*e), ts, pid, tid);
-
-	e->waker_pid = waker_pid;
-	e->waker_tid = waker_tid;
-}
-
-static void ev_fork(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 cpid, __u32 ctid, __u32 flags,
-		    const char *comm)
-{
-	struct isr_ev_proc_fork *e = synth__event(b, ISR_EV_PROC_FORK, sizeof(*e), ts, pid, tid);
-
-	e->child_pid = cpid;
-	e->child_tid = ctid;
-	e->flags = flags;
-	strncpy(e->child_comm, comm, sizeof(e->child_comm) - 1);
-}
-
-static void ev_exec(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 old_tid, const char *comm)
-{
-	struct isr_ev_proc_exec *e = synth__event(b, ISR_EV_PROC_EXEC, sizeof(*e), ts, pid, tid);
-
-	e->old_tid = old_tid;
-	strncpy(e->comm, comm, sizeof(e->comm) - 1);
-}
-
-static void ev_exit(struct synth *b, __u64 ts, __u32 pid, __u32 tid, const char *comm)
-{
-	struct isr_ev_proc_exit *e = synth__event(b, ISR_EV_PROC_EXIT, sizeof(*e), ts, pid, tid);
-
-	strncpy(e->comm, comm, sizeof(e->comm) - 1);
-}
-
-static void ev_rename(struct synth *b, __u64 ts, __u32 pid, __u32 tid, const char *comm)
-{
-	struct isr_ev_task_rename *e = synth__event(b, ISR_EV_TASK_RENAME, sizeof(*e), ts, pid, tid);
-
-	strncpy(e->comm, comm, sizeof(e->comm) - 1);
-}
-
-static void ev_fault(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u64 duration, __u32 flags)
-{
-	struct isr_ev_page_fault *e = synth__event(b, ISR_EV_PAGE_FAULT, sizeof(*e), ts, pid, tid);
-
-	e->duration_ns = duration;
-	e->flags = flags;
-}
-
-/* A target process listed at the start, with its threads (tid, comm). */
-static void synth__process(struct synth *b, __u32 pid, const char *comm, size_t n, const __u32 *tids,
-			   const char *const *comms)
-{
-	struct rec_process *p;
-
-	b->rec.processes = realloc(b->rec.processes, (b->rec.process_count + 1) * sizeof(*p));
-	assert_non_null(b->rec.processes);
-	p = &b->rec.processes[b->rec.process_count++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->origin = ISR_ORIGIN_ATTACHED;
-	p->comm = strdup(comm);
-	p->threads = calloc(n ? n : 1, sizeof(*p->threads));
-	assert_non_null(p->threads);
-	p->thread_count = n;
-	for (size_t i = 0; i < n; i++) {
-		p->threads[i].tid = tids[i];
-		strncpy(p->threads[i].comm, comms[i], sizeof(p->threads[i].comm) - 1);
-	}
-}
-
-static struct synth *sort_target;
-
-static int off_cmp(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	const struct isr_ev_hdr *hx = (const void *)(sort_target->data + x);
-	const struct isr_ev_hdr *hy = (const void *)(sort_target->data + y);
-
-	if (hx->ts_ns != hy->ts_ns)
-		return hx->ts_ns < hy->ts_ns ? -1 : 1;
-	return x < y ? -1 : x > y;	/* stable: append order */
-}
-
-static const struct recording *synth__recording(struct synth *b)
-{
-	sort_target = b;
-	if (b->count)
-		qsort(b->offs, b->count, sizeof(*b->offs), off_cmp);
-	b->rec.events = calloc(b->count ? b->count : 1, sizeof(*b->rec.events));
-	assert_non_null(b->rec.events);
-	for (size_t i = 0; i < b->count; i++)
-		b->rec.events[i] = (const void *)(b->data + b->offs[i]);
-	b->rec.event_count = b->count;
-	b->rec.event_data = b->data;
-	b->rec.event_data_len = b->len;
-	return &b->rec;
-}
-
-static void synth__free(struct synth *b)
-{
-	for (size_t i = 0; i < b->rec.process_count; i++) {
-		free(b->rec.processes[i].comm);
-		free(b->rec.processes[i].threads);
-	}
-	free(b->rec.processes);
-	free(b->rec.events);
-	free(b->data);
-	free(b->offs);
-	free(b);
-}
+#define US SYNTH_US
 
 /* Holds for every thread of every summary: the window is split exactly
  * into on- and off-CPU time, and the parts of off-CPU nest. */
@@ -708,51 +536,6 @@ static void test_many_threads(void **state)
 
 /* ---- CUDA ---------------------------------------------------------------------- */
 
-#define MIB (1024ULL * 1024)
-
-/* A call whose return was probed (status and duration known). */
-static struct isr_ev_cuda_call *ev_call(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u16 func,
-					__s32 status, __u64 duration)
-{
-	struct isr_ev_cuda_call *e = synth__event(b, ISR_EV_CUDA_CALL, sizeof(*e), ts, pid, tid);
-
-	e->func = func;
-	e->flags = ISR_CUDA_RETURNED;
-	e->status = status;
-	e->duration_ns = duration;
-	return e;
-}
-
-/* An entry-only launch of handle f. */
-static void ev_launch(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u16 func, __u64 f)
-{
-	struct isr_ev_cuda_call *e = synth__event(b, ISR_EV_CUDA_CALL, sizeof(*e), ts, pid, tid);
-
-	e->func = func;
-	e->flags = ISR_CUDA_ASYNC;
-	e->args[0] = f;
-}
-
-/* ALLOC and FREE families: address, bytes, kind from the function table. */
-static void ev_mem(struct synth *b, __u64 ts, __u32 pid, __u16 func, __s32 status, __u64 addr, __u64 bytes)
-{
-	struct isr_ev_cuda_call *e = ev_call(b, ts, pid, pid, func, status, 1000);
-
-	e->args[0] = addr;
-	e->args[1] = bytes;
-	e->args[3] = isr_cuda_fn(func)->aux;
-}
-
-static void ev_name(struct synth *b, __u64 ts, __u32 pid, __u16 func, __u64 handle, __u64 owner,
-		    const char *name)
-{
-	struct isr_ev_cuda_name *e = synth__event(b, ISR_EV_CUDA_NAME, sizeof(*e), ts, pid, pid);
-
-	e->func = func;
-	e->handle = handle;
-	e->owner = owner;
-	strncpy(e->name, name, sizeof(e->name));
-}
 
 static const struct cuda_fn_summary *find_fn(const struct summary *s, const char *name)
 {
@@ -1039,14 +822,6 @@ static void test_cuda_kernels(void **state)
 	assert_int_equal(find(s, 100)->cuda_launches, 16);
 	summary__free(s);
 	synth__free(b);
-}
-
-static void ev_gil(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 kind, __u64 wait_ns)
-{
-	struct isr_ev_gil *e = synth__event(b, ISR_EV_GIL, sizeof(*e), ts, pid, tid);
-
-	e->kind = kind;
-	e->wait_ns = wait_ns;
 }
 
 /* GIL wait is RestoreThread's entry to return; hold runs from that return
@@ -1440,50 +1215,6 @@ static void test_budget_not_sampled(void **state)
 
 /* ---- GPU activity (CUPTI bridge) ------------------------------------------------ */
 
-#define US 1000ULL
-#define GPU_AHEAD (5000 * MS)	/* the GPU clock is 5 s ahead of CLOCK_MONOTONIC */
-
-static void ev_gpu_clock(struct synth *b, __u64 mono, __u32 pid)
-{
-	struct isr_ev_gpu_clock *e = synth__event(b, ISR_EV_GPU_CLOCK, sizeof(*e), mono, pid, pid);
-
-	e->gpu_ns = mono + GPU_AHEAD;
-	e->mono_before_ns = mono - 500;
-	e->mono_after_ns = mono + 500;
-}
-
-static void ev_gpu_name(struct synth *b, __u64 ts, __u32 pid, __u32 id, const char *name)
-{
-	struct isr_ev_gpu_name *e = synth__event(b, ISR_EV_GPU_NAME, sizeof(*e), ts, pid, pid);
-
-	e->id = id;
-	strncpy(e->name, name, sizeof(e->name) - 1);
-}
-
-/* A launch at mono time ts on tid: its uprobe event, CUPTI's API record
- * (2 us later, in the GPU clock) and the kernel, starting start_delay
- * after the launch (negative: a planted causality violation). */
-static void gpu_launch(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 corr, long long start_delay,
-		       __u64 dur, __u32 name_id)
-{
-	struct isr_ev_gpu_api *a;
-	struct isr_ev_gpu_kernel *k;
-
-	ev_launch(b, ts, pid, tid, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
-	a = synth__event(b, ISR_EV_GPU_API, sizeof(*a), ts + 900 * MS, pid, pid);
-	a->start_ns = ts + 2 * US + GPU_AHEAD;
-	a->end_ns = ts + 4 * US + GPU_AHEAD;
-	a->correlation_id = corr;
-	a->cbid = 307;
-	a->thread_id = tid;
-	a->api = ISR_GPU_API_DRIVER;
-	k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), ts + 900 * MS, pid, pid);
-	k->start_ns = (__u64)((long long)(ts + GPU_AHEAD) + start_delay);
-	k->end_ns = k->start_ns + dur;
-	k->correlation_id = corr;
-	k->name_id = name_id;
-	k->stream_id = 7;
-}
 
 /* 10 kernels 10 ms apart, 1 ms (A) or 2 ms (B) each, joined to their
  * launches; the last starts 50 us before its launch: one violation. Two

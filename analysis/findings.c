@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "findings.h"
+
+const char *finding_severity_name(enum finding_severity s)
+{
+	switch (s) {
+	case SEV_CRITICAL:
+		return "critical";
+	case SEV_WARNING:
+		return "warning";
+	default:
+		return "info";
+	}
+}
+
+struct finding *findings__add(struct findings *fs, const char *rule, enum finding_severity sev, double cost_s,
+			      __u32 pid, __u32 tid)
+{
+	struct finding *f;
+
+	if (fs->n == fs->cap) {
+		size_t cap = fs->cap ? 2 * fs->cap : 8;
+		struct finding *v = reallocarray(fs->v, cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		fs->v = v;
+		fs->cap = cap;
+	}
+	f = &fs->v[fs->n];
+	memset(f, 0, sizeof(*f));
+	f->rule = rule;
+	f->severity = sev;
+	f->cost_s = cost_s;
+	f->pid = pid;
+	f->tid = tid;
+	f->summary = strdup("");
+	f->suggestion = strdup("");
+	f->evidence = json_object();
+	if (!f->summary || !f->suggestion || !f->evidence) {
+		free(f->summary);
+		free(f->suggestion);
+		json_decref(f->evidence);
+		return NULL;
+	}
+	fs->n++;
+	return f;
+}
+
+static int append(char **s, const char *fmt, va_list ap)
+{
+	size_t old = strlen(*s);
+	va_list aq;
+	int n;
+	char *ns;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		return -EINVAL;
+	ns = realloc(*s, old + (size_t)n + 1);
+	if (!ns)
+		return -ENOMEM;
+	vsnprintf(ns + old, (size_t)n + 1, fmt, ap);
+	*s = ns;
+	return 0;
+}
+
+int finding__say(struct finding *f, const char *fmt, ...)
+{
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = append(&f->summary, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int finding__suggest(struct finding *f, const char *fmt, ...)
+{
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = append(&f->suggestion, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int findings__not_judged(struct findings *fs, const char *rule, const char *needs)
+{
+	for (size_t i = 0; i < fs->nnj; i++)
+		if (strcmp(fs->nj[i].rule, rule) == 0)
+			return 0;
+	if (fs->nnj == fs->njcap) {
+		size_t cap = fs->njcap ? 2 * fs->njcap : 8;
+		struct not_judged *v = reallocarray(fs->nj, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		fs->nj = v;
+		fs->njcap = cap;
+	}
+	fs->nj[fs->nnj].rule = rule;
+	fs->nj[fs->nnj].needs = needs;
+	fs->nnj++;
+	return 0;
+}
+
+static int finding_cmp(const void *a, const void *b)
+{
+	const struct finding *x = a, *y = b;
+
+	if (x->cost_s != y->cost_s)
+		return x->cost_s > y->cost_s ? -1 : 1;
+	if (x->severity != y->severity)
+		return x->severity > y->severity ? -1 : 1;
+	return strcmp(x->rule, y->rule);
+}
+
+void findings__rank(struct findings *fs)
+{
+	if (fs->n > 1)
+		qsort(fs->v, fs->n, sizeof(*fs->v), finding_cmp);
+}
+
+void findings__free(struct findings *fs)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		free(fs->v[i].summary);
+		free(fs->v[i].suggestion);
+		json_decref(fs->v[i].evidence);
+	}
+	free(fs->v);
+	free(fs->nj);
+	memset(fs, 0, sizeof(*fs));
+}
+
+void ev_set(json_t *obj, const char *key, json_t *val)
+{
+	if (val)
+		json_object_set_new(obj, key, val);
+}
+
+json_t *ev_seconds(__u64 ns)
+{
+	return json_real((double)ns / 1e9);
+}
+
+json_t *ev_u64(__u64 v)
+{
+	return json_integer((json_int_t)v);
+}

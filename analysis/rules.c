@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What the rules share: claims, names, the causes of a launching thread.
+ * The registry itself is in rules_registry.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
+{
+	if (rule_claimed(c, pid, tid, cause))
+		return 0;
+	if (c->nclaims == c->claims_cap) {
+		size_t cap = c->claims_cap ? 2 * c->claims_cap : 16;
+		struct rule_claim *n = reallocarray(c->claims, cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->claims = n;
+		c->claims_cap = cap;
+	}
+	c->claims[c->nclaims++] = (struct rule_claim){ .pid = pid, .tid = tid, .cause = cause };
+	return 0;
+}
+
+bool rule_claimed(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
+{
+	for (size_t i = 0; i < c->nclaims; i++)
+		if (c->claims[i].pid == pid && c->claims[i].cause == cause && (!c->claims[i].tid || c->claims[i].tid == tid))
+			return true;
+	return false;
+}
+
+bool rule_claimed_any(const struct rule_ctx *c, __u32 pid, enum cause cause)
+{
+	for (size_t i = 0; i < c->nclaims; i++)
+		if (c->claims[i].pid == pid && c->claims[i].cause == cause)
+			return true;
+	return false;
+}
+
+static const char *process_comm(const struct recording *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->process_count; i++)
+		if (r->processes[i].pid == pid && r->processes[i].comm)
+			return r->processes[i].comm;
+	return NULL;
+}
+
+/* Names are quoted in `code spans`: no backtick may end one early. */
+static void unquote(char *s)
+{
+	for (; *s; s++)
+		if (*s == '`')
+			*s = '\'';
+}
+
+void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len)
+{
+	const struct tl_thread *t = NULL;
+	const char *comm = NULL;
+	char name[64];
+
+	for (size_t i = 0; i < timeline__thread_count(c->tl); i++) {
+		const struct tl_thread *x = timeline__thread_at(c->tl, i);
+
+		if (x->tid == tid && x->pid == pid)
+			t = x;
+	}
+	if (t)
+		comm = t->comm[0] ? t->comm : process_comm(c->r, pid);
+	snprintf(name, sizeof(name), "%s", comm ? comm : "");
+	unquote(name);
+	if (t && name[0])
+		snprintf(buf, len, "thread %u `%s`", tid, name);
+	else if (t)
+		snprintf(buf, len, "thread %u", tid);
+	else if (!tid)
+		snprintf(buf, len, "an unknown task");
+	else if (pid == tid)
+		snprintf(buf, len, "pid %u (not traced)", pid);
+	else
+		snprintf(buf, len, "thread %u of pid %u (not traced)", tid, pid);
+}
+
+bool rule_stack_site(const struct rule_ctx *c, __u32 stack_id, char *buf, size_t len)
+{
+	if (!c->py || !py_report__site(c->py, stack_id, buf, len))
+		return false;
+	unquote(buf);
+	return true;
+}
+
+void rule_thread_causes(const struct rule_ctx *c, const struct attr_thread *t, __u64 out[CAUSE_MAX])
+{
+	double py;
+
+	if (attribution__gpu_observed(c->attr, t->pid)) {
+		memcpy(out, t->idle_ns, sizeof(t->idle_ns));
+		return;
+	}
+	memset(out, 0, sizeof(__u64) * CAUSE_MAX);
+	out[CAUSE_GIL] = t->window.ns[TL_GIL];
+	out[CAUSE_SYNC] = t->window.ns[TL_SYNC];
+	out[CAUSE_CUDA_MEM] = t->window.ns[TL_CUDA_MEM];
+	out[CAUSE_CUDA] = t->window.ns[TL_CUDA];
+	out[CAUSE_FAULT] = t->window.ns[TL_FAULT];
+	out[CAUSE_RECLAIM] = t->window.ns[TL_RECLAIM];
+	out[CAUSE_RUNQUEUE] = t->window.ns[TL_RUNQUEUE];
+	out[CAUSE_IO] = t->window.ns[TL_IO];
+	out[CAUSE_BLOCKED] = t->window.ns[TL_BLOCKED];
+	out[CAUSE_UNKNOWN] = t->window.ns[TL_UNKNOWN];
+	py = t->samples ? (double)t->python_samples / (double)t->samples : 0;
+	out[CAUSE_PYTHON] = (__u64)(py * (double)t->window.ns[TL_RUNNING]);
+	out[CAUSE_NATIVE] = t->window.ns[TL_RUNNING] - out[CAUSE_PYTHON];
+}
+
+__u64 rule_thread_base(const struct rule_ctx *c, const struct attr_thread *t)
+{
+	__u64 best = 0;
+
+	if (!attribution__gpu_observed(c->attr, t->pid))
+		return tl_acc__total(&t->window);
+	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
+		const struct attr_device *d = attribution__device_at(c->attr, i);
+
+		if (d->pid == t->pid && d->observed_ns > best)
+			best = d->observed_ns;
+	}
+	return best;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Bottleneck rules. Each has a stable id (docs/rules.md describes every one:
+ * what it finds, its threshold, its evidence, how its cost is counted), may
+ * watch the pass through a timeline observer, and at the end turns what it
+ * saw (and the attribution) into findings.
+ *
+ * No second of a launching thread is counted by two findings: every rule
+ * that takes its cost from the attribution claims the causes it counted
+ * (rule_claim), and the rules that run last (gpu_idle, host_bound) count
+ * only what no finding claimed.
+ */
+#ifndef INFERSCOPE_RULES_H
+#define INFERSCOPE_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "recording.h"
+#include "pass.h"
+#include "timeline.h"
+#include "attribution.h"
+#include "findings.h"
+#include "pystacks.h"
+#include "summary.h"
+
+struct rule_ctx {
+	const struct recording *r;
+	const struct pass *pass;
+	struct timeline *tl;
+	const struct attribution *attr;	/* complete when finish runs */
+	const struct py_report *py;	/* Python stacks and sites */
+	const struct summary *sum;	/* per process CUDA memory, kernels, GPU figures */
+	struct findings *out;
+	__u64 start, end;		/* the recording's window */
+	/* causes claimed by a finding, per process */
+	struct rule_claim { __u32 pid, tid; enum cause cause; } *claims;
+	size_t nclaims, claims_cap;
+};
+
+struct rule {
+	const char *id;
+	const char *title;		/* what a reader sees as the finding's heading */
+	/* Optional: state for the pass, with the observer it wants (obs->ctx
+	 * is set to the state by the caller). NULL + errno on error. */
+	void *(*start)(struct rule_ctx *c, struct tl_observer *obs);
+	/* Adds the rule's findings and not-judged notes. 0 or -errno. */
+	int (*finish)(void *state, struct rule_ctx *c);
+	void (*free)(void *state);
+};
+
+/* Every rule, in the order they finish. */
+extern const struct rule *const rules_all[];
+extern const size_t rules_count;
+
+/* Claims cause for thread (pid, tid): no later rule counts it. tid 0: every
+ * thread of pid. 0 or -ENOMEM. */
+int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause);
+bool rule_claimed(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause);
+/* Whether any thread of pid had cause claimed. */
+bool rule_claimed_any(const struct rule_ctx *c, __u32 pid, enum cause cause);
+
+/* "thread 4242 `python3`" for a target thread, "pid 900 (not traced)"
+ * otherwise, into buf. */
+void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len);
+/* The "file:line function" of a Python stack (the user's own innermost
+ * frame); false when it has none. */
+bool rule_stack_site(const struct rule_ctx *c, __u32 stack_id, char *buf, size_t len);
+
+/* The launching threads' time counted by the rules: their idle-gap time
+ * when pid's GPU activity was recorded, else their whole window, by cause. */
+void rule_thread_causes(const struct rule_ctx *c, const struct attr_thread *t, __u64 out[CAUSE_MAX]);
+/* The time those figures are a share of: the observed time of the
+ * process's busiest device, or the thread's window. */
+__u64 rule_thread_base(const struct rule_ctx *c, const struct attr_thread *t);
+
+#endif

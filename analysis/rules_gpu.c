@@ -1,0 +1,920 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Rules about the GPU waiting for the host: synchronizations that drain it,
+ * launches that cost more than the kernels, copies from pageable memory,
+ * and the idle time no other finding explains (gpu_idle, or host_bound when
+ * the GPU's activity was not recorded).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define MIN_SHARE		0.05
+#define MIN_COST_NS		20000000ull
+#define IDLE_SHARE		0.10	/* gpu_idle: idle fraction of the observed time */
+#define HOST_BOUND_SYNC_SHARE	0.10	/* host_bound: at most this much of its time waiting for the GPU */
+#define HOST_BOUND_MIN_LAUNCHES	10
+#define PAGEABLE_MIN_COPIES	10
+
+#define CUPTI_MEMCPY_HTOD	1
+#define CUPTI_MEMCPY_DTOH	2
+#define CUPTI_MEMORY_PAGEABLE	1
+
+static double secs(__u64 ns)
+{
+	return (double)ns / 1e9;
+}
+
+static double pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static enum finding_severity severity_of(__u64 cost, __u64 base)
+{
+	return base && cost * 4 >= base ? SEV_CRITICAL : SEV_WARNING;
+}
+
+static bool any_gpu(const struct rule_ctx *c)
+{
+	for (size_t i = 0; i < c->r->process_count; i++)
+		if (pass__fit(c->pass, c->r->processes[i].pid))
+			return true;
+	return attribution__device_count(c->attr) > 0;
+}
+
+/* The Python sites of the synchronization time, as evidence and prose. */
+static int sync_sites(const struct rule_ctx *c, struct finding *f)
+{
+	json_t *arr;
+	int err = 0;
+
+	if (!c->py || !c->py->nsync)
+		return 0;
+	arr = json_array();
+	if (!arr)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->py->nsync && i < 3; i++) {
+		json_t *o = json_object();
+
+		ev_set(o, "site", json_string(c->py->sync_sites[i].site));
+		ev_set(o, "calls", ev_u64(c->py->sync_sites[i].calls));
+		ev_set(o, "seconds", ev_seconds(c->py->sync_sites[i].time_ns));
+		json_array_append_new(arr, o);
+	}
+	ev_set(f->evidence, "python_sites", arr);
+	err |= finding__say(f, " The synchronizations are called at `%s` (%llu calls, %.3f s blocked)",
+			    c->py->sync_sites[0].site, (unsigned long long)c->py->sync_sites[0].calls,
+			    secs(c->py->sync_sites[0].time_ns));
+	if (c->py->nsync > 1)
+		err |= finding__say(f, " and %zu other line%s", c->py->nsync - 1, c->py->nsync > 2 ? "s" : "");
+	err |= finding__say(f, ".");
+	return err ? -ENOMEM : 0;
+}
+
+/* --- sync_stall ------------------------------------------------------------------ */
+
+/* Without GPU activity: after a synchronization returns, the GPU has
+ * nothing queued until the process launches again — time it is certainly
+ * idle. Per syncing thread: that time, and the time it was blocked. */
+struct drain {
+	__u32 pid, tid;
+	__u64 syncs, drains, drain_ns;
+};
+
+struct sync_state {
+	struct drain *v;
+	size_t n, cap;
+	struct pending {
+		__u32 pid, tid;
+		__u64 ret;
+	} *p;
+	size_t np, pcap;
+	int err;
+};
+
+static bool draining_sync(const struct isr_cuda_fn *fn)
+{
+	return fn && (fn->family == ISR_CUDA_FAM_SYNC || fn->family == ISR_CUDA_FAM_COPY_SYNC) &&
+	       !(fn->flags & ISR_CUDA_ASYNC) && !strstr(fn->symbol, "Query");
+}
+
+static struct drain *drain_get(struct sync_state *s, __u32 pid, __u32 tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == pid && s->v[i].tid == tid)
+			return &s->v[i];
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		struct drain *n = reallocarray(s->v, cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->v = n;
+		s->cap = cap;
+	}
+	s->v[s->n] = (struct drain){ .pid = pid, .tid = tid };
+	return &s->v[s->n++];
+}
+
+static void sync_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
+{
+	struct sync_state *s = ctx;
+	const struct isr_ev_cuda_call *call = (const void *)e->h;
+	const struct isr_cuda_fn *fn;
+
+	if (s->err || !th || e->h->type != ISR_EV_CUDA_CALL)
+		return;
+	fn = isr_cuda_fn(call->func);
+	if (!fn)
+		return;
+	if (draining_sync(fn) && (call->flags & ISR_CUDA_RETURNED)) {
+		struct pending *p = NULL;
+		struct drain *d = drain_get(s, th->pid, th->tid);
+
+		if (!d) {
+			s->err = -ENOMEM;
+			return;
+		}
+		d->syncs++;
+		for (size_t i = 0; i < s->np; i++)
+			if (s->p[i].pid == th->pid)
+				p = &s->p[i];
+		if (!p) {
+			if (s->np == s->pcap) {
+				size_t cap = s->pcap ? 2 * s->pcap : 8;
+				struct pending *n = reallocarray(s->p, cap, sizeof(*n));
+
+				if (!n) {
+					s->err = -ENOMEM;
+					return;
+				}
+				s->p = n;
+				s->pcap = cap;
+			}
+			p = &s->p[s->np++];
+			p->pid = th->pid;
+			p->ret = 0;
+		}
+		if (e->end >= p->ret) {
+			p->tid = th->tid;
+			p->ret = e->end;
+		}
+		return;
+	}
+	if (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX || fn->family == ISR_CUDA_FAM_GRAPH) {
+		for (size_t i = 0; i < s->np; i++) {
+			struct pending *p = &s->p[i];
+			struct drain *d;
+
+			if (p->pid != th->pid || !p->ret)
+				continue;
+			if (e->start > p->ret) {
+				d = drain_get(s, p->pid, p->tid);
+				if (!d) {
+					s->err = -ENOMEM;
+					return;
+				}
+				d->drains++;
+				d->drain_ns += e->start - p->ret;
+			}
+			p->ret = 0;
+		}
+	}
+}
+
+static void *sync_start(struct rule_ctx *c, struct tl_observer *obs)
+{
+	(void)c;
+	obs->event = sync_event;
+	return calloc(1, sizeof(struct sync_state));
+}
+
+static int sync_finish(void *state, struct rule_ctx *c)
+{
+	struct sync_state *s = state;
+
+	if (s->err)
+		return s->err;
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+		bool gpu = attribution__gpu_observed(c->attr, t->pid);
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), cost, drain_ns = 0, drains = 0, syncs = 0;
+		char who[96];
+		struct finding *f;
+		int err = 0;
+
+		if (!t->critical)
+			continue;
+		rule_thread_causes(c, t, causes);
+		for (size_t k = 0; k < s->n; k++)
+			if (s->v[k].pid == t->pid && s->v[k].tid == t->tid) {
+				drain_ns = s->v[k].drain_ns;
+				drains = s->v[k].drains;
+				syncs = s->v[k].syncs;
+			}
+		cost = gpu ? causes[CAUSE_SYNC_DRAIN] + causes[CAUSE_SYNC] : drain_ns;
+		if (cost < MIN_COST_NS || !base || (double)cost < MIN_SHARE * (double)base)
+			continue;
+		f = findings__add(c->out, "sync_stall", severity_of(cost, base), secs(cost), t->pid, t->tid);
+		if (!f || rule_claim(c, t->pid, t->tid, CAUSE_SYNC_DRAIN) || (gpu && rule_claim(c, t->pid, t->tid, CAUSE_SYNC)))
+			return -ENOMEM;
+		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+		ev_set(f->evidence, "pid", ev_u64(t->pid));
+		ev_set(f->evidence, "tid", ev_u64(t->tid));
+		ev_set(f->evidence, "cost_s", ev_seconds(cost));
+		ev_set(f->evidence, "base_s", ev_seconds(base));
+		ev_set(f->evidence, "blocked_s", ev_seconds(t->window.ns[TL_SYNC]));
+		ev_set(f->evidence, "synchronizations", ev_u64(syncs));
+		if (gpu) {
+			ev_set(f->evidence, "gpu_idle_after_sync_s", ev_seconds(causes[CAUSE_SYNC_DRAIN]));
+			ev_set(f->evidence, "gpu_idle_in_other_sync_s", ev_seconds(causes[CAUSE_SYNC]));
+			err |= finding__say(f, "The GPU sat idle %.3f s (%.0f%% of the time it was observed) after "
+					       "synchronizations drained its queue, until new work came", secs(cost),
+					    pct(cost, base));
+			err |= finding__say(f, "; %s was blocked %.3f s in synchronizations in all.", who,
+					    secs(t->window.ns[TL_SYNC]));
+		} else {
+			ev_set(f->evidence, "drains", ev_u64(drains));
+			ev_set(f->evidence, "idle_after_sync_s", ev_seconds(drain_ns));
+			err |= finding__say(f, "After %llu of %llu synchronizations by %s the process launched nothing for "
+					       "%.3f s in all (%.0f%% of its time): the GPU had an empty queue then. The "
+					       "thread was blocked %.3f s in synchronizations.",
+					    (unsigned long long)drains, (unsigned long long)syncs, who, secs(drain_ns),
+					    pct(drain_ns, base), secs(t->window.ns[TL_SYNC]));
+		}
+		err |= sync_sites(c, f);
+		err |= finding__suggest(f, "Synchronize less often (`.item()`, `.cpu()`, `torch.cuda.synchronize()`, "
+					   "printing a CUDA tensor in the loop all wait for the GPU), or queue the next "
+					   "step's work before waiting, so the GPU always has work.");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void sync_free(void *state)
+{
+	struct sync_state *s = state;
+
+	if (s) {
+		free(s->v);
+		free(s->p);
+	}
+	free(s);
+}
+
+const struct rule rule_sync_stall = {
+	.id = "sync_stall",
+	.title = "GPU drained by synchronizations",
+	.start = sync_start,
+	.finish = sync_finish,
+	.free = sync_free,
+};
+
+/* --- launch_bound ----------------------------------------------------------------- */
+
+static int launch_finish(void *state, struct rule_ctx *c)
+{
+	(void)state;
+	if (!any_gpu(c))
+		return findings__not_judged(c->out, "launch_bound", "--gpu (kernel durations come from CUPTI)");
+	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
+		const struct attr_device *d = attribution__device_at(c->attr, i);
+		__u64 cost = d->idle_ns[CAUSE_LAUNCH_OVERHEAD], kernels = 0, kernel_ns = 0;
+		struct finding *f;
+		int err = 0;
+
+		if (cost < MIN_COST_NS || (double)cost < IDLE_SHARE * (double)d->observed_ns)
+			continue;
+		for (size_t k = 0; k < c->sum->gpu_kernel_count; k++)
+			if (c->sum->gpu_kernels[k].pid == d->pid) {
+				kernels += c->sum->gpu_kernels[k].count;
+				kernel_ns += c->sum->gpu_kernels[k].total_ns;
+			}
+		f = findings__add(c->out, "launch_bound", severity_of(cost, d->observed_ns), secs(cost), d->pid, 0);
+		if (!f || rule_claim(c, d->pid, 0, CAUSE_LAUNCH_OVERHEAD))
+			return -ENOMEM;
+		ev_set(f->evidence, "pid", ev_u64(d->pid));
+		ev_set(f->evidence, "device", ev_u64(d->device));
+		ev_set(f->evidence, "cost_s", ev_seconds(cost));
+		ev_set(f->evidence, "observed_s", ev_seconds(d->observed_ns));
+		ev_set(f->evidence, "kernels", ev_u64(kernels));
+		ev_set(f->evidence, "mean_kernel_us", json_real(kernels ? (double)kernel_ns / (double)kernels / 1e3 : 0));
+		ev_set(f->evidence, "short_gap_us", ev_u64(ATTR_SHORT_GAP_NS / 1000));
+		err |= finding__say(f, "GPU %u of pid %u was idle %.3f s (%.0f%% of %.3f s observed) in gaps shorter than "
+				       "%llu us between kernels: %llu kernels ran %.1f us on average (%.0f launched a "
+				       "second) — launching each took the host longer than running it.",
+				    d->device, d->pid, secs(cost), pct(cost, d->observed_ns), secs(d->observed_ns),
+				    ATTR_SHORT_GAP_NS / 1000, (unsigned long long)kernels,
+				    kernels ? (double)kernel_ns / (double)kernels / 1e3 : 0,
+				    d->observed_ns ? (double)kernels / secs(d->observed_ns) : 0);
+		err |= finding__suggest(f, "Launch fewer, larger kernels: capture the step in a CUDA graph "
+					   "(torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), fuse small "
+					   "operations (torch.compile), or batch more work per call.");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct rule rule_launch_bound = {
+	.id = "launch_bound",
+	.title = "Launch-bound: kernels shorter than their launch",
+	.finish = launch_finish,
+};
+
+/* --- pageable_memcpy --------------------------------------------------------------- */
+
+/* Copies between the GPU and pageable host memory. With GPU activity the
+ * copy records say so; without, a copy's host pointer is checked against
+ * the pinned memory the recording knows: pinned allocations made while
+ * recording and mappings of the NVIDIA device files in the memory map
+ * (pinned memory allocated before). */
+struct region {
+	__u32 pid;
+	__u64 lo, hi;
+};
+
+struct copy_tally {
+	__u32 pid;
+	__u64 copies, bytes, ns;		/* pageable */
+	__u64 timed;				/* pageable copies with a known duration */
+	__u64 pinned_bytes, pinned_ns;		/* pinned, timed: the bandwidth reference */
+	__u64 htod, dtoh;
+};
+
+struct copy_state {
+	struct rule_ctx *c;
+	struct region *regions;
+	size_t nregions, regions_cap;
+	struct copy_tally *v;
+	size_t n, cap;
+	bool maps_read;
+	bool gpu_records;
+	int err;
+};
+
+static struct copy_tally *tally_get(struct copy_state *s, __u32 pid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == pid)
+			return &s->v[i];
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		struct copy_tally *n = reallocarray(s->v, cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->v = n;
+		s->cap = cap;
+	}
+	memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
+	s->v[s->n].pid = pid;
+	return &s->v[s->n++];
+}
+
+static int region_add(struct copy_state *s, __u32 pid, __u64 lo, __u64 hi)
+{
+	if (s->nregions == s->regions_cap) {
+		size_t cap = s->regions_cap ? 2 * s->regions_cap : 32;
+		struct region *n;
+
+		if (cap > (1u << 20))
+			return 0;
+		n = reallocarray(s->regions, cap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->regions = n;
+		s->regions_cap = cap;
+	}
+	s->regions[s->nregions++] = (struct region){ pid, lo, hi };
+	return 0;
+}
+
+static void region_del(struct copy_state *s, __u32 pid, __u64 lo)
+{
+	for (size_t i = 0; i < s->nregions; i++)
+		if (s->regions[i].pid == pid && s->regions[i].lo == lo) {
+			s->regions[i] = s->regions[--s->nregions];
+			return;
+		}
+}
+
+static bool pinned(const struct copy_state *s, __u32 pid, __u64 addr)
+{
+	for (size_t i = 0; i < s->nregions; i++)
+		if (s->regions[i].pid == pid && addr >= s->regions[i].lo && addr < s->regions[i].hi)
+			return true;
+	return false;
+}
+
+/* Mappings of /dev/nvidia* in each process's recorded memory map. */
+static int read_maps(struct copy_state *s)
+{
+	const struct recording *r = s->c->r;
+
+	for (size_t i = 0; i < r->process_count; i++) {
+		const char *m = r->processes[i].maps;
+
+		while (m && *m) {
+			const char *nl = strchr(m, '\n');
+			size_t len = nl ? (size_t)(nl - m) : strlen(m);
+			unsigned long long lo, hi;
+
+			if (memmem(m, len, "/dev/nvidia", 11) && sscanf(m, "%llx-%llx", &lo, &hi) == 2 &&
+			    region_add(s, r->processes[i].pid, lo, hi))
+				return -ENOMEM;
+			m += len + (nl ? 1 : 0);
+		}
+	}
+	return 0;
+}
+
+static void copy_gpu_record(struct copy_state *s, const struct pass_event *e)
+{
+	const struct isr_ev_gpu_memcpy *m = (const void *)e->h;
+	struct copy_tally *t;
+	bool pageable;
+
+	if (m->copy_kind != CUPTI_MEMCPY_HTOD && m->copy_kind != CUPTI_MEMCPY_DTOH)
+		return;
+	s->gpu_records = true;
+	t = tally_get(s, m->hdr.pid);
+	if (!t) {
+		s->err = -ENOMEM;
+		return;
+	}
+	pageable = m->copy_kind == CUPTI_MEMCPY_HTOD ? m->src_kind == CUPTI_MEMORY_PAGEABLE
+						      : m->dst_kind == CUPTI_MEMORY_PAGEABLE;
+	if (!pageable) {
+		t->pinned_bytes += m->bytes;
+		t->pinned_ns += e->end - e->start;
+		return;
+	}
+	t->copies++;
+	t->timed++;
+	t->bytes += m->bytes;
+	t->ns += e->end - e->start;
+	if (m->copy_kind == CUPTI_MEMCPY_HTOD)
+		t->htod++;
+	else
+		t->dtoh++;
+}
+
+static void copy_call(struct copy_state *s, const struct pass_event *e, const struct isr_ev_cuda_call *call,
+		      const struct isr_cuda_fn *fn)
+{
+	bool ok = !(call->flags & ISR_CUDA_RETURNED) || call->status == 0;
+	struct copy_tally *t;
+	__u64 host;
+
+	if (fn->family == ISR_CUDA_FAM_ALLOC && fn->aux == ISR_ALLOC_HOST && ok && (call->flags & ISR_CUDA_RETURNED)) {
+		s->err = region_add(s, call->hdr.pid, call->args[0], call->args[0] + call->args[1]);
+		return;
+	}
+	if (fn->family == ISR_CUDA_FAM_FREE && fn->aux == ISR_ALLOC_HOST && ok) {
+		region_del(s, call->hdr.pid, call->args[0]);
+		return;
+	}
+	if ((fn->family != ISR_CUDA_FAM_COPY && fn->family != ISR_CUDA_FAM_COPY_SYNC) ||
+	    (fn->aux != ISR_COPY_HTOD && fn->aux != ISR_COPY_DTOH) || s->gpu_records)
+		return;
+	host = fn->aux == ISR_COPY_HTOD ? call->args[1] : call->args[0];
+	t = tally_get(s, call->hdr.pid);
+	if (!t) {
+		s->err = -ENOMEM;
+		return;
+	}
+	if (pinned(s, call->hdr.pid, host)) {
+		if (call->flags & ISR_CUDA_RETURNED) {
+			t->pinned_bytes += call->args[2];
+			t->pinned_ns += e->end - e->start;
+		}
+		return;
+	}
+	t->copies++;
+	t->bytes += call->args[2];
+	if (fn->aux == ISR_COPY_HTOD)
+		t->htod++;
+	else
+		t->dtoh++;
+	if (call->flags & ISR_CUDA_RETURNED) {
+		t->timed++;
+		t->ns += e->end - e->start;
+	}
+}
+
+static void copy_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
+{
+	struct copy_state *s = ctx;
+	const struct isr_ev_cuda_call *call = (const void *)e->h;
+	const struct isr_cuda_fn *fn;
+
+	(void)th;
+	if (s->err)
+		return;
+	if (!s->maps_read) {
+		s->maps_read = true;
+		s->err = read_maps(s);
+	}
+	if (e->h->type == ISR_EV_GPU_MEMCPY && !e->unmapped) {
+		copy_gpu_record(s, e);
+		return;
+	}
+	if (e->h->type != ISR_EV_CUDA_CALL)
+		return;
+	fn = isr_cuda_fn(call->func);
+	if (fn)
+		copy_call(s, e, call, fn);
+}
+
+static void *copy_start(struct rule_ctx *c, struct tl_observer *obs)
+{
+	struct copy_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->c = c;
+	obs->event = copy_event;
+	return s;
+}
+
+static int copy_finish(void *state, struct rule_ctx *c)
+{
+	struct copy_state *s = state;
+
+	if (s->err)
+		return s->err;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct copy_tally *t = &s->v[i];
+		double pinned_bw = t->pinned_ns ? (double)t->pinned_bytes / (double)t->pinned_ns : 0;
+		double pageable_bw = t->ns ? (double)t->bytes / (double)t->ns : 0;
+		__u64 cost = 0, window = c->end - c->start;
+		struct finding *f;
+		int err = 0;
+
+		if (t->copies < PAGEABLE_MIN_COPIES)
+			continue;
+		/* the time pinned memory would have saved, at the pinned
+		 * copies' bandwidth, when the recording has pinned copies */
+		if (pinned_bw > pageable_bw && pageable_bw > 0)
+			cost = (__u64)((double)t->ns - (double)t->bytes * ((double)t->timed / (double)t->copies) / pinned_bw);
+		f = findings__add(c->out, "pageable_memcpy",
+				  window && cost * 20 >= window ? SEV_WARNING : SEV_INFO, secs(cost), t->pid, 0);
+		if (!f)
+			return -ENOMEM;
+		ev_set(f->evidence, "pid", ev_u64(t->pid));
+		ev_set(f->evidence, "copies", ev_u64(t->copies));
+		ev_set(f->evidence, "host_to_device", ev_u64(t->htod));
+		ev_set(f->evidence, "device_to_host", ev_u64(t->dtoh));
+		ev_set(f->evidence, "bytes", ev_u64(t->bytes));
+		ev_set(f->evidence, "timed_copies", ev_u64(t->timed));
+		ev_set(f->evidence, "copy_s", ev_seconds(t->ns));
+		ev_set(f->evidence, "from_gpu_records", json_boolean(s->gpu_records));
+		if (pageable_bw > 0)
+			ev_set(f->evidence, "pageable_gbps", json_real(pageable_bw));
+		if (pinned_bw > 0)
+			ev_set(f->evidence, "pinned_gbps", json_real(pinned_bw));
+		err |= finding__say(f, "Process %u made %llu copies between the GPU and pageable host memory (%llu to "
+				       "the GPU, %llu from it; %.1f MiB)",
+				    t->pid, (unsigned long long)t->copies, (unsigned long long)t->htod,
+				    (unsigned long long)t->dtoh, (double)t->bytes / (1 << 20));
+		if (t->timed)
+			err |= finding__say(f, "; %llu of them took %.3f s at %.2f GB/s", (unsigned long long)t->timed,
+					    secs(t->ns), pageable_bw);
+		if (cost)
+			err |= finding__say(f, ", %.3f s more than at the %.2f GB/s of its pinned copies", secs(cost),
+					    pinned_bw);
+		err |= finding__say(f, ". A copy from pageable memory is staged through a pinned buffer by the "
+				       "driver and cannot overlap with the host's work.");
+		err |= finding__suggest(f, "Copy from and to pinned memory: `pin_memory=True` in the DataLoader, "
+					   "`tensor.pin_memory()`, or a reused pinned buffer "
+					   "(torch.empty(..., pin_memory=True)), with `non_blocking=True`.");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void copy_free(void *state)
+{
+	struct copy_state *s = state;
+
+	if (s) {
+		free(s->regions);
+		free(s->v);
+	}
+	free(s);
+}
+
+const struct rule rule_pageable_memcpy = {
+	.id = "pageable_memcpy",
+	.title = "Copies from pageable memory",
+	.start = copy_start,
+	.finish = copy_finish,
+	.free = copy_free,
+};
+
+/* --- gpu_idle ------------------------------------------------------------------------ */
+
+/* Causes in the order a reader wants them. */
+static const enum cause idle_order[] = {
+	CAUSE_PYTHON, CAUSE_NATIVE, CAUSE_GIL, CAUSE_RUNQUEUE, CAUSE_BLOCKED, CAUSE_IO, CAUSE_FAULT, CAUSE_RECLAIM,
+	CAUSE_CUDA_MEM, CAUSE_CUDA, CAUSE_SYNC, CAUSE_SYNC_DRAIN, CAUSE_LAUNCH_OVERHEAD, CAUSE_LAUNCH_LATENCY,
+	CAUSE_UNKNOWN,
+};
+
+/* The launching thread with the most idle time of device d, if any. */
+static const struct attr_thread *main_launcher(const struct rule_ctx *c, const struct attr_device *d)
+{
+	const struct attr_thread *best = NULL;
+	__u64 best_ns = 0;
+
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+		__u64 ns = 0;
+
+		if (t->pid != d->pid)
+			continue;
+		for (int k = 0; k < CAUSE_MAX; k++)
+			ns += t->idle_ns[k];
+		if (!best || ns > best_ns) {
+			best = t;
+			best_ns = ns;
+		}
+	}
+	return best;
+}
+
+/* "at `file:line function`" for the top stack of t, into buf. */
+static bool top_site(const struct rule_ctx *c, const struct attr_thread *t, char *buf, size_t len)
+{
+	for (size_t i = 0; t && i < t->stacks.n; i++)
+		if (rule_stack_site(c, (__u32)t->stacks.v[i].key, buf, len))
+			return true;
+	return false;
+}
+
+static int idle_causes_evidence(struct finding *f, const __u64 idle[CAUSE_MAX])
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return -ENOMEM;
+	for (int k = 0; k < CAUSE_MAX; k++)
+		ev_set(o, cause_name((enum cause)k), ev_seconds(idle[k]));
+	ev_set(f->evidence, "idle_by_cause_s", o);
+	return 0;
+}
+
+static int idle_finish(void *state, struct rule_ctx *c)
+{
+	(void)state;
+	if (!any_gpu(c))
+		return findings__not_judged(c->out, "gpu_idle", "--gpu (GPU busy and idle time come from CUPTI)");
+	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
+		const struct attr_device *d = attribution__device_at(c->attr, i);
+		const struct attr_thread *t = main_launcher(c, d);
+		__u64 idle = d->leading_ns, cost = 0, explained = 0;
+		char site[PY_SITE_LEN], who[96];
+		struct finding *f;
+		bool first = true;
+		int err = 0;
+
+		for (int k = 0; k < CAUSE_MAX; k++) {
+			idle += d->idle_ns[k];
+			if (rule_claimed_any(c, d->pid, (enum cause)k))
+				explained += d->idle_ns[k];
+			else
+				cost += d->idle_ns[k];
+		}
+		if (!d->observed_ns || (double)idle < IDLE_SHARE * (double)d->observed_ns || cost < MIN_COST_NS ||
+		    (double)cost < MIN_SHARE * (double)d->observed_ns)
+			continue;
+		f = findings__add(c->out, "gpu_idle", severity_of(idle, d->observed_ns), secs(cost), d->pid,
+				  t ? t->tid : 0);
+		if (!f)
+			return -ENOMEM;
+		ev_set(f->evidence, "pid", ev_u64(d->pid));
+		ev_set(f->evidence, "device", ev_u64(d->device));
+		ev_set(f->evidence, "observed_s", ev_seconds(d->observed_ns));
+		ev_set(f->evidence, "busy_s", ev_seconds(d->busy_ns));
+		ev_set(f->evidence, "idle_s", ev_seconds(idle));
+		ev_set(f->evidence, "idle_share", json_real((double)idle / (double)d->observed_ns));
+		ev_set(f->evidence, "explained_by_other_findings_s", ev_seconds(explained));
+		ev_set(f->evidence, "before_first_work_s", ev_seconds(d->leading_ns));
+		ev_set(f->evidence, "gaps", ev_u64(d->gaps));
+		err |= idle_causes_evidence(f, d->idle_ns);
+		err |= finding__say(f, "GPU %u of pid %u was idle %.3f s (%.0f%% of %.3f s observed)", d->device,
+				    d->pid, secs(idle), pct(idle, d->observed_ns), secs(d->observed_ns));
+		if (t) {
+			rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+			ev_set(f->evidence, "launcher_tid", ev_u64(t->tid));
+			err |= finding__say(f, "; the launching thread is %s", who);
+		}
+		err |= finding__say(f, ". Not explained by another finding:");
+		for (size_t k = 0; k < sizeof(idle_order) / sizeof(idle_order[0]); k++) {
+			enum cause cs = idle_order[k];
+			__u64 ns = d->idle_ns[cs];
+
+			if (!ns || rule_claimed_any(c, d->pid, cs) || (double)ns < 0.01 * (double)idle)
+				continue;
+			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_text(cs));
+			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
+				err |= finding__say(f, " (most at `%s`)", site);
+				ev_set(f->evidence, "top_python_site", json_string(site));
+			}
+			first = false;
+		}
+		if (d->leading_ns)
+			err |= finding__say(f, "%s %.3f s before its first work", first ? "" : ";", secs(d->leading_ns));
+		if (explained)
+			err |= finding__say(f, " (%.3f s more is explained by the findings above)", secs(explained));
+		err |= finding__say(f, ".");
+		if (d->idle_ns[CAUSE_PYTHON] >= d->idle_ns[CAUSE_NATIVE])
+			err |= finding__suggest(f, "Take the Python work between launches off the launching thread "
+						   "(DataLoader workers, a background thread or process) or overlap it with "
+						   "GPU work (prefetch the next batch, non_blocking copies, CUDA streams); "
+						   "torch.compile cuts Python per op.");
+		else
+			err |= finding__suggest(f, "The launching thread ran native code between launches: profile it "
+						   "(perf record -g -t TID) for CPU-side preprocessing or a slow library "
+						   "call, and overlap it with GPU work.");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct rule rule_gpu_idle = {
+	.id = "gpu_idle",
+	.title = "GPU idle, waiting for the host",
+	.finish = idle_finish,
+};
+
+/* --- host_bound ----------------------------------------------------------------------- */
+
+static int host_finish(void *state, struct rule_ctx *c)
+{
+	(void)state;
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+		__u64 causes[CAUSE_MAX], window = tl_acc__total(&t->window), cost = 0;
+		const struct tl_thread *th = NULL;
+		char who[96], site[PY_SITE_LEN];
+		struct finding *f;
+		bool first = true;
+		int err = 0;
+
+		if (attribution__gpu_observed(c->attr, t->pid) || !window)
+			continue;
+		for (size_t k = 0; k < timeline__thread_count(c->tl); k++) {
+			const struct tl_thread *x = timeline__thread_at(c->tl, k);
+
+			if (x->pid == t->pid && x->tid == t->tid)
+				th = x;
+		}
+		if (!th || th->launches < HOST_BOUND_MIN_LAUNCHES)
+			continue;
+		if (!t->critical)
+			continue;
+		rule_thread_causes(c, t, causes);
+		if ((double)causes[CAUSE_SYNC] >= HOST_BOUND_SYNC_SHARE * (double)window)
+			continue;
+		for (int k = 0; k < CAUSE_MAX; k++)
+			if (k != CAUSE_SYNC && !rule_claimed(c, t->pid, t->tid, (enum cause)k))
+				cost += causes[k];
+		if (cost < MIN_COST_NS || (double)cost < MIN_SHARE * (double)window)
+			continue;
+		f = findings__add(c->out, "host_bound", SEV_WARNING, secs(cost), t->pid, t->tid);
+		if (!f)
+			return -ENOMEM;
+		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+		ev_set(f->evidence, "pid", ev_u64(t->pid));
+		ev_set(f->evidence, "tid", ev_u64(t->tid));
+		ev_set(f->evidence, "window_s", ev_seconds(window));
+		ev_set(f->evidence, "waiting_for_gpu_s", ev_seconds(causes[CAUSE_SYNC]));
+		ev_set(f->evidence, "launches", ev_u64(th->launches));
+		ev_set(f->evidence, "gpu_busy_known", json_false());
+		err |= finding__say(f, "%s spent %.1f%% of its %.3f s waiting for the GPU (%llu launches): it is "
+				       "host-bound, and the GPU likely waits for it. GPU busy time is unknown: record "
+				       "with --gpu to measure it. Its time not explained by another finding:",
+				    who, pct(causes[CAUSE_SYNC], window), secs(window), (unsigned long long)th->launches);
+		for (size_t k = 0; k < sizeof(idle_order) / sizeof(idle_order[0]); k++) {
+			enum cause cs = idle_order[k];
+
+			if (cs == CAUSE_SYNC || !causes[cs] || rule_claimed(c, t->pid, t->tid, cs) ||
+			    (double)causes[cs] < 0.01 * (double)window)
+				continue;
+			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(causes[cs]), cause_label(cs));
+			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
+				err |= finding__say(f, " (most at `%s`)", site);
+				ev_set(f->evidence, "top_python_site", json_string(site));
+			}
+			first = false;
+		}
+		err |= finding__say(f, ".");
+		err |= finding__suggest(f, "Measure the GPU side with --gpu. To feed the GPU faster: move preprocessing "
+					   "off the launching thread (DataLoader workers), cut Python per step "
+					   "(torch.compile, larger batches), and capture repeated launches in CUDA graphs.");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct rule rule_host_bound = {
+	.id = "host_bound",
+	.title = "Host-bound launching thread",
+	.finish = host_finish,
+};
+
+/* --- cuda_errors ------------------------------------------------------------------------ */
+
+#define CUDA_ERROR_OUT_OF_MEMORY	2
+#define ERRORS_LISTED			5
+
+static int fn_by_failed_desc(const void *a, const void *b)
+{
+	const struct cuda_fn_summary *x = *(const struct cuda_fn_summary *const *)a;
+	const struct cuda_fn_summary *y = *(const struct cuda_fn_summary *const *)b;
+
+	if (x->failed != y->failed)
+		return x->failed > y->failed ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* Failed CUDA calls (CUDA_ERROR_NOT_READY from the query functions is
+ * their ordinary answer, not a failure): the program saw an error. */
+static int errors_finish(void *state, struct rule_ctx *c)
+{
+	const struct cuda_fn_summary **fns;
+	struct finding *f;
+	json_t *arr;
+	__u64 total = 0;
+	bool oom = false;
+	size_t n = 0;
+	int err = 0;
+
+	(void)state;
+	fns = calloc(c->sum->cuda_fn_count ? c->sum->cuda_fn_count : 1, sizeof(*fns));
+	if (!fns)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->sum->cuda_fn_count; i++)
+		if (c->sum->cuda_fns[i].failed) {
+			fns[n++] = &c->sum->cuda_fns[i];
+			total += c->sum->cuda_fns[i].failed;
+		}
+	if (!n) {
+		free(fns);
+		return 0;
+	}
+	qsort(fns, n, sizeof(*fns), fn_by_failed_desc);
+	for (size_t i = 0; i < n; i++)
+		oom |= fns[i]->last_error == CUDA_ERROR_OUT_OF_MEMORY;
+	f = findings__add(c->out, "cuda_errors", oom ? SEV_CRITICAL : SEV_WARNING, 0, 0, 0);
+	arr = json_array();
+	if (!f || !arr) {
+		json_decref(arr);
+		free(fns);
+		return -ENOMEM;
+	}
+	err |= finding__say(f, "%llu CUDA call%s failed: ", (unsigned long long)total, total == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++) {
+		const char *name = summary__cuda_error_name(fns[i]->last_error);
+		json_t *o = json_object();
+
+		ev_set(o, "function", json_string(fns[i]->name));
+		ev_set(o, "failed", ev_u64(fns[i]->failed));
+		ev_set(o, "last_error", json_integer(fns[i]->last_error));
+		ev_set(o, "last_error_name", name ? json_string(name) : json_null());
+		json_array_append_new(arr, o);
+		if (i < ERRORS_LISTED)
+			err |= finding__say(f, "%s%s %llux (last error %d%s%s)", i ? ", " : "", fns[i]->name,
+					    (unsigned long long)fns[i]->failed, fns[i]->last_error, name ? " " : "",
+					    name ? name : "");
+	}
+	if (n > ERRORS_LISTED)
+		err |= finding__say(f, ", and %zu more functions", n - ERRORS_LISTED);
+	err |= finding__say(f, ".");
+	ev_set(f->evidence, "failed_calls", ev_u64(total));
+	ev_set(f->evidence, "functions", arr);
+	if (oom)
+		err |= finding__suggest(f, "CUDA_ERROR_OUT_OF_MEMORY means the GPU ran out of memory (see the peaks "
+					   "under CUDA): lower the batch size, free cached memory, or use a GPU with "
+					   "more memory.");
+	else
+		err |= finding__suggest(f, "The program saw these errors: check how it handles them.");
+	free(fns);
+	return err ? -ENOMEM : 0;
+}
+
+const struct rule rule_cuda_errors = {
+	.id = "cuda_errors",
+	.title = "CUDA calls failed",
+	.finish = errors_finish,
+};

@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Rules about what held a launching thread back on the host: the GIL, the
+ * CPU, page faults, another thread, CUDA's allocator. Each takes its cost
+ * from the attribution (rules.h: rule_thread_causes) and claims it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define MIN_SHARE	0.05	/* of the thread's base time (idle GPU time or its window) */
+#define MIN_COST_NS	20000000ull
+#define TOP_ITEMS	3
+
+static double secs(__u64 ns)
+{
+	return (double)ns / 1e9;
+}
+
+static double pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* "of the time the GPU sat idle" or "of its time". */
+static const char *base_text(const struct rule_ctx *c, const struct attr_thread *t)
+{
+	return attribution__gpu_observed(c->attr, t->pid) ? "of the time its GPU was observed" : "of its time";
+}
+
+static bool over_threshold(__u64 cost, __u64 base)
+{
+	return cost >= MIN_COST_NS && base && (double)cost >= MIN_SHARE * (double)base;
+}
+
+static enum finding_severity severity_of(__u64 cost, __u64 base)
+{
+	return base && cost * 4 >= base ? SEV_CRITICAL : SEV_WARNING;
+}
+
+/* A finding about thread t with its cost and the common evidence. */
+static struct finding *thread_finding(struct rule_ctx *c, const char *rule, const struct attr_thread *t, __u64 cost,
+				      __u64 base, enum cause cause)
+{
+	struct finding *f = findings__add(c->out, rule, severity_of(cost, base), secs(cost), t->pid, t->tid);
+
+	if (!f)
+		return NULL;
+	ev_set(f->evidence, "pid", ev_u64(t->pid));
+	ev_set(f->evidence, "tid", ev_u64(t->tid));
+	ev_set(f->evidence, "cost_s", ev_seconds(cost));
+	ev_set(f->evidence, "base_s", ev_seconds(base));
+	ev_set(f->evidence, "share", json_real(base ? (double)cost / (double)base : 0));
+	ev_set(f->evidence, "during_gpu_idle", json_boolean(attribution__gpu_observed(c->attr, t->pid)));
+	ev_set(f->evidence, "cause", json_string(cause_name(cause)));
+	return rule_claim(c, t->pid, t->tid, cause) ? NULL : f;
+}
+
+/* The items of a list as evidence ([{pid, tid, name, seconds}]) and as
+ * prose ("pid 900 (not traced) 70%, ..."), shares of total. */
+static int tasks_evidence(struct rule_ctx *c, struct finding *f, const char *key, const struct attr_items *l,
+			  __u64 total)
+{
+	json_t *arr = json_array();
+	char name[96];
+
+	if (!arr)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n && i < TOP_ITEMS; i++) {
+		__u32 pid = (__u32)(l->v[i].key >> 32), tid = (__u32)l->v[i].key;
+		json_t *o = json_object();
+
+		rule_task_name(c, pid, tid, name, sizeof(name));
+		ev_set(o, "pid", ev_u64(pid));
+		ev_set(o, "tid", ev_u64(tid));
+		ev_set(o, "name", json_string(name));
+		ev_set(o, "seconds", ev_seconds(l->v[i].ns));
+		json_array_append_new(arr, o);
+		if (finding__say(f, "%s%s %.0f%%", i ? ", " : "", name, pct(l->v[i].ns, total)))
+			return -ENOMEM;
+	}
+	ev_set(f->evidence, key, arr);
+	return 0;
+}
+
+/* --- gil_contention ------------------------------------------------------------ */
+
+/* Who held the GIL while a launching thread waited for it: the threads of
+ * its process sampled running Python meanwhile (the holder runs, the waiter
+ * sleeps), with the stacks they ran. */
+struct gil_seen {
+	__u32 pid, waiter, holder, stack;
+	__u64 samples;
+};
+
+struct gil_state {
+	struct rule_ctx *c;
+	struct gil_seen *v;
+	size_t n, cap;
+	bool any_gil_events;
+	int err;
+};
+
+static void gil_count(struct gil_state *s, __u32 pid, __u32 waiter, __u32 holder, __u32 stack)
+{
+	struct gil_seen *n;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == pid && s->v[i].waiter == waiter && s->v[i].holder == holder && s->v[i].stack == stack) {
+			s->v[i].samples++;
+			return;
+		}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 32;
+
+		if (cap > 65536)
+			return;
+		n = reallocarray(s->v, cap, sizeof(*n));
+		if (!n) {
+			s->err = -ENOMEM;
+			return;
+		}
+		s->v = n;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct gil_seen){ pid, waiter, holder, stack, 1 };
+}
+
+static void gil_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
+{
+	struct gil_state *s = ctx;
+	const struct isr_ev_py_sample *smp = (const void *)e->h;
+
+	if (e->h->type == ISR_EV_GIL)
+		s->any_gil_events = true;
+	if (!th || e->h->type != ISR_EV_PY_SAMPLE || smp->kind != ISR_PY_KIND_TIMER)
+		return;
+	for (size_t i = 0; i < timeline__thread_count(s->c->tl); i++) {
+		const struct tl_thread *w = timeline__thread_at(s->c->tl, i);
+
+		if (w->pid == th->pid && w != th && !w->exited && w->launches &&
+		    timeline__thread_cat(w) == TL_GIL)
+			gil_count(s, th->pid, w->tid, th->tid, smp->stack_id);
+	}
+}
+
+static void *gil_start(struct rule_ctx *c, struct tl_observer *obs)
+{
+	struct gil_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->c = c;
+	obs->event = gil_event;
+	return s;
+}
+
+static int gil_finish(void *state, struct rule_ctx *c)
+{
+	struct gil_state *s = state;
+
+	if (s->err)
+		return s->err;
+	if (!s->any_gil_events)
+		return findings__not_judged(c->out, "gil_contention", "--gil (GIL waits are measured with uprobes on libpython)");
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0, best = 0;
+		struct attr_items holders = { 0 };
+		char who[96], site[PY_SITE_LEN];
+		__u32 best_stack = 0, best_holder = 0;
+		struct finding *f;
+		int err = 0;
+
+		if (!t->critical)
+			continue;
+		rule_thread_causes(c, t, causes);
+		if (!over_threshold(causes[CAUSE_GIL], base))
+			continue;
+		f = thread_finding(c, "gil_contention", t, causes[CAUSE_GIL], base, CAUSE_GIL);
+		if (!f)
+			return -ENOMEM;
+		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+		for (size_t k = 0; k < s->n; k++) {
+			const struct gil_seen *g = &s->v[k];
+			struct attr_item *it = NULL;
+
+			if (g->pid != t->pid || g->waiter != t->tid)
+				continue;
+			total += g->samples;
+			for (size_t j = 0; j < holders.n; j++)
+				if (holders.v[j].key == ((__u64)g->pid << 32 | g->holder))
+					it = &holders.v[j];
+			if (!it) {
+				struct attr_item *n = reallocarray(holders.v, holders.n + 1, sizeof(*n));
+
+				if (!n) {
+					free(holders.v);
+					return -ENOMEM;
+				}
+				holders.v = n;
+				it = &holders.v[holders.n++];
+				it->key = (__u64)g->pid << 32 | g->holder;
+				it->ns = 0;
+			}
+			it->ns += g->samples;
+		}
+		for (size_t a = 1; a < holders.n; a++)
+			for (size_t b = a; b > 0 && holders.v[b].ns > holders.v[b - 1].ns; b--) {
+				struct attr_item x = holders.v[b];
+
+				holders.v[b] = holders.v[b - 1];
+				holders.v[b - 1] = x;
+			}
+		err |= finding__say(f, "%s waited %.3f s for the GIL (%.0f%% %s)", who, secs(causes[CAUSE_GIL]),
+				    pct(causes[CAUSE_GIL], base), base_text(c, t));
+		if (holders.n) {
+			best_holder = (__u32)holders.v[0].key;
+			for (size_t k = 0; k < s->n; k++)
+				if (s->v[k].pid == t->pid && s->v[k].waiter == t->tid && s->v[k].holder == best_holder &&
+				    s->v[k].samples > best) {
+					best = s->v[k].samples;
+					best_stack = s->v[k].stack;
+				}
+			err |= finding__say(f, "; sampled holding it meanwhile: ");
+			err |= tasks_evidence(c, f, "holders", &holders, total);
+			ev_set(f->evidence, "holder_samples", ev_u64(total));
+			if (best_stack && rule_stack_site(c, best_stack, site, sizeof(site))) {
+				err |= finding__say(f, " — running `%s`", site);
+				ev_set(f->evidence, "holder_site", json_string(site));
+			}
+			err |= finding__say(f, ".");
+		} else {
+			err |= finding__say(f, "; no other thread of the process was sampled running Python meanwhile "
+					       "(the holder may run native code that keeps the GIL).");
+		}
+		free(holders.v);
+		err |= finding__suggest(f, "Keep CPU-heavy Python off the launching process's other threads: move it to "
+					   "worker processes (DataLoader workers, multiprocessing) or to code that "
+					   "releases the GIL (NumPy/PyTorch ops, C extensions).");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void gil_free(void *state)
+{
+	struct gil_state *s = state;
+
+	if (s)
+		free(s->v);
+	free(s);
+}
+
+const struct rule rule_gil_contention = {
+	.id = "gil_contention",
+	.title = "GIL contention",
+	.start = gil_start,
+	.finish = gil_finish,
+	.free = gil_free,
+};
+
+/* --- cpu_contention ------------------------------------------------------------- */
+
+static int cpu_finish(void *state, struct rule_ctx *c)
+{
+	(void)state;
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0;
+		char who[96];
+		struct finding *f;
+		int err = 0;
+
+		if (!t->critical)
+			continue;
+		rule_thread_causes(c, t, causes);
+		if (!over_threshold(causes[CAUSE_RUNQUEUE], base))
+			continue;
+		f = thread_finding(c, "cpu_contention", t, causes[CAUSE_RUNQUEUE], base, CAUSE_RUNQUEUE);
+		if (!f)
+			return -ENOMEM;
+		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+		err |= finding__say(f, "%s waited %.3f s for a CPU (%.0f%% %s)", who, secs(causes[CAUSE_RUNQUEUE]),
+				    pct(causes[CAUSE_RUNQUEUE], base), base_text(c, t));
+		for (size_t k = 0; k < t->preemptors.n; k++)
+			total += t->preemptors.v[k].ns;
+		total += t->preemptors.rest;
+		if (t->preemptors.n && t->preemptors.v[0].key) {
+			err |= finding__say(f, "; the CPU went to ");
+			err |= tasks_evidence(c, f, "ran_instead", &t->preemptors, total);
+		}
+		err |= finding__say(f, ".");
+		err |= finding__suggest(f, "Give the job CPUs of its own (taskset, a cgroup cpuset, Kubernetes guaranteed "
+					   "QoS), lower the priority of what competes (nice), or run fewer threads "
+					   "(OMP_NUM_THREADS, torch.set_num_threads, DataLoader num_workers) so the launching "
+					   "thread is not queued.");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct rule rule_cpu_contention = {
+	.id = "cpu_contention",
+	.title = "Waiting for a CPU",
+	.finish = cpu_finish,
+};
+
+/* --- page_fault_storm ------------------------------------------------------------ */
+
+/* Faults of the launching threads: counts and time by kind, and the files
+ * of the file-backed major faults. */
+struct fault_file {
+	__u32 pid;
+	char path[256];
+	__u64 major, ns;
+};
+
+struct fault_state {
+	struct rule_ctx *c;
+	struct fault_tally {
+		__u32 pid, tid;
+		__u64 minor, major, major_file, major_anon;
+		__u64 ns, major_ns;
+	} *v;
+	size_t n, cap;
+	struct fault_file *files;
+	size_t nfiles, files_cap;
+	int err;
+};
+
+/* The file mapped at addr in pid's recorded memory map, into path; false
+ * for anonymous memory or an address outside the map. */
+static bool mapped_file(const struct recording *r, __u32 pid, __u64 addr, char *path, size_t len)
+{
+	for (size_t i = 0; i < r->process_count; i++) {
+		const char *m = r->processes[i].maps;
+
+		if (r->processes[i].pid != pid || !m)
+			continue;
+		while (*m) {
+			unsigned long long lo, hi;
+			const char *nl = strchr(m, '\n'), *slash;
+			size_t linelen = nl ? (size_t)(nl - m) : strlen(m);
+
+			if (sscanf(m, "%llx-%llx", &lo, &hi) == 2 && addr >= lo && addr < hi) {
+				slash = memchr(m, '/', linelen);
+				if (!slash)
+					return false;
+				snprintf(path, len, "%.*s", (int)(linelen - (size_t)(slash - m)), slash);
+				return true;
+			}
+			m += linelen + (nl ? 1 : 0);
+		}
+	}
+	return false;
+}
+
+static void fault_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
+{
+	struct fault_state *s = ctx;
+	const struct isr_ev_page_fault *f = (const void *)e->h;
+	struct fault_tally *t = NULL;
+	__u64 ns;
+
+	if (s->err || !th || e->h->type != ISR_EV_PAGE_FAULT)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == th->pid && s->v[i].tid == th->tid)
+			t = &s->v[i];
+	if (!t) {
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? 2 * s->cap : 8;
+			struct fault_tally *n = reallocarray(s->v, cap, sizeof(*n));
+
+			if (!n) {
+				s->err = -ENOMEM;
+				return;
+			}
+			s->v = n;
+			s->cap = cap;
+		}
+		t = &s->v[s->n++];
+		memset(t, 0, sizeof(*t));
+		t->pid = th->pid;
+		t->tid = th->tid;
+	}
+	ns = (f->flags & ISR_FAULT_HAS_START) ? f->duration_ns : 0;
+	t->ns += ns;
+	if (!(f->flags & ISR_FAULT_MAJOR)) {
+		t->minor++;
+		return;
+	}
+	t->major++;
+	t->major_ns += ns;
+	{
+		char path[256];
+		struct fault_file *ff = NULL;
+
+		if (!mapped_file(s->c->r, th->pid, f->address, path, sizeof(path))) {
+			t->major_anon++;
+			return;
+		}
+		t->major_file++;
+		for (size_t i = 0; i < s->nfiles; i++)
+			if (s->files[i].pid == th->pid && strcmp(s->files[i].path, path) == 0)
+				ff = &s->files[i];
+		if (!ff && s->nfiles < 256) {
+			if (s->nfiles == s->files_cap) {
+				size_t cap = s->files_cap ? 2 * s->files_cap : 8;
+				struct fault_file *n = reallocarray(s->files, cap, sizeof(*n));
+
+				if (!n) {
+					s->err = -ENOMEM;
+					return;
+				}
+				s->files = n;
+				s->files_cap = cap;
+			}
+			ff = &s->files[s->nfiles++];
+			memset(ff, 0, sizeof(*ff));
+			ff->pid = th->pid;
+			snprintf(ff->path, sizeof(ff->path), "%s", path);
+		}
+		if (ff) {
+			ff->major++;
+			ff->ns += ns;
+		}
+	}
+}
+
+static void *fault_start(struct rule_ctx *c, struct tl_observer *obs)
+{
+	struct fault_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->c = c;
+	obs->event = fault_event;
+	return s;
+}
+
+static int fault_finish(void *state, struct rule_ctx *c)
+{
+	struct fault_state *s = state;
+
+	if (s->err)
+		return s->err;
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t);
+		const struct fault_tally *ft = NULL;
+		const struct fault_file *top = NULL;
+		char who[96];
+		struct finding *f;
+		int err = 0;
+
+		if (!t->critical)
+			continue;
+		rule_thread_causes(c, t, causes);
+		if (!over_threshold(causes[CAUSE_FAULT], base))
+			continue;
+		f = thread_finding(c, "page_fault_storm", t, causes[CAUSE_FAULT], base, CAUSE_FAULT);
+		if (!f)
+			return -ENOMEM;
+		for (size_t k = 0; k < s->n; k++)
+			if (s->v[k].pid == t->pid && s->v[k].tid == t->tid)
+				ft = &s->v[k];
+		for (size_t k = 0; k < s->nfiles; k++)
+			if (s->files[k].pid == t->pid && (!top || s->files[k].ns > top->ns))
+				top = &s->files[k];
+		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+		err |= finding__say(f, "%s spent %.3f s in page faults (%.0f%% %s)", who, secs(causes[CAUSE_FAULT]),
+				    pct(causes[CAUSE_FAULT], base), base_text(c, t));
+		if (ft) {
+			err |= finding__say(f, ": %llu minor, %llu major (%llu from files, %llu anonymous: swapped out)",
+					    (unsigned long long)ft->minor, (unsigned long long)ft->major,
+					    (unsigned long long)ft->major_file, (unsigned long long)ft->major_anon);
+			ev_set(f->evidence, "minor_faults", ev_u64(ft->minor));
+			ev_set(f->evidence, "major_faults", ev_u64(ft->major));
+			ev_set(f->evidence, "major_file_faults", ev_u64(ft->major_file));
+			ev_set(f->evidence, "major_anon_faults", ev_u64(ft->major_anon));
+			ev_set(f->evidence, "fault_s", ev_seconds(ft->ns));
+		}
+		if (top) {
+			err |= finding__say(f, "; the file read most: %s (%llu faults, %.3f s)", top->path,
+					    (unsigned long long)top->major, secs(top->ns));
+			ev_set(f->evidence, "top_file", json_string(top->path));
+		}
+		err |= finding__say(f, ".");
+		if (ft && ft->major_anon > ft->major_file)
+			err |= finding__suggest(f, "Memory was swapped out: give the job more memory (or a higher cgroup "
+						   "limit), reduce what it keeps resident, or disable swap for it.");
+		else if (ft && ft->major)
+			err |= finding__suggest(f, "Files are read on first touch of a memory map: read them ahead "
+						   "(madvise(MADV_WILLNEED), a warm-up pass, copying weights to local "
+						   "fast storage) or load them before the timed loop.");
+		else
+			err |= finding__suggest(f, "Minor faults come from touching fresh memory: reuse buffers instead "
+						   "of allocating new ones each step, or pre-fault them once (pinned "
+						   "buffers, torch.empty reused).");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void fault_free(void *state)
+{
+	struct fault_state *s = state;
+
+	if (s) {
+		free(s->v);
+		free(s->files);
+	}
+	free(s);
+}
+
+const struct rule rule_page_fault_storm = {
+	.id = "page_fault_storm",
+	.title = "Page faults",
+	.start = fault_start,
+	.finish = fault_finish,
+	.free = fault_free,
+};
+
+/* --- blocked_on_thread --------------------------------------------------------- */
+
+#define BLOCKED_TOP_SHARE	0.5	/* of the blocked time, ended by one task */
+
+static int blocked_finish(void *state, struct rule_ctx *c)
+{
+	(void)state;
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = t->wakers.rest, top_ns = 0;
+		const struct tl_thread *w = NULL;
+		__u32 wpid = 0, wtid = 0;
+		char who[96], waker[96];
+		struct finding *f;
+		int err = 0;
+
+		if (!t->critical)
+			continue;
+		rule_thread_causes(c, t, causes);
+		if (!over_threshold(causes[CAUSE_BLOCKED], base) || !t->wakers.n)
+			continue;
+		for (size_t k = 0; k < t->wakers.n; k++)
+			total += t->wakers.v[k].ns;
+		/* the traced task that ended most of it: a waker that is not
+		 * traced is usually the task an interrupt (a timer, a device)
+		 * happened to interrupt, not what the thread waited for */
+		for (size_t k = 0; k < t->wakers.n && !w; k++) {
+			wpid = (__u32)(t->wakers.v[k].key >> 32);
+			wtid = (__u32)t->wakers.v[k].key;
+			for (size_t j = 0; j < timeline__thread_count(c->tl) && wtid; j++) {
+				const struct tl_thread *x = timeline__thread_at(c->tl, j);
+
+				if (x->pid == wpid && x->tid == wtid)
+					w = x;
+			}
+			top_ns = t->wakers.v[k].ns;
+		}
+		if (!w || (double)top_ns < BLOCKED_TOP_SHARE * (double)total)
+			continue;
+		f = thread_finding(c, "blocked_on_thread", t, causes[CAUSE_BLOCKED], base, CAUSE_BLOCKED);
+		if (!f)
+			return -ENOMEM;
+		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+		rule_task_name(c, wpid, wtid, waker, sizeof(waker));
+		err |= finding__say(f, "%s was blocked %.3f s (%.0f%% %s) waiting on %s, which ended %.0f%% of that "
+				       "blocked time", who, secs(causes[CAUSE_BLOCKED]), pct(causes[CAUSE_BLOCKED], base),
+				    base_text(c, t), waker, pct(top_ns, total));
+		ev_set(f->evidence, "waker_pid", ev_u64(wpid));
+		ev_set(f->evidence, "waker_tid", ev_u64(wtid));
+		ev_set(f->evidence, "waker", json_string(waker));
+		{
+			__u64 wt = tl_acc__total(&w->acc);
+			enum tl_cat top = TL_UNKNOWN;
+
+			/* why the producer is slow, if it is for a reason of its own */
+			for (int k = 0; k < TL_CAT_MAX; k++)
+				if (k != TL_BLOCKED && k != TL_RUNNING && k != TL_UNKNOWN && w->acc.ns[k] > w->acc.ns[top])
+					top = (enum tl_cat)k;
+			err |= finding__say(f, "; that thread ran %.0f%% of its time", pct(w->acc.ns[TL_RUNNING], wt));
+			if (top != TL_UNKNOWN && (double)w->acc.ns[top] >= 0.1 * (double)wt)
+				err |= finding__say(f, " and spent %.0f%% %s", pct(w->acc.ns[top], wt),
+						    cause_label(cause_of_category(top)));
+			ev_set(f->evidence, "waker_running_share", json_real(wt ? (double)w->acc.ns[TL_RUNNING] / (double)wt : 0));
+		}
+		err |= finding__say(f, ".");
+		err |= finding__suggest(f, "The launching thread waits for that thread's output (a queue, a lock, an "
+					   "event): make the producer faster or start it earlier (more DataLoader "
+					   "workers, prefetch_factor, pin_memory), or overlap its work with the GPU's.");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct rule rule_blocked_on_thread = {
+	.id = "blocked_on_thread",
+	.title = "Blocked on another thread",
+	.finish = blocked_finish,
+};
+
+/* --- allocator_churn ------------------------------------------------------------ */
+
+static int alloc_finish(void *state, struct rule_ctx *c)
+{
+	(void)state;
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), allocs = 0, frees = 0;
+		char who[96];
+		struct finding *f;
+		int err = 0;
+
+		if (!t->critical)
+			continue;
+		rule_thread_causes(c, t, causes);
+		if (!over_threshold(causes[CAUSE_CUDA_MEM], base))
+			continue;
+		f = thread_finding(c, "allocator_churn", t, causes[CAUSE_CUDA_MEM], base, CAUSE_CUDA_MEM);
+		if (!f)
+			return -ENOMEM;
+		for (size_t k = 0; k < c->sum->cuda_fn_count; k++) {
+			const struct isr_cuda_fn *fn = isr_cuda_fn(c->sum->cuda_fns[k].func);
+
+			if (fn && fn->family == ISR_CUDA_FAM_ALLOC)
+				allocs += c->sum->cuda_fns[k].calls;
+			else if (fn && fn->family == ISR_CUDA_FAM_FREE)
+				frees += c->sum->cuda_fns[k].calls;
+		}
+		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+		err |= finding__say(f, "%s spent %.3f s allocating and freeing CUDA memory (%.0f%% %s); the recording "
+				       "has %llu allocations and %llu frees (%.0f/s).",
+				    who, secs(causes[CAUSE_CUDA_MEM]), pct(causes[CAUSE_CUDA_MEM], base), base_text(c, t),
+				    (unsigned long long)allocs, (unsigned long long)frees,
+				    c->end > c->start ? (double)(allocs + frees) / secs(c->end - c->start) : 0);
+		ev_set(f->evidence, "allocations", ev_u64(allocs));
+		ev_set(f->evidence, "frees", ev_u64(frees));
+		err |= finding__suggest(f, "Let PyTorch's caching allocator keep memory (no torch.cuda.empty_cache() in "
+					   "the loop, PYTORCH_NO_CUDA_MEMORY_CACHING unset), reuse buffers, or use a "
+					   "stream-ordered pool (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync).");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct rule rule_allocator_churn = {
+	.id = "allocator_churn",
+	.title = "CUDA allocator churn",
+	.finish = alloc_finish,
+};

@@ -1,0 +1,1345 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The timeline (timeline.h): a state machine per thread fed in start order,
+ * a busy count per GPU device whose ends are timers fired in time order,
+ * and the readings of the launching threads taken when a gap opens.
+ *
+ * Thread identity follows the summary's rules (summary.h): a tid maps to its
+ * latest incarnation; events of an exited thread are ignored (the kernel
+ * reports a dead task's last switch-out after its exit); only a creation
+ * event (fork, wakeup_new, exec of a non-leader) starts a new incarnation.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline.h"
+#include "idx_map.h"
+#include "gpu_summary.h"
+
+#define TASK_UNINTERRUPTIBLE	0x2
+#define TASK_DEAD		0x80
+
+#define MAX_OVERLAYS	6	/* nested probed intervals of one thread */
+
+/* A synchronization that returns this long after a device went idle is
+ * taken to be what drained it (on top of the clock fit's error bound). */
+#define SYNC_DRAIN_SLACK_NS	5000000ull
+/* API launch records older than this are dropped: their kernels ran long
+ * ago or never will. */
+#define LAUNCH_RECORD_TTL_NS	30000000000ull
+
+static const char *const cat_names[TL_CAT_MAX] = {
+	[TL_GIL] = "gil_wait",
+	[TL_SYNC] = "cuda_sync",
+	[TL_CUDA_MEM] = "cuda_memory",
+	[TL_CUDA] = "cuda_call",
+	[TL_FAULT] = "page_fault",
+	[TL_RECLAIM] = "reclaim",
+	[TL_RUNQUEUE] = "runqueue",
+	[TL_IO] = "io_sleep",
+	[TL_BLOCKED] = "blocked",
+	[TL_RUNNING] = "running",
+	[TL_UNKNOWN] = "unknown",
+};
+
+const char *tl_cat_name(enum tl_cat c)
+{
+	return c < TL_CAT_MAX ? cat_names[c] : "?";
+}
+
+__u64 tl_acc__total(const struct tl_acc *a)
+{
+	__u64 t = 0;
+
+	for (int i = 0; i < TL_CAT_MAX; i++)
+		t += a->ns[i];
+	return t;
+}
+
+void tl_acc__diff(const struct tl_acc *b, const struct tl_acc *a, struct tl_acc *d)
+{
+	for (int i = 0; i < TL_CAT_MAX; i++)
+		d->ns[i] = b->ns[i] > a->ns[i] ? b->ns[i] - a->ns[i] : 0;
+}
+
+/* --- state ------------------------------------------------------------------------ */
+
+enum { S_UNKNOWN, S_ON, S_OFF };
+
+struct overlay {
+	enum tl_cat cat;
+	__u64 end;
+	struct tl_other other;
+	__u16 fn;
+};
+
+struct thr {
+	struct tl_thread pub;
+	__u32 ix;			/* in tl->thr */
+	int sched;			/* S_* */
+	bool seen;			/* any event about it yet */
+	bool runnable;			/* OFF, waiting for a CPU */
+	bool in_d;			/* OFF in D state */
+	struct tl_other rq_other;	/* who had the CPU when it became runnable */
+	struct overlay ov[MAX_OVERLAYS];
+	int nov;
+	/* the span being built */
+	enum tl_cat cur;
+	__u64 span_start;
+	struct tl_other span_other;
+	__u16 span_fn;
+};
+
+/* The reading of one launching thread when a gap opened. */
+struct snap {
+	__u32 tid;
+	struct tl_acc acc;
+};
+
+struct gdev {
+	__u32 pid, device;
+	int active;			/* intervals running now */
+	__u64 busy_since, busy_ns;
+	__u64 observed_start, observed_end;	/* while its activity was collected */
+	bool gap_open, seen_any;
+	__u64 gap_start;
+	bool after_sync;
+	__u64 sync_return_ns;
+	__u32 sync_tid;
+	__u16 sync_fn;
+	struct snap *snaps;
+	size_t nsnaps, snap_cap;
+};
+
+struct launch_rec {
+	__u32 corr, tid;
+	__u64 start;
+};
+
+struct proc {
+	__u32 pid;
+	bool gone;
+	bool has_gpu;
+	__u64 gpu_enabled_ns;		/* the bridge started collecting (0: not seen) */
+	__u32 *launchers;		/* tids that launched work */
+	size_t nlaunchers, launcher_cap;
+	struct idx_map by_corr;		/* correlation id + 1 -> index in recs */
+	struct launch_rec *recs;
+	size_t nrecs, rec_cap;
+	__u64 last_purge;
+	/* the synchronization in progress (the latest that entered) */
+	__u32 sync_tid;
+	__u16 sync_fn;
+	__u64 sync_entry, sync_return;
+};
+
+/* What happens at a time no event marks: a device's work ends, a probed
+ * interval of a thread ends (so that every span is reported in time order). */
+enum { TIMER_DEV, TIMER_THREAD };
+
+struct timer {
+	__u64 t;
+	__u32 idx;		/* in devs or thr */
+	__u32 kind;		/* TIMER_* */
+};
+
+struct timeline {
+	const struct recording *r;
+	__u64 start, end;
+	struct tl_observer *obs;
+	size_t nobs;
+	struct idx_map by_tid;		/* tid -> index of its latest incarnation */
+	struct thr **thr;		/* each allocated alone: observers keep pointers */
+	size_t nthr, thr_cap;
+	struct idx_map by_pid;		/* pid -> index in procs */
+	struct proc *procs;
+	size_t nprocs, proc_cap;
+	struct idx_map by_dev;		/* pid << 32 | device + 1 -> index in devs */
+	struct gdev *devs;
+	size_t ndevs, dev_cap;
+	struct timer *timers;		/* min-heap on t */
+	size_t ntimers, timer_cap;
+	struct tl_other *cpu_curr;	/* the task last seen switched in, per CPU */
+	size_t ncpus;
+	__u64 now;
+	const struct pass *pass;
+};
+
+static void *grow(void *arr, size_t n, size_t *cap, size_t sz)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return arr;
+	ncap = *cap ? *cap * 2 : 16;
+	p = reallocarray(arr, ncap, sz);
+	if (p)
+		*cap = ncap;
+	return p;
+}
+
+static __u64 clamp(const struct timeline *tl, __u64 t)
+{
+	return t < tl->start ? tl->start : t > tl->end ? tl->end : t;
+}
+
+/* --- observers ------------------------------------------------------------------- */
+
+int timeline__observe(struct timeline *tl, const struct tl_observer *o)
+{
+	struct tl_observer *n = reallocarray(tl->obs, tl->nobs + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	tl->obs = n;
+	tl->obs[tl->nobs++] = *o;
+	return 0;
+}
+
+static void emit_span(struct timeline *tl, struct thr *t, __u64 end)
+{
+	struct tl_span s;
+
+	if (end <= t->span_start)
+		return;
+	s.thread = &t->pub;
+	s.cat = t->cur;
+	s.start = t->span_start;
+	s.end = end;
+	s.other = t->span_other;
+	s.cuda_fn = t->span_fn;
+	for (size_t i = 0; i < tl->nobs; i++)
+		if (tl->obs[i].span)
+			tl->obs[i].span(tl->obs[i].ctx, &s);
+}
+
+static void emit_gap(struct timeline *tl, const struct tl_gap *g)
+{
+	if (g->end <= g->start)
+		return;
+	for (size_t i = 0; i < tl->nobs; i++)
+		if (tl->obs[i].gap)
+			tl->obs[i].gap(tl->obs[i].ctx, g);
+}
+
+static void timer_push(struct timeline *tl, __u64 t, __u32 kind, __u32 idx, int *err);
+
+/* --- threads ---------------------------------------------------------------------- */
+
+static enum tl_cat base_cat(const struct thr *t)
+{
+	switch (t->sched) {
+	case S_ON:
+		return TL_RUNNING;
+	case S_OFF:
+		return t->runnable ? TL_RUNQUEUE : t->in_d ? TL_IO : TL_BLOCKED;
+	default:
+		return TL_UNKNOWN;
+	}
+}
+
+/* The category now, with the span details that go with it. */
+static enum tl_cat thr_cat(const struct thr *t, struct tl_other *other, __u16 *fn)
+{
+	enum tl_cat c = base_cat(t);
+	int best = -1;
+
+	for (int i = 0; i < t->nov; i++)
+		if (t->ov[i].cat < c) {
+			c = t->ov[i].cat;
+			best = i;
+		}
+	if (best >= 0) {
+		*other = t->ov[best].other;
+		*fn = t->ov[best].fn;
+	} else {
+		*other = c == TL_RUNQUEUE ? t->rq_other : (struct tl_other){ 0, 0 };
+		*fn = 0;
+	}
+	return c;
+}
+
+static void thr_integrate(struct thr *t, __u64 to)
+{
+	if (to > t->pub.now) {
+		t->pub.acc.ns[t->cur] += to - t->pub.now;
+		t->pub.now = to;
+	}
+}
+
+/* After a change at `at`: ends the span if the category or its details
+ * changed. A blocked span keeps the waker set on it by the wakeup. */
+static void thr_retarget(struct timeline *tl, struct thr *t, __u64 at)
+{
+	struct tl_other other;
+	__u16 fn;
+	enum tl_cat c = thr_cat(t, &other, &fn);
+
+	if (c == t->cur && fn == t->span_fn && (c == TL_BLOCKED || c == TL_IO ||
+	    (other.pid == t->span_other.pid && other.tid == t->span_other.tid)))
+		return;
+	emit_span(tl, t, at);
+	t->cur = c;
+	t->span_start = at;
+	t->span_other = other;
+	t->span_fn = fn;
+}
+
+/* Brings t's totals to `to`, ending the overlays that end before. */
+static void thr_advance(struct timeline *tl, struct thr *t, __u64 to)
+{
+	for (;;) {
+		int k = -1;
+
+		for (int i = 0; i < t->nov; i++)
+			if (t->ov[i].end <= to && (k < 0 || t->ov[i].end < t->ov[k].end))
+				k = i;
+		if (k < 0)
+			break;
+		{
+			__u64 at = t->ov[k].end > t->pub.now ? t->ov[k].end : t->pub.now;
+
+			thr_integrate(t, at);
+			t->ov[k] = t->ov[--t->nov];
+			thr_retarget(tl, t, at);
+		}
+	}
+	thr_integrate(t, to);
+}
+
+/* The first event that tells where t was: the time before it, spent in
+ * `implied`, is moved from TL_UNKNOWN. */
+static void thr_reveal(struct thr *t, int implied)
+{
+	if (t->sched != S_UNKNOWN)
+		return;
+	t->sched = implied;
+	{
+		enum tl_cat c = base_cat(t);
+
+		t->pub.acc.ns[c] += t->pub.acc.ns[TL_UNKNOWN];
+		t->pub.acc.ns[TL_UNKNOWN] = 0;
+		if (t->cur == TL_UNKNOWN)
+			t->cur = c;
+	}
+}
+
+static struct thr *thr_add(struct timeline *tl, __u32 pid, __u32 tid, __u64 start)
+{
+	struct thr **n = grow(tl->thr, tl->nthr, &tl->thr_cap, sizeof(*tl->thr)), *t;
+
+	if (!n)
+		return NULL;
+	tl->thr = n;
+	t = calloc(1, sizeof(*t));
+	if (!t || idx_map__put(&tl->by_tid, tid, (__u32)tl->nthr)) {
+		free(t);
+		return NULL;
+	}
+	t->ix = (__u32)tl->nthr;
+	tl->thr[tl->nthr++] = t;
+	t->pub.pid = pid;
+	t->pub.tid = tid;
+	t->pub.start_ns = start;
+	t->pub.end_ns = tl->end;
+	t->pub.now = start;
+	t->sched = S_UNKNOWN;
+	t->cur = TL_UNKNOWN;
+	t->span_start = start;
+	return t;
+}
+
+/* The live thread tid of target pid, made on first sight. NULL (err 0):
+ * not to be tracked. */
+static struct thr *thr_get(struct timeline *tl, __u32 pid, __u32 tid, int *err)
+{
+	const __u32 *idx;
+	struct thr *t;
+
+	*err = 0;
+	if (!tid)
+		return NULL;
+	idx = idx_map__get(&tl->by_tid, tid);
+	if (idx) {
+		t = tl->thr[*idx];
+		return t->pub.exited || t->pub.pid != pid ? NULL : t;
+	}
+	if (!pass__is_target(tl->pass, pid))
+		return NULL;
+	t = thr_add(tl, pid, tid, tl->start);
+	if (!t)
+		*err = -ENOMEM;
+	return t;
+}
+
+/* A thread that comes into existence at ts. */
+static struct thr *thr_created(struct timeline *tl, __u32 pid, __u32 tid, __u64 ts, int *err)
+{
+	const __u32 *idx;
+	struct thr *t;
+
+	*err = 0;
+	if (!tid)
+		return NULL;
+	idx = idx_map__get(&tl->by_tid, tid);
+	if (idx) {
+		t = tl->thr[*idx];
+		if (t->seen && !t->pub.exited)
+			return t->pub.pid == pid ? t : NULL;
+		if (!t->pub.exited && t->pub.pid == pid) {
+			t->pub.start_ns = t->pub.now = t->span_start = ts;
+			memset(&t->pub.acc, 0, sizeof(t->pub.acc));
+			goto created;
+		}
+	}
+	if (!pass__is_target(tl->pass, pid))
+		return NULL;
+	t = thr_add(tl, pid, tid, ts);
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+created:
+	t->pub.created = true;
+	t->seen = true;
+	t->sched = S_OFF;
+	t->cur = TL_BLOCKED;
+	return t;
+}
+
+static void copy_comm(char dst[16], const char *src)
+{
+	size_t n = strnlen(src, 15);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* t emits an event itself at ts: it is on a CPU. */
+static void thr_running(struct timeline *tl, struct thr *t, __u64 ts)
+{
+	thr_advance(tl, t, ts);
+	thr_reveal(t, S_ON);
+	t->seen = true;
+}
+
+static void thr_exit(struct timeline *tl, struct thr *t, __u64 ts)
+{
+	thr_running(tl, t, ts);
+	t->nov = 0;
+	emit_span(tl, t, ts);
+	t->span_start = ts;
+	t->pub.exited = true;
+	t->pub.end_ns = ts;
+}
+
+static int thr_overlay(struct timeline *tl, struct thr *t, enum tl_cat cat, __u64 start, __u64 end,
+		       struct tl_other other, __u16 fn)
+{
+	int err = 0;
+
+	thr_running(tl, t, start);
+	if (end <= start)
+		return 0;
+	if (t->nov == MAX_OVERLAYS) {
+		/* deeper than any real nesting: drop the one that ends first */
+		int k = 0;
+
+		for (int i = 1; i < t->nov; i++)
+			if (t->ov[i].end < t->ov[k].end)
+				k = i;
+		t->ov[k] = t->ov[--t->nov];
+	}
+	t->ov[t->nov++] = (struct overlay){ .cat = cat, .end = end, .other = other, .fn = fn };
+	thr_retarget(tl, t, start);
+	timer_push(tl, end, TIMER_THREAD, t->ix, &err);
+	return err;
+}
+
+/* --- processes and devices ------------------------------------------------------------ */
+
+static struct proc *proc_get(struct timeline *tl, __u32 pid)
+{
+	const __u32 *idx = idx_map__get(&tl->by_pid, pid);
+	struct proc *n, *p;
+
+	if (idx)
+		return &tl->procs[*idx];
+	n = grow(tl->procs, tl->nprocs, &tl->proc_cap, sizeof(*tl->procs));
+	if (!n)
+		return NULL;
+	tl->procs = n;
+	if (idx_map__put(&tl->by_pid, pid, (__u32)tl->nprocs))
+		return NULL;
+	p = &tl->procs[tl->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+static const struct proc *proc_find(const struct timeline *tl, __u32 pid)
+{
+	const __u32 *idx = idx_map__get(&tl->by_pid, pid);
+
+	return idx ? &tl->procs[*idx] : NULL;
+}
+
+static int proc_add_launcher(struct proc *p, __u32 tid)
+{
+	__u32 *n;
+
+	for (size_t i = 0; i < p->nlaunchers; i++)
+		if (p->launchers[i] == tid)
+			return 0;
+	n = grow(p->launchers, p->nlaunchers, &p->launcher_cap, sizeof(*p->launchers));
+	if (!n)
+		return -ENOMEM;
+	p->launchers = n;
+	p->launchers[p->nlaunchers++] = tid;
+	return 0;
+}
+
+/* Drops launch records older than the TTL once the table doubled. */
+static int proc_purge(struct proc *p, __u64 now)
+{
+	size_t keep = 0;
+
+	if (p->nrecs < 1024 || p->nrecs < 2 * p->last_purge)
+		return 0;
+	idx_map__free(&p->by_corr);
+	for (size_t i = 0; i < p->nrecs; i++) {
+		if (p->recs[i].start + LAUNCH_RECORD_TTL_NS < now)
+			continue;
+		p->recs[keep] = p->recs[i];
+		if (idx_map__put(&p->by_corr, (__u64)p->recs[keep].corr + 1, (__u32)keep))
+			return -ENOMEM;
+		keep++;
+	}
+	p->nrecs = keep;
+	p->last_purge = keep ? keep : 1;
+	return 0;
+}
+
+static int proc_launch_record(struct proc *p, __u32 corr, __u32 tid, __u64 start)
+{
+	struct launch_rec *n;
+	int err = proc_purge(p, start);
+
+	if (err)
+		return err;
+	n = grow(p->recs, p->nrecs, &p->rec_cap, sizeof(*p->recs));
+	if (!n)
+		return -ENOMEM;
+	p->recs = n;
+	p->recs[p->nrecs] = (struct launch_rec){ .corr = corr, .tid = tid, .start = start };
+	if (idx_map__put(&p->by_corr, (__u64)corr + 1, (__u32)p->nrecs))
+		return -ENOMEM;
+	p->nrecs++;
+	return 0;
+}
+
+static struct gdev *dev_get(struct timeline *tl, __u32 pid, __u32 device, __u32 *index)
+{
+	__u64 key = ((__u64)pid << 32 | device) + 1;
+	const __u32 *idx = idx_map__get(&tl->by_dev, key);
+	struct gdev *n, *d;
+
+	if (idx) {
+		*index = *idx;
+		return &tl->devs[*idx];
+	}
+	n = grow(tl->devs, tl->ndevs, &tl->dev_cap, sizeof(*tl->devs));
+	if (!n)
+		return NULL;
+	tl->devs = n;
+	if (idx_map__put(&tl->by_dev, key, (__u32)tl->ndevs))
+		return NULL;
+	*index = (__u32)tl->ndevs;
+	d = &tl->devs[tl->ndevs++];
+	memset(d, 0, sizeof(*d));
+	d->pid = pid;
+	d->device = device;
+	return d;
+}
+
+static void timer_push(struct timeline *tl, __u64 t, __u32 kind, __u32 idx, int *err)
+{
+	struct timer *n = grow(tl->timers, tl->ntimers, &tl->timer_cap, sizeof(*tl->timers));
+	size_t i;
+
+	if (!n) {
+		*err = -ENOMEM;
+		return;
+	}
+	tl->timers = n;
+	i = tl->ntimers++;
+	while (i) {
+		size_t parent = (i - 1) / 2;
+
+		if (tl->timers[parent].t <= t)
+			break;
+		tl->timers[i] = tl->timers[parent];
+		i = parent;
+	}
+	tl->timers[i] = (struct timer){ .t = t, .idx = idx, .kind = kind };
+}
+
+static struct timer timer_pop(struct timeline *tl)
+{
+	struct timer top = tl->timers[0], last = tl->timers[--tl->ntimers];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= tl->ntimers)
+			break;
+		if (c + 1 < tl->ntimers && tl->timers[c + 1].t < tl->timers[c].t)
+			c++;
+		if (last.t <= tl->timers[c].t)
+			break;
+		tl->timers[i] = tl->timers[c];
+		i = c;
+	}
+	if (tl->ntimers)
+		tl->timers[i] = last;
+	return top;
+}
+
+static struct thr *live_thread(struct timeline *tl, __u32 pid, __u32 tid)
+{
+	const __u32 *idx = idx_map__get(&tl->by_tid, tid);
+	struct thr *t;
+
+	if (!idx)
+		return NULL;
+	t = tl->thr[*idx];
+	return t->pub.pid == pid && !t->pub.exited ? t : NULL;
+}
+
+/* A device went idle at `at`: remember what each launching thread had done
+ * so far, and whether a synchronization drained it. */
+static int dev_open_gap(struct timeline *tl, struct gdev *d, __u64 at)
+{
+	struct proc *p = proc_get(tl, d->pid);
+	const struct clock_fit *fit = pass__fit(tl->pass, d->pid);
+	__u64 slack = SYNC_DRAIN_SLACK_NS + (fit ? (__u64)fit->bound_ns : 0);
+
+	if (!p)
+		return -ENOMEM;
+	d->gap_open = true;
+	d->gap_start = at;
+	d->nsnaps = 0;
+	for (size_t i = 0; i < p->nlaunchers; i++) {
+		struct thr *t = live_thread(tl, d->pid, p->launchers[i]);
+		struct snap *n;
+
+		if (!t)
+			continue;
+		n = grow(d->snaps, d->nsnaps, &d->snap_cap, sizeof(*d->snaps));
+		if (!n)
+			return -ENOMEM;
+		d->snaps = n;
+		thr_advance(tl, t, at);
+		d->snaps[d->nsnaps].tid = t->pub.tid;
+		d->snaps[d->nsnaps].acc = t->pub.acc;
+		d->nsnaps++;
+	}
+	d->after_sync = p->sync_entry && p->sync_entry <= at && p->sync_return + slack >= at &&
+			p->sync_return <= at + slack;
+	if (d->after_sync) {
+		d->sync_return_ns = p->sync_return;
+		d->sync_tid = p->sync_tid;
+		d->sync_fn = p->sync_fn;
+	}
+	return 0;
+}
+
+/* The gap of d closes at `at` because of work launched by tid at launch_ns
+ * (tid 0: unknown). */
+static void dev_close_gap(struct timeline *tl, struct gdev *d, __u64 at, __u32 tid, __u64 launch_ns, bool trailing,
+			  bool leading)
+{
+	struct tl_gap g;
+
+	memset(&g, 0, sizeof(g));
+	g.pid = d->pid;
+	g.device = d->device;
+	g.start = d->gap_start;
+	g.end = at;
+	g.trailing = trailing;
+	g.leading = leading;
+	g.launcher_tid = tid;
+	g.launch_ns = launch_ns;
+	g.after_sync = d->after_sync;
+	g.sync_return_ns = d->sync_return_ns;
+	g.sync_tid = d->sync_tid;
+	g.sync_fn = d->sync_fn;
+	for (size_t i = 0; i < d->nsnaps && tid; i++) {
+		struct thr *t;
+
+		if (d->snaps[i].tid != tid)
+			continue;
+		t = live_thread(tl, d->pid, tid);
+		if (t) {
+			thr_advance(tl, t, at);
+			tl_acc__diff(&t->pub.acc, &d->snaps[i].acc, &g.launcher);
+			g.launcher_known = true;
+		}
+		break;
+	}
+	d->gap_open = false;
+	emit_gap(tl, &g);
+}
+
+static void fire_timers(struct timeline *tl, __u64 upto, int *err)
+{
+	while (tl->ntimers && tl->timers[0].t <= upto && !*err) {
+		struct timer tm = timer_pop(tl);
+		struct gdev *d;
+
+		if (tm.kind == TIMER_THREAD) {
+			struct thr *t = tl->thr[tm.idx];
+
+			if (!t->pub.exited)
+				thr_advance(tl, t, tm.t);
+			continue;
+		}
+		d = &tl->devs[tm.idx];
+		if (--d->active > 0)
+			continue;
+		d->active = 0;
+		d->busy_ns += tm.t > d->busy_since ? tm.t - d->busy_since : 0;
+		*err = dev_open_gap(tl, d, tm.t);
+	}
+}
+
+/* The launcher of the work with correlation id corr: from its API record,
+ * else the thread of the process that launched last. */
+static __u32 work_launcher(struct timeline *tl, __u32 pid, __u32 corr, __u64 at, __u64 *launch_ns)
+{
+	const struct proc *p = proc_find(tl, pid);
+	const __u32 *idx;
+	__u32 best = 0;
+	__u64 best_t = 0;
+
+	*launch_ns = 0;
+	if (!p)
+		return 0;
+	idx = corr ? idx_map__get(&p->by_corr, (__u64)corr + 1) : NULL;
+	if (idx) {
+		*launch_ns = p->recs[*idx].start;
+		return p->recs[*idx].tid;
+	}
+	for (size_t i = 0; i < p->nlaunchers; i++) {
+		const struct thr *t = live_thread(tl, pid, p->launchers[i]);
+
+		if (t && t->pub.last_launch_ns <= at && t->pub.last_launch_ns >= best_t) {
+			best = t->pub.tid;
+			best_t = t->pub.last_launch_ns;
+		}
+	}
+	*launch_ns = best_t;
+	return best;
+}
+
+/* A gap that no work ended (the process exited, or the recording did): the
+ * thread that launched last is the one the GPU waited for. */
+static void close_trailing(struct timeline *tl, struct gdev *d, __u64 at)
+{
+	__u64 launch_ns;
+	__u32 tid = work_launcher(tl, d->pid, 0, at, &launch_ns);
+
+	dev_close_gap(tl, d, at, tid, 0, true, false);
+}
+
+static int on_gpu_work(struct timeline *tl, const struct pass_event *e, __u32 device, __u32 corr)
+{
+	struct proc *p = proc_get(tl, e->h->pid);
+	struct gdev *d;
+	__u32 idx;
+	int err = 0;
+
+	if (!p)
+		return -ENOMEM;
+	p->has_gpu = true;
+	if (e->unmapped)
+		return 0;
+	d = dev_get(tl, e->h->pid, device, &idx);
+	if (!d)
+		return -ENOMEM;
+	if (d->gap_open || !d->seen_any) {
+		__u64 launch_ns, at = clamp(tl, e->start);
+		__u32 tid = work_launcher(tl, e->h->pid, corr, at, &launch_ns);
+		bool leading = !d->seen_any;
+
+		if (leading) {
+			/* idle since the bridge began collecting, if that is known */
+			d->observed_start = at;
+			if (p->gpu_enabled_ns && p->gpu_enabled_ns < at) {
+				d->observed_start = d->gap_start = clamp(tl, p->gpu_enabled_ns);
+				d->gap_open = true;
+				d->nsnaps = 0;
+			}
+		}
+		if (d->gap_open && at > d->gap_start)
+			dev_close_gap(tl, d, at, tid, launch_ns, false, leading);
+		d->gap_open = false;
+	}
+	d->seen_any = true;
+	if (d->active++ == 0)
+		d->busy_since = clamp(tl, e->start);
+	timer_push(tl, clamp(tl, e->end), TIMER_DEV, idx, &err);
+	return err;
+}
+
+/* Every device of a gone process: busy stretches end, open gaps close. */
+static int proc_gone(struct timeline *tl, __u32 pid, __u64 ts)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < tl->ndevs; i++) {
+		struct gdev *d = &tl->devs[i];
+
+		if (d->pid != pid)
+			continue;
+		if (d->gap_open)
+			close_trailing(tl, d, ts);
+		if (!d->observed_end)
+			d->observed_end = ts;
+	}
+	{
+		struct proc *p = proc_get(tl, pid);
+
+		if (!p)
+			return -ENOMEM;
+		p->gone = true;
+	}
+	return err;
+}
+
+/* --- events ------------------------------------------------------------------------------ */
+
+static struct tl_other *cpu_slot(struct timeline *tl, __u32 cpu)
+{
+	if (cpu >= tl->ncpus) {
+		size_t n = cpu + 1 > 2 * tl->ncpus ? cpu + 1 : 2 * tl->ncpus;
+		struct tl_other *c;
+
+		if (n > 65536)
+			return NULL;
+		c = reallocarray(tl->cpu_curr, n, sizeof(*c));
+		if (!c)
+			return NULL;
+		memset(c + tl->ncpus, 0, (n - tl->ncpus) * sizeof(*c));
+		tl->cpu_curr = c;
+		tl->ncpus = n;
+	}
+	return &tl->cpu_curr[cpu];
+}
+
+static int on_switch(struct timeline *tl, const struct isr_ev_sched_switch *e, __u64 ts)
+{
+	struct tl_other *cur = cpu_slot(tl, e->hdr.cpu);
+	struct thr *prev, *next;
+	int err;
+
+	if (cur)
+		*cur = (struct tl_other){ e->next_pid, e->next_tid };
+	prev = thr_get(tl, e->hdr.pid, e->hdr.tid, &err);
+	if (err)
+		return err;
+	if (prev && (e->prev_state & TASK_DEAD) && !(e->flags & ISR_SWITCH_RUNNABLE)) {
+		prev->seen = true;
+		thr_exit(tl, prev, ts);
+	} else if (prev) {
+		thr_advance(tl, prev, ts);
+		thr_reveal(prev, S_ON);
+		prev->seen = true;
+		prev->sched = S_OFF;
+		prev->runnable = (e->flags & ISR_SWITCH_RUNNABLE) != 0;
+		prev->in_d = !prev->runnable && (e->prev_state & TASK_UNINTERRUPTIBLE);
+		prev->rq_other = (struct tl_other){ e->next_pid, e->next_tid };
+		thr_retarget(tl, prev, ts);
+	}
+	next = thr_get(tl, e->next_pid, e->next_tid, &err);
+	if (next) {
+		thr_advance(tl, next, ts);
+		thr_reveal(next, S_OFF);
+		next->seen = true;
+		next->sched = S_ON;
+		next->runnable = next->in_d = false;
+		thr_retarget(tl, next, ts);
+	}
+	return err;
+}
+
+static void on_wakeup(struct timeline *tl, struct thr *t, const struct isr_ev_sched_wakeup *w, __u64 ts)
+{
+	struct tl_other *owner = cpu_slot(tl, w->target_cpu);
+
+	thr_advance(tl, t, ts);
+	thr_reveal(t, S_OFF);
+	t->seen = true;
+	if (t->sched != S_OFF || t->runnable)
+		return;
+	if (t->cur == TL_BLOCKED || t->cur == TL_IO) {
+		if (w->waker_tid && w->waker_tid != t->pub.tid)
+			t->span_other = (struct tl_other){ w->waker_pid, w->waker_tid };
+		else
+			t->span_other = (struct tl_other){ 0, 0 };
+	}
+	t->runnable = true;
+	t->in_d = false;
+	t->rq_other = owner ? *owner : (struct tl_other){ 0, 0 };
+	if (t->rq_other.tid == t->pub.tid)
+		t->rq_other = (struct tl_other){ 0, 0 };
+	thr_retarget(tl, t, ts);
+}
+
+static int on_fork(struct timeline *tl, const struct isr_ev_proc_fork *e, __u64 ts)
+{
+	int err;
+	struct thr *t = thr_get(tl, e->hdr.pid, e->hdr.tid, &err);
+
+	if (err)
+		return err;
+	if (t)
+		thr_running(tl, t, ts);
+	t = thr_created(tl, e->child_pid, e->child_tid, ts, &err);
+	if (t)
+		copy_comm(t->pub.comm, e->child_comm);
+	return err;
+}
+
+static int on_exec(struct timeline *tl, const struct isr_ev_proc_exec *e, __u64 ts)
+{
+	struct thr *t;
+	int err;
+
+	err = proc_gone(tl, e->hdr.pid, ts);
+	if (err)
+		return err;
+	if (e->old_tid && e->old_tid != e->hdr.tid) {
+		t = thr_get(tl, e->hdr.pid, e->old_tid, &err);
+		if (err)
+			return err;
+		if (t)
+			thr_exit(tl, t, ts);
+		t = thr_get(tl, e->hdr.pid, e->hdr.tid, &err);
+		if (err)
+			return err;
+		if (t)
+			thr_exit(tl, t, ts);
+		t = thr_created(tl, e->hdr.pid, e->hdr.tid, ts, &err);
+		if (t) {
+			t->sched = S_ON;
+			t->cur = TL_RUNNING;
+		}
+	} else {
+		t = thr_get(tl, e->hdr.pid, e->hdr.tid, &err);
+	}
+	if (!t)
+		return err;
+	thr_running(tl, t, ts);
+	copy_comm(t->pub.comm, e->comm);
+	return 0;
+}
+
+static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_event *e)
+{
+	const struct isr_ev_cuda_call *c = (const void *)e->h;
+	const struct isr_cuda_fn *fn = isr_cuda_fn(c->func);
+	__u64 start = clamp(tl, e->start), end = clamp(tl, e->end);
+	enum tl_cat cat = TL_CUDA;
+	struct proc *p;
+
+	thr_running(tl, t, start);
+	if (!fn)
+		return 0;
+	switch (fn->family) {
+	case ISR_CUDA_FAM_LAUNCH:
+	case ISR_CUDA_FAM_LAUNCH_EX:
+	case ISR_CUDA_FAM_GRAPH:
+		t->pub.launches++;
+		t->pub.last_launch_ns = start;
+		p = proc_get(tl, t->pub.pid);
+		return p ? proc_add_launcher(p, t->pub.tid) : -ENOMEM;
+	case ISR_CUDA_FAM_SYNC:
+	case ISR_CUDA_FAM_COPY_SYNC:
+		cat = TL_SYNC;
+		if (c->flags & ISR_CUDA_RETURNED) {
+			p = proc_get(tl, t->pub.pid);
+			if (!p)
+				return -ENOMEM;
+			if (end >= p->sync_return) {
+				p->sync_tid = t->pub.tid;
+				p->sync_fn = c->func;
+				p->sync_entry = start;
+				p->sync_return = end;
+			}
+		}
+		break;
+	case ISR_CUDA_FAM_ALLOC:
+	case ISR_CUDA_FAM_FREE:
+	case ISR_CUDA_FAM_VMM_CREATE:
+	case ISR_CUDA_FAM_VMM_RELEASE:
+	case ISR_CUDA_FAM_VMM_MAP:
+	case ISR_CUDA_FAM_VMM_UNMAP:
+		cat = TL_CUDA_MEM;
+		break;
+	default:
+		break;
+	}
+	if (!(c->flags & ISR_CUDA_RETURNED))
+		return 0;
+	return thr_overlay(tl, t, cat, start, end, (struct tl_other){ 0, 0 }, c->func);
+}
+
+static int on_gpu_api(struct timeline *tl, const struct pass_event *e)
+{
+	const struct isr_ev_gpu_api *a = (const void *)e->h;
+	struct proc *p;
+
+	if (e->unmapped || !gpu_launch_cbid(a->api, a->cbid))
+		return 0;
+	p = proc_get(tl, a->hdr.pid);
+	if (!p)
+		return -ENOMEM;
+	if (a->thread_id) {
+		int err = proc_add_launcher(p, a->thread_id);
+		struct thr *t;
+
+		if (err)
+			return err;
+		t = live_thread(tl, a->hdr.pid, a->thread_id);
+		if (t && e->start >= t->pub.last_launch_ns) {
+			t->pub.last_launch_ns = e->start;
+		}
+	}
+	return proc_launch_record(p, a->correlation_id, a->thread_id, e->start);
+}
+
+static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass_event *e, __u64 ts)
+{
+	const struct isr_ev_hdr *h = e->h;
+
+	switch (h->type) {
+	case ISR_EV_SCHED_WAKEUP:
+		on_wakeup(tl, t, (const void *)h, ts);
+		return 0;
+	case ISR_EV_PROC_EXIT: {
+		const struct isr_ev_proc_exit *x = (const void *)h;
+
+		if (x->comm[0])
+			copy_comm(t->pub.comm, x->comm);
+		thr_exit(tl, t, ts);
+		return (x->flags & ISR_EXIT_GROUP_DEAD) ? proc_gone(tl, h->pid, ts) : 0;
+	}
+	case ISR_EV_TASK_RENAME:
+		copy_comm(t->pub.comm, ((const struct isr_ev_task_rename *)h)->comm);
+		return 0;
+	case ISR_EV_PAGE_FAULT: {
+		const struct isr_ev_page_fault *f = (const void *)h;
+
+		if (!(f->flags & ISR_FAULT_HAS_START)) {
+			thr_running(tl, t, ts);
+			return 0;
+		}
+		return thr_overlay(tl, t, TL_FAULT, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
+				   0);
+	}
+	case ISR_EV_CUDA_CALL:
+		return on_cuda_call(tl, t, e);
+	case ISR_EV_GIL: {
+		const struct isr_ev_gil *g = (const void *)h;
+
+		if (g->kind != ISR_GIL_ACQUIRE) {
+			thr_running(tl, t, ts);
+			return 0;
+		}
+		return thr_overlay(tl, t, TL_GIL, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
+				   0);
+	}
+	case ISR_EV_PY_SAMPLE: {
+		const struct isr_ev_py_sample *s = (const void *)h;
+
+		if (s->kind == ISR_PY_KIND_TIMER)
+			thr_running(tl, t, ts);
+		else
+			thr_advance(tl, t, ts);
+		t->pub.last_sample_stack = s->stack_id;
+		t->pub.last_sample_ns = ts;
+		return 0;
+	}
+	case ISR_EV_CUDA_NAME:
+		thr_running(tl, t, ts);
+		return 0;
+	default:
+		thr_advance(tl, t, ts);
+		return 0;
+	}
+}
+
+static void notify_event(struct timeline *tl, const struct pass_event *e, const struct thr *t)
+{
+	for (size_t i = 0; i < tl->nobs; i++)
+		if (tl->obs[i].event)
+			tl->obs[i].event(tl->obs[i].ctx, e, t ? &t->pub : NULL);
+}
+
+/* The thread an event is about, for observers: its (pid, tid) if live. */
+static struct thr *event_thread(struct timeline *tl, const struct isr_ev_hdr *h)
+{
+	if (h->type == ISR_EV_GPU_API)
+		return live_thread(tl, h->pid, ((const struct isr_ev_gpu_api *)h)->thread_id);
+	return live_thread(tl, h->pid, h->tid);
+}
+
+int timeline__event(struct timeline *tl, const struct pass_event *e)
+{
+	const struct isr_ev_hdr *h = e->h;
+	__u64 ts = clamp(tl, e->start);
+	struct thr *t;
+	int err = 0;
+
+	if (!pass__usable(h))
+		return 0;
+	fire_timers(tl, ts, &err);
+	if (err)
+		return err;
+	tl->now = ts;
+	switch (h->type) {
+	case ISR_EV_SCHED_SWITCH:
+		err = on_switch(tl, (const void *)h, ts);
+		goto out;
+	case ISR_EV_PROC_FORK:
+		err = on_fork(tl, (const void *)h, ts);
+		goto out;
+	case ISR_EV_PROC_EXEC:
+		err = on_exec(tl, (const void *)h, ts);
+		goto out;
+	case ISR_EV_SCHED_WAKEUP_NEW:
+		t = thr_created(tl, h->pid, h->tid, ts, &err);
+		if (t)
+			on_wakeup(tl, t, (const void *)h, ts);
+		goto out;
+	case ISR_EV_GPU_KERNEL: {
+		const struct isr_ev_gpu_kernel *k = (const void *)h;
+
+		err = on_gpu_work(tl, e, k->device_id, k->correlation_id);
+		goto out;
+	}
+	case ISR_EV_GPU_MEMCPY: {
+		const struct isr_ev_gpu_memcpy *m = (const void *)h;
+
+		err = on_gpu_work(tl, e, m->device_id, m->correlation_id);
+		goto out;
+	}
+	case ISR_EV_GPU_MEMSET: {
+		const struct isr_ev_gpu_memset *m = (const void *)h;
+
+		err = on_gpu_work(tl, e, m->device_id, m->correlation_id);
+		goto out;
+	}
+	case ISR_EV_GPU_API:
+		err = on_gpu_api(tl, e);
+		goto out;
+	case ISR_EV_GPU_STATUS: {
+		const struct isr_ev_gpu_status *st = (const void *)h;
+		struct proc *p;
+
+		if (st->state != ISR_GPU_ENABLED)
+			goto out;
+		p = proc_get(tl, h->pid);
+		if (!p) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (!p->gpu_enabled_ns)
+			p->gpu_enabled_ns = ts;
+		goto out;
+	}
+	case ISR_EV_SAMPLING:
+	case ISR_EV_GPU_SYNC:
+	case ISR_EV_GPU_CLOCK:
+	case ISR_EV_GPU_NAME:
+	case ISR_EV_PY_STACK:
+	case ISR_EV_PY_CODE:
+	case ISR_EV_PY_STATUS:
+		goto out;
+	default:
+		break;
+	}
+	t = thr_get(tl, h->pid, h->tid, &err);
+	if (t)
+		err = on_thread_event(tl, t, e, ts);
+out:
+	if (!err)
+		notify_event(tl, e, event_thread(tl, h));
+	return err;
+}
+
+int timeline__finish(struct timeline *tl)
+{
+	int err = 0;
+
+	fire_timers(tl, UINT64_MAX, &err);
+	if (err)
+		return err;
+	for (size_t i = 0; i < tl->nthr; i++) {
+		struct thr *t = tl->thr[i];
+
+		if (t->pub.exited)
+			continue;
+		thr_advance(tl, t, tl->end);
+		if (t->sched == S_UNKNOWN) {
+			/* never revealed: listed at start, no event at all */
+			t->sched = S_OFF;
+			thr_reveal(t, S_OFF);
+		}
+		emit_span(tl, t, tl->end);
+		t->span_start = tl->end;
+	}
+	for (size_t i = 0; i < tl->ndevs; i++) {
+		struct gdev *d = &tl->devs[i];
+
+		if (d->gap_open && !proc_find(tl, d->pid)->gone)
+			close_trailing(tl, d, tl->end);
+		if (!d->observed_end)
+			d->observed_end = tl->end;
+	}
+	return 0;
+}
+
+/* --- construction and queries ---------------------------------------------------------- */
+
+struct timeline *timeline__new(const struct pass *pass, const struct recording *r)
+{
+	struct timeline *tl = calloc(1, sizeof(*tl));
+
+	if (!tl)
+		return NULL;
+	tl->r = r;
+	tl->pass = pass;
+	tl->start = pass__start(pass);
+	tl->end = pass__end(pass);
+	tl->now = tl->start;
+	/* threads listed in the PROCESS chunks existed at the start */
+	for (size_t i = 0; i < r->process_count; i++) {
+		const struct rec_process *p = &r->processes[i];
+
+		for (size_t j = 0; j < p->thread_count; j++) {
+			struct thr *t;
+
+			if (!p->threads[j].tid || !p->pid || idx_map__get(&tl->by_tid, p->threads[j].tid))
+				continue;
+			t = thr_add(tl, p->pid, p->threads[j].tid, tl->start);
+			if (!t) {
+				timeline__free(tl);
+				return NULL;
+			}
+			copy_comm(t->pub.comm, p->threads[j].comm);
+		}
+	}
+	return tl;
+}
+
+void timeline__free(struct timeline *tl)
+{
+	if (!tl)
+		return;
+	for (size_t i = 0; i < tl->nprocs; i++) {
+		free(tl->procs[i].launchers);
+		free(tl->procs[i].recs);
+		idx_map__free(&tl->procs[i].by_corr);
+	}
+	for (size_t i = 0; i < tl->ndevs; i++)
+		free(tl->devs[i].snaps);
+	for (size_t i = 0; i < tl->nthr; i++)
+		free(tl->thr[i]);
+	idx_map__free(&tl->by_tid);
+	idx_map__free(&tl->by_pid);
+	idx_map__free(&tl->by_dev);
+	free(tl->thr);
+	free(tl->procs);
+	free(tl->devs);
+	free(tl->timers);
+	free(tl->cpu_curr);
+	free(tl->obs);
+	free(tl);
+}
+
+const struct tl_thread *timeline__thread(struct timeline *tl, __u32 pid, __u32 tid)
+{
+	struct thr *t = live_thread(tl, pid, tid);
+
+	return t ? &t->pub : NULL;
+}
+
+void timeline__thread_acc(struct timeline *tl, const struct tl_thread *pub, __u64 at, struct tl_acc *out)
+{
+	struct thr *t = (struct thr *)((char *)pub - offsetof(struct thr, pub));
+
+	if (!t->pub.exited)
+		thr_advance(tl, t, at);
+	*out = t->pub.acc;
+}
+
+enum tl_cat timeline__thread_cat(const struct tl_thread *pub)
+{
+	const struct thr *t = (const struct thr *)((const char *)pub - offsetof(struct thr, pub));
+
+	return t->cur;
+}
+
+size_t timeline__thread_count(const struct timeline *tl)
+{
+	return tl->nthr;
+}
+
+const struct tl_thread *timeline__thread_at(const struct timeline *tl, size_t i)
+{
+	return i < tl->nthr ? &tl->thr[i]->pub : NULL;
+}
+
+bool timeline__gpu_idle(const struct timeline *tl, __u32 pid, __u64 *since)
+{
+	bool idle = false;
+
+	for (size_t i = 0; i < tl->ndevs; i++) {
+		const struct gdev *d = &tl->devs[i];
+
+		if (d->pid != pid || !d->gap_open)
+			continue;
+		if (!idle || d->gap_start < *since)
+			*since = d->gap_start;
+		idle = true;
+	}
+	return idle;
+}
+
+bool timeline__has_gpu(const struct timeline *tl, __u32 pid)
+{
+	const struct proc *p = proc_find(tl, pid);
+
+	return p && p->has_gpu;
+}
+
+size_t timeline__device_count(const struct timeline *tl)
+{
+	return tl->ndevs;
+}
+
+void timeline__device(const struct timeline *tl, size_t i, struct tl_device *out)
+{
+	const struct gdev *d = &tl->devs[i];
+
+	out->pid = d->pid;
+	out->device = d->device;
+	out->busy_ns = d->busy_ns;
+	out->observed_ns = d->observed_end > d->observed_start ? d->observed_end - d->observed_start : 0;
+}

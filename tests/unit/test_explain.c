@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The explanation on synthetic recordings: each test plants one bottleneck
+ * with a known cost and checks that its rule fires with that cost (within
+ * 5%), names what a user needs (the holder, the competing process, the
+ * file, the Python line), and that nothing fires on healthy recordings.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "rules.h"
+
+#define MS 1000000ULL
+#define T0 (1000 * MS)
+
+#include "synth.h"
+
+#define US SYNTH_US
+#define PID 100
+#define LAUNCHER 101
+#define OTHER 102
+
+static struct analysis *analyze(struct synth *b)
+{
+	struct analysis *a = NULL;
+
+	assert_int_equal(analysis__run(synth__recording(b), &a), 0);
+	assert_non_null(a);
+	return a;
+}
+
+static const struct finding *find_rule(const struct analysis *a, const char *rule, __u32 tid)
+{
+	for (size_t i = 0; i < a->ex->findings.n; i++) {
+		const struct finding *f = &a->ex->findings.v[i];
+
+		if (strcmp(f->rule, rule) == 0 && (!tid || f->tid == tid))
+			return f;
+	}
+	return NULL;
+}
+
+static void print_findings(const struct analysis *a)
+{
+	for (size_t i = 0; i < a->ex->findings.n; i++)
+		print_message("  %s %.4f s: %s\n", a->ex->findings.v[i].rule, a->ex->findings.v[i].cost_s,
+			      a->ex->findings.v[i].summary);
+}
+
+/* The finding of rule for tid exists and its cost is planted +-5%. */
+static const struct finding *expect(const struct analysis *a, const char *rule, __u32 tid, double planted_s)
+{
+	const struct finding *f = find_rule(a, rule, tid);
+
+	if (!f) {
+		print_findings(a);
+		fail_msg("no %s finding", rule);
+	}
+	if (fabs(f->cost_s - planted_s) > 0.05 * planted_s) {
+		print_findings(a);
+		fail_msg("%s cost %.4f s, planted %.4f s", rule, f->cost_s, planted_s);
+	}
+	return f;
+}
+
+static void expect_text(const struct finding *f, const char *needle)
+{
+	if (!strstr(f->summary, needle))
+		fail_msg("%s: \"%s\" not in \"%s\"", f->rule, needle, f->summary);
+}
+
+static void expect_none(const struct analysis *a)
+{
+	if (a->ex->findings.n) {
+		print_findings(a);
+		fail_msg("%zu findings on a healthy recording", a->ex->findings.n);
+	}
+}
+
+/* The launcher on a CPU from the start, a process with two threads. */
+static struct synth *job(__u64 len)
+{
+	struct synth *b = synth__new(T0, T0 + len);
+	const __u32 tids[] = { LAUNCHER, OTHER };
+	const char *const comms[] = { "trainer", "augment" };
+
+	synth__process(b, PID, "python3", 2, tids, comms);
+	return b;
+}
+
+static void sync_call(struct synth *b, __u64 ts, __u32 tid, __u64 dur)
+{
+	ev_call(b, ts, PID, tid, ISR_CUDA_FN_cuCtxSynchronize_v2, 0, dur);
+}
+
+static void blocked(struct synth *b, __u64 from, __u64 to, __u32 tid, __u32 waker_pid, __u32 waker_tid)
+{
+	ev_switch(b, from, PID, tid, 0, 0, 0x1, 0);
+	ev_wakeup_by(b, to, PID, tid, waker_pid, waker_tid);
+	ev_switch(b, to, 0, 0, PID, tid, 0, 0);
+}
+
+/* Python: one code object at train.py:88 collate, one stack with it. */
+static void python_stack(struct synth *b)
+{
+	const __u64 code = 0x7f0000001000ULL;
+
+	ev_py_code(b, T0, PID, code, "/home/u/train.py", "collate", 88);
+	ev_py_stack(b, T0, PID, 1, 1, &code);
+}
+
+/* --- healthy ------------------------------------------------------------------------ */
+
+/* A GPU-bound loop without GPU activity: every 10 ms, 5 launches, then a
+ * 9.5 ms synchronization, then the next launches at once. */
+static void test_healthy_gpu_bound_host_view(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	for (int i = 0; i < 100; i++) {
+		__u64 t = T0 + (__u64)i * 10 * MS;
+
+		for (int k = 0; k < 5; k++)
+			ev_launch(b, t + (__u64)k * 10 * US, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		sync_call(b, t + 100 * US, LAUNCHER, 9500 * US);
+		blocked(b, t + 110 * US, t + 9600 * US, LAUNCHER, PID, LAUNCHER);
+	}
+	a = analyze(b);
+	expect_none(a);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* GPU activity: kernels back to back, 2 us apart, launched well ahead. */
+static void test_healthy_gpu_busy(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 99; i++)
+		gpu_launch(b, T0 + (__u64)i * 10 * MS, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 9998 * US, 0);
+	a = analyze(b);
+	expect_none(a);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* --- host rules --------------------------------------------------------------------- */
+
+/* 3 waits of 100 ms for the GIL while thread 102 runs collate(). */
+static void test_gil_contention(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	python_stack(b);
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 3; i++) {
+		__u64 t = T0 + 100 * MS + (__u64)i * 300 * MS;
+
+		ev_gil(b, t, PID, LAUNCHER, ISR_GIL_ACQUIRE, 100 * MS);
+		blocked(b, t + 10 * US, t + 100 * MS - 10 * US, LAUNCHER, PID, OTHER);
+		for (int k = 0; k < 10; k++)
+			ev_py_sample(b, t + 5 * MS + (__u64)k * 10 * MS, PID, OTHER, 1, ISR_PY_KIND_TIMER);
+	}
+	a = analyze(b);
+	f = expect(a, "gil_contention", LAUNCHER, 0.3);
+	expect_text(f, "thread 102 `augment`");
+	expect_text(f, "/home/u/train.py:88 collate");
+	/* the GIL time is not counted again as blocked time */
+	assert_null(find_rule(a, "blocked_on_thread", LAUNCHER));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Preempted by pid 900 (not traced) for 20 x 10 ms. */
+static void test_cpu_contention(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 20; i++) {
+		__u64 t = T0 + 10 * MS + (__u64)i * 40 * MS;
+
+		ev_switch(b, t, PID, LAUNCHER, 900, 900, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+		ev_switch(b, t + 10 * MS, 900, 900, PID, LAUNCHER, 0, 0);
+	}
+	a = analyze(b);
+	f = expect(a, "cpu_contention", LAUNCHER, 0.2);
+	expect_text(f, "pid 900 (not traced) 100%");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* 30 major faults of 5 ms on a memory-mapped file. */
+static void test_page_fault_storm(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	b->rec.processes[0].maps = strdup("7f0000000000-7f0010000000 r--s 00000000 08:01 42 /data/weights.bin\n");
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 30; i++) {
+		struct isr_ev_page_fault *e = synth__event(b, ISR_EV_PAGE_FAULT, sizeof(*e),
+							   T0 + 20 * MS + (__u64)i * 30 * MS, PID, LAUNCHER);
+
+		e->address = 0x7f0000001000ULL + (__u64)i * 4096;
+		e->duration_ns = 5 * MS;
+		e->flags = ISR_FAULT_MAJOR | ISR_FAULT_HAS_START;
+	}
+	a = analyze(b);
+	f = expect(a, "page_fault_storm", LAUNCHER, 0.15);
+	expect_text(f, "/data/weights.bin");
+	expect_text(f, "30 major (30 from files");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Blocked 4 x 100 ms, each time woken by thread 102. */
+static void test_blocked_on_thread(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 4; i++) {
+		__u64 t = T0 + 50 * MS + (__u64)i * 200 * MS;
+
+		blocked(b, t, t + 100 * MS, LAUNCHER, PID, OTHER);
+	}
+	a = analyze(b);
+	f = expect(a, "blocked_on_thread", LAUNCHER, 0.4);
+	expect_text(f, "waiting on thread 102 `augment`");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* --- synchronization, host-bound ------------------------------------------------------- */
+
+/* Without GPU activity: 10 x (launch, 10 ms sync, 80 ms of host work
+ * before the next launch): the GPU is idle 800 ms after the syncs. */
+static void test_sync_stall_host_view(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	for (int i = 0; i < 10; i++) {
+		__u64 t = T0 + (__u64)i * 95 * MS;
+
+		ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		sync_call(b, t + 1 * MS, LAUNCHER, 10 * MS);
+		blocked(b, t + 1 * MS + 10 * US, t + 11 * MS - 10 * US, LAUNCHER, PID, LAUNCHER);
+	}
+	ev_launch(b, T0 + 950 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	a = analyze(b);
+	/* after each sync's return at t + 11 ms, the next launch at t + 95 ms */
+	expect(a, "sync_stall", LAUNCHER, 10 * 0.084);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* A launcher that runs Python and seldom waits for the GPU. */
+static void test_host_bound(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	python_stack(b);
+	for (int i = 0; i < 100; i++) {
+		__u64 t = T0 + (__u64)i * 10 * MS;
+
+		ev_launch(b, t + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		ev_py_sample(b, t + 5 * MS, PID, LAUNCHER, 1, ISR_PY_KIND_TIMER);
+	}
+	a = analyze(b);
+	f = expect(a, "host_bound", LAUNCHER, 1.0);
+	expect_text(f, "record with --gpu");
+	expect_text(f, "running Python (most at `/home/u/train.py:88 collate`)");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* --- GPU --------------------------------------------------------------------------------- */
+
+/* 1 ms kernels every 10 ms; between them the launcher runs collate(). */
+static void test_gpu_idle_python(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	python_stack(b);
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 99; i++) {
+		__u64 t = T0 + (__u64)i * 10 * MS;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 1 * MS, 0);
+		ev_py_sample(b, t + 5 * MS, PID, LAUNCHER, 1, ISR_PY_KIND_TIMER);
+	}
+	a = analyze(b);
+	/* 98 gaps of 9 ms less the 18 us from each launch to its kernel */
+	f = expect(a, "gpu_idle", LAUNCHER, 98 * (9 * 1e-3 - 18e-6));
+	expect_text(f, "ran Python");
+	expect_text(f, "most at `/home/u/train.py:88 collate`");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* 5 ms kernels; a sync returns as each ends, then 20 ms of host work. */
+static void test_sync_stall_gpu(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 39; i++) {
+		__u64 t = T0 + (__u64)i * 25 * MS;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 5 * MS, 0);
+		sync_call(b, t + 100 * US, LAUNCHER, 4920 * US + 5 * US);
+	}
+	a = analyze(b);
+	/* each gap: from the sync's return (kernel end + 5 us) to the next
+	 * kernel 25 ms after the last; the last one to the end (45 ms) */
+	expect(a, "sync_stall", LAUNCHER, 38 * (25e-3 - 5e-3 - 5e-6) + 45e-3);
+	assert_null(find_rule(a, "gpu_idle", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* 20,000 kernels of 2 us with 5 us between them. */
+static void test_launch_bound(void **state)
+{
+	struct synth *b = job(200 * MS);
+	struct analysis *a;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 199 * MS, PID);
+	for (int i = 0; i < 20000; i++) {
+		__u64 t = T0 + 10 * MS + (__u64)i * 7 * US;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 4 * (long long)US, 2 * US, 0);
+	}
+	a = analyze(b);
+	expect(a, "launch_bound", 0, 19999 * 5e-6);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* 100 copies to pageable memory of 4 MiB at 2 ms each, 10 pinned ones of
+ * 4 MiB at 1 ms: the pageable ones cost 1 ms each more. */
+static void test_pageable_memcpy_gpu(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 110; i++) {
+		struct isr_ev_gpu_memcpy *m = synth__event(b, ISR_EV_GPU_MEMCPY, sizeof(*m), T0 + 990 * MS, PID, PID);
+
+		m->start_ns = T0 + 10 * MS + (__u64)i * 8 * MS + GPU_AHEAD;
+		m->end_ns = m->start_ns + (i < 100 ? 2 : 1) * MS;
+		m->bytes = 4 * MIB;
+		m->copy_kind = 2;
+		m->src_kind = 3;
+		m->dst_kind = i < 100 ? 1 : 2;
+	}
+	a = analyze(b);
+	f = expect(a, "pageable_memcpy", 0, 0.1);
+	expect_text(f, "100 copies");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Without GPU activity: 100 synchronous copies into pageable memory (2 ms),
+ * 10 into pinned memory from cuMemHostAlloc (1 ms). */
+static void test_pageable_memcpy_host(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct isr_ev_cuda_call *e;
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	e = ev_call(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemHostAlloc, 0, 100 * US);
+	e->args[0] = 0x500000000ULL;
+	e->args[1] = 64 * MIB;
+	for (int i = 0; i < 110; i++) {
+		e = ev_call(b, T0 + 10 * MS + (__u64)i * 8 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyDtoH_v2, 0,
+			    (i < 100 ? 2 : 1) * MS);
+		e->args[0] = i < 100 ? 0x600000000ULL : 0x500000000ULL + (__u64)i * 4096;
+		e->args[1] = 0x7000000000ULL;
+		e->args[2] = 4 * MIB;
+	}
+	a = analyze(b);
+	f = expect(a, "pageable_memcpy", 0, 0.1);
+	expect_text(f, "100 copies");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* --- memory and errors --------------------------------------------------------------------- */
+
+/* 240 MiB allocated while recorded, still held when the process exits. */
+static void test_memory_held_at_exit(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	ev_mem(b, T0 + 100 * MS, PID, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0x7000000000ULL, 240 * MIB);
+	ev_mem(b, T0 + 110 * MS, PID, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0x7100000000ULL, 16 * MIB);
+	ev_mem(b, T0 + 120 * MS, PID, ISR_CUDA_FN_cuMemFree_v2, 0, 0x7100000000ULL, 0);
+	synth__event(b, ISR_EV_PROC_EXIT, sizeof(struct isr_ev_proc_exit), T0 + 500 * MS, PID, OTHER);
+	{
+		struct isr_ev_proc_exit *x = synth__event(b, ISR_EV_PROC_EXIT, sizeof(*x), T0 + 501 * MS, PID, LAUNCHER);
+
+		x->flags = ISR_EXIT_GROUP_DEAD;
+	}
+	a = analyze(b);
+	f = find_rule(a, "device_memory_leak", 0);
+	assert_non_null(f);
+	expect_text(f, "holding 240.0 MiB");
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "held_at_exit_bytes")), 240 * MIB);
+	assert_int_equal(summary__process(a->sum, PID)->device_held_at_exit_bytes, 240 * MIB);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* 60 MiB more every 100 ms, nothing freed. */
+static void test_memory_growth(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		ev_mem(b, T0 + 50 * MS + (__u64)i * 100 * MS, PID, ISR_CUDA_FN_cuMemAlloc_v2, 0,
+		       0x7000000000ULL + (__u64)i * (1ULL << 32), 60 * MIB);
+	a = analyze(b);
+	f = find_rule(a, "device_memory_leak", 0);
+	assert_non_null(f);
+	expect_text(f, "grew by 300.0 MiB in the second half");
+	analysis__free(a);
+	synth__free(b);
+}
+
+static void test_cuda_errors(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	ev_mem(b, T0 + 100 * MS, PID, ISR_CUDA_FN_cuMemAlloc_v2, 2, 0, 80ULL << 30);
+	a = analyze(b);
+	f = find_rule(a, "cuda_errors", 0);
+	assert_non_null(f);
+	assert_int_equal(f->severity, SEV_CRITICAL);
+	expect_text(f, "cuMemAlloc_v2 1x (last error 2 CUDA_ERROR_OUT_OF_MEMORY)");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* --- no double counting ------------------------------------------------------------------------ */
+
+/* In each 40 ms gap of the GPU the launcher waits 20 ms for the GIL, then
+ * runs Python 20 ms (the last gap, to the end, 140 ms): gil_contention
+ * takes the GIL waits, gpu_idle only the rest, and together they never
+ * exceed the launcher's time. */
+static void test_causes_not_double_counted(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+	double sum = 0;
+
+	(void)state;
+	python_stack(b);
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 20; i++) {
+		__u64 t = T0 + (__u64)i * 45 * MS;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 5 * MS - 20 * US, 0);
+		ev_gil(b, t + 5 * MS, PID, LAUNCHER, ISR_GIL_ACQUIRE, 20 * MS);
+		blocked(b, t + 5 * MS + 10 * US, t + 25 * MS - 10 * US, LAUNCHER, PID, OTHER);
+		ev_py_sample(b, t + 15 * MS, PID, OTHER, 1, ISR_PY_KIND_TIMER);
+		ev_py_sample(b, t + 35 * MS, PID, LAUNCHER, 1, ISR_PY_KIND_TIMER);
+	}
+	a = analyze(b);
+	expect(a, "gil_contention", LAUNCHER, 20 * 0.020);
+	expect(a, "gpu_idle", LAUNCHER, 19 * 0.020 + 0.120);
+	for (size_t i = 0; i < a->ex->findings.n; i++)
+		sum += a->ex->findings.v[i].cost_s;
+	assert_true(sum <= 1.0);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* --- the registry and the documentation ------------------------------------------------------------ */
+
+/* Every rule id is in docs/rules.md, and every rule the doc describes
+ * exists. */
+static void test_rules_documented(void **state)
+{
+	FILE *f = fopen("docs/rules.md", "r");
+	char line[512];
+	size_t documented = 0;
+
+	(void)state;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char id[64];
+		bool known = false;
+
+		if (sscanf(line, "## `%63[a-z_]`", id) != 1)
+			continue;
+		documented++;
+		for (size_t i = 0; i < explain__rule_count(); i++)
+			known |= strcmp(explain__rule_id(i), id) == 0;
+		if (!known)
+			fail_msg("docs/rules.md describes `%s`, which is not a rule", id);
+	}
+	fclose(f);
+	for (size_t i = 0; i < explain__rule_count(); i++) {
+		char heading[96];
+		char *doc = NULL;
+		size_t len = 0;
+		FILE *m = fopen("docs/rules.md", "r");
+
+		assert_non_null(m);
+		assert_true(getdelim(&doc, &len, '\0', m) > 0);
+		fclose(m);
+		snprintf(heading, sizeof(heading), "## `%s`", explain__rule_id(i));
+		if (!strstr(doc, heading))
+			fail_msg("rule `%s` is not described in docs/rules.md", explain__rule_id(i));
+		free(doc);
+	}
+	assert_int_equal(documented, explain__rule_count());
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_healthy_gpu_bound_host_view),
+		cmocka_unit_test(test_healthy_gpu_busy),
+		cmocka_unit_test(test_gil_contention),
+		cmocka_unit_test(test_cpu_contention),
+		cmocka_unit_test(test_page_fault_storm),
+		cmocka_unit_test(test_blocked_on_thread),
+		cmocka_unit_test(test_sync_stall_host_view),
+		cmocka_unit_test(test_host_bound),
+		cmocka_unit_test(test_gpu_idle_python),
+		cmocka_unit_test(test_sync_stall_gpu),
+		cmocka_unit_test(test_launch_bound),
+		cmocka_unit_test(test_pageable_memcpy_gpu),
+		cmocka_unit_test(test_pageable_memcpy_host),
+		cmocka_unit_test(test_memory_held_at_exit),
+		cmocka_unit_test(test_memory_growth),
+		cmocka_unit_test(test_cuda_errors),
+		cmocka_unit_test(test_causes_not_double_counted),
+		cmocka_unit_test(test_rules_documented),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""A launching thread with one planted bottleneck, through ctypes on the
+libcuda given as argv[1] (the tests' stand-in, whose cuCtxSynchronize_v2
+blocks 10 ms and whose copies and allocations return at once). The report
+must name the bottleneck (tests/integration/test_explain.c).
+
+    py_planted.py LIBCUDA MODE
+
+  healthy     100 x (5 launches, a synchronization): the thread waits for
+              the "GPU" and nothing else; no finding
+  sync_stall  5 x (a launch, a synchronization, 200 ms of Python before the
+              next launch): the GPU's queue is empty 1.0 s after syncs
+  gil         thread "launcher" launches and synchronizes (ctypes releases
+              the GIL around each call) for 2 s while thread "hog" runs
+              pure Python: the launcher waits for the GIL the hog holds
+  pageable    100 copies from the GPU into pageable memory (a bytearray),
+              10 into pinned memory (cuMemHostAlloc)
+  held        allocates 240 MiB of device memory and exits holding it
+
+Prints the plan as JSON at the end.
+"""
+import ctypes
+import json
+import sys
+import threading
+import time
+
+cuda = ctypes.CDLL(sys.argv[1])
+# PyDLL keeps the GIL across the call: naming a thread plants no GIL wait.
+_prctl = ctypes.PyDLL(None).prctl
+
+
+def set_os_name(name):
+    """The thread's name as the kernel (and so the report) sees it."""
+    _prctl(15, ctypes.c_char_p(name.encode()), 0, 0, 0)  # PR_SET_NAME
+MODE = sys.argv[2]
+F = ctypes.c_void_p(0x1000)
+ONE = ctypes.c_uint(1)
+
+
+def launch():
+    return cuda.cuLaunchKernel(F, ONE, ONE, ONE, ONE, ONE, ONE, ctypes.c_uint(0), None, None, None)
+
+
+def sync():
+    return cuda.cuCtxSynchronize_v2(None)
+
+
+def python_work(seconds):
+    end = time.monotonic() + seconds
+    x = 0
+    while time.monotonic() < end:
+        x += sum(range(200))
+    return x
+
+
+def healthy():
+    for _ in range(100):
+        for _ in range(5):
+            assert launch() == 0
+        assert sync() == 0
+    return {"syncs": 100, "launches": 500}
+
+
+def sync_stall():
+    for _ in range(5):
+        assert launch() == 0
+        assert sync() == 0
+        python_work(0.2)
+    assert launch() == 0
+    return {"syncs": 5, "stall_s": 1.0}
+
+
+def gil():
+    stop = threading.Event()
+    done = {}
+
+    def hog():
+        set_os_name("hog")
+        x = 0
+        while not stop.is_set():
+            x += 1
+
+    def launcher():
+        set_os_name("launcher")
+        n = 0
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            assert launch() == 0
+            assert sync() == 0
+            n += 1
+        done["iterations"] = n
+
+    h = threading.Thread(target=hog, name="hog")
+    h.start()
+    time.sleep(0.05)
+    t = threading.Thread(target=launcher, name="launcher")
+    t.start()
+    t.join()
+    stop.set()
+    h.join()
+    return done
+
+
+def pageable():
+    dst = bytearray(1 << 20)
+    buf = (ctypes.c_char * len(dst)).from_buffer(dst)
+    pinned = ctypes.c_void_p()
+    cuda.cuMemHostAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_uint]
+    assert cuda.cuMemHostAlloc(ctypes.byref(pinned), 1 << 20, 0) == 0
+    cuda.cuMemcpyDtoH_v2.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t]
+    for _ in range(100):
+        assert cuda.cuMemcpyDtoH_v2(ctypes.addressof(buf), 0x7f0000000000, 1 << 20) == 0
+    for _ in range(10):
+        assert cuda.cuMemcpyDtoH_v2(pinned, 0x7f0000000000, 1 << 20) == 0
+    assert launch() == 0
+    return {"pageable": 100, "pinned": 10}
+
+
+def held():
+    ptr = ctypes.c_uint64()
+    cuda.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+    assert cuda.cuMemAlloc_v2(ctypes.byref(ptr), 240 << 20) == 0
+    assert launch() == 0
+    return {"held_bytes": 240 << 20}
+
+
+time.sleep(0.3)
+plan = {"healthy": healthy, "sync_stall": sync_stall, "gil": gil, "pageable": pageable, "held": held}[MODE]()
+time.sleep(0.1)
+print(json.dumps(plan), flush=True)
