@@ -26,7 +26,7 @@ endif
 
 WARN     := -Wall -Wextra -Werror
 CSTD     := -std=c11 -D_GNU_SOURCE
-INCLUDES := -I$(OUT)/bpf -I. -Ibpf -Iuser -Ianalysis
+INCLUDES := -I$(OUT)/bpf -I. -Iformat -Ibpf -Iuser -Ianalysis
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := $(CSTD) $(WARN) $(CFLAGS) $(INCLUDES) -DISR_VERSION='"$(VERSION)"'
 SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -38,10 +38,10 @@ DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lm
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.skel.h,$(BPF_SRCS))
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf $(WARN) \
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Iformat $(WARN) \
 	-Wno-unused-parameter -Wno-missing-field-initializers
 
-LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c analysis/*.c))
+LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c analysis/*.c format/*.c))
 LIB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ  := $(OUT)/obj/user/main.o
 ASAN_LIB_OBJS := $(patsubst %.c,$(ASAN_OUT)/obj/%.o,$(LIB_SRCS))
@@ -72,7 +72,7 @@ deps:
 	$(Q)sh scripts/deps.sh
 
 # --- BPF: .bpf.c -> .bpf.o -> .skel.h ---------------------------------------
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUT)/bpf
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h format/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -84,7 +84,7 @@ $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
 # --- user space ---------------------------------------------------------------
-HEADERS := $(wildcard bpf/*.h user/*.h analysis/*.h) $(BPF_SKELS)
+HEADERS := $(wildcard bpf/*.h format/*.h user/*.h analysis/*.h) $(BPF_SKELS)
 
 $(OUT)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -105,9 +105,9 @@ $(ASAN_OUT)/inferscope-bpf: $(ASAN_MAIN_OBJ) $(ASAN_LIB_OBJS)
 	$(Q)$(CC) $(SAN_FLAGS) $^ $(DYN_LIBS) -o $@
 
 # --- the CUPTI bridge: a shared library loaded into CUDA processes ------------
-BRIDGE_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC) -Ibpf
+BRIDGE_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC) -Iformat
 
-$(BRIDGE): cupti_bridge/bridge.c bpf/events.h
+$(BRIDGE): cupti_bridge/bridge.c format/events.h
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(BRIDGE_CFLAGS) -shared -Wl,-z,defs -Wl,-soname,libinferscope_cupti.so $< -ldl -pthread -o $@
@@ -139,9 +139,9 @@ $(OUT)/tests/workloads/%: tests/workloads/%.c
 # The stand-in libcuda.so.1 (tests/standin/): clang, with shrink-wrapping
 # off, so that each translation unit's entry points begin as planned: push
 # %rbp (like libcuda 580), endbr64 + push, or neither.
-STANDIN_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -I$(CUDA_INC) -Ibpf -Itests/standin
+STANDIN_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -I$(CUDA_INC) -Iformat -Itests/standin
 STANDIN_FP     := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -mllvm -enable-shrink-wrap=false
-STANDIN_HDRS   := tests/standin/standin.h tests/standin/cuda_plan.h bpf/cuda_funcs.h
+STANDIN_HDRS   := tests/standin/standin.h tests/standin/cuda_plan.h format/cuda_funcs.h
 
 $(STANDIN_DIR)/push.o: tests/standin/libcuda_push.c $(STANDIN_HDRS)
 	@mkdir -p $(@D)
@@ -218,7 +218,7 @@ $(OUT)/examples/%: examples/%.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g $< -pthread -o $@
 
-$(FORMAT_TABLES): tests/unit/format_tables.c bpf/events.h bpf/cuda_funcs.h analysis/isr_format.h
+$(FORMAT_TABLES): tests/unit/format_tables.c format/events.h format/cuda_funcs.h format/isr_format.h
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(INCLUDES) $< -o $@

@@ -781,8 +781,9 @@ static int thread__cuda_call(struct tstate *t, __u16 family, const struct isr_ev
 	return 0;
 }
 
-static int on_cuda_call(struct ctx *c, const struct isr_ev_cuda_call *e)
+static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 {
+	struct ctx *c = ctx;
 	const struct isr_cuda_fn *fn = isr_cuda_fn(e->func);
 	__u16 family = fn ? fn->family : 0;
 	bool returned = e->flags & ISR_CUDA_RETURNED;
@@ -834,8 +835,9 @@ static int on_cuda_call(struct ctx *c, const struct isr_ev_cuda_call *e)
 	return thread__cuda_call(t, family, e, weight);
 }
 
-static int on_cuda_name(struct ctx *c, const struct isr_ev_cuda_name *e)
+static int on_cuda_name(void *ctx, const struct isr_ev_cuda_name *e)
 {
+	struct ctx *c = ctx;
 	struct cuda_fn_summary *f;
 	struct pstate *p;
 	struct kstate *k;
@@ -873,13 +875,33 @@ static int on_cuda_name(struct ctx *c, const struct isr_ev_cuda_name *e)
 	return err;
 }
 
-static void on_switch(struct ctx *c, const struct isr_ev_sched_switch *e, __u64 ts, int *err)
+/* The event's time, clamped to the window. */
+static __u64 ctx__clamp(const struct ctx *c, __u64 ts)
 {
-	struct tstate *prev, *next;
+	return ts < c->start ? c->start : ts > c->end ? c->end : ts;
+}
 
-	prev = ctx__thread(c, e->hdr.pid, e->hdr.tid, err);
-	if (*err)
-		return;
+/* The thread an event is about, marked seen; NULL for a thread that is not
+ * summarized (or on error, with *err set). */
+static struct tstate *ctx__subject(struct ctx *c, const struct isr_ev_hdr *h, int *err)
+{
+	struct tstate *t = ctx__thread(c, h->pid, h->tid, err);
+
+	if (t)
+		t->seen = true;
+	return t;
+}
+
+static int on_switch(void *ctx, const struct isr_ev_sched_switch *e)
+{
+	struct ctx *c = ctx;
+	__u64 ts = ctx__clamp(c, e->hdr.ts_ns);
+	struct tstate *prev, *next;
+	int err = 0;
+
+	prev = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
+	if (err)
+		return err;
 	if (prev && (e->prev_state & TASK_DEAD) && !(e->flags & ISR_SWITCH_RUNNABLE)) {
 		/* the last switch-out of a thread whose exit event was lost */
 		prev->seen = true;
@@ -899,92 +921,135 @@ static void on_switch(struct ctx *c, const struct isr_ev_sched_switch *e, __u64 
 		else
 			prev->s.switches_voluntary++;
 	}
-	next = ctx__thread(c, e->next_pid, e->next_tid, err);
+	next = ctx__thread(c, e->next_pid, e->next_tid, &err);
 	if (next) {
 		next->seen = true;
 		thread__close(next, ts, TS_OFF);
 		next->state = TS_ON;
 	}
+	return err;
 }
 
-static void on_fork(struct ctx *c, const struct isr_ev_proc_fork *e, __u64 ts, int *err)
+static int on_wakeup(void *ctx, const struct isr_ev_sched_wakeup *e)
 {
-	struct tstate *t = ctx__thread(c, e->hdr.pid, e->hdr.tid, err);
+	int err = 0;
+	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
 
-	if (*err)
-		return;
+	if (!t)
+		return err;
+	return thread__woken_by(t, e->waker_pid, e->waker_tid, thread__wakeup(t, ctx__clamp(ctx, e->hdr.ts_ns)));
+}
+
+static int on_wakeup_new(void *ctx, const struct isr_ev_sched_wakeup *e)
+{
+	__u64 ts = ctx__clamp(ctx, e->hdr.ts_ns);
+	int err = 0;
+	struct tstate *t = ctx__created(ctx, e->hdr.pid, e->hdr.tid, ts, &err);
+
+	if (t)
+		thread__wakeup(t, ts);
+	return err;
+}
+
+static int on_fork(void *ctx, const struct isr_ev_proc_fork *e)
+{
+	struct ctx *c = ctx;
+	int err = 0;
+	struct tstate *t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
+
+	if (err)
+		return err;
 	if (t) {
 		t->seen = true;
 		thread__running(t);
 	}
-	t = ctx__created(c, e->child_pid, e->child_tid, ts, err);
+	t = ctx__created(c, e->child_pid, e->child_tid, ctx__clamp(c, e->hdr.ts_ns), &err);
 	if (t)
 		copy_comm(t->s.comm, e->child_comm, sizeof(e->child_comm));
+	return err;
 }
 
 /* A non-leader thread that calls exec takes over the leader's tid: the old
  * tid ends there and the leader tid starts afresh, running. */
-static void on_exec(struct ctx *c, const struct isr_ev_proc_exec *e, __u64 ts, int *err)
+static int on_exec(void *ctx, const struct isr_ev_proc_exec *e)
 {
+	struct ctx *c = ctx;
+	__u64 ts = ctx__clamp(c, e->hdr.ts_ns);
 	struct tstate *t;
+	int err = 0;
 
 	ctx__proc_gone(c, e->hdr.pid);
 	if (e->old_tid && e->old_tid != e->hdr.tid) {
-		t = ctx__thread(c, e->hdr.pid, e->old_tid, err);
-		if (*err)
-			return;
+		t = ctx__thread(c, e->hdr.pid, e->old_tid, &err);
+		if (err)
+			return err;
 		if (t)
 			thread__exit(t, ts);
-		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, err);
-		if (*err)
-			return;
+		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
+		if (err)
+			return err;
 		if (t)
 			thread__exit(t, ts);
-		t = ctx__created(c, e->hdr.pid, e->hdr.tid, ts, err);
+		t = ctx__created(c, e->hdr.pid, e->hdr.tid, ts, &err);
 		if (t)
 			t->state = TS_ON;	/* the caller, on a CPU */
 	} else {
-		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, err);
+		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
 	}
 	if (!t)
-		return;
+		return err;
 	t->seen = true;
 	thread__running(t);
 	copy_comm(t->s.comm, e->comm, sizeof(e->comm));
+	return 0;
 }
 
-static void on_fault(struct tstate *t, const struct isr_ev_page_fault *e)
+static int on_proc_exit(void *ctx, const struct isr_ev_proc_exit *e)
 {
+	int err = 0;
+	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
+
+	if (!t)
+		return err;
+	/* its last name, should a rename have been dropped */
+	if (e->comm[0])
+		copy_comm(t->s.comm, e->comm, ISR_COMM_LEN);
+	thread__exit(t, ctx__clamp(ctx, e->hdr.ts_ns));
+	if (e->flags & ISR_EXIT_GROUP_DEAD)
+		ctx__proc_gone(ctx, e->hdr.pid);
+	return 0;
+}
+
+/* A thread may be renamed by another one: says nothing of its state. */
+static int on_rename(void *ctx, const struct isr_ev_task_rename *e)
+{
+	int err = 0;
+	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
+
+	if (t)
+		copy_comm(t->s.comm, e->comm, ISR_COMM_LEN);
+	return err;
+}
+
+static int on_fault(void *ctx, const struct isr_ev_page_fault *e)
+{
+	int err = 0;
+	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
+
+	if (!t)
+		return err;
 	thread__running(t);
 	if (e->flags & ISR_FAULT_MAJOR)
 		t->s.major_faults++;
 	else
 		t->s.minor_faults++;
 	if (!(e->flags & ISR_FAULT_HAS_START))
-		return;
+		return 0;
 	t->s.fault_ns += e->duration_ns;
 	if (e->flags & ISR_FAULT_MAJOR)
 		t->s.major_fault_ns += e->duration_ns;
+	return 0;
 }
-
-static const size_t min_size[ISR_EV_TYPE_MAX] = {
-	[ISR_EV_SCHED_SWITCH] = sizeof(struct isr_ev_sched_switch),
-	[ISR_EV_SCHED_WAKEUP] = sizeof(struct isr_ev_sched_wakeup),
-	[ISR_EV_SCHED_WAKEUP_NEW] = sizeof(struct isr_ev_sched_wakeup),
-	[ISR_EV_PROC_FORK] = sizeof(struct isr_ev_proc_fork),
-	[ISR_EV_PROC_EXEC] = sizeof(struct isr_ev_proc_exec),
-	[ISR_EV_PROC_EXIT] = sizeof(struct isr_ev_proc_exit),
-	[ISR_EV_TASK_RENAME] = sizeof(struct isr_ev_task_rename),
-	[ISR_EV_PAGE_FAULT] = sizeof(struct isr_ev_page_fault),
-	[ISR_EV_CUDA_CALL] = sizeof(struct isr_ev_cuda_call),
-	[ISR_EV_CUDA_NAME] = sizeof(struct isr_ev_cuda_name),
-	[ISR_EV_GIL] = sizeof(struct isr_ev_gil),
-	[ISR_EV_SAMPLING] = sizeof(struct isr_ev_sampling),
-	[ISR_EV_PY_SAMPLE] = sizeof(struct isr_ev_py_sample),
-	[ISR_EV_PY_STACK] = sizeof(struct isr_ev_py_stack),
-	[ISR_EV_PY_CODE] = sizeof(struct isr_ev_py_code),
-	[ISR_EV_PY_STATUS] = sizeof(struct isr_ev_py_status),
-};
 
 /* ACQUIRE: waited, then holds the GIL from the return. RELEASE: held it
  * since the last acquire, or, for a thread first seen releasing it, since
@@ -1010,73 +1075,60 @@ static void thread__gil(struct tstate *t, const struct isr_ev_gil *e, __u64 ts, 
 	t->gil_seen = true;
 }
 
-/* A known event long enough to read as its type; others are only counted. */
-static bool event_usable(const struct isr_ev_hdr *h)
+static int on_gil(void *ctx, const struct isr_ev_gil *e)
 {
-	return h->type > 0 && h->type < ISR_EV_TYPE_MAX && h->size >= min_size[h->type];
-}
-
-static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
-{
-	__u64 ts = h->ts_ns < c->start ? c->start : h->ts_ns > c->end ? c->end : h->ts_ns;
-	struct tstate *t;
+	struct ctx *c = ctx;
 	int err = 0;
+	struct tstate *t = ctx__subject(c, &e->hdr, &err);
 
-	switch (h->type) {
-	case ISR_EV_SCHED_SWITCH:
-		on_switch(c, (const void *)h, ts, &err);
-		return err;
-	case ISR_EV_PROC_FORK:
-		on_fork(c, (const void *)h, ts, &err);
-		return err;
-	case ISR_EV_PROC_EXEC:
-		on_exec(c, (const void *)h, ts, &err);
-		return err;
-	case ISR_EV_SCHED_WAKEUP_NEW:
-		t = ctx__created(c, h->pid, h->tid, ts, &err);
-		if (t)
-			thread__wakeup(t, ts);
-		return err;
-	case ISR_EV_CUDA_CALL:
-		return on_cuda_call(c, (const void *)h);
-	case ISR_EV_CUDA_NAME:
-		return on_cuda_name(c, (const void *)h);
-	case ISR_EV_SAMPLING:
-		return 0;	/* analysis/sampling.c */
-	default:
-		break;
-	}
-	t = ctx__thread(c, h->pid, h->tid, &err);
 	if (!t)
 		return err;
-	t->seen = true;
-	switch (h->type) {
-	case ISR_EV_SCHED_WAKEUP: {
-		const struct isr_ev_sched_wakeup *w = (const void *)h;
-
-		return thread__woken_by(t, w->waker_pid, w->waker_tid, thread__wakeup(t, ts));
-	}
-	case ISR_EV_PROC_EXIT:
-		/* its last name, should a rename have been dropped */
-		if (((const struct isr_ev_proc_exit *)h)->comm[0])
-			copy_comm(t->s.comm, ((const struct isr_ev_proc_exit *)h)->comm, ISR_COMM_LEN);
-		thread__exit(t, ts);
-		if (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD)
-			ctx__proc_gone(c, h->pid);
-		break;
-	case ISR_EV_TASK_RENAME:
-		/* may be renamed by another thread: says nothing of its state */
-		copy_comm(t->s.comm, ((const struct isr_ev_task_rename *)h)->comm, ISR_COMM_LEN);
-		break;
-	case ISR_EV_PAGE_FAULT:
-		on_fault(t, (const void *)h);
-		break;
-	case ISR_EV_GIL:
-		thread__running(t);
-		thread__gil(t, (const void *)h, ts, c->end);
-		break;
-	}
+	thread__running(t);
+	thread__gil(t, e, ctx__clamp(c, e->hdr.ts_ns), c->end);
 	return 0;
+}
+
+/* The budget's windows are read by analysis/sampling.c. */
+static int on_sampling(void *ctx, const struct isr_ev_sampling *e)
+{
+	(void)ctx;
+	(void)e;
+	return 0;
+}
+
+static const struct isr_ev_handlers summary_handlers = {
+	.sched_switch = on_switch,
+	.sched_wakeup = on_wakeup,
+	.sched_wakeup_new = on_wakeup_new,
+	.sched_process_fork = on_fork,
+	.sched_process_exec = on_exec,
+	.sched_process_exit = on_proc_exit,
+	.task_rename = on_rename,
+	.page_fault_user = on_fault,
+	.cuda_call = on_cuda_call,
+	.cuda_name = on_cuda_name,
+	.gil = on_gil,
+	.sampling = on_sampling,
+};
+
+/* A registered event this summary has no handler for still tells that its
+ * thread exists. */
+static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
+{
+	int err = isr_ev_dispatch(&summary_handlers, c, h);
+
+	if (err == ISR_EV_UNHANDLED) {
+		err = 0;
+		ctx__subject(c, h, &err);
+	}
+	return err;
+}
+
+/* A registered event long enough to read as its type; others are only
+ * counted. */
+static bool event_usable(const struct isr_ev_hdr *h)
+{
+	return isr_event_name(h->type) && h->size >= isr_event_min_size(h->type);
 }
 
 /* Target pids: the recording's processes, the subjects of every event that

@@ -21,7 +21,7 @@
  * once every completed record has been handed over.
  *
  * Hand-off: CUPTI's records are converted into the fixed-width structs of
- * bpf/events.h in a staging batch; a full batch, and whatever is staged at
+ * format/events.h in a staging batch; a full batch, and whatever is staged at
  * the end of each CUPTI buffer, is one probe hit (gpu_batch(ptr, bytes,
  * count)), which BPF copies into its ring buffer.
  */

@@ -22,7 +22,7 @@ struct cuda_libs {
 	size_t count;
 };
 
-/* The table of bpf/cuda_funcs.h, in id order and sorted by name for the
+/* The table of format/cuda_funcs.h, in id order and sorted by name for the
  * one-pass symbol lookup. */
 struct func_row {
 	const char *name;
@@ -48,7 +48,7 @@ static int name_cmp(const void *key, const void *elem)
 	return strcmp(key, (*(const struct func_row *const *)elem)->name);
 }
 
-/* The "+ret" families of bpf/cuda_funcs.h. */
+/* The "+ret" families of format/cuda_funcs.h. */
 static bool family_has_return(__u8 fam)
 {
 	switch (fam) {

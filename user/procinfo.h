@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What /proc says about a process and the host, packed as record-file
- * property lists (analysis/isr_format.h).
+ * property lists (format/isr_format.h).
  */
 #ifndef INFERSCOPE_PROCINFO_H
 #define INFERSCOPE_PROCINFO_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Record-file writer (format: analysis/isr_format.h, docs/record-format.md).
+ * Record-file writer (format: format/isr_format.h, docs/record-format.md).
  *
  * Every chunk is built completely in memory, then written as its header
  * followed by its payload, so a reader finds either a whole chunk or one it
