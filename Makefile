@@ -26,7 +26,7 @@ endif
 
 WARN     := -Wall -Wextra -Werror
 CSTD     := -std=c11 -D_GNU_SOURCE
-INCLUDES := -I$(OUT)/bpf -I. -Iformat -Ibpf -Iuser -Ianalysis
+INCLUDES := -I$(OUT)/bpf -I. -Iformat -Ilib -Ibpf -Iuser -Ianalysis
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := $(CSTD) $(WARN) $(CFLAGS) $(INCLUDES) -DISR_VERSION='"$(VERSION)"'
 SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -41,7 +41,7 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.skel.h,$(BPF_SRCS))
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Iformat $(WARN) \
 	-Wno-unused-parameter -Wno-missing-field-initializers
 
-LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c analysis/*.c format/*.c))
+LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c analysis/*.c format/*.c lib/*.c))
 LIB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ  := $(OUT)/obj/user/main.o
 ASAN_LIB_OBJS := $(patsubst %.c,$(ASAN_OUT)/obj/%.o,$(LIB_SRCS))
@@ -84,7 +84,7 @@ $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
 # --- user space ---------------------------------------------------------------
-HEADERS := $(wildcard bpf/*.h format/*.h user/*.h analysis/*.h) $(BPF_SKELS)
+HEADERS := $(wildcard bpf/*.h format/*.h lib/*.h user/*.h analysis/*.h) $(BPF_SKELS)
 
 $(OUT)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -105,12 +105,15 @@ $(ASAN_OUT)/inferscope-bpf: $(ASAN_MAIN_OBJ) $(ASAN_LIB_OBJS)
 	$(Q)$(CC) $(SAN_FLAGS) $^ $(DYN_LIBS) -o $@
 
 # --- the CUPTI bridge: a shared library loaded into CUDA processes ------------
-BRIDGE_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC) -Iformat
+BRIDGE_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC) -Iformat -Ilib
 
-$(BRIDGE): cupti_bridge/bridge.c format/events.h
+# The helpers it needs are compiled into it, hidden like the rest.
+BRIDGE_SRCS := cupti_bridge/bridge.c lib/htab.c lib/clock.c
+
+$(BRIDGE): $(BRIDGE_SRCS) format/events.h lib/htab.h lib/clock.h
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(BRIDGE_CFLAGS) -shared -Wl,-z,defs -Wl,-soname,libinferscope_cupti.so $< -ldl -pthread -o $@
+	$(Q)$(CC) $(BRIDGE_CFLAGS) -shared -Wl,-z,defs -Wl,-soname,libinferscope_cupti.so $(BRIDGE_SRCS) -ldl -pthread -o $@
 
 # --- tests --------------------------------------------------------------------
 $(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HEADERS)
@@ -176,7 +179,8 @@ INJECT_TARGETS := $(OUT)/tests/workloads/inject_target_static $(OUT)/tests/workl
 	$(OUT)/tests/tools/inject_cli
 
 # Static, for tests/gpu/inject.sh on the GPU machine.
-$(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o
+$(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o $(OUT)/obj/lib/clock.o \
+		$(OUT)/obj/lib/elf_file.o $(OUT)/obj/lib/proc.o $(OUT)/obj/lib/buf.o
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static $(ALL_CFLAGS) $^ $(STATIC_LIBS) -o $@

@@ -22,6 +22,7 @@
 #include <zstd.h>
 
 #include "recording.h"
+#include "buf.h"
 
 /* Largest file header accepted: later minors may append fields to it. */
 #define ISR_FILE_HEADER_MAX	4096
@@ -93,26 +94,6 @@ static ssize_t reader__read(struct reader *rd, void *buf, size_t len)
 	}
 	rd->offset += got;
 	return (ssize_t)got;
-}
-
-static int buf__reserve(unsigned char **buf, size_t *cap, size_t need)
-{
-	size_t ncap = *cap ? *cap : 4096;
-	unsigned char *nbuf;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	nbuf = realloc(*buf, ncap);
-	if (!nbuf)
-		return -ENOMEM;
-	*buf = nbuf;
-	*cap = ncap;
-	return 0;
 }
 
 /*

@@ -90,11 +90,6 @@ int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapp
  * arguments. Shared with user/python_attach.c. */
 void cuda_site__choose(struct cuda_site *s, const unsigned char *code, size_t len, __u64 off);
 
-typedef struct Elf Elf;
-/* File offset of a virtual address, through the executable PT_LOAD segment
- * holding it (nphdr: the file's program header count). 0 or -ENOENT. */
-int elf_vaddr_to_offset(Elf *elf, size_t nphdr, __u64 vaddr, __u64 *off);
-
 /* "push %rbp, emulated", "after endbr64 (+4), push %rbx emulated",
  * "single-stepped (slow)", "absent" into buf. */
 const char *cuda_site__describe(const struct cuda_site *s, char *buf, size_t len);
