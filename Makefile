@@ -4,6 +4,7 @@
 #   make deps     install the Debian packages the build and tests need
 #   make demo     deps + build + trace the bundled example workload
 #   make test     deps + build + unit and integration tests (as root)
+#   make unit     unit tests only: no root, no clang, no bpftool
 #   make bench    overhead benchmarks and their regression gate (as root)
 #   make docs     regenerate the generated parts of docs/
 #   V=1           show full commands
@@ -14,6 +15,7 @@ CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 ARCH     := x86
+CUDA_INC ?= /usr/local/cuda/include
 VERSION  := 0.1.0
 
 ifeq ($(V),1)
@@ -26,26 +28,62 @@ endif
 
 WARN     := -Wall -Wextra -Werror
 CSTD     := -std=c11 -D_GNU_SOURCE
-INCLUDES := -I$(OUT)/bpf -I. -Ibpf -Iuser -Ianalysis
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS := $(CSTD) $(WARN) $(CFLAGS) $(INCLUDES) -DISR_VERSION='"$(VERSION)"'
+DEFS     := -DISR_VERSION='"$(VERSION)"'
+DEPFLAGS := -MMD -MP
+# For a program compiled and linked in one step: its dependencies go to
+# build/deps/, not next to it (tests/run.sh runs every file of the tests' folders).
+BINDEP    = -MMD -MP -MT $@ -MF $(OUT)/deps/$(subst /,_,$@).d
 SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # The release binary carries everything it needs: the GPU hosts have no libbpf.
 STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lm
 DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lm
 
+# --- the parts and what each may include -------------------------------------
+# Each part is compiled with the include folders it may use and no others,
+# so that an include across a boundary does not compile (docs/architecture.md):
+#   format/    the bytes every part agrees on: itself only
+#   lib/       helpers: itself only
+#   analysis/  the format, the helpers, itself (pure: no BPF, no clang)
+#   user/      the format, the helpers, the BPF skeletons, itself, and of the
+#              analysis only its API (analysis/api/: `-p` records and then
+#              analyzes in one process)
+#   bpf/       the format, vmlinux.h, itself
+#   cupti_bridge/  the format and the helpers compiled into it
+FORMAT_INC   := -Iformat
+LIB_INC      := -Ilib
+ANALYSIS_INC := -Ianalysis -Ianalysis/api -Iformat -Ilib
+USER_INC     := -Iuser -Ianalysis/api -Iformat -Ilib -I$(OUT)/bpf
+BPF_INC      := -Ibpf -Iformat -Ivmlinux/$(ARCH)
+BRIDGE_INC   := -Icupti_bridge -Iformat -Ilib -I$(CUDA_INC)
+# Tests see every part.
+TEST_INC     := -Iuser -Ianalysis -Ianalysis/api -Iformat -Ilib -I$(OUT)/bpf
+
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.skel.h,$(BPF_SRCS))
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf $(WARN) \
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(BPF_INC) $(WARN) \
 	-Wno-unused-parameter -Wno-missing-field-initializers
 
-LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c analysis/*.c))
-LIB_OBJS  := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
-MAIN_OBJ  := $(OUT)/obj/user/main.o
-ASAN_LIB_OBJS := $(patsubst %.c,$(ASAN_OUT)/obj/%.o,$(LIB_SRCS))
-ASAN_MAIN_OBJ := $(ASAN_OUT)/obj/user/main.o
+FORMAT_SRCS   := $(wildcard format/*.c)
+LIB_SRCS      := $(wildcard lib/*.c)
+ANALYSIS_SRCS := $(wildcard analysis/*.c)
+USER_SRCS     := $(filter-out user/main.c,$(wildcard user/*.c))
+# The loader files: those that include a BPF skeleton (clang and bpftool
+# make it). Everything else builds and unit-tests without them.
+USER_BPF_SRCS := $(shell grep -l '\.skel\.h"' $(USER_SRCS))
+CORE_SRCS     := $(FORMAT_SRCS) $(LIB_SRCS) $(ANALYSIS_SRCS) $(filter-out $(USER_BPF_SRCS),$(USER_SRCS))
+
+objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
+CORE_OBJS      := $(call objs,$(OUT),$(CORE_SRCS))
+LOADER_OBJS    := $(call objs,$(OUT),$(USER_BPF_SRCS))
+MAIN_OBJ       := $(OUT)/obj/user/main.o
+ASAN_CORE_OBJS := $(call objs,$(ASAN_OUT),$(CORE_SRCS))
+ASAN_LOADER_OBJS := $(call objs,$(ASAN_OUT),$(USER_BPF_SRCS))
+ASAN_MAIN_OBJ  := $(ASAN_OUT)/obj/user/main.o
+# Unit tests link what they use from this archive: no BPF objects in it.
+ASAN_CORE_LIB  := $(ASAN_OUT)/libinferscope-core.a
 
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(ASAN_OUT)/tests/unit/%,$(UNIT_SRCS))
@@ -53,7 +91,6 @@ INTEG_SRCS := $(wildcard tests/integration/test_*.c)
 INTEG_BINS := $(patsubst tests/integration/%.c,$(ASAN_OUT)/tests/integration/%,$(INTEG_SRCS))
 INTEG_HELPERS := $(filter-out $(INTEG_SRCS),$(wildcard tests/integration/*.c))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-CUDA_INC   ?= /usr/local/cuda/include
 STANDIN_DIR := $(OUT)/tests/standin
 STANDIN_LIB := $(STANDIN_DIR)/libcuda.so.1
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/tests/workloads/%,$(WORKLOAD_SRCS))
@@ -62,7 +99,7 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-build unit integration docs clean bench
+.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries
 
 BRIDGE     := $(OUT)/libinferscope_cupti.so
 
@@ -72,9 +109,9 @@ deps:
 	$(Q)sh scripts/deps.sh
 
 # --- BPF: .bpf.c -> .bpf.o -> .skel.h ---------------------------------------
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUT)/bpf
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | $(OUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # libbpf's usdt.bpf.h includes <linux/errno.h>, which wants the multiarch asm/.
 $(OUT)/bpf/cupti.bpf.o: BPF_CFLAGS += -idirafter /usr/include/$(shell $(CC) -print-multiarch)
@@ -83,46 +120,70 @@ $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-# --- user space ---------------------------------------------------------------
-HEADERS := $(wildcard bpf/*.h user/*.h analysis/*.h) $(BPF_SKELS)
+# --- user space: one pattern rule per part, each with its include folders ---
+$(OUT)/obj/format/%.o $(ASAN_OUT)/obj/format/%.o: INC := $(FORMAT_INC)
+$(OUT)/obj/lib/%.o $(ASAN_OUT)/obj/lib/%.o: INC := $(LIB_INC)
+$(OUT)/obj/analysis/%.o $(ASAN_OUT)/obj/analysis/%.o: INC := $(ANALYSIS_INC)
+$(OUT)/obj/user/%.o $(ASAN_OUT)/obj/user/%.o: INC := $(USER_INC)
 
-$(OUT)/obj/%.o: %.c $(HEADERS)
+$(OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(INC) $(DEFS) $(DEPFLAGS) -c $< -o $@
 
-$(ASAN_OUT)/obj/%.o: %.c $(HEADERS)
+$(ASAN_OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,CC-SAN,$@)
-	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) -DISR_VERSION='"$(VERSION)"' -c $< -o $@
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INC) $(DEFS) $(DEPFLAGS) -c $< -o $@
 
-$(OUT)/inferscope-bpf: $(MAIN_OBJ) $(LIB_OBJS)
+# Before their first build tells their dependencies, the loader files need
+# the skeletons made.
+$(LOADER_OBJS) $(ASAN_LOADER_OBJS) $(MAIN_OBJ) $(ASAN_MAIN_OBJ): | $(BPF_SKELS)
+
+$(OUT)/inferscope-bpf: $(MAIN_OBJ) $(CORE_OBJS) $(LOADER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static $(CFLAGS) $^ $(STATIC_LIBS) -o $@
 
-$(ASAN_OUT)/inferscope-bpf: $(ASAN_MAIN_OBJ) $(ASAN_LIB_OBJS)
+$(ASAN_OUT)/inferscope-bpf: $(ASAN_MAIN_OBJ) $(ASAN_CORE_OBJS) $(ASAN_LOADER_OBJS)
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(SAN_FLAGS) $^ $(DYN_LIBS) -o $@
 
-# --- the CUPTI bridge: a shared library loaded into CUDA processes ------------
-BRIDGE_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC) -Ibpf
+$(ASAN_CORE_LIB): $(ASAN_CORE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BRIDGE): cupti_bridge/bridge.c bpf/events.h
+# --- the CUPTI bridge: a shared library loaded into CUDA processes ------------
+# The helpers it uses are compiled into it, position-independent and hidden
+# like the rest of it: nothing of it can clash with the process's symbols.
+BRIDGE_SRCS   := cupti_bridge/bridge.c lib/htab.c lib/clock.c
+BRIDGE_OBJS   := $(patsubst %.c,$(OUT)/pic/%.o,$(BRIDGE_SRCS))
+BRIDGE_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -fvisibility=hidden
+
+$(OUT)/pic/cupti_bridge/%.o: INC := $(BRIDGE_INC)
+$(OUT)/pic/lib/%.o: INC := $(LIB_INC)
+
+$(OUT)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(call msg,CC-PIC,$@)
+	$(Q)$(CC) $(BRIDGE_CFLAGS) $(INC) $(DEPFLAGS) -c $< -o $@
+
+$(BRIDGE): $(BRIDGE_OBJS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(BRIDGE_CFLAGS) -shared -Wl,-z,defs -Wl,-soname,libinferscope_cupti.so $< -ldl -pthread -o $@
+	$(Q)$(CC) $(BRIDGE_CFLAGS) -shared -Wl,-z,defs -Wl,-soname,libinferscope_cupti.so $^ -ldl -pthread -o $@
 
 # --- tests --------------------------------------------------------------------
-$(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS) $(HEADERS)
-	@mkdir -p $(@D)
+$(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_CORE_LIB)
+	@mkdir -p $(@D) $(OUT)/deps
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) $< $(ASAN_LIB_OBJS) $(DYN_LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(TEST_INC) $(DEFS) $(BINDEP) $< $(ASAN_CORE_LIB) $(DYN_LIBS) \
+		-lcmocka -o $@
 
-$(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(wildcard tests/integration/*.h) tests/workloads/cupti_workload.h $(ASAN_LIB_OBJS) $(HEADERS)
-	@mkdir -p $(@D)
+$(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(ASAN_CORE_OBJS) $(ASAN_LOADER_OBJS)
+	@mkdir -p $(@D) $(OUT)/deps
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INCLUDES) -Itests/integration -Itests/standin -Itests/workloads $< $(INTEG_HELPERS) \
-		$(ASAN_LIB_OBJS) $(DYN_LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(TEST_INC) $(DEFS) $(BINDEP) -Itests/integration -Itests/standin \
+		-Itests/workloads $< $(INTEG_HELPERS) $(ASAN_CORE_OBJS) $(ASAN_LOADER_OBJS) $(DYN_LIBS) -lcmocka -o $@
 
 # An interpreter on the shared libpython (Debian's python3 has it built in).
 $(OUT)/tests/workloads/pyembed: tests/workloads/pyembed.c
@@ -139,9 +200,9 @@ $(OUT)/tests/workloads/%: tests/workloads/%.c
 # The stand-in libcuda.so.1 (tests/standin/): clang, with shrink-wrapping
 # off, so that each translation unit's entry points begin as planned: push
 # %rbp (like libcuda 580), endbr64 + push, or neither.
-STANDIN_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -I$(CUDA_INC) -Ibpf -Itests/standin
+STANDIN_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -I$(CUDA_INC) $(FORMAT_INC) -Itests/standin
 STANDIN_FP     := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -mllvm -enable-shrink-wrap=false
-STANDIN_HDRS   := tests/standin/standin.h tests/standin/cuda_plan.h bpf/cuda_funcs.h
+STANDIN_HDRS   := tests/standin/standin.h tests/standin/cuda_plan.h format/cuda_funcs.h
 
 $(STANDIN_DIR)/push.o: tests/standin/libcuda_push.c $(STANDIN_HDRS)
 	@mkdir -p $(@D)
@@ -176,10 +237,11 @@ INJECT_TARGETS := $(OUT)/tests/workloads/inject_target_static $(OUT)/tests/workl
 	$(OUT)/tests/tools/inject_cli
 
 # Static, for tests/gpu/inject.sh on the GPU machine.
-$(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o
+$(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o $(OUT)/obj/lib/clock.o \
+		$(OUT)/obj/lib/elf_file.o $(OUT)/obj/lib/proc.o $(OUT)/obj/lib/buf.o
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -static $(ALL_CFLAGS) $^ $(STATIC_LIBS) -o $@
+	$(Q)$(CC) -static $(CSTD) $(WARN) $(CFLAGS) -Iuser $^ $(STATIC_LIBS) -o $@
 
 $(OUT)/tests/workloads/inject_target: tests/workloads/inject_target.c tests/workloads/inject_state.h
 	@mkdir -p $(@D)
@@ -218,19 +280,30 @@ $(OUT)/examples/%: examples/%.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g $< -pthread -o $@
 
-$(FORMAT_TABLES): tests/unit/format_tables.c bpf/events.h bpf/cuda_funcs.h analysis/isr_format.h
-	@mkdir -p $(@D)
+$(FORMAT_TABLES): tests/unit/format_tables.c
+	@mkdir -p $(@D) $(OUT)/deps
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CSTD) $(WARN) $(INCLUDES) $< -o $@
+	$(Q)$(CC) $(CSTD) $(WARN) $(FORMAT_INC) $(BINDEP) $< -o $@
 
-test-build: $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) \
+# A relative include ("../part/x.h") would reach around the include folders.
+PART_FILES := $(wildcard format/* lib/* analysis/*.[ch] analysis/api/* user/* bpf/* cupti_bridge/*)
+
+boundaries:
+	$(Q)! grep -n '#include "\.\./' $(PART_FILES) || \
+		{ echo "an include across parts must go through the part's include folders (Makefile: *_INC)" >&2; \
+		  exit 1; }
+
+test-build: boundaries $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) \
 	$(EXAMPLES) $(FORMAT_TABLES)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)sh tests/run.sh
 
-unit: test-build
+# The unit tests need neither clang, bpftool nor root.
+unit-build: boundaries $(UNIT_BINS) $(FORMAT_TABLES)
+
+unit: unit-build
 	$(Q)sh tests/run.sh unit
 
 integration: test-build
@@ -253,3 +326,6 @@ $(OUT)/bpf:
 
 clean:
 	$(Q)rm -rf $(OUT)
+
+# What the compiler found each object to include (-MMD).
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "attribution.h"
-#include "idx_map.h"
+#include "htab.h"
 
 #define ITEMS_KEPT	64	/* other tasks or functions kept per list */
 #define STACKS_KEPT	512	/* distinct stacks kept per thread */
@@ -117,15 +117,15 @@ struct attribution {
 	struct timeline *tl;
 	const struct pass *pass;
 	struct tl_observer obs;
-	struct idx_map by_thread;	/* pid << 32 | tid -> index */
+	struct htab by_thread;	/* pid << 32 | tid -> index */
 	struct thr_state **thr;
 	size_t nthr, thr_cap;
-	struct idx_map by_dev;		/* (pid << 32 | device) + 1 -> index */
+	struct htab by_dev;		/* (pid << 32 | device) + 1 -> index */
 	struct dev_state *dev;
 	size_t ndev, dev_cap;
-	struct idx_map by_pid;		/* pid -> index in gaps */
-	struct idx_map stack_depth;	/* Python stack id -> its depth */
-	struct idx_map launching;	/* pids with a launching thread */
+	struct htab by_pid;		/* pid -> index in gaps */
+	struct htab stack_depth;	/* Python stack id -> its depth */
+	struct htab launching;	/* pids with a launching thread */
 	struct pgaps *gaps;
 	size_t ngaps, gaps_cap;
 	int err;
@@ -194,18 +194,17 @@ bool attribution__gpu_observed(const struct attribution *a, __u32 pid)
 
 static struct thr_state *thread_get(struct attribution *a, __u32 pid, __u32 tid)
 {
-	__u64 key = (__u64)pid << 32 | tid;
-	const __u32 *idx = idx_map__get(&a->by_thread, key);
+	__u64 key = (__u64)pid << 32 | tid, idx;
 	struct thr_state **n, *t;
 
-	if (idx)
-		return a->thr[*idx];
+	if (htab_u64__get(&a->by_thread, key, &idx))
+		return a->thr[idx];
 	n = grow(a->thr, a->nthr, &a->thr_cap, sizeof(*a->thr));
 	if (!n)
 		return NULL;
 	a->thr = n;
 	t = calloc(1, sizeof(*t));
-	if (!t || idx_map__put(&a->by_thread, key, (__u32)a->nthr)) {
+	if (!t || htab_u64__put(&a->by_thread, key, a->nthr)) {
 		free(t);
 		return NULL;
 	}
@@ -217,17 +216,16 @@ static struct thr_state *thread_get(struct attribution *a, __u32 pid, __u32 tid)
 
 static struct dev_state *device_get(struct attribution *a, __u32 pid, __u32 device)
 {
-	__u64 key = ((__u64)pid << 32 | device) + 1;
-	const __u32 *idx = idx_map__get(&a->by_dev, key);
+	__u64 key = (__u64)pid << 32 | device, idx;
 	struct dev_state *n, *d;
 
-	if (idx)
-		return &a->dev[*idx];
+	if (htab_u64__get(&a->by_dev, key, &idx))
+		return &a->dev[idx];
 	n = grow(a->dev, a->ndev, &a->dev_cap, sizeof(*a->dev));
 	if (!n)
 		return NULL;
 	a->dev = n;
-	if (idx_map__put(&a->by_dev, key, (__u32)a->ndev))
+	if (htab_u64__put(&a->by_dev, key, a->ndev))
 		return NULL;
 	d = &a->dev[a->ndev++];
 	memset(d, 0, sizeof(*d));
@@ -238,16 +236,16 @@ static struct dev_state *device_get(struct attribution *a, __u32 pid, __u32 devi
 
 static struct pgaps *pgaps_get(struct attribution *a, __u32 pid)
 {
-	const __u32 *idx = idx_map__get(&a->by_pid, pid);
 	struct pgaps *n;
+	__u64 idx;
 
-	if (idx)
-		return &a->gaps[*idx];
+	if (htab_u64__get(&a->by_pid, pid, &idx))
+		return &a->gaps[idx];
 	n = grow(a->gaps, a->ngaps, &a->gaps_cap, sizeof(*a->gaps));
 	if (!n)
 		return NULL;
 	a->gaps = n;
-	if (idx_map__put(&a->by_pid, pid, (__u32)a->ngaps))
+	if (htab_u64__put(&a->by_pid, pid, a->ngaps))
 		return NULL;
 	memset(&a->gaps[a->ngaps], 0, sizeof(*a->gaps));
 	a->gaps[a->ngaps].pid = pid;
@@ -265,16 +263,14 @@ static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
  * process's idle GPU time, or all of it when the GPU was not observed. */
 static __u64 counted(struct attribution *a, __u32 pid, __u64 start, __u64 end)
 {
-	const __u32 *idx;
-	__u64 sum = 0, since;
+	__u64 sum = 0, since, idx;
 
 	if (!attribution__gpu_observed(a, pid))
 		return end > start ? end - start : 0;
 	if (timeline__gpu_idle(a->tl, pid, &since))
 		sum += overlap(start, end, since, end);
-	idx = idx_map__get(&a->by_pid, pid);
-	if (idx) {
-		const struct pgaps *g = &a->gaps[*idx];
+	if (htab_u64__get(&a->by_pid, pid, &idx)) {
+		const struct pgaps *g = &a->gaps[idx];
 
 		for (size_t k = 0; k < g->n; k++) {
 			const struct span_range *r = &g->ring[(g->next + GAP_RING - 1 - k) % GAP_RING];
@@ -337,7 +333,7 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	if (e->h->type == ISR_EV_PY_STACK) {
 		const struct isr_ev_py_stack *st = (const void *)e->h;
 
-		if (st->stack_id && idx_map__put(&a->stack_depth, st->stack_id, st->depth))
+		if (st->stack_id && htab_u64__put(&a->stack_depth, st->stack_id, st->depth))
 			a->err = -ENOMEM;
 		return;
 	}
@@ -352,9 +348,9 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	}
 	t->pub.samples++;
 	{
-		const __u32 *depth = idx_map__get(&a->stack_depth, s->stack_id);
+		__u64 depth;
 
-		if (!depth || !*depth)
+		if (!htab_u64__get(&a->stack_depth, s->stack_id, &depth) || !depth)
 			return;
 	}
 	{
@@ -499,6 +495,8 @@ static double python_share(const struct thr_state *t)
 
 int attribution__finish(struct attribution *a)
 {
+	__u64 idx;
+
 	if (a->err)
 		return a->err;
 	/* every thread of the timeline, with its whole window */
@@ -510,11 +508,11 @@ int attribution__finish(struct attribution *a)
 			return -ENOMEM;
 		t->pub.window = th->acc;
 		t->pub.launcher |= th->launches > 0;
-		if (t->pub.launcher && idx_map__put(&a->launching, th->pid, 1))
+		if (t->pub.launcher && htab_u64__put(&a->launching, th->pid, 1))
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < a->nthr; i++)
-		a->thr[i]->pub.critical = a->thr[i]->pub.launcher || !idx_map__get(&a->launching, a->thr[i]->pub.pid);
+		a->thr[i]->pub.critical = a->thr[i]->pub.launcher || !htab_u64__get(&a->launching, a->thr[i]->pub.pid, &idx);
 	for (size_t i = 0; i < a->nthr; i++) {
 		struct thr_state *t = a->thr[i];
 		__u64 py = (__u64)(python_share(t) * (double)t->running_idle_ns);
@@ -531,8 +529,8 @@ int attribution__finish(struct attribution *a)
 		struct dev_state *d = &a->dev[i];
 
 		for (size_t k = 0; k < d->nrunning; k++) {
-			const __u32 *idx = idx_map__get(&a->by_thread, (__u64)d->pub.pid << 32 | d->running[k].tid);
-			__u64 py = (__u64)(python_share(idx ? a->thr[*idx] : NULL) * (double)d->running[k].ns);
+			bool known = htab_u64__get(&a->by_thread, (__u64)d->pub.pid << 32 | d->running[k].tid, &idx);
+			__u64 py = (__u64)(python_share(known ? a->thr[idx] : NULL) * (double)d->running[k].ns);
 
 			d->pub.idle_ns[CAUSE_PYTHON] += py;
 			d->pub.idle_ns[CAUSE_NATIVE] += d->running[k].ns - py;
@@ -568,11 +566,11 @@ void attribution__free(struct attribution *a)
 	}
 	for (size_t i = 0; i < a->ndev; i++)
 		free(a->dev[i].running);
-	idx_map__free(&a->by_thread);
-	idx_map__free(&a->by_dev);
-	idx_map__free(&a->by_pid);
-	idx_map__free(&a->stack_depth);
-	idx_map__free(&a->launching);
+	htab__free(&a->by_thread);
+	htab__free(&a->by_dev);
+	htab__free(&a->by_pid);
+	htab__free(&a->stack_depth);
+	htab__free(&a->launching);
 	free(a->thr);
 	free(a->dev);
 	free(a->gaps);
@@ -591,9 +589,9 @@ const struct attr_thread *attribution__thread_at(const struct attribution *a, si
 
 const struct attr_thread *attribution__thread(const struct attribution *a, __u32 pid, __u32 tid)
 {
-	const __u32 *idx = idx_map__get(&a->by_thread, (__u64)pid << 32 | tid);
+	__u64 idx;
 
-	return idx ? &a->thr[*idx]->pub : NULL;
+	return htab_u64__get(&a->by_thread, (__u64)pid << 32 | tid, &idx) ? &a->thr[idx]->pub : NULL;
 }
 
 size_t attribution__device_count(const struct attribution *a)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Python stacks of a recording (isr_ev_py_* in bpf/events.h), symbolized:
+ * Python stacks of a recording (isr_ev_py_* in format/events.h), symbolized:
  * per thread, the sampled functions (self: innermost frame; inclusive: any
  * frame, once per sample) and the most frequent stacks; per Python call
  * site (the innermost frame outside installed packages and the standard

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Record-file reader (format: isr_format.h, docs/record-format.md).
+ * Record-file reader (format: format/isr_format.h, docs/record-format.md).
  *
  * The file is read front to back one chunk at a time. A chunk is applied to
  * the recording only once it has been checked completely (header CRC, sizes,
@@ -22,6 +22,7 @@
 #include <zstd.h>
 
 #include "recording.h"
+#include "buf.h"
 
 /* Largest file header accepted: later minors may append fields to it. */
 #define ISR_FILE_HEADER_MAX	4096
@@ -93,57 +94,6 @@ static ssize_t reader__read(struct reader *rd, void *buf, size_t len)
 	}
 	rd->offset += got;
 	return (ssize_t)got;
-}
-
-static int buf__reserve(unsigned char **buf, size_t *cap, size_t need)
-{
-	size_t ncap = *cap ? *cap : 4096;
-	unsigned char *nbuf;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	nbuf = realloc(*buf, ncap);
-	if (!nbuf)
-		return -ENOMEM;
-	*buf = nbuf;
-	*cap = ncap;
-	return 0;
-}
-
-size_t isr_event_min_size(__u16 type)
-{
-	switch (type) {
-	case ISR_EV_SCHED_SWITCH:	return sizeof(struct isr_ev_sched_switch);
-	case ISR_EV_SCHED_WAKEUP:
-	case ISR_EV_SCHED_WAKEUP_NEW:	return sizeof(struct isr_ev_sched_wakeup);
-	case ISR_EV_PROC_FORK:		return sizeof(struct isr_ev_proc_fork);
-	case ISR_EV_PROC_EXEC:		return sizeof(struct isr_ev_proc_exec);
-	case ISR_EV_PROC_EXIT:		return sizeof(struct isr_ev_proc_exit);
-	case ISR_EV_TASK_RENAME:	return sizeof(struct isr_ev_task_rename);
-	case ISR_EV_PAGE_FAULT:		return sizeof(struct isr_ev_page_fault);
-	case ISR_EV_CUDA_CALL:		return sizeof(struct isr_ev_cuda_call);
-	case ISR_EV_CUDA_NAME:		return sizeof(struct isr_ev_cuda_name);
-	case ISR_EV_GIL:		return sizeof(struct isr_ev_gil);
-	case ISR_EV_SAMPLING:		return sizeof(struct isr_ev_sampling);
-	case ISR_EV_GPU_KERNEL:		return sizeof(struct isr_ev_gpu_kernel);
-	case ISR_EV_GPU_MEMCPY:		return sizeof(struct isr_ev_gpu_memcpy);
-	case ISR_EV_GPU_MEMSET:		return sizeof(struct isr_ev_gpu_memset);
-	case ISR_EV_GPU_SYNC:		return sizeof(struct isr_ev_gpu_sync);
-	case ISR_EV_GPU_API:		return sizeof(struct isr_ev_gpu_api);
-	case ISR_EV_GPU_CLOCK:		return sizeof(struct isr_ev_gpu_clock);
-	case ISR_EV_GPU_STATUS:		return sizeof(struct isr_ev_gpu_status);
-	case ISR_EV_GPU_NAME:		return sizeof(struct isr_ev_gpu_name);
-	case ISR_EV_PY_SAMPLE:		return sizeof(struct isr_ev_py_sample);
-	case ISR_EV_PY_STACK:		return sizeof(struct isr_ev_py_stack);
-	case ISR_EV_PY_CODE:		return sizeof(struct isr_ev_py_code);
-	case ISR_EV_PY_STATUS:		return sizeof(struct isr_ev_py_status);
-	default:			return sizeof(struct isr_ev_hdr);
-	}
 }
 
 /*
@@ -1015,75 +965,4 @@ void recording__sort_events(struct recording *r)
 	for (i = 0; i < n; i++)
 		r->events[i] = keys[i].ev;
 	free(keys);
-}
-
-const char *isr_event_name(__u16 type)
-{
-	switch (type) {
-	case ISR_EV_SCHED_SWITCH:	return "sched_switch";
-	case ISR_EV_SCHED_WAKEUP:	return "sched_wakeup";
-	case ISR_EV_SCHED_WAKEUP_NEW:	return "sched_wakeup_new";
-	case ISR_EV_PROC_FORK:		return "sched_process_fork";
-	case ISR_EV_PROC_EXEC:		return "sched_process_exec";
-	case ISR_EV_PROC_EXIT:		return "sched_process_exit";
-	case ISR_EV_TASK_RENAME:	return "task_rename";
-	case ISR_EV_PAGE_FAULT:		return "page_fault_user";
-	case ISR_EV_CUDA_CALL:		return "cuda_call";
-	case ISR_EV_CUDA_NAME:		return "cuda_name";
-	case ISR_EV_GIL:		return "gil";
-	case ISR_EV_SAMPLING:		return "sampling";
-	case ISR_EV_GPU_KERNEL:		return "gpu_kernel";
-	case ISR_EV_GPU_MEMCPY:		return "gpu_memcpy";
-	case ISR_EV_GPU_MEMSET:		return "gpu_memset";
-	case ISR_EV_GPU_SYNC:		return "gpu_sync";
-	case ISR_EV_GPU_API:		return "gpu_api";
-	case ISR_EV_GPU_CLOCK:		return "gpu_clock";
-	case ISR_EV_GPU_STATUS:		return "gpu_status";
-	case ISR_EV_GPU_NAME:		return "gpu_name";
-	case ISR_EV_PY_SAMPLE:		return "py_sample";
-	case ISR_EV_PY_STACK:		return "py_stack";
-	case ISR_EV_PY_CODE:		return "py_code";
-	case ISR_EV_PY_STATUS:		return "py_status";
-	default:			return NULL;
-	}
-}
-
-const char *isr_source_name(__u32 src)
-{
-	switch (src) {
-	case ISR_SRC_SCHED:		return "sched";
-	case ISR_SRC_FAULTS:		return "faults";
-	case ISR_SRC_PROC:		return "proc";
-	case ISR_SRC_FAULT_START:	return "fault_start";
-	case ISR_SRC_TARGETS:		return "targets";
-	case ISR_SRC_CUDA:		return "cuda";
-	case ISR_SRC_CUDA_INFLIGHT:	return "cuda_inflight";
-	case ISR_SRC_WRITER:		return "writer";
-	case ISR_SRC_PYTHON:		return "python";
-	case ISR_SRC_GPU:		return "gpu";
-	case ISR_SRC_CUPTI:		return "cupti";
-	case ISR_SRC_PY_STACKS:		return "py_stacks";
-	case ISR_SRC_PY_CODE:		return "py_code";
-	default:			return NULL;
-	}
-}
-
-const char *isr_stop_reason_name(__u32 reason)
-{
-	switch (reason) {
-	case ISR_STOP_DURATION:		return "duration";
-	case ISR_STOP_SIGNAL:		return "signal";
-	case ISR_STOP_TARGETS_EXITED:	return "targets_exited";
-	case ISR_STOP_WRITE_ERROR:	return "write_error";
-	default:			return NULL;
-	}
-}
-
-#define CUDA_FN_ROW(id, sym, fam, aux, flags) [id] = { #sym, fam, aux, flags },
-static const struct isr_cuda_fn cuda_fns[ISR_CUDA_FN_MAX] = { ISR_CUDA_FUNCS(CUDA_FN_ROW) };
-#undef CUDA_FN_ROW
-
-const struct isr_cuda_fn *isr_cuda_fn(__u16 func)
-{
-	return func < ISR_CUDA_FN_MAX && cuda_fns[func].symbol ? &cuda_fns[func] : NULL;
 }

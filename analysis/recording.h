@@ -12,9 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "isr_format.h"
-#include "../bpf/events.h"
-#include "../bpf/cuda_funcs.h"
+#include "registry.h"
 
 struct rec_thread {
 	__u32 tid;
@@ -78,24 +76,5 @@ void recording__free(struct recording *r);
 
 /* Sorts rec->events by timestamp (stable: file order breaks ties). */
 void recording__sort_events(struct recording *r);
-
-const char *isr_event_name(__u16 type);	/* "sched_switch", ...; NULL if unknown */
-/* Smallest valid size of a known event type; sizeof(struct isr_ev_hdr) for
- * an unknown one. */
-size_t isr_event_min_size(__u16 type);
-const char *isr_source_name(__u32 src);	/* "sched", ...; NULL if unknown */
-const char *isr_stop_reason_name(__u32 reason);
-
-/* A probed CUDA function, from the table in bpf/cuda_funcs.h. */
-struct isr_cuda_fn {
-	const char *symbol;	/* exact ELF symbol: "cuMemAlloc_v2" */
-	__u16 family;		/* ISR_CUDA_FAM_* */
-	__u16 aux;
-	__u16 flags;		/* ISR_CUDA_ASYNC | ISR_CUDA_PTDS | ISR_CUDA_RUNTIME */
-};
-
-/* The function with id func (ISR_CUDA_FN_*); NULL for an id this version
- * does not know. */
-const struct isr_cuda_fn *isr_cuda_fn(__u16 func);
 
 #endif

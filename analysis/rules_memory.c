@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "rules.h"
-#include "idx_map.h"
+#include "htab.h"
 
 #define GROWTH_MIN_BYTES	(256ull << 20)
 #define GROWTH_MIN_SHARE	0.10	/* of the peak */
@@ -46,7 +46,7 @@ struct last_capture {
 
 struct mem_state {
 	struct rule_ctx *c;
-	struct idx_map by_addr;		/* (pid, addr) hash -> index in allocs */
+	struct htab by_addr;		/* struct live: (pid, address) -> index in allocs */
 	struct alloc *allocs;
 	size_t n, cap;
 	struct mem_proc *procs;
@@ -57,9 +57,38 @@ struct mem_state {
 	int err;
 };
 
-static __u64 addr_key(__u32 pid, __u64 addr)
+/* A live allocation: its address in its process, and where it is in
+ * allocs. */
+struct live {
+	__u32 pid;
+	__u64 addr;
+	size_t index;
+};
+
+static __u64 live_hash(const void *e)
 {
-	return (addr ^ ((__u64)pid * 0x9e3779b97f4a7c15ULL)) | 1;
+	const struct live *l = e;
+
+	return hash__mix(hash__u64(l->pid), l->addr);
+}
+
+static bool live_equal(const void *a, const void *b)
+{
+	const struct live *x = a, *y = b;
+
+	return x->pid == y->pid && x->addr == y->addr;
+}
+
+static int live_set(struct mem_state *s, __u32 pid, __u64 addr, size_t index)
+{
+	struct live key = { .pid = pid, .addr = addr }, *l;
+	bool added;
+
+	l = htab__insert(&s->by_addr, &key, &added);
+	if (!l)
+		return -ENOMEM;
+	l->index = index;
+	return 0;
 }
 
 static struct mem_proc *proc_of(struct mem_state *s, __u32 pid)
@@ -141,7 +170,7 @@ static void on_alloc(struct mem_state *s, const struct isr_ev_cuda_call *call)
 					  .bytes = call->args[1], .ts = call->hdr.ts_ns };
 	if (l->ts == call->hdr.ts_ns)
 		s->allocs[s->n].stack = l->stack;
-	if (idx_map__put(&s->by_addr, addr_key(call->hdr.pid, call->args[0]), (__u32)s->n)) {
+	if (live_set(s, call->hdr.pid, call->args[0], s->n)) {
 		s->err = -ENOMEM;
 		return;
 	}
@@ -155,7 +184,7 @@ static void on_alloc(struct mem_state *s, const struct isr_ev_cuda_call *call)
 
 static void on_free(struct mem_state *s, __u32 pid, __u64 addr, __u64 ts)
 {
-	const __u32 *idx = idx_map__get(&s->by_addr, addr_key(pid, addr));
+	struct live key = { .pid = pid, .addr = addr }, found;
 	struct mem_proc *p = proc_of(s, pid);
 	size_t i, last;
 
@@ -164,15 +193,14 @@ static void on_free(struct mem_state *s, __u32 pid, __u64 addr, __u64 ts)
 		return;
 	}
 	take_mid(s, p, ts);
-	if (!idx || s->allocs[*idx].pid != pid || s->allocs[*idx].addr != addr)
+	if (!htab__remove(&s->by_addr, &key, &found))
 		return;
-	i = *idx;
+	i = found.index;
 	p->live -= s->allocs[i].bytes;
-	idx_map__del(&s->by_addr, addr_key(pid, addr));
 	last = s->n - 1;
 	if (i != last) {
 		s->allocs[i] = s->allocs[last];
-		if (idx_map__put(&s->by_addr, addr_key(s->allocs[i].pid, s->allocs[i].addr), (__u32)i))
+		if (live_set(s, s->allocs[i].pid, s->allocs[i].addr, i))
 			s->err = -ENOMEM;
 		for (size_t k = 0; k < s->nlast; k++)
 			if (s->last[k].alloc == last + 1)
@@ -270,6 +298,7 @@ static void *mem_start(struct rule_ctx *c, struct tl_observer *obs)
 	if (!s)
 		return NULL;
 	s->c = c;
+	htab__init(&s->by_addr, sizeof(struct live), live_hash, live_equal);
 	s->mid = c->start + (c->end - c->start) / 2;
 	obs->event = mem_event;
 	return s;
@@ -373,7 +402,7 @@ static void mem_free(void *state)
 		return;
 	for (size_t i = 0; i < s->nprocs; i++)
 		free(s->procs[i].sites);
-	idx_map__free(&s->by_addr);
+	htab__free(&s->by_addr);
 	free(s->allocs);
 	free(s->procs);
 	free(s->last);

@@ -26,6 +26,8 @@
 
 #include "summary.h"
 #include "gpu_summary.h"
+#include "buf.h"
+#include "htab.h"
 
 /* Raw task states of isr_ev_sched_switch.prev_state */
 #define TASK_UNINTERRUPTIBLE	0x2
@@ -40,187 +42,6 @@ enum {
 	TS_OFF,
 };
 
-/* u32 -> u32 open-addressing hash table; key 0 marks an empty slot (tid 0
- * is the idle task and pid 0 is never a target, so 0 is never a key). */
-struct u32_map {
-	__u32 *keys;
-	__u32 *vals;
-	size_t cap;		/* power of two */
-	size_t len;
-};
-
-static size_t u32_map__slot(const struct u32_map *m, __u32 key)
-{
-	size_t i = (key * 2654435761U) & (m->cap - 1);
-
-	while (m->keys[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-static int u32_map__init(struct u32_map *m, size_t cap)
-{
-	m->cap = cap;
-	m->len = 0;
-	m->keys = calloc(cap, sizeof(*m->keys));
-	m->vals = calloc(cap, sizeof(*m->vals));
-	if (!m->keys || !m->vals) {
-		free(m->keys);
-		free(m->vals);
-		m->keys = m->vals = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void u32_map__free(struct u32_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
-static const __u32 *u32_map__get(const struct u32_map *m, __u32 key)
-{
-	size_t i = u32_map__slot(m, key);
-
-	return m->keys[i] ? &m->vals[i] : NULL;
-}
-
-static int u32_map__put(struct u32_map *m, __u32 key, __u32 val)
-{
-	size_t i;
-
-	if ((m->len + 1) * 2 > m->cap) {
-		struct u32_map bigger;
-		int err = u32_map__init(&bigger, m->cap * 2);
-
-		if (err)
-			return err;
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->keys[j])
-				continue;
-			i = u32_map__slot(&bigger, m->keys[j]);
-			bigger.keys[i] = m->keys[j];
-			bigger.vals[i] = m->vals[j];
-		}
-		bigger.len = m->len;
-		u32_map__free(m);
-		*m = bigger;
-	}
-	i = u32_map__slot(m, key);
-	if (!m->keys[i]) {
-		m->keys[i] = key;
-		m->len++;
-	}
-	m->vals[i] = val;
-	return 0;
-}
-
-/* u64 -> u64 open-addressing hash table with deletion (backward shift, no
- * tombstones); key 0 marks an empty slot (addresses and handles that CUDA
- * returns are never 0). Allocates on the first put. */
-struct u64_map {
-	__u64 *keys;
-	__u64 *vals;
-	size_t cap;		/* power of two, or 0 before the first put */
-	size_t len;
-};
-
-static size_t u64_map__home(const struct u64_map *m, __u64 key)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
-}
-
-static size_t u64_map__slot(const struct u64_map *m, __u64 key)
-{
-	size_t i = u64_map__home(m, key);
-
-	while (m->keys[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-static void u64_map__free(struct u64_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-static bool u64_map__get(const struct u64_map *m, __u64 key, __u64 *val)
-{
-	size_t i;
-
-	if (!m->len)
-		return false;
-	i = u64_map__slot(m, key);
-	if (!m->keys[i])
-		return false;
-	*val = m->vals[i];
-	return true;
-}
-
-static int u64_map__put(struct u64_map *m, __u64 key, __u64 val)
-{
-	size_t i;
-
-	if ((m->len + 1) * 2 > m->cap) {
-		struct u64_map bigger = { .cap = m->cap ? m->cap * 2 : 16 };
-
-		bigger.keys = calloc(bigger.cap, sizeof(*bigger.keys));
-		bigger.vals = calloc(bigger.cap, sizeof(*bigger.vals));
-		if (!bigger.keys || !bigger.vals) {
-			u64_map__free(&bigger);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->keys[j])
-				continue;
-			i = u64_map__slot(&bigger, m->keys[j]);
-			bigger.keys[i] = m->keys[j];
-			bigger.vals[i] = m->vals[j];
-		}
-		bigger.len = m->len;
-		u64_map__free(m);
-		*m = bigger;
-	}
-	i = u64_map__slot(m, key);
-	if (!m->keys[i]) {
-		m->keys[i] = key;
-		m->len++;
-	}
-	m->vals[i] = val;
-	return 0;
-}
-
-/* Removes key; its value goes to *val. False when key is absent. */
-static bool u64_map__del(struct u64_map *m, __u64 key, __u64 *val)
-{
-	size_t mask = m->cap - 1, i, j;
-
-	if (!m->len)
-		return false;
-	i = u64_map__slot(m, key);
-	if (!m->keys[i])
-		return false;
-	*val = m->vals[i];
-	/* Pull back every later key of the probe run that may not sit after
-	 * the hole: one whose home is not cyclically in (hole, its slot]. */
-	for (j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
-		size_t home = u64_map__home(m, m->keys[j]);
-		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-
-		if (stays)
-			continue;
-		m->keys[i] = m->keys[j];
-		m->vals[i] = m->vals[j];
-		i = j;
-	}
-	m->keys[i] = 0;
-	m->len--;
-	return true;
-}
-
 struct tstate {
 	struct thread_summary s;
 	int state;		/* TS_* */
@@ -233,7 +54,7 @@ struct tstate {
 	double calls_est, launches_est;	/* CUDA calls, sampled ones scaled */
 	bool gil_seen;		/* any GIL event of the thread yet */
 	__u64 gil_held_since;	/* holds the GIL since (PyEval_RestoreThread returned); 0: not */
-	struct u64_map waker_idx;	/* pid << 32 | tid of a waker -> index in wakers */
+	struct htab waker_idx;	/* pid << 32 | tid of a waker -> index in wakers */
 	struct waker_summary *wakers;
 	size_t waker_count, waker_cap;
 };
@@ -242,10 +63,10 @@ struct tstate {
 struct pstate {
 	struct process_summary s;
 	size_t failed_cap;
-	struct u64_map device_allocs;	/* address -> bytes (DEVICE, ASYNC, MANAGED) */
-	struct u64_map host_allocs;	/* address -> bytes (HOST: pinned) */
-	struct u64_map vmm_handles;	/* physical handle -> bytes */
-	struct u64_map kernels;		/* launch handle -> index in ctx.kernels */
+	struct htab device_allocs;	/* address -> bytes (DEVICE, ASYNC, MANAGED) */
+	struct htab host_allocs;	/* address -> bytes (HOST: pinned) */
+	struct htab vmm_handles;	/* physical handle -> bytes */
+	struct htab kernels;		/* launch handle -> index in ctx.kernels */
 };
 
 /* A launch handle of a process. */
@@ -262,14 +83,14 @@ struct kstate {
 struct ctx {
 	const struct recording *r;
 	__u64 start, end;
-	struct u32_map targets;	/* pids whose threads are summarized */
-	struct u32_map by_tid;	/* tid -> index of its latest incarnation */
+	struct htab targets;	/* pids whose threads are summarized */
+	struct htab by_tid;	/* tid -> index of its latest incarnation */
 	struct tstate *threads;
 	size_t count, cap;
-	struct u32_map fn_by_id;	/* func + 1 -> index in fns */
+	struct htab fn_by_id;	/* func -> index in fns */
 	struct cuda_fn_summary *fns;
 	size_t fn_count, fn_cap;
-	struct u32_map proc_by_pid;	/* pid -> index in procs */
+	struct htab proc_by_pid;	/* pid -> index in procs */
 	struct pstate *procs;
 	size_t proc_count, proc_cap;
 	struct kstate *kernels;
@@ -278,20 +99,27 @@ struct ctx {
 	double fn_est[ISR_CUDA_FN_MAX];	/* calls by known function, sampled ones scaled */
 };
 
-/* arr (count used of *cap elements of size sz) with room for one more:
- * arr itself or its reallocation; NULL when out of memory (arr unchanged). */
-static void *array__grow(void *arr, size_t count, size_t *cap, size_t sz)
+/* The element under key in map, of the array *arrp of *count elements of
+ * elem_size (*cap allocated): its index in *idx, the one there or a new
+ * zeroed one appended (*added). 0 or -ENOMEM. */
+static int pool__index(struct htab *map, __u64 key, void *arrp, size_t *count, size_t *cap, size_t elem_size,
+		       __u64 *idx, bool *added)
 {
-	size_t ncap;
-	void *n;
+	unsigned char *arr;
+	int err;
 
-	if (count < *cap)
-		return arr;
-	ncap = *cap ? *cap * 2 : 16;
-	n = reallocarray(arr, ncap, sz);
-	if (n)
-		*cap = ncap;
-	return n;
+	*added = false;
+	if (htab_u64__get(map, key, idx))
+		return 0;
+	err = array__reserve(arrp, cap, *count + 1, elem_size);
+	err = err ?: htab_u64__put(map, key, *count);
+	if (err)
+		return err;
+	memcpy(&arr, arrp, sizeof(arr));
+	memset(arr + *count * elem_size, 0, elem_size);
+	*idx = (*count)++;
+	*added = true;
+	return 0;
 }
 
 static void copy_comm(char dst[16], const char *src, size_t srclen)
@@ -304,7 +132,9 @@ static void copy_comm(char dst[16], const char *src, size_t srclen)
 
 static bool is_target(const struct ctx *c, __u32 pid)
 {
-	return pid && u32_map__get(&c->targets, pid);
+	__u64 one;
+
+	return pid && htab_u64__get(&c->targets, pid, &one);
 }
 
 /* Appends a thread whose window starts at `start` and maps tid to it.
@@ -314,16 +144,8 @@ static struct tstate *ctx__add_thread(struct ctx *c, __u32 pid, __u32 tid, __u64
 	struct tstate *t;
 	int err;
 
-	if (c->count == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct tstate *n = reallocarray(c->threads, cap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		c->threads = n;
-		c->cap = cap;
-	}
-	err = u32_map__put(&c->by_tid, tid, (__u32)c->count);
+	err = array__reserve(&c->threads, &c->cap, c->count + 1, sizeof(*c->threads));
+	err = err ?: htab_u64__put(&c->by_tid, tid, c->count);
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -342,15 +164,14 @@ static struct tstate *ctx__add_thread(struct ctx *c, __u32 pid, __u32 tid, __u64
  * idle task, not a target, or a thread that already exited. */
 static struct tstate *ctx__thread(struct ctx *c, __u32 pid, __u32 tid, int *err)
 {
-	const __u32 *idx;
 	struct tstate *t;
+	__u64 idx;
 
 	*err = 0;
 	if (!tid)
 		return NULL;
-	idx = u32_map__get(&c->by_tid, tid);
-	if (idx) {
-		t = &c->threads[*idx];
+	if (htab_u64__get(&c->by_tid, tid, &idx)) {
+		t = &c->threads[idx];
 		return t->s.exited || t->s.pid != pid ? NULL : t;
 	}
 	if (!is_target(c, pid))
@@ -367,15 +188,14 @@ static struct tstate *ctx__thread(struct ctx *c, __u32 pid, __u32 tid, int *err)
  * tid gives way to a thread created at ts. */
 static struct tstate *ctx__created(struct ctx *c, __u32 pid, __u32 tid, __u64 ts, int *err)
 {
-	const __u32 *idx;
 	struct tstate *t;
+	__u64 idx;
 
 	*err = 0;
 	if (!tid)
 		return NULL;
-	idx = u32_map__get(&c->by_tid, tid);
-	if (idx) {
-		t = &c->threads[*idx];
+	if (htab_u64__get(&c->by_tid, tid, &idx)) {
+		t = &c->threads[idx];
 		if (t->seen && !t->s.exited)
 			return t->s.pid == pid ? t : NULL;
 		if (!t->s.exited && t->s.pid == pid) {
@@ -468,25 +288,18 @@ static int thread__woken_by(struct tstate *t, __u32 pid, __u32 tid, __u64 blocke
 {
 	__u64 key = (__u64)pid << 32 | tid, idx;
 	struct waker_summary *w;
+	bool added;
 	int err;
 
 	if (!tid || tid == t->s.tid)
 		return 0;
-	if (u64_map__get(&t->waker_idx, key, &idx)) {
-		w = &t->wakers[idx];
-	} else {
-		w = array__grow(t->wakers, t->waker_count, &t->waker_cap, sizeof(*t->wakers));
-		if (!w)
-			return -ENOMEM;
-		t->wakers = w;
-		err = u64_map__put(&t->waker_idx, key, t->waker_count);
-		if (err)
-			return err;
-		w = &t->wakers[t->waker_count++];
-		memset(w, 0, sizeof(*w));
-		w->pid = pid;
-		w->tid = tid;
-	}
+	err = pool__index(&t->waker_idx, key, &t->wakers, &t->waker_count, &t->waker_cap, sizeof(*t->wakers), &idx,
+			  &added);
+	if (err)
+		return err;
+	w = &t->wakers[idx];
+	w->pid = pid;
+	w->tid = tid;
 	w->wakeups++;
 	w->blocked_ns += blocked_ns;
 	return 0;
@@ -516,23 +329,17 @@ static void thread__top_waker(struct tstate *t)
 
 static struct cuda_fn_summary *ctx__fn(struct ctx *c, __u16 func, int *err)
 {
-	const __u32 *idx = u32_map__get(&c->fn_by_id, (__u32)func + 1);
 	const struct isr_cuda_fn *fn = isr_cuda_fn(func);
 	struct cuda_fn_summary *f;
+	bool added;
+	__u64 idx;
 
-	if (idx)
-		return &c->fns[*idx];
-	f = array__grow(c->fns, c->fn_count, &c->fn_cap, sizeof(*c->fns));
-	if (!f) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	c->fns = f;
-	*err = u32_map__put(&c->fn_by_id, (__u32)func + 1, (__u32)c->fn_count);
+	*err = pool__index(&c->fn_by_id, func, &c->fns, &c->fn_count, &c->fn_cap, sizeof(*c->fns), &idx, &added);
 	if (*err)
 		return NULL;
-	f = &c->fns[c->fn_count++];
-	memset(f, 0, sizeof(*f));
+	f = &c->fns[idx];
+	if (!added)
+		return f;
 	f->func = func;
 	if (fn)
 		snprintf(f->name, sizeof(f->name), "%s", fn->symbol);
@@ -550,34 +357,24 @@ ISR_CUDA_FUNCS(FN_NAME_FITS)
  * for pid 0, which no target has (a damaged event). */
 static struct pstate *ctx__proc(struct ctx *c, __u32 pid, int *err)
 {
-	const __u32 *idx = u32_map__get(&c->proc_by_pid, pid);
-	struct pstate *p;
+	bool added;
+	__u64 idx;
 
 	if (!pid)
 		return NULL;
-	if (idx)
-		return &c->procs[*idx];
-	p = array__grow(c->procs, c->proc_count, &c->proc_cap, sizeof(*c->procs));
-	if (!p) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	c->procs = p;
-	*err = u32_map__put(&c->proc_by_pid, pid, (__u32)c->proc_count);
+	*err = pool__index(&c->proc_by_pid, pid, &c->procs, &c->proc_count, &c->proc_cap, sizeof(*c->procs), &idx,
+			   &added);
 	if (*err)
 		return NULL;
-	p = &c->procs[c->proc_count++];
-	memset(p, 0, sizeof(*p));
-	p->s.pid = pid;
-	return p;
+	c->procs[idx].s.pid = pid;
+	return &c->procs[idx];
 }
 
 static struct kstate *ctx__kernel_find(const struct ctx *c, __u32 pid, __u64 handle)
 {
-	const __u32 *idx = u32_map__get(&c->proc_by_pid, pid);
-	__u64 k;
+	__u64 idx, k;
 
-	if (!idx || !u64_map__get(&c->procs[*idx].kernels, handle, &k))
+	if (!htab_u64__get(&c->proc_by_pid, pid, &idx) || !htab_u64__get(&c->procs[idx].kernels, handle, &k))
 		return NULL;
 	return &c->kernels[k];
 }
@@ -585,21 +382,14 @@ static struct kstate *ctx__kernel_find(const struct ctx *c, __u32 pid, __u64 han
 static struct kstate *ctx__kernel(struct ctx *c, struct pstate *p, __u64 handle, int *err)
 {
 	struct kstate *k;
+	bool added;
 	__u64 idx;
 
-	if (u64_map__get(&p->kernels, handle, &idx))
-		return &c->kernels[idx];
-	k = array__grow(c->kernels, c->kernel_count, &c->kernel_cap, sizeof(*c->kernels));
-	if (!k) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	c->kernels = k;
-	*err = u64_map__put(&p->kernels, handle, c->kernel_count);
+	*err = pool__index(&p->kernels, handle, &c->kernels, &c->kernel_count, &c->kernel_cap, sizeof(*c->kernels),
+			   &idx, &added);
 	if (*err)
 		return NULL;
-	k = &c->kernels[c->kernel_count++];
-	memset(k, 0, sizeof(*k));
+	k = &c->kernels[idx];
 	k->pid = p->s.pid;
 	k->handle = handle;
 	return k;
@@ -637,7 +427,7 @@ static void memory__add(__u64 *live, __u64 *peak, __u64 bytes)
 static int proc__alloc(struct pstate *p, __u64 kind, __u64 addr, __u64 bytes)
 {
 	bool host = kind == ISR_ALLOC_HOST;
-	struct u64_map *m = host ? &p->host_allocs : &p->device_allocs;
+	struct htab *m = host ? &p->host_allocs : &p->device_allocs;
 	__u64 *live = host ? &p->s.pinned_host_live_bytes : &p->s.device_live_bytes;
 	__u64 *peak = host ? &p->s.pinned_host_peak_bytes : &p->s.device_peak_bytes;
 	__u64 old;
@@ -646,9 +436,9 @@ static int proc__alloc(struct pstate *p, __u64 kind, __u64 addr, __u64 bytes)
 	if (!addr || kind < ISR_ALLOC_DEVICE || kind > ISR_ALLOC_HOST)
 		return 0;
 	/* still live at this address: its free was lost */
-	if (u64_map__del(m, addr, &old))
+	if (htab_u64__take(m, addr, &old))
 		*live -= old;
-	err = u64_map__put(m, addr, bytes);
+	err = htab_u64__put(m, addr, bytes);
 	if (!err)
 		memory__add(live, peak, bytes);
 	return err;
@@ -661,7 +451,7 @@ static void proc__free(struct pstate *p, __u64 kind, __u64 addr)
 
 	if (!addr)	/* freeing NULL does nothing */
 		return;
-	if (!u64_map__del(host ? &p->host_allocs : &p->device_allocs, addr, &bytes))
+	if (!htab_u64__take(host ? &p->host_allocs : &p->device_allocs, addr, &bytes))
 		p->s.unknown_frees++;
 	else if (host)
 		p->s.pinned_host_live_bytes -= bytes;
@@ -676,9 +466,9 @@ static int proc__vmm_create(struct pstate *p, __u64 handle, __u64 bytes)
 
 	if (!handle)
 		return 0;
-	if (u64_map__del(&p->vmm_handles, handle, &old))
+	if (htab_u64__take(&p->vmm_handles, handle, &old))
 		p->s.device_live_bytes -= old;
-	err = u64_map__put(&p->vmm_handles, handle, bytes);
+	err = htab_u64__put(&p->vmm_handles, handle, bytes);
 	if (!err)
 		memory__add(&p->s.device_live_bytes, &p->s.device_peak_bytes, bytes);
 	return err;
@@ -690,7 +480,7 @@ static void proc__vmm_release(struct pstate *p, __u64 handle)
 
 	if (!handle)
 		return;
-	if (u64_map__del(&p->vmm_handles, handle, &bytes))
+	if (htab_u64__take(&p->vmm_handles, handle, &bytes))
 		p->s.device_live_bytes -= bytes;
 	else
 		p->s.unknown_frees++;
@@ -699,16 +489,16 @@ static void proc__vmm_release(struct pstate *p, __u64 handle)
 /* Exec or exit: the address space and everything CUDA held in it is gone. */
 static void ctx__proc_gone(struct ctx *c, __u32 pid)
 {
-	const __u32 *idx = u32_map__get(&c->proc_by_pid, pid);
 	struct pstate *p;
+	__u64 idx;
 
-	if (!idx)
+	if (!htab_u64__get(&c->proc_by_pid, pid, &idx))
 		return;
-	p = &c->procs[*idx];
-	u64_map__free(&p->device_allocs);
-	u64_map__free(&p->host_allocs);
-	u64_map__free(&p->vmm_handles);
-	u64_map__free(&p->kernels);
+	p = &c->procs[idx];
+	htab__free(&p->device_allocs);
+	htab__free(&p->host_allocs);
+	htab__free(&p->vmm_handles);
+	htab__free(&p->kernels);
 	p->s.device_held_at_exit_bytes += p->s.device_live_bytes;
 	p->s.device_live_bytes = 0;
 	p->s.pinned_host_live_bytes = 0;
@@ -724,10 +514,8 @@ static int proc__count_failure(struct pstate *p, __u16 func)
 			return 0;
 		}
 	}
-	fc = array__grow(p->s.failed, p->s.failed_count, &p->failed_cap, sizeof(*p->s.failed));
-	if (!fc)
+	if (array__reserve(&p->s.failed, &p->failed_cap, p->s.failed_count + 1, sizeof(*p->s.failed)))
 		return -ENOMEM;
-	p->s.failed = fc;
 	fc = &p->s.failed[p->s.failed_count++];
 	fc->func = func;
 	fc->count = 1;
@@ -782,8 +570,9 @@ static int thread__cuda_call(struct tstate *t, __u16 family, const struct isr_ev
 	return 0;
 }
 
-static int on_cuda_call(struct ctx *c, const struct isr_ev_cuda_call *e)
+static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 {
+	struct ctx *c = ctx;
 	const struct isr_cuda_fn *fn = isr_cuda_fn(e->func);
 	__u16 family = fn ? fn->family : 0;
 	bool returned = e->flags & ISR_CUDA_RETURNED;
@@ -835,8 +624,9 @@ static int on_cuda_call(struct ctx *c, const struct isr_ev_cuda_call *e)
 	return thread__cuda_call(t, family, e, weight);
 }
 
-static int on_cuda_name(struct ctx *c, const struct isr_ev_cuda_name *e)
+static int on_cuda_name(void *ctx, const struct isr_ev_cuda_name *e)
 {
+	struct ctx *c = ctx;
 	struct cuda_fn_summary *f;
 	struct pstate *p;
 	struct kstate *k;
@@ -874,13 +664,33 @@ static int on_cuda_name(struct ctx *c, const struct isr_ev_cuda_name *e)
 	return err;
 }
 
-static void on_switch(struct ctx *c, const struct isr_ev_sched_switch *e, __u64 ts, int *err)
+/* The event's time, clamped to the window. */
+static __u64 ctx__clamp(const struct ctx *c, __u64 ts)
 {
-	struct tstate *prev, *next;
+	return ts < c->start ? c->start : ts > c->end ? c->end : ts;
+}
 
-	prev = ctx__thread(c, e->hdr.pid, e->hdr.tid, err);
-	if (*err)
-		return;
+/* The thread an event is about, marked seen; NULL for a thread that is not
+ * summarized (or on error, with *err set). */
+static struct tstate *ctx__subject(struct ctx *c, const struct isr_ev_hdr *h, int *err)
+{
+	struct tstate *t = ctx__thread(c, h->pid, h->tid, err);
+
+	if (t)
+		t->seen = true;
+	return t;
+}
+
+static int on_switch(void *ctx, const struct isr_ev_sched_switch *e)
+{
+	struct ctx *c = ctx;
+	__u64 ts = ctx__clamp(c, e->hdr.ts_ns);
+	struct tstate *prev, *next;
+	int err = 0;
+
+	prev = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
+	if (err)
+		return err;
 	if (prev && (e->prev_state & TASK_DEAD) && !(e->flags & ISR_SWITCH_RUNNABLE)) {
 		/* the last switch-out of a thread whose exit event was lost */
 		prev->seen = true;
@@ -900,92 +710,135 @@ static void on_switch(struct ctx *c, const struct isr_ev_sched_switch *e, __u64 
 		else
 			prev->s.switches_voluntary++;
 	}
-	next = ctx__thread(c, e->next_pid, e->next_tid, err);
+	next = ctx__thread(c, e->next_pid, e->next_tid, &err);
 	if (next) {
 		next->seen = true;
 		thread__close(next, ts, TS_OFF);
 		next->state = TS_ON;
 	}
+	return err;
 }
 
-static void on_fork(struct ctx *c, const struct isr_ev_proc_fork *e, __u64 ts, int *err)
+static int on_wakeup(void *ctx, const struct isr_ev_sched_wakeup *e)
 {
-	struct tstate *t = ctx__thread(c, e->hdr.pid, e->hdr.tid, err);
+	int err = 0;
+	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
 
-	if (*err)
-		return;
+	if (!t)
+		return err;
+	return thread__woken_by(t, e->waker_pid, e->waker_tid, thread__wakeup(t, ctx__clamp(ctx, e->hdr.ts_ns)));
+}
+
+static int on_wakeup_new(void *ctx, const struct isr_ev_sched_wakeup *e)
+{
+	__u64 ts = ctx__clamp(ctx, e->hdr.ts_ns);
+	int err = 0;
+	struct tstate *t = ctx__created(ctx, e->hdr.pid, e->hdr.tid, ts, &err);
+
+	if (t)
+		thread__wakeup(t, ts);
+	return err;
+}
+
+static int on_fork(void *ctx, const struct isr_ev_proc_fork *e)
+{
+	struct ctx *c = ctx;
+	int err = 0;
+	struct tstate *t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
+
+	if (err)
+		return err;
 	if (t) {
 		t->seen = true;
 		thread__running(t);
 	}
-	t = ctx__created(c, e->child_pid, e->child_tid, ts, err);
+	t = ctx__created(c, e->child_pid, e->child_tid, ctx__clamp(c, e->hdr.ts_ns), &err);
 	if (t)
 		copy_comm(t->s.comm, e->child_comm, sizeof(e->child_comm));
+	return err;
 }
 
 /* A non-leader thread that calls exec takes over the leader's tid: the old
  * tid ends there and the leader tid starts afresh, running. */
-static void on_exec(struct ctx *c, const struct isr_ev_proc_exec *e, __u64 ts, int *err)
+static int on_exec(void *ctx, const struct isr_ev_proc_exec *e)
 {
+	struct ctx *c = ctx;
+	__u64 ts = ctx__clamp(c, e->hdr.ts_ns);
 	struct tstate *t;
+	int err = 0;
 
 	ctx__proc_gone(c, e->hdr.pid);
 	if (e->old_tid && e->old_tid != e->hdr.tid) {
-		t = ctx__thread(c, e->hdr.pid, e->old_tid, err);
-		if (*err)
-			return;
+		t = ctx__thread(c, e->hdr.pid, e->old_tid, &err);
+		if (err)
+			return err;
 		if (t)
 			thread__exit(t, ts);
-		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, err);
-		if (*err)
-			return;
+		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
+		if (err)
+			return err;
 		if (t)
 			thread__exit(t, ts);
-		t = ctx__created(c, e->hdr.pid, e->hdr.tid, ts, err);
+		t = ctx__created(c, e->hdr.pid, e->hdr.tid, ts, &err);
 		if (t)
 			t->state = TS_ON;	/* the caller, on a CPU */
 	} else {
-		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, err);
+		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
 	}
 	if (!t)
-		return;
+		return err;
 	t->seen = true;
 	thread__running(t);
 	copy_comm(t->s.comm, e->comm, sizeof(e->comm));
+	return 0;
 }
 
-static void on_fault(struct tstate *t, const struct isr_ev_page_fault *e)
+static int on_proc_exit(void *ctx, const struct isr_ev_proc_exit *e)
 {
+	int err = 0;
+	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
+
+	if (!t)
+		return err;
+	/* its last name, should a rename have been dropped */
+	if (e->comm[0])
+		copy_comm(t->s.comm, e->comm, ISR_COMM_LEN);
+	thread__exit(t, ctx__clamp(ctx, e->hdr.ts_ns));
+	if (e->flags & ISR_EXIT_GROUP_DEAD)
+		ctx__proc_gone(ctx, e->hdr.pid);
+	return 0;
+}
+
+/* A thread may be renamed by another one: says nothing of its state. */
+static int on_rename(void *ctx, const struct isr_ev_task_rename *e)
+{
+	int err = 0;
+	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
+
+	if (t)
+		copy_comm(t->s.comm, e->comm, ISR_COMM_LEN);
+	return err;
+}
+
+static int on_fault(void *ctx, const struct isr_ev_page_fault *e)
+{
+	int err = 0;
+	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
+
+	if (!t)
+		return err;
 	thread__running(t);
 	if (e->flags & ISR_FAULT_MAJOR)
 		t->s.major_faults++;
 	else
 		t->s.minor_faults++;
 	if (!(e->flags & ISR_FAULT_HAS_START))
-		return;
+		return 0;
 	t->s.fault_ns += e->duration_ns;
 	if (e->flags & ISR_FAULT_MAJOR)
 		t->s.major_fault_ns += e->duration_ns;
+	return 0;
 }
-
-static const size_t min_size[ISR_EV_TYPE_MAX] = {
-	[ISR_EV_SCHED_SWITCH] = sizeof(struct isr_ev_sched_switch),
-	[ISR_EV_SCHED_WAKEUP] = sizeof(struct isr_ev_sched_wakeup),
-	[ISR_EV_SCHED_WAKEUP_NEW] = sizeof(struct isr_ev_sched_wakeup),
-	[ISR_EV_PROC_FORK] = sizeof(struct isr_ev_proc_fork),
-	[ISR_EV_PROC_EXEC] = sizeof(struct isr_ev_proc_exec),
-	[ISR_EV_PROC_EXIT] = sizeof(struct isr_ev_proc_exit),
-	[ISR_EV_TASK_RENAME] = sizeof(struct isr_ev_task_rename),
-	[ISR_EV_PAGE_FAULT] = sizeof(struct isr_ev_page_fault),
-	[ISR_EV_CUDA_CALL] = sizeof(struct isr_ev_cuda_call),
-	[ISR_EV_CUDA_NAME] = sizeof(struct isr_ev_cuda_name),
-	[ISR_EV_GIL] = sizeof(struct isr_ev_gil),
-	[ISR_EV_SAMPLING] = sizeof(struct isr_ev_sampling),
-	[ISR_EV_PY_SAMPLE] = sizeof(struct isr_ev_py_sample),
-	[ISR_EV_PY_STACK] = sizeof(struct isr_ev_py_stack),
-	[ISR_EV_PY_CODE] = sizeof(struct isr_ev_py_code),
-	[ISR_EV_PY_STATUS] = sizeof(struct isr_ev_py_status),
-};
 
 /* ACQUIRE: waited, then holds the GIL from the return. RELEASE: held it
  * since the last acquire, or, for a thread first seen releasing it, since
@@ -1011,73 +864,60 @@ static void thread__gil(struct tstate *t, const struct isr_ev_gil *e, __u64 ts, 
 	t->gil_seen = true;
 }
 
-/* A known event long enough to read as its type; others are only counted. */
-static bool event_usable(const struct isr_ev_hdr *h)
+static int on_gil(void *ctx, const struct isr_ev_gil *e)
 {
-	return h->type > 0 && h->type < ISR_EV_TYPE_MAX && h->size >= min_size[h->type];
-}
-
-static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
-{
-	__u64 ts = h->ts_ns < c->start ? c->start : h->ts_ns > c->end ? c->end : h->ts_ns;
-	struct tstate *t;
+	struct ctx *c = ctx;
 	int err = 0;
+	struct tstate *t = ctx__subject(c, &e->hdr, &err);
 
-	switch (h->type) {
-	case ISR_EV_SCHED_SWITCH:
-		on_switch(c, (const void *)h, ts, &err);
-		return err;
-	case ISR_EV_PROC_FORK:
-		on_fork(c, (const void *)h, ts, &err);
-		return err;
-	case ISR_EV_PROC_EXEC:
-		on_exec(c, (const void *)h, ts, &err);
-		return err;
-	case ISR_EV_SCHED_WAKEUP_NEW:
-		t = ctx__created(c, h->pid, h->tid, ts, &err);
-		if (t)
-			thread__wakeup(t, ts);
-		return err;
-	case ISR_EV_CUDA_CALL:
-		return on_cuda_call(c, (const void *)h);
-	case ISR_EV_CUDA_NAME:
-		return on_cuda_name(c, (const void *)h);
-	case ISR_EV_SAMPLING:
-		return 0;	/* analysis/sampling.c */
-	default:
-		break;
-	}
-	t = ctx__thread(c, h->pid, h->tid, &err);
 	if (!t)
 		return err;
-	t->seen = true;
-	switch (h->type) {
-	case ISR_EV_SCHED_WAKEUP: {
-		const struct isr_ev_sched_wakeup *w = (const void *)h;
-
-		return thread__woken_by(t, w->waker_pid, w->waker_tid, thread__wakeup(t, ts));
-	}
-	case ISR_EV_PROC_EXIT:
-		/* its last name, should a rename have been dropped */
-		if (((const struct isr_ev_proc_exit *)h)->comm[0])
-			copy_comm(t->s.comm, ((const struct isr_ev_proc_exit *)h)->comm, ISR_COMM_LEN);
-		thread__exit(t, ts);
-		if (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD)
-			ctx__proc_gone(c, h->pid);
-		break;
-	case ISR_EV_TASK_RENAME:
-		/* may be renamed by another thread: says nothing of its state */
-		copy_comm(t->s.comm, ((const struct isr_ev_task_rename *)h)->comm, ISR_COMM_LEN);
-		break;
-	case ISR_EV_PAGE_FAULT:
-		on_fault(t, (const void *)h);
-		break;
-	case ISR_EV_GIL:
-		thread__running(t);
-		thread__gil(t, (const void *)h, ts, c->end);
-		break;
-	}
+	thread__running(t);
+	thread__gil(t, e, ctx__clamp(c, e->hdr.ts_ns), c->end);
 	return 0;
+}
+
+/* The budget's windows are read by analysis/sampling.c. */
+static int on_sampling(void *ctx, const struct isr_ev_sampling *e)
+{
+	(void)ctx;
+	(void)e;
+	return 0;
+}
+
+static const struct isr_ev_handlers summary_handlers = {
+	.sched_switch = on_switch,
+	.sched_wakeup = on_wakeup,
+	.sched_wakeup_new = on_wakeup_new,
+	.sched_process_fork = on_fork,
+	.sched_process_exec = on_exec,
+	.sched_process_exit = on_proc_exit,
+	.task_rename = on_rename,
+	.page_fault_user = on_fault,
+	.cuda_call = on_cuda_call,
+	.cuda_name = on_cuda_name,
+	.gil = on_gil,
+	.sampling = on_sampling,
+};
+
+/* A registered event this summary has no handler for still tells that its
+ * thread exists. */
+static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
+{
+	int err = isr_ev_dispatch(&summary_handlers, c, h);
+
+	if (err == ISR_EV_UNHANDLED) {
+		err = 0;
+		ctx__subject(c, h, &err);
+	}
+	return err;
+}
+
+/* A registered event long enough to read as its type; others are only
+ * counted. */
+static bool event_usable(const struct isr_ev_hdr *h)
+{
+	return isr_event_name(h->type) && h->size >= isr_event_min_size(h->type);
 }
 
 /* Target pids: the recording's processes, the subjects of every event that
@@ -1089,7 +929,7 @@ static int ctx__collect_targets(struct ctx *c)
 
 	for (size_t i = 0; i < r->process_count && !err; i++)
 		if (r->processes[i].pid)
-			err = u32_map__put(&c->targets, r->processes[i].pid, 1);
+			err = htab_u64__put(&c->targets, r->processes[i].pid, 1);
 	for (size_t i = 0; i < r->event_count && !err; i++) {
 		const struct isr_ev_hdr *h = r->events[i];
 		const struct isr_ev_proc_fork *f = (const void *)h;
@@ -1097,10 +937,10 @@ static int ctx__collect_targets(struct ctx *c)
 		if (!event_usable(h) || h->type == ISR_EV_SCHED_SWITCH || h->type == ISR_EV_SAMPLING)
 			continue;
 		if (h->pid)
-			err = u32_map__put(&c->targets, h->pid, 1);
+			err = htab_u64__put(&c->targets, h->pid, 1);
 		if (!err && h->type == ISR_EV_PROC_FORK && f->child_pid &&
 		    (f->flags & (ISR_FORK_FOLLOWED | ISR_FORK_THREAD)))
-			err = u32_map__put(&c->targets, f->child_pid, 1);
+			err = htab_u64__put(&c->targets, f->child_pid, 1);
 	}
 	return err;
 }
@@ -1117,7 +957,9 @@ static int ctx__add_listed(struct ctx *c)
 			const struct rec_thread *rt = &p->threads[j];
 			struct tstate *t;
 
-			if (!rt->tid || !p->pid || u32_map__get(&c->by_tid, rt->tid))
+			__u64 idx;
+
+			if (!rt->tid || !p->pid || htab_u64__get(&c->by_tid, rt->tid, &idx))
 				continue;
 			t = ctx__add_thread(c, p->pid, rt->tid, c->start);
 			if (!t)
@@ -1302,15 +1144,7 @@ static int ctx__run(struct ctx *c, struct summary *s)
 	const struct recording *r = c->r;
 	int err;
 
-	err = u32_map__init(&c->targets, 64);
-	if (!err)
-		err = u32_map__init(&c->by_tid, 256);
-	if (!err)
-		err = u32_map__init(&c->fn_by_id, 64);
-	if (!err)
-		err = u32_map__init(&c->proc_by_pid, 16);
-	if (!err)
-		err = ctx__collect_targets(c);
+	err = ctx__collect_targets(c);
 	if (!err)
 		err = ctx__add_listed(c);
 	for (size_t i = 0; i < r->event_count && !err; i++) {
@@ -1365,13 +1199,13 @@ static int ctx__run(struct ctx *c, struct summary *s)
 
 static void ctx__free(struct ctx *c)
 {
-	u32_map__free(&c->targets);
-	u32_map__free(&c->by_tid);
-	u32_map__free(&c->fn_by_id);
-	u32_map__free(&c->proc_by_pid);
+	htab__free(&c->targets);
+	htab__free(&c->by_tid);
+	htab__free(&c->fn_by_id);
+	htab__free(&c->proc_by_pid);
 	for (size_t i = 0; i < c->count; i++) {
 		free(c->threads[i].sync_ns_by_fn);
-		u64_map__free(&c->threads[i].waker_idx);
+		htab__free(&c->threads[i].waker_idx);
 		free(c->threads[i].wakers);
 	}
 	free(c->threads);
@@ -1380,10 +1214,10 @@ static void ctx__free(struct ctx *c)
 		struct pstate *p = &c->procs[i];
 
 		free(p->s.failed);
-		u64_map__free(&p->device_allocs);
-		u64_map__free(&p->host_allocs);
-		u64_map__free(&p->vmm_handles);
-		u64_map__free(&p->kernels);
+		htab__free(&p->device_allocs);
+		htab__free(&p->host_allocs);
+		htab__free(&p->vmm_handles);
+		htab__free(&p->kernels);
 	}
 	free(c->procs);
 	free(c->kernels);

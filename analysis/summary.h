@@ -21,7 +21,7 @@
  * attributed from that event's direction: a first switch-out means it was
  * running, a first switch-in or wakeup that it was off-CPU.
  *
- * CUDA (bpf/cuda_funcs.h):
+ * CUDA (format/cuda_funcs.h):
  *   device memory  live bytes of a process: successful allocations of kinds
  *                  DEVICE, ASYNC and MANAGED not yet freed, plus physical
  *                  VMM handles (cuMemCreate) not yet released. Pinned host

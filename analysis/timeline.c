@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "timeline.h"
-#include "idx_map.h"
+#include "htab.h"
 #include "gpu_summary.h"
 
 #define TASK_UNINTERRUPTIBLE	0x2
@@ -125,7 +125,7 @@ struct proc {
 	__u64 gpu_enabled_ns;		/* the bridge started collecting (0: not seen) */
 	__u32 *launchers;		/* tids that launched work */
 	size_t nlaunchers, launcher_cap;
-	struct idx_map by_corr;		/* correlation id + 1 -> index in recs */
+	struct htab by_corr;		/* correlation id + 1 -> index in recs */
 	struct launch_rec *recs;
 	size_t nrecs, rec_cap;
 	__u64 last_purge;
@@ -150,13 +150,13 @@ struct timeline {
 	__u64 start, end;
 	struct tl_observer *obs;
 	size_t nobs;
-	struct idx_map by_tid;		/* tid -> index of its latest incarnation */
+	struct htab by_tid;		/* tid -> index of its latest incarnation */
 	struct thr **thr;		/* each allocated alone: observers keep pointers */
 	size_t nthr, thr_cap;
-	struct idx_map by_pid;		/* pid -> index in procs */
+	struct htab by_pid;		/* pid -> index in procs */
 	struct proc *procs;
 	size_t nprocs, proc_cap;
-	struct idx_map by_dev;		/* pid << 32 | device + 1 -> index in devs */
+	struct htab by_dev;		/* pid << 32 | device + 1 -> index in devs */
 	struct gdev *devs;
 	size_t ndevs, dev_cap;
 	struct timer *timers;		/* min-heap on t */
@@ -335,7 +335,7 @@ static struct thr *thr_add(struct timeline *tl, __u32 pid, __u32 tid, __u64 star
 		return NULL;
 	tl->thr = n;
 	t = calloc(1, sizeof(*t));
-	if (!t || idx_map__put(&tl->by_tid, tid, (__u32)tl->nthr)) {
+	if (!t || htab_u64__put(&tl->by_tid, tid, tl->nthr)) {
 		free(t);
 		return NULL;
 	}
@@ -356,15 +356,14 @@ static struct thr *thr_add(struct timeline *tl, __u32 pid, __u32 tid, __u64 star
  * not to be tracked. */
 static struct thr *thr_get(struct timeline *tl, __u32 pid, __u32 tid, int *err)
 {
-	const __u32 *idx;
+	__u64 idx;
 	struct thr *t;
 
 	*err = 0;
 	if (!tid)
 		return NULL;
-	idx = idx_map__get(&tl->by_tid, tid);
-	if (idx) {
-		t = tl->thr[*idx];
+	if (htab_u64__get(&tl->by_tid, tid, &idx)) {
+		t = tl->thr[idx];
 		return t->pub.exited || t->pub.pid != pid ? NULL : t;
 	}
 	if (!pass__is_target(tl->pass, pid))
@@ -378,15 +377,14 @@ static struct thr *thr_get(struct timeline *tl, __u32 pid, __u32 tid, int *err)
 /* A thread that comes into existence at ts. */
 static struct thr *thr_created(struct timeline *tl, __u32 pid, __u32 tid, __u64 ts, int *err)
 {
-	const __u32 *idx;
+	__u64 idx;
 	struct thr *t;
 
 	*err = 0;
 	if (!tid)
 		return NULL;
-	idx = idx_map__get(&tl->by_tid, tid);
-	if (idx) {
-		t = tl->thr[*idx];
+	if (htab_u64__get(&tl->by_tid, tid, &idx)) {
+		t = tl->thr[idx];
 		if (t->seen && !t->pub.exited)
 			return t->pub.pid == pid ? t : NULL;
 		if (!t->pub.exited && t->pub.pid == pid) {
@@ -463,16 +461,16 @@ static int thr_overlay(struct timeline *tl, struct thr *t, enum tl_cat cat, __u6
 
 static struct proc *proc_get(struct timeline *tl, __u32 pid)
 {
-	const __u32 *idx = idx_map__get(&tl->by_pid, pid);
 	struct proc *n, *p;
+	__u64 idx;
 
-	if (idx)
-		return &tl->procs[*idx];
+	if (htab_u64__get(&tl->by_pid, pid, &idx))
+		return &tl->procs[idx];
 	n = grow(tl->procs, tl->nprocs, &tl->proc_cap, sizeof(*tl->procs));
 	if (!n)
 		return NULL;
 	tl->procs = n;
-	if (idx_map__put(&tl->by_pid, pid, (__u32)tl->nprocs))
+	if (htab_u64__put(&tl->by_pid, pid, tl->nprocs))
 		return NULL;
 	p = &tl->procs[tl->nprocs++];
 	memset(p, 0, sizeof(*p));
@@ -482,9 +480,9 @@ static struct proc *proc_get(struct timeline *tl, __u32 pid)
 
 static const struct proc *proc_find(const struct timeline *tl, __u32 pid)
 {
-	const __u32 *idx = idx_map__get(&tl->by_pid, pid);
+	__u64 idx;
 
-	return idx ? &tl->procs[*idx] : NULL;
+	return htab_u64__get(&tl->by_pid, pid, &idx) ? &tl->procs[idx] : NULL;
 }
 
 static int proc_add_launcher(struct proc *p, __u32 tid)
@@ -509,12 +507,12 @@ static int proc_purge(struct proc *p, __u64 now)
 
 	if (p->nrecs < 1024 || p->nrecs < 2 * p->last_purge)
 		return 0;
-	idx_map__free(&p->by_corr);
+	htab__free(&p->by_corr);
 	for (size_t i = 0; i < p->nrecs; i++) {
 		if (p->recs[i].start + LAUNCH_RECORD_TTL_NS < now)
 			continue;
 		p->recs[keep] = p->recs[i];
-		if (idx_map__put(&p->by_corr, (__u64)p->recs[keep].corr + 1, (__u32)keep))
+		if (htab_u64__put(&p->by_corr, p->recs[keep].corr, keep))
 			return -ENOMEM;
 		keep++;
 	}
@@ -535,7 +533,7 @@ static int proc_launch_record(struct proc *p, __u32 corr, __u32 tid, __u64 start
 		return -ENOMEM;
 	p->recs = n;
 	p->recs[p->nrecs] = (struct launch_rec){ .corr = corr, .tid = tid, .start = start };
-	if (idx_map__put(&p->by_corr, (__u64)corr + 1, (__u32)p->nrecs))
+	if (htab_u64__put(&p->by_corr, corr, p->nrecs))
 		return -ENOMEM;
 	p->nrecs++;
 	return 0;
@@ -543,19 +541,18 @@ static int proc_launch_record(struct proc *p, __u32 corr, __u32 tid, __u64 start
 
 static struct gdev *dev_get(struct timeline *tl, __u32 pid, __u32 device, __u32 *index)
 {
-	__u64 key = ((__u64)pid << 32 | device) + 1;
-	const __u32 *idx = idx_map__get(&tl->by_dev, key);
+	__u64 key = (__u64)pid << 32 | device, idx;
 	struct gdev *n, *d;
 
-	if (idx) {
-		*index = *idx;
-		return &tl->devs[*idx];
+	if (htab_u64__get(&tl->by_dev, key, &idx)) {
+		*index = (__u32)idx;
+		return &tl->devs[idx];
 	}
 	n = grow(tl->devs, tl->ndevs, &tl->dev_cap, sizeof(*tl->devs));
 	if (!n)
 		return NULL;
 	tl->devs = n;
-	if (idx_map__put(&tl->by_dev, key, (__u32)tl->ndevs))
+	if (htab_u64__put(&tl->by_dev, key, tl->ndevs))
 		return NULL;
 	*index = (__u32)tl->ndevs;
 	d = &tl->devs[tl->ndevs++];
@@ -611,12 +608,12 @@ static struct timer timer_pop(struct timeline *tl)
 
 static struct thr *live_thread(struct timeline *tl, __u32 pid, __u32 tid)
 {
-	const __u32 *idx = idx_map__get(&tl->by_tid, tid);
 	struct thr *t;
+	__u64 idx;
 
-	if (!idx)
+	if (!htab_u64__get(&tl->by_tid, tid, &idx))
 		return NULL;
-	t = tl->thr[*idx];
+	t = tl->thr[idx];
 	return t->pub.pid == pid && !t->pub.exited ? t : NULL;
 }
 
@@ -722,17 +719,16 @@ static void fire_timers(struct timeline *tl, __u64 upto, int *err)
 static __u32 work_launcher(struct timeline *tl, __u32 pid, __u32 corr, __u64 at, __u64 *launch_ns)
 {
 	const struct proc *p = proc_find(tl, pid);
-	const __u32 *idx;
+	__u64 idx;
 	__u32 best = 0;
 	__u64 best_t = 0;
 
 	*launch_ns = 0;
 	if (!p)
 		return 0;
-	idx = corr ? idx_map__get(&p->by_corr, (__u64)corr + 1) : NULL;
-	if (idx) {
-		*launch_ns = p->recs[*idx].start;
-		return p->recs[*idx].tid;
+	if (corr && htab_u64__get(&p->by_corr, corr, &idx)) {
+		*launch_ns = p->recs[idx].start;
+		return p->recs[idx].tid;
 	}
 	for (size_t i = 0; i < p->nlaunchers; i++) {
 		const struct thr *t = live_thread(tl, pid, p->launchers[i]);
@@ -1234,8 +1230,9 @@ struct timeline *timeline__new(const struct pass *pass, const struct recording *
 
 		for (size_t j = 0; j < p->thread_count; j++) {
 			struct thr *t;
+			__u64 idx;
 
-			if (!p->threads[j].tid || !p->pid || idx_map__get(&tl->by_tid, p->threads[j].tid))
+			if (!p->threads[j].tid || !p->pid || htab_u64__get(&tl->by_tid, p->threads[j].tid, &idx))
 				continue;
 			t = thr_add(tl, p->pid, p->threads[j].tid, tl->start);
 			if (!t) {
@@ -1255,15 +1252,15 @@ void timeline__free(struct timeline *tl)
 	for (size_t i = 0; i < tl->nprocs; i++) {
 		free(tl->procs[i].launchers);
 		free(tl->procs[i].recs);
-		idx_map__free(&tl->procs[i].by_corr);
+		htab__free(&tl->procs[i].by_corr);
 	}
 	for (size_t i = 0; i < tl->ndevs; i++)
 		free(tl->devs[i].snaps);
 	for (size_t i = 0; i < tl->nthr; i++)
 		free(tl->thr[i]);
-	idx_map__free(&tl->by_tid);
-	idx_map__free(&tl->by_pid);
-	idx_map__free(&tl->by_dev);
+	htab__free(&tl->by_tid);
+	htab__free(&tl->by_pid);
+	htab__free(&tl->by_dev);
 	free(tl->thr);
 	free(tl->procs);
 	free(tl->devs);

@@ -2,8 +2,8 @@
 /*
  * CUDA driver API calls of target processes, from uprobes on libcuda.
  *
- * Every probed function is one line of bpf/cuda_funcs.h; its line travels
- * as the attach cookie (bpf/cuda_cookie.h), so three programs serve every
+ * Every probed function is one line of format/cuda_funcs.h; its line travels
+ * as the attach cookie (format/cuda_cookie.h), so three programs serve every
  * function: cuda_hot (the entry of every entry-only family), cuda_enter and
  * cuda_ret (entry and return of the "+ret" families). Exactly one entry
  * program runs per probed address (kernel 6.18 loses most hits when two

@@ -3,7 +3,7 @@
  * GPU activity from the CUPTI bridge (cupti_bridge/): one USDT probe hit per
  * batch of records (inferscope:gpu_batch(ptr, bytes, count)), copied here
  * record by record into the bulk ring buffer. Each record is one of the
- * isr_ev_gpu_* structs of bpf/events.h, its header's type and size filled
+ * isr_ev_gpu_* structs of format/events.h, its header's type and size filled
  * by the bridge; a record whose size does not match its type ends the batch.
  * At most ISR_GPU_BATCH_MAX_RECORDS are copied per batch (the bridge never
  * hands over more); every record not copied is counted (ISR_SRC_GPU).
@@ -30,20 +30,21 @@ struct batch_ctx {
 	bool bad;
 };
 
+/* The records the bridge hands over: the registered types whose drops
+ * ISR_SRC_GPU counts (format/events.h). */
+#define FROM_BRIDGE(drops) ((drops) == ISR_SRC_GPU)
+
+#define BRIDGE_SIZE_CASE(ID, name, value, st, drops) \
+	case ISR_EV_##ID: return FROM_BRIDGE(drops) ? sizeof(struct st) : 0;
 static __always_inline __u32 gpu_record_size(__u16 type)
 {
 	switch (type) {
-	case ISR_EV_GPU_KERNEL:	return sizeof(struct isr_ev_gpu_kernel);
-	case ISR_EV_GPU_MEMCPY:	return sizeof(struct isr_ev_gpu_memcpy);
-	case ISR_EV_GPU_MEMSET:	return sizeof(struct isr_ev_gpu_memset);
-	case ISR_EV_GPU_SYNC:	return sizeof(struct isr_ev_gpu_sync);
-	case ISR_EV_GPU_API:	return sizeof(struct isr_ev_gpu_api);
-	case ISR_EV_GPU_CLOCK:	return sizeof(struct isr_ev_gpu_clock);
-	case ISR_EV_GPU_STATUS:	return sizeof(struct isr_ev_gpu_status);
-	case ISR_EV_GPU_NAME:	return sizeof(struct isr_ev_gpu_name);
-	default:		return 0;
+	ISR_EVENT_TYPES(BRIDGE_SIZE_CASE)
+	default:
+		return 0;
 	}
 }
+#undef BRIDGE_SIZE_CASE
 
 /* Copies one record of type T (a constant size) from src: false when it
  * could not be. */
@@ -63,6 +64,9 @@ static __always_inline __u32 gpu_record_size(__u16 type)
 		}									\
 		ok_;									\
 	})
+
+#define BRIDGE_COPY_CASE(ID, name, value, st, drops) \
+	case ISR_EV_##ID: ok = FROM_BRIDGE(drops) && COPY_RECORD(struct st, c, src); break;
 
 static __always_inline void count_drops(__u32 source, __u64 n)
 {
@@ -87,22 +91,16 @@ static long copy_one(__u64 index, void *arg)
 		c->bad = true;
 		return 1;
 	}
+	/* The bridge's losses since its previous status record are drops of
+	 * the recording. */
+	if (h.type == ISR_EV_GPU_STATUS &&
+	    !bpf_probe_read_user(&lost, sizeof(lost), src + __builtin_offsetof(struct isr_ev_gpu_status, lost_new)) &&
+	    lost)
+		count_drops(ISR_SRC_CUPTI, lost);
 	switch (h.type) {
-	case ISR_EV_GPU_KERNEL:	ok = COPY_RECORD(struct isr_ev_gpu_kernel, c, src); break;
-	case ISR_EV_GPU_MEMCPY:	ok = COPY_RECORD(struct isr_ev_gpu_memcpy, c, src); break;
-	case ISR_EV_GPU_MEMSET:	ok = COPY_RECORD(struct isr_ev_gpu_memset, c, src); break;
-	case ISR_EV_GPU_SYNC:	ok = COPY_RECORD(struct isr_ev_gpu_sync, c, src); break;
-	case ISR_EV_GPU_API:	ok = COPY_RECORD(struct isr_ev_gpu_api, c, src); break;
-	case ISR_EV_GPU_CLOCK:	ok = COPY_RECORD(struct isr_ev_gpu_clock, c, src); break;
-	case ISR_EV_GPU_STATUS:
-		/* The bridge's losses since its previous status record are
-		 * drops of the recording. */
-		if (!bpf_probe_read_user(&lost, sizeof(lost),
-					 src + __builtin_offsetof(struct isr_ev_gpu_status, lost_new)) && lost)
-			count_drops(ISR_SRC_CUPTI, lost);
-		ok = COPY_RECORD(struct isr_ev_gpu_status, c, src);
-		break;
-	default:		ok = COPY_RECORD(struct isr_ev_gpu_name, c, src); break;
+	ISR_EVENT_TYPES(BRIDGE_COPY_CASE)
+	default:
+		ok = false;	/* not reached: the size check took bridge types only */
 	}
 	if (!ok)
 		count_drop(ISR_SRC_GPU);

@@ -21,7 +21,7 @@
  * once every completed record has been handed over.
  *
  * Hand-off: CUPTI's records are converted into the fixed-width structs of
- * bpf/events.h in a staging batch; a full batch, and whatever is staged at
+ * format/events.h in a staging batch; a full batch, and whatever is staged at
  * the end of each CUPTI buffer, is one probe hit (gpu_batch(ptr, bytes,
  * count)), which BPF copies into its ring buffer.
  */
@@ -45,6 +45,8 @@
 #include <unistd.h>
 #include <cupti.h>
 #include "events.h"
+#include "clock.h"
+#include "htab.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -95,8 +97,8 @@ static struct {
 	uint32_t gen;			/* attach generation: names are resent after each attach */
 	uint64_t cupti_dropped, reported_dropped, handed_over;
 	uint64_t flushes;		/* flushes answered */
-	struct name_slot *names;	/* open addressing by string hash */
-	size_t name_cap, name_count;
+	struct htab names;		/* struct name_slot, by name */
+	uint32_t name_count;
 	unsigned char batch[ISR_GPU_BATCH_MAX_BYTES] __attribute__((aligned(8)));
 	size_t batch_len;
 	uint32_t batch_count;
@@ -108,14 +110,6 @@ static atomic_bool watcher_started, stopping, injected;
 static bool traced(void)
 {
 	return inferscope_gpu_batch_semaphore > 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static const char *cupti_error(CUptiResult r)
@@ -180,11 +174,11 @@ static void emit_clock_pair(void)
 	int i;
 
 	for (i = 0; i < CLOCK_TRIES; i++) {
-		uint64_t before = mono_ns(), gpu = 0, after;
+		uint64_t before = clock__mono_ns(), gpu = 0, after;
 
 		if (cupti.timestamp(&gpu) != CUPTI_SUCCESS)
 			return;
-		after = mono_ns();
+		after = clock__mono_ns();
 		if (after - before < best.mono_after_ns - best.mono_before_ns) {
 			best.mono_before_ns = before;
 			best.mono_after_ns = after;
@@ -199,35 +193,14 @@ static void emit_clock_pair(void)
 
 /* --- kernel names ------------------------------------------------------------ */
 
-static uint64_t name_hash(const char *s)
+static __u64 name_slot__hash(const void *e)
 {
-	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return hash__str(((const struct name_slot *)e)->name);
 }
 
-static bool names_grow(void)
+static bool name_slot__equal(const void *a, const void *b)
 {
-	size_t cap = st.name_cap ? 2 * st.name_cap : 1024, i;
-	struct name_slot *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return false;
-	for (i = 0; i < st.name_cap; i++) {
-		size_t j;
-
-		if (!st.names[i].name)
-			continue;
-		for (j = name_hash(st.names[i].name) & (cap - 1); n[j].name; j = (j + 1) & (cap - 1))
-			;
-		n[j] = st.names[i];
-	}
-	free(st.names);
-	st.names = n;
-	st.name_cap = cap;
-	return true;
+	return strcmp(((const struct name_slot *)a)->name, ((const struct name_slot *)b)->name) == 0;
 }
 
 /* The id of name, its isr_ev_gpu_name record staged first when this
@@ -235,23 +208,26 @@ static bool names_grow(void)
  * memory: the kernel is reported without a name). */
 static uint32_t name_id(const char *name)
 {
+	struct name_slot key = { .name = (char *)name }, *s;
 	struct isr_ev_gpu_name *e;
-	struct name_slot *s;
-	size_t j;
+	bool added;
 
 	if (!name)
 		return 0;
-	if ((st.name_count + 1) * 2 > st.name_cap && !names_grow())
+	if (!st.names.entry_size)
+		htab__init(&st.names, sizeof(struct name_slot), name_slot__hash, name_slot__equal);
+	s = htab__insert(&st.names, &key, &added);
+	if (!s)
 		return 0;
-	for (j = name_hash(name) & (st.name_cap - 1); st.names[j].name; j = (j + 1) & (st.name_cap - 1))
-		if (strcmp(st.names[j].name, name) == 0)
-			break;
-	s = &st.names[j];
-	if (!s->name) {
-		s->name = strdup(name);
-		if (!s->name)
+	if (added) {
+		char *copy = strdup(name);
+
+		if (!copy) {
+			htab__remove(&st.names, &key, NULL);
 			return 0;
-		s->id = (uint32_t)++st.name_count;
+		}
+		s->name = copy;
+		s->id = ++st.name_count;
 	}
 	if (s->sent_gen != st.gen) {
 		e = batch_add(ISR_EV_GPU_NAME, sizeof(*e));
@@ -592,15 +568,15 @@ static void *watch(void *arg)
 		}
 		if (on && !st.enabled) {
 			cupti_enable();
-			next_tick = mono_ns() + TICK_NS;
+			next_tick = clock__mono_ns() + TICK_NS;
 		} else if (!on && st.enabled) {
 			cupti_disable();
 		}
 		if (on && !st.init_error) {
 			if (flush && !flush_answered) {
 				cupti_flush();
-				next_tick = mono_ns() + TICK_NS;
-			} else if (mono_ns() >= next_tick) {
+				next_tick = clock__mono_ns() + TICK_NS;
+			} else if (clock__mono_ns() >= next_tick) {
 				pthread_mutex_unlock(&st.lock);
 				cupti.flush_all(0);
 				pthread_mutex_lock(&st.lock);
@@ -608,7 +584,7 @@ static void *watch(void *arg)
 				if (st.cupti_dropped != st.reported_dropped)
 					emit_status(ISR_GPU_ENABLED, 0);
 				batch_handoff();
-				next_tick = mono_ns() + TICK_NS;
+				next_tick = clock__mono_ns() + TICK_NS;
 			}
 		}
 		flush_answered = flush;

@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include "bench.h"
 #include "recorder.h"
-#include "procinfo.h"
+#include "clock.h"
 #include "isr_format.h"
 #include "selfprobe.h"
 
@@ -41,7 +41,7 @@ struct workload {
 
 static double now_s(void)
 {
-	return procinfo__now_mono_ns() / 1e9;
+	return clock__mono_ns() / 1e9;
 }
 
 static struct work_result run_cuda_launch(double seconds, int threads)

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include "bridge_inject.h"
 #include "inject.h"
-#include "procinfo.h"
+#include "proc.h"
 
 /* Whether pid holds a GPU device open (/dev/nvidia0, /dev/nvidia1, ...):
  * the driver opens one when CUDA creates a context. */
@@ -110,7 +110,7 @@ int bridge__inject(pid_t pid, const char *bridge, char *msg, size_t len)
 	uint64_t handle;
 	int e;
 
-	if (!procinfo__maps_has((__u32)pid, "/libcuda.so")) {
+	if (!proc_maps__has((__u32)pid, "/libcuda.so")) {
 		snprintf(msg, len, "pid %d runs no CUDA (no libcuda mapped)", (int)pid);
 		return -ENODEV;
 	}

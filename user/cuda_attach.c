@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +9,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "procinfo.h"
+#include "clock.h"
+#include "elf_file.h"
+#include "proc.h"
 #include "cuda_attach.h"
 #include "cuda_cookie.h"
 
@@ -22,7 +22,7 @@ struct cuda_libs {
 	size_t count;
 };
 
-/* The table of bpf/cuda_funcs.h, in id order and sorted by name for the
+/* The table of format/cuda_funcs.h, in id order and sorted by name for the
  * one-pass symbol lookup. */
 struct func_row {
 	const char *name;
@@ -48,7 +48,7 @@ static int name_cmp(const void *key, const void *elem)
 	return strcmp(key, (*(const struct func_row *const *)elem)->name);
 }
 
-/* The "+ret" families of bpf/cuda_funcs.h. */
+/* The "+ret" families of format/cuda_funcs.h. */
 static bool family_has_return(__u8 fam)
 {
 	switch (fam) {
@@ -73,10 +73,6 @@ struct cuda_libs *cuda_libs__new(void)
 	struct cuda_libs *c;
 	size_t i;
 
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		errno = ENOTSUP;
-		return NULL;
-	}
 	if (!rows_by_name[0]) {
 		for (i = 0; i < NR_FUNCS; i++)
 			rows_by_name[i] = &func_rows[i];
@@ -136,75 +132,35 @@ void cuda_site__choose(struct cuda_site *s, const unsigned char *code, size_t le
 	}
 }
 
-int elf_vaddr_to_offset(Elf *elf, size_t nphdr, __u64 vaddr, __u64 *off)
+/* One symbol of the pass over the file: the address of a function of the
+ * table (vaddr: by id). */
+static int symbol_note(void *ctx, const struct elf_symbol *sym)
 {
-	GElf_Phdr ph;
-	size_t i;
+	const struct func_row *const *row;
+	__u64 *vaddr = ctx;
 
-	for (i = 0; i < nphdr; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/* One pass over .dynsym and .symtab: the address of every function of the
- * table that the file defines. */
-static void symbols_collect(Elf *elf, __u64 *vaddr)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			const struct func_row *const *row;
-			const char *name;
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || name[0] != 'c' || name[1] != 'u')
-				continue;
-			row = bsearch(name, rows_by_name, NR_FUNCS, sizeof(rows_by_name[0]), name_cmp);
-			if (row && !vaddr[(*row)->id])
-				vaddr[(*row)->id] = sym.st_value;
-		}
-	}
+	if (!sym->func || sym->name[0] != 'c' || sym->name[1] != 'u')
+		return 0;
+	row = bsearch(sym->name, rows_by_name, NR_FUNCS, sizeof(rows_by_name[0]), name_cmp);
+	if (row && !vaddr[(*row)->id])
+		vaddr[(*row)->id] = sym->value;
+	return 0;
 }
 
 static struct cuda_lib *lib_resolve(int fd, const char *path, const struct stat *st, char *err, size_t errlen)
 {
-	__u64 vaddr[ISR_CUDA_FN_MAX] = { 0 }, start = procinfo__now_mono_ns();
+	__u64 vaddr[ISR_CUDA_FN_MAX] = { 0 }, start = clock__mono_ns();
 	struct cuda_lib *lib = NULL;
-	GElf_Ehdr eh;
-	size_t nphdr, i;
-	Elf *elf;
+	struct elf_file *elf;
 	int e = EINVAL;
+	size_t i;
 
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
-	    gelf_getclass(elf) != ELFCLASS64 || eh.e_machine != EM_X86_64 || elf_getphdrnum(elf, &nphdr)) {
-		snprintf(err, errlen, "%s is not an x86-64 ELF library%s%s", path, elf ? "" : ": ",
-			 elf ? "" : elf_errmsg(-1));
+	elf = elf_file__open(fd, path, err, errlen);
+	if (elf && !elf_file__is_x86_64(elf))
+		snprintf(err, errlen, "%s is not an x86-64 ELF library", path);
+	if (!elf || !elf_file__is_x86_64(elf))
 		goto out;
-	}
-	symbols_collect(elf, vaddr);
+	elf_file__for_each_symbol(elf, ELF_SYMS_DYNAMIC | ELF_SYMS_STATIC, symbol_note, vaddr);
 	lib = calloc(1, sizeof(*lib));
 	if (!lib) {
 		e = ENOMEM;
@@ -226,7 +182,7 @@ static struct cuda_lib *lib_resolve(int fd, const char *path, const struct stat 
 		s->cookie = ISR_CUDA_COOKIE(r->id, r->family, r->aux, r->flags);
 		s->ret = family_has_return(r->family);
 		s->kind = CUDA_SITE_ABSENT;
-		if (!vaddr[r->id] || elf_vaddr_to_offset(elf, nphdr, vaddr[r->id], &off))
+		if (!vaddr[r->id] || elf_file__vaddr_to_offset(elf, vaddr[r->id], &off))
 			continue;
 		n = pread(fd, code, sizeof(code), (off_t)off);
 		if (n <= 0)
@@ -242,10 +198,10 @@ static struct cuda_lib *lib_resolve(int fd, const char *path, const struct stat 
 		lib = NULL;
 		goto out;
 	}
-	lib->resolve_ns = procinfo__now_mono_ns() - start;
+	lib->resolve_ns = clock__mono_ns() - start;
 	e = 0;
 out:
-	elf_end(elf);
+	elf_file__close(elf);
 	errno = e;
 	return lib;
 }
@@ -314,19 +270,19 @@ static bool is_libcuda(const char *path)
 
 int cuda_libs__mapped(struct cuda_libs *c, __u32 pid, struct cuda_mapping *out, size_t max, FILE *warn)
 {
-	char maps[64], line[PATH_MAX + 128], path[PATH_MAX + 32], err[PATH_MAX + 128];
+	char path[PATH_MAX + 32], err[PATH_MAX + 128];
+	struct proc_maps *maps = proc_maps__open(pid);
+	struct proc_map m;
 	size_t n = 0;
-	FILE *f;
+	int r;
 
-	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
+	if (!maps)
+		return -errno;
+	while ((r = proc_maps__next(maps, &m)) > 0) {
 		const struct cuda_lib *lib;
-		char *file = procinfo__maps_path(line, NULL, NULL);
+		const char *file = m.path;
 
-		if (!file || !is_libcuda(file))
+		if (!proc_map__is_file(&m) || !is_libcuda(file))
 			continue;
 		if (strstr(file, " (deleted)")) {
 			if (warn)
@@ -344,8 +300,8 @@ int cuda_libs__mapped(struct cuda_libs *c, __u32 pid, struct cuda_mapping *out, 
 		}
 		mapping_add(out, max, &n, lib, path);
 	}
-	fclose(f);
-	return (int)n;
+	proc_maps__close(maps);
+	return r < 0 ? r : (int)n;
 }
 
 /* Tries dir/libcuda.so.1. */
@@ -421,9 +377,8 @@ static void candidate_runpath(struct cuda_libs *c, const char *exe, struct cuda_
 			      size_t *n, FILE *note)
 {
 	char real[PATH_MAX], origin[PATH_MAX], *slash;
-	const char *runpath = NULL, *rpath = NULL;
-	Elf_Scn *scn = NULL;
-	Elf *elf;
+	const char *runpath;
+	struct elf_file *elf;
 	int fd;
 
 	if (exe_locate(exe, real))
@@ -431,33 +386,15 @@ static void candidate_runpath(struct cuda_libs *c, const char *exe, struct cuda_
 	fd = open(real, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (elf && elf_kind(elf) == ELF_K_ELF && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t i;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-
-			if (!gelf_getdyn(data, (int)i, &dyn))
-				break;
-			if (dyn.d_tag == DT_RUNPATH)
-				runpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-			else if (dyn.d_tag == DT_RPATH)
-				rpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-		}
-	}
+	elf = elf_file__open(fd, real, NULL, 0);
+	runpath = elf ? elf_file__runpath(elf) : NULL;
 	snprintf(origin, sizeof(origin), "%s", real);
 	slash = strrchr(origin, '/');
 	if (slash)
 		*slash = 0;
-	if (runpath || rpath)
-		candidate_dirs(c, runpath ? runpath : rpath, origin, out, max, n, note);
-	elf_end(elf);
+	if (runpath)
+		candidate_dirs(c, runpath, origin, out, max, n, note);
+	elf_file__close(elf);
 	close(fd);
 }
 

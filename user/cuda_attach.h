@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Finding the CUDA driver library (libcuda) of a process and choosing where
- * to probe each function of bpf/cuda_funcs.h in it. No BPF here: the loader
+ * to probe each function of format/cuda_funcs.h in it. No BPF here: the loader
  * (user/tracer.c) attaches what this module chooses.
  *
  * The promise: a library file is read once (one pass over its .dynsym and
@@ -28,7 +28,7 @@ enum cuda_site_kind {
 };
 
 struct cuda_site {
-	const char *name;	/* symbol, from bpf/cuda_funcs.h */
+	const char *name;	/* symbol, from format/cuda_funcs.h */
 	__u64 cookie;		/* ISR_CUDA_COOKIE() of its line */
 	__u64 offset;		/* file offset of the probe site */
 	__u8 family;		/* ISR_CUDA_FAM_* */
@@ -90,16 +90,11 @@ int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapp
  * arguments. Shared with user/python_attach.c. */
 void cuda_site__choose(struct cuda_site *s, const unsigned char *code, size_t len, __u64 off);
 
-typedef struct Elf Elf;
-/* File offset of a virtual address, through the executable PT_LOAD segment
- * holding it (nphdr: the file's program header count). 0 or -ENOENT. */
-int elf_vaddr_to_offset(Elf *elf, size_t nphdr, __u64 vaddr, __u64 *off);
-
 /* "push %rbp, emulated", "after endbr64 (+4), push %rbx emulated",
  * "single-stepped (slow)", "absent" into buf. */
 const char *cuda_site__describe(const struct cuda_site *s, char *buf, size_t len);
 
-/* One header line and one line per function of bpf/cuda_funcs.h. */
+/* One header line and one line per function of format/cuda_funcs.h. */
 void cuda_lib__describe(const struct cuda_lib *lib, const char *path, FILE *out);
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cupti_attach.h"
-#include "procinfo.h"
+#include "proc.h"
 
 static bool is_bridge(const char *file)
 {
@@ -18,27 +18,20 @@ static bool is_bridge(const char *file)
 
 int cupti_bridge__mapped(__u32 pid, char *path, size_t len)
 {
-	char maps[64], line[PATH_MAX + 128];
-	int found = 0;
-	FILE *f;
+	struct proc_maps *maps = proc_maps__open(pid);
+	struct proc_map m;
+	int r;
 
-	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *file = procinfo__maps_path(line, NULL, NULL);
-
-		if (!file || !is_bridge(file) || strstr(file, " (deleted)"))
+	if (!maps)
+		return -errno;
+	while ((r = proc_maps__next(maps, &m)) > 0) {
+		if (!proc_map__is_file(&m) || !is_bridge(m.path) || strstr(m.path, " (deleted)"))
 			continue;
-		if ((size_t)snprintf(path, len, "/proc/%u/root%s", pid, file) >= len) {
-			fclose(f);
-			return -ENAMETOOLONG;
-		}
-		found = 1;
+		r = (size_t)snprintf(path, len, "/proc/%u/root%s", pid, m.path) >= len ? -ENAMETOOLONG : 1;
+		break;
 	}
-	fclose(f);
-	return found;
+	proc_maps__close(maps);
+	return r;
 }
 
 int cupti_bridge__locate(const char *explicit_path, char *out, size_t len)

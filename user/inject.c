@@ -24,13 +24,10 @@
  *     finds orig_rax and -ERESTART* in the restored registers and restarts
  *     the interrupted call exactly as it would after any ptrace stop.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -46,6 +43,9 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
+#include "clock.h"
+#include "elf_file.h"
+#include "proc.h"
 #include "inject.h"
 
 #ifndef __x86_64__
@@ -85,41 +85,6 @@ struct thread_state {
 	size_t stack_len;
 	unsigned char *stack_saved;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* A /proc text file, NUL-terminated: its length or -errno. */
-static int read_text(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return err ? err : (int)len;
-}
 
 /* The value after "key" in a /proc status text, or NULL. */
 static const char *status_field(const char *status, const char *key)
@@ -174,7 +139,7 @@ static bool is_descendant(pid_t pid)
 
 	for (int depth = 0; depth < 64 && pid > 1; depth++) {
 		snprintf(path, sizeof(path), "/proc/%d/status", pid);
-		if (read_text(path, buf, sizeof(buf)) < 0)
+		if (proc__read_small(path, buf, sizeof(buf)) < 0)
 			return false;
 		pid = (pid_t)status_long(buf, "PPid:", 0);
 		if (pid == self)
@@ -193,7 +158,7 @@ static int check_yama(pid_t pid, char *why, size_t whylen)
 
 	if (!path)
 		path = "/proc/sys/kernel/yama/ptrace_scope";
-	n = read_text(path, buf, sizeof(buf));
+	n = proc__read_small(path, buf, sizeof(buf));
 	if (n == -ENOENT)
 		return 0;
 	if (n < 0) {
@@ -260,10 +225,9 @@ static int check_arch(pid_t pid, char *why, size_t whylen)
 /* The program has no PT_INTERP: nothing loads libraries into it. */
 static int check_dynamic(pid_t pid, char *why, size_t whylen)
 {
-	bool interp = false;
+	struct elf_file *elf;
+	bool interp;
 	char path[64];
-	size_t nph = 0;
-	Elf *elf;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
@@ -274,16 +238,13 @@ static int check_dynamic(pid_t pid, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot open %s to read its program headers: %s", path, strerror(-err));
 		return err;
 	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf && elf_getphdrnum(elf, &nph) == 0) {
-		for (size_t i = 0; i < nph && !interp; i++) {
-			GElf_Phdr ph;
-
-			interp = gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP;
-		}
+	elf = elf_file__open(fd, path, why, whylen);
+	if (!elf && errno == ENOTSUP) {
+		close(fd);
+		return -ENOTSUP;
 	}
-	if (elf)
-		elf_end(elf);
+	interp = elf && elf_file__has_interp(elf);
+	elf_file__close(elf);
 	close(fd);
 	if (interp)
 		return 0;
@@ -294,44 +255,42 @@ static int check_dynamic(pid_t pid, char *why, size_t whylen)
 	return -ENOTSUP;
 }
 
+struct why {
+	char *buf;
+	size_t len;
+};
+
+/* -EBUSY, said in why, when thread tid has a tracer. */
+static int thread_untraced(void *ctx, __u32 pid, __u32 tid)
+{
+	struct why *why = ctx;
+	char path[96], buf[8192], comm[64] = "?";
+	long tracer;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
+	if (proc__read_small(path, buf, sizeof(buf)) < 0)
+		return 0;
+	tracer = status_long(buf, "TracerPid:", 0);
+	if (tracer == 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
+	proc__read_small(path, comm, sizeof(comm));
+	snprintf(why->buf, why->len,
+		 "thread %u of process %u is already traced by process %ld (%s): a thread has one "
+		 "tracer at a time; detach that debugger or strace first, or run with --no-inject",
+		 tid, pid, tracer, comm);
+	return -EBUSY;
+}
+
 /* Every thread's TracerPid is 0. */
 static int check_untraced(pid_t pid, char *why, size_t whylen)
 {
-	char path[96], buf[8192];
-	struct dirent *de;
-	int err = 0;
-	DIR *d;
+	struct why w = { why, whylen };
+	int err = proc__for_each_thread((__u32)pid, thread_untraced, &w);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d) {
-		err = -errno;
-		snprintf(why, whylen, "cannot list the threads of process %d (%s): %s", pid, path, strerror(-err));
-		return err;
-	}
-	while (!err && (de = readdir(d))) {
-		long tracer;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, atoi(de->d_name));
-		if (read_text(path, buf, sizeof(buf)) < 0)
-			continue;
-		tracer = status_long(buf, "TracerPid:", 0);
-		if (tracer != 0) {
-			char cpath[64], comm[64] = "?";
-
-			snprintf(cpath, sizeof(cpath), "/proc/%ld/comm", tracer);
-			if (read_text(cpath, comm, sizeof(comm)) > 0)
-				comm[strcspn(comm, "\n")] = '\0';
-			snprintf(why, whylen,
-				 "thread %s of process %d is already traced by process %ld (%s): a thread has one "
-				 "tracer at a time; detach that debugger or strace first, or run with --no-inject",
-				 de->d_name, pid, tracer, comm);
-			err = -EBUSY;
-		}
-	}
-	closedir(d);
+	if (err && err != -EBUSY)
+		snprintf(why, whylen, "cannot list the threads of process %d (/proc/%d/task): %s", pid, pid,
+			 strerror(-err));
 	return err;
 }
 
@@ -409,19 +368,36 @@ static bool loader_candidate(const char *path)
 	       strncmp(base, "ld-musl-", 8) == 0;
 }
 
+struct loader_syms {
+	uint64_t dlopen, dlerror;
+};
+
+static int loader_sym_note(void *ctx, const struct elf_symbol *sym)
+{
+	struct loader_syms *ls = ctx;
+
+	if (!sym->func)
+		return 0;
+	if (strcmp(sym->name, "dlopen") == 0)
+		ls->dlopen = sym->value;
+	else if (strcmp(sym->name, "dlerror") == 0)
+		ls->dlerror = sym->value;
+	return 0;
+}
+
 /* dlopen and dlerror, both defined in one object's dynamic symbol table:
  * 0, -ENOENT (not there) or another -errno. */
 static int resolve_in(pid_t pid, const struct mapped_file *m, struct target_syms *out, char *why, size_t whylen)
 {
-	char path[PATH_MAX + 64];
-	uint64_t sym_open = 0, sym_err = 0;
+	char path[PATH_MAX + 64], msg[PATH_MAX + 128];
+	struct loader_syms ls = { 0, 0 };
+	struct elf_segment segs[16];
 	bool bias_found = false;
 	uint64_t bias = 0;
+	struct elf_file *elf;
 	struct stat st;
-	Elf_Scn *scn = NULL;
-	size_t nph;
+	size_t nsegs;
 	int fd, err = -ENOENT;
-	Elf *elf;
 
 	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -439,151 +415,55 @@ static int resolve_in(pid_t pid, const struct mapped_file *m, struct target_syms
 			 m->path, pid);
 		return -ESTALE;
 	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
-	    elf_getphdrnum(elf, &nph) != 0) {
-		snprintf(why, whylen, "%s (mapped by process %d) is not a readable 64-bit ELF file: %s", m->path, pid,
-			 elf_errmsg(-1));
+	elf = elf_file__open(fd, m->path, msg, sizeof(msg));
+	if (!elf || !elf_file__is_x86_64(elf)) {
+		snprintf(why, whylen, "%s (mapped by process %d) is not a readable x86-64 ELF file%s%s", m->path, pid,
+			 elf ? "" : ": ", elf ? "" : msg);
 		err = -ENOEXEC;
 		goto out;
 	}
 	/* The PT_LOAD that holds this mapping's file offset gives the bias. */
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (m->offset >= (ph.p_offset & ~0xfffull) && m->offset < ph.p_offset + ph.p_filesz) {
-			bias = m->start - m->offset - ph.p_vaddr + ph.p_offset;
+	nsegs = elf_file__segments(elf, segs, sizeof(segs) / sizeof(segs[0]));
+	for (size_t i = 0; i < nsegs && !bias_found; i++) {
+		if (m->offset >= (segs[i].offset & ~0xfffull) && m->offset < segs[i].offset + segs[i].filesz) {
+			bias = m->start - m->offset - segs[i].vaddr + segs[i].offset;
 			bias_found = true;
-			break;
 		}
 	}
-	while (bias_found && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || sh.sh_entsize == 0)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			const char *name;
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name)
-				continue;
-			if (strcmp(name, "dlopen") == 0)
-				sym_open = sym.st_value;
-			else if (strcmp(name, "dlerror") == 0)
-				sym_err = sym.st_value;
-		}
-	}
-	if (sym_open && sym_err) {
-		out->dlopen = bias + sym_open;
-		out->dlerror = bias + sym_err;
+	if (bias_found)
+		elf_file__for_each_symbol(elf, ELF_SYMS_DYNAMIC, loader_sym_note, &ls);
+	if (ls.dlopen && ls.dlerror) {
+		out->dlopen = bias + ls.dlopen;
+		out->dlerror = bias + ls.dlerror;
 		snprintf(out->lib, sizeof(out->lib), "%s", m->path);
 		err = 0;
 	}
 out:
-	if (elf)
-		elf_end(elf);
+	elf_file__close(elf);
 	close(fd);
 	return err;
 }
 
-/* Reads maps into a malloc'ed buffer: length or -errno. */
-static int read_maps(pid_t pid, char **out)
-{
-	size_t cap = 64 * 1024, len = 0;
-	char path[64], *buf = malloc(cap);
-	int fd, err = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		free(buf);
-		return err;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	return (int)len;
-}
-
-/* One line of maps: 0, or -EINVAL when it does not parse. */
-static int parse_maps_line(const char *line, uint64_t *start, uint64_t *end, uint64_t *offset,
-			   unsigned long *inode, const char **path)
-{
-	unsigned long s, e, off, ino;
-	int pos = 0;
-
-	if (sscanf(line, "%lx-%lx %*s %lx %*x:%*x %lu %n", &s, &e, &off, &ino, &pos) < 4 || pos == 0)
-		return -EINVAL;
-	*start = s;
-	*end = e;
-	*offset = off;
-	*inode = ino;
-	*path = line + pos;
-	return 0;
-}
-
 static int find_dlopen(pid_t pid, struct target_syms *out, char *why, size_t whylen)
 {
-	char *maps = NULL, *line, *next, seen[8][PATH_MAX];
+	struct proc_maps *maps = proc_maps__open((__u32)pid);
+	struct proc_map pm;
+	char seen[8][PATH_MAX];
 	size_t nseen = 0;
-	int n, err = -ENOENT;
+	int err = -ENOENT;
 
-	n = read_maps(pid, &maps);
-	if (n < 0) {
-		snprintf(why, whylen, "cannot read /proc/%d/maps: %s", pid, strerror(-n));
-		return n;
+	if (!maps) {
+		err = -errno;
+		snprintf(why, whylen, "cannot read /proc/%d/maps: %s", pid, strerror(-err));
+		return err;
 	}
-	for (line = maps; line && *line && err == -ENOENT; line = next) {
+	while (err == -ENOENT && proc_maps__next(maps, &pm) > 0) {
+		const char *path = pm.path;
 		struct mapped_file m;
-		const char *path;
-		uint64_t end;
 		size_t plen;
 		bool dup = false;
 
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (parse_maps_line(line, &m.start, &end, &m.offset, &m.inode, &path) != 0 || path[0] != '/')
+		if (!proc_map__is_file(&pm))
 			continue;
 		plen = strlen(path);
 		if (plen >= sizeof(m.path) || !loader_candidate(path))
@@ -596,13 +476,16 @@ static int find_dlopen(pid_t pid, struct target_syms *out, char *why, size_t why
 			continue;
 		memcpy(seen[nseen++], path, plen + 1);
 		memcpy(m.path, path, plen + 1);
+		m.start = pm.start;
+		m.offset = pm.offset;
+		m.inode = (unsigned long)pm.inode;
 		err = resolve_in(pid, &m, out, why, whylen);
 		if (err != 0 && err != -ENOENT) {
-			free(maps);
+			proc_maps__close(maps);
 			return err;
 		}
 	}
-	free(maps);
+	proc_maps__close(maps);
 	if (err == 0)
 		return 0;
 	snprintf(why, whylen,
@@ -627,7 +510,7 @@ static int preflight(pid_t pid, struct target_syms *syms, char *why, size_t whyl
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	err = read_text(path, status, sizeof(status));
+	err = proc__read_small(path, status, sizeof(status));
 	if (err < 0) {
 		if (err == -ENOENT)
 			snprintf(why, whylen, "no process %d: check the pid (ps -p %d)", pid, pid);
@@ -655,10 +538,6 @@ static int preflight(pid_t pid, struct target_syms *syms, char *why, size_t whyl
 		err = check_untraced(pid, why, whylen);
 	if (!err)
 		err = check_status(pid, status, why, whylen);
-	if (!err && elf_version(EV_CURRENT) == EV_NONE) {
-		snprintf(why, whylen, "libelf is unusable: %s", elf_errmsg(-1));
-		return -ENOTSUP;
-	}
 	if (!err)
 		err = check_dynamic(pid, why, whylen);
 	if (!err)
@@ -721,47 +600,49 @@ static int cand_cmp(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+struct candidates {
+	pid_t only;
+	struct candidate *out;
+	int n, max;
+};
+
+/* Adds thread tid when it is blocked in a suitable system call. */
+static int candidate_add(void *ctx, __u32 pid, __u32 tid)
+{
+	struct candidates *c = ctx;
+	unsigned long long args[6];
+	char path[96], buf[512], comm[64] = "";
+	long nr;
+
+	if (c->only && (pid_t)tid != c->only)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	if (proc__read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx", &nr, &args[0], &args[1], &args[2], &args[3],
+		   &args[4], &args[5]) != 7 ||
+	    !syscall_suitable(nr, args[3]))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	proc__read_small(path, comm, sizeof(comm));
+	c->out[c->n].tid = (pid_t)tid;
+	c->out[c->n].rank = strncmp(comm, "cuda", 4) == 0 ? 1 : 0;
+	c->n++;
+	return c->n == c->max;	/* full: stop */
+}
+
 /* Threads now blocked in a suitable system call, best first: 0..n. The
  * CUDA driver's own threads come last (they may hold driver locks that the
  * library's constructor needs). */
 static int list_candidates(pid_t pid, pid_t only, struct candidate *out, int max)
 {
-	char path[96], buf[512];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
+	struct candidates c = { only, out, 0, max };
+	int err = max > 0 ? proc__for_each_thread((__u32)pid, candidate_add, &c) : 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while (n < max && (de = readdir(d))) {
-		unsigned long long args[6];
-		char comm[64] = "";
-		pid_t tid;
-		long nr;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		tid = (pid_t)atoi(de->d_name);
-		if (only && tid != only)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
-		if (read_text(path, buf, sizeof(buf)) <= 0)
-			continue;
-		if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx", &nr, &args[0], &args[1], &args[2], &args[3],
-			   &args[4], &args[5]) != 7 ||
-		    !syscall_suitable(nr, args[3]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-		read_text(path, comm, sizeof(comm));
-		out[n].tid = tid;
-		out[n].rank = strncmp(comm, "cuda", 4) == 0 ? 1 : 0;
-		n++;
-	}
-	closedir(d);
-	qsort(out, (size_t)n, sizeof(*out), cand_cmp);
-	return n;
+	if (err < 0)
+		return err;
+	qsort(out, (size_t)c.n, sizeof(*out), cand_cmp);
+	return c.n;
 }
 
 static void sleep_us(long us)
@@ -782,7 +663,7 @@ static int wait_status(pid_t tid, int *status, uint64_t deadline)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		if (now_ns() >= deadline)
+		if (clock__mono_ns() >= deadline)
 			return -ETIMEDOUT;
 		sleep_us(100);
 	}
@@ -823,7 +704,7 @@ static int seize_and_stop(pid_t pid, pid_t tid, struct user_regs_struct *regs, c
 			 strerror(-err));
 		return err;
 	}
-	deadline = now_ns() + STOP_TIMEOUT_MS * 1000000ull;
+	deadline = clock__mono_ns() + STOP_TIMEOUT_MS * 1000000ull;
 	for (;;) {
 		err = wait_status(tid, &status, deadline);
 		if (err == -ETIMEDOUT) {
@@ -901,28 +782,22 @@ static void mem_read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 /* The stack mapping holds rsp with room for dlopen below it. */
 static int check_stack(pid_t pid, pid_t tid, uint64_t rsp, char *why, size_t whylen)
 {
-	char *maps = NULL, *line, *next;
-	int n, err = -EFAULT;
+	struct proc_maps *maps = proc_maps__open((__u32)pid);
+	struct proc_map m;
+	int err = -EFAULT;
 
-	n = read_maps(pid, &maps);
-	if (n < 0) {
-		snprintf(why, whylen, "cannot read /proc/%d/maps: %s", pid, strerror(-n));
-		return n;
+	if (!maps) {
+		err = -errno;
+		snprintf(why, whylen, "cannot read /proc/%d/maps: %s", pid, strerror(-err));
+		return err;
 	}
-	for (line = maps; line && *line; line = next) {
-		uint64_t start, end, off;
-		unsigned long ino;
-		const char *path;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (parse_maps_line(line, &start, &end, &off, &ino, &path) != 0 || rsp <= start || rsp > end)
+	while (proc_maps__next(maps, &m) > 0) {
+		if (rsp <= m.start || rsp > m.end)
 			continue;
-		err = (strcmp(path, "[stack]") == 0 || rsp - start >= STACK_NEEDED) ? 0 : -ENOSPC;
+		err = (strcmp(m.path, "[stack]") == 0 || rsp - m.start >= STACK_NEEDED) ? 0 : -ENOSPC;
 		break;
 	}
-	free(maps);
+	proc_maps__close(maps);
 	if (err)
 		snprintf(why, whylen,
 			 "thread %d of process %d has %s below its stack pointer 0x%llx: too little for dlopen",
@@ -995,12 +870,12 @@ static int remote_call(pid_t pid, pid_t tid, const struct thread_state *ts, uint
 			 strerror(-err));
 		return err;
 	}
-	deadline = now_ns() + timeout_ns;
+	deadline = clock__mono_ns() + timeout_ns;
 	for (;;) {
 		err = wait_status(tid, &status, deadline);
 		if (err == -ETIMEDOUT) {
 			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == 0)
-				deadline = now_ns() + STOP_TIMEOUT_MS * 1000000ull;
+				deadline = clock__mono_ns() + STOP_TIMEOUT_MS * 1000000ull;
 			while (wait_status(tid, &status, deadline) == 0) {
 				if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP)
 					break;
@@ -1191,7 +1066,7 @@ int inject__dlopen_opts(pid_t pid, const char *lib, const struct inject_opts *op
 	}
 	if (!o.dlopen_flags)
 		o.dlopen_flags = RTLD_NOW;
-	deadline = now_ns() + (uint64_t)(o.thread_wait_ms ? o.thread_wait_ms : DEFAULT_THREAD_WAIT_MS) * 1000000ull;
+	deadline = clock__mono_ns() + (uint64_t)(o.thread_wait_ms ? o.thread_wait_ms : DEFAULT_THREAD_WAIT_MS) * 1000000ull;
 	for (;;) {
 		struct candidate cands[64];
 		int n = list_candidates(pid, o.tid, cands, 64);
@@ -1205,7 +1080,7 @@ int inject__dlopen_opts(pid_t pid, const char *lib, const struct inject_opts *op
 			uint64_t t0;
 
 			tries++;
-			t0 = now_ns();
+			t0 = clock__mono_ns();
 			e = seize_and_stop(pid, cands[i].tid, &regs, err, errlen);
 			if (e == 1 || e == -ESRCH)
 				continue;
@@ -1215,12 +1090,12 @@ int inject__dlopen_opts(pid_t pid, const char *lib, const struct inject_opts *op
 					(uint64_t)(o.call_timeout_ms ? o.call_timeout_ms : DEFAULT_CALL_TIMEOUT_MS) *
 						1000000ull,
 					&regs, &r, err, errlen);
-			r.held_ns = now_ns() - t0;
+			r.held_ns = clock__mono_ns() - t0;
 			if (!e && res)
 				*res = r;
 			return e;
 		}
-		if (now_ns() >= deadline)
+		if (clock__mono_ns() >= deadline)
 			break;
 		sleep_us(5000);
 	}

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "recorder.h"
 #include "py_stack.h"
-#include "analyze_cmd.h"
+#include "analyze.h"
 #include "bench.h"
 #include "events.h"
 #include "isr_format.h"

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include "preflight.h"
-#include "procinfo.h"
+#include "proc.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -72,7 +72,7 @@ int preflight__pid(__u32 pid, char *err, size_t errlen)
 			 pid);
 		return -ESRCH;
 	}
-	if (!procinfo__alive(pid)) {
+	if (!proc__alive(pid)) {
 		snprintf(err, errlen, "process %u has exited (it is a zombie waiting for its parent)", pid);
 		return -ESRCH;
 	}

@@ -8,8 +8,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include "procinfo.h"
+#include "clock.h"
 #include "py_stack.h"
+#include "htab.h"
 
 /*
  * Struct layouts of CPython 3.10-3.13 on x86-64 (3.11's checked with
@@ -100,13 +101,38 @@ struct stack_entry {
 	struct isr_py_frame *frames;
 };
 
+static __u64 code_key__hash(const void *e)
+{
+	const struct code_key *k = e;
+
+	return hash__mix(k->pid, k->code);
+}
+
+static bool code_key__equal(const void *a, const void *b)
+{
+	const struct code_key *x = a, *y = b;
+
+	return x->pid == y->pid && x->code == y->code;
+}
+
+static __u64 stack_entry__hash(const void *e)
+{
+	return ((const struct stack_entry *)e)->hash;
+}
+
+static bool stack_entry__equal(const void *a, const void *b)
+{
+	const struct stack_entry *x = a, *y = b;
+
+	return x->hash == y->hash && x->pid == y->pid && x->flags == y->flags && x->depth == y->depth &&
+	       memcmp(x->frames, y->frames, x->depth * sizeof(*x->frames)) == 0;
+}
+
 struct py_stacks {
 	struct py_proc *procs;
 	size_t nprocs, cap_procs;
-	struct code_key *codes;		/* open addressing; code 0 = empty */
-	size_t ncodes, cap_codes;
-	struct stack_entry *stacks;	/* open addressing; id 0 = empty */
-	size_t nstacks, cap_stacks;
+	struct htab codes;		/* struct code_key: the code objects emitted */
+	struct htab stacks;		/* struct stack_entry: the stacks interned */
 	__u32 next_id;
 	__u64 code_failures;
 	unsigned char buf[MAX_RECORD + 8];
@@ -116,23 +142,27 @@ struct py_stacks *py_stacks__new(void)
 {
 	struct py_stacks *ps = calloc(1, sizeof(*ps));
 
-	if (!ps)
+	if (!ps) {
 		errno = ENOMEM;
-	else
-		ps->next_id = 1;
+		return NULL;
+	}
+	htab__init(&ps->codes, sizeof(struct code_key), code_key__hash, code_key__equal);
+	htab__init(&ps->stacks, sizeof(struct stack_entry), stack_entry__hash, stack_entry__equal);
+	ps->next_id = 1;
 	return ps;
 }
 
 void py_stacks__free(struct py_stacks *ps)
 {
-	size_t i;
+	struct stack_entry *s;
+	size_t pos = 0;
 
 	if (!ps)
 		return;
-	for (i = 0; i < ps->cap_stacks; i++)
-		free(ps->stacks[i].frames);
-	free(ps->stacks);
-	free(ps->codes);
+	while ((s = htab__next(&ps->stacks, &pos)))
+		free(s->frames);
+	htab__free(&ps->stacks);
+	htab__free(&ps->codes);
 	free(ps->procs);
 	free(ps);
 }
@@ -328,7 +358,7 @@ static void status_fill(struct isr_ev_py_status *st, __u32 pid, __u32 status, in
 	memset(st, 0, sizeof(*st));
 	st->hdr.type = ISR_EV_PY_STATUS;
 	st->hdr.size = sizeof(*st);
-	st->hdr.ts_ns = procinfo__now_mono_ns();
+	st->hdr.ts_ns = clock__mono_ns();
 	st->hdr.pid = pid;
 	st->hdr.tid = pid;
 	st->status = status;
@@ -440,44 +470,15 @@ int py_stacks__setup(struct py_stacks *ps, __u32 pid, const struct py_mapping *m
 	return 0;
 }
 
-static __u64 mix(__u64 h, __u64 v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
-}
-
 /* Adds (pid, code) to the set: 1 when new, 0 when known, -ENOMEM. */
 static int code_insert(struct py_stacks *ps, __u32 pid, __u64 code)
 {
-	size_t i, mask;
+	const struct code_key key = { .pid = pid, .code = code };
+	bool added;
 
-	if ((ps->ncodes + 1) * 2 > ps->cap_codes) {
-		size_t cap = ps->cap_codes ? 2 * ps->cap_codes : 1024, j;
-		struct code_key *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		for (j = 0; j < ps->cap_codes; j++) {
-			struct code_key *k = &ps->codes[j];
-
-			if (!k->code)
-				continue;
-			for (i = mix(k->pid, k->code) & (cap - 1); n[i].code; i = (i + 1) & (cap - 1))
-				;
-			n[i] = *k;
-		}
-		free(ps->codes);
-		ps->codes = n;
-		ps->cap_codes = cap;
-	}
-	mask = ps->cap_codes - 1;
-	for (i = mix(pid, code) & mask; ps->codes[i].code; i = (i + 1) & mask)
-		if (ps->codes[i].code == code && ps->codes[i].pid == pid)
-			return 0;
-	ps->codes[i].pid = pid;
-	ps->codes[i].code = code;
-	ps->ncodes++;
-	return 1;
+	if (!htab__insert(&ps->codes, &key, &added))
+		return -ENOMEM;
+	return added;
 }
 
 /* Appends UTF-8 for code point c to out (room for 4 more bytes). */
@@ -613,63 +614,39 @@ unreadable:
 
 static __u64 stack_hash(__u32 pid, __u16 flags, __u16 depth, const struct isr_py_frame *f)
 {
-	__u64 h = mix(pid, ((__u64)flags << 16) | depth);
+	__u64 h = hash__mix(pid, ((__u64)flags << 16) | depth);
 	__u16 i;
 
 	for (i = 0; i < depth; i++)
-		h = mix(h, f[i].code ^ ((__u64)(__u32)f[i].instr << 48));
-	return h ? h : 1;
-}
-
-static int stacks_grow(struct py_stacks *ps)
-{
-	size_t cap = ps->cap_stacks ? 2 * ps->cap_stacks : 1024, j, i;
-	struct stack_entry *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (j = 0; j < ps->cap_stacks; j++) {
-		if (!ps->stacks[j].id)
-			continue;
-		for (i = ps->stacks[j].hash & (cap - 1); n[i].id; i = (i + 1) & (cap - 1))
-			;
-		n[i] = ps->stacks[j];
-	}
-	free(ps->stacks);
-	ps->stacks = n;
-	ps->cap_stacks = cap;
-	return 0;
+		h = hash__mix(h, f[i].code ^ ((__u64)(__u32)f[i].instr << 48));
+	return h;
 }
 
 /* The id of the stack (new: *is_new). 0 on -ENOMEM. */
 static __u32 stack_intern(struct py_stacks *ps, const struct isr_ev_py_frames *e, __u16 depth, bool *is_new)
 {
-	__u64 h = stack_hash(e->hdr.pid, e->flags, depth, e->frames);
+	struct stack_entry key = {
+		.pid = e->hdr.pid,
+		.flags = e->flags,
+		.depth = depth,
+		.hash = stack_hash(e->hdr.pid, e->flags, depth, e->frames),
+		.frames = (struct isr_py_frame *)e->frames,	/* compared, not kept */
+	};
 	struct stack_entry *s;
-	size_t i, mask;
+	struct isr_py_frame *frames;
 
-	*is_new = false;
-	if ((ps->nstacks + 1) * 2 > ps->cap_stacks && stacks_grow(ps))
+	s = htab__insert(&ps->stacks, &key, is_new);
+	if (!s || !*is_new)
+		return s ? s->id : 0;
+	frames = malloc(depth ? depth * sizeof(*frames) : 1);
+	if (!frames) {
+		htab__remove(&ps->stacks, &key, NULL);
+		*is_new = false;
 		return 0;
-	mask = ps->cap_stacks - 1;
-	for (i = h & mask; ps->stacks[i].id; i = (i + 1) & mask) {
-		s = &ps->stacks[i];
-		if (s->hash == h && s->pid == e->hdr.pid && s->flags == e->flags && s->depth == depth &&
-		    memcmp(s->frames, e->frames, depth * sizeof(*s->frames)) == 0)
-			return s->id;
 	}
-	s = &ps->stacks[i];
-	s->frames = malloc(depth ? depth * sizeof(*s->frames) : 1);
-	if (!s->frames)
-		return 0;
-	memcpy(s->frames, e->frames, depth * sizeof(*s->frames));
-	s->pid = e->hdr.pid;
-	s->flags = e->flags;
-	s->depth = depth;
-	s->hash = h;
+	memcpy(frames, e->frames, depth * sizeof(*frames));
+	s->frames = frames;
 	s->id = ps->next_id++;
-	ps->nstacks++;
-	*is_new = true;
 	return s->id;
 }
 
@@ -726,6 +703,21 @@ int py_stacks__convert(struct py_stacks *ps, const struct isr_ev_py_frames *e, p
 	return emit(ctx, &sample, sizeof(sample));
 }
 
+static bool code_key__of_pid(void *entry, void *pid)
+{
+	return ((struct code_key *)entry)->pid == *(__u32 *)pid;
+}
+
+static bool stack_entry__drop_of_pid(void *entry, void *pid)
+{
+	struct stack_entry *s = entry;
+
+	if (s->pid != *(__u32 *)pid)
+		return false;
+	free(s->frames);
+	return true;
+}
+
 void py_stacks__forget(struct py_stacks *ps, __u32 pid)
 {
 	size_t i;
@@ -737,41 +729,7 @@ void py_stacks__forget(struct py_stacks *ps, __u32 pid)
 		}
 	}
 	/* Its code addresses may name other objects after an exec: drop them
-	 * (tombstone-free: rebuild the set without pid). */
-	if (ps->ncodes) {
-		struct code_key *old = ps->codes;
-		size_t cap = ps->cap_codes, j;
-
-		ps->codes = NULL;
-		ps->cap_codes = 0;
-		ps->ncodes = 0;
-		for (j = 0; j < cap; j++)
-			if (old[j].code && old[j].pid != pid && code_insert(ps, old[j].pid, old[j].code) < 0)
-				break;
-		free(old);
-	}
-	if (ps->nstacks) {
-		struct stack_entry *old = ps->stacks;
-		size_t cap = ps->cap_stacks, j, k;
-
-		ps->stacks = calloc(cap, sizeof(*ps->stacks));
-		if (!ps->stacks) {
-			ps->stacks = old; /* keep them: ids stay valid, only memory is lost */
-			return;
-		}
-		ps->nstacks = 0;
-		for (j = 0; j < cap; j++) {
-			if (!old[j].id)
-				continue;
-			if (old[j].pid == pid) {
-				free(old[j].frames);
-				continue;
-			}
-			for (k = old[j].hash & (cap - 1); ps->stacks[k].id; k = (k + 1) & (cap - 1))
-				;
-			ps->stacks[k] = old[j];
-			ps->nstacks++;
-		}
-		free(old);
-	}
+	 * and its stacks. */
+	htab__remove_if(&ps->codes, code_key__of_pid, &pid);
+	htab__remove_if(&ps->stacks, stack_entry__drop_of_pid, &pid);
 }

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +8,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "procinfo.h"
+#include "clock.h"
+#include "elf_file.h"
+#include "proc.h"
 #include "python_attach.h"
 
 
@@ -36,10 +36,6 @@ struct py_libs *py_libs__new(void)
 {
 	struct py_libs *c;
 
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		errno = ENOTSUP;
-		return NULL;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		errno = ENOMEM;
@@ -75,72 +71,53 @@ static int minor_from_name(const char *path)
 	return (int)v;
 }
 
-/* The addresses of the GIL functions, of _PyRuntime and PyCode_Type, from
- * .dynsym and .symtab. */
-static void symbols_collect(Elf *elf, __u64 *vaddr, struct py_lib *lib)
+struct symbols {
+	__u64 *vaddr;		/* by PY_SITE_* */
+	struct py_lib *lib;
+};
+
+/* One symbol of the pass over .dynsym and .symtab: the addresses of the
+ * GIL functions, of _PyRuntime and PyCode_Type. */
+static int symbol_note(void *ctx, const struct elf_symbol *sym)
 {
-	Elf_Scn *scn = NULL;
+	struct symbols *syms = ctx;
+	int k;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t i, n;
-		int k;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			const char *name;
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT) {
-				name = elf_strptr(elf, sh.sh_link, sym.st_name);
-				if (name && strcmp(name, "_PyRuntime") == 0)
-					lib->runtime_vaddr = sym.st_value;
-				else if (name && strcmp(name, "PyCode_Type") == 0)
-					lib->code_type_vaddr = sym.st_value;
-				continue;
-			}
-			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || strncmp(name, "PyEval_", 7))
-				continue;
-			for (k = 0; k < PY_SITES; k++)
-				if (!vaddr[k] && strcmp(name, site_names[k]) == 0)
-					vaddr[k] = sym.st_value;
-		}
+	if (!sym->func) {
+		if (strcmp(sym->name, "_PyRuntime") == 0)
+			syms->lib->runtime_vaddr = sym->value;
+		else if (strcmp(sym->name, "PyCode_Type") == 0)
+			syms->lib->code_type_vaddr = sym->value;
+		return 0;
 	}
+	if (strncmp(sym->name, "PyEval_", 7))
+		return 0;
+	for (k = 0; k < PY_SITES; k++)
+		if (!syms->vaddr[k] && strcmp(sym->name, site_names[k]) == 0)
+			syms->vaddr[k] = sym->value;
+	return 0;
 }
 
 /* Fills f from the open file: f->ok when it exports both functions. */
 static void file_resolve(struct py_file *f, int fd)
 {
-	__u64 vaddr[PY_SITES] = { 0 }, start = procinfo__now_mono_ns();
+	__u64 vaddr[PY_SITES] = { 0 }, start = clock__mono_ns();
 	struct py_lib *lib = &f->lib;
-	GElf_Ehdr eh;
-	size_t nphdr;
-	Elf *elf;
+	struct symbols syms = { vaddr, lib };
+	struct elf_segment segs[16];
+	struct elf_file *elf;
+	size_t nsegs, i;
 	int k;
 
 	lib->minor = minor_from_name(lib->path);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || gelf_getclass(elf) != ELFCLASS64 ||
-	    eh.e_machine != EM_X86_64 || elf_getphdrnum(elf, &nphdr))
+	elf = elf_file__open(fd, lib->path, NULL, 0);
+	if (!elf || !elf_file__is_x86_64(elf))
 		goto out;
-	symbols_collect(elf, vaddr, lib);
-	for (size_t i = 0; i < nphdr; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0) {
-			lib->load_vaddr = ph.p_vaddr;
+	elf_file__for_each_symbol(elf, ELF_SYMS_DYNAMIC | ELF_SYMS_STATIC, symbol_note, &syms);
+	nsegs = elf_file__segments(elf, segs, sizeof(segs) / sizeof(segs[0]));
+	for (i = 0; i < nsegs; i++) {
+		if (segs[i].offset == 0) {
+			lib->load_vaddr = segs[i].vaddr;
 			break;
 		}
 	}
@@ -154,7 +131,7 @@ static void file_resolve(struct py_file *f, int fd)
 		s->name = site_names[k];
 		s->ret = k == PY_SITE_RESTORE;
 		s->kind = CUDA_SITE_ABSENT;
-		if (!vaddr[k] || elf_vaddr_to_offset(elf, nphdr, vaddr[k], &off) ||
+		if (!vaddr[k] || elf_file__vaddr_to_offset(elf, vaddr[k], &off) ||
 		    (n = pread(fd, code, sizeof(code), (off_t)off)) <= 0) {
 			f->ok = false;
 			continue;
@@ -162,9 +139,9 @@ static void file_resolve(struct py_file *f, int fd)
 		cuda_site__choose(s, code, (size_t)n, off);
 		lib->probes += s->ret ? 2 : 1;
 	}
-	lib->resolve_ns = procinfo__now_mono_ns() - start;
+	lib->resolve_ns = clock__mono_ns() - start;
 out:
-	elf_end(elf);
+	elf_file__close(elf);
 }
 
 /* The file at path, resolved once; NULL + errno when it cannot be opened. */
@@ -227,24 +204,25 @@ static bool is_libpython(const char *path)
 
 int py_libs__mapped(struct py_libs *c, __u32 pid, struct py_mapping *out, size_t max, FILE *warn)
 {
-	char maps[64], exe[PATH_MAX], line[PATH_MAX + 128], path[PATH_MAX + 32], prev[PATH_MAX] = "";
+	char link[64], exe[PATH_MAX], path[PATH_MAX + 32], prev[PATH_MAX] = "";
+	struct proc_maps *maps;
+	struct proc_map m;
 	size_t n = 0, i;
 	ssize_t len;
-	FILE *f;
+	int r;
 
-	snprintf(maps, sizeof(maps), "/proc/%u/exe", pid);
-	len = readlink(maps, exe, sizeof(exe) - 1);
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	len = readlink(link, exe, sizeof(exe) - 1);
 	exe[len > 0 ? len : 0] = 0;
-	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, pgoff;
-		char *file = procinfo__maps_path(line, &start, &pgoff);
+	maps = proc_maps__open(pid);
+	if (!maps)
+		return -errno;
+	while ((r = proc_maps__next(maps, &m)) > 0) {
+		__u64 start = m.start, pgoff = m.offset;
+		const char *file = m.path;
 		struct py_file *pf;
 
-		if (!file || (!is_libpython(file) && strcmp(file, exe)))
+		if (!proc_map__is_file(&m) || (!is_libpython(file) && strcmp(file, exe)))
 			continue;
 		if (strcmp(file, prev) == 0) {
 			for (i = 0; i < n; i++)
@@ -293,8 +271,8 @@ int py_libs__mapped(struct py_libs *c, __u32 pid, struct py_mapping *out, size_t
 			n++;
 		}
 	}
-	fclose(f);
-	return (int)n;
+	proc_maps__close(maps);
+	return r < 0 ? r : (int)n;
 }
 
 void py_lib__describe(const struct py_lib *lib, const char *path, FILE *out)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Record-file writer (format: analysis/isr_format.h, docs/record-format.md).
+ * Record-file writer (format: format/isr_format.h, docs/record-format.md).
  *
  * Every chunk is built completely in memory, then written as its header
  * followed by its payload, so a reader finds either a whole chunk or one it
@@ -24,6 +24,8 @@
 #include "rec_writer.h"
 #include "events.h"
 #include "isr_format.h"
+#include "buf.h"
+#include "clock.h"
 
 #define REC_DEFAULT_CHUNK_BYTES	(1U << 20)
 /* The largest record hdr.size can describe, rounded down to a multiple of 8. */
@@ -57,35 +59,6 @@ struct rec_props {
 	size_t len, cap;
 	__u32 count;
 };
-
-static __u64 clock__now_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
-/* Grows *buf to hold at least need bytes, doubling. 0 or -ENOMEM. */
-static int buf__reserve(unsigned char **buf, size_t *cap, size_t need)
-{
-	size_t ncap = *cap ? *cap : 256;
-	unsigned char *nbuf;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	nbuf = realloc(*buf, ncap);
-	if (!nbuf)
-		return -ENOMEM;
-	*buf = nbuf;
-	*cap = ncap;
-	return 0;
-}
 
 /* Writes all of buf, retrying after signals and short writes. 0 or -errno. */
 static int fd__write_full(int fd, const void *buf, size_t len)

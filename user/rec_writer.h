@@ -35,7 +35,7 @@ int rec_props__add_u64(struct rec_props *p, __u32 key, __u64 v);
 void rec_props__free(struct rec_props *p);
 int rec_writer__write_props(struct rec_writer *w, __u16 chunk_kind, const struct rec_props *p);
 
-/* Copies one event (bpf/events.h; size = hdr.size) into the current chunk. */
+/* Copies one event (format/events.h; size = hdr.size) into the current chunk. */
 int rec_writer__append_event(struct rec_writer *w, const void *event, size_t size);
 /* Writes the buffered events, if any, as one chunk. */
 int rec_writer__flush(struct rec_writer *w);

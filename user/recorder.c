@@ -15,6 +15,8 @@
 #include "rec_writer.h"
 #include "tracer.h"
 #include "procinfo.h"
+#include "clock.h"
+#include "proc.h"
 #include "preflight.h"
 #include "isr_format.h"
 #include "cuda_attach.h"
@@ -243,7 +245,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 
 static int write_snapshot(struct rec_writer *w, __u32 pid, __u32 origin)
 {
-	struct rec_props *p = procinfo__snapshot(pid, origin, procinfo__now_mono_ns());
+	struct rec_props *p = procinfo__snapshot(pid, origin, clock__mono_ns());
 	int e;
 
 	if (!p)
@@ -277,17 +279,14 @@ static __u64 py_code_failures(const struct rec_state *st)
 static int write_clock(struct rec_writer *w)
 {
 	struct isr_clock_pair pair;
-	struct timespec a, r, b;
-	__u64 ma, mb;
+	__u64 ma, mr, mb;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	clock_gettime(CLOCK_REALTIME, &r);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	ma = (__u64)a.tv_sec * 1000000000ULL + (__u64)a.tv_nsec;
-	mb = (__u64)b.tv_sec * 1000000000ULL + (__u64)b.tv_nsec;
+	ma = clock__mono_ns();
+	mr = clock__now_ns(CLOCK_REALTIME);
+	mb = clock__mono_ns();
 	memset(&pair, 0, sizeof(pair));
 	pair.mono_ns = ma + (mb - ma) / 2;
-	pair.other_ns = (__u64)r.tv_sec * 1000000000ULL + (__u64)r.tv_nsec;
+	pair.other_ns = mr;
 	pair.uncertainty_ns = (__u32)((mb - ma + 1) / 2);
 	pair.clock = ISR_CLOCK_REALTIME;
 	return rec_writer__write_clock(w, &pair, 1);
@@ -414,12 +413,12 @@ static void abandon_command(struct launch *l)
  * SIGKILL after a grace period. */
 static void stop_command(pid_t pid, struct record_result *res)
 {
-	__u64 deadline = procinfo__now_mono_ns() + TERM_GRACE_NS;
+	__u64 deadline = clock__mono_ns() + TERM_GRACE_NS;
 	int status;
 
 	res->command_stopped = true;
 	kill(pid, SIGTERM);
-	while (procinfo__now_mono_ns() < deadline) {
+	while (clock__mono_ns() < deadline) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			res->command_exited = true;
 			res->command_status = status;
@@ -444,7 +443,7 @@ static bool any_target_alive(struct tracer *t)
 	if (n < 0)
 		return true; /* cannot tell: keep recording */
 	for (i = 0; i < n; i++) {
-		if (procinfo__alive(pids[i]))
+		if (proc__alive(pids[i]))
 			alive = true;
 		else
 			tracer__remove_target(t, pids[i]); /* died before its exit was traced */
@@ -565,7 +564,7 @@ static void cuda_raise_fd_limit(void)
 static int cuda_probe(struct rec_state *st, __u32 pid, const struct cuda_mapping *m)
 {
 	char err[PATH_MAX + 256];
-	__u64 t0 = procinfo__now_mono_ns();
+	__u64 t0 = clock__mono_ns();
 	size_t i;
 	int e;
 
@@ -580,7 +579,7 @@ static int cuda_probe(struct rec_state *st, __u32 pid, const struct cuda_mapping
 	}
 	if (st->verbose) {
 		fprintf(stderr, "inferscope-bpf: pid %u: %u CUDA probes attached in %.1f ms on %s\n", pid,
-			m->lib->probes, (procinfo__now_mono_ns() - t0) / 1e6, m->path);
+			m->lib->probes, (clock__mono_ns() - t0) / 1e6, m->path);
 		for (i = 0; i < st->cuda.ndescribed && st->cuda.described[i] != m->lib; i++)
 			;
 		if (i == st->cuda.ndescribed && i < CUDA_MAX_LIBS) {
@@ -635,7 +634,7 @@ static void cuda_rescan(struct rec_state *st)
 
 	n = tracer__targets(st->t, pids, ISR_MAX_TARGETS);
 	for (i = 0; i < n; i++)
-		if (procinfo__leader_running(pids[i]))
+		if (proc__leader_running(pids[i]))
 			cuda_probe_process(st, pids[i], false, true);
 }
 
@@ -769,7 +768,7 @@ static void py_stacks_retry(struct rec_state *st)
 	memcpy(pid, st->py.waiting_pid, n * sizeof(pid[0]));
 	st->py.nwaiting = 0;
 	for (i = 0; i < n; i++)
-		if (procinfo__alive(pid[i]))
+		if (proc__alive(pid[i]))
 			py_stacks_start(st, pid[i], &m[i]);
 }
 
@@ -788,7 +787,7 @@ static int py_probe_process(struct rec_state *st, __u32 pid, bool late)
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {
-		__u64 t0 = procinfo__now_mono_ns();
+		__u64 t0 = clock__mono_ns();
 
 		if (st->py.stacks)
 			py_stacks_start(st, pid, &mapped[i]);
@@ -810,7 +809,7 @@ static int py_probe_process(struct rec_state *st, __u32 pid, bool late)
 		if (!st->verbose)
 			continue;
 		fprintf(stderr, "inferscope-bpf: pid %u: %u Python GIL probes attached in %.1f ms on %s\n", pid,
-			mapped[i].lib->probes, (procinfo__now_mono_ns() - t0) / 1e6, mapped[i].path);
+			mapped[i].lib->probes, (clock__mono_ns() - t0) / 1e6, mapped[i].path);
 		for (j = 0; j < st->py.ndescribed && st->py.described[j] != mapped[i].lib; j++)
 			;
 		if (j == st->py.ndescribed && j < PY_MAX_LIBS) {
@@ -834,7 +833,7 @@ static void py_watch_new_image(struct rec_state *st, __u32 pid)
 		;
 	if (j == st->py.nfresh) {
 		st->py.fresh_pid[j] = pid;
-		st->py.fresh_until[j] = procinfo__now_mono_ns() + PY_FRESH_NS;
+		st->py.fresh_until[j] = clock__mono_ns() + PY_FRESH_NS;
 		st->py.nfresh++;
 	}
 }
@@ -843,13 +842,13 @@ static void py_watch_new_image(struct rec_state *st, __u32 pid)
  * first time one maps it, it is probed. */
 static void py_fresh_rescan(struct rec_state *st)
 {
-	__u64 now = procinfo__now_mono_ns();
+	__u64 now = clock__mono_ns();
 	struct py_mapping m[PY_MAX_LIBS];
 	size_t i = 0;
 
 	while (i < st->py.nfresh) {
 		__u32 pid = st->py.fresh_pid[i];
-		bool expired = now >= st->py.fresh_until[i] || !procinfo__alive(pid);
+		bool expired = now >= st->py.fresh_until[i] || !proc__alive(pid);
 
 		if (!expired && py_libs__mapped(st->py.libs, pid, m, PY_MAX_LIBS, NULL) <= 0) {
 			i++;
@@ -870,7 +869,7 @@ static void py_rescan(struct rec_state *st)
 
 	n = tracer__targets(st->t, pids, ISR_MAX_TARGETS);
 	for (i = 0; i < n; i++)
-		if (procinfo__leader_running(pids[i]))
+		if (proc__leader_running(pids[i]))
 			py_probe_process(st, pids[i], true);
 }
 
@@ -911,7 +910,7 @@ static void budget_setup(struct rec_state *st, const struct record_opts *o)
 			o->legacy_uprobes ? " (--legacy-uprobes)" : " (needs Linux 6.6 or later)");
 		return;
 	}
-	budget__init(&st->budget.b, o->budget_pct / 100, hit_ns, procinfo__now_mono_ns());
+	budget__init(&st->budget.b, o->budget_pct / 100, hit_ns, clock__mono_ns());
 	st->budget.active = true;
 	if (o->verbose)
 		fprintf(stderr, "inferscope-bpf: overhead budget %.3g%% of a thread's time; one probe hit costs %.0f ns "
@@ -963,9 +962,9 @@ static int budget_step(struct rec_state *st, __u64 now)
 	if (act == BUDGET_KEEP)
 		return 0;
 	on = act == BUDGET_SWITCH_ON;
-	t0 = procinfo__now_mono_ns();
+	t0 = clock__mono_ns();
 	e = tracer__set_hot(st->t, on, err, sizeof(err));
-	t1 = procinfo__now_mono_ns();
+	t1 = clock__mono_ns();
 	if (e && !bs->warned) {
 		fprintf(stderr, "\ninferscope-bpf: overhead budget: %s\n", err);
 		bs->warned = true;
@@ -981,7 +980,7 @@ static int budget_step(struct rec_state *st, __u64 now)
 static int gpu_inject(struct rec_state *st, __u32 pid)
 {
 	char bridge[PATH_MAX], err[PATH_MAX + 256];
-	__u64 t0 = procinfo__now_mono_ns();
+	__u64 t0 = clock__mono_ns();
 	int e;
 
 	e = cupti_bridge__locate(st->gpu.bridge_opt, bridge, sizeof(bridge));
@@ -1001,7 +1000,7 @@ static int gpu_inject(struct rec_state *st, __u32 pid)
 	}
 	if (st->verbose)
 		fprintf(stderr, "inferscope-bpf: pid %u: CUPTI bridge loaded into the running process in %.1f ms\n",
-			pid, (procinfo__now_mono_ns() - t0) / 1e6);
+			pid, (clock__mono_ns() - t0) / 1e6);
 	return 0;
 }
 
@@ -1029,7 +1028,7 @@ static void gpu_rescan(struct rec_state *st)
 
 	n = tracer__targets(st->t, pids, ISR_MAX_TARGETS);
 	for (i = 0; i < n; i++)
-		if (procinfo__leader_running(pids[i]))
+		if (proc__leader_running(pids[i]))
 			gpu_probe_process(st, pids[i], true, false);
 }
 
@@ -1069,8 +1068,8 @@ static void gpu_final_flush(struct rec_state *st)
 		fprintf(stderr, "inferscope-bpf: %s\n", err);
 	if (n <= 0)
 		return;
-	end = procinfo__now_mono_ns() + GPU_FLUSH_WAIT_NS;
-	while (st->gpu.flushed < (unsigned int)n && procinfo__now_mono_ns() < end)
+	end = clock__mono_ns() + GPU_FLUSH_WAIT_NS;
+	while (st->gpu.flushed < (unsigned int)n && clock__mono_ns() < end)
 		if (tracer__poll(st->t, POLL_MS) < 0)
 			break;
 	if (st->gpu.flushed < (unsigned int)n)
@@ -1294,7 +1293,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		tracer__describe(t, stderr);
 	}
 
-	start = procinfo__now_mono_ns();
+	start = clock__mono_ns();
 	host = procinfo__host(o->argc, o->argv, start, o->duration_ns);
 	if (!host) {
 		e = -errno;
@@ -1364,7 +1363,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 		int wait_ms = st.py.nwaiting || st.py.nfresh ? PY_WAIT_POLL_MS : POLL_MS;
 
 		if (st.budget.active) {
-			now = procinfo__now_mono_ns();
+			now = clock__mono_ns();
 			wait_ms = st.budget.next_ns <= now ? 0 :
 				  (int)((st.budget.next_ns - now + 999999) / 1000000);
 			if (wait_ms > POLL_MS)
@@ -1392,7 +1391,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 			stop_reason = ISR_STOP_WRITE_ERROR;
 			break;
 		}
-		now = procinfo__now_mono_ns();
+		now = clock__mono_ns();
 		if (st.budget.active && now >= st.budget.next_ns && (e = budget_step(&st, now))) {
 			st.write_err = e;
 			continue;
@@ -1449,7 +1448,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 	if (!st.write_err) {
 		e = write_clock(st.w);
 		e = e ?: write_drops(t, st.w, py_code_failures(&st), &drops_total);
-		e = e ?: rec_writer__finish(st.w, procinfo__now_mono_ns(), stop_reason);
+		e = e ?: rec_writer__finish(st.w, clock__mono_ns(), stop_reason);
 		if (e)
 			st.write_err = e;
 	}
@@ -1467,7 +1466,7 @@ int record__run(const struct record_opts *o, struct record_result *res)
 	res->stop_reason = stop_reason;
 	if (!o->quiet) {
 		fprintf(stderr, "inferscope-bpf: %llu events in %.1f s, %llu dropped, %.1f MiB written to %s\n",
-			(unsigned long long)st.events, (procinfo__now_mono_ns() - start) / 1e9,
+			(unsigned long long)st.events, (clock__mono_ns() - start) / 1e9,
 			(unsigned long long)drops_total, rec_writer__bytes_written(st.w) / 1048576.0, o->output);
 		if (st.budget.active)
 			fprintf(stderr, "inferscope-bpf: overhead budget: charged %.3f ms of probe hits and %.3f ms of "

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tracer.h"
+#include "clock.h"
 #include "sched.skel.h"
 #include "faults.skel.h"
 #include "cuda.skel.h"
@@ -797,14 +798,6 @@ int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
 #define COST_CALLS	1001
 #define COST_GAP_NS	20000
 
-static double mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -835,14 +828,14 @@ static double time_self_launches(double *v)
 	int i;
 
 	for (i = 0; i < COST_CALLS; i++) {
-		double t = mono_ns(), a, b;
+		__u64 t = clock__mono_ns(), a, b;
 
-		while (mono_ns() - t < COST_GAP_NS)
+		while (clock__mono_ns() - t < COST_GAP_NS)
 			;
-		a = mono_ns();
+		a = clock__mono_ns();
 		cuLaunchKernel((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
-		b = mono_ns();
-		v[i] = b - a;
+		b = clock__mono_ns();
+		v[i] = (double)(b - a);
 	}
 	qsort(v, COST_CALLS, sizeof(*v), cmp_double);
 	return mean_of(v, COST_CALLS - COST_CALLS / 10);

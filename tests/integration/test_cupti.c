@@ -29,7 +29,7 @@
 #include <sys/sysmacros.h>
 #include <cmocka.h>
 #include "harness.h"
-#include "procinfo.h"
+#include "proc.h"
 #include "recording.h"
 #include "cupti_workload.h"
 
@@ -431,8 +431,8 @@ static void test_inject_refused_without_gpu(void **state)
 	assert_non_null(err);
 	assert_null(strstr(err, "GPU open"));
 	free(err);
-	assert_true(procinfo__maps_has((__u32)wpid, "/"));	/* its maps can be read */
-	assert_false(procinfo__maps_has((__u32)wpid, "libinferscope_cupti"));
+	assert_true(proc_maps__has((__u32)wpid, "/"));	/* its maps can be read */
+	assert_false(proc_maps__has((__u32)wpid, "libinferscope_cupti"));
 	kill(wpid, SIGKILL);
 	waitpid(wpid, &status, 0);
 	fclose(out);

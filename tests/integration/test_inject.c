@@ -30,7 +30,7 @@
 #include <cmocka.h>
 #include "harness.h"
 #include "inject.h"
-#include "procinfo.h"
+#include "proc.h"
 #include "../workloads/inject_state.h"
 
 #define TARGET "build/tests/workloads/inject_target"
@@ -194,14 +194,14 @@ static void test_loads_once_and_every_thread_keeps_working(void **state)
 	int status;
 
 	probe_path(lib);
-	assert_true(procinfo__maps_has((__u32)t->pid, "/"));	/* its maps can be read */
-	assert_false(procinfo__maps_has((__u32)t->pid, lib));
+	assert_true(proc_maps__has((__u32)t->pid, "/"));	/* its maps can be read */
+	assert_false(proc_maps__has((__u32)t->pid, lib));
 
 	/* The reader, blocked in read() on an empty pipe. */
 	inject_ok(t, lib, t->st->reader_tid, &rr);
 	assert_int_equal(rr.syscall_nr, SYS_read);
 	assert_int_equal(rr.syscall_restarts, 1);
-	assert_true(procinfo__maps_has((__u32)t->pid, lib));
+	assert_true(proc_maps__has((__u32)t->pid, lib));
 	/* The constructor ran in that thread, and the SIGUSR1 it sent itself
 	 * there reached the handler once, in that thread, after the restore. */
 	marker = th_slurp(t->marker);

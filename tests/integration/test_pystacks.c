@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include "harness.h"
-#include "procinfo.h"
+#include "proc.h"
 
 #define PYEMBED "build/tests/workloads/pyembed"
 #define HOT_WORKLOAD "tests/workloads/py_hot.py"
@@ -200,9 +200,9 @@ static void test_attached_shared_libpython(void **state)
 	c->spawned = th_spawn(wargv, &fd, NULL);
 	assert_true(c->spawned > 0);
 	deadline = th_now() + 5;
-	while (!procinfo__maps_has((__u32)c->spawned, "/libpython3.") && th_now() < deadline)
+	while (!proc_maps__has((__u32)c->spawned, "/libpython3.") && th_now() < deadline)
 		usleep(10000);
-	assert_true(procinfo__maps_has((__u32)c->spawned, "/libpython3."));
+	assert_true(proc_maps__has((__u32)c->spawned, "/libpython3."));
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)c->spawned);
 	th_expect_exit(th_run(targv, c->f.err), 0, c->f.err);
 	while (len < (ssize_t)sizeof(buf) - 1 && (k = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)

@@ -5,7 +5,7 @@
  * workload and the integration test (tests/integration/test_cuda.c) all
  * read it, so a planted count or argument is written once.
  *
- * Every function of bpf/cuda_funcs.h is called a distinct number of times
+ * Every function of format/cuda_funcs.h is called a distinct number of times
  * (PLAN_CALLS). Arguments follow from the function id F and the call index
  * i, by the formulas below.
  */

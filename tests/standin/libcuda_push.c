@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A stand-in for the CUDA driver library, libcuda.so.1, for tests without a
- * GPU: every function of bpf/cuda_funcs.h under its real exported name with
+ * GPU: every function of format/cuda_funcs.h under its real exported name with
  * its real prototype (cuda.h), doing trivial work. Allocations hand out
  * increasing fake addresses, the kernel-handle getters distinct handles
  * (tests/standin/cuda_plan.h says which), synchronizations block for the

@@ -2,17 +2,21 @@
 /*
  * Prints the generated part of docs/record-format.md: one table per on-disk
  * struct (offsets and sizes from the compiler, not from a person), the
- * tables of constants and the table of probed CUDA functions (expanded from
- * the X-macro in bpf/cuda_funcs.h). `make docs` pastes the output into the document and
- * tests/unit/test_format_doc.c fails when the two differ.
+ * tables of constants (event types, drop sources and stop reasons expanded
+ * from their registries) and the table of probed CUDA functions (expanded
+ * from the X-macro in format/cuda_funcs.h). `make docs` pastes the output
+ * into the document and tests/unit/test_format_doc.c fails when the two
+ * differ.
  *
  * Every struct's fields must cover it exactly, without gaps or overlap: a
  * field added to a header but not listed here stops this program with an
- * error, so the document cannot silently miss it.
+ * error, and so does an event type of the registry whose struct has no
+ * table here, so the document cannot silently miss either.
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "events.h"
 #include "cuda_funcs.h"
@@ -474,33 +478,14 @@ static const struct constant clocks[] = {
 	CONST(ISR_CLOCK_REALTIME, NULL, "other_ns is CLOCK_REALTIME"),
 };
 
+/* From the registry (format/events.h), and the one type that never reaches
+ * a file. */
+#define EVENT_TYPE_ROW(ID, name, value, st, drops) CONST(ISR_EV_##ID, #name, "struct " #st "; lost ones: `" #drops "`"),
 static const struct constant event_types[] = {
-	CONST(ISR_EV_SCHED_SWITCH, "sched_switch", "struct isr_ev_sched_switch"),
-	CONST(ISR_EV_SCHED_WAKEUP, "sched_wakeup", "struct isr_ev_sched_wakeup"),
-	CONST(ISR_EV_SCHED_WAKEUP_NEW, "sched_wakeup_new", "struct isr_ev_sched_wakeup"),
-	CONST(ISR_EV_PROC_FORK, "sched_process_fork", "struct isr_ev_proc_fork"),
-	CONST(ISR_EV_PROC_EXEC, "sched_process_exec", "struct isr_ev_proc_exec"),
-	CONST(ISR_EV_PROC_EXIT, "sched_process_exit", "struct isr_ev_proc_exit"),
-	CONST(ISR_EV_TASK_RENAME, "task_rename", "struct isr_ev_task_rename"),
-	CONST(ISR_EV_PAGE_FAULT, "page_fault_user", "struct isr_ev_page_fault"),
-	CONST(ISR_EV_CUDA_CALL, "cuda_call", "struct isr_ev_cuda_call"),
-	CONST(ISR_EV_CUDA_NAME, "cuda_name", "struct isr_ev_cuda_name"),
-	CONST(ISR_EV_GIL, "gil", "struct isr_ev_gil"),
-	CONST(ISR_EV_SAMPLING, "sampling", "struct isr_ev_sampling"),
-	CONST(ISR_EV_GPU_KERNEL, "gpu_kernel", "struct isr_ev_gpu_kernel"),
-	CONST(ISR_EV_GPU_MEMCPY, "gpu_memcpy", "struct isr_ev_gpu_memcpy"),
-	CONST(ISR_EV_GPU_MEMSET, "gpu_memset", "struct isr_ev_gpu_memset"),
-	CONST(ISR_EV_GPU_SYNC, "gpu_sync", "struct isr_ev_gpu_sync"),
-	CONST(ISR_EV_GPU_API, "gpu_api", "struct isr_ev_gpu_api"),
-	CONST(ISR_EV_GPU_CLOCK, "gpu_clock", "struct isr_ev_gpu_clock"),
-	CONST(ISR_EV_GPU_STATUS, "gpu_status", "struct isr_ev_gpu_status"),
-	CONST(ISR_EV_GPU_NAME, "gpu_name", "struct isr_ev_gpu_name"),
-	CONST(ISR_EV_PY_SAMPLE, "py_sample", "struct isr_ev_py_sample"),
-	CONST(ISR_EV_PY_STACK, "py_stack", "struct isr_ev_py_stack + frames"),
-	CONST(ISR_EV_PY_CODE, "py_code", "struct isr_ev_py_code + names + line table"),
-	CONST(ISR_EV_PY_STATUS, "py_status", "struct isr_ev_py_status"),
-	CONST(ISR_EV_PY_FRAMES, "(none)", "BPF to recorder only, turned into py_stack / py_code / py_sample: never in a file"),
+	ISR_EVENT_TYPES(EVENT_TYPE_ROW)
+	CONST(ISR_EV_PY_FRAMES, "(none)", "struct isr_ev_py_frames, BPF to recorder only, turned into py_stack / py_code / py_sample: never in a file"),
 };
+#undef EVENT_TYPE_ROW
 
 static const struct constant gpu_states[] = {
 	CONST(ISR_GPU_ENABLED, "ENABLED", "a tracer attached and activity collection is on (also sent with new CUPTI drops)"),
@@ -560,28 +545,13 @@ static const struct constant event_flags[] = {
 	CONST(ISR_PY_CODE_LINETABLE_CUT, NULL, "py_code: the line table was cut to fit the record; later lines unknown"),
 };
 
-static const struct constant sources[] = {
-	CONST(ISR_SRC_SCHED, "sched", "sched_switch / sched_wakeup ring-buffer reservations"),
-	CONST(ISR_SRC_FAULTS, "faults", "page-fault ring-buffer reservations"),
-	CONST(ISR_SRC_PROC, "proc", "fork/exec/exit/rename on the critical ring buffer"),
-	CONST(ISR_SRC_FAULT_START, "fault_start", "fault entries with no room left to remember their start"),
-	CONST(ISR_SRC_TARGETS, "targets", "children that could not be added to the targets map"),
-	CONST(ISR_SRC_CUDA, "cuda", "CUDA call events the bulk ring buffer had no room for"),
-	CONST(ISR_SRC_CUDA_INFLIGHT, "cuda_inflight", "CUDA calls whose entry could not be remembered for their return"),
-	CONST(ISR_SRC_WRITER, "writer", "events the recorder could not write (disk full, I/O error)"),
-	CONST(ISR_SRC_PYTHON, "python", "GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered"),
-	CONST(ISR_SRC_GPU, "gpu", "GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound"),
-	CONST(ISR_SRC_CUPTI, "cupti", "GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords)"),
-	CONST(ISR_SRC_PY_STACKS, "py_stacks", "Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for"),
-	CONST(ISR_SRC_PY_CODE, "py_code", "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read"),
-};
+#define SOURCE_ROW(ID, name, value, meaning) CONST(ISR_SRC_##ID, #name, meaning),
+static const struct constant sources[] = { ISR_DROP_SOURCES(SOURCE_ROW) };
+#undef SOURCE_ROW
 
-static const struct constant stop_reasons[] = {
-	CONST(ISR_STOP_DURATION, "duration", "the -d duration elapsed"),
-	CONST(ISR_STOP_SIGNAL, "signal", "SIGINT or SIGTERM"),
-	CONST(ISR_STOP_TARGETS_EXITED, "targets_exited", "every target exited"),
-	CONST(ISR_STOP_WRITE_ERROR, "write_error", "the disk filled up or failed"),
-};
+#define STOP_ROW(ID, name, value, meaning) CONST(ISR_STOP_##ID, #name, meaning),
+static const struct constant stop_reasons[] = { ISR_STOP_REASONS(STOP_ROW) };
+#undef STOP_ROW
 
 static const struct constant cuda_families[] = {
 	CONST(ISR_CUDA_FAM_LAUNCH, "LAUNCH", "kernel launch: (f, grid x, y, z, block x, y, z, shared bytes, stream)"),
@@ -638,13 +608,13 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Python capture kinds (`isr_ev_py_sample.kind`)", NULL, 0, "kind", "name", py_kinds),
 	CONSTS("Python stack status (`isr_ev_py_status.status`)", "Name: the report's `python.processes[].stacks`.", 0, "status", "name", py_statuses),
 	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
-	CONSTS("CUDA function families (`bpf/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
+	CONSTS("CUDA function families (`format/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
 	CONSTS("Copy directions (aux of the COPY families, args[3] of their calls)", NULL, 0, "value", "name", copy_directions),
 	CONSTS("Allocation kinds (aux of ALLOC / FREE, args[3] of their calls)", NULL, 0, "value", "name", alloc_kinds),
 	CONSTS("Stop reasons (`isr_end.stop_reason`)", "Name: what readers display.", 0, "reason", "name", stop_reasons),
 };
 
-/* ---- CUDA functions (bpf/cuda_funcs.h) ------------------------------------------ */
+/* ---- CUDA functions (format/cuda_funcs.h) ------------------------------------------ */
 
 struct cuda_fn_row {
 	unsigned id;
@@ -713,7 +683,7 @@ static int cuda_fns__print(void)
 		unsigned shown = 0;
 
 		if (f->id <= prev || !family) {
-			fprintf(stderr, "format_tables: bpf/cuda_funcs.h: %s has id %u after id %u or an "
+			fprintf(stderr, "format_tables: format/cuda_funcs.h: %s has id %u after id %u or an "
 				"unknown family %u: ids must be unique and ascending, families listed in "
 				"tests/unit/format_tables.c\n", f->symbol, f->id, prev, f->family);
 			return -1;
@@ -725,7 +695,7 @@ static int cuda_fns__print(void)
 			if (f->flags & flags[j].bit)
 				printf("%s%s", shown++ ? " \\| " : " ", flags[j].name);
 		if (f->flags & ~(unsigned)(ISR_CUDA_ASYNC | ISR_CUDA_PTDS | ISR_CUDA_RUNTIME)) {
-			fprintf(stderr, "format_tables: bpf/cuda_funcs.h: %s has flags 0x%x that "
+			fprintf(stderr, "format_tables: format/cuda_funcs.h: %s has flags 0x%x that "
 				"tests/unit/format_tables.c does not know\n", f->symbol, f->flags);
 			return -1;
 		}
@@ -788,12 +758,38 @@ static void consts__print(const struct const_doc *t)
 	printf("\n");
 }
 
+/* Every struct of the event registry has its table in event_structs. */
+static int event_structs__check(void)
+{
+	static const char *const registered[] = {
+#define EVENT_STRUCT_NAME(ID, name, value, st, drops) #st,
+		ISR_EVENT_TYPES(EVENT_STRUCT_NAME)
+#undef EVENT_STRUCT_NAME
+	};
+	size_t i, j;
+
+	for (i = 0; i < COUNT(registered); i++) {
+		for (j = 0; j < COUNT(event_structs) && strcmp(event_structs[j].name, registered[i]); j++)
+			;
+		if (j == COUNT(event_structs)) {
+			fprintf(stderr, "format_tables: struct %s of the event registry (format/events.h) has no "
+				"table in event_structs of tests/unit/format_tables.c: list its fields there\n",
+				registered[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(void)
 {
 	size_t i;
 
-	printf("<!-- Generated by tests/unit/format_tables.c from bpf/events.h, bpf/cuda_funcs.h and"
-	       " analysis/isr_format.h; edit those and run `make docs`. -->\n\n");
+	if (event_structs__check())
+		return 1;
+
+	printf("<!-- Generated by tests/unit/format_tables.c from format/events.h, format/cuda_funcs.h and"
+	       " format/isr_format.h; edit those and run `make docs`. -->\n\n");
 	printf("### File structures\n\n");
 	for (i = 0; i < sizeof(file_structs) / sizeof(file_structs[0]); i++)
 		if (struct__print(&file_structs[i]))

@@ -636,7 +636,7 @@ static void test_names(void **state)
 	assert_int_equal(sizeof(sources) / sizeof(sources[0]), ISR_SRC_MAX);
 }
 
-/* The reader knows every function of bpf/cuda_funcs.h by its exact symbol. */
+/* The reader knows every function of format/cuda_funcs.h by its exact symbol. */
 static void test_cuda_functions(void **state)
 {
 	const struct isr_cuda_fn *f;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The 64-bit BPF attach cookie of every CUDA probe: the line of
- * bpf/cuda_funcs.h that the probe site belongs to, so that one BPF program
+ * format/cuda_funcs.h that the probe site belongs to, so that one BPF program
  * per family serves every function of the family. Built by the loader
  * (user/tracer.c), decoded by bpf/cuda.bpf.c.
  *

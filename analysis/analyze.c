@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "analyze_cmd.h"
+#include "analyze.h"
 #include "recording.h"
 #include "analysis.h"
 #include "report.h"

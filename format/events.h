@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The one event format shared by the BPF programs, the recorder and the
- * analyzer. Every struct here reaches the record file byte for byte, so:
- * fixed-width fields only, explicit padding, sizes multiple of 8, and a
- * static assertion on every size and offset. docs/record-format.md is
+ * The one event format shared by the BPF programs, the CUPTI bridge, the
+ * recorder and the analyzer. Every struct here reaches the record file
+ * byte for byte, so: fixed-width fields only, explicit padding, sizes
+ * multiple of 8, and a static assertion on every size and offset. docs/record-format.md is
  * generated from these definitions (see tests/unit/format_tables.c) and a
  * test fails when the two disagree.
  *
@@ -17,55 +17,97 @@
 #include <linux/types.h>
 #endif
 
-/* Event types. Values are part of the file format: never renumber. */
-#define ISR_EV_SCHED_SWITCH	1
-#define ISR_EV_SCHED_WAKEUP	2
-#define ISR_EV_SCHED_WAKEUP_NEW	3
-#define ISR_EV_PROC_FORK	4
-#define ISR_EV_PROC_EXEC	5
-#define ISR_EV_PROC_EXIT	6
-#define ISR_EV_TASK_RENAME	7
-#define ISR_EV_PAGE_FAULT	8
-#define ISR_EV_CUDA_CALL	9
-#define ISR_EV_CUDA_NAME	10
-#define ISR_EV_GIL		11
-#define ISR_EV_SAMPLING		12
-#define ISR_EV_GPU_KERNEL	13
-#define ISR_EV_GPU_MEMCPY	14
-#define ISR_EV_GPU_MEMSET	15
-#define ISR_EV_GPU_SYNC		16
-#define ISR_EV_GPU_API		17
-#define ISR_EV_GPU_CLOCK	18
-#define ISR_EV_GPU_STATUS	19
-#define ISR_EV_GPU_NAME		20
-#define ISR_EV_PY_SAMPLE	23
-#define ISR_EV_PY_STACK		24
-#define ISR_EV_PY_CODE		25
-#define ISR_EV_PY_STATUS	26
-#define ISR_EV_PY_FRAMES	27 /* from BPF to the recorder only: never in a recording */
-#define ISR_EV_TYPE_MAX		28 /* one past the highest known type */
+/*
+ * The event registry: every event type a recording holds, one line each.
+ *
+ *   X(ID, name, value, struct, drops)
+ *
+ * ID      the constant ISR_EV_<ID>, the type in isr_ev_hdr.type
+ * name    what readers display, and the key of the report's event_counts
+ * value   the type number. Part of the file format: never renumber or reuse
+ * struct  the record (struct <struct>). Its size is the least a reader
+ *         accepts: a later minor version may append fields, and a record
+ *         with a variable part says in its struct's comment what follows
+ * drops   the drop source (ISR_SRC_*) that counts the records of this type
+ *         lost before they reached the recorder; what the recorder itself
+ *         fails to write, of every type, is ISR_SRC_WRITER
+ *
+ * Generated from it: the ISR_EV_* constants (below), the reader's size
+ * checks and names and the analysis dispatch (format/registry.h), the size
+ * switch of the records the CUPTI bridge hands over (bpf/cupti.bpf.c: the
+ * types whose drops ISR_SRC_GPU counts) and the event-type table of
+ * docs/record-format.md (tests/unit/format_tables.c).
+ */
+#define ISR_EVENT_TYPES(X)									\
+	X(SCHED_SWITCH,		sched_switch,		1,  isr_ev_sched_switch,	ISR_SRC_SCHED)		\
+	X(SCHED_WAKEUP,		sched_wakeup,		2,  isr_ev_sched_wakeup,	ISR_SRC_SCHED)		\
+	X(SCHED_WAKEUP_NEW,	sched_wakeup_new,	3,  isr_ev_sched_wakeup,	ISR_SRC_SCHED)		\
+	X(PROC_FORK,		sched_process_fork,	4,  isr_ev_proc_fork,		ISR_SRC_PROC)		\
+	X(PROC_EXEC,		sched_process_exec,	5,  isr_ev_proc_exec,		ISR_SRC_PROC)		\
+	X(PROC_EXIT,		sched_process_exit,	6,  isr_ev_proc_exit,		ISR_SRC_PROC)		\
+	X(TASK_RENAME,		task_rename,		7,  isr_ev_task_rename,		ISR_SRC_PROC)		\
+	X(PAGE_FAULT,		page_fault_user,	8,  isr_ev_page_fault,		ISR_SRC_FAULTS)		\
+	X(CUDA_CALL,		cuda_call,		9,  isr_ev_cuda_call,		ISR_SRC_CUDA)		\
+	X(CUDA_NAME,		cuda_name,		10, isr_ev_cuda_name,		ISR_SRC_CUDA)		\
+	X(GIL,			gil,			11, isr_ev_gil,			ISR_SRC_PYTHON)		\
+	X(SAMPLING,		sampling,		12, isr_ev_sampling,		ISR_SRC_WRITER)		\
+	X(GPU_KERNEL,		gpu_kernel,		13, isr_ev_gpu_kernel,		ISR_SRC_GPU)		\
+	X(GPU_MEMCPY,		gpu_memcpy,		14, isr_ev_gpu_memcpy,		ISR_SRC_GPU)		\
+	X(GPU_MEMSET,		gpu_memset,		15, isr_ev_gpu_memset,		ISR_SRC_GPU)		\
+	X(GPU_SYNC,		gpu_sync,		16, isr_ev_gpu_sync,		ISR_SRC_GPU)		\
+	X(GPU_API,		gpu_api,		17, isr_ev_gpu_api,		ISR_SRC_GPU)		\
+	X(GPU_CLOCK,		gpu_clock,		18, isr_ev_gpu_clock,		ISR_SRC_GPU)		\
+	X(GPU_STATUS,		gpu_status,		19, isr_ev_gpu_status,		ISR_SRC_GPU)		\
+	X(GPU_NAME,		gpu_name,		20, isr_ev_gpu_name,		ISR_SRC_GPU)		\
+	X(PY_SAMPLE,		py_sample,		23, isr_ev_py_sample,		ISR_SRC_PY_STACKS)	\
+	X(PY_STACK,		py_stack,		24, isr_ev_py_stack,		ISR_SRC_PY_STACKS)	\
+	X(PY_CODE,		py_code,		25, isr_ev_py_code,		ISR_SRC_PY_CODE)	\
+	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)
+
+#define ISR_EV_ENUM_ROW(ID, name, value, st, drops) ISR_EV_##ID = value,
+enum {
+	ISR_EVENT_TYPES(ISR_EV_ENUM_ROW)
+	/* From BPF to the recorder only, never in a recording: the frames
+	 * the Python stack walker saw (struct isr_ev_py_frames), which the
+	 * recorder turns into PY_STACK, PY_CODE and PY_SAMPLE records. */
+	ISR_EV_PY_FRAMES = 27,
+	ISR_EV_TYPE_MAX = 28,	/* one past the highest type */
+};
+#undef ISR_EV_ENUM_ROW
 
 /*
  * Drop sources: one counter each, kept per CPU in the BPF map "drops" (BPF
  * sources) or by the recorder (user-space sources), written to the record
- * and reported. Values are part of the file format: ISR_SRC_WRITER keeps
- * its value, sources added later come after it. The BPF map has a slot for
- * every source; the recorder's own (ISR_SRC_WRITER) stays 0 there.
+ * and reported. One line each:
+ *
+ *   X(ID, name, value, meaning)
+ *
+ * ID the constant ISR_SRC_<ID>; name what readers display; value part of
+ * the file format (sources added later come after the last); meaning what
+ * the counter counts (docs/record-format.md). The BPF map has a slot for
+ * every source; the recorder's own (WRITER, PY_CODE) stay 0 there.
  */
-#define ISR_SRC_SCHED		0 /* sched_switch / sched_wakeup ring-buffer reservations */
-#define ISR_SRC_FAULTS		1 /* page-fault ring-buffer reservations */
-#define ISR_SRC_PROC		2 /* fork/exec/exit/rename on the critical ring buffer */
-#define ISR_SRC_FAULT_START	3 /* fault entries with no room left to remember their start */
-#define ISR_SRC_TARGETS		4 /* children that could not be added to the targets map */
-#define ISR_SRC_CUDA		5 /* CUDA call events the bulk ring buffer had no room for */
-#define ISR_SRC_CUDA_INFLIGHT	6 /* CUDA calls whose entry could not be remembered for their return */
-#define ISR_SRC_WRITER		7 /* events the recorder could not write (disk full, I/O error) */
-#define ISR_SRC_PYTHON		8 /* GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered */
-#define ISR_SRC_GPU		9 /* GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound */
-#define ISR_SRC_CUPTI		10 /* GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords) */
-#define ISR_SRC_PY_STACKS	11 /* Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for */
-#define ISR_SRC_PY_CODE		12 /* Python code objects (or stacks of an image gone by exec) the recorder could not read */
-#define ISR_SRC_MAX		13
+#define ISR_DROP_SOURCES(X)										\
+	X(SCHED,	sched,		0,  "sched_switch / sched_wakeup ring-buffer reservations")		\
+	X(FAULTS,	faults,		1,  "page-fault ring-buffer reservations")				\
+	X(PROC,		proc,		2,  "fork/exec/exit/rename on the critical ring buffer")		\
+	X(FAULT_START,	fault_start,	3,  "fault entries with no room left to remember their start")	\
+	X(TARGETS,	targets,	4,  "children that could not be added to the targets map")		\
+	X(CUDA,		cuda,		5,  "CUDA call events the bulk ring buffer had no room for")		\
+	X(CUDA_INFLIGHT, cuda_inflight,	6,  "CUDA calls whose entry could not be remembered for their return") \
+	X(WRITER,	writer,		7,  "events the recorder could not write (disk full, I/O error)")	\
+	X(PYTHON,	python,		8,  "GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered") \
+	X(GPU,		gpu,		9,  "GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound") \
+	X(CUPTI,	cupti,		10, "GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords)") \
+	X(PY_STACKS,	py_stacks,	11, "Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for") \
+	X(PY_CODE,	py_code,	12, "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read")
+
+#define ISR_SRC_ENUM_ROW(ID, name, value, meaning) ISR_SRC_##ID = value,
+enum {
+	ISR_DROP_SOURCES(ISR_SRC_ENUM_ROW)
+	ISR_SRC_MAX,	/* one past the last source (sources are only appended) */
+};
+#undef ISR_SRC_ENUM_ROW
 
 /* Common header of every event. pid/tid name the task the event is about. */
 struct isr_ev_hdr {
@@ -213,11 +255,11 @@ _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, flags) == 48, "page_
 _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, pad) == 52, "page_fault.pad");
 
 /* Flags of isr_ev_cuda_call.flags (ISR_CUDA_ASYNC, ISR_CUDA_PTDS and
- * ISR_CUDA_RUNTIME from bpf/cuda_funcs.h are copied in as well) */
+ * ISR_CUDA_RUNTIME from format/cuda_funcs.h are copied in as well) */
 #define ISR_CUDA_RETURNED	0x1 /* the return was probed: status and duration_ns are valid */
 
 /*
- * One call of a probed CUDA driver/runtime function (bpf/cuda_funcs.h).
+ * One call of a probed CUDA driver/runtime function (format/cuda_funcs.h).
  * hdr.ts_ns is the call's entry. Entry-only families are emitted at entry;
  * families with a return probe are emitted at return, with the entry's
  * time and arguments. args[] by family (docs/events.md has the full table):
@@ -683,5 +725,20 @@ _Static_assert(sizeof(struct isr_py_layout) == 48, "isr_py_layout size");
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096
+
+/* Every registered type: a value below ISR_EV_TYPE_MAX that is not
+ * ISR_EV_PY_FRAMES, a record a multiple of 8 bytes, a known drop source.
+ * (A value used twice is refused by the switch of format/registry.c.) */
+#define ISR_EV_CHECK_ROW(ID, name, value, st, drops)						\
+	_Static_assert(value > 0 && value < ISR_EV_TYPE_MAX && value != ISR_EV_PY_FRAMES,	\
+		       "ISR_EV_" #ID ": value out of range");						\
+	_Static_assert(sizeof(struct st) % 8 == 0, "struct " #st ": size not a multiple of 8");	\
+	_Static_assert(drops < ISR_SRC_MAX, "ISR_EV_" #ID ": unknown drop source");
+ISR_EVENT_TYPES(ISR_EV_CHECK_ROW)
+#undef ISR_EV_CHECK_ROW
+#define ISR_SRC_CHECK_ROW(ID, name, value, meaning) \
+	_Static_assert(value < ISR_SRC_MAX, "ISR_SRC_" #ID ": value out of range");
+ISR_DROP_SOURCES(ISR_SRC_CHECK_ROW)
+#undef ISR_SRC_CHECK_ROW
 
 #endif /* INFERSCOPE_EVENTS_H */

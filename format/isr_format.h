@@ -2,7 +2,8 @@
 /*
  * On-disk layout of a recording (.isr). Written by user/rec_writer.c, read by
  * analysis/rec_reader.c, documented in docs/record-format.md (generated from
- * this header by tests/unit/format_tables.c and checked by a test).
+ * this header by tests/unit/format_tables.c and checked by a test). The
+ * events the EVENTS chunks hold are in format/events.h.
  *
  * A file is a file header followed by chunks. Each chunk has a header with
  * its own magic, kind, sizes and a CRC32 of its stored payload, so a reader
@@ -47,7 +48,7 @@ _Static_assert(__builtin_offsetof(struct isr_file_header, created_mono_ns) == 24
 #define ISR_CHUNK_HOST		1 /* properties (ISR_PROP_HOST_*) */
 #define ISR_CHUNK_PROCESS	2 /* properties (ISR_PROP_PROC_*) of one target process */
 #define ISR_CHUNK_CLOCK		3 /* array of struct isr_clock_pair */
-#define ISR_CHUNK_EVENTS	4 /* concatenated events (bpf/events.h) */
+#define ISR_CHUNK_EVENTS	4 /* concatenated events (format/events.h) */
 #define ISR_CHUNK_DROPS		5 /* array of struct isr_drop_count, cumulative */
 #define ISR_CHUNK_END		6 /* struct isr_end + section table */
 
@@ -150,7 +151,7 @@ _Static_assert(__builtin_offsetof(struct isr_clock_pair, other_ns) == 8, "clock_
 _Static_assert(__builtin_offsetof(struct isr_clock_pair, uncertainty_ns) == 16, "clock_pair.uncertainty_ns");
 _Static_assert(__builtin_offsetof(struct isr_clock_pair, clock) == 20, "clock_pair.clock");
 
-/* Cumulative drop count of one source (ISR_SRC_* in bpf/events.h) at the
+/* Cumulative drop count of one source (ISR_SRC_* in format/events.h) at the
  * time the chunk was written; the last DROPS chunk holds the totals. */
 struct isr_drop_count {
 	__u32 source;
@@ -162,11 +163,19 @@ _Static_assert(__builtin_offsetof(struct isr_drop_count, source) == 0, "drop_cou
 _Static_assert(__builtin_offsetof(struct isr_drop_count, pad) == 4, "drop_count.pad");
 _Static_assert(__builtin_offsetof(struct isr_drop_count, count) == 8, "drop_count.count");
 
-/* Why a recording stopped (isr_end.stop_reason) */
-#define ISR_STOP_DURATION	1 /* -d elapsed */
-#define ISR_STOP_SIGNAL		2 /* SIGINT/SIGTERM */
-#define ISR_STOP_TARGETS_EXITED	3 /* every target exited */
-#define ISR_STOP_WRITE_ERROR	4 /* the disk filled up or failed */
+/* Why a recording stopped (isr_end.stop_reason), one line each:
+ * X(ID, name, value, meaning), the constant ISR_STOP_<ID>. */
+#define ISR_STOP_REASONS(X)								\
+	X(DURATION,		duration,	1, "the -d duration elapsed")		\
+	X(SIGNAL,		signal,		2, "SIGINT or SIGTERM")			\
+	X(TARGETS_EXITED,	targets_exited,	3, "every target exited")		\
+	X(WRITE_ERROR,		write_error,	4, "the disk filled up or failed")
+
+#define ISR_STOP_ENUM_ROW(ID, name, value, meaning) ISR_STOP_##ID = value,
+enum {
+	ISR_STOP_REASONS(ISR_STOP_ENUM_ROW)
+};
+#undef ISR_STOP_ENUM_ROW
 
 /* Payload of the END chunk: this struct, then section_count entries of
  * struct isr_section. */

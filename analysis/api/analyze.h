@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The analysis as one call: recording -> summary -> report. This folder
+ * (analysis/api/) holds what other parts may include of the analysis; the
+ * CLI (user/main.c: `analyze`, and `-p`, which records and then analyzes
+ * in one process) sees nothing else of it.
+ */
+#ifndef INFERSCOPE_ANALYZE_H
+#define INFERSCOPE_ANALYZE_H
+
+enum report_format { REPORT_MD, REPORT_JSON };
+
+/* Writes the report of the recording at path to out_path ("-" or NULL:
+ * stdout). 0, or -errno after printing why. */
+int analyze__run(const char *path, enum report_format fmt, const char *out_path);
+
+#endif

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "buf.h"
+#include "proc.h"
+
+int proc__read_small(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	return err ? err : (int)len;
+}
+
+int proc__read_file(const char *path, char **out, size_t *len)
+{
+	unsigned char *buf = NULL;
+	size_t cap = 0, n = 0;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		err = buf__reserve(&buf, &cap, n + 4096);
+		if (err)
+			break;
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[n] = '\0';
+	*out = (char *)buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+/* comm may hold spaces and ')': parse after the last ')'. */
+int proc__stat(__u32 pid, __u32 *ppid, char *state)
+{
+	char path[64], buf[1024], *p;
+	int n, pp;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	n = proc__read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %d", state, &pp) != 2)
+		return -EINVAL;
+	*ppid = (__u32)pp;
+	return 0;
+}
+
+bool proc__leader_running(__u32 pid)
+{
+	__u32 ppid;
+	char state;
+
+	if (proc__stat(pid, &ppid, &state))
+		return false;
+	return state != 'Z' && state != 'X';
+}
+
+int proc__for_each_thread(__u32 pid, int (*fn)(void *ctx, __u32 pid, __u32 tid), void *ctx)
+{
+	struct dirent *de;
+	char path[64];
+	int r = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while (!r && (de = readdir(d))) {
+		char *end;
+		unsigned long tid = strtoul(de->d_name, &end, 10);
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end)
+			continue;
+		r = fn(ctx, pid, (__u32)tid);
+	}
+	closedir(d);
+	return r;
+}
+
+/* 1 when thread tid has not exited. */
+static int thread_running(void *ctx, __u32 pid, __u32 tid)
+{
+	char path[96], buf[1024], *p;
+
+	(void)ctx;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+	if (proc__read_small(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+bool proc__alive(__u32 pid)
+{
+	return proc__leader_running(pid) || proc__for_each_thread(pid, thread_running, NULL) > 0;
+}
+
+int proc_map__parse(char *line, struct proc_map *m)
+{
+	unsigned long long start, end, offset, inode;
+	char *nl;
+	int pos = 0;
+
+	nl = strchr(line, '\n');
+	if (nl)
+		*nl = '\0';
+	if (sscanf(line, "%llx-%llx %*s %llx %*x:%*x %llu %n", &start, &end, &offset, &inode, &pos) < 4 || !pos)
+		return -EINVAL;
+	m->start = start;
+	m->end = end;
+	m->offset = offset;
+	m->inode = inode;
+	m->path = line + pos;
+	return 0;
+}
+
+bool proc_map__is_file(const struct proc_map *m)
+{
+	return m->path[0] == '/';
+}
+
+struct proc_maps {
+	FILE *f;
+	char *line;
+	size_t cap;
+};
+
+struct proc_maps *proc_maps__open(__u32 pid)
+{
+	struct proc_maps *maps = calloc(1, sizeof(*maps));
+	char path[64];
+
+	if (!maps)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	maps->f = fopen(path, "re");
+	if (!maps->f) {
+		int e = errno == ENOENT ? ESRCH : errno;
+
+		free(maps);
+		errno = e;
+		return NULL;
+	}
+	return maps;
+}
+
+int proc_maps__next(struct proc_maps *maps, struct proc_map *m)
+{
+	for (;;) {
+		errno = 0;
+		if (getline(&maps->line, &maps->cap, maps->f) < 0)
+			return errno ? -errno : 0;
+		if (proc_map__parse(maps->line, m) == 0)
+			return 1;
+	}
+}
+
+void proc_maps__close(struct proc_maps *maps)
+{
+	if (!maps)
+		return;
+	fclose(maps->f);
+	free(maps->line);
+	free(maps);
+}
+
+bool proc_maps__has(__u32 pid, const char *needle)
+{
+	struct proc_maps *maps = proc_maps__open(pid);
+	struct proc_map m;
+	bool found = false;
+
+	while (maps && !found && proc_maps__next(maps, &m) > 0)
+		found = strstr(m.path, needle) != NULL;
+	proc_maps__close(maps);
+	return found;
+}
