@@ -14,6 +14,7 @@
 #define ITEMS_KEPT	64	/* other tasks or functions kept per list */
 #define STACKS_KEPT	512	/* distinct stacks kept per thread */
 #define GAP_RING	128	/* closed gaps of a process remembered for overlaps */
+#define CPU_ONLY_BUSY_SHARE 0.10	/* of its window running or runnable: a working thread */
 
 static const char *const names[CAUSE_MAX] = {
 	[CAUSE_SYNC_DRAIN] = "sync_drain",
@@ -305,7 +306,10 @@ static void on_span(void *ctx, const struct tl_span *s)
 			items_add(&t->pub.gil_holders, (__u64)s->other.pid << 32 | s->other.tid, ns, ITEMS_KEPT, &a->err);
 		break;
 	case TL_RUNQUEUE:
-		items_add(&t->pub.preemptors, (__u64)s->other.pid << 32 | s->other.tid, ns, ITEMS_KEPT, &a->err);
+		/* an untraced process counts as one, whichever of its threads ran */
+		items_add(&t->pub.preemptors, (__u64)s->other.pid << 32 |
+			  (timeline__thread(a->tl, s->other.pid, s->other.tid) ? s->other.tid : s->other.pid),
+			  ns, ITEMS_KEPT, &a->err);
 		break;
 	case TL_BLOCKED:
 	case TL_IO:
@@ -511,8 +515,16 @@ int attribution__finish(struct attribution *a)
 		if (t->pub.launcher && htab_u64__put(&a->launching, th->pid, 1))
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < a->nthr; i++)
-		a->thr[i]->pub.critical = a->thr[i]->pub.launcher || !htab_u64__get(&a->launching, a->thr[i]->pub.pid, &idx);
+	/* in a process that launched nothing, the threads that did work: a
+	 * thread that only waits (a main thread joining its workers) costs the
+	 * job nothing by waiting */
+	for (size_t i = 0; i < a->nthr; i++) {
+		struct attr_thread *t = &a->thr[i]->pub;
+		__u64 busy = t->window.ns[TL_RUNNING] + t->window.ns[TL_RUNQUEUE];
+
+		t->critical = t->launcher || (!htab_u64__get(&a->launching, t->pid, &idx) &&
+					      (double)busy >= CPU_ONLY_BUSY_SHARE * (double)tl_acc__total(&t->window));
+	}
 	for (size_t i = 0; i < a->nthr; i++) {
 		struct thr_state *t = a->thr[i];
 		__u64 py = (__u64)(python_share(t) * (double)t->running_idle_ns);

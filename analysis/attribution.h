@@ -18,8 +18,8 @@
  *
  * Launching threads: the threads of a process that launched GPU work (a
  * launch call). The rules look at the critical threads: the launching
- * threads, and every thread of a process that launched nothing (a CPU-only
- * target).
+ * threads, and in a process that launched nothing (a CPU-only target) the
+ * threads that ran or waited for a CPU at least 10% of their window.
  */
 #ifndef INFERSCOPE_ATTRIBUTION_H
 #define INFERSCOPE_ATTRIBUTION_H
@@ -80,7 +80,7 @@ struct attr_thread {
 	__u64 samples, python_samples;	/* stack samples counted (while idle, or all) */
 	/* details, over idle time (or all time without GPU activity) */
 	struct attr_items gil_holders;	/* holder pid<<32|tid -> ns */
-	struct attr_items preemptors;	/* task that had its CPU -> ns */
+	struct attr_items preemptors;	/* task that had its CPU -> ns (an untraced process: pid << 32 | pid) */
 	struct attr_items wakers;	/* task that ended its blocked time -> ns */
 	struct attr_items cuda_fns;	/* function -> ns inside it */
 	struct attr_items stacks;	/* stack id -> samples */

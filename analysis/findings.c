@@ -127,6 +127,10 @@ static int finding_cmp(const void *a, const void *b)
 
 void findings__rank(struct findings *fs)
 {
+	/* a summary is a sentence, whatever name it starts with */
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->v[i].summary[0] >= 'a' && fs->v[i].summary[0] <= 'z')
+			fs->v[i].summary[0] = (char)(fs->v[i].summary[0] - 'a' + 'A');
 	if (fs->n > 1)
 		qsort(fs->v, fs->n, sizeof(*fs->v), finding_cmp);
 }

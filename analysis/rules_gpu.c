@@ -38,6 +38,15 @@ static enum finding_severity severity_of(__u64 cost, __u64 base)
 	return base && cost * 4 >= base ? SEV_CRITICAL : SEV_WARNING;
 }
 
+/* Whether a process launched GPU work: the GPU judgements concern it. */
+static bool any_launcher(const struct rule_ctx *c)
+{
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++)
+		if (attribution__thread_at(c->attr, i)->launcher)
+			return true;
+	return false;
+}
+
 static bool any_gpu(const struct rule_ctx *c)
 {
 	for (size_t i = 0; i < c->r->process_count; i++)
@@ -281,7 +290,7 @@ static int launch_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
 	if (!any_gpu(c))
-		return findings__not_judged(c->out, "launch_bound", "--gpu (kernel durations come from CUPTI)");
+		return any_launcher(c) ? findings__not_judged(c->out, "launch_bound", "--gpu (kernel durations come from CUPTI)") : 0;
 	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
 		const struct attr_device *d = attribution__device_at(c->attr, i);
 		__u64 cost = d->idle_ns[CAUSE_LAUNCH_OVERHEAD], kernels = 0, kernel_ns = 0;
@@ -675,7 +684,7 @@ static int idle_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
 	if (!any_gpu(c))
-		return findings__not_judged(c->out, "gpu_idle", "--gpu (GPU busy and idle time come from CUPTI)");
+		return any_launcher(c) ? findings__not_judged(c->out, "gpu_idle", "--gpu (GPU busy and idle time come from CUPTI)") : 0;
 	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
 		const struct attr_device *d = attribution__device_at(c->attr, i);
 		const struct attr_thread *t = main_launcher(c, d);

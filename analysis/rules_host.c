@@ -101,6 +101,7 @@ struct gil_state {
 	struct gil_seen *v;
 	size_t n, cap;
 	bool any_gil_events;
+	bool python;		/* a Python target (its stacks were looked for) */
 	int err;
 };
 
@@ -136,6 +137,8 @@ static void gil_event(void *ctx, const struct pass_event *e, const struct tl_thr
 
 	if (e->h->type == ISR_EV_GIL)
 		s->any_gil_events = true;
+	if (e->h->type == ISR_EV_PY_STATUS || e->h->type == ISR_EV_PY_SAMPLE)
+		s->python = true;
 	if (!th || e->h->type != ISR_EV_PY_SAMPLE || smp->kind != ISR_PY_KIND_TIMER)
 		return;
 	for (size_t i = 0; i < timeline__thread_count(s->c->tl); i++) {
@@ -165,7 +168,8 @@ static int gil_finish(void *state, struct rule_ctx *c)
 	if (s->err)
 		return s->err;
 	if (!s->any_gil_events)
-		return findings__not_judged(c->out, "gil_contention", "--gil (GIL waits are measured with uprobes on libpython)");
+		return s->python ? findings__not_judged(c->out, "gil_contention",
+							  "--gil (GIL waits are measured with uprobes on libpython)") : 0;
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
 		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0, best = 0;
@@ -297,8 +301,8 @@ static int cpu_finish(void *state, struct rule_ctx *c)
 		err |= finding__say(f, ".");
 		err |= finding__suggest(f, "Give the job CPUs of its own (taskset, a cgroup cpuset, Kubernetes guaranteed "
 					   "QoS), lower the priority of what competes (nice), or run fewer threads "
-					   "(OMP_NUM_THREADS, torch.set_num_threads, DataLoader num_workers) so the launching "
-					   "thread is not queued.");
+					   "(OMP_NUM_THREADS, torch.set_num_threads, DataLoader num_workers) so the thread is "
+					   "not queued.");
 		if (err)
 			return -ENOMEM;
 	}

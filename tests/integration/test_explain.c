@@ -210,6 +210,8 @@ static void test_cpu_contention_names_the_competitor(void **state)
 	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "taskset", "-c", "0", WORKLOAD, "run", "2",
 			 NULL };
 	json_t *f, *who;
+	bool named = false;
+	size_t i;
 
 	if (access("/usr/bin/taskset", X_OK))
 		skip();
@@ -219,9 +221,13 @@ static void test_cpu_contention_names_the_competitor(void **state)
 	c->report = th_report(c->f.isr);
 	f = finding(c->report, "cpu_contention");
 	expect_in_summary(f, "`runner`");
-	who = json_array_get(json_object_get(json_object_get(f, "evidence"), "ran_instead"), 0);
-	assert_non_null(who);
-	assert_int_equal((pid_t)th_num(who, "pid"), c->spawned);
+	/* the competitor among the tasks that had the CPU (a loaded machine
+	 * has others too) */
+	json_array_foreach(json_object_get(json_object_get(f, "evidence"), "ran_instead"), i, who)
+		named |= (pid_t)th_num(who, "pid") == c->spawned;
+	if (!named)
+		print_findings(c->report);
+	assert_true(named);
 }
 
 int main(void)
