@@ -15,7 +15,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+#include <jansson.h>
+
 #include "analysis.h"
+#include "report.h"
 #include "rules.h"
 
 #define MS 1000000ULL
@@ -574,6 +579,100 @@ static void test_rules_documented(void **state)
 	assert_int_equal(documented, explain__rule_count());
 }
 
+/* --- the JSON report against its schema --------------------------------------------------------- */
+
+#define SCHEMA "docs/report-schema.json"
+
+/* Validates the file at path against docs/report-schema.json with Debian's
+ * python3-jsonschema; the exit status of the validator. */
+static int validate(const char *path, bool quiet)
+{
+	char *argv[] = { "/usr/bin/python3", "-c",
+			 "import json, sys, jsonschema\n"
+			 "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))",
+			 (char *)path, SCHEMA, NULL };
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		if (quiet && !freopen("/dev/null", "w", stderr))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* A report with GPU metrics, a GIL finding, Python sites and a memory
+ * finding validates; without its findings it does not. */
+static void test_json_schema(void **state)
+{
+	char path[] = "/tmp/inferscope-schema-XXXXXX";
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+	json_t *root;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	python_stack(b);
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 20; i++) {
+		__u64 t = T0 + (__u64)i * 45 * MS;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 5 * MS - 20 * US, 0);
+		ev_gil(b, t + 5 * MS, PID, LAUNCHER, ISR_GIL_ACQUIRE, 20 * MS);
+		blocked(b, t + 5 * MS + 10 * US, t + 25 * MS - 10 * US, LAUNCHER, PID, OTHER);
+		ev_py_sample(b, t + 15 * MS, PID, OTHER, 1, ISR_PY_KIND_TIMER);
+		ev_py_sample(b, t + 35 * MS, PID, LAUNCHER, 1, ISR_PY_KIND_TIMER);
+	}
+	ev_mem(b, T0 + 100 * MS, PID, ISR_CUDA_FN_cuMemAlloc_v2, 2, 0, 80ULL << 30);
+	a = analyze(b);
+	assert_true(a->ex->findings.n >= 3);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	assert_int_equal(report__write_json(f, a), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(validate(path, false), 0);
+	/* a report without its findings fails: the check can fail */
+	root = json_load_file(path, 0, NULL);
+	assert_non_null(root);
+	json_object_del(root, "findings");
+	assert_int_equal(json_dump_file(root, path, 0), 0);
+	json_decref(root);
+	assert_int_not_equal(validate(path, true), 0);
+	unlink(path);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The schema's list of rule ids is the code's. */
+static void test_schema_rule_ids(void **state)
+{
+	json_t *schema = json_load_file(SCHEMA, 0, NULL), *ids;
+	size_t i;
+
+	(void)state;
+	assert_non_null(schema);
+	ids = json_object_get(json_object_get(json_object_get(json_object_get(json_object_get(json_object_get(
+		schema, "properties"), "findings"), "items"), "properties"), "rule"), "enum");
+	assert_int_equal(json_array_size(ids), explain__rule_count());
+	for (i = 0; i < explain__rule_count(); i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < json_array_size(ids); k++)
+			found |= strcmp(json_string_value(json_array_get(ids, k)), explain__rule_id(i)) == 0;
+		if (!found)
+			fail_msg("rule `%s` is not in %s", explain__rule_id(i), SCHEMA);
+	}
+	json_decref(schema);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -595,6 +694,8 @@ int main(void)
 		cmocka_unit_test(test_cuda_errors),
 		cmocka_unit_test(test_causes_not_double_counted),
 		cmocka_unit_test(test_rules_documented),
+		cmocka_unit_test(test_json_schema),
+		cmocka_unit_test(test_schema_rule_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
