@@ -371,21 +371,14 @@ static int run_round(const struct bench_opts *o, const struct workload *w, bool 
 	} else {
 		__u32 target = (__u32)pid;
 		const char *self[] = { o->self_exe };
-		struct record_opts ro = {
-			.output = rec,
-			.pids = &target,
-			.pid_count = 1,
-			.ringbuf_bytes = RINGBUF_BYTES,
-			.follow_children = true,
-			.faults = true,
+		struct record_config ro = {
+			.targets = { .pids = { target }, .pid_count = 1, .follow_children = true },
+			.output = { .path = rec, .ready_file = ready, .zstd_level = 1 },
+			.tracer = { .ringbuf_bytes = RINGBUF_BYTES, .budget_pct = w->budget_pct },
+			.kernel = { .page_faults = true },
+			.cuda = { .enabled = w->cuda, .libs = { w->cuda ? self[0] : NULL }, .lib_count = w->cuda ? 1 : 0 },
+			.python = { .gil = w->python },
 			.quiet = true,
-			.ready_file = ready,
-			.zstd_level = 1,
-			.cuda = w->cuda,
-			.cuda_libs = w->cuda ? self : NULL,
-			.cuda_lib_count = w->cuda ? 1 : 0,
-			.budget_pct = w->budget_pct,
-			.python = w->python,
 		};
 		struct record_result res;
 

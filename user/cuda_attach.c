@@ -245,6 +245,25 @@ const struct cuda_lib *cuda_libs__resolve(struct cuda_libs *c, const char *path,
 	return lib;
 }
 
+int cuda_libs__resolve_paths(struct cuda_libs *c, const char *const *paths, size_t n, struct cuda_mapping *out,
+			     size_t max, FILE *warn)
+{
+	char err[PATH_MAX + 256];
+	size_t i;
+
+	for (i = 0; i < n && i < max; i++) {
+		out[i].lib = cuda_libs__resolve(c, paths[i], err, sizeof(err));
+		if (!out[i].lib) {
+			int e = -errno;
+
+			fprintf(warn, "inferscope-bpf: --cuda-lib: %s\n", err);
+			return e;
+		}
+		snprintf(out[i].path, sizeof(out[i].path), "%s", paths[i]);
+	}
+	return (int)i;
+}
+
 /* Adds lib reached by path to out unless it is there already. */
 static void mapping_add(struct cuda_mapping *out, size_t max, size_t *n, const struct cuda_lib *lib,
 			const char *path)

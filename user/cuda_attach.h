@@ -68,6 +68,12 @@ void cuda_libs__free(struct cuda_libs *c);
  * none of the functions). */
 const struct cuda_lib *cuda_libs__resolve(struct cuda_libs *c, const char *path, char *err, size_t errlen);
 
+/* Resolves each of the n files at paths (--cuda-lib) into out (at most
+ * max, reached by the path given): how many, or -errno after saying on
+ * warn which one cannot be used and why. */
+int cuda_libs__resolve_paths(struct cuda_libs *c, const char *const *paths, size_t n, struct cuda_mapping *out,
+			     size_t max, FILE *warn);
+
 /* The libcuda files pid maps now (deduplicated), resolved: how many were
  * stored in out (at most max), or -errno when its maps cannot be read
  * (-ESRCH: it is gone). A mapped file that cannot be resolved is reported

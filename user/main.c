@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "config.h"
 #include "recorder.h"
-#include "py_stack.h"
 #include "analyze.h"
 #include "bench.h"
 #include "events.h"
@@ -22,8 +22,6 @@
 
 const char *argp_program_version = "inferscope-bpf " ISR_VERSION;
 
-#define DEFAULT_RINGBUF_MIB 32
-#define MAX_PIDS ISR_MAX_TARGETS
 
 enum {
 	OPT_RINGBUF = 1000,
@@ -47,30 +45,18 @@ enum {
 	OPT_PY_LAUNCH_EVERY,
 };
 
-#define MAX_CUDA_LIBS 8
-
-struct env {
+/* The command line: the recording's configuration, and what the CLI itself
+ * does with it. */
+struct cli {
 	const char *cmd_name;	/* "", "record" or "analyze" */
-	__u32 pids[MAX_PIDS];
-	size_t pid_count;
-	double duration_s;
-	const char *output;
-	const char *input;
-	size_t ringbuf_mib;
-	bool no_follow, no_faults, no_cuda, no_cupti, no_inject, gpu, gil, list_probes, verbose, quiet, legacy_uprobes;
-	double budget_pct;	/* 0: no budget */
-	const char *cupti_bridge;
-	unsigned int py_stacks_hz;	/* 0: --no-py-stacks */
-	unsigned int py_launch_every;
-	const char *cuda_libs[MAX_CUDA_LIBS];
-	size_t cuda_lib_count;
-	const char *ready_file;
+	const char *input;	/* analyze FILE */
+	const char *output;	/* -o: the recording (record, -p/--), the report (analyze) */
 	enum report_format format;
-	int zstd_level;
-	char **command;
+	bool list_probes;
+	struct record_config rec;
 };
 
-static int parse_pids(const char *arg, struct env *env, struct argp_state *state)
+static int parse_pids(const char *arg, struct record_config *rec, struct argp_state *state)
 {
 	const char *p = arg;
 
@@ -84,11 +70,11 @@ static int parse_pids(const char *arg, struct env *env, struct argp_state *state
 			argp_error(state, "-p: '%s' is not a list of process ids (expected PID[,PID...])", arg);
 			return EINVAL;
 		}
-		if (env->pid_count == MAX_PIDS) {
-			argp_error(state, "-p: at most %d pids", MAX_PIDS);
+		if (rec->targets.pid_count == CONFIG_MAX_PIDS) {
+			argp_error(state, "-p: at most %d pids", CONFIG_MAX_PIDS);
 			return EINVAL;
 		}
-		env->pids[env->pid_count++] = (__u32)v;
+		rec->targets.pids[rec->targets.pid_count++] = (__u32)v;
 		p = *end ? end + 1 : end;
 	}
 	return 0;
@@ -96,26 +82,31 @@ static int parse_pids(const char *arg, struct env *env, struct argp_state *state
 
 static error_t parse_common(int key, char *arg, struct argp_state *state)
 {
-	struct env *env = state->input;
+	struct cli *cli = state->input;
+	struct record_config *rec = &cli->rec;
 	char *end;
 
 	switch (key) {
 	case 'p':
-		return parse_pids(arg, env, state);
-	case 'd':
+		return parse_pids(arg, rec, state);
+	case 'd': {
+		double s;
+
 		errno = 0;
-		env->duration_s = strtod(arg, &end);
-		if (errno || end == arg || *end || !(env->duration_s > 0) || env->duration_s > 1e7)
+		s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(s > 0) || s > 1e7)
 			argp_error(state, "-d: '%s' is not a duration in seconds (e.g. 10 or 2.5)", arg);
+		rec->targets.duration_ns = (__u64)(s * 1e9);
 		return 0;
+	}
 	case 'o':
-		env->output = arg;
+		cli->output = arg;
 		return 0;
 	case 'v':
-		env->verbose = true;
+		rec->verbose = true;
 		return 0;
 	case 'q':
-		env->quiet = true;
+		rec->quiet = true;
 		return 0;
 	case OPT_RINGBUF: {
 		unsigned long long v;
@@ -125,59 +116,59 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		if (errno || end == arg || *end || v == 0 || v > 4096 || (v & (v - 1)))
 			argp_error(state, "--ringbuf-size: '%s' is not a power of two between 1 and 4096 (MiB)",
 				   arg);
-		env->ringbuf_mib = (size_t)v;
+		rec->tracer.ringbuf_bytes = (size_t)v << 20;
 		return 0;
 	}
 	case OPT_NO_FOLLOW:
-		env->no_follow = true;
+		rec->targets.follow_children = false;
 		return 0;
 	case OPT_NO_FAULTS:
-		env->no_faults = true;
+		rec->kernel.page_faults = false;
 		return 0;
 	case OPT_NO_CUDA:
-		env->no_cuda = true;
+		rec->cuda.enabled = false;
 		return 0;
 	case OPT_GIL:
-		env->gil = true;
+		rec->python.gil = true;
 		return 0;
 	case OPT_BUDGET:
 		if (!strcmp(arg, "off")) {
-			env->budget_pct = 0;
+			rec->tracer.budget_pct = 0;
 			return 0;
 		}
 		errno = 0;
-		env->budget_pct = strtod(arg, &end);
-		if (errno || end == arg || *end || !(env->budget_pct > 0) || env->budget_pct > 100)
+		rec->tracer.budget_pct = strtod(arg, &end);
+		if (errno || end == arg || *end || !(rec->tracer.budget_pct > 0) || rec->tracer.budget_pct > 100)
 			argp_error(state, "--budget: '%s' is not a percentage in (0, 100] or 'off'", arg);
 		return 0;
 	case OPT_LEGACY_UPROBES:
-		env->legacy_uprobes = true;
+		rec->tracer.legacy_uprobes = true;
 		return 0;
 	case OPT_GPU:
-		env->gpu = true;
+		rec->gpu.load_bridge = true;
 		return 0;
 	case OPT_NO_INJECT:
-		env->no_inject = true;
+		rec->gpu.inject = false;
 		return 0;
 	case OPT_NO_CUPTI:
-		env->no_cupti = true;
+		rec->gpu.cupti = false;
 		return 0;
 	case OPT_CUPTI_BRIDGE:
-		env->cupti_bridge = arg;
+		rec->gpu.bridge_path = arg;
 		return 0;
 	case OPT_PY_STACKS: {
-		unsigned long v = PY_STACKS_DEFAULT_HZ;
+		unsigned long v = DEFAULT_PY_STACKS_HZ;
 
 		errno = 0;
 		if (arg)
 			v = strtoul(arg, &end, 10);
 		if (arg && (errno || end == arg || *end || v < 1 || v > 10000))
 			argp_error(state, "--py-stacks: '%s' is not a rate from 1 to 10000 (samples per second)", arg);
-		env->py_stacks_hz = (unsigned int)v;
+		rec->python.stacks_hz = (unsigned int)v;
 		return 0;
 	}
 	case OPT_NO_PY_STACKS:
-		env->py_stacks_hz = 0;
+		rec->python.stacks_hz = 0;
 		return 0;
 	case OPT_PY_LAUNCH_EVERY: {
 		unsigned long v;
@@ -186,19 +177,19 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		v = strtoul(arg, &end, 10);
 		if (errno || end == arg || *end || v > 1000000)
 			argp_error(state, "--py-launch-every: '%s' is not a count from 0 (never) to 1000000", arg);
-		env->py_launch_every = (unsigned int)v;
+		rec->python.launch_every = (unsigned int)v;
 		return 0;
 	}
 	case OPT_LIST_PROBES:
-		env->list_probes = true;
+		cli->list_probes = true;
 		return 0;
 	case OPT_CUDA_LIB:
-		if (env->cuda_lib_count == MAX_CUDA_LIBS)
-			argp_error(state, "--cuda-lib: at most %d libraries", MAX_CUDA_LIBS);
-		env->cuda_libs[env->cuda_lib_count++] = arg;
+		if (rec->cuda.lib_count == CONFIG_MAX_CUDA_LIBS)
+			argp_error(state, "--cuda-lib: at most %d libraries", CONFIG_MAX_CUDA_LIBS);
+		rec->cuda.libs[rec->cuda.lib_count++] = arg;
 		return 0;
 	case OPT_READY_FILE:
-		env->ready_file = arg;
+		rec->output.ready_file = arg;
 		return 0;
 	case OPT_ZSTD_LEVEL: {
 		long v;
@@ -207,24 +198,24 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		v = strtol(arg, &end, 10);
 		if (errno || end == arg || *end || v < 0 || v > 19)
 			argp_error(state, "--compress-level: '%s' is not a level from 0 (none) to 19", arg);
-		env->zstd_level = (int)v;
+		rec->output.zstd_level = (int)v;
 		return 0;
 	}
 	case OPT_FORMAT:
 		if (strcmp(arg, "md") == 0 || strcmp(arg, "markdown") == 0)
-			env->format = REPORT_MD;
+			cli->format = REPORT_MD;
 		else if (strcmp(arg, "json") == 0)
-			env->format = REPORT_JSON;
+			cli->format = REPORT_JSON;
 		else
 			argp_error(state, "--format: '%s' is not one of md, json", arg);
 		return 0;
 	case ARGP_KEY_ARG:
-		if (strcmp(env->cmd_name, "analyze") == 0 && !env->input) {
-			env->input = arg;
+		if (strcmp(cli->cmd_name, "analyze") == 0 && !cli->input) {
+			cli->input = arg;
 			return 0;
 		}
 		argp_error(state, "unexpected argument '%s'%s", arg,
-			   strcmp(env->cmd_name, "analyze") ? " (put the command to launch after --)" : "");
+			   strcmp(cli->cmd_name, "analyze") ? " (put the command to launch after --)" : "");
 		return EINVAL;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -385,67 +376,43 @@ static const struct argp record_argp = {
 static const struct argp analyze_argp = { analyze_options, parse_common, "FILE",
 					  "Analyze a recording and print the report.", NULL, NULL, NULL };
 
-static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
+static int do_record(struct cli *cli, int argc, char **argv, bool then_analyze)
 {
-	struct record_opts o = {
-		.output = env->output,
-		.duration_ns = (__u64)(env->duration_s * 1e9),
-		.pids = env->pids,
-		.pid_count = env->pid_count,
-		.command = env->command,
-		.ringbuf_bytes = (env->ringbuf_mib ? env->ringbuf_mib : DEFAULT_RINGBUF_MIB) << 20,
-		.follow_children = !env->no_follow,
-		.faults = !env->no_faults,
-		.cuda = !env->no_cuda,
-		.cuda_libs = env->cuda_libs,
-		.cuda_lib_count = env->cuda_lib_count,
-		.python = env->gil,
-		.budget_pct = env->budget_pct,
-		.legacy_uprobes = env->legacy_uprobes,
-		.gpu = !env->no_cupti,
-		.gpu_start = env->gpu && !env->no_cupti,
-		.inject = !env->no_inject,
-		.cupti_bridge = env->cupti_bridge,
-		.py_stacks_hz = env->py_stacks_hz,
-		.py_launch_every = env->py_launch_every,
-		.verbose = env->verbose,
-		.quiet = env->quiet,
-		.ready_file = env->ready_file,
-		.zstd_level = env->zstd_level,
-		.argc = argc,
-		.argv = argv,
-	};
+	struct record_config *o = &cli->rec;
 	struct record_result res;
-	char default_out[64];
+	static char default_out[64];
 	int e;
 
-	if (env->list_probes) {
-		if (env->no_cuda && !env->gil) {
+	o->output.path = cli->output;
+	o->output.argc = argc;
+	o->output.argv = argv;
+	if (cli->list_probes) {
+		if (!o->cuda.enabled && !o->python.gil) {
 			fprintf(stderr, "inferscope-bpf: --list-probes lists CUDA and Python probes: drop --no-cuda or "
 					"add --gil\n");
 			return 2;
 		}
-		if (!env->pid_count && !env->command && !env->cuda_lib_count) {
+		if (!o->targets.pid_count && !o->targets.command && !o->cuda.lib_count) {
 			fprintf(stderr, "inferscope-bpf: --list-probes: give -p PID, --cuda-lib PATH or a command "
 					"after --\n");
 			return 2;
 		}
-		return record__list_probes(&o) ? 1 : 0;
+		return record__list_probes(o) ? 1 : 0;
 	}
-	if (!env->pid_count && !env->command) {
+	if (!o->targets.pid_count && !o->targets.command) {
 		fprintf(stderr, "inferscope-bpf: nothing to trace: give -p PID or a command after --\n"
 				"Try 'inferscope-bpf --help'.\n");
 		return 2;
 	}
-	if (!o.output) {
+	if (!o->output.path) {
 		time_t now = time(NULL);
 		struct tm tm;
 
 		localtime_r(&now, &tm);
 		strftime(default_out, sizeof(default_out), "inferscope-%Y%m%d-%H%M%S.isr", &tm);
-		o.output = default_out;
+		o->output.path = default_out;
 	}
-	e = record__run(&o, &res);
+	e = record__run(o, &res);
 	/* A command that died of a signal it was not sent by us: say so (the
 	 * recording holds what it did until then). */
 	if (res.command_exited && !res.command_stopped && WIFSIGNALED(res.command_status))
@@ -454,10 +421,10 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 	if (e && res.stop_reason != ISR_STOP_WRITE_ERROR)
 		return 1;
 	if (then_analyze) {
-		if (!env->quiet)
+		if (!o->quiet)
 			fprintf(stderr, "inferscope-bpf: analyze it again with: inferscope-bpf analyze %s\n\n",
-				o.output);
-		if (analyze__run(o.output, env->format, NULL))
+				o->output.path);
+		if (analyze__run(o->output.path, cli->format, NULL))
 			return 1;
 	}
 	return e ? 1 : 0;
@@ -465,21 +432,18 @@ static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 
 int main(int argc, char **argv)
 {
-	static struct env env;
+	static struct cli cli;
 	const struct argp *argp = &main_argp;
 	int sub = 0, nargs = argc, i;
 
-	env.cmd_name = "";
-	env.zstd_level = 1;
-	env.budget_pct = 1.0;
-	env.py_stacks_hz = PY_STACKS_DEFAULT_HZ;
-	env.py_launch_every = PY_LAUNCH_EVERY_DEFAULT;
+	cli.cmd_name = "";
+	record_config__defaults(&cli.rec);
 	/* Everything after "--" is the command to launch, untouched by argp. */
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			nargs = i;
 			if (i + 1 < argc)
-				env.command = &argv[i + 1];
+				cli.rec.targets.command = &argv[i + 1];
 			else {
 				fprintf(stderr, "inferscope-bpf: no command after --\n");
 				return 2;
@@ -491,35 +455,35 @@ int main(int argc, char **argv)
 		return do_bench(argc - 1, argv + 1);
 	if (nargs > 1 && strcmp(argv[1], "record") == 0) {
 		argp = &record_argp;
-		env.cmd_name = "record";
+		cli.cmd_name = "record";
 		sub = 1;
 	} else if (nargs > 1 && strcmp(argv[1], "analyze") == 0) {
 		argp = &analyze_argp;
-		env.cmd_name = "analyze";
+		cli.cmd_name = "analyze";
 		sub = 1;
 	}
 	/* argp names the program after argv[0]; for a subcommand, after
 	 * "inferscope-bpf record". */
-	if (argp_parse(argp, nargs - sub, argv + sub, 0, NULL, &env))
+	if (argp_parse(argp, nargs - sub, argv + sub, 0, NULL, &cli))
 		return 2;
 
-	if (strcmp(env.cmd_name, "analyze") == 0) {
-		if (!env.input) {
+	if (strcmp(cli.cmd_name, "analyze") == 0) {
+		if (!cli.input) {
 			fprintf(stderr, "inferscope-bpf analyze: give the recording to analyze\n");
 			return 2;
 		}
-		if (env.command) {
+		if (cli.rec.targets.command) {
 			fprintf(stderr, "inferscope-bpf analyze: takes no command\n");
 			return 2;
 		}
-		return analyze__run(env.input, env.format, env.output) ? 1 : 0;
+		return analyze__run(cli.input, cli.format, cli.output) ? 1 : 0;
 	}
-	if (strcmp(env.cmd_name, "record") == 0) {
-		if (!env.output && !env.list_probes) {
+	if (strcmp(cli.cmd_name, "record") == 0) {
+		if (!cli.output && !cli.list_probes) {
 			fprintf(stderr, "inferscope-bpf record: give the output file with -o FILE\n");
 			return 2;
 		}
-		return do_record(&env, argc, argv, false);
+		return do_record(&cli, argc, argv, false);
 	}
-	return do_record(&env, argc, argv, true);
+	return do_record(&cli, argc, argv, true);
 }

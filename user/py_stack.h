@@ -21,9 +21,6 @@
 #include "events.h"
 #include "python_attach.h"
 
-#define PY_STACKS_DEFAULT_HZ	99
-#define PY_LAUNCH_EVERY_DEFAULT	64	/* CUDA launches per Python stack, per CPU */
-
 struct py_stacks;
 
 struct py_stacks *py_stacks__new(void);

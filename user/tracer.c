@@ -14,16 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tracer.h"
-#include "clock.h"
 #include "sched.skel.h"
-#include "faults.skel.h"
-#include "cuda.skel.h"
-#include "python.skel.h"
-#include "pystack.skel.h"
-#include "selfprobe.h"
-#include "cupti.skel.h"
-
-#define MAX_CPUS 1024
 
 /*
  * BPF_LINK_CREATE of a uprobe_multi link (Linux 6.6): every site of one
@@ -60,12 +51,14 @@ struct probe_group {
 	int fd;			/* the link, -1 while not attached */
 };
 
-#define MAX_GROUPS 4	/* programs per library: cuda_hot, cuda_enter, cuda_ret; 3 for Python */
+#define MAX_GROUPS 4	/* programs per file: cuda_hot, cuda_enter, cuda_ret; 3 for Python */
+#define MAX_SITES 256	/* probe sites per file */
+#define MAX_SHARED 8	/* objects whose maps later objects share */
 
-/* The CUDA, Python or GPU-bridge probes of one file in one process. */
+/* The probes of one file in one process: uprobes, or USDT links. */
 struct uprobe_attachment {
 	const char *what;	/* "libcuda", "libpython", "cupti bridge" */
-	bool gpu;		/* the CUPTI bridge: links[0] gpu_batch, links[1] the flush request */
+	bool usdt;		/* USDT links (perf-event uprobes), released first */
 	__u32 pid;
 	dev_t dev;
 	ino_t ino;
@@ -79,27 +72,23 @@ struct uprobe_attachment {
 	unsigned int ngroups;
 };
 
+/* Maps of names that objects loaded later reuse. */
+struct shared_maps {
+	struct bpf_object *obj;
+	const char *const *names;
+	size_t n;
+};
+
 struct tracer {
-	struct sched_bpf *sched;
-	struct faults_bpf *faults;
-	struct cuda_bpf *cuda;
-	struct python_bpf *python;
-	struct cupti_bpf *cupti;
-	struct pystack_bpf *pystack;
-	struct bpf_link **sample_links;	/* one CPU-clock perf event per CPU */
-	int nr_sample_cpus;
-	unsigned int py_stacks_hz;
-	struct uprobe_attachment *att;	/* CUDA and Python probes, by process and file */
+	struct sched_bpf *sched;	/* owns the maps every object shares */
+	struct shared_maps shared[MAX_SHARED];
+	size_t nshared;
+	struct uprobe_attachment *att;	/* uprobes and USDT links, by process and file */
 	size_t att_count, att_cap;
 	struct ring_buffer *rb;
 	tracer_event_fn fn;
 	void *ctx;
-	int nr_cpus;
-	struct bpf_link **links; /* 2 per CPU (minor, major); a link owns its perf fd */
-	struct bpf_link *fault_entry_link;
 	bool verbose;
-	bool faults_attached;
-	int nr_fault_cpus;
 	__u32 discard_pid;	/* events of this process are not handed on */
 	bool multi;		/* uprobes as uprobe_multi links */
 	bool hot_on;		/* the hot-path CUDA probes are attached */
@@ -133,59 +122,51 @@ static int on_event(void *ctx, void *data, size_t size)
 	return t->fn(t->ctx, data, size);
 }
 
-/* A later object reuses the maps that the first one created. */
-static int reuse_shared_maps(struct bpf_object *obj, struct sched_bpf *first)
+/* The maps of obj named as one of the shared ones become those. */
+static int reuse_maps(struct bpf_object *obj, const struct shared_maps *src)
 {
-	static const char *const names[] = { "targets", "events", "critical", "drops" };
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, names[i]);
-		struct bpf_map *src = bpf_object__find_map_by_name(first->obj, names[i]);
-
-		if (!m || !src)
-			return -ENOENT;
-		err = bpf_map__reuse_fd(m, bpf_map__fd(src));
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* The stack walker's maps (bpf/py_stack.bpf.h), in the object that has
- * them, are the ones the stack sampler created. */
-static int reuse_py_maps(struct bpf_object *obj, struct pystack_bpf *sampler)
-{
-	static const char *const names[] = { "py_procs", "py_tstates", "py_scratch" };
-	size_t i;
-	int err;
-
-	if (!sampler)
-		return 0;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, names[i]);
-		struct bpf_map *src = bpf_object__find_map_by_name(sampler->obj, names[i]);
+	for (i = 0; i < src->n; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, src->names[i]);
+		struct bpf_map *from = bpf_object__find_map_by_name(src->obj, src->names[i]);
 
 		if (!m)
 			continue;
-		if (!src)
+		if (!from)
 			return -ENOENT;
-		err = bpf_map__reuse_fd(m, bpf_map__fd(src));
+		err = bpf_map__reuse_fd(m, bpf_map__fd(from));
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-/* Every object after the first: share its maps, then load it. */
-static int load_shared(struct bpf_object_skeleton *skel, struct sched_bpf *first, struct pystack_bpf *sampler,
-		       const char *what, const char *off_option, bool verbose, char *err, size_t errlen)
+int tracer__share_maps(struct tracer *t, struct bpf_object *obj, const char *const *names, size_t n)
 {
-	int e = reuse_shared_maps(*skel->obj, first);
+	if (t->nshared == MAX_SHARED)
+		return -E2BIG;
+	t->shared[t->nshared].obj = obj;
+	t->shared[t->nshared].names = names;
+	t->shared[t->nshared].n = n;
+	t->nshared++;
+	return 0;
+}
 
-	e = e ?: reuse_py_maps(*skel->obj, sampler);
+int tracer__load(struct tracer *t, struct bpf_object_skeleton *skel, const char *what, const char *off_option,
+		 char *err, size_t errlen)
+{
+	size_t i;
+	int e = 0;
 
+	if (!skel) {
+		e = -(errno ?: ENOMEM);
+		set_err(err, errlen, "cannot open the %s BPF object: %s", what, strerror(-e));
+		return e;
+	}
+	for (i = 0; i < t->nshared && !e; i++)
+		e = reuse_maps(*skel->obj, &t->shared[i]);
 	if (e) {
 		set_err(err, errlen, "cannot share maps with the %s BPF object: %s", what, strerror(-e));
 		return e;
@@ -193,7 +174,7 @@ static int load_shared(struct bpf_object_skeleton *skel, struct sched_bpf *first
 	e = bpf_object__load_skeleton(skel);
 	if (e)
 		set_err(err, errlen, "cannot load the %s BPF programs: %s (%s traces without them)%s", what,
-			strerror(-e), off_option, verbose ? "" : " (rerun with -v for the verifier's log)");
+			strerror(-e), off_option, t->verbose ? "" : " (rerun with -v for the verifier's log)");
 	return e;
 }
 
@@ -232,30 +213,29 @@ static bool probe_uprobe_multi(void)
 	return ok;
 }
 
+bool tracer__uprobe_multi(const struct tracer *t)
+{
+	return t->multi;
+}
+
 /* Every uprobe program of obj becomes a uprobe_multi program. */
-static void use_uprobe_multi(struct bpf_object *obj)
+void tracer__use_uprobe_multi(const struct tracer *t, struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 
+	if (!t->multi)
+		return;
 	bpf_object__for_each_program(prog, obj)
 		bpf_program__set_expected_attach_type(prog, ATTACH_UPROBE_MULTI);
 }
 
-static int open_failed(const char *what, char *err, size_t errlen)
+struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn, void *ctx, char *err, size_t errlen)
 {
-	int e = -errno;
-
-	set_err(err, errlen, "cannot open the %s BPF object: %s", what, strerror(-e));
-	return e;
-}
-
-struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, void *ctx,
-			    char *err, size_t errlen)
-{
+	static const char *const core_maps[] = { "targets", "events", "critical", "drops" };
 	struct tracer *t;
 	int e;
 
-	verbose_log = opts->verbose;
+	verbose_log = cfg->verbose;
 	libbpf_set_print(libbpf_print);
 
 	t = calloc(1, sizeof(*t));
@@ -266,9 +246,9 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 	}
 	t->fn = fn;
 	t->ctx = ctx;
-	t->verbose = opts->verbose;
+	t->verbose = cfg->verbose;
 	t->hot_on = true;
-	t->multi = (opts->cuda || opts->python) && !opts->legacy_uprobes && probe_uprobe_multi();
+	t->multi = !cfg->tracer.legacy_uprobes && probe_uprobe_multi();
 
 	t->sched = sched_bpf__open();
 	if (!t->sched) {
@@ -276,68 +256,20 @@ struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, 
 		set_err(err, errlen, "cannot open the scheduler BPF object: %s", strerror(-e));
 		goto fail;
 	}
-	e = bpf_map__set_max_entries(t->sched->maps.events, opts->ringbuf_bytes);
+	e = bpf_map__set_max_entries(t->sched->maps.events, cfg->tracer.ringbuf_bytes);
 	if (e) {
 		set_err(err, errlen, "ring-buffer size %zu rejected: %s (use a power of two of at least 4096)",
-			opts->ringbuf_bytes, strerror(-e));
+			cfg->tracer.ringbuf_bytes, strerror(-e));
 		goto fail;
 	}
-	t->sched->rodata->follow_children = opts->follow_children;
+	t->sched->rodata->follow_children = cfg->targets.follow_children;
 	e = sched_bpf__load(t->sched);
 	if (e) {
 		set_err(err, errlen, "cannot load the scheduler BPF programs: %s%s", strerror(-e),
-			opts->verbose ? "" : " (rerun with -v for the verifier's log)");
+			cfg->verbose ? "" : " (rerun with -v for the verifier's log)");
 		goto fail;
 	}
-
-	if (opts->py_stacks_hz) {
-		t->py_stacks_hz = opts->py_stacks_hz;
-		t->pystack = pystack_bpf__open();
-		e = t->pystack ? load_shared(t->pystack->skeleton, t->sched, NULL, "Python stack", "--no-py-stacks",
-					     opts->verbose, err, errlen) :
-				 open_failed("Python stack", err, errlen);
-		if (e)
-			goto fail;
-	}
-	if (opts->faults) {
-		t->faults = faults_bpf__open();
-		e = t->faults ? load_shared(t->faults->skeleton, t->sched, NULL, "page-fault", "--no-faults", opts->verbose,
-					    err, errlen) :
-				open_failed("page-fault", err, errlen);
-		if (e)
-			goto fail;
-	}
-	if (opts->cuda) {
-		t->cuda = cuda_bpf__open();
-		if (t->cuda && t->multi)
-			use_uprobe_multi(t->cuda->obj);
-		if (t->cuda && t->pystack)
-			t->cuda->rodata->py_launch_every = opts->py_launch_every;
-		e = t->cuda ? load_shared(t->cuda->skeleton, t->sched, t->pystack, "CUDA", "--no-cuda", opts->verbose,
-					  err, errlen) :
-			      open_failed("CUDA", err, errlen);
-		if (e)
-			goto fail;
-	}
-	if (opts->python) {
-		t->python = python_bpf__open();
-		if (t->python && t->multi)
-			use_uprobe_multi(t->python->obj);
-		e = t->python ? load_shared(t->python->skeleton, t->sched, NULL, "Python", "--gil", opts->verbose, err,
-					    errlen) :
-				open_failed("Python", err, errlen);
-		if (e)
-			goto fail;
-	}
-
-	if (opts->gpu) {
-		t->cupti = cupti_bpf__open();
-		e = t->cupti ? load_shared(t->cupti->skeleton, t->sched, NULL, "GPU activity (CUPTI bridge)", "--no-cupti",
-					   opts->verbose, err, errlen) :
-			       open_failed("GPU activity (CUPTI bridge)", err, errlen);
-		if (e)
-			goto fail;
-	}
+	tracer__share_maps(t, t->sched->obj, core_maps, sizeof(core_maps) / sizeof(core_maps[0]));
 
 	t->rb = ring_buffer__new(bpf_map__fd(t->sched->maps.events), on_event, t, NULL);
 	if (!t->rb) {
@@ -373,149 +305,14 @@ int tracer__remove_target(struct tracer *t, __u32 pid)
 	return 0;
 }
 
-static int open_fault_counter(__u64 config, int cpu)
-{
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.size = sizeof(attr);
-	attr.config = config;
-	attr.sample_period = 1;
-	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-static int attach_faults(struct tracer *t, char *err, size_t errlen)
-{
-	int cpu, i, e;
-
-	t->nr_cpus = libbpf_num_possible_cpus();
-	if (t->nr_cpus <= 0 || t->nr_cpus > MAX_CPUS) {
-		set_err(err, errlen, "cannot count the CPUs: %s", strerror(t->nr_cpus < 0 ? -t->nr_cpus : EINVAL));
-		return t->nr_cpus < 0 ? t->nr_cpus : -EINVAL;
-	}
-	t->links = calloc(2 * t->nr_cpus, sizeof(*t->links));
-	if (!t->links) {
-		set_err(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-
-	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
-		for (i = 0; i < 2; i++) {
-			struct bpf_program *prog = i ? t->faults->progs.handle_fault_major :
-						       t->faults->progs.handle_fault_minor;
-			int fd = open_fault_counter(i ? PERF_COUNT_SW_PAGE_FAULTS_MAJ :
-							PERF_COUNT_SW_PAGE_FAULTS_MIN, cpu);
-
-			if (fd < 0) {
-				if (errno == ENODEV)	/* CPU offline */
-					continue;
-				e = -errno;
-				set_err(err, errlen, "cannot open the page-fault perf event on CPU %d: %s",
-					cpu, strerror(-e));
-				return e;
-			}
-			t->links[2 * cpu + i] = bpf_program__attach_perf_event(prog, fd);
-			if (!t->links[2 * cpu + i]) {
-				e = -errno;
-				close(fd);
-				set_err(err, errlen, "cannot attach to the page-fault perf event on CPU %d: %s",
-					cpu, strerror(-e));
-				return e;
-			}
-		}
-		t->nr_fault_cpus++;
-	}
-	t->fault_entry_link = bpf_program__attach(t->faults->progs.handle_page_fault_user);
-	if (!t->fault_entry_link) {
-		e = -errno;
-		set_err(err, errlen, "cannot attach to the page_fault_user tracepoint: %s", strerror(-e));
-		return e;
-	}
-	t->faults_attached = true;
-	return 0;
-}
-
-/* One CPU-clock perf event per CPU, sampling every 1/hz s of CPU time,
- * each running py_sample. */
-static int attach_sampler(struct tracer *t, char *err, size_t errlen)
-{
-	int ncpu = libbpf_num_possible_cpus(), cpu, e;
-
-	if (ncpu <= 0 || ncpu > MAX_CPUS) {
-		set_err(err, errlen, "cannot count the CPUs: %s", strerror(ncpu < 0 ? -ncpu : EINVAL));
-		return ncpu < 0 ? ncpu : -EINVAL;
-	}
-	t->sample_links = calloc(ncpu, sizeof(*t->sample_links));
-	if (!t->sample_links) {
-		set_err(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	t->nr_sample_cpus = ncpu;
-	for (cpu = 0; cpu < ncpu; cpu++) {
-		struct perf_event_attr attr;
-		int fd;
-
-		memset(&attr, 0, sizeof(attr));
-		attr.type = PERF_TYPE_SOFTWARE;
-		attr.size = sizeof(attr);
-		attr.config = PERF_COUNT_SW_CPU_CLOCK;
-		attr.sample_period = 1000000000ULL / t->py_stacks_hz;
-		fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ENODEV)	/* CPU offline */
-				continue;
-			e = -errno;
-			set_err(err, errlen, "cannot open the CPU-clock perf event on CPU %d for Python stacks: %s "
-				"(--no-py-stacks records without them)", cpu, strerror(-e));
-			return e;
-		}
-		t->sample_links[cpu] = bpf_program__attach_perf_event(t->pystack->progs.py_sample, fd);
-		if (!t->sample_links[cpu]) {
-			e = -errno;
-			close(fd);
-			set_err(err, errlen, "cannot attach the Python stack sampler on CPU %d: %s", cpu, strerror(-e));
-			return e;
-		}
-	}
-	return 0;
-}
-
 int tracer__attach(struct tracer *t, char *err, size_t errlen)
 {
 	int e;
 
 	e = sched_bpf__attach(t->sched);
-	if (e) {
+	if (e)
 		set_err(err, errlen, "cannot attach the scheduler tracepoints: %s", strerror(-e));
-		return e;
-	}
-	if (t->pystack) {
-		e = attach_sampler(t, err, errlen);
-		if (e)
-			return e;
-	}
-	if (t->faults)
-		return attach_faults(t, err, errlen);
-	return 0;
-}
-
-int tracer__set_py_layout(struct tracer *t, __u32 pid, const struct isr_py_layout *l)
-{
-	if (!t->pystack)
-		return -ENOENT;
-	if (bpf_map_update_elem(bpf_map__fd(t->pystack->maps.py_procs), &pid, l, BPF_ANY))
-		return -errno;
-	return 0;
-}
-
-int tracer__clear_py_layout(struct tracer *t, __u32 pid)
-{
-	if (!t->pystack)
-		return 0;
-	if (bpf_map_delete_elem(bpf_map__fd(t->pystack->maps.py_procs), &pid) && errno != ENOENT)
-		return -errno;
-	return 0;
+	return e;
 }
 
 static int group_attach(struct probe_group *g, __u32 pid, const char *path)
@@ -604,9 +401,11 @@ static int attachment_begin(struct tracer *t, struct uprobe_attachment *a, const
 /* Adds prog at site s (its return with ret) to the attachment being built:
  * attached at once as a perf-event uprobe, or queued in the program's
  * uprobe_multi group. On failure says which and releases a. */
-static int attachment_add(struct tracer *t, struct uprobe_attachment *a, struct bpf_program *prog,
-			  const struct cuda_site *s, bool ret, bool hot, char *err, size_t errlen)
+static int attachment_add(struct tracer *t, struct uprobe_attachment *a, const struct uprobe_site *s, char *err,
+			  size_t errlen)
 {
+	struct bpf_program *prog = s->prog;
+	bool ret = s->ret;
 	struct probe_group *g = NULL;
 	unsigned int i;
 	int e;
@@ -640,17 +439,17 @@ static int attachment_add(struct tracer *t, struct uprobe_attachment *a, struct 
 		memset(g, 0, sizeof(*g));
 		g->prog = prog;
 		g->ret = ret;
-		g->hot = hot;
+		g->hot = s->hot;
 		g->fd = -1;
-		g->offsets = calloc(ISR_CUDA_FN_MAX, sizeof(*g->offsets));
-		g->cookies = calloc(ISR_CUDA_FN_MAX, sizeof(*g->cookies));
+		g->offsets = calloc(MAX_SITES, sizeof(*g->offsets));
+		g->cookies = calloc(MAX_SITES, sizeof(*g->cookies));
 		if (!g->offsets || !g->cookies) {
 			set_err(err, errlen, "out of memory");
 			attachment_release(a);
 			return -ENOMEM;
 		}
 	}
-	if (g->n == ISR_CUDA_FN_MAX) {
+	if (g->n == MAX_SITES) {
 		set_err(err, errlen, "too many probe sites for %s", a->path);
 		attachment_release(a);
 		return -E2BIG;
@@ -690,72 +489,22 @@ static int attachment_commit(struct tracer *t, struct uprobe_attachment *a, char
 	return 0;
 }
 
-int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *m, char *err, size_t errlen)
+int tracer__attach_uprobes(struct tracer *t, const char *what, __u32 pid, dev_t dev, ino_t ino, const char *path,
+			   const struct uprobe_site *sites, size_t n, char *err, size_t errlen)
 {
-	const struct cuda_lib *lib = m->lib;
 	struct uprobe_attachment a;
 	size_t i;
 	int e;
 
-	if (!t->cuda) {
-		set_err(err, errlen, "the CUDA probes are not loaded");
-		return -ENOENT;
-	}
-	e = attachment_begin(t, &a, "libcuda", pid, lib->dev, lib->ino, m->path, lib->probes, err, errlen);
-	if (e)
-		return e;
-	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
-		const struct cuda_site *s = &lib->sites[i];
-		bool hot = ISR_CUDA_FAM_ENTRY_ONLY(s->family);
-
-		if (s->kind == CUDA_SITE_ABSENT)
-			continue;
-		/* cuda_hot decodes the entry-only families, cuda_enter and
-		 * cuda_ret the "+ret" ones; the entry program first: a return
-		 * probe needs the entry's record. */
-		e = attachment_add(t, &a, hot ? t->cuda->progs.cuda_hot : t->cuda->progs.cuda_enter, s, false, hot,
-				   err, errlen);
-		if (!e && s->ret)
-			e = attachment_add(t, &a, t->cuda->progs.cuda_ret, s, true, false, err, errlen);
-		if (e)
-			return e;
-	}
-	return attachment_commit(t, &a, err, errlen);
-}
-
-int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *m, char *err, size_t errlen)
-{
-	const struct py_lib *lib = m->lib;
-	struct uprobe_attachment a;
-	int k, ret, e;
-
-	if (!t->python) {
-		set_err(err, errlen, "the Python probes are not loaded");
-		return -ENOENT;
-	}
-	e = attachment_begin(t, &a, "libpython", pid, lib->dev, lib->ino, m->path, lib->probes, err, errlen);
-	if (e)
-		return e;
-	for (k = 0; k < PY_SITES; k++) {
-		const struct cuda_site *s = &lib->sites[k];
-
-		/* The entry program first: the return reads what it kept. */
-		for (ret = 0; ret <= (int)s->ret; ret++) {
-			struct bpf_program *prog = k == PY_SITE_SAVE ? t->python->progs.gil_save_enter :
-						   ret ? t->python->progs.gil_restore_ret :
-							 t->python->progs.gil_restore_enter;
-
-			e = attachment_add(t, &a, prog, s, ret, false, err, errlen);
-			if (e)
-				return e;
-		}
-	}
-	return attachment_commit(t, &a, err, errlen);
+	e = attachment_begin(t, &a, what, pid, dev, ino, path, (unsigned int)n, err, errlen);
+	for (i = 0; !e && i < n; i++)
+		e = attachment_add(t, &a, &sites[i], err, errlen);
+	return e ? e : attachment_commit(t, &a, err, errlen);
 }
 
 bool tracer__can_switch_hot(const struct tracer *t)
 {
-	return t->multi && t->cuda;
+	return t->multi;
 }
 
 int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
@@ -795,142 +544,119 @@ int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
 	return first;
 }
 
-#define COST_CALLS	1001
-#define COST_GAP_NS	20000
+#define MAX_CPUS 1024
 
-static int cmp_double(const void *a, const void *b)
+int tracer__attach_cpu_event(struct bpf_program *prog, __u64 config, __u64 period, const char *what,
+			     const char *off_option, struct cpu_links *l, char *err, size_t errlen)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	int ncpu = libbpf_num_possible_cpus(), cpu, e;
 
-	return x < y ? -1 : x > y;
-}
-
-/* The mean of the first n of v. */
-static double mean_of(const double *v, int n)
-{
-	double sum = 0;
-
-	for (int i = 0; i < n; i++)
-		sum += v[i];
-	return n ? sum / n : 0;
-}
-
-/* ns per call of the executable's own cuLaunchKernel: the mean of
- * COST_CALLS calls timed one by one, each after COST_GAP_NS of other work,
- * as a job's launches come between its own work (a call in a tight loop
- * finds the trap path hot in the caches and costs less: 660 against 690-855
- * ns per hit on an H200 host). A mean, not a median: a job loses the mean,
- * and the slower hits (the trap path partly out of the caches) are part of
- * it; the slowest 10% are left out, where an interrupt or a preemption
- * inside the timing (a busy host) would count as probe cost. */
-static double time_self_launches(double *v)
-{
-	int i;
-
-	for (i = 0; i < COST_CALLS; i++) {
-		__u64 t = clock__mono_ns(), a, b;
-
-		while (clock__mono_ns() - t < COST_GAP_NS)
-			;
-		a = clock__mono_ns();
-		cuLaunchKernel((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
-		b = clock__mono_ns();
-		v[i] = (double)(b - a);
+	memset(l, 0, sizeof(*l));
+	if (ncpu <= 0 || ncpu > MAX_CPUS) {
+		set_err(err, errlen, "cannot count the CPUs: %s", strerror(ncpu < 0 ? -ncpu : EINVAL));
+		return ncpu < 0 ? ncpu : -EINVAL;
 	}
-	qsort(v, COST_CALLS, sizeof(*v), cmp_double);
-	return mean_of(v, COST_CALLS - COST_CALLS / 10);
+	l->links = calloc(ncpu, sizeof(*l->links));
+	if (!l->links) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	l->ncpu = ncpu;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr attr;
+		int fd;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.type = PERF_TYPE_SOFTWARE;
+		attr.size = sizeof(attr);
+		attr.config = config;
+		attr.sample_period = period;
+		fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)	/* CPU offline */
+				continue;
+			e = -errno;
+			set_err(err, errlen, "cannot open the %s perf event on CPU %d: %s (%s records without it)",
+				what, cpu, strerror(-e), off_option);
+			return e;
+		}
+		/* The link owns the perf event's descriptor. */
+		l->links[cpu] = bpf_program__attach_perf_event(prog, fd);
+		if (!l->links[cpu]) {
+			e = -errno;
+			close(fd);
+			set_err(err, errlen, "cannot attach to the %s perf event on CPU %d: %s (%s records without it)",
+				what, cpu, strerror(-e), off_option);
+			return e;
+		}
+		l->attached++;
+	}
+	return 0;
 }
 
-int tracer__measure_hit_cost(struct tracer *t, double *hit_ns, char *err, size_t errlen)
+void cpu_links__free(struct cpu_links *l)
 {
-	static const char self[] = "/proc/self/exe";
+	int cpu;
+
+	for (cpu = 0; l->links && cpu < l->ncpu; cpu++)
+		bpf_link__destroy(l->links[cpu]);
+	free(l->links);
+	memset(l, 0, sizeof(*l));
+}
+
+int tracer__uprobe_link(struct tracer *t, struct bpf_program *prog, __u32 pid, const char *path, __u64 offset,
+			__u64 cookie)
+{
 	struct probe_group g;
-	const struct cuda_lib *lib;
-	struct cuda_libs *libs;
-	__u32 pid = (__u32)getpid();
-	double probed, plain, *v;
 	int e;
 
-	if (!tracer__can_switch_hot(t)) {
-		set_err(err, errlen, "the hot-path probes cannot be switched on this kernel (no uprobe_multi links)");
+	if (!t->multi)
 		return -EOPNOTSUPP;
-	}
-	v = calloc(COST_CALLS, sizeof(*v));
-	libs = cuda_libs__new();
-	if (!libs || !v) {
-		e = libs ? -ENOMEM : -errno;
-		set_err(err, errlen, "cannot set up the ELF reader: %s", strerror(-e));
-		cuda_libs__free(libs);
-		free(v);
-		return e;
-	}
-	lib = cuda_libs__resolve(libs, self, err, errlen);
-	if (!lib || lib->sites[ISR_CUDA_FN_cuLaunchKernel].kind == CUDA_SITE_ABSENT) {
-		e = lib ? -ENOENT : -errno;
-		if (lib)
-			set_err(err, errlen, "the executable has no cuLaunchKernel of its own to measure");
-		cuda_libs__free(libs);
-		free(v);
-		return e;
-	}
 	memset(&g, 0, sizeof(g));
-	g.prog = t->cuda->progs.cuda_hot;
+	g.prog = prog;
 	g.n = 1;
-	g.offsets = (__u64 *)&lib->sites[ISR_CUDA_FN_cuLaunchKernel].offset;
-	g.cookies = (__u64 *)&lib->sites[ISR_CUDA_FN_cuLaunchKernel].cookie;
+	g.offsets = &offset;
+	g.cookies = &cookie;
 	g.fd = -1;
-	e = tracer__add_target(t, pid);
-	if (!e)
-		e = group_attach(&g, pid, self);
-	if (e) {
-		set_err(err, errlen, "cannot probe the executable's own cuLaunchKernel: %s", strerror(-e));
-	} else {
-		probed = time_self_launches(v);
-		group_detach(&g);
-		plain = time_self_launches(v);
-		*hit_ns = probed > plain ? probed - plain : 0;
-	}
-	tracer__remove_target(t, pid);
-	/* Its events are no target's. */
+	e = group_attach(&g, pid, path);
+	return e ? e : g.fd;
+}
+
+void tracer__discard(struct tracer *t, __u32 pid)
+{
 	t->discard_pid = pid;
 	ring_buffer__consume(t->rb);
 	t->discard_pid = 0;
-	cuda_libs__free(libs);
-	free(v);
-	return e;
 }
 
-int tracer__attach_gpu(struct tracer *t, __u32 pid, const char *path, char *err, size_t errlen)
+int tracer__attach_usdt(struct tracer *t, const char *what, __u32 pid, const char *path, struct bpf_program *prog,
+			const char *provider, const char *name, char *err, size_t errlen)
 {
 	struct uprobe_attachment a;
 	struct bpf_link *link;
 	struct stat sb;
 	int e;
 
-	if (!t->cupti) {
-		set_err(err, errlen, "the GPU activity probes are not loaded");
-		return -ENOENT;
-	}
 	if (stat(path, &sb)) {
 		e = -errno;
-		set_err(err, errlen, "cannot find the CUPTI bridge %s: %s", path, strerror(-e));
+		set_err(err, errlen, "cannot find %s (%s): %s", path, what, strerror(-e));
 		return e;
 	}
-	e = attachment_begin(t, &a, "cupti bridge", pid, sb.st_dev, sb.st_ino, path, 2, err, errlen);
+	e = attachment_begin(t, &a, what, pid, sb.st_dev, sb.st_ino, path, 2, err, errlen);
 	if (e)
 		return e;
-	a.gpu = true;
-	/* USDT links are perf-event uprobes, whatever the CUDA probes use. */
+	a.usdt = true;
+	/* USDT links are perf-event uprobes, whatever the others use; room
+	 * for one more (tracer__add_usdt_each). */
 	if (!a.links && !(a.links = calloc(2, sizeof(*a.links)))) {
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	link = bpf_program__attach_usdt(t->cupti->progs.gpu_batch, (pid_t)pid, path, "inferscope", "gpu_batch",
-					NULL);
+	link = bpf_program__attach_usdt(prog, (pid_t)pid, path, provider, name, NULL);
 	if (!link) {
 		e = -errno;
-		set_err(err, errlen, "cannot attach to the USDT probe inferscope:gpu_batch of %s for pid %u: %s (is it "
-			"a libinferscope_cupti.so of this version?)", path, pid, strerror(-e));
+		set_err(err, errlen, "cannot attach to the USDT probe %s:%s of %s for pid %u: %s", provider, name, path,
+			pid, strerror(-e));
 		attachment_release(&a);
 		return e;
 	}
@@ -939,48 +665,34 @@ int tracer__attach_gpu(struct tracer *t, __u32 pid, const char *path, char *err,
 	return attachment_commit(t, &a, err, errlen);
 }
 
-int tracer__attach_gpu_if_mapped(struct tracer *t, __u32 pid, char *err, size_t errlen)
+int tracer__add_usdt_each(struct tracer *t, const char *what, struct bpf_program *prog, const char *provider,
+			  const char *name, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 32];
-	int e = cupti_bridge__mapped(pid, path, sizeof(path));
-
-	if (e <= 0)
-		return e;
-	e = tracer__attach_gpu(t, pid, path, err, errlen);
-	if (e == -EALREADY)
-		return 2;
-	return e ? e : 1;
-}
-
-int tracer__request_gpu_flush(struct tracer *t, char *err, size_t errlen)
-{
-	int asked = 0, e = 0;
+	int added = 0, e = 0;
 	size_t i;
 
 	for (i = 0; i < t->att_count; i++) {
 		struct uprobe_attachment *a = &t->att[i];
 		struct bpf_link *link;
 
-		if (!a->gpu || a->nlinks != 1 || kill((pid_t)a->pid, 0))
+		if (!a->usdt || strcmp(a->what, what) || a->nlinks != 1 || kill((pid_t)a->pid, 0))
 			continue;
-		link = bpf_program__attach_usdt(t->cupti->progs.gpu_flush_request, (pid_t)a->pid, a->path,
-						"inferscope", "gpu_flush", NULL);
-		/* A process that exited (a zombie answers kill) flushed at
-		 * its exit (the bridge's atexit handler). */
+		link = bpf_program__attach_usdt(prog, (pid_t)a->pid, a->path, provider, name, NULL);
+		/* A process that exited (a zombie answers kill) is past
+		 * asking. */
 		if (!link && errno == ESRCH)
 			continue;
 		if (!link) {
 			e = -errno;
-			set_err(err, errlen, "cannot ask the CUPTI bridge of pid %u to flush (USDT inferscope:gpu_flush "
-				"of %s): %s; GPU activity of its last second may be missing", a->pid, a->path,
-				strerror(-e));
+			set_err(err, errlen, "cannot attach to the USDT probe %s:%s of %s for pid %u: %s", provider,
+				name, a->path, a->pid, strerror(-e));
 			continue;
 		}
 		a->links[a->nlinks++] = link;
 		a->nprobes++;
-		asked++;
+		added++;
 	}
-	return asked ? asked : e;
+	return added ? added : e;
 }
 
 void tracer__prune_uprobes(struct tracer *t)
@@ -1080,22 +792,19 @@ void tracer__describe(const struct tracer *t, FILE *out)
 						 "sched_process_exit", "task_rename" };
 	size_t i;
 
+	(void)t;	/* the scheduler object is always attached */
 	for (i = 0; i < sizeof(sched_tps) / sizeof(sched_tps[0]); i++)
 		fprintf(out, "  %-22s tp_btf (BTF tracepoint)\n", sched_tps[i]);
-	if (t->faults_attached) {
-		fprintf(out, "  %-22s tp_btf (fault entry: start time)\n", "page_fault_user");
-		fprintf(out, "  %-22s perf_event software, %d CPUs (minor-fault completion)\n",
-			"page-faults-min", t->nr_fault_cpus);
-		fprintf(out, "  %-22s perf_event software, %d CPUs (major-fault completion)\n",
-			"page-faults-maj", t->nr_fault_cpus);
-	}
-	if (t->sample_links)
-		fprintf(out, "  %-22s perf_event cpu-clock, %d CPUs, %u Hz (Python stacks)\n", "py-stacks",
-			t->nr_sample_cpus, t->py_stacks_hz);
+}
+
+void tracer__describe_uprobes(const struct tracer *t, FILE *out)
+{
+	size_t i;
+
 	for (i = 0; i < t->att_count; i++)
 		fprintf(out, "  %-22s pid %u: %u uprobes/uretprobes on %s (%s)\n", t->att[i].what, t->att[i].pid,
 			t->att[i].nprobes, t->att[i].path,
-			t->att[i].gpu ? "USDT, perf-event uprobes" :
+			t->att[i].usdt ? "USDT, perf-event uprobes" :
 			t->multi ? "uprobe_multi links" : "one perf-event uprobe each");
 }
 
@@ -1106,32 +815,16 @@ void tracer__free(struct tracer *t)
 	if (!t)
 		return;
 	ring_buffer__free(t->rb);
-	bpf_link__destroy(t->fault_entry_link);
-	if (t->links) {
-		for (i = 0; i < 2 * t->nr_cpus; i++)
-			bpf_link__destroy(t->links[i]);
-		free(t->links);
-	}
-	if (t->sample_links) {
-		for (i = 0; i < t->nr_sample_cpus; i++)
-			bpf_link__destroy(t->sample_links[i]);
-		free(t->sample_links);
-	}
-	/* The CUPTI bridges first: their semaphores drop at once and they go
-	 * dormant, before the seconds that releasing hundreds of CUDA uprobes
-	 * takes (one RCU grace period each). */
+	/* The USDT links first (the CUPTI bridges: their semaphores drop at
+	 * once and they go dormant), before the seconds that releasing
+	 * hundreds of CUDA uprobes takes (one RCU grace period each). */
 	for (i = 0; i < (int)t->att_count; i++)
-		if (t->att[i].gpu)
+		if (t->att[i].usdt)
 			attachment_release(&t->att[i]);
 	for (i = 0; i < (int)t->att_count; i++)
-		if (!t->att[i].gpu)
+		if (!t->att[i].usdt)
 			attachment_release(&t->att[i]);
 	free(t->att);
-	cupti_bpf__destroy(t->cupti);
-	python_bpf__destroy(t->python);
-	pystack_bpf__destroy(t->pystack);
-	cuda_bpf__destroy(t->cuda);
-	faults_bpf__destroy(t->faults);
 	sched_bpf__destroy(t->sched);
 	free(t);
 }

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Loads the BPF programs, manages the target set and consumes the ring
- * buffers. One tracer per recording. The promise: once tracer__attach()
- * returns 0 every probe family it reports as attached is live; every event
- * the kernel could not queue is counted in the drop counters.
+ * The loader's core, shared by every probe family (user/family.h): the
+ * scheduler object, which owns the maps all BPF objects share (the target
+ * set, the bulk and critical ring buffers, the drop counters), the loading
+ * of the families' objects onto those maps, the uprobe and USDT
+ * attachments of every process and file, the switch of the budget's
+ * hot-path probes, and the consumption of the ring buffers. One tracer per
+ * recording. The promise: once an attach call returns 0 its probes are
+ * live; every event the kernel could not queue is counted in the drop
+ * counters.
  */
 #ifndef INFERSCOPE_TRACER_H
 #define INFERSCOPE_TRACER_H
@@ -11,99 +16,120 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include "events.h"
-#include "cuda_attach.h"
-#include "python_attach.h"
-#include "cupti_attach.h"
+#include "config.h"
 
 struct tracer;
+struct bpf_object;
+struct bpf_object_skeleton;
+struct bpf_program;
 
 /* Called for each event, in ring-buffer order; return non-zero to stop
  * consuming (tracer__poll then returns that value). */
 typedef int (*tracer_event_fn)(void *ctx, const void *data, size_t size);
 
-struct tracer_opts {
-	size_t ringbuf_bytes;	/* bulk ring buffer; power of two, >= page size */
-	bool follow_children;	/* add processes forked by targets */
-	bool faults;		/* page-fault probes */
-	bool cuda;		/* load the CUDA driver API probes (tracer__attach_cuda) */
-	bool python;		/* load the Python GIL probes (tracer__attach_python) */
-	bool legacy_uprobes;	/* one perf-event uprobe per site even where uprobe_multi links exist */
-	bool gpu;		/* load the GPU activity program of the CUPTI bridge (tracer__attach_gpu) */
-	unsigned int py_stacks_hz; /* Python stack samples per second and thread on CPU (0: no stacks) */
-	unsigned int py_launch_every; /* with stacks and cuda: the Python stack of every Nth launch per CPU (0: none) */
-	bool verbose;		/* libbpf's log on stderr */
-};
+/* Opens and loads the scheduler object with cfg's ring-buffer size and
+ * child following. NULL + errno on error; err says why. */
+struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn, void *ctx, char *err, size_t errlen);
 
-/* Opens and loads the BPF objects. NULL + errno on error; err says why. */
-struct tracer *tracer__open(const struct tracer_opts *opts, tracer_event_fn fn, void *ctx,
-			    char *err, size_t errlen);
+/* Loads a family's object (opened, not loaded) onto the shared maps: those
+ * of the scheduler object and those shared with tracer__share_maps. what
+ * names it in messages, off_option the option that records without it;
+ * skel NULL: its open failed (errno says why). 0 or -errno with err
+ * filled. */
+int tracer__load(struct tracer *t, struct bpf_object_skeleton *skel, const char *what, const char *off_option,
+		 char *err, size_t errlen);
+/* Objects loaded after this one reuse its maps of these names. */
+int tracer__share_maps(struct tracer *t, struct bpf_object *obj, const char *const *names, size_t n);
+/* Whether uprobes are attached as uprobe_multi links (Linux 6.6+, and not
+ * --legacy-uprobes); a family's uprobe programs are then to be loaded as
+ * such: tracer__use_uprobe_multi(t, obj) before tracer__load. */
+bool tracer__uprobe_multi(const struct tracer *t);
+void tracer__use_uprobe_multi(const struct tracer *t, struct bpf_object *obj);
+
 int tracer__add_target(struct tracer *t, __u32 pid);
 int tracer__remove_target(struct tracer *t, __u32 pid);
-/* Attaches every probe; 0 or -errno with err filled. */
+/* Current target pids (including followed children); count or -errno. */
+int tracer__targets(struct tracer *t, __u32 *pids, size_t max);
+/* Attaches the scheduler and process tracepoints; 0 or -errno with err. */
 int tracer__attach(struct tracer *t, char *err, size_t errlen);
-/* Attaches the CUDA probes of every site of m->lib, as uprobes for pid only
- * (other processes mapping the library pay nothing), reaching the file
- * through m->path. The probes are live in the process's current mappings
- * and in mappings of the file it makes later (a library not mapped yet is
- * probed when it is). 0, -EALREADY when this file is already probed for
- * pid, or -errno with err filled (all or nothing). */
-int tracer__attach_cuda(struct tracer *t, __u32 pid, const struct cuda_mapping *m, char *err, size_t errlen);
-/* Attaches the GIL probes of m->lib (PyEval_RestoreThread entry and
- * return, PyEval_SaveThread entry) for pid only, as tracer__attach_cuda
- * does. 0, -EALREADY, or -errno with err filled (all or nothing). */
-int tracer__attach_python(struct tracer *t, __u32 pid, const struct py_mapping *m, char *err, size_t errlen);
-/* Whether the hot-path CUDA probes (the entry-only families: launches,
- * async copies, memsets) can be switched on and off: they are uprobe_multi
- * links, one per library and process, attached and released in
- * milliseconds (Linux 6.6+). */
-bool tracer__can_switch_hot(const struct tracer *t);
-/* Attaches (on) or releases (off) the hot-path CUDA probes of every
- * process; libraries probed later follow the current state. 0, or the
- * first error (-errno, err filled; the other processes are still switched).
- * Used by the overhead budget. */
-int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen);
-/* Measures what one hit of the hot-path CUDA probe costs here: the
- * executable's own cuLaunchKernel (user/selfprobe.h, libcuda's prologue)
- * called with and without the probe, as a target, before anything else is
- * traced (its events are discarded). 0 with *hit_ns, or -errno with err
- * filled (-EOPNOTSUPP: tracer__can_switch_hot is false). */
-int tracer__measure_hit_cost(struct tracer *t, double *hit_ns, char *err, size_t errlen);
-/* Attaches to the USDT probe inferscope:gpu_batch of the CUPTI bridge at
- * path (reached through /proc/PID/root) for pid only. Its semaphore rises
- * in pid, now or when pid maps the file later, which wakes the bridge up
- * (cupti_bridge/bridge.c). 0, -EALREADY, or -errno with err filled. */
-int tracer__attach_gpu(struct tracer *t, __u32 pid, const char *path, char *err, size_t errlen);
-/* When pid maps the CUPTI bridge (started with it, or injected): attaches
- * to it. 1 attached now, 2 attached before, 0 the bridge is not mapped
- * there, or -errno with err filled (-ESRCH: pid is gone). */
-int tracer__attach_gpu_if_mapped(struct tracer *t, __u32 pid, char *err, size_t errlen);
-/* Asks every attached bridge whose process is alive to flush (USDT
- * inferscope:gpu_flush's semaphore); each answers with an isr_ev_gpu_status
- * of state ISR_GPU_FLUSHED. The number of bridges asked, or -errno with
- * err filled when none could be. */
-int tracer__request_gpu_flush(struct tracer *t, char *err, size_t errlen);
-/* Lets the stack walker read pid's interpreter with layout l (validated by
- * py_stacks__setup), or stops it. 0 or -errno. */
-int tracer__set_py_layout(struct tracer *t, __u32 pid, const struct isr_py_layout *l);
-int tracer__clear_py_layout(struct tracer *t, __u32 pid);
-/* Releases the CUDA and Python probes of processes that are no longer
+
+/* One probe site of a file: prog at offset (its return with ret). */
+struct uprobe_site {
+	struct bpf_program *prog;
+	const char *name;	/* the function, for messages */
+	__u64 offset;		/* file offset */
+	__u64 cookie;		/* the program's bpf_get_attach_cookie() */
+	bool ret;		/* a return probe */
+	bool hot;		/* switched on and off by the overhead budget */
+};
+
+/* Attaches the sites in the file (dev, ino) that pid maps or will map,
+ * reached through path, as uprobes for pid only (other processes mapping
+ * the file pay nothing): live in its current mappings and in those it
+ * makes later. Entries go in before returns (a return program reads what
+ * its entry kept); hot sites only while the hot path is on. what names the
+ * file's kind in tracer__describe ("libcuda"). All or nothing: 0, -EALREADY
+ * when this file is already probed for pid, or -errno with err filled. */
+int tracer__attach_uprobes(struct tracer *t, const char *what, __u32 pid, dev_t dev, ino_t ino, const char *path,
+			   const struct uprobe_site *sites, size_t n, char *err, size_t errlen);
+/* Attaches prog to the USDT probe provider:name of the file at path (the
+ * same rules), for pid only; its semaphore rises in pid. Released before
+ * every uprobe at the end. 0, -EALREADY, or -errno with err filled. */
+int tracer__attach_usdt(struct tracer *t, const char *what, __u32 pid, const char *path, struct bpf_program *prog,
+			const char *provider, const char *name, char *err, size_t errlen);
+/* Adds prog at the USDT probe provider:name to every USDT attachment of
+ * that kind (what) whose process is alive: how many, or -errno with err
+ * filled when none could be. */
+int tracer__add_usdt_each(struct tracer *t, const char *what, struct bpf_program *prog, const char *provider,
+			  const char *name, char *err, size_t errlen);
+/* Attaches prog at one site of path for pid as a lone uprobe_multi link
+ * (for measurements): its descriptor, to close, or -errno. */
+int tracer__uprobe_link(struct tracer *t, struct bpf_program *prog, __u32 pid, const char *path, __u64 offset,
+			__u64 cookie);
+/* Releases the uprobes and USDT links of processes that are no longer
  * targets. */
 void tracer__prune_uprobes(struct tracer *t);
+
+/* A program run by a software perf event on every CPU. */
+struct cpu_links {
+	struct bpf_link **links;	/* by CPU; NULL for an offline CPU */
+	int ncpu;
+	int attached;			/* CPUs online */
+};
+
+/* Runs prog on every CPU at each period-th count of the software perf
+ * event config (PERF_COUNT_SW_*). what names the event in messages and
+ * off_option the option that records without it. 0 or -errno with err
+ * filled (what was attached stays in l for cpu_links__free). */
+int tracer__attach_cpu_event(struct bpf_program *prog, __u64 config, __u64 period, const char *what,
+			     const char *off_option, struct cpu_links *l, char *err, size_t errlen);
+void cpu_links__free(struct cpu_links *l);
+
+/* Whether the hot-path sites can be switched on and off: they are
+ * uprobe_multi links, attached and released in milliseconds. */
+bool tracer__can_switch_hot(const struct tracer *t);
+/* Attaches (on) or releases (off) the hot sites of every process; files
+ * probed later follow the current state. 0, or the first error (-errno,
+ * err filled; the other processes are still switched). */
+int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen);
+
 /* Waits up to timeout_ms for events and consumes what is there: the number
  * of events consumed or -errno. */
 int tracer__poll(struct tracer *t, int timeout_ms);
 /* Consumes everything queued, without waiting. */
 int tracer__drain(struct tracer *t);
+/* Consumes everything queued, dropping the events of pid (a measurement's). */
+void tracer__discard(struct tracer *t, __u32 pid);
 /* Sums the per-CPU drop counters into drops[0 .. ISR_SRC_MAX); the
- * recorder's own source (ISR_SRC_WRITER) is left 0. */
+ * recorder's own sources are left 0. */
 int tracer__read_drops(struct tracer *t, __u64 *drops);
-/* Current target pids (including followed children); count or -errno. */
-int tracer__targets(struct tracer *t, __u32 *pids, size_t max);
-/* One line per attached probe: "sched_switch  tp_btf", ...; one line per
- * process and CUDA library or Python interpreter probed. */
+/* One line per scheduler tracepoint. */
 void tracer__describe(const struct tracer *t, FILE *out);
+/* One line per process and file probed (uprobes, USDT). */
+void tracer__describe_uprobes(const struct tracer *t, FILE *out);
 void tracer__free(struct tracer *t);
 
 #endif

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What a recording is asked to do: one struct, in sections that name what
+ * they configure. The CLI fills it (user/main.c); every part of the
+ * recorder reads its own section and nothing else describes an option.
+ * A configuration source (a file, the environment) fills the same struct
+ * in the same way: start from record_config__defaults() and set fields.
+ */
+#ifndef INFERSCOPE_CONFIG_H
+#define INFERSCOPE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "events.h"
+
+#define CONFIG_MAX_PIDS		ISR_MAX_TARGETS
+#define CONFIG_MAX_CUDA_LIBS	8
+
+#define DEFAULT_RINGBUF_MIB		32
+#define DEFAULT_BUDGET_PCT		1.0
+#define DEFAULT_PY_STACKS_HZ		99
+#define DEFAULT_PY_LAUNCH_EVERY		64	/* CUDA launches per Python stack, per CPU */
+#define DEFAULT_ZSTD_LEVEL		1
+
+struct record_config {
+	struct {			/* what is traced */
+		__u32 pids[CONFIG_MAX_PIDS];	/* -p: running processes */
+		size_t pid_count;
+		char **command;		/* -- CMD: NULL-terminated argv to launch, or NULL */
+		bool follow_children;	/* processes the targets start too (--no-follow: false) */
+		__u64 duration_ns;	/* -d; 0: until Ctrl-C or the targets exit */
+	} targets;
+	struct {			/* the recording */
+		const char *path;	/* -o */
+		int zstd_level;		/* --compress-level; 0: stored uncompressed */
+		const char *ready_file;	/* --ready-file: created once the probes are live */
+		int argc;		/* the recorder's own command line, kept in the file */
+		char **argv;
+	} output;
+	struct {			/* the loader */
+		size_t ringbuf_bytes;	/* --ringbuf-size, in bytes: a power of two */
+		bool legacy_uprobes;	/* --legacy-uprobes: one perf-event uprobe per site */
+		double budget_pct;	/* --budget: overhead budget, % of a thread's time; 0: none */
+	} tracer;
+	struct {			/* kernel tracepoints beyond the scheduler's */
+		bool page_faults;	/* --no-faults: false */
+	} kernel;
+	struct {			/* the CUDA driver API (libcuda) */
+		bool enabled;		/* --no-cuda: false */
+		const char *libs[CONFIG_MAX_CUDA_LIBS];	/* --cuda-lib: more libcuda files, probed in every target */
+		size_t lib_count;
+	} cuda;
+	struct {			/* CPython 3.10-3.13 */
+		bool gil;		/* --gil: GIL waits and holds */
+		unsigned int stacks_hz;	/* --py-stacks: stack samples per second and thread on CPU; 0: no stacks */
+		unsigned int launch_every; /* --py-launch-every: the stack of every Nth CUDA launch per CPU; 0: none */
+	} python;
+	struct {			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
+		bool cupti;		/* record it from bridges the targets load (--no-cupti: false) */
+		bool load_bridge;	/* --gpu: hand the bridge to the launched command, load it into -p processes */
+		bool inject;		/* with load_bridge: load it into running -p processes (--no-inject: false) */
+		const char *bridge_path; /* --cupti-bridge; NULL: the one next to this executable */
+	} gpu;
+	bool verbose;			/* -v */
+	bool quiet;			/* -q: no status line or banners */
+};
+
+/* The values used where nothing sets them. */
+void record_config__defaults(struct record_config *c);
+
+#endif

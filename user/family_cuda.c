@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The CUDA driver API: every function of format/cuda_funcs.h in each
+ * libcuda file a target maps (user/cuda_attach.h finds them and chooses
+ * the sites), in the files given with --cuda-lib, and, for a process about
+ * to load its libraries (the launched command, followed children), in the
+ * candidate files it would load, by path. Three BPF programs serve every
+ * function (bpf/cuda.bpf.c): cuda_hot for the entry-only families (the hot
+ * path the overhead budget switches), cuda_enter and cuda_ret for those
+ * whose return is probed too.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include "family.h"
+#include "clock.h"
+#include "cuda_attach.h"
+#include "selfprobe.h"
+#include "cuda.skel.h"
+
+struct cuda_family {
+	const struct family_ctx *ctx;
+	struct cuda_bpf *obj;
+	struct cuda_libs *libs;
+	struct cuda_mapping extra[CUDA_MAX_LIBS];	/* --cuda-lib */
+	size_t nextra;
+	struct cuda_mapping cand[CUDA_MAX_LIBS];	/* where a process about to load libraries finds libcuda */
+	size_t ncand;
+	const struct cuda_lib *described[CUDA_MAX_LIBS];	/* site lists already printed (-v) */
+	size_t ndescribed;
+};
+
+static bool cuda_enabled(const struct record_config *cfg)
+{
+	return cfg->cuda.enabled;
+}
+
+static void cuda_free(void *st)
+{
+	struct cuda_family *c = st;
+
+	if (!c)
+		return;
+	cuda_libs__free(c->libs);
+	cuda_bpf__destroy(c->obj);
+	free(c);
+}
+
+static void *cuda_open(const struct family_ctx *ctx, char *err, size_t errlen)
+{
+	struct cuda_family *c = calloc(1, sizeof(*c));
+	int e;
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->ctx = ctx;
+	c->obj = cuda_bpf__open();
+	if (c->obj) {
+		tracer__use_uprobe_multi(ctx->t, c->obj->obj);
+		if (ctx->cfg->python.stacks_hz)
+			c->obj->rodata->py_launch_every = ctx->cfg->python.launch_every;
+	}
+	e = tracer__load(ctx->t, c->obj ? c->obj->skeleton : NULL, "CUDA", "--no-cuda", err, errlen);
+	if (e)
+		goto fail;
+	c->libs = cuda_libs__new();
+	if (!c->libs) {
+		e = -errno;
+		snprintf(err, errlen, "cannot set up the ELF reader for libcuda: %s", strerror(-e));
+		goto fail;
+	}
+	return c;
+fail:
+	cuda_free(c);
+	errno = -e;
+	return NULL;
+}
+
+/* Lets the recorder hold the two descriptors of every uprobe: a process
+ * takes about 200 per libcuda file. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Resolves the --cuda-lib files and, when a process may load its libraries
+ * after we attach (a launched command, followed children), the candidate
+ * libcuda files it would find. */
+static int cuda_prepare(void *st, struct launch_env *env)
+{
+	struct cuda_family *c = st;
+	const struct record_config *cfg = c->ctx->cfg;
+	int n;
+
+	(void)env;
+	n = cuda_libs__resolve_paths(c->libs, cfg->cuda.libs, cfg->cuda.lib_count, c->extra, CUDA_MAX_LIBS, stderr);
+	if (n < 0)
+		return n;
+	c->nextra = (size_t)n;
+	if (cfg->targets.command || cfg->targets.follow_children) {
+		n = cuda_libs__candidates(c->libs, cfg->targets.command ? cfg->targets.command[0] : NULL, c->cand,
+					      CUDA_MAX_LIBS, cfg->verbose ? stderr : NULL);
+
+		c->ncand = n > 0 ? (size_t)n : 0;
+	}
+	raise_fd_limit();
+	return 0;
+}
+
+/* The probe sites of every function lib exports, entries first. */
+static size_t sites_of(const struct cuda_family *c, const struct cuda_lib *lib, struct uprobe_site *out)
+{
+	size_t i, n = 0;
+
+	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
+		const struct cuda_site *s = &lib->sites[i];
+		bool hot = ISR_CUDA_FAM_ENTRY_ONLY(s->family);
+
+		if (s->kind == CUDA_SITE_ABSENT)
+			continue;
+		/* cuda_hot decodes the entry-only families, cuda_enter and
+		 * cuda_ret the "+ret" ones; the entry program first: a return
+		 * probe needs the entry's record. */
+		out[n++] = (struct uprobe_site){ hot ? c->obj->progs.cuda_hot : c->obj->progs.cuda_enter, s->name,
+						 s->offset, s->cookie, false, hot };
+		if (s->ret)
+			out[n++] = (struct uprobe_site){ c->obj->progs.cuda_ret, s->name, s->offset, s->cookie, true,
+							 false };
+	}
+	return n;
+}
+
+/* Probes one library in pid: 1 when newly probed, 0 when it already was,
+ * -errno (-ESRCH, quietly, when the process is gone) after saying what
+ * failed. */
+static int probe_lib(struct cuda_family *c, __u32 pid, const struct cuda_mapping *m)
+{
+	struct uprobe_site sites[2 * ISR_CUDA_FN_MAX];
+	char err[PATH_MAX + 256];
+	__u64 t0 = clock__mono_ns();
+	size_t i, n = sites_of(c, m->lib, sites);
+	int e;
+
+	e = tracer__attach_uprobes(c->ctx->t, "libcuda", pid, m->lib->dev, m->lib->ino, m->path, sites, n, err,
+				   sizeof(err));
+	if (e == -EALREADY)
+		return 0;
+	if (e) {
+		if (e != -ESRCH)
+			fprintf(stderr, "inferscope-bpf: %s; CUDA calls of pid %u through it are not traced\n", err,
+				pid);
+		return e;
+	}
+	if (c->ctx->cfg->verbose) {
+		fprintf(stderr, "inferscope-bpf: pid %u: %u CUDA probes attached in %.1f ms on %s\n", pid,
+			m->lib->probes, (clock__mono_ns() - t0) / 1e6, m->path);
+		for (i = 0; i < c->ndescribed && c->described[i] != m->lib; i++)
+			;
+		if (i == c->ndescribed && i < CUDA_MAX_LIBS) {
+			c->described[c->ndescribed++] = m->lib;
+			cuda_lib__describe(m->lib, m->path, stderr);
+		}
+	}
+	return 1;
+}
+
+/* Probes in pid the libcuda files it maps now and those given with
+ * --cuda-lib; with candidates (a process about to load its libraries) the
+ * candidate files too, by path: their probes go live when it maps one.
+ * late: the process may have used a file before it was probed, say so.
+ * Returns how many libcuda files it maps now, or -errno (-ESRCH: gone; an
+ * attach failure, already reported). */
+static int probe_libs(struct cuda_family *c, __u32 pid, bool candidates, bool late)
+{
+	struct cuda_mapping mapped[CUDA_MAX_LIBS];
+	int n, i, r, first_err = 0;
+
+	n = cuda_libs__mapped(c->libs, pid, mapped, CUDA_MAX_LIBS, stderr);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		r = probe_lib(c, pid, &mapped[i]);
+		if (r == 1 && late)
+			fprintf(stderr, "inferscope-bpf: pid %u loaded %s after tracing began: its CUDA calls are "
+				"traced from now on, calls made before may have been missed\n", pid, mapped[i].path);
+		if (r < 0 && !first_err)
+			first_err = r;
+	}
+	for (i = 0; i < (int)c->nextra; i++) {
+		r = probe_lib(c, pid, &c->extra[i]);
+		if (r < 0 && !first_err)
+			first_err = r;
+	}
+	for (i = 0; candidates && i < (int)c->ncand; i++) {
+		r = probe_lib(c, pid, &c->cand[i]);
+		if (r < 0 && !first_err)
+			first_err = r;
+	}
+	return first_err ? first_err : n;
+}
+
+static int cuda_probe_process(void *st, __u32 pid, enum probe_when when)
+{
+	struct cuda_family *c = st;
+	const char *cmd = c->ctx->cfg->targets.command ? c->ctx->cfg->targets.command[0] : NULL;
+	int n;
+
+	switch (when) {
+	case PROBE_AT_START:
+		n = probe_libs(c, pid, false, false);
+		/* A --cuda-lib file is probed in every target: not CPU only. */
+		if (n == 0 && !c->nextra)
+			fprintf(stderr, "inferscope-bpf: pid %u has no CUDA driver library mapped: tracing CPU only "
+				"(it will be traced if it loads one)\n", pid);
+		return n < 0 ? n : 0;
+	case PROBE_BEFORE_EXEC:
+		/* Not exec'd yet: libcuda is probed by path, live once mapped. */
+		n = probe_libs(c, pid, true, false);
+		if (n >= 0 && !c->ncand && !c->nextra)
+			fprintf(stderr, "inferscope-bpf: no CUDA driver library (libcuda.so.1) found where %s would "
+				"load one from (LD_LIBRARY_PATH, its RUNPATH, /etc/ld.so.cache, the standard "
+				"directories): tracing CPU only (a libcuda it loads from elsewhere is traced from "
+				"when it is loaded; --cuda-lib PATH probes it from the start)\n", cmd);
+		return n < 0 ? n : 0;
+	case PROBE_NEW_PROCESS:
+		/* It loads its libraries from now on: the candidates too. */
+		probe_libs(c, pid, true, false);
+		return 0;
+	case PROBE_RESCAN:
+		/* libcuda files that it mapped since (dlopen) */
+		probe_libs(c, pid, false, true);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+#define COST_CALLS	1001
+#define COST_GAP_NS	20000
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The mean of the first n of v. */
+static double mean_of(const double *v, int n)
+{
+	double sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += v[i];
+	return n ? sum / n : 0;
+}
+
+/* ns per call of the executable's own cuLaunchKernel: the mean of
+ * COST_CALLS calls timed one by one, each after COST_GAP_NS of other work,
+ * as a job's launches come between its own work (a call in a tight loop
+ * finds the trap path hot in the caches and costs less: 660 against 690-855
+ * ns per hit on an H200 host). A mean, not a median: a job loses the mean,
+ * and the slower hits (the trap path partly out of the caches) are part of
+ * it; the slowest 10% are left out, where an interrupt or a preemption
+ * inside the timing (a busy host) would count as probe cost. */
+static double time_self_launches(double *v)
+{
+	int i;
+
+	for (i = 0; i < COST_CALLS; i++) {
+		__u64 t = clock__mono_ns(), a, b;
+
+		while (clock__mono_ns() - t < COST_GAP_NS)
+			;
+		a = clock__mono_ns();
+		cuLaunchKernel((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+		b = clock__mono_ns();
+		v[i] = (double)(b - a);
+	}
+	qsort(v, COST_CALLS, sizeof(*v), cmp_double);
+	return mean_of(v, COST_CALLS - COST_CALLS / 10);
+}
+
+/* What one hit of the hot-path probe costs here: the executable's own
+ * cuLaunchKernel (user/selfprobe.h, libcuda's prologue) called with and
+ * without the probe, as a target, before anything else is traced (its
+ * events are discarded). */
+static int cuda_measure_hit_cost(void *st, double *hit_ns, char *err, size_t errlen)
+{
+	static const char self[] = "/proc/self/exe";
+	struct cuda_family *c = st;
+	struct tracer *t = c->ctx->t;
+	const struct cuda_site *s;
+	const struct cuda_lib *lib;
+	__u32 pid = (__u32)getpid();
+	double probed, plain, *v;
+	int e, fd;
+
+	if (!tracer__can_switch_hot(t)) {
+		snprintf(err, errlen, "the hot-path probes cannot be switched on this kernel (no uprobe_multi links)");
+		return -EOPNOTSUPP;
+	}
+	lib = cuda_libs__resolve(c->libs, self, err, errlen);
+	if (!lib)
+		return -errno;
+	s = &lib->sites[ISR_CUDA_FN_cuLaunchKernel];
+	if (s->kind == CUDA_SITE_ABSENT) {
+		snprintf(err, errlen, "the executable has no cuLaunchKernel of its own to measure");
+		return -ENOENT;
+	}
+	v = calloc(COST_CALLS, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	e = tracer__add_target(t, pid);
+	fd = e ? e : tracer__uprobe_link(t, c->obj->progs.cuda_hot, pid, self, s->offset, s->cookie);
+	if (fd < 0) {
+		e = fd;
+		snprintf(err, errlen, "cannot probe the executable's own cuLaunchKernel: %s", strerror(-e));
+	} else {
+		probed = time_self_launches(v);
+		close(fd);
+		plain = time_self_launches(v);
+		*hit_ns = probed > plain ? probed - plain : 0;
+	}
+	tracer__remove_target(t, pid);
+	/* Its events are no target's. */
+	tracer__discard(t, pid);
+	free(v);
+	return e;
+}
+
+const struct probe_family family_cuda = {
+	.name = "cuda",
+	.enabled = cuda_enabled,
+	.open = cuda_open,
+	.prepare = cuda_prepare,
+	.probe_process = cuda_probe_process,
+	.measure_hit_cost = cuda_measure_hit_cost,
+	.free = cuda_free,
+};

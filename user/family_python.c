@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CPython 3.10-3.13 (user/python_attach.h finds the interpreters): the GIL
+ * (--gil: uprobes on PyEval_RestoreThread, entry and return, and
+ * PyEval_SaveThread, bpf/python.bpf.c) and the Python stacks (sampled by a
+ * CPU-clock perf event on every CPU, bpf/pystack.bpf.c, and taken at CUDA
+ * calls by bpf/cuda.bpf.c with the same walker, whose maps this family
+ * shares). A process's stacks are captured once its interpreter's layout
+ * is checked (user/py_stack.h); one that is not initialized yet is asked
+ * again soon, and a new image that maps no interpreter yet is watched for
+ * one for a while.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "family.h"
+#include "clock.h"
+#include "htab.h"
+#include "proc.h"
+#include "python_attach.h"
+#include "py_stack.h"
+#include "python.skel.h"
+#include "pystack.skel.h"
+
+#define MAX_WAITING	64
+#define WAIT_POLL_MS	5	/* while an interpreter is not initialized or not loaded yet */
+#define FRESH_NS	3000000000ULL	/* how long a new image is watched for a libpython */
+
+struct python_family {
+	const struct family_ctx *ctx;
+	struct python_bpf *gil;		/* --gil */
+	struct pystack_bpf *sampler;	/* --py-stacks */
+	struct cpu_links samples;
+	struct py_libs *libs;
+	const struct py_lib *described[PY_MAX_LIBS];	/* site lists already printed (-v) */
+	size_t ndescribed;
+	struct py_stacks *stacks;	/* NULL without stacks */
+	struct htab decided;		/* processes whose stack status is written */
+	struct py_mapping waiting[MAX_WAITING];	/* interpreters not initialized yet */
+	__u32 waiting_pid[MAX_WAITING];
+	size_t nwaiting;
+	__u32 fresh_pid[MAX_WAITING];	/* new images that map no interpreter yet */
+	__u64 fresh_until[MAX_WAITING];
+	size_t nfresh;
+};
+
+static bool python_enabled(const struct record_config *cfg)
+{
+	return cfg->python.gil || cfg->python.stacks_hz;
+}
+
+static void python_free(void *st)
+{
+	struct python_family *p = st;
+
+	if (!p)
+		return;
+	cpu_links__free(&p->samples);
+	py_stacks__free(p->stacks);
+	py_libs__free(p->libs);
+	htab__free(&p->decided);
+	python_bpf__destroy(p->gil);
+	pystack_bpf__destroy(p->sampler);
+	free(p);
+}
+
+/* The stack walker's maps (bpf/py_stack.bpf.h), which the CUDA programs
+ * share to take stacks at CUDA calls. */
+static const char *const walker_maps[] = { "py_procs", "py_tstates", "py_scratch" };
+
+static void *python_open(const struct family_ctx *ctx, char *err, size_t errlen)
+{
+	const struct record_config *cfg = ctx->cfg;
+	struct python_family *p = calloc(1, sizeof(*p));
+	int e = 0;
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->ctx = ctx;
+	if (cfg->python.stacks_hz) {
+		p->sampler = pystack_bpf__open();
+		e = tracer__load(ctx->t, p->sampler ? p->sampler->skeleton : NULL, "Python stack", "--no-py-stacks",
+				 err, errlen);
+		e = e ?: tracer__share_maps(ctx->t, p->sampler->obj, walker_maps,
+					    sizeof(walker_maps) / sizeof(walker_maps[0]));
+		if (!e && !(p->stacks = py_stacks__new())) {
+			e = -errno;
+			snprintf(err, errlen, "cannot set up Python stacks: %s", strerror(-e));
+		}
+	}
+	if (!e && cfg->python.gil) {
+		p->gil = python_bpf__open();
+		if (p->gil)
+			tracer__use_uprobe_multi(ctx->t, p->gil->obj);
+		e = tracer__load(ctx->t, p->gil ? p->gil->skeleton : NULL, "Python", "--gil", err, errlen);
+	}
+	if (!e && !(p->libs = py_libs__new())) {
+		e = -errno;
+		snprintf(err, errlen, "cannot set up the ELF reader for Python: %s", strerror(-e));
+	}
+	htab__init(&p->decided, sizeof(struct htab_u64), htab_u64__hash, htab_u64__equal);
+	if (e) {
+		python_free(p);
+		errno = -e;
+		return NULL;
+	}
+	return p;
+}
+
+/* One CPU-clock perf event per CPU, sampling every 1/hz s of CPU time. */
+static int python_attach(void *st, char *err, size_t errlen)
+{
+	struct python_family *p = st;
+
+	if (!p->sampler)
+		return 0;
+	return tracer__attach_cpu_event(p->sampler->progs.py_sample, PERF_COUNT_SW_CPU_CLOCK,
+					1000000000ULL / p->ctx->cfg->python.stacks_hz,
+					"CPU-clock (Python stacks)", "--no-py-stacks", &p->samples, err, errlen);
+}
+
+static void unwait(struct python_family *p, size_t i)
+{
+	p->nwaiting--;
+	p->waiting[i] = p->waiting[p->nwaiting];
+	p->waiting_pid[i] = p->waiting_pid[p->nwaiting];
+}
+
+static void unfresh(struct python_family *p, size_t i)
+{
+	p->nfresh--;
+	p->fresh_pid[i] = p->fresh_pid[p->nfresh];
+	p->fresh_until[i] = p->fresh_until[p->nfresh];
+}
+
+/* A process exec'd: what was learned of its interpreter is void. */
+static void python_on_new_process(void *st, __u32 pid, __u32 origin)
+{
+	struct python_family *p = st;
+	__u64 v;
+	size_t i;
+
+	if (origin != ISR_ORIGIN_EXEC || !p->stacks)
+		return;
+	py_stacks__forget(p->stacks, pid);
+	if (p->sampler)
+		bpf_map_delete_elem(bpf_map__fd(p->sampler->maps.py_procs), &pid);
+	htab_u64__take(&p->decided, pid, &v);
+	for (i = 0; i < p->nwaiting; i++) {
+		if (p->waiting_pid[i] == pid) {
+			unwait(p, i);
+			break;
+		}
+	}
+	for (i = 0; i < p->nfresh; i++) {
+		if (p->fresh_pid[i] == pid) {
+			unfresh(p, i);
+			break;
+		}
+	}
+}
+
+/* Validates the interpreter of pid at m and starts its stack capture, or
+ * says why not (once per process, in the recording and on stderr). An
+ * interpreter not initialized yet waits for the next tick. */
+static void stacks_start(struct python_family *p, __u32 pid, const struct py_mapping *m)
+{
+	struct isr_ev_py_status status;
+	struct isr_py_layout layout;
+	size_t i;
+	__u64 v;
+	int e;
+
+	if (htab_u64__get(&p->decided, pid, &v))
+		return;
+	e = py_stacks__setup(p->stacks, pid, m, &layout, &status);
+	if (e == -EAGAIN) {
+		for (i = 0; i < p->nwaiting && p->waiting_pid[i] != pid; i++)
+			;
+		if (i == p->nwaiting && i < MAX_WAITING) {
+			p->waiting[i] = *m;
+			p->waiting_pid[i] = pid;
+			p->nwaiting++;
+		}
+		return;
+	}
+	if (e == -ESRCH)
+		return;
+	if (e == 0 && bpf_map_update_elem(bpf_map__fd(p->sampler->maps.py_procs), &pid, &layout, BPF_ANY)) {
+		status.status = ISR_PY_STATUS_UNSUPPORTED;
+		snprintf(status.detail, sizeof(status.detail), "the stack walker's map refused pid %u: %s", pid,
+			 strerror(errno));
+	}
+	if (status.status != ISR_PY_STATUS_SAMPLING)
+		fprintf(stderr, "inferscope-bpf: pid %u: %s: %s; its Python stacks are not captured\n", pid, m->file,
+			status.detail);
+	else if (p->ctx->cfg->verbose)
+		fprintf(stderr, "inferscope-bpf: pid %u: Python stacks captured (%s)\n", pid, status.detail);
+	/* Asked again at the next rescan when it cannot be remembered. */
+	htab_u64__put(&p->decided, pid, 1);
+	p->ctx->emit(p->ctx->emit_ctx, &status, sizeof(status));
+}
+
+/* The GIL probes of interpreter m in pid. late: it may have run Python
+ * before, say so. 0, or -errno after saying what failed (-ESRCH, quietly). */
+static int gil_probe(struct python_family *p, __u32 pid, const struct py_mapping *m, bool late)
+{
+	const struct py_lib *lib = m->lib;
+	struct uprobe_site sites[3];
+	char err[PATH_MAX + 256];
+	__u64 t0 = clock__mono_ns();
+	size_t j;
+	int e;
+
+	/* The entry programs first: the return reads what its entry kept. */
+	sites[0] = (struct uprobe_site){ p->gil->progs.gil_restore_enter, lib->sites[PY_SITE_RESTORE].name,
+					 lib->sites[PY_SITE_RESTORE].offset, 0, false, false };
+	sites[1] = (struct uprobe_site){ p->gil->progs.gil_restore_ret, lib->sites[PY_SITE_RESTORE].name,
+					 lib->sites[PY_SITE_RESTORE].offset, 0, true, false };
+	sites[2] = (struct uprobe_site){ p->gil->progs.gil_save_enter, lib->sites[PY_SITE_SAVE].name,
+					 lib->sites[PY_SITE_SAVE].offset, 0, false, false };
+	e = tracer__attach_uprobes(p->ctx->t, "libpython", pid, lib->dev, lib->ino, m->path, sites, 3, err,
+				   sizeof(err));
+	if (e == -EALREADY)
+		return 0;
+	if (e) {
+		if (e != -ESRCH)
+			fprintf(stderr, "inferscope-bpf: %s; the GIL of pid %u is not traced\n", err, pid);
+		return e;
+	}
+	if (late)
+		fprintf(stderr, "inferscope-bpf: pid %u loaded %s after tracing began: its GIL is traced from "
+			"now on, earlier GIL waits were missed\n", pid, m->path);
+	if (!p->ctx->cfg->verbose)
+		return 0;
+	fprintf(stderr, "inferscope-bpf: pid %u: %u Python GIL probes attached in %.1f ms on %s\n", pid,
+		lib->probes, (clock__mono_ns() - t0) / 1e6, m->path);
+	for (j = 0; j < p->ndescribed && p->described[j] != lib; j++)
+		;
+	if (j == p->ndescribed && j < PY_MAX_LIBS) {
+		p->described[p->ndescribed++] = lib;
+		py_lib__describe(lib, m->path, stderr);
+	}
+	return 0;
+}
+
+/* Probes the GIL of the Python interpreters pid maps now and starts the
+ * capture of its stacks. Returns how many interpreter files it maps, or
+ * -errno (-ESRCH: gone; an attach failure, already reported). */
+static int probe_interpreters(struct python_family *p, __u32 pid, bool late)
+{
+	struct py_mapping mapped[PY_MAX_LIBS];
+	int n, i, e, first_err = 0;
+
+	n = py_libs__mapped(p->libs, pid, mapped, PY_MAX_LIBS, stderr);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (p->stacks)
+			stacks_start(p, pid, &mapped[i]);
+		e = p->gil ? gil_probe(p, pid, &mapped[i], late) : 0;
+		if (e && !first_err)
+			first_err = e;
+	}
+	return first_err ? first_err : n;
+}
+
+/* A new image (exec'd, or the launched command) that maps no interpreter
+ * yet loads a shared libpython after exec: it is looked for often for a
+ * while rather than at the next 1 s rescan. */
+static void watch_new_image(struct python_family *p, __u32 pid)
+{
+	size_t j;
+
+	if (p->nfresh == MAX_WAITING)
+		return;
+	for (j = 0; j < p->nfresh && p->fresh_pid[j] != pid; j++)
+		;
+	if (j == p->nfresh) {
+		p->fresh_pid[j] = pid;
+		p->fresh_until[j] = clock__mono_ns() + FRESH_NS;
+		p->nfresh++;
+	}
+}
+
+static int python_probe_process(void *st, __u32 pid, enum probe_when when)
+{
+	struct python_family *p = st;
+	int n;
+
+	switch (when) {
+	case PROBE_AT_START:
+		n = probe_interpreters(p, pid, false);
+		return n < 0 ? n : 0;
+	case PROBE_AFTER_EXEC:
+	case PROBE_NEW_PROCESS:
+		/* A Python linked into its executable is known now; a
+		 * libpython it loads is watched for. */
+		if (probe_interpreters(p, pid, false) == 0)
+			watch_new_image(p, pid);
+		return 0;
+	case PROBE_RESCAN:
+		/* interpreters mapped since (a launched command's libpython,
+		 * loaded after exec; embedded interpreters) */
+		probe_interpreters(p, pid, true);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* New images of the last FRESH_NS that mapped no interpreter yet: the
+ * first time one maps it, it is probed. */
+static void fresh_rescan(struct python_family *p)
+{
+	__u64 now = clock__mono_ns();
+	struct py_mapping m[PY_MAX_LIBS];
+	size_t i = 0;
+
+	while (i < p->nfresh) {
+		__u32 pid = p->fresh_pid[i];
+		bool expired = now >= p->fresh_until[i] || !proc__alive(pid);
+
+		if (!expired && py_libs__mapped(p->libs, pid, m, PY_MAX_LIBS, NULL) <= 0) {
+			i++;
+			continue;
+		}
+		unfresh(p, i);
+		if (!expired)
+			probe_interpreters(p, pid, false);
+	}
+}
+
+/* Interpreters that were not initialized when first seen: asked again
+ * (each goes back on the list while it is still not initialized). */
+static void stacks_retry(struct python_family *p)
+{
+	struct py_mapping m[MAX_WAITING];
+	__u32 pid[MAX_WAITING];
+	size_t i, n = p->nwaiting;
+
+	memcpy(m, p->waiting, n * sizeof(m[0]));
+	memcpy(pid, p->waiting_pid, n * sizeof(pid[0]));
+	p->nwaiting = 0;
+	for (i = 0; i < n; i++)
+		if (proc__alive(pid[i]))
+			stacks_start(p, pid[i], &m[i]);
+}
+
+/* An interpreter still initializing is asked again soon: its stacks are
+ * lost until it is checked. */
+static void python_tick(void *st, int *poll_ms)
+{
+	struct python_family *p = st;
+
+	if (p->nfresh)
+		fresh_rescan(p);
+	if (p->nwaiting)
+		stacks_retry(p);
+	if ((p->nwaiting || p->nfresh) && *poll_ms > WAIT_POLL_MS)
+		*poll_ms = WAIT_POLL_MS;
+}
+
+/* The frames BPF saw become the recording's interned stacks and samples. */
+static int python_on_event(void *st, const struct isr_ev_hdr *h, size_t size)
+{
+	struct python_family *p = st;
+	int e;
+
+	if (h->type != ISR_EV_PY_FRAMES)
+		return 0;
+	if (!p->stacks || size < offsetof(struct isr_ev_py_frames, frames))
+		return 1;
+	e = py_stacks__convert(p->stacks, (const void *)h, p->ctx->emit, p->ctx->emit_ctx);
+	return e ? e : 1;
+}
+
+static void python_count_drops(void *st, __u64 *drops)
+{
+	struct python_family *p = st;
+
+	if (p->stacks)
+		drops[ISR_SRC_PY_CODE] += py_stacks__code_failures(p->stacks);
+}
+
+static void python_describe(void *st, FILE *out)
+{
+	struct python_family *p = st;
+
+	if (p->sampler)
+		fprintf(out, "  %-22s perf_event cpu-clock, %d CPUs, %u Hz (Python stacks)\n", "py-stacks",
+			p->samples.attached, p->ctx->cfg->python.stacks_hz);
+}
+
+const struct probe_family family_python = {
+	.name = "python",
+	.enabled = python_enabled,
+	.open = python_open,
+	.attach = python_attach,
+	.probe_process = python_probe_process,
+	.on_new_process = python_on_new_process,
+	.on_event = python_on_event,
+	.tick = python_tick,
+	.count_drops = python_count_drops,
+	.describe = python_describe,
+	.free = python_free,
+};
