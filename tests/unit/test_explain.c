@@ -306,6 +306,16 @@ static void test_host_bound(void **state)
 	f = expect(a, "host_bound", LAUNCHER, 1.0);
 	expect_text(f, "record with --gpu");
 	expect_text(f, "running Python (most at `/home/u/train.py:88 collate`)");
+	/* a Python launcher without GPU activity or GIL events: what could not
+	 * be judged, and the flags that would let it be */
+	assert_int_equal(a->ex->findings.nnj, 3);
+	for (size_t i = 0; i < a->ex->findings.nnj; i++) {
+		const struct not_judged *nj = &a->ex->findings.nj[i];
+
+		assert_true(strcmp(nj->rule, "gil_contention") == 0 || strcmp(nj->rule, "launch_bound") == 0 ||
+			    strcmp(nj->rule, "gpu_idle") == 0);
+		assert_non_null(strstr(nj->needs, strcmp(nj->rule, "gil_contention") ? "--gpu" : "--gil"));
+	}
 	analysis__free(a);
 	synth__free(b);
 }

@@ -258,13 +258,12 @@ static void test_json_contract(void **state)
 	assert_true(strstr(json_string_value(get(t, "summary")), "cuMemAlloc_v2 2x") != NULL);
 	assert_true(strstr(json_string_value(get(t, "suggestion")), "ran out of memory") != NULL);
 	assert_int(get(t, "evidence"), "failed_calls", 2);
-	/* no GPU activity and no GIL events: judgements that need them */
+	/* the fixture's recording has no events: no launching thread, no
+	 * Python, so no judgement is missing for want of a source (which
+	 * tests/unit/test_explain.c checks on recordings that have them) */
 	t = get(root, "not_judged");
-	assert_int_equal(json_array_size(t), 3);
-	for (i = 0; i < json_array_size(t); i++) {
-		assert_true(json_is_string(get(json_array_get(t, i), "rule")));
-		assert_true(strstr(json_string_value(get(json_array_get(t, i), "needs")), "--") != NULL);
-	}
+	assert_true(json_is_array(t));
+	assert_int_equal(json_array_size(t), 0);
 	/* metrics: one entry per target process */
 	t = get(get(root, "metrics"), "processes");
 	assert_int_equal(json_array_size(t), 2);
