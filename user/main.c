@@ -50,12 +50,13 @@ enum {
 #define MAX_CUDA_LIBS 8
 
 struct env {
-	const char *cmd_name;	/* "", "record" or "analyze" */
+	const char *cmd_name;	/* "", "record", "analyze" or "diff" */
 	__u32 pids[MAX_PIDS];
 	size_t pid_count;
 	double duration_s;
 	const char *output;
 	const char *input;
+	const char *input2;	/* diff: the new recording */
 	size_t ringbuf_mib;
 	bool no_follow, no_faults, no_cuda, no_cupti, no_inject, gpu, gil, list_probes, verbose, quiet, legacy_uprobes;
 	double budget_pct;	/* 0: no budget */
@@ -215,12 +216,21 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 			env->format = REPORT_MD;
 		else if (strcmp(arg, "json") == 0)
 			env->format = REPORT_JSON;
+		else if (strcmp(arg, "html") == 0)
+			env->format = REPORT_HTML;
+		else if (strcmp(arg, "perfetto") == 0 && strcmp(env->cmd_name, "diff") != 0)
+			env->format = REPORT_PERFETTO;
 		else
-			argp_error(state, "--format: '%s' is not one of md, json", arg);
+			argp_error(state, "--format: '%s' is not one of %s", arg,
+				   strcmp(env->cmd_name, "diff") ? "md, json, html, perfetto" : "md, json, html");
 		return 0;
 	case ARGP_KEY_ARG:
-		if (strcmp(env->cmd_name, "analyze") == 0 && !env->input) {
+		if ((strcmp(env->cmd_name, "analyze") == 0 || strcmp(env->cmd_name, "diff") == 0) && !env->input) {
 			env->input = arg;
+			return 0;
+		}
+		if (strcmp(env->cmd_name, "diff") == 0 && !env->input2) {
+			env->input2 = arg;
 			return 0;
 		}
 		argp_error(state, "unexpected argument '%s'%s", arg,
@@ -263,7 +273,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 static const struct argp_option main_options[] = {
 	RECORD_OPTIONS,
 	{ "output", 'o', "FILE", 0, "Keep the recording in FILE (default ./inferscope-DATE-TIME.isr)", 0 },
-	{ "format", OPT_FORMAT, "md|json", 0, "Report format (default md)", 0 },
+	{ "format", OPT_FORMAT, "md|json|html|perfetto", 0, "Report format (default md)", 0 },
 	{ 0 },
 };
 
@@ -274,8 +284,16 @@ static const struct argp_option record_options[] = {
 };
 
 static const struct argp_option analyze_options[] = {
-	{ "format", OPT_FORMAT, "md|json", 0, "Report format (default md)", 0 },
+	{ "format", OPT_FORMAT, "md|json|html|perfetto", 0,
+	  "Report format (default md): html is one self-contained page with charts, perfetto a trace for "
+	  "the Perfetto UI (docs/outputs.md)", 0 },
 	{ "output", 'o', "FILE", 0, "Write the report to FILE (default: standard output)", 0 },
+	{ 0 },
+};
+
+static const struct argp_option diff_options[] = {
+	{ "format", OPT_FORMAT, "md|json|html", 0, "Format of the comparison (default md)", 0 },
+	{ "output", 'o', "FILE", 0, "Write it to FILE (default: standard output)", 0 },
 	{ 0 },
 };
 
@@ -370,7 +388,8 @@ static const char main_doc[] =
 	"  inferscope-bpf -p PID [-d SEC]        attach, record, then print the report\n"
 	"  inferscope-bpf [-d SEC] -- CMD ARGS   launch CMD, record, then print the report\n"
 	"  inferscope-bpf record -o FILE ...     record only (analyze later, anywhere)\n"
-	"  inferscope-bpf analyze FILE           report on a recording\n"
+	"  inferscope-bpf analyze FILE           report on a recording (--format md, json, html, perfetto)\n"
+	"  inferscope-bpf diff BASE NEW          what got slower from one recording to another, and why\n"
 	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\v"
 	"See `inferscope-bpf record --help` and `inferscope-bpf analyze --help`.";
@@ -384,6 +403,10 @@ static const struct argp record_argp = {
 };
 static const struct argp analyze_argp = { analyze_options, parse_common, "FILE",
 					  "Analyze a recording and print the report.", NULL, NULL, NULL };
+static const struct argp diff_argp = { diff_options, parse_common, "BASE.isr NEW.isr",
+				       "Compare two recordings: the findings that appeared or vanished (most added "
+				       "cost first), the metrics that changed, the kernels whose GPU time changed most.",
+				       NULL, NULL, NULL };
 
 static int do_record(struct env *env, int argc, char **argv, bool then_analyze)
 {
@@ -497,6 +520,10 @@ int main(int argc, char **argv)
 		argp = &analyze_argp;
 		env.cmd_name = "analyze";
 		sub = 1;
+	} else if (nargs > 1 && strcmp(argv[1], "diff") == 0) {
+		argp = &diff_argp;
+		env.cmd_name = "diff";
+		sub = 1;
 	}
 	/* argp names the program after argv[0]; for a subcommand, after
 	 * "inferscope-bpf record". */
@@ -512,7 +539,18 @@ int main(int argc, char **argv)
 			fprintf(stderr, "inferscope-bpf analyze: takes no command\n");
 			return 2;
 		}
+		if (env.format == REPORT_PERFETTO && !env.output && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "inferscope-bpf analyze: a Perfetto trace is binary: give the file with -o FILE\n");
+			return 2;
+		}
 		return analyze__run(env.input, env.format, env.output) ? 1 : 0;
+	}
+	if (strcmp(env.cmd_name, "diff") == 0) {
+		if (!env.input2 || env.command) {
+			fprintf(stderr, "inferscope-bpf diff: give the two recordings to compare: BASE.isr NEW.isr\n");
+			return 2;
+		}
+		return analyze__diff(env.input, env.input2, env.format, env.output) ? 1 : 0;
 	}
 	if (strcmp(env.cmd_name, "record") == 0) {
 		if (!env.output && !env.list_probes) {
@@ -520,6 +558,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		return do_record(&env, argc, argv, false);
+	}
+	if (env.format == REPORT_PERFETTO && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "inferscope-bpf: a Perfetto trace is binary: redirect standard output to a file, or "
+				"record and then run 'inferscope-bpf analyze FILE --format perfetto -o trace.pftrace'\n");
+		return 2;
 	}
 	return do_record(&env, argc, argv, true);
 }
