@@ -379,7 +379,7 @@ int diff__write_markdown(FILE *f, const struct diff *d)
 	err |= text__markdown(f, d->new_path, SIZE_MAX);
 	fprintf(f, "\n\n**");
 	err |= text__markdown(f, d->headline, SIZE_MAX);
-	fprintf(f, "**\n\n## Findings that changed\n\nMost added cost first.\n\n");
+	fprintf(f, "**\n\n## Findings by rule, most added cost first\n\n");
 	if (!d->nfindings)
 		fprintf(f, "Neither run has a finding.\n\n");
 	else

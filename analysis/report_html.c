@@ -25,7 +25,7 @@
 
 #define LABEL_W		170	/* label column of the time charts */
 #define PLOT_W		SERIES_BUCKETS	/* one pixel per bucket */
-#define CHART_W		(LABEL_W + PLOT_W + 10)
+#define CHART_W		(LABEL_W + PLOT_W + 24)
 #define AXIS_H		22
 #define DEV_H		56
 #define THREAD_H	14
