@@ -4,7 +4,8 @@
 #   make deps     install the Debian packages the build and tests need
 #   make demo     deps + build + trace the bundled example workload
 #   make test     deps + build + unit and integration tests (as root)
-#   make unit     unit tests only: no root, no clang, no bpftool
+#   make unit     unit tests only: no root, no clang, no bpftool (but protoc-c,
+#                 protoc and chromium, for the outputs: scripts/deps.sh)
 #   make bench    overhead benchmarks and their regression gate (as root)
 #   make docs     regenerate the generated parts of docs/
 #   V=1           show full commands
@@ -330,7 +331,8 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)sh tests/run.sh
 
-# The unit tests need neither clang, bpftool nor root.
+# The unit tests need neither clang, bpftool nor root (test_outputs runs
+# protoc and chromium).
 unit-build: boundaries $(UNIT_BINS) $(FORMAT_TABLES)
 
 unit: unit-build
