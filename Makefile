@@ -4,7 +4,8 @@
 #   make deps     install the Debian packages the build and tests need
 #   make demo     deps + build + trace the bundled example workload
 #   make test     deps + build + unit and integration tests (as root)
-#   make unit     unit tests only: no root, no clang, no bpftool
+#   make unit     unit tests only: no root, no clang, no bpftool (but protoc-c,
+#                 protoc and chromium, for the outputs: scripts/deps.sh)
 #   make bench    overhead benchmarks and their regression gate (as root)
 #   make docs     regenerate the generated parts of docs/
 #   V=1           show full commands
@@ -37,15 +38,16 @@ BINDEP    = -MMD -MP -MT $@ -MF $(OUT)/deps/$(subst /,_,$@).d
 SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # The release binary carries everything it needs: the GPU hosts have no libbpf.
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lm
-DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lm
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
+DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
 
 # --- the parts and what each may include -------------------------------------
 # Each part is compiled with the include folders it may use and no others,
 # so that an include across a boundary does not compile (docs/architecture.md):
 #   format/    the bytes every part agrees on: itself only
 #   lib/       helpers: itself only
-#   analysis/  the format, the helpers, itself (pure: no BPF, no clang)
+#   analysis/  the format, the helpers, itself and the code protoc-c
+#              generates from its .proto files (pure: no BPF, no clang)
 #   user/      the format, the helpers, the BPF skeletons, itself, and of the
 #              analysis only its API (analysis/api/: `-p` records and then
 #              analyzes in one process)
@@ -53,7 +55,7 @@ DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lm
 #   cupti_bridge/  the format and the helpers compiled into it
 FORMAT_INC   := -Iformat
 LIB_INC      := -Ilib
-ANALYSIS_INC := -Ianalysis -Ianalysis/api -Iformat -Ilib
+ANALYSIS_INC := -Ianalysis -Ianalysis/api -Iformat -Ilib -I$(OUT)/gen
 USER_INC     := -Iuser -Ianalysis/api -Iformat -Ilib -I$(OUT)/bpf
 BPF_INC      := -Ibpf -Iformat -Ivmlinux/$(ARCH)
 BRIDGE_INC   := -Icupti_bridge -Iformat -Ilib -I$(CUDA_INC)
@@ -75,11 +77,21 @@ USER_SRCS     := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_BPF_SRCS := $(shell grep -l '\.skel\.h"' $(USER_SRCS))
 CORE_SRCS     := $(FORMAT_SRCS) $(LIB_SRCS) $(ANALYSIS_SRCS) $(filter-out $(USER_BPF_SRCS),$(USER_SRCS))
 
+# The subset of Perfetto's .proto files the trace writer encodes
+# (analysis/proto/README.md), compiled by protoc-c at build time.
+PROTO_DIR  := analysis/proto
+PROTO_SRCS := $(shell find $(PROTO_DIR)/protos -name '*.proto')
+PROTO_GEN  := $(OUT)/gen
+PROTO_C    := $(patsubst $(PROTO_DIR)/%.proto,$(PROTO_GEN)/%.pb-c.c,$(PROTO_SRCS))
+PROTO_H    := $(PROTO_C:.c=.h)
+GEN_OBJS       := $(patsubst $(PROTO_GEN)/%.c,$(OUT)/obj/gen/%.o,$(PROTO_C))
+ASAN_GEN_OBJS  := $(patsubst $(PROTO_GEN)/%.c,$(ASAN_OUT)/obj/gen/%.o,$(PROTO_C))
+
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
-CORE_OBJS      := $(call objs,$(OUT),$(CORE_SRCS))
+CORE_OBJS      := $(call objs,$(OUT),$(CORE_SRCS)) $(GEN_OBJS)
 LOADER_OBJS    := $(call objs,$(OUT),$(USER_BPF_SRCS))
 MAIN_OBJ       := $(OUT)/obj/user/main.o
-ASAN_CORE_OBJS := $(call objs,$(ASAN_OUT),$(CORE_SRCS))
+ASAN_CORE_OBJS := $(call objs,$(ASAN_OUT),$(CORE_SRCS)) $(ASAN_GEN_OBJS)
 ASAN_LOADER_OBJS := $(call objs,$(ASAN_OUT),$(USER_BPF_SRCS))
 ASAN_MAIN_OBJ  := $(ASAN_OUT)/obj/user/main.o
 # Unit tests link what they use from this archive: no BPF objects in it.
@@ -135,6 +147,25 @@ $(ASAN_OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INC) $(DEFS) $(DEPFLAGS) -c $< -o $@
+
+# --- generated protobuf-c code ----------------------------------------------------
+$(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: $(PROTO_DIR)/%.proto
+	@mkdir -p $(PROTO_GEN)
+	$(call msg,PROTOC-C,$@)
+	$(Q)protoc-c --proto_path=$(PROTO_DIR) --c_out=$(PROTO_GEN) $<
+
+$(GEN_OBJS): $(OUT)/obj/gen/%.o: $(PROTO_GEN)/%.c $(PROTO_H)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) -I$(PROTO_GEN) $(DEPFLAGS) -c $< -o $@
+
+$(ASAN_GEN_OBJS): $(ASAN_OUT)/obj/gen/%.o: $(PROTO_GEN)/%.c $(PROTO_H)
+	@mkdir -p $(@D)
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -I$(PROTO_GEN) $(DEPFLAGS) -c $< -o $@
+
+# The analysis includes the generated headers.
+$(call objs,$(OUT),$(ANALYSIS_SRCS)) $(call objs,$(ASAN_OUT),$(ANALYSIS_SRCS)): | $(PROTO_H)
 
 # Before their first build tells their dependencies, the loader files need
 # the skeletons made.
@@ -300,7 +331,8 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)sh tests/run.sh
 
-# The unit tests need neither clang, bpftool nor root.
+# The unit tests need neither clang, bpftool nor root (test_outputs runs
+# protoc and chromium).
 unit-build: boundaries $(UNIT_BINS) $(FORMAT_TABLES)
 
 unit: unit-build

@@ -6,39 +6,48 @@
 #include "recording.h"
 #include "analysis.h"
 #include "report.h"
+#include "diff.h"
 
-int analyze__run(const char *path, enum report_format fmt, const char *out_path)
+/* Loads and analyzes the recording at path. 0 or -errno after saying why. */
+static int load(const char *path, struct recording **r, struct analysis **a)
 {
-	struct recording *r = NULL;
-	struct analysis *a = NULL;
-	bool to_stdout = !out_path || strcmp(out_path, "-") == 0;
-	FILE *out = stdout;
 	char err[512];
 	int e;
 
-	e = recording__load(path, &r, err, sizeof(err));
+	*r = NULL;
+	*a = NULL;
+	e = recording__load(path, r, err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "inferscope-bpf: cannot read %s: %s\n", path, err);
 		return e;
 	}
-	if (r->truncated)
+	if ((*r)->truncated)
 		fprintf(stderr, "inferscope-bpf: warning: %s is truncated: %s; analyzing what was recorded "
-			"before that point\n", path, r->truncation);
-	recording__sort_events(r);
-	e = analysis__run(r, &a);
-	if (e) {
+			"before that point\n", path, (*r)->truncation);
+	recording__sort_events(*r);
+	e = analysis__run(*r, a);
+	if (e)
 		fprintf(stderr, "inferscope-bpf: cannot analyze %s: %s\n", path, strerror(-e));
-		goto out;
-	}
+	return e;
+}
+
+/* Opens out_path ("-" or NULL: stdout), runs write, closes it. 0 or -errno
+ * after saying why. */
+static int output(const char *out_path, int (*write)(FILE *f, const void *arg), const void *arg)
+{
+	bool to_stdout = !out_path || strcmp(out_path, "-") == 0;
+	FILE *out = stdout;
+	int e;
+
 	if (!to_stdout) {
 		out = fopen(out_path, "w");
 		if (!out) {
 			e = -errno;
 			fprintf(stderr, "inferscope-bpf: cannot create %s: %s\n", out_path, strerror(-e));
-			goto out;
+			return e;
 		}
 	}
-	e = fmt == REPORT_JSON ? report__write_json(out, a) : report__write_markdown(out, a);
+	e = write(out, arg);
 	if (!to_stdout && fclose(out) && !e)
 		e = -errno;
 	else if (to_stdout && fflush(out) && !e)
@@ -46,8 +55,89 @@ int analyze__run(const char *path, enum report_format fmt, const char *out_path)
 	if (e)
 		fprintf(stderr, "inferscope-bpf: writing the report to %s failed: %s\n",
 			to_stdout ? "standard output" : out_path, strerror(-e));
-out:
+	return e;
+}
+
+struct report_job {
+	const struct analysis *a;
+	enum report_format fmt;
+};
+
+static int write_report(FILE *f, const void *arg)
+{
+	const struct report_job *j = arg;
+
+	switch (j->fmt) {
+	case REPORT_JSON:
+		return report__write_json(f, j->a);
+	case REPORT_HTML:
+		return report__write_html(f, j->a);
+	case REPORT_PERFETTO:
+		return report__write_perfetto(f, j->a);
+	default:
+		return report__write_markdown(f, j->a);
+	}
+}
+
+int analyze__run(const char *path, enum report_format fmt, const char *out_path)
+{
+	struct recording *r;
+	struct analysis *a;
+	struct report_job j;
+	int e = load(path, &r, &a);
+
+	if (!e) {
+		j = (struct report_job){ .a = a, .fmt = fmt };
+		e = output(out_path, write_report, &j);
+	}
 	analysis__free(a);
 	recording__free(r);
+	return e;
+}
+
+struct diff_job {
+	const struct diff *d;
+	enum report_format fmt;
+};
+
+static int write_diff(FILE *f, const void *arg)
+{
+	const struct diff_job *j = arg;
+
+	switch (j->fmt) {
+	case REPORT_JSON:
+		return diff__write_json(f, j->d);
+	case REPORT_HTML:
+		return diff__write_html(f, j->d);
+	default:
+		return diff__write_markdown(f, j->d);
+	}
+}
+
+int analyze__diff(const char *base_path, const char *new_path, enum report_format fmt, const char *out_path)
+{
+	struct recording *rb = NULL, *rn = NULL;
+	struct analysis *ab = NULL, *an = NULL;
+	struct diff *d = NULL;
+	struct diff_job j;
+	int e = load(base_path, &rb, &ab);
+
+	if (!e)
+		e = load(new_path, &rn, &an);
+	if (!e) {
+		e = diff__compute(ab, an, base_path, new_path, &d);
+		if (e)
+			fprintf(stderr, "inferscope-bpf: cannot compare %s and %s: %s\n", base_path, new_path,
+				strerror(-e));
+	}
+	if (!e) {
+		j = (struct diff_job){ .d = d, .fmt = fmt };
+		e = output(out_path, write_diff, &j);
+	}
+	diff__free(d);
+	analysis__free(an);
+	analysis__free(ab);
+	recording__free(rn);
+	recording__free(rb);
 	return e;
 }

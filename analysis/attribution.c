@@ -129,6 +129,7 @@ struct attribution {
 	struct htab launching;	/* pids with a launching thread */
 	struct pgaps *gaps;
 	size_t ngaps, gaps_cap;
+	struct attr_gap_hook hook;
 	int err;
 };
 
@@ -419,6 +420,8 @@ static void on_gap(void *ctx, const struct tl_gap *g)
 		pg->n++;
 	if (g->leading) {
 		d->pub.leading_ns += len;
+		if (a->hook.gap)
+			a->hook.gap(a->hook.ctx, g, split);
 		return;
 	}
 	d->pub.gaps++;
@@ -468,6 +471,16 @@ static void on_gap(void *ctx, const struct tl_gap *g)
 		t->running_idle_ns += running;
 		dev_running_add(d, t->pub.tid, running, &a->err);
 	}
+	if (a->hook.gap) {
+		if (t)
+			split[CAUSE_NATIVE] += running;
+		a->hook.gap(a->hook.ctx, g, split);
+	}
+}
+
+void attribution__on_gap(struct attribution *a, const struct attr_gap_hook *hook)
+{
+	a->hook = hook ? *hook : (struct attr_gap_hook){ 0 };
 }
 
 struct attribution *attribution__new(struct timeline *tl, const struct pass *p)

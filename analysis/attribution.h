@@ -112,6 +112,18 @@ const struct attr_thread *attribution__thread(const struct attribution *a, __u32
 size_t attribution__device_count(const struct attribution *a);
 const struct attr_device *attribution__device_at(const struct attribution *a, size_t i);
 
+/* How one idle gap was split, as it closes (leading gaps are not split:
+ * split is all zero for them). The launching thread's running time is in
+ * split[CAUSE_NATIVE]: its Python share is known only at the end
+ * (attr_device.idle_ns[CAUSE_PYTHON] against [CAUSE_NATIVE] then). */
+struct attr_gap_hook {
+	void *ctx;
+	void (*gap)(void *ctx, const struct tl_gap *g, const __u64 split[CAUSE_MAX]);
+};
+
+/* Calls hook for every gap from now on (one hook; NULL removes it). */
+void attribution__on_gap(struct attribution *a, const struct attr_gap_hook *hook);
+
 /* Whether pid's GPU activity was recorded (it sent clock pairs). */
 bool attribution__gpu_observed(const struct attribution *a, __u32 pid);
 

@@ -49,7 +49,7 @@ const char *explain__rule_title(const char *id)
 static int run_pass(struct explain *e, struct rule_ctx *c, void **state)
 {
 	struct pass_event ev;
-	int err = timeline__observe(e->tl, attribution__observer(e->attr)), n;
+	int err = 0, n;
 
 	for (size_t i = 0; i < rules_count && !err; i++) {
 		struct tl_observer obs = { 0 };
@@ -68,6 +68,8 @@ static int run_pass(struct explain *e, struct rule_ctx *c, void **state)
 		err = timeline__finish(e->tl);
 	if (!err)
 		err = attribution__finish(e->attr);
+	if (!err)
+		err = series__finish(e->series);
 	return err;
 }
 
@@ -90,6 +92,14 @@ int explain__run(const struct recording *r, const struct summary *sum, const str
 		e->tl = timeline__new(e->pass, r);
 		e->attr = e->tl ? attribution__new(e->tl, e->pass) : NULL;
 		if (!e->attr)
+			err = -ENOMEM;
+	}
+	/* the attribution first: the series takes each gap's split from it */
+	if (!err)
+		err = timeline__observe(e->tl, attribution__observer(e->attr));
+	if (!err) {
+		e->series = series__new(e->pass, e->tl, e->attr, py);
+		if (!e->series)
 			err = -ENOMEM;
 	}
 	if (!err) {
@@ -127,6 +137,7 @@ void explain__free(struct explain *e)
 	if (!e)
 		return;
 	findings__free(&e->findings);
+	series__free(e->series);
 	attribution__free(e->attr);
 	timeline__free(e->tl);
 	pass__free(e->pass);

@@ -14,11 +14,13 @@
 #include "findings.h"
 #include "attribution.h"
 #include "timeline.h"
+#include "series.h"
 
 struct explain {
 	struct findings findings;	/* ranked, most cost first */
 	struct attribution *attr;	/* the metrics the findings are drawn from */
 	struct timeline *tl;
+	struct series *series;		/* the charts' time series */
 	struct pass *pass;
 };
 

@@ -306,7 +306,8 @@ static int kernels_by_name(const struct gpu_events *g, struct summary *s)
 	refs = malloc(n * sizeof(*refs));
 	names = malloc((g->names.n ? g->names.n : 1) * sizeof(*names));
 	s->gpu_kernels = calloc(n, sizeof(*s->gpu_kernels));
-	if (!refs || !names || !s->gpu_kernels)
+	s->gpu_names = calloc(n, sizeof(*s->gpu_names));
+	if (!refs || !names || !s->gpu_kernels || !s->gpu_names)
 		goto out;
 	for (i = 0; i < g->names.n; i++) {
 		const struct isr_ev_gpu_name *e = (const void *)g->names.v[i];
@@ -339,6 +340,9 @@ static int kernels_by_name(const struct gpu_events *g, struct summary *s)
 			ks->name = display_name(found ? safe : NULL, refs[i].name_id);
 			if (!ks->name)
 				goto out;
+			s->gpu_names[s->gpu_name_count++] = (struct gpu_kernel_name){ .pid = refs[i].pid,
+										      .id = refs[i].name_id,
+										      .name = ks->name };
 			ks->min_ns = UINT64_MAX;
 		}
 		ks = &s->gpu_kernels[s->gpu_kernel_count - 1];
@@ -719,8 +723,29 @@ void gpu_summary__free(struct summary *s)
 	for (size_t i = 0; i < s->gpu_kernel_count; i++)
 		free(s->gpu_kernels[i].name);
 	free(s->gpu_kernels);
+	free(s->gpu_names);
 	free(s->gpu_copies);
 	free(s->gpu_streams);
 	free(s->gpu_devices);
 	free(s->gpu);
+}
+
+static int gpu_name_cmp(const void *a, const void *b)
+{
+	const struct gpu_kernel_name *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+const char *summary__gpu_kernel_name(const struct summary *s, __u32 pid, __u32 name_id)
+{
+	struct gpu_kernel_name key = { .pid = pid, .id = name_id };
+	const struct gpu_kernel_name *k;
+
+	if (!s->gpu_name_count)
+		return NULL;
+	k = bsearch(&key, s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), gpu_name_cmp);
+	return k ? k->name : NULL;
 }

@@ -19,6 +19,7 @@
 #include "pystacks.h"
 #include "explain.h"
 #include "attribution.h"
+#include "text.h"
 
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
@@ -71,35 +72,6 @@ static bool start_time(const struct recording *r, const struct summary *s, char 
 	       (int)(len - n);
 }
 
-/* Length of the valid UTF-8 sequence at p (at most left bytes), 0 if none. */
-static size_t utf8_seq(const unsigned char *p, size_t left)
-{
-	__u32 cp;
-	size_t n;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (n > left)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* A JSON string of the first maxlen bytes of s (up to a NUL); bytes that are
  * not UTF-8 (comm and argv are arbitrary bytes) become U+FFFD. JSON null for
  * a NULL s. NULL when out of memory. */
@@ -117,7 +89,7 @@ static json_t *json_text(const char *s, size_t maxlen)
 	if (!buf)
 		return NULL;
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(p + i, len - i);
+		size_t n = text__utf8_seq(p + i, len - i);
 
 		if (n) {
 			memcpy(buf + out, p + i, n);
@@ -971,18 +943,8 @@ static void md__printf(struct md *m, const char *fmt, ...)
  * control characters (newlines would end the row) shown as spaces. */
 static void md__text(struct md *m, const char *s, size_t maxlen)
 {
-	size_t len = strnlen(s, maxlen);
-
-	for (size_t i = 0; i < len && !m->err; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (strchr("\\|`*<>[]", c))
-			md__printf(m, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			md__printf(m, " ");
-		else
-			md__printf(m, "%c", c);
-	}
+	if (!m->err)
+		m->err = text__markdown(m->f, s, maxlen);
 }
 
 /* A finding's prose: like md__text, but its `code spans` stay (the rules
@@ -1654,31 +1616,48 @@ static void md__findings(struct md *m, const struct explain *ex)
 	}
 }
 
-int report__write_markdown(FILE *f, const struct analysis *a)
+/* Everything after the findings: the tables that are their evidence. */
+static void md__details(struct md *m, const struct analysis *a)
 {
-	const struct recording *r = a->r;
 	const struct summary *s = a->sum;
 	const struct thread_summary **order;
-	struct md m = { .f = f };
 
 	order = calloc(s->thread_count ? s->thread_count : 1, sizeof(*order));
-	if (!order)
-		return -ENOMEM;
+	if (!order) {
+		m->err = m->err ? m->err : -ENOMEM;
+		return;
+	}
 	for (size_t i = 0; i < s->thread_count; i++)
 		order[i] = &s->threads[i];
 	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
-
-	md__header(&m, r, s);
-	md__warnings(&m, r, s);
-	md__findings(&m, a->ex);
-	md__sampling(&m, s);
-	md__threads(&m, order, s->thread_count);
-	md__cuda(&m, r, s, order);
-	md__gpu(&m, s);
-	md__gil(&m, s, order);
-	md__python_stacks(&m, s, a->py);
-	md__event_counts(&m, s);
+	md__sampling(m, s);
+	md__threads(m, order, s->thread_count);
+	md__cuda(m, a->r, s, order);
+	md__gpu(m, s);
+	md__gil(m, s, order);
+	md__python_stacks(m, s, a->py);
+	md__event_counts(m, s);
 	free(order);
+}
+
+int report__write_markdown_details(FILE *f, const struct analysis *a)
+{
+	struct md m = { .f = f };
+
+	md__details(&m, a);
+	if (!m.err && (fflush(f) == EOF || ferror(f)))
+		m.err = -EIO;
+	return m.err;
+}
+
+int report__write_markdown(FILE *f, const struct analysis *a)
+{
+	struct md m = { .f = f };
+
+	md__header(&m, a->r, a->sum);
+	md__warnings(&m, a->r, a->sum);
+	md__findings(&m, a->ex);
+	md__details(&m, a);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))
 		m.err = -EIO;
 	return m.err;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Report writers. The JSON report is a documented contract
- * (docs/report-json.md, schema_version below); Markdown is for people.
+ * Report writers, each a function of the analysis (analysis.h). The JSON
+ * report is a documented contract (docs/report-json.md, schema_version
+ * below); Markdown and HTML are for people; the Perfetto trace is for its
+ * viewer (docs/outputs.md).
  */
 #ifndef INFERSCOPE_REPORT_H
 #define INFERSCOPE_REPORT_H
@@ -14,5 +16,18 @@
 /* 0 or -errno (-EIO when the stream fails). */
 int report__write_markdown(FILE *f, const struct analysis *a);
 int report__write_json(FILE *f, const struct analysis *a);
+/* The Markdown report's tables after its findings (threads, CUDA, GPU,
+ * GIL, Python stacks, event counts): what the HTML report shows as its
+ * evidence tables. */
+int report__write_markdown_details(FILE *f, const struct analysis *a);
+/* A self-contained HTML page (docs/outputs.md): findings, charts of the
+ * series (series.h), then the evidence tables. */
+int report__write_html(FILE *f, const struct analysis *a);
+/* A page of the HTML report's look around Markdown as the writers here
+ * make it (the diff's HTML). markdown is modified. */
+int report__write_html_page(FILE *f, const char *title, char *markdown);
+/* The native Perfetto trace (docs/outputs.md, perfetto.h), written packet
+ * by packet from a pass of its own over a's recording. */
+int report__write_perfetto(FILE *f, const struct analysis *a);
 
 #endif

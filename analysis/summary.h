@@ -173,6 +173,12 @@ struct gpu_kernel_stat {
 	__u64 total_ns, min_ns, max_ns;	/* GPU durations (end - start) */
 };
 
+/* The display name of the kernels of one name id of one process. */
+struct gpu_kernel_name {
+	__u32 pid, id;
+	const char *name;		/* its gpu_kernel_stat's name */
+};
+
 /* Copies of one CUPTI memcpy kind in one process. */
 struct gpu_copy_stat {
 	__u32 pid;
@@ -233,6 +239,8 @@ struct summary {
 	size_t gpu_count;
 	struct gpu_kernel_stat *gpu_kernels;	/* by pid, then most total time first */
 	size_t gpu_kernel_count;
+	struct gpu_kernel_name *gpu_names;	/* by pid, then id */
+	size_t gpu_name_count;
 	struct gpu_copy_stat *gpu_copies;	/* by pid, kind */
 	size_t gpu_copy_count;
 	struct gpu_stream_stat *gpu_streams;	/* by pid, device, stream */
@@ -253,6 +261,10 @@ const struct process_summary *summary__process(const struct summary *s, __u32 pi
 /* Name of a function of s->cuda_fns: "cuMemAlloc_v2", or "cuda_fn_<id>" for
  * an id this version does not know. NULL when s has no such function. */
 const char *summary__cuda_fn_name(const struct summary *s, __u16 func);
+
+/* The display name of GPU kernel name_id of pid (as in gpu_kernels);
+ * NULL when no kernel of the recording has it. */
+const char *summary__gpu_kernel_name(const struct summary *s, __u32 pid, __u32 name_id);
 
 /* The name of a CUresult ("CUDA_ERROR_OUT_OF_MEMORY"); NULL when this
  * version does not know it. */

@@ -48,8 +48,9 @@ enum {
 /* The command line: the recording's configuration, and what the CLI itself
  * does with it. */
 struct cli {
-	const char *cmd_name;	/* "", "record" or "analyze" */
-	const char *input;	/* analyze FILE */
+	const char *cmd_name;	/* "", "record", "analyze" or "diff" */
+	const char *input;	/* analyze FILE, diff BASE */
+	const char *input2;	/* diff NEW */
 	const char *output;	/* -o: the recording (record, -p/--), the report (analyze) */
 	enum report_format format;
 	bool list_probes;
@@ -206,12 +207,21 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 			cli->format = REPORT_MD;
 		else if (strcmp(arg, "json") == 0)
 			cli->format = REPORT_JSON;
+		else if (strcmp(arg, "html") == 0)
+			cli->format = REPORT_HTML;
+		else if (strcmp(arg, "perfetto") == 0 && strcmp(cli->cmd_name, "diff") != 0)
+			cli->format = REPORT_PERFETTO;
 		else
-			argp_error(state, "--format: '%s' is not one of md, json", arg);
+			argp_error(state, "--format: '%s' is not one of %s", arg,
+				   strcmp(cli->cmd_name, "diff") ? "md, json, html, perfetto" : "md, json, html");
 		return 0;
 	case ARGP_KEY_ARG:
-		if (strcmp(cli->cmd_name, "analyze") == 0 && !cli->input) {
+		if ((strcmp(cli->cmd_name, "analyze") == 0 || strcmp(cli->cmd_name, "diff") == 0) && !cli->input) {
 			cli->input = arg;
+			return 0;
+		}
+		if (strcmp(cli->cmd_name, "diff") == 0 && !cli->input2) {
+			cli->input2 = arg;
 			return 0;
 		}
 		argp_error(state, "unexpected argument '%s'%s", arg,
@@ -254,7 +264,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 static const struct argp_option main_options[] = {
 	RECORD_OPTIONS,
 	{ "output", 'o', "FILE", 0, "Keep the recording in FILE (default ./inferscope-DATE-TIME.isr)", 0 },
-	{ "format", OPT_FORMAT, "md|json", 0, "Report format (default md)", 0 },
+	{ "format", OPT_FORMAT, "md|json|html|perfetto", 0, "Report format (default md)", 0 },
 	{ 0 },
 };
 
@@ -265,8 +275,16 @@ static const struct argp_option record_options[] = {
 };
 
 static const struct argp_option analyze_options[] = {
-	{ "format", OPT_FORMAT, "md|json", 0, "Report format (default md)", 0 },
+	{ "format", OPT_FORMAT, "md|json|html|perfetto", 0,
+	  "Report format (default md): html is one self-contained page with charts, perfetto a trace for "
+	  "the Perfetto UI (docs/outputs.md)", 0 },
 	{ "output", 'o', "FILE", 0, "Write the report to FILE (default: standard output)", 0 },
+	{ 0 },
+};
+
+static const struct argp_option diff_options[] = {
+	{ "format", OPT_FORMAT, "md|json|html", 0, "Format of the comparison (default md)", 0 },
+	{ "output", 'o', "FILE", 0, "Write it to FILE (default: standard output)", 0 },
 	{ 0 },
 };
 
@@ -361,7 +379,8 @@ static const char main_doc[] =
 	"  inferscope-bpf -p PID [-d SEC]        attach, record, then print the report\n"
 	"  inferscope-bpf [-d SEC] -- CMD ARGS   launch CMD, record, then print the report\n"
 	"  inferscope-bpf record -o FILE ...     record only (analyze later, anywhere)\n"
-	"  inferscope-bpf analyze FILE           report on a recording\n"
+	"  inferscope-bpf analyze FILE           report on a recording (--format md, json, html, perfetto)\n"
+	"  inferscope-bpf diff BASE NEW          what got slower from one recording to another, and why\n"
 	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\v"
 	"See `inferscope-bpf record --help` and `inferscope-bpf analyze --help`.";
@@ -375,6 +394,10 @@ static const struct argp record_argp = {
 };
 static const struct argp analyze_argp = { analyze_options, parse_common, "FILE",
 					  "Analyze a recording and print the report.", NULL, NULL, NULL };
+static const struct argp diff_argp = { diff_options, parse_common, "BASE.isr NEW.isr",
+				       "Compare two recordings: the findings that appeared or vanished (most added "
+				       "cost first), the metrics that changed, the kernels whose GPU time changed most.",
+				       NULL, NULL, NULL };
 
 static int do_record(struct cli *cli, int argc, char **argv, bool then_analyze)
 {
@@ -461,6 +484,10 @@ int main(int argc, char **argv)
 		argp = &analyze_argp;
 		cli.cmd_name = "analyze";
 		sub = 1;
+	} else if (nargs > 1 && strcmp(argv[1], "diff") == 0) {
+		argp = &diff_argp;
+		cli.cmd_name = "diff";
+		sub = 1;
 	}
 	/* argp names the program after argv[0]; for a subcommand, after
 	 * "inferscope-bpf record". */
@@ -476,7 +503,18 @@ int main(int argc, char **argv)
 			fprintf(stderr, "inferscope-bpf analyze: takes no command\n");
 			return 2;
 		}
+		if (cli.format == REPORT_PERFETTO && !cli.output && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "inferscope-bpf analyze: a Perfetto trace is binary: give the file with -o FILE\n");
+			return 2;
+		}
 		return analyze__run(cli.input, cli.format, cli.output) ? 1 : 0;
+	}
+	if (strcmp(cli.cmd_name, "diff") == 0) {
+		if (!cli.input2 || cli.rec.targets.command) {
+			fprintf(stderr, "inferscope-bpf diff: give the two recordings to compare: BASE.isr NEW.isr\n");
+			return 2;
+		}
+		return analyze__diff(cli.input, cli.input2, cli.format, cli.output) ? 1 : 0;
 	}
 	if (strcmp(cli.cmd_name, "record") == 0) {
 		if (!cli.output && !cli.list_probes) {
@@ -484,6 +522,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		return do_record(&cli, argc, argv, false);
+	}
+	if (cli.format == REPORT_PERFETTO && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "inferscope-bpf: a Perfetto trace is binary: redirect standard output to a file, or "
+				"record and then run 'inferscope-bpf analyze FILE --format perfetto -o trace.pftrace'\n");
+		return 2;
 	}
 	return do_record(&cli, argc, argv, true);
 }

@@ -180,6 +180,7 @@ static inline void synth__free(struct synth *b)
 {
 	for (size_t i = 0; i < b->rec.process_count; i++) {
 		free(b->rec.processes[i].comm);
+		free(b->rec.processes[i].cmdline);
 		free(b->rec.processes[i].maps);
 		free(b->rec.processes[i].threads);
 	}

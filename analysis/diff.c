@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "diff.h"
+#include "report.h"
+#include "text.h"
+
+#define TOP_KERNELS 20
+
+/* The figures of one run that the diff compares. */
+struct profile {
+	double wall_s;
+	__u64 busy_ns, observed_ns, before_first_ns;
+	__u64 idle_ns[CAUSE_MAX];
+	__u64 thread_ns[TL_CAT_MAX];	/* the critical threads' windows */
+	__u64 sync_ns, launches, cuda_calls;
+	__u64 kernels, kernel_ns;
+	__u64 memory_peak;
+};
+
+static void profile_of(const struct analysis *a, struct profile *p)
+{
+	const struct attribution *at = a->ex->attr;
+	const struct summary *s = a->sum;
+
+	memset(p, 0, sizeof(*p));
+	p->wall_s = s->duration_s;
+	for (size_t i = 0; i < attribution__device_count(at); i++) {
+		const struct attr_device *d = attribution__device_at(at, i);
+
+		p->busy_ns += d->busy_ns;
+		p->observed_ns += d->observed_ns;
+		p->before_first_ns += d->leading_ns;
+		for (int c = 0; c < CAUSE_MAX; c++)
+			p->idle_ns[c] += d->idle_ns[c];
+	}
+	for (size_t i = 0; i < attribution__thread_count(at); i++) {
+		const struct attr_thread *t = attribution__thread_at(at, i);
+
+		for (int c = 0; c < TL_CAT_MAX && t->critical; c++)
+			p->thread_ns[c] += t->window.ns[c];
+	}
+	for (size_t i = 0; i < s->thread_count; i++) {
+		p->sync_ns += s->threads[i].cuda_sync_ns;
+		p->launches += s->threads[i].cuda_launches;
+		p->cuda_calls += s->threads[i].cuda_calls;
+	}
+	for (size_t i = 0; i < s->gpu_kernel_count; i++) {
+		p->kernels += s->gpu_kernels[i].count;
+		p->kernel_ns += s->gpu_kernels[i].total_ns;
+	}
+	for (size_t i = 0; i < s->process_count; i++)
+		p->memory_peak += s->processes[i].device_peak_bytes;
+}
+
+static int add_metric(struct diff *d, size_t *cap, const char *key, const char *label, enum diff_unit unit,
+		      double base, double new_, bool always)
+{
+	struct diff_metric *m;
+
+	if (!always && base == 0 && new_ == 0)
+		return 0;
+	if (d->nmetrics == *cap) {
+		size_t n = *cap ? 2 * *cap : 32;
+
+		m = reallocarray(d->metrics, n, sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		d->metrics = m;
+		*cap = n;
+	}
+	m = &d->metrics[d->nmetrics++];
+	memset(m, 0, sizeof(*m));
+	snprintf(m->key, sizeof(m->key), "%s", key);
+	snprintf(m->label, sizeof(m->label), "%s", label);
+	m->unit = unit;
+	m->base = base;
+	m->new_ = new_;
+	return 0;
+}
+
+static double sec(__u64 ns)
+{
+	return (double)ns / 1e9;
+}
+
+static int metrics(struct diff *d, const struct profile *b, const struct profile *n)
+{
+	size_t cap = 0;
+	char key[48], label[96];
+	int err = 0;
+
+	err |= add_metric(d, &cap, "wall_s", "wall time", DIFF_SECONDS, b->wall_s, n->wall_s, true);
+	err |= add_metric(d, &cap, "gpu_busy_s", "GPU busy", DIFF_SECONDS, sec(b->busy_ns), sec(n->busy_ns), false);
+	err |= add_metric(d, &cap, "gpu_busy_share", "GPU busy share of its observed time", DIFF_SHARE,
+			  b->observed_ns ? (double)b->busy_ns / (double)b->observed_ns : 0,
+			  n->observed_ns ? (double)n->busy_ns / (double)n->observed_ns : 0, false);
+	for (int c = 0; c < CAUSE_MAX; c++) {
+		snprintf(key, sizeof(key), "gpu_idle_%s_s", cause_name((enum cause)c));
+		snprintf(label, sizeof(label), "GPU idle %s", cause_label((enum cause)c));
+		err |= add_metric(d, &cap, key, label, DIFF_SECONDS, sec(b->idle_ns[c]), sec(n->idle_ns[c]), false);
+	}
+	err |= add_metric(d, &cap, "gpu_idle_before_first_work_s", "GPU idle before its first work", DIFF_SECONDS,
+			  sec(b->before_first_ns), sec(n->before_first_ns), false);
+	for (int c = 0; c < TL_CAT_MAX; c++) {
+		snprintf(key, sizeof(key), "threads_%s_s", tl_cat_name((enum tl_cat)c));
+		snprintf(label, sizeof(label), "launching threads %s", cause_label(cause_of_category((enum tl_cat)c)));
+		if (c == TL_RUNNING)
+			snprintf(label, sizeof(label), "launching threads running");
+		err |= add_metric(d, &cap, key, label, DIFF_SECONDS, sec(b->thread_ns[c]), sec(n->thread_ns[c]), false);
+	}
+	err |= add_metric(d, &cap, "cuda_sync_s", "CUDA synchronization", DIFF_SECONDS, sec(b->sync_ns), sec(n->sync_ns),
+			  false);
+	err |= add_metric(d, &cap, "launches", "kernel launches", DIFF_COUNT, (double)b->launches, (double)n->launches,
+			  false);
+	err |= add_metric(d, &cap, "cuda_calls", "CUDA calls", DIFF_COUNT, (double)b->cuda_calls,
+			  (double)n->cuda_calls, false);
+	err |= add_metric(d, &cap, "gpu_kernels", "GPU kernels run", DIFF_COUNT, (double)b->kernels,
+			  (double)n->kernels, false);
+	err |= add_metric(d, &cap, "gpu_kernel_s", "GPU kernel time", DIFF_SECONDS, sec(b->kernel_ns),
+			  sec(n->kernel_ns), false);
+	err |= add_metric(d, &cap, "device_memory_peak_bytes", "device memory peak (sum over processes)", DIFF_BYTES,
+			  (double)b->memory_peak, (double)n->memory_peak, false);
+	return err ? -ENOMEM : 0;
+}
+
+/* --- findings by rule ------------------------------------------------------------------ */
+
+static struct diff_finding *finding_of(struct diff *d, const char *rule)
+{
+	for (size_t i = 0; i < d->nfindings; i++)
+		if (strcmp(d->findings[i].rule, rule) == 0)
+			return &d->findings[i];
+	return NULL;
+}
+
+static int gather(struct diff *d, const struct findings *fs, bool is_new)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct finding *f = &fs->v[i];
+		struct diff_finding *df = finding_of(d, f->rule);
+
+		if (!df) {
+			struct diff_finding *n = reallocarray(d->findings, d->nfindings + 1, sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			d->findings = n;
+			df = &d->findings[d->nfindings++];
+			memset(df, 0, sizeof(*df));
+			df->rule = f->rule;
+			df->title = explain__rule_title(f->rule);
+		}
+		if (is_new) {
+			df->new_cost_s += f->cost_s;
+			if (!df->new_count++)
+				df->summary = f->summary;
+		} else {
+			df->base_cost_s += f->cost_s;
+			if (!df->base_count++)
+				df->summary = f->summary;
+		}
+	}
+	return 0;
+}
+
+static int finding_rank(const void *a, const void *b)
+{
+	const struct diff_finding *x = a, *y = b;
+	double dx = x->new_cost_s - x->base_cost_s, dy = y->new_cost_s - y->base_cost_s;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	if (x->status != y->status)
+		return x->status < y->status ? -1 : 1;
+	return strcmp(x->rule, y->rule);
+}
+
+/* --- kernels by name --------------------------------------------------------------------- */
+
+static struct diff_kernel *kernel_of(struct diff *d, const char *name, size_t *cap)
+{
+	for (size_t i = 0; i < d->nkernels; i++)
+		if (strcmp(d->kernels[i].name, name) == 0)
+			return &d->kernels[i];
+	if (d->nkernels == *cap) {
+		size_t n = *cap ? 2 * *cap : 16;
+		struct diff_kernel *k = reallocarray(d->kernels, n, sizeof(*k));
+
+		if (!k)
+			return NULL;
+		d->kernels = k;
+		*cap = n;
+	}
+	memset(&d->kernels[d->nkernels], 0, sizeof(*d->kernels));
+	d->kernels[d->nkernels].name = strdup(name);
+	return d->kernels[d->nkernels].name ? &d->kernels[d->nkernels++] : NULL;
+}
+
+static int kernels(struct diff *d, const struct summary *b, const struct summary *n)
+{
+	size_t cap = 0;
+
+	for (int side = 0; side < 2; side++) {
+		const struct summary *s = side ? n : b;
+
+		for (size_t i = 0; i < s->gpu_kernel_count; i++) {
+			struct diff_kernel *k = kernel_of(d, s->gpu_kernels[i].name, &cap);
+
+			if (!k)
+				return -ENOMEM;
+			*(side ? &k->new_ns : &k->base_ns) += s->gpu_kernels[i].total_ns;
+			*(side ? &k->new_count : &k->base_count) += s->gpu_kernels[i].count;
+		}
+	}
+	return 0;
+}
+
+static __u64 kernel_change(const struct diff_kernel *k)
+{
+	return k->new_ns > k->base_ns ? k->new_ns - k->base_ns : k->base_ns - k->new_ns;
+}
+
+static int kernel_rank(const void *a, const void *b)
+{
+	const struct diff_kernel *x = a, *y = b;
+
+	if (kernel_change(x) != kernel_change(y))
+		return kernel_change(x) > kernel_change(y) ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The sentence a reader sees first: how much slower, and the change that
+ * explains most of it. */
+static void headline(struct diff *d)
+{
+	double dw = d->new_wall_s - d->base_wall_s;
+	int n = snprintf(d->headline, sizeof(d->headline), "The new run recorded %.3f s against %.3f s (%+.3f s).",
+			 d->new_wall_s, d->base_wall_s, dw);
+	const struct diff_finding *top = d->nfindings ? &d->findings[0] : NULL;
+	const struct diff_finding *least = d->nfindings ? &d->findings[d->nfindings - 1] : NULL;
+
+	if (n < 0 || (size_t)n >= sizeof(d->headline))
+		return;
+	if (top && top->new_cost_s - top->base_cost_s > 0)
+		snprintf(d->headline + n, sizeof(d->headline) - (size_t)n, " First: \"%s\" (%s) %s, costing %.3f s %s.",
+			 top->title, top->rule,
+			 top->status == DIFF_APPEARED ? "appeared" : "grew",
+			 top->new_cost_s - top->base_cost_s, top->status == DIFF_APPEARED ? "in the new run" : "more");
+	else if (least && least->new_cost_s < least->base_cost_s)
+		snprintf(d->headline + n, sizeof(d->headline) - (size_t)n,
+			 " No finding grew; \"%s\" (%s) %s, %.3f s less.", least->title, least->rule,
+			 least->status == DIFF_VANISHED ? "vanished" : "shrank", least->base_cost_s - least->new_cost_s);
+	else
+		snprintf(d->headline + n, sizeof(d->headline) - (size_t)n, " No finding changed.");
+}
+
+int diff__compute(const struct analysis *base, const struct analysis *new_, const char *base_path,
+		  const char *new_path, struct diff **out)
+{
+	struct diff *d = calloc(1, sizeof(*d));
+	struct profile pb, pn;
+	int err;
+
+	*out = NULL;
+	if (!d)
+		return -ENOMEM;
+	d->base_path = base_path;
+	d->new_path = new_path;
+	profile_of(base, &pb);
+	profile_of(new_, &pn);
+	d->base_wall_s = pb.wall_s;
+	d->new_wall_s = pn.wall_s;
+	err = metrics(d, &pb, &pn);
+	if (!err)
+		err = gather(d, &base->ex->findings, false);
+	if (!err)
+		err = gather(d, &new_->ex->findings, true);
+	if (!err)
+		err = kernels(d, base->sum, new_->sum);
+	if (err) {
+		diff__free(d);
+		return err;
+	}
+	for (size_t i = 0; i < d->nfindings; i++) {
+		struct diff_finding *f = &d->findings[i];
+
+		f->status = !f->base_count ? DIFF_APPEARED : !f->new_count ? DIFF_VANISHED : DIFF_CHANGED;
+	}
+	if (d->nfindings > 1)
+		qsort(d->findings, d->nfindings, sizeof(*d->findings), finding_rank);
+	if (d->nkernels > 1)
+		qsort(d->kernels, d->nkernels, sizeof(*d->kernels), kernel_rank);
+	headline(d);
+	*out = d;
+	return 0;
+}
+
+void diff__free(struct diff *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nkernels; i++)
+		free(d->kernels[i].name);
+	free(d->kernels);
+	free(d->findings);
+	free(d->metrics);
+	free(d);
+}
+
+const char *diff_status_name(enum diff_status s)
+{
+	switch (s) {
+	case DIFF_APPEARED:
+		return "appeared";
+	case DIFF_VANISHED:
+		return "vanished";
+	default:
+		return "changed";
+	}
+}
+
+/* --- renderers ----------------------------------------------------------------------------- */
+
+static const char *unit_name(enum diff_unit u)
+{
+	switch (u) {
+	case DIFF_SECONDS:
+		return "s";
+	case DIFF_BYTES:
+		return "bytes";
+	case DIFF_SHARE:
+		return "share";
+	default:
+		return "count";
+	}
+}
+
+static void md_value(FILE *f, enum diff_unit u, double v, bool sign)
+{
+	switch (u) {
+	case DIFF_SECONDS:
+		fprintf(f, sign ? "%+.3f s" : "%.3f s", v);
+		break;
+	case DIFF_BYTES:
+		fprintf(f, sign ? "%+.1f MiB" : "%.1f MiB", v / (1024.0 * 1024));
+		break;
+	case DIFF_SHARE:
+		fprintf(f, sign ? "%+.1f%%" : "%.1f%%", 100 * v);
+		break;
+	default:
+		fprintf(f, sign ? "%+.0f" : "%.0f", v);
+	}
+}
+
+static size_t kernels_shown(const struct diff *d)
+{
+	size_t n = 0;
+
+	while (n < d->nkernels && n < TOP_KERNELS && kernel_change(&d->kernels[n]))
+		n++;
+	return n;
+}
+
+int diff__write_markdown(FILE *f, const struct diff *d)
+{
+	int err = 0;
+
+	fprintf(f, "# inferscope-bpf diff\n\n- **Base:** ");
+	err |= text__markdown(f, d->base_path, SIZE_MAX);
+	fprintf(f, "\n- **New:** ");
+	err |= text__markdown(f, d->new_path, SIZE_MAX);
+	fprintf(f, "\n\n**");
+	err |= text__markdown(f, d->headline, SIZE_MAX);
+	fprintf(f, "**\n\n## Findings by rule, most added cost first\n\n");
+	if (!d->nfindings)
+		fprintf(f, "Neither run has a finding.\n\n");
+	else
+		fprintf(f, "| finding | rule | status | base s | new s | change s |\n|---|---|---|---:|---:|---:|\n");
+	for (size_t i = 0; i < d->nfindings; i++) {
+		const struct diff_finding *x = &d->findings[i];
+
+		fprintf(f, "| %s | `%s` | %s | %.3f | %.3f | %+.3f |\n", x->title, x->rule, diff_status_name(x->status),
+			x->base_cost_s, x->new_cost_s, x->new_cost_s - x->base_cost_s);
+	}
+	fprintf(f, "\n## Metrics\n\n| metric | base | new | change |\n|---|---:|---:|---:|\n");
+	for (size_t i = 0; i < d->nmetrics; i++) {
+		const struct diff_metric *m = &d->metrics[i];
+
+		fprintf(f, "| %s | ", m->label);
+		md_value(f, m->unit, m->base, false);
+		fprintf(f, " | ");
+		md_value(f, m->unit, m->new_, false);
+		fprintf(f, " | ");
+		md_value(f, m->unit, m->new_ - m->base, true);
+		fprintf(f, " |\n");
+	}
+	if (kernels_shown(d)) {
+		fprintf(f, "\n## Kernels whose GPU time changed most\n\n| kernel | base ms | new ms | change ms | "
+			   "base count | new count |\n|---|---:|---:|---:|---:|---:|\n");
+		for (size_t i = 0; i < kernels_shown(d); i++) {
+			const struct diff_kernel *k = &d->kernels[i];
+
+			fprintf(f, "| ");
+			err |= text__markdown(f, k->name, SIZE_MAX);
+			fprintf(f, " | %.3f | %.3f | %+.3f | %" PRIu64 " | %" PRIu64 " |\n", k->base_ns / 1e6,
+				k->new_ns / 1e6, ((double)k->new_ns - (double)k->base_ns) / 1e6, (uint64_t)k->base_count,
+				(uint64_t)k->new_count);
+		}
+	}
+	fprintf(f, "\n");
+	if (err || fflush(f) == EOF || ferror(f))
+		return -EIO;
+	return 0;
+}
+
+/* A JSON string of recording text: bytes that are not UTF-8 become U+FFFD. */
+static json_t *json_text(const char *s)
+{
+	json_t *j = json_string(s);
+
+	if (j)
+		return j;
+	{
+		size_t len = strlen(s), out = 0;
+		char *buf = malloc(len * 3 + 1);
+
+		if (!buf)
+			return NULL;
+		for (size_t i = 0; i < len;) {
+			size_t n = text__utf8_seq((const unsigned char *)s + i, len - i);
+
+			memcpy(buf + out, n ? s + i : "\xef\xbf\xbd", n ? n : 3);
+			out += n ? n : 3;
+			i += n ? n : 1;
+		}
+		j = json_stringn(buf, out);
+		free(buf);
+		return j;
+	}
+}
+
+int diff__write_json(FILE *f, const struct diff *d)
+{
+	json_t *root = json_object(), *arr, *o;
+	int err = -ENOMEM;
+
+	if (!root)
+		return -ENOMEM;
+	if (json_object_set_new(root, "schema_version", json_integer(DIFF_SCHEMA_VERSION)) ||
+	    json_object_set_new(root, "base", json_pack("{s:o, s:f}", "path", json_text(d->base_path), "wall_s",
+							 d->base_wall_s)) ||
+	    json_object_set_new(root, "new", json_pack("{s:o, s:f}", "path", json_text(d->new_path), "wall_s",
+							d->new_wall_s)) ||
+	    json_object_set_new(root, "headline", json_text(d->headline)))
+		goto out;
+	if (!(arr = json_array()) || json_object_set_new(root, "findings", arr))
+		goto out;
+	for (size_t i = 0; i < d->nfindings; i++) {
+		const struct diff_finding *x = &d->findings[i];
+
+		o = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:I, s:I, s:o}", "rule", x->rule, "title", x->title,
+			      "status", diff_status_name(x->status), "base_cost_s", x->base_cost_s, "new_cost_s",
+			      x->new_cost_s, "delta_s", x->new_cost_s - x->base_cost_s, "base_count",
+			      (json_int_t)x->base_count, "new_count", (json_int_t)x->new_count, "summary",
+			      json_text(x->summary));
+		if (!o || json_array_append_new(arr, o))
+			goto out;
+	}
+	if (!(arr = json_array()) || json_object_set_new(root, "metrics", arr))
+		goto out;
+	for (size_t i = 0; i < d->nmetrics; i++) {
+		const struct diff_metric *m = &d->metrics[i];
+
+		o = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:o}", "key", m->key, "label", m->label, "unit",
+			      unit_name(m->unit), "base", m->base, "new", m->new_, "delta", m->new_ - m->base, "ratio",
+			      m->base != 0 ? json_real(m->new_ / m->base) : json_null());
+		if (!o || json_array_append_new(arr, o))
+			goto out;
+	}
+	if (!(arr = json_array()) || json_object_set_new(root, "kernels", arr))
+		goto out;
+	for (size_t i = 0; i < kernels_shown(d); i++) {
+		const struct diff_kernel *k = &d->kernels[i];
+
+		o = json_pack("{s:o, s:f, s:f, s:f, s:I, s:I}", "name", json_text(k->name), "base_s", k->base_ns / 1e9,
+			      "new_s", k->new_ns / 1e9, "delta_s", ((double)k->new_ns - (double)k->base_ns) / 1e9,
+			      "base_count", (json_int_t)k->base_count, "new_count", (json_int_t)k->new_count);
+		if (!o || json_array_append_new(arr, o))
+			goto out;
+	}
+	err = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) || fputc('\n', f) == EOF ||
+	      fflush(f) == EOF || ferror(f) ? -EIO : 0;
+out:
+	json_decref(root);
+	return err;
+}
+
+int diff__write_html(FILE *f, const struct diff *d)
+{
+	char *md = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&md, &len);
+	int err;
+
+	if (!m)
+		return -errno;
+	err = diff__write_markdown(m, d);
+	if (fclose(m) && !err)
+		err = -EIO;
+	if (!err)
+		err = report__write_html_page(f, "inferscope-bpf diff", md);
+	free(md);
+	return err;
+}

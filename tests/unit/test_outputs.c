@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The outputs on a fixed synthetic job (synth_job.h): the HTML report as a
+ * browser shows it (headless Chromium renders it: no console message, the
+ * page's script ran, the DOM holds every finding and chart; the screenshot
+ * is kept in build/test-artifacts/), its outline against a golden file, its
+ * escaping of hostile names and its size for a 10-minute recording; the
+ * Perfetto trace decoded by protoc against the same .proto files, its
+ * tracks, slices and flows counted against the recording, and its decoded
+ * text against a golden file; the diff of a healthy and a planted run.
+ *
+ * Golden files are in tests/golden/; INFERSCOPE_UPDATE_GOLDEN=1 rewrites
+ * them (review the change before committing it).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "report.h"
+#include "perfetto.h"
+#include "diff.h"
+
+#include "synth.h"
+#include "synth_job.h"
+
+#define ARTIFACTS "build/test-artifacts"
+#define PROTO_ARGS "--proto_path=analysis/proto --decode=perfetto.protos.Trace protos/perfetto/trace/trace.proto"
+#define CHROMIUM_FLAGS                                                                                   \
+	"--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking " \
+	"--disable-component-update --disable-sync --enable-logging=stderr --v=0"
+
+static struct analysis *analyze(struct synth *b)
+{
+	struct analysis *a = NULL;
+
+	assert_int_equal(analysis__run(synth__recording(b), &a), 0);
+	return a;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&buf, &n, '\0', f) < 0) {
+		free(buf);
+		buf = strdup("");
+	}
+	if (len)
+		*len = strlen(buf);
+	fclose(f);
+	return buf;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* text equals tests/golden/name, or rewrites it when asked. */
+static void golden(const char *name, const char *text)
+{
+	char path[256], *want;
+
+	snprintf(path, sizeof(path), "tests/golden/%s", name);
+	if (getenv("INFERSCOPE_UPDATE_GOLDEN")) {
+		write_file(path, text);
+		return;
+	}
+	want = slurp(path, NULL);
+	if (!want)
+		fail_msg("%s is missing: run with INFERSCOPE_UPDATE_GOLDEN=1 to make it", path);
+	if (strcmp(want, text)) {
+		char got[256];
+
+		snprintf(got, sizeof(got), ARTIFACTS "/%s.got", name);
+		write_file(got, text);
+		fail_msg("%s differs from %s (diff -u %s %s; INFERSCOPE_UPDATE_GOLDEN=1 rewrites it)", got, path, path,
+			 got);
+	}
+	free(want);
+}
+
+/* The output of a shell command, its stderr to err_path (NULL: dropped). */
+static char *run(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r");
+	char *buf = NULL;
+	size_t n = 0;
+
+	assert_non_null(p);
+	if (getdelim(&buf, &n, '\0', p) < 0) {
+		free(buf);
+		buf = strdup("");
+	}
+	*status = pclose(p);
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void render_html(const struct analysis *a, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(report__write_html(f, a), 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* --- HTML ---------------------------------------------------------------------------------- */
+
+static const char *const chart_ids[] = { "chart-gpu", "chart-threads", "chart-memory", "chart-kernels",
+					 "chart-copies" };
+
+/* The outline of a page: each element that gives it its structure, with
+ * its id and class, in order. */
+static char *outline(const char *html)
+{
+	static const char *const tags[] = { "<section", "<h1", "<h2", "<h3", "<h4", "<figure", "<svg", "<table",
+					    "<li class=\"finding", "<details", "<blockquote", "<pre" };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	for (const char *p = html; (p = strchr(p, '<')); p++) {
+		for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+			size_t n = strlen(tags[i]);
+			const char *end, *id, *cls;
+
+			if (strncmp(p, tags[i], n) || (p[n] != ' ' && p[n] != '>' && p[n] != '"'))
+				continue;
+			end = strchr(p, '>');
+			fprintf(f, "%.*s", (int)strcspn(p + 1, " >"), p + 1);
+			id = strstr(p, " id=\"");
+			cls = strstr(p, " class=\"");
+			if (id && id < end)
+				fprintf(f, " #%.*s", (int)strcspn(id + 5, "\""), id + 5);
+			if (cls && cls < end)
+				fprintf(f, " .%.*s", (int)strcspn(cls + 8, "\""), cls + 8);
+			fprintf(f, "\n");
+			break;
+		}
+	}
+	assert_int_equal(fclose(f), 0);
+	return out;
+}
+
+static void test_html_structure(void **state)
+{
+	struct synth *b = synth_job(true, "trainer");
+	struct analysis *a = analyze(b);
+	char *html, *o;
+
+	(void)state;
+	mkdir(ARTIFACTS, 0755);
+	render_html(a, ARTIFACTS "/report.html");
+	html = slurp(ARTIFACTS "/report.html", NULL);
+	assert_non_null(html);
+	assert_true(a->ex->findings.n >= 1);
+	for (size_t i = 0; i < a->ex->findings.n; i++) {
+		char id[64];
+
+		snprintf(id, sizeof(id), "id=\"finding-%zu\" data-rule=\"%s\"", i + 1, a->ex->findings.v[i].rule);
+		if (!strstr(html, id))
+			fail_msg("finding %zu (%s) is not in the page", i + 1, a->ex->findings.v[i].rule);
+	}
+	for (size_t i = 0; i < sizeof(chart_ids) / sizeof(chart_ids[0]); i++)
+		assert_non_null(strstr(html, chart_ids[i]));
+	/* a chart with data: the GPU row, the kernels by name */
+	assert_non_null(strstr(html, "pid 100 GPU 0"));
+	assert_non_null(strstr(html, "gemm_kernel(float*, float*, int)"));
+	/* nothing that would load from anywhere */
+	assert_null(strstr(html, "src=\"http"));
+	assert_null(strstr(html, "href=\"http"));
+	assert_null(strstr(html, "@import"));
+	o = outline(html);
+	golden("report.html.outline", o);
+	free(o);
+	free(html);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Headless Chromium opens the page: no console message (the page logs
+ * none, so any is an error), the script ran to its end, the DOM holds every
+ * finding and chart; the screenshot is kept. */
+static void test_html_in_chromium(void **state)
+{
+	struct synth *b = synth_job(true, "trainer");
+	struct analysis *a = analyze(b);
+	char cmd[1024], *dom, *log;
+	size_t png = 0;
+	int status;
+
+	(void)state;
+	mkdir(ARTIFACTS, 0755);
+	render_html(a, ARTIFACTS "/chromium.html");
+	status = system("command -v chromium >/dev/null");
+	if (status)
+		fail_msg("chromium is not installed (make deps, or apt-get install chromium)");
+	snprintf(cmd, sizeof(cmd), "rm -rf " ARTIFACTS "/chromium-profile && timeout 120 chromium " CHROMIUM_FLAGS
+		 " --user-data-dir=" ARTIFACTS "/chromium-profile --dump-dom file://$PWD/" ARTIFACTS
+		 "/chromium.html 2>" ARTIFACTS "/chromium-dom.log");
+	dom = run(cmd, &status);
+	assert_int_equal(status, 0);
+	log = slurp(ARTIFACTS "/chromium-dom.log", NULL);
+	assert_non_null(log);
+	if (strstr(log, ":CONSOLE"))
+		fail_msg("the page logged to the console:\n%s", log);
+	assert_non_null(strstr(dom, "data-ready=\"1\""));
+	assert_null(strstr(dom, "data-js-error=\""));
+	for (size_t i = 0; i < a->ex->findings.n; i++) {
+		char id[48];
+
+		snprintf(id, sizeof(id), "id=\"finding-%zu\"", i + 1);
+		assert_non_null(strstr(dom, id));
+	}
+	for (size_t i = 0; i < sizeof(chart_ids) / sizeof(chart_ids[0]); i++)
+		assert_non_null(strstr(dom, chart_ids[i]));
+	snprintf(cmd, sizeof(cmd), "rm -rf " ARTIFACTS "/chromium-profile && timeout 120 chromium " CHROMIUM_FLAGS
+		 " --user-data-dir=" ARTIFACTS "/chromium-profile --hide-scrollbars --window-size=1280,2600 "
+		 "--screenshot=$PWD/" ARTIFACTS "/report.png file://$PWD/" ARTIFACTS "/chromium.html 2>" ARTIFACTS
+		 "/chromium-png.log >/dev/null");
+	assert_int_equal(system(cmd), 0);
+	free(slurp(ARTIFACTS "/report.png", &png));
+	{
+		struct stat st;
+
+		assert_int_equal(stat(ARTIFACTS "/report.png", &st), 0);
+		assert_true(st.st_size > 20000);
+	}
+	free(log);
+	free(dom);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Names from the recording cannot inject markup or script. */
+static void test_html_escapes_the_recording(void **state)
+{
+	struct synth *b = synth_job(true, "<script>x()</s");
+	struct analysis *a;
+	char *html;
+
+	(void)state;
+	ev_gpu_name(b, JOB_T0 + 3 * JOB_MS, JOB_PID, 1, "<img src=x onerror=alert(1)>");
+	free(b->rec.processes[0].cmdline);
+	b->rec.processes[0].cmdline = strdup("python3 '\"><svg onload=alert(2)>' </script>");
+	a = analyze(b);
+	mkdir(ARTIFACTS, 0755);
+	render_html(a, ARTIFACTS "/hostile.html");
+	html = slurp(ARTIFACTS "/hostile.html", NULL);
+	assert_null(strstr(html, "<script>x()"));
+	assert_null(strstr(html, "<img src=x"));
+	assert_null(strstr(html, "<svg onload"));
+	assert_int_equal(count(html, "</script>"), 3);	/* the page's own three */
+	assert_non_null(strstr(html, "&lt;script&gt;x()"));
+	assert_non_null(strstr(html, "&lt;img src=x onerror=alert(1)&gt;"));
+	free(html);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Ten minutes of a busy job: the page stays far under 5 MB (every chart
+ * is drawn at one point per pixel). */
+static void test_html_size_of_a_long_recording(void **state)
+{
+	const __u64 len = 600ULL * 1000 * JOB_MS;
+	struct synth *b = synth__new(JOB_T0, JOB_T0 + len);
+	const __u32 tids[] = { JOB_LAUNCHER, JOB_HELPER };
+	const char *const comms[] = { "trainer", "augment" };
+	struct analysis *a;
+	struct stat st;
+	__u32 corr = 1;
+
+	(void)state;
+	synth__process(b, JOB_PID, "python3", 2, tids, comms);
+	ev_gpu_clock(b, JOB_T0 + 1 * JOB_MS, JOB_PID);
+	ev_gpu_clock(b, JOB_T0 + len - JOB_MS, JOB_PID);
+	for (__u64 t = JOB_T0 + 10 * JOB_MS; t + 10 * JOB_MS < JOB_T0 + len; t += 10 * JOB_MS) {
+		gpu_launch(b, t, JOB_PID, JOB_LAUNCHER, corr, 20 * (long long)SYNTH_US, (corr % 7 + 2) * JOB_MS,
+			   corr % 3);
+		corr++;
+		ev_switch(b, t + 50 * SYNTH_US, JOB_PID, JOB_LAUNCHER, 0, 0, 0x1, 0);
+		ev_wakeup_by(b, t + 3 * JOB_MS, JOB_PID, JOB_LAUNCHER, JOB_PID, JOB_HELPER);
+		ev_switch(b, t + 3 * JOB_MS, 0, 0, JOB_PID, JOB_LAUNCHER, 0, 0);
+		if (corr % 100 == 0)
+			ev_mem(b, t, JOB_PID, ISR_CUDA_FN_cuMemAlloc_v2, 0, 0x7000000000ULL + corr * 4096ULL, MIB);
+	}
+	a = analyze(b);
+	mkdir(ARTIFACTS, 0755);
+	render_html(a, ARTIFACTS "/long.html");
+	assert_int_equal(stat(ARTIFACTS "/long.html", &st), 0);
+	print_message("10-minute recording, %zu events: HTML report %lld bytes\n", b->count, (long long)st.st_size);
+	assert_true(st.st_size < 5 * 1000 * 1000);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* --- Perfetto -------------------------------------------------------------------------------- */
+
+static char *perfetto(const struct analysis *a, const char *path, struct perfetto_stats *st)
+{
+	FILE *f = fopen(path, "w");
+	char cmd[512], *text;
+	int status;
+
+	assert_non_null(f);
+	assert_int_equal(perfetto__write(f, a, st), 0);
+	assert_int_equal(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "protoc " PROTO_ARGS " < %s 2>&1", path);
+	text = run(cmd, &status);
+	if (status)
+		fail_msg("protoc cannot decode %s: %s", path, text);
+	return text;
+}
+
+static void test_perfetto_decodes_with_the_counts_of_the_recording(void **state)
+{
+	struct synth *b = synth_job(true, "trainer");
+	struct analysis *a = analyze(b);
+	struct perfetto_stats st;
+	size_t kernels = 0, launches = 0;
+	char *text;
+
+	(void)state;
+	mkdir(ARTIFACTS, 0755);
+	text = perfetto(a, ARTIFACTS "/trace.pftrace", &st);
+	for (size_t i = 0; i < b->count; i++) {
+		const struct isr_ev_hdr *h = b->rec.events[i];
+
+		kernels += h->type == ISR_EV_GPU_KERNEL;
+		launches += h->type == ISR_EV_GPU_API;
+	}
+	/* every packet, track, slice, instant and counter the writer counted is in the file */
+	assert_int_equal(count(text, "packet {"), st.packets);
+	assert_int_equal(count(text, "track_descriptor {"), st.tracks);
+	assert_int_equal(count(text, "type: TYPE_SLICE_BEGIN"), st.slices);
+	assert_int_equal(count(text, "type: TYPE_SLICE_END"), st.slices);
+	assert_int_equal(count(text, "type: TYPE_INSTANT"), st.instants);
+	assert_int_equal(count(text, "type: TYPE_COUNTER"), st.counters);
+	/* and they are those of the recording: one process, its threads,
+	 * a flow from each launch to its kernel, one instant per finding */
+	assert_int_equal(count(text, "process {"), 1);
+	assert_int_equal(count(text, "thread {"), timeline__thread_count(a->ex->tl));
+	assert_int_equal(count(text, "terminating_flow_ids:"), kernels);
+	assert_int_equal(count(text, "flow_ids:") - count(text, "terminating_flow_ids:"), launches);
+	assert_int_equal(st.instants, a->ex->findings.n + launches);	/* and each entry-only launch call */
+	assert_non_null(strstr(text, "name: \"gemm_kernel(float*, float*, int)\""));
+	assert_non_null(strstr(text, "name: \"GPU 0 stream 7\""));
+	assert_non_null(strstr(text, "name: \"train_step\""));
+	assert_non_null(strstr(text, "name: \"device memory\""));
+	assert_non_null(strstr(text, "double_counter_value: 268435456"));
+	assert_int_equal(st.events, b->count);
+	golden("trace.pftrace.txt", text);
+	free(text);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Bytes per event and export speed, on a job of 200k events. */
+static void test_perfetto_figures(void **state)
+{
+	const __u64 len = 20ULL * 1000 * JOB_MS;
+	struct synth *b = synth__new(JOB_T0, JOB_T0 + len);
+	const __u32 tids[] = { JOB_LAUNCHER };
+	const char *const comms[] = { "trainer" };
+	struct perfetto_stats st;
+	struct analysis *a;
+	struct timespec t0, t1;
+	__u32 corr = 1;
+	FILE *f;
+	double s;
+
+	(void)state;
+	synth__process(b, JOB_PID, "python3", 1, tids, comms);
+	ev_gpu_clock(b, JOB_T0 + 1 * JOB_MS, JOB_PID);
+	ev_gpu_clock(b, JOB_T0 + len - JOB_MS, JOB_PID);
+	for (__u64 t = JOB_T0 + 10 * JOB_MS; b->count < 200000; t += 400 * SYNTH_US) {
+		gpu_launch(b, t, JOB_PID, JOB_LAUNCHER, corr, 20 * (long long)SYNTH_US, 300 * SYNTH_US, corr % 5);
+		corr++;
+		ev_switch(b, t + 50 * SYNTH_US, JOB_PID, JOB_LAUNCHER, 0, 0, 0x1, 0);
+		ev_wakeup_by(b, t + 200 * SYNTH_US, JOB_PID, JOB_LAUNCHER, 0, 0);
+		ev_switch(b, t + 200 * SYNTH_US, 0, 0, JOB_PID, JOB_LAUNCHER, 0, 0);
+	}
+	a = analyze(b);
+	f = fopen("/dev/null", "w");
+	assert_non_null(f);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(perfetto__write(f, a, &st), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fclose(f);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("perfetto: %llu events -> %llu packets, %llu bytes: %.1f bytes per event, %.0f events/s "
+		      "(this build: sanitizers on)\n", (unsigned long long)st.events, (unsigned long long)st.packets,
+		      (unsigned long long)st.bytes, (double)st.bytes / (double)st.events, (double)st.events / s);
+	assert_int_equal(st.events, b->count);
+	assert_true((double)st.bytes / (double)st.events < 64);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* --- diff -------------------------------------------------------------------------------------- */
+
+static char *diff_json(const struct diff *d)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(diff__write_json(f, d), 0);
+	assert_int_equal(fclose(f), 0);
+	return out;
+}
+
+/* Healthy against the planted sync stall: the stall leads. */
+static void test_diff_names_the_planted_change_first(void **state)
+{
+	struct synth *hb = synth_job(false, "trainer"), *pb = synth_job(true, "trainer");
+	struct analysis *healthy = analyze(hb), *planted = analyze(pb);
+	struct diff *d = NULL;
+	char *json, *md = NULL, *html = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(diff__compute(healthy, planted, "healthy.isr", "planted.isr", &d), 0);
+	assert_true(d->nfindings >= 1);
+	assert_string_equal(d->findings[0].rule, "sync_stall");
+	assert_int_equal(d->findings[0].status, DIFF_APPEARED);
+	assert_non_null(strstr(d->headline, "(sync_stall) appeared"));
+	json = diff_json(d);
+	golden("diff.json", json);
+	f = open_memstream(&md, &len);
+	assert_int_equal(diff__write_markdown(f, d), 0);
+	fclose(f);
+	assert_non_null(strstr(md, "| `sync_stall` | appeared |"));
+	f = open_memstream(&html, &len);
+	assert_int_equal(diff__write_html(f, d), 0);
+	fclose(f);
+	assert_non_null(strstr(html, "<table class=\"sortable\">"));
+	assert_non_null(strstr(html, "<code>sync_stall</code>"));
+	free(html);
+	free(md);
+	free(json);
+	diff__free(d);
+	analysis__free(planted);
+	analysis__free(healthy);
+	synth__free(pb);
+	synth__free(hb);
+}
+
+/* A run against itself: nothing changed. */
+static void test_diff_of_a_run_with_itself(void **state)
+{
+	struct synth *b = synth_job(true, "trainer");
+	struct analysis *a = analyze(b);
+	struct diff *d = NULL;
+
+	(void)state;
+	assert_int_equal(diff__compute(a, a, "a.isr", "a.isr", &d), 0);
+	for (size_t i = 0; i < d->nmetrics; i++)
+		assert_true(d->metrics[i].base == d->metrics[i].new_);
+	for (size_t i = 0; i < d->nfindings; i++)
+		assert_int_equal(d->findings[i].status, DIFF_CHANGED);
+	assert_non_null(strstr(d->headline, "No finding"));
+	diff__free(d);
+	analysis__free(a);
+	synth__free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_html_structure),
+		cmocka_unit_test(test_html_in_chromium),
+		cmocka_unit_test(test_html_escapes_the_recording),
+		cmocka_unit_test(test_html_size_of_a_long_recording),
+		cmocka_unit_test(test_perfetto_decodes_with_the_counts_of_the_recording),
+		cmocka_unit_test(test_perfetto_figures),
+		cmocka_unit_test(test_diff_names_the_planted_change_first),
+		cmocka_unit_test(test_diff_of_a_run_with_itself),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
