@@ -5,6 +5,8 @@
 #   make demo     deps + build + trace the bundled example workload
 #   make test     deps + build + unit and integration tests (as root)
 #   make bench    overhead benchmarks and their regression gate (as root)
+#   make kci      kernel-CI suite, KTAP on stdout (as root; BASELINE=FILE compares)
+#   make kci-quick  its quick subset (under 2 minutes)
 #   make docs     regenerate the generated parts of docs/
 #   V=1           show full commands
 
@@ -62,7 +64,7 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-build unit integration docs clean bench
+.PHONY: all deps demo test test-build unit integration docs clean bench kci kci-quick
 
 BRIDGE     := $(OUT)/libinferscope_cupti.so
 
@@ -244,6 +246,18 @@ demo: deps
 # regression gate that kernel CI runs (tests/bench/thresholds.json). Root.
 bench: $(OUT)/inferscope-bpf
 	$(Q)$(OUT)/inferscope-bpf bench -o $(OUT)/bench.json --check tests/bench/thresholds.json
+
+# Kernel CI (docs/kernel-ci.md): what each kernel mechanism costs, whether
+# the kernel delivers every event, then the recorder workloads; KTAP on
+# stdout, JSON in build/kci.json. BASELINE=FILE (an earlier build/kci.json)
+# fails on a significant regression. Root.
+KCI_ARGS = --ktap $(if $(BASELINE),--baseline $(BASELINE))
+
+kci: $(OUT)/inferscope-bpf
+	$(Q)$(OUT)/inferscope-bpf bench --kci -o $(OUT)/kci.json $(KCI_ARGS)
+
+kci-quick: $(OUT)/inferscope-bpf
+	$(Q)$(OUT)/inferscope-bpf bench --kci --quick -o $(OUT)/kci-quick.json $(KCI_ARGS)
 
 docs: $(FORMAT_TABLES)
 	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES)
