@@ -225,7 +225,7 @@ $(FORMAT_TABLES): tests/unit/format_tables.c bpf/events.h bpf/cuda_funcs.h analy
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(INCLUDES) $< -o $@
 
-test-build: $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) \
+test-build: $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
 	$(EXAMPLES) $(FORMAT_TABLES)
 
 test: deps
@@ -258,6 +258,12 @@ kci: $(OUT)/inferscope-bpf
 
 kci-quick: $(OUT)/inferscope-bpf
 	$(Q)$(OUT)/inferscope-bpf bench --kci --quick -o $(OUT)/kci-quick.json $(KCI_ARGS)
+
+# /init of the initramfs scripts/kci-vm.sh boots a kernel under test with.
+$(OUT)/kci-init: scripts/kci-init.c
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -static $(CSTD) $(WARN) -O2 $< -o $@
 
 docs: $(FORMAT_TABLES)
 	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES)

@@ -6,7 +6,8 @@
  * was a hit counted; against a baseline with halved costs it fails (exit
  * 1, the test "not ok"), against a baseline of itself it passes. And
  * `bench --ktap` speaks KTAP for the recorder workloads and their
- * thresholds too.
+ * thresholds too. And scripts/kci-vm.sh builds the VM's initramfs
+ * (INFERSCOPE_KCI_KERNEL=IMAGE: boots it and runs two tests there).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,12 +186,78 @@ static void test_workloads_ktap(void **state)
 	th_rmrf(f.dir);
 }
 
+/* Runs a shell command line; its output in out (if not NULL). */
+static int sh(const char *cmd, const char *out, const char *err)
+{
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+
+	return th_run_to(argv, out, err);
+}
+
+/* scripts/kci-vm.sh builds the initramfs and the QEMU command; with
+ * INFERSCOPE_KCI_KERNEL=IMAGE (and QEMU) it boots it and runs a few tests. */
+static void test_vm_script(void **state)
+{
+	struct kci_files f;
+	char cmd[2048], out[600], *text;
+	const char *kernel = getenv("INFERSCOPE_KCI_KERNEL");
+	json_t *doc;
+	int status;
+
+	(void)state;
+	files_init(&f);
+	snprintf(out, sizeof(out), "%s/out.txt", f.dir);
+	doc = json_pack("{s:[]}", "mechanisms");
+	assert_int_equal(json_dump_file(doc, f.base, 0), 0);
+	json_decref(doc);
+	snprintf(cmd, sizeof(cmd), "scripts/kci-vm.sh --dry-run --baseline %s build/kci-init %s/vm -- --kci --quick "
+		 "--ktap --only uprobe_push", f.base, f.dir);
+	status = sh(cmd, out, f.err);
+	th_expect_exit(status, 0, f.err);
+	text = th_slurp(out);
+	assert_non_null(strstr(text, "qemu-system-x86_64 "));
+	assert_non_null(strstr(text, "-kernel build/kci-init "));
+	assert_non_null(strstr(text, "/vm/kci.ktap -serial file:"));
+	free(text);
+	/* The initramfs: the binary, /init, the arguments one a line, the
+	 * baseline. */
+	snprintf(cmd, sizeof(cmd), "cd %s/vm && gzip -dc initramfs.cpio.gz | cpio -it --quiet | sort | tr '\n' ' ' && "
+		 "gzip -dc initramfs.cpio.gz | cpio -i --quiet --to-stdout kci-args", f.dir);
+	status = sh(cmd, out, f.err);
+	th_expect_exit(status, 0, f.err);
+	text = th_slurp(out);
+	assert_string_equal(text, ". baseline.json dev inferscope-bpf init kci-args proc sys tmp --kci\n--quick\n--ktap\n"
+			    "--only\nuprobe_push\n--baseline\n/baseline.json\n");
+	free(text);
+	/* A bad option is refused before anything is built. */
+	status = sh("scripts/kci-vm.sh --cpus two build/kci-init /nonexistent", NULL, f.err);
+	th_expect_exit(status, 2, f.err);
+
+	if (kernel && *kernel) {
+		struct ktap_summary s;
+
+		snprintf(cmd, sizeof(cmd), "scripts/kci-vm.sh --timeout 300 %s %s/boot -- --kci --quick --ktap --rounds 3 "
+			 "--only uprobe_push,delivery_threads", kernel, f.dir);
+		status = sh(cmd, NULL, f.err);
+		th_expect_exit(status, 0, f.err);
+		snprintf(out, sizeof(out), "%s/boot/kci.ktap", f.dir);
+		text = th_slurp(out);
+		assert_non_null(text);
+		assert_int_equal(ktap_check(text, &s), 0);
+		assert_int_equal(s.plan, 2);
+		assert_int_equal(s.not_ok, 0);
+		free(text);
+	}
+	th_rmrf(f.dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kci_suite),
 		cmocka_unit_test(test_kci_baseline),
 		cmocka_unit_test(test_workloads_ktap),
+		cmocka_unit_test(test_vm_script),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
