@@ -1478,7 +1478,8 @@ bool bench_mech__vs_baseline(struct ktap *k, json_t *baseline, json_t *res, cons
 	n = bench_stats__compare_test(baseline, res, o, ch, 8);
 	if (n <= 0) {
 		snprintf(line, sizeof(line), "%s: %s", name,
-			 n ? "the baseline's figures are not numbers" : "not in the baseline");
+			 n ? "the baseline's samples of it are not numbers: not compared" :
+			     "not in the baseline, or without its rounds: not compared");
 		if (k->out)
 			ktap__diag(k, "%s", line);
 		else
@@ -1595,7 +1596,7 @@ int bench_mech__run(const struct bench_opts *o, struct ktap *k, json_t *baseline
 				ok = report_figures(&e, t, res);
 			if (!ok) {
 				err = 1;
-				snprintf(why, sizeof(why), "a cost regressed against the baseline");
+				snprintf(why, sizeof(why), "failed its comparison with the baseline (above)");
 			}
 		} else if (err > 0 && !t->check) {
 			report_figures(&e, t, res);

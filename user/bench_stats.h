@@ -97,8 +97,9 @@ struct bench_figure_change {
  * a "name") with the figure of that name of the test of the same name in
  * baseline (a whole results document: its "mechanisms", "checks" or
  * "results"). Fills up to max entries; returns how many figures were
- * compared (0 when the baseline lacks the test), or -EINVAL for a figure
- * whose samples are not numbers.
+ * compared (0 when the baseline lacks the test, or its rounds: a bench
+ * that kept none wrote it), or -EINVAL for a figure whose samples are not
+ * numbers.
  */
 int bench_stats__compare_test(json_t *baseline, json_t *test, const struct bench_cmp_opts *o,
 			      struct bench_figure_change *out, size_t max);
