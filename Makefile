@@ -7,6 +7,8 @@
 #   make unit     unit tests only: no root, no clang, no bpftool (but protoc-c,
 #                 protoc and chromium, for the outputs: scripts/deps.sh)
 #   make bench    overhead benchmarks and their regression gate (as root)
+#   make kci      kernel-CI suite, KTAP on stdout (as root; BASELINE=FILE compares)
+#   make kci-quick  its quick subset (under 2 minutes)
 #   make docs     regenerate the generated parts of docs/
 #   V=1           show full commands
 
@@ -111,7 +113,7 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries
+.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick
 
 BRIDGE     := $(OUT)/libinferscope_cupti.so
 
@@ -324,7 +326,7 @@ boundaries:
 		{ echo "an include across parts must go through the part's include folders (Makefile: *_INC)" >&2; \
 		  exit 1; }
 
-test-build: boundaries $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) \
+test-build: boundaries $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
 	$(EXAMPLES) $(FORMAT_TABLES)
 
 test: deps
@@ -349,6 +351,24 @@ demo: deps
 # regression gate that kernel CI runs (tests/bench/thresholds.json). Root.
 bench: $(OUT)/inferscope-bpf
 	$(Q)$(OUT)/inferscope-bpf bench -o $(OUT)/bench.json --check tests/bench/thresholds.json
+
+# Kernel CI (docs/kernel-ci.md): what each kernel mechanism costs, whether
+# the kernel delivers every event, then the recorder workloads; KTAP on
+# stdout, JSON in build/kci.json. BASELINE=FILE (an earlier build/kci.json)
+# fails on a significant regression. Root.
+KCI_ARGS = --ktap $(if $(BASELINE),--baseline $(BASELINE))
+
+kci: $(OUT)/inferscope-bpf
+	$(Q)$(OUT)/inferscope-bpf bench --kci -o $(OUT)/kci.json $(KCI_ARGS)
+
+kci-quick: $(OUT)/inferscope-bpf
+	$(Q)$(OUT)/inferscope-bpf bench --kci --quick -o $(OUT)/kci-quick.json $(KCI_ARGS)
+
+# /init of the initramfs scripts/kci-vm.sh boots a kernel under test with.
+$(OUT)/kci-init: scripts/kci-init.c
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -static $(CSTD) $(WARN) -O2 $< -o $@
 
 docs: $(FORMAT_TABLES)
 	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES)

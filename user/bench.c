@@ -12,8 +12,13 @@
 #include <sys/wait.h>
 #include <jansson.h>
 #include "bench.h"
+#include "bench_load.h"
+#include "bench_mech.h"
+#include "bench_stats.h"
+#include "ktap.h"
 #include "recorder.h"
 #include "clock.h"
+#include "proc.h"
 #include "isr_format.h"
 #include "selfprobe.h"
 
@@ -407,11 +412,25 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* {median, min, max, samples}; a cost compared with a baseline says so:
+ * whole workloads timed by the wall clock, held to the latencies' ratio
+ * (user/bench_stats.h). */
+static json_t *stats_of(double *v, int n, bool cost)
+{
+	json_t *samples = json_array();
+	int i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(samples, json_real(v[i]));
+	qsort(v, n, sizeof(*v), cmp_double);
+	return json_pack("{s:f, s:f, s:f, s:o, s:o}", "median", n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2,
+			 "min", v[0], "max", v[n - 1], "samples", samples, "cost",
+			 cost ? json_string("latency") : json_false());
+}
+
 static json_t *stats(double *v, int n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	return json_pack("{s:f, s:f, s:f}", "median", n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2,
-			 "min", v[0], "max", v[n - 1]);
+	return stats_of(v, n, false);
 }
 
 static double median_of(json_t *st)
@@ -419,7 +438,7 @@ static double median_of(json_t *st)
 	return json_real_value(json_object_get(st, "median"));
 }
 
-static json_t *run_bench(const struct bench_opts *o, const struct workload *w)
+static json_t *run_bench(const struct bench_opts *o, const struct workload *w, int rounds)
 {
 	double un[MAX_ROUNDS], tr[MAX_ROUNDS], ratio[MAX_ROUNDS], ns_ev[MAX_ROUNDS], epo[MAX_ROUNDS],
 		eps[MAX_ROUNDS];
@@ -428,7 +447,7 @@ static json_t *run_bench(const struct bench_opts *o, const struct workload *w)
 	int i, e;
 
 	fprintf(stderr, "bench: %-13s", w->name);
-	for (i = 0; i < o->rounds; i++) {
+	for (i = 0; i < rounds; i++) {
 		struct sample s = { 0, 0, 0, 0, 0 };
 
 		/* A then B, every round: drift in the machine hits both alike. */
@@ -450,10 +469,10 @@ static json_t *run_bench(const struct bench_opts *o, const struct workload *w)
 	}
 	fputc('\n', stderr);
 	j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "name", w->name, "unit", w->unit,
-		      "what", w->what, "untraced_ops_per_s", stats(un, o->rounds), "traced_ops_per_s",
-		      stats(tr, o->rounds), "traced_over_untraced", stats(ratio, o->rounds), "ns_per_event",
-		      stats(ns_ev, o->rounds), "events_per_op", stats(epo, o->rounds), "events_per_s",
-		      stats(eps, o->rounds), "drops", (json_int_t)drops);
+		      "what", w->what, "untraced_ops_per_s", stats(un, rounds), "traced_ops_per_s",
+		      stats(tr, rounds), "traced_over_untraced", stats(ratio, rounds), "ns_per_event",
+		      stats_of(ns_ev, rounds, true), "events_per_op", stats(epo, rounds), "events_per_s",
+		      stats(eps, rounds), "drops", (json_int_t)drops);
 	if (j)
 		json_object_set_new(j, "overhead_pct",
 				    json_real((1 - median_of(json_object_get(j, "traced_over_untraced"))) * 100));
@@ -462,8 +481,10 @@ static json_t *run_bench(const struct bench_opts *o, const struct workload *w)
 
 static json_t *machine_info(void)
 {
-	char model[256] = "", line[512];
+	char model[256] = "", line[512], cmdline[4096], date[32];
+	time_t now = time(NULL);
 	struct utsname u;
+	struct tm tm;
 	FILE *f = fopen("/proc/cpuinfo", "r");
 
 	while (f && fgets(line, sizeof(line), f)) {
@@ -478,8 +499,13 @@ static json_t *machine_info(void)
 	if (f)
 		fclose(f);
 	uname(&u);
-	return json_pack("{s:s, s:s, s:s, s:i}", "hostname", u.nodename, "kernel", u.release, "cpu", model,
-			 "cpus", (int)sysconf(_SC_NPROCESSORS_ONLN));
+	if (proc__read_small("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
+		cmdline[0] = '\0';
+	if (!gmtime_r(&now, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		date[0] = '\0';
+	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s}", "hostname", u.nodename, "kernel", u.release,
+			 "kernel_build", u.version, "cpu", model, "cpus", (int)sysconf(_SC_NPROCESSORS_ONLN),
+			 "cmdline", cmdline, "date", date);
 }
 
 static void print_table(json_t *results)
@@ -534,85 +560,256 @@ static int metric_value(json_t *results, const char *key, double *out)
 	return -ENOENT;
 }
 
-static int check_thresholds(json_t *results, const char *path)
+static json_t *load_thresholds(const char *path)
 {
 	json_error_t jerr;
-	json_t *th = json_load_file(path, 0, &jerr), *limit;
-	const char *key;
-	int bad = 0;
+	json_t *th = json_load_file(path, 0, &jerr);
 
 	if (!th || !json_is_object(th)) {
 		fprintf(stderr, "bench: cannot read thresholds %s: %s (line %d); expected {\"bench.metric\": limit}\n",
 			path, th ? "not an object" : jerr.text, jerr.line);
 		json_decref(th);
-		return -EINVAL;
+		return NULL;
 	}
-	json_object_foreach(th, key, limit) {
-		double v;
-		int e = metric_value(results, key, &v);
+	return th;
+}
 
+/* The thresholds of benchmark `only` (NULL: all) against the results, one
+ * line each: on stdout, or as KTAP diagnostics. 0 all held, 1 one did not,
+ * -EINVAL a threshold names no metric. */
+static int check_thresholds(json_t *results, json_t *th, const char *only, struct ktap *k)
+{
+	json_t *limit;
+	const char *key;
+	int bad = 0;
+
+	json_object_foreach(th, key, limit) {
+		size_t n = only ? strlen(only) : 0;
+		double v;
+		int e;
+
+		if (only && (strncmp(key, only, n) || key[n] != '.'))
+			continue;
+		e = metric_value(results, key, &v);
 		if (e == -ENOENT)
 			continue; /* that benchmark did not run (--only) */
 		if (e || !json_is_number(limit)) {
 			fprintf(stderr, "bench: threshold %s names no metric of the results\n", key);
+			ktap__diag(k, "threshold %s names no metric of the results", key);
 			bad = -EINVAL;
 			continue;
 		}
 		if (v > json_number_value(limit)) {
-			printf("REGRESSION %s = %.2f > %.2f\n", key, v, json_number_value(limit));
+			if (k->out)
+				ktap__diag(k, "REGRESSION %s = %.2f > %.2f", key, v, json_number_value(limit));
+			else
+				printf("REGRESSION %s = %.2f > %.2f\n", key, v, json_number_value(limit));
 			if (!bad)
 				bad = 1;
+		} else if (k->out) {
+			ktap__diag(k, "threshold %s = %.2f <= %.2f", key, v, json_number_value(limit));
 		} else {
 			printf("ok %s = %.2f <= %.2f\n", key, v, json_number_value(limit));
 		}
 	}
-	json_decref(th);
 	return bad;
+}
+
+bool bench_opts__selects(const struct bench_opts *o, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	if (!o->only)
+		return true;
+	for (p = o->only; (p = strstr(p, name)); p += n)
+		if ((p == o->only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
+
+/* The recorder workloads of the kernel-CI suite: the scheduler, fault and
+ * uprobe paths end to end (not the budget's, nor Python's). */
+static bool workload_selected(const struct bench_opts *o, const struct workload *w)
+{
+	static const char *const kci[] = { "sched_switch", "page_fault", "fault_flood", "cuda_launch", "cuda_sync" };
+	size_t i;
+
+	if (!bench_opts__selects(o, w->name))
+		return false;
+	if (!o->kci)
+		return true;
+	for (i = 0; i < sizeof(kci) / sizeof(kci[0]) && !o->quick; i++)
+		if (!strcmp(kci[i], w->name))
+			return true;
+	return false;
+}
+
+static void describe_baseline(struct ktap *k, const char *path, json_t *baseline, json_t *machine)
+{
+	json_t *bm = json_object_get(baseline, "machine");
+	char line[1024];
+
+	snprintf(line, sizeof(line), "baseline %s: kernel %s (%s), %s, %d CPUs, %s", path,
+		 json_string_value(json_object_get(bm, "kernel")) ?: "unknown",
+		 json_string_value(json_object_get(bm, "kernel_build")) ?: "build unknown",
+		 json_string_value(json_object_get(bm, "cpu")) ?: "CPU unknown",
+		 (int)json_integer_value(json_object_get(bm, "cpus")),
+		 json_string_value(json_object_get(bm, "date")) ?: "date unknown");
+	if (k->out)
+		ktap__diag(k, "%s", line);
+	else
+		printf("%s\n", line);
+	snprintf(line, sizeof(line), "this run: kernel %s (%s), %s, %d CPUs",
+		 json_string_value(json_object_get(machine, "kernel")),
+		 json_string_value(json_object_get(machine, "kernel_build")),
+		 json_string_value(json_object_get(machine, "cpu")),
+		 (int)json_integer_value(json_object_get(machine, "cpus")));
+	if (k->out)
+		ktap__diag(k, "%s", line);
+	else
+		printf("%s\n", line);
 }
 
 int bench__run(const struct bench_opts *o)
 {
-	json_t *doc, *results = json_array();
+	json_t *doc = NULL, *results = json_array(), *mechanisms = json_array(), *checks = json_array();
+	json_t *th = NULL, *baseline = NULL, *machine = machine_info();
+	struct bench_cmp_opts cmp = { o->max_ratio, o->alpha, BENCH_CMP_MIN_ROUNDS };
+	struct bench_load load;
+	/* Seven rounds a side can show a change significant at 0.01; the
+	 * kernel-CI suite compares the workloads with a baseline. */
+	int rounds = o->rounds ? o->rounds : o->kci ? 7 : 5, e = 0, failed = 0;
+	unsigned int planned;
+	struct ktap k;
 	size_t i;
-	int e = 0, ran = 0;
 
-	if (o->rounds < 1 || o->rounds > MAX_ROUNDS) {
+	if (rounds < 1 || rounds > MAX_ROUNDS) {
 		fprintf(stderr, "bench: --rounds must be 1..%d\n", MAX_ROUNDS);
-		return -EINVAL;
+		e = -EINVAL;
+		goto out;
 	}
-	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
-		json_t *r;
+	planned = bench_mech__count(o);
+	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		planned += workload_selected(o, &workloads[i]);
+	if (!planned) {
+		fprintf(stderr, "bench: no benchmark named %s%s\n", o->only ? o->only : "",
+			o->kci ? " in the kernel-CI suite" : " (--kci for the kernel-CI suite's)");
+		e = -EINVAL;
+		goto out;
+	}
+	if (o->thresholds && !(th = load_thresholds(o->thresholds))) {
+		e = -EINVAL;
+		goto out;
+	}
+	if (o->baseline) {
+		json_error_t jerr;
 
-		if (o->only && strcmp(o->only, workloads[i].name))
+		baseline = json_load_file(o->baseline, 0, &jerr);
+		if (!baseline || !json_is_object(baseline)) {
+			fprintf(stderr, "bench: cannot read the baseline %s: %s (line %d); give a JSON file written by "
+				"bench -o\n", o->baseline, baseline ? "not an object" : jerr.text, jerr.line);
+			e = -EINVAL;
+			goto out;
+		}
+	}
+	bench_load__begin(&load);
+	ktap__begin(&k, o->ktap ? stdout : NULL, planned);
+	ktap__diag(&k, "inferscope-bpf %s bench%s: kernel %s (%s), %s, %d CPUs", ISR_VERSION,
+		   o->kci ? (o->quick ? " --kci --quick" : " --kci") : "",
+		   json_string_value(json_object_get(machine, "kernel")),
+		   json_string_value(json_object_get(machine, "kernel_build")),
+		   json_string_value(json_object_get(machine, "cpu")),
+		   (int)json_integer_value(json_object_get(machine, "cpus")));
+	ktap__diag(&k, "kernel command line: %s", json_string_value(json_object_get(machine, "cmdline")));
+	if (baseline)
+		describe_baseline(&k, o->baseline, baseline, machine);
+	if (o->kci)
+		failed |= bench_mech__run(o, &k, baseline, mechanisms, checks);
+	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
+		const struct workload *w = &workloads[i];
+		json_t *r;
+		bool ok;
+
+		if (!workload_selected(o, w))
 			continue;
-		if (workloads[i].python && system("python3 -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' "
-						  ">/dev/null 2>&1")) {
-			fprintf(stderr, "bench: %-13s skipped: no python3 3.10-3.13 in PATH\n", workloads[i].name);
-			ran++;
+		if (w->python && system("python3 -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' "
+					">/dev/null 2>&1")) {
+			fprintf(stderr, "bench: %-13s skipped: no python3 3.10-3.13 in PATH\n", w->name);
+			ktap__skip(&k, w->name, "no python3 3.10-3.13 in PATH");
 			continue;
 		}
-		r = run_bench(o, &workloads[i]);
+		r = run_bench(o, w, rounds);
+		if (!r && !k.out) {
+			e = -EIO;
+			goto out;
+		}
 		if (!r) {
-			json_decref(results);
-			return -EIO;
+			ktap__diag(&k, "%s: the workload or its recorder failed (see standard error)", w->name);
+			ktap__result(&k, false, w->name);
+			failed = 1;
+			continue;
 		}
 		json_array_append_new(results, r);
-		ran++;
+		ktap__diag(&k, "%s: %.0f ns per event (%.0f-%.0f), overhead %.1f%%, %.2f events per %s, %lld drops",
+			   w->name, median_of(json_object_get(r, "ns_per_event")),
+			   json_real_value(json_object_get(json_object_get(r, "ns_per_event"), "min")),
+			   json_real_value(json_object_get(json_object_get(r, "ns_per_event"), "max")),
+			   json_real_value(json_object_get(r, "overhead_pct")),
+			   median_of(json_object_get(r, "events_per_op")), w->unit,
+			   (long long)json_integer_value(json_object_get(r, "drops")));
+		ok = bench_mech__vs_baseline(&k, baseline, r, &cmp);
+		if (k.out && th) {
+			int t = check_thresholds(results, th, w->name, &k);
+
+			if (t < 0)
+				e = t;
+			ok = ok && t == 0;
+		}
+		failed |= !ok;
+		ktap__result(&k, ok, w->name);
 	}
-	if (!ran) {
-		fprintf(stderr, "bench: no benchmark named %s\n", o->only);
-		json_decref(results);
-		return -EINVAL;
+	{
+		char line[256];
+
+		json_object_set_new(machine, "load", bench_load__end(&load, line, sizeof(line)));
+		if (k.out)
+			ktap__diag(&k, "%s", line);
+		else
+			fprintf(stderr, "bench: %s\n", line);
 	}
-	doc = json_pack("{s:s, s:o, s:i, s:f, s:o}", "tool", "inferscope-bpf " ISR_VERSION, "machine",
-			machine_info(), "rounds", o->rounds, "seconds_per_run", o->seconds, "results", results);
-	print_table(results);
+	doc = json_pack("{s:s, s:O, s:i, s:f, s:o}", "tool", "inferscope-bpf " ISR_VERSION, "machine", machine,
+			"rounds", rounds, "seconds_per_run", o->seconds, "results", results);
+	results = NULL;
+	if (o->kci) {
+		json_object_set(doc, "mechanisms", mechanisms);
+		json_object_set(doc, "checks", checks);
+	}
+	if (!k.out) {
+		bench_mech__print(mechanisms, checks);
+		if (json_array_size(json_object_get(doc, "results")))
+			print_table(json_object_get(doc, "results"));
+	}
 	if (o->output && json_dump_file(doc, o->output, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
 		fprintf(stderr, "bench: cannot write %s\n", o->output);
 		e = -EIO;
 	}
-	if (!e && o->thresholds)
-		e = check_thresholds(results, o->thresholds);
+	if (!e && th && !k.out) {
+		int t = check_thresholds(json_object_get(doc, "results"), th, NULL, &k);
+
+		if (t < 0)
+			e = t;
+		failed |= t > 0;
+	}
+	if (ktap__end(&k))
+		failed = 1;
+out:
 	json_decref(doc);
-	return e;
+	json_decref(results);
+	json_decref(mechanisms);
+	json_decref(checks);
+	json_decref(machine);
+	json_decref(th);
+	json_decref(baseline);
+	return e ? e : failed;
 }

@@ -17,6 +17,7 @@
 #include "recorder.h"
 #include "analyze.h"
 #include "bench.h"
+#include "bench_stats.h"
 #include "events.h"
 #include "isr_format.h"
 
@@ -292,6 +293,15 @@ struct bench_env {
 	struct bench_opts o;
 };
 
+enum {
+	OPT_KCI = 2000,
+	OPT_QUICK,
+	OPT_KTAP,
+	OPT_BASELINE,
+	OPT_MAX_RATIO,
+	OPT_ALPHA,
+};
+
 static double parse_positive(const char *arg, const char *opt, double max, struct argp_state *state)
 {
 	char *end;
@@ -329,6 +339,30 @@ static error_t parse_bench(int key, char *arg, struct argp_state *state)
 	case 't':
 		b->o.tmpdir = arg;
 		return 0;
+	case OPT_KCI:
+		b->o.kci = true;
+		return 0;
+	case OPT_QUICK:
+		b->o.quick = true;
+		return 0;
+	case OPT_KTAP:
+		b->o.ktap = true;
+		return 0;
+	case OPT_BASELINE:
+		b->o.baseline = arg;
+		return 0;
+	case OPT_MAX_RATIO:
+		b->o.max_ratio = parse_positive(arg, "--max-ratio", 100, state);
+		if (b->o.max_ratio <= 1)
+			argp_error(state, "--max-ratio: '%s' must be above 1 (1.5: a cost 50%% higher)", arg);
+		return 0;
+	case OPT_ALPHA:
+		b->o.alpha = parse_positive(arg, "--alpha", 0.5, state);
+		return 0;
+	case ARGP_KEY_END:
+		if (b->o.quick && !b->o.kci)
+			argp_error(state, "--quick selects the quick subset of --kci: give both");
+		return 0;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		return EINVAL;
@@ -338,25 +372,33 @@ static error_t parse_bench(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp_option bench_options[] = {
-	{ "rounds", 'r', "N", 0, "Untraced/traced pairs per benchmark (default 5)", 0 },
+	{ "rounds", 'r', "N", 0, "Untraced/traced pairs per benchmark (default 5; --kci: 15 per mechanism, 7 per workload; --quick 7)", 0 },
 	{ "seconds", 's', "SEC", 0, "Length of one measurement (default 2)", 0 },
 	{ "output", 'o', "FILE", 0, "Write the results as JSON", 0 },
 	{ "check", 'c', "THRESHOLDS", 0, "Exit 1 when a metric exceeds its limit in this JSON file", 0 },
-	{ "only", 'n', "NAME", 0, "Run only this benchmark (sched_switch, page_fault, fault_flood, cuda_launch, cuda_sync, gil_contend, budget_10k, budget_50k, budget_150k)", 0 },
+	{ "only", 'n', "NAMES", 0, "Run only these benchmarks, comma-separated (sched_switch, page_fault, fault_flood, cuda_launch, cuda_sync, gil_contend, budget_10k, budget_50k, budget_150k; with --kci also its mechanisms and checks: docs/kernel-ci.md)", 0 },
 	{ "tmpdir", 't', "DIR", 0, "Where recordings go while measuring (default /tmp)", 0 },
+	{ "kci", OPT_KCI, NULL, 0, "The kernel-CI suite: each kernel mechanism's cost, the exact-delivery checks, then the recorder workloads sched_switch, page_fault, fault_flood, cuda_launch, cuda_sync", 0 },
+	{ "quick", OPT_QUICK, NULL, 0, "With --kci: the quick subset (fewer rounds and calls, no workloads; under 2 minutes)", 0 },
+	{ "ktap", OPT_KTAP, NULL, 0, "Print KTAP (as kselftest does) on standard output instead of tables", 0 },
+	{ "baseline", OPT_BASELINE, "FILE", 0, "Compare every cost with this earlier run's (bench -o FILE); exit 1 on a regression", 0 },
+	{ "max-ratio", OPT_MAX_RATIO, "R", 0, "With --baseline: a regression raises a median by more than R (default 1.5) ...", 0 },
+	{ "alpha", OPT_ALPHA, "P", 0, "... and is significant at level P by a Mann-Whitney U test over the rounds (default 0.01)", 0 },
 	{ 0 },
 };
 
 static const struct argp bench_argp = {
 	bench_options, parse_bench, NULL,
 	"Measure the tracer's overhead on built-in workloads, untraced and traced, interleaved; "
-	"with --check, a regression gate for CI.",
+	"with --check, a regression gate for CI; with --kci, what each kernel mechanism costs and whether "
+	"the kernel delivers every event (docs/kernel-ci.md).",
 	NULL, NULL, NULL
 };
 
 static int do_bench(int argc, char **argv)
 {
-	struct bench_env b = { { .rounds = 5, .seconds = 2.0, .tmpdir = "/tmp" } };
+	struct bench_env b = { { .rounds = 0, .seconds = 2.0, .tmpdir = "/tmp", .max_ratio = BENCH_CMP_DEFAULT_RATIO,
+				 .alpha = BENCH_CMP_DEFAULT_ALPHA } };
 	static char self[PATH_MAX];
 	ssize_t n;
 	int e;
@@ -381,7 +423,8 @@ static const char main_doc[] =
 	"  inferscope-bpf record -o FILE ...     record only (analyze later, anywhere)\n"
 	"  inferscope-bpf analyze FILE           report on a recording (--format md, json, html, perfetto)\n"
 	"  inferscope-bpf diff BASE NEW          what got slower from one recording to another, and why\n"
-	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n\n"
+	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n"
+	"  inferscope-bpf bench --kci --ktap     kernel CI: mechanism costs, delivery checks, KTAP\n\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\v"
 	"See `inferscope-bpf record --help` and `inferscope-bpf analyze --help`.";
 

@@ -22,7 +22,7 @@
  * headers and libbpf may predate it, so the attribute is spelled out here
  * as the kernel lays it out (union bpf_attr, link_create).
  */
-#define ATTACH_UPROBE_MULTI	48	/* BPF_TRACE_UPROBE_MULTI */
+#define ATTACH_UPROBE_MULTI	TRACER_ATTACH_UPROBE_MULTI
 #define UPROBE_MULTI_RETURN	1	/* BPF_F_UPROBE_MULTI_RETURN */
 
 struct link_create_uprobe_multi {
@@ -184,7 +184,7 @@ int tracer__load(struct tracer *t, struct bpf_object_skeleton *skel, const char 
  * with EBADF by a kernel that knows the link type and with another error by
  * one that does not.
  */
-static bool probe_uprobe_multi(void)
+bool tracer__has_uprobe_multi(void)
 {
 	struct bpf_insn insns[2];
 	struct link_create_uprobe_multi attr;
@@ -248,7 +248,7 @@ struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn,
 	t->ctx = ctx;
 	t->verbose = cfg->verbose;
 	t->hot_on = true;
-	t->multi = !cfg->tracer.legacy_uprobes && probe_uprobe_multi();
+	t->multi = !cfg->tracer.legacy_uprobes && tracer__has_uprobe_multi();
 
 	t->sched = sched_bpf__open();
 	if (!t->sched) {
@@ -315,23 +315,31 @@ int tracer__attach(struct tracer *t, char *err, size_t errlen)
 	return e;
 }
 
-static int group_attach(struct probe_group *g, __u32 pid, const char *path)
+int tracer__uprobe_multi_link(struct bpf_program *prog, const char *path, const __u64 *offsets,
+			      const __u64 *cookies, unsigned int n, bool ret, __u32 pid)
 {
 	struct link_create_uprobe_multi attr;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.prog_fd = (__u32)bpf_program__fd(g->prog);
+	attr.prog_fd = (__u32)bpf_program__fd(prog);
 	attr.attach_type = ATTACH_UPROBE_MULTI;
 	attr.path = (__u64)(unsigned long)path;
-	attr.offsets = (__u64)(unsigned long)g->offsets;
-	attr.cookies = (__u64)(unsigned long)g->cookies;
-	attr.cnt = g->n;
-	attr.multi_flags = g->ret ? UPROBE_MULTI_RETURN : 0;
+	attr.offsets = (__u64)(unsigned long)offsets;
+	attr.cookies = (__u64)(unsigned long)cookies;
+	attr.cnt = n;
+	attr.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
 	attr.pid = pid;
 	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+static int group_attach(struct probe_group *g, __u32 pid, const char *path)
+{
+	int fd = tracer__uprobe_multi_link(g->prog, path, g->offsets, g->cookies, g->n, g->ret, pid);
+
 	if (fd < 0)
-		return -errno;
+		return fd;
 	g->fd = fd;
 	return 0;
 }

@@ -132,4 +132,16 @@ void tracer__describe(const struct tracer *t, FILE *out);
 void tracer__describe_uprobes(const struct tracer *t, FILE *out);
 void tracer__free(struct tracer *t);
 
+/* Whether the kernel has uprobe_multi links (Linux 6.6). */
+#define TRACER_ATTACH_UPROBE_MULTI 48	/* BPF_TRACE_UPROBE_MULTI: load such programs with it */
+bool tracer__has_uprobe_multi(void);
+/* One uprobe_multi link of prog (loaded with the uprobe_multi attach
+ * type) on n sites of the file at path, entries or (ret) returns, for pid
+ * only (0: every process), each site with its attach cookie (cookies may be
+ * NULL). The link's fd, or -errno. Debian's libbpf 1.1 predates the link
+ * type, so the attribute is laid out here. */
+struct bpf_program;
+int tracer__uprobe_multi_link(struct bpf_program *prog, const char *path, const __u64 *offsets,
+			      const __u64 *cookies, unsigned int n, bool ret, __u32 pid);
+
 #endif
