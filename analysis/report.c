@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "report.h"
-#include "pystacks.h"
+#include "py_report.h"
 
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
