@@ -123,14 +123,16 @@ deps:
 	$(Q)sh scripts/deps.sh
 
 # --- BPF: .bpf.c -> .bpf.o -> .skel.h ---------------------------------------
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | $(OUT)/bpf
+# Static pattern rules: a skeleton that an old dependency file still names
+# but whose source is gone is not made, its users are rebuilt.
+$(BPF_OBJS): $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | $(OUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # libbpf's usdt.bpf.h includes <linux/errno.h>, which wants the multiarch asm/.
 $(OUT)/bpf/cupti.bpf.o: BPF_CFLAGS += -idirafter /usr/include/$(shell $(CC) -print-multiarch)
 
-$(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
+$(BPF_SKELS): $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 

@@ -10,7 +10,7 @@
 
 #include "recording.h"
 #include "summary.h"
-#include "pystacks.h"
+#include "py_report.h"
 #include "findings.h"
 #include "attribution.h"
 #include "timeline.h"

@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "report.h"
-#include "pystacks.h"
+#include "py_report.h"
 #include "explain.h"
 #include "attribution.h"
 #include "text.h"

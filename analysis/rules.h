@@ -21,7 +21,7 @@
 #include "timeline.h"
 #include "attribution.h"
 #include "findings.h"
-#include "pystacks.h"
+#include "py_report.h"
 #include "summary.h"
 
 struct rule_ctx {

@@ -24,7 +24,7 @@
 #include <linux/types.h>
 #include "timeline.h"
 #include "attribution.h"
-#include "pystacks.h"
+#include "py_report.h"
 
 #define SERIES_BUCKETS		1000
 #define SERIES_BEFORE_FIRST	CAUSE_MAX	/* idle index: before the device's first work */

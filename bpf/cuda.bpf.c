@@ -30,14 +30,14 @@
 #include "common.bpf.h"
 #include "cuda_funcs.h"
 #include "cuda_cookie.h"
-#include "py_stack.bpf.h"
+#include "py_stacks.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Python call sites (--py-stacks; 0: none): the Python stack of every
  * synchronization that lasted PY_SYNC_MIN_NS or more and of every
  * py_launch_every-th launch on each CPU is emitted with the call's time
- * (bpf/py_stack.bpf.h). A capture costs about 0.25 us per frame: polling
+ * (bpf/py_stacks.bpf.h). A capture costs about 0.25 us per frame: polling
  * queries that return at once are not worth one. */
 const volatile __u32 py_launch_every = 0;
 #define PY_SYNC_MIN_NS	20000

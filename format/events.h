@@ -576,7 +576,7 @@ _Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, pad) == 28, "gpu_name.
 _Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, name) == 32, "gpu_name.name");
 
 /*
- * Python stacks (CPython 3.10-3.13). The BPF walker (bpf/py_stack.bpf.h)
+ * Python stacks (CPython 3.10-3.13). The BPF walker (bpf/py_stacks.bpf.h)
  * emits ISR_EV_PY_FRAMES: the frames of one thread at one moment, innermost
  * first. The recorder interns them per process: a stack seen for the first
  * time is written once as ISR_EV_PY_STACK (its id and frames), every code

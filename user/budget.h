@@ -5,7 +5,7 @@
  *
  * The cost of the probes is estimated, not measured in the target: each hit
  * costs what one hit of the same program costs in the tracer itself (the
- * recorder measures it at start, tracer__measure_hit_cost), and the hits
+ * recorder measures it at start, user/family_cuda.c), and the hits
  * are counted from the events; a Python stack captured on a thread costs
  * what its BPF program measured the capture took (isr_ev_py_frames
  * capture_ns). What is charged is the busiest thread's

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The CUDA driver API: every function of format/cuda_funcs.h in each
- * libcuda file a target maps (user/cuda_attach.h finds them and chooses
+ * libcuda file a target maps (user/cuda_libs.h finds them and chooses
  * the sites), in the files given with --cuda-lib, and, for a process about
  * to load its libraries (the launched command, followed children), in the
  * candidate files it would load, by path. Three BPF programs serve every
@@ -17,7 +17,7 @@
 #include <sys/resource.h>
 #include "family.h"
 #include "clock.h"
-#include "cuda_attach.h"
+#include "cuda_libs.h"
 #include "selfprobe.h"
 #include "cuda.skel.h"
 

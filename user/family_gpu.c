@@ -5,7 +5,7 @@
  * bridge a target maps (bpf/cupti.bpf.c copies its batches into the ring
  * buffer). With --gpu the bridge is handed to the launched command
  * (CUDA_INJECTION64_PATH) and loaded into -p processes that run CUDA
- * without it (user/bridge_inject.h). At the end every live bridge is asked
+ * without it (user/bridge.h). At the end every live bridge is asked
  * to flush what CUPTI still holds (USDT inferscope:gpu_flush).
  */
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <string.h>
 #include "family.h"
 #include "clock.h"
-#include "bridge_inject.h"
-#include "cupti_attach.h"
+#include "bridge.h"
+#include "bridge.h"
 #include "cupti.skel.h"
 
 #define FLUSH_WAIT_NS	2000000000ULL	/* for the bridges' last flush */
@@ -75,7 +75,7 @@ static void *gpu_open(const struct family_ctx *ctx, char *err, size_t errlen)
 
 static const char *bridge_named(const struct record_config *cfg)
 {
-	return cfg->gpu.bridge_path ? cfg->gpu.bridge_path : CUPTI_BRIDGE_NAME " next to inferscope-bpf";
+	return cfg->gpu.bridge_path ? cfg->gpu.bridge_path : BRIDGE_NAME " next to inferscope-bpf";
 }
 
 /* The bridge a launched command will load, or none (said why). */
@@ -93,7 +93,7 @@ static int gpu_prepare(void *st, struct launch_env *env)
 			"is recorded only if that is the CUPTI bridge\n", preset, cfg->targets.command[0]);
 		return 0;
 	}
-	e = cupti_bridge__locate(cfg->gpu.bridge_path, g->bridge, sizeof(g->bridge));
+	e = bridge__locate(cfg->gpu.bridge_path, g->bridge, sizeof(g->bridge));
 	if (e) {
 		g->bridge[0] = 0;
 		fprintf(stderr, "inferscope-bpf: cannot use the CUPTI bridge %s: %s; GPU activity (kernels, copies on "
@@ -110,14 +110,14 @@ static int gpu_prepare(void *st, struct launch_env *env)
 }
 
 /* A -p process that runs CUDA without the bridge: load it (ptrace and
- * dlopen, user/bridge_inject.h). 0 once it is mapped there. */
+ * dlopen, user/bridge.h). 0 once it is mapped there. */
 static int inject(struct gpu_family *g, __u32 pid)
 {
 	char bridge[PATH_MAX], err[PATH_MAX + 256];
 	__u64 t0 = clock__mono_ns();
 	int e;
 
-	e = cupti_bridge__locate(g->ctx->cfg->gpu.bridge_path, bridge, sizeof(bridge));
+	e = bridge__locate(g->ctx->cfg->gpu.bridge_path, bridge, sizeof(bridge));
 	if (e) {
 		fprintf(stderr, "inferscope-bpf: cannot use the CUPTI bridge %s: %s; GPU activity of pid %u is not "
 			"recorded (give its path with --cupti-bridge, or --no-cupti)\n", bridge_named(g->ctx->cfg),
@@ -142,7 +142,7 @@ static int inject(struct gpu_family *g, __u32 pid)
 static int attach_if_mapped(struct gpu_family *g, __u32 pid, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 32];
-	int e = cupti_bridge__mapped(pid, path, sizeof(path));
+	int e = bridge__mapped(pid, path, sizeof(path));
 
 	if (e <= 0)
 		return e;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * CPython 3.10-3.13 (user/python_attach.h finds the interpreters): the GIL
+ * CPython 3.10-3.13 (user/py_libs.h finds the interpreters): the GIL
  * (--gil: uprobes on PyEval_RestoreThread, entry and return, and
  * PyEval_SaveThread, bpf/python.bpf.c) and the Python stacks (sampled by a
- * CPU-clock perf event on every CPU, bpf/pystack.bpf.c, and taken at CUDA
+ * CPU-clock perf event on every CPU, bpf/py_stacks.bpf.c, and taken at CUDA
  * calls by bpf/cuda.bpf.c with the same walker, whose maps this family
  * shares). A process's stacks are captured once its interpreter's layout
- * is checked (user/py_stack.h); one that is not initialized yet is asked
+ * is checked (user/py_stacks.h); one that is not initialized yet is asked
  * again soon, and a new image that maps no interpreter yet is watched for
  * one for a while.
  */
@@ -21,10 +21,10 @@
 #include "clock.h"
 #include "htab.h"
 #include "proc.h"
-#include "python_attach.h"
-#include "py_stack.h"
+#include "py_libs.h"
+#include "py_stacks.h"
 #include "python.skel.h"
-#include "pystack.skel.h"
+#include "py_stacks.skel.h"
 
 #define MAX_WAITING	64
 #define WAIT_POLL_MS	5	/* while an interpreter is not initialized or not loaded yet */
@@ -33,7 +33,7 @@
 struct python_family {
 	const struct family_ctx *ctx;
 	struct python_bpf *gil;		/* --gil */
-	struct pystack_bpf *sampler;	/* --py-stacks */
+	struct py_stacks_bpf *sampler;	/* --py-stacks */
 	struct cpu_links samples;
 	struct py_libs *libs;
 	const struct py_lib *described[PY_MAX_LIBS];	/* site lists already printed (-v) */
@@ -64,11 +64,11 @@ static void python_free(void *st)
 	py_libs__free(p->libs);
 	htab__free(&p->decided);
 	python_bpf__destroy(p->gil);
-	pystack_bpf__destroy(p->sampler);
+	py_stacks_bpf__destroy(p->sampler);
 	free(p);
 }
 
-/* The stack walker's maps (bpf/py_stack.bpf.h), which the CUDA programs
+/* The stack walker's maps (bpf/py_stacks.bpf.h), which the CUDA programs
  * share to take stacks at CUDA calls. */
 static const char *const walker_maps[] = { "py_procs", "py_tstates", "py_scratch" };
 
@@ -84,7 +84,7 @@ static void *python_open(const struct family_ctx *ctx, char *err, size_t errlen)
 	}
 	p->ctx = ctx;
 	if (cfg->python.stacks_hz) {
-		p->sampler = pystack_bpf__open();
+		p->sampler = py_stacks_bpf__open();
 		e = tracer__load(ctx->t, p->sampler ? p->sampler->skeleton : NULL, "Python stack", "--no-py-stacks",
 				 err, errlen);
 		e = e ?: tracer__share_maps(ctx->t, p->sampler->obj, walker_maps,
@@ -114,7 +114,7 @@ static void *python_open(const struct family_ctx *ctx, char *err, size_t errlen)
 }
 
 /* One CPU-clock perf event per CPU, sampling every 1/hz s of CPU time. */
-static int python_attach(void *st, char *err, size_t errlen)
+static int py_libs(void *st, char *err, size_t errlen)
 {
 	struct python_family *p = st;
 
@@ -402,7 +402,7 @@ const struct probe_family family_python = {
 	.name = "python",
 	.enabled = python_enabled,
 	.open = python_open,
-	.attach = python_attach,
+	.attach = py_libs,
 	.probe_process = python_probe_process,
 	.on_new_process = python_on_new_process,
 	.on_event = python_on_event,

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * --list-probes: the probe sites the CUDA and Python families would choose
- * (user/cuda_attach.h, user/python_attach.h), printed without loading BPF.
+ * (user/cuda_libs.h, user/py_libs.h), printed without loading BPF.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include "recorder.h"
-#include "cuda_attach.h"
-#include "python_attach.h"
+#include "cuda_libs.h"
+#include "py_libs.h"
 
 int record__list_probes(const struct record_config *cfg)
 {

@@ -550,6 +550,9 @@ static int loop(struct recorder *r)
 	__u64 now, next_tick = r->start + TICK_NS, next_live = r->start + LIVENESS_NS, shown = 0;
 	int poll_ms = POLL_MS, n, stop = 0;
 
+	/* What the families began (an interpreter still initializing) may
+	 * need them back before the first poll would end. */
+	FAMILIES_DO(r, tick, &poll_ms);
 	while (!stop) {
 		n = tracer__poll(r->t, budget_ctl__wait_ms(&r->budget, clock__mono_ns(), poll_ms));
 		if (n < 0) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch launches and synchronizations from known lines, for the Python
-call sites in the report (tests/gpu/pystacks.sh):
+call sites in the report (tests/gpu/py_stacks.sh):
 
     py_sites.py ROUNDS
 

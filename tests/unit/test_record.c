@@ -612,28 +612,24 @@ static void test_names(void **state)
 	};
 	unsigned i;
 
+	/* The names of these types and sources are the file's and the
+	 * report's words for them: they never change. Types and sources
+	 * added later (the registries of format/) come with names of their
+	 * own. */
 	(void)state;
-	assert_int_equal(sizeof(events) / sizeof(events[0]), ISR_EV_TYPE_MAX);
-	for (i = 1; i < ISR_EV_TYPE_MAX; i++) {
+	for (i = 1; i < sizeof(events) / sizeof(events[0]); i++)
 		if (events[i])
 			assert_string_equal(isr_event_name((__u16)i), events[i]);
-		else
-			assert_null(isr_event_name((__u16)i));
-	}
+	assert_null(isr_event_name(ISR_EV_PY_FRAMES));
 	assert_null(isr_event_name(0));
 	assert_null(isr_event_name(ISR_EV_TYPE_MAX));
-	for (i = 0; i < ISR_SRC_MAX; i++)
-		if (sources[i])
-			assert_string_equal(isr_source_name(i), sources[i]);
-		else
-			assert_null(isr_source_name(i));
+	for (i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+		assert_string_equal(isr_source_name(i), sources[i]);
 	assert_null(isr_source_name(ISR_SRC_MAX));
 	for (i = 1; i <= ISR_STOP_WRITE_ERROR; i++)
 		assert_string_equal(isr_stop_reason_name(i), stops[i]);
 	assert_null(isr_stop_reason_name(0));
 	assert_null(isr_stop_reason_name(ISR_STOP_WRITE_ERROR + 1));
-	assert_int_equal(sizeof(events) / sizeof(events[0]), ISR_EV_TYPE_MAX);
-	assert_int_equal(sizeof(sources) / sizeof(sources[0]), ISR_SRC_MAX);
 }
 
 /* The reader knows every function of format/cuda_funcs.h by its exact symbol. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The CPython frame walker shared by the stack sampler (pystack.bpf.c) and
+ * The CPython frame walker shared by the stack sampler (py_stacks.bpf.c) and
  * the CUDA probes (cuda.bpf.c, call sites of synchronizations and a sample
  * of launches). It reads the interpreter of the current process with the
  * layout the recorder validated for it (map py_procs, struct isr_py_layout
@@ -11,8 +11,8 @@
  * is not a code object (ob_type != PyCode_Type) ends the walk, flagged
  * INVALID: a wrong or torn read yields a short stack, never garbage.
  */
-#ifndef INFERSCOPE_PY_STACK_BPF_H
-#define INFERSCOPE_PY_STACK_BPF_H
+#ifndef INFERSCOPE_PY_STACKS_BPF_H
+#define INFERSCOPE_PY_STACKS_BPF_H
 
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"

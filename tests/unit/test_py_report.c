@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pystacks.h"
+#include "py_report.h"
 
 /*
  *   1 def f(x):

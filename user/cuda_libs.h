@@ -2,7 +2,7 @@
 /*
  * Finding the CUDA driver library (libcuda) of a process and choosing where
  * to probe each function of format/cuda_funcs.h in it. No BPF here: the loader
- * (user/tracer.c) attaches what this module chooses.
+ * (user/family_cuda.c) attaches what this module chooses.
  *
  * The promise: a library file is read once (one pass over its .dynsym and
  * .symtab, whatever the number of processes that map it; files are told
@@ -10,8 +10,8 @@
  * function's arguments are still in their registers and its stack is as at
  * entry: the symbol itself, or the instruction after a leading endbr64.
  */
-#ifndef INFERSCOPE_CUDA_ATTACH_H
-#define INFERSCOPE_CUDA_ATTACH_H
+#ifndef INFERSCOPE_CUDA_LIBS_H
+#define INFERSCOPE_CUDA_LIBS_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -93,7 +93,7 @@ int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapp
  * off: sets s->kind, s->offset and s->push_reg. The kernel emulates a push
  * (cheap) and single-steps anything else (about 10x); endbr64 changes
  * neither registers nor stack, so the instruction after it sees the same
- * arguments. Shared with user/python_attach.c. */
+ * arguments. Shared with user/py_libs.c. */
 void cuda_site__choose(struct cuda_site *s, const unsigned char *code, size_t len, __u64 off);
 
 /* "push %rbp, emulated", "after endbr64 (+4), push %rbx emulated",

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include "clock.h"
-#include "py_stack.h"
+#include "py_stacks.h"
 #include "htab.h"
 
 /*

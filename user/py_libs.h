@@ -2,25 +2,25 @@
 /*
  * Finding the CPython interpreter of a process (libpython3.X.so, or the
  * executable when libpython is linked into it) and choosing where to probe
- * its GIL functions. No BPF here: the loader (user/tracer.c) attaches what
- * this module chooses.
+ * its GIL functions. No BPF here: user/family_python.c attaches what this
+ * module chooses.
  *
- * The promise, as for libcuda (user/cuda_attach.h): a file is read once,
+ * The promise, as for libcuda (user/cuda_libs.h): a file is read once,
  * whatever the number of processes that map it (told apart by device and
  * inode, including files that turned out not to be a supported Python), and
  * every site is a file offset where the function's stack is as at entry.
  * Supported: CPython 3.10 to 3.13, the version told by the file's name
  * (libpython3.X.so*, python3.X).
  */
-#ifndef INFERSCOPE_PYTHON_ATTACH_H
-#define INFERSCOPE_PYTHON_ATTACH_H
+#ifndef INFERSCOPE_PY_LIBS_H
+#define INFERSCOPE_PY_LIBS_H
 
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
-#include "cuda_attach.h"
+#include "cuda_libs.h"
 
 #define PY_MIN_MINOR 10
 #define PY_MAX_MINOR 13

@@ -11,7 +11,7 @@
 #include "clock.h"
 #include "elf_file.h"
 #include "proc.h"
-#include "python_attach.h"
+#include "py_libs.h"
 
 
 static const char *const site_names[PY_SITES] = {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Python stacks, the user-space half (the BPF half: bpf/py_stack.bpf.h).
+ * Python stacks, the user-space half (the BPF half: bpf/py_stacks.bpf.h).
  *
  * Promises: a process's stacks are captured only after its interpreter's
  * memory was checked against the layout of its version (the thread list
@@ -13,13 +13,13 @@
  * line table, read from the live target), and one ISR_EV_PY_SAMPLE per
  * capture.
  */
-#ifndef INFERSCOPE_PY_STACK_H
-#define INFERSCOPE_PY_STACK_H
+#ifndef INFERSCOPE_PY_STACKS_H
+#define INFERSCOPE_PY_STACKS_H
 
 #include <stddef.h>
 #include <linux/types.h>
 #include "events.h"
-#include "python_attach.h"
+#include "py_libs.h"
 
 struct py_stacks;
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "pystacks.h"
+#include "py_report.h"
 
 /* --- line tables ------------------------------------------------------------ */
 

@@ -10,8 +10,8 @@
  * numbers come from the code object's line table (3.10: co_linetable
  * pairs; 3.11+: the location table) at the frame's instruction.
  */
-#ifndef INFERSCOPE_PYSTACKS_H
-#define INFERSCOPE_PYSTACKS_H
+#ifndef INFERSCOPE_PY_REPORT_H
+#define INFERSCOPE_PY_REPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "elf_file.h"
 #include "proc.h"
-#include "cuda_attach.h"
+#include "cuda_libs.h"
 #include "cuda_cookie.h"
 
 #define MAX_RESOLVED 64	/* distinct library files per recording */

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Python stacks on the GPU machine, with a prebuilt build/inferscope-bpf:
-#   tests/gpu/pystacks.sh OUTDIR
+#   tests/gpu/py_stacks.sh OUTDIR
 # 1. Attribution: tests/gpu/py_sites.py (PyTorch, CPython 3.12 with libpython
 #    in the executable) launched with `--`: every torch.cuda.synchronize()
 #    must be attributed to its line in sync_site(), the sampled launches to
@@ -13,9 +13,9 @@
 #    sampling is the rate lost between no stacks and sampling only.
 # Every run uses --budget off: every launch is probed, so that the launch
 # counts are exact and the costs are those of the stacks alone.
-# Ends with "pystacks: PASS" or "pystacks: FAIL (...)".
+# Ends with "py_stacks: PASS" or "py_stacks: FAIL (...)".
 set -u
-OUT=${1:?usage: pystacks.sh OUTDIR}
+OUT=${1:?usage: py_stacks.sh OUTDIR}
 PY=${PY:-/opt/torch/.venv/bin/python3}
 T=build/inferscope-bpf
 ROUNDS=${ROUNDS:-3}
@@ -51,7 +51,7 @@ main = [t for t in r["threads"] if t["py_samples"]]
 print("threads with samples:", [(t["tid"], t["comm"], t["py_samples"], t["py_stacks"][0]["frames"][:3]) for t in main][:3])
 if not main:
     bad.append("no thread has sampled stacks")
-print("pystacks: PASS" if not bad else "pystacks: FAIL (" + "; ".join(bad) + ")")
+print("py_stacks: PASS" if not bad else "py_stacks: FAIL (" + "; ".join(bad) + ")")
 PYEOF
 
 for round in $(seq "$ROUNDS"); do

@@ -3,12 +3,12 @@
  * Sampled Python stacks: a CPU-clock perf event per CPU (--py-stacks HZ)
  * runs this program in whatever task is on the CPU; for a thread of a
  * target whose interpreter layout was validated it emits the thread's
- * Python stack (bpf/py_stack.bpf.h).
+ * Python stack (bpf/py_stacks.bpf.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "py_stack.bpf.h"
+#include "py_stacks.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The CUPTI bridge (cupti_bridge/, libinferscope_cupti.so) as the recorder
+ * sees it: found in a target process, located for the command to launch
+ * (CUDA_INJECTION64_PATH), and loaded into a -p process that runs CUDA
+ * without it (user/inject.h does the loading). No BPF here
+ * (user/family_gpu.c attaches). The promise of the loading: only into a
+ * process that has already opened a GPU (CUDA initialized: the bridge
+ * subscribes to CUPTI in a context that exists), from a copy of the bridge
+ * the process can see (its own mount namespace: a container gets a copy in
+ * its /tmp), and a refusal says why and what to do instead.
+ */
+#ifndef INFERSCOPE_BRIDGE_H
+#define INFERSCOPE_BRIDGE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#define BRIDGE_NAME "libinferscope_cupti.so"
+
+/* Whether pid maps the bridge: 1 with its path through /proc/PID/root in
+ * path, 0 when it does not, -errno when its maps cannot be read (-ESRCH:
+ * it is gone). */
+int bridge__mapped(__u32 pid, char *path, size_t len);
+
+/* The bridge for a launched command: explicit (--cupti-bridge) if given,
+ * else the file next to this executable. 0 with its absolute path in out,
+ * or -errno (-ENOENT: not there). */
+int bridge__locate(const char *explicit_path, char *out, size_t len);
+
+/* 0 once bridge (a path here) is loaded in pid; -errno with msg filled:
+ * -ENODEV when pid maps no libcuda, -EAGAIN when it has no GPU open yet, or
+ * any refusal of inject__dlopen. */
+int bridge__inject(pid_t pid, const char *bridge, char *msg, size_t len);
+
+#endif
