@@ -52,15 +52,17 @@ static const char *origin_name(__u32 origin)
  * from the file's realtime/monotonic pair. False when the file has none. */
 static bool start_time(const struct recording *r, const struct summary *s, char *buf, size_t len)
 {
-	__s64 real_ns;
+	__s64 real_ns, delta;
 	time_t secs;
 	struct tm tm;
 	size_t n;
 
 	if (!r->created_real_ns)
 		return false;
-	real_ns = (__s64)r->created_real_ns + ((__s64)s->start_ns - (__s64)r->created_mono_ns);
-	if (real_ns < 0)
+	/* the file's values are untrusted: a sum that would overflow is no
+	 * time at all */
+	if (__builtin_sub_overflow((__s64)s->start_ns, (__s64)r->created_mono_ns, &delta) ||
+	    __builtin_add_overflow((__s64)r->created_real_ns, delta, &real_ns) || real_ns < 0)
 		return false;
 	secs = (time_t)(real_ns / 1000000000);
 	if (!gmtime_r(&secs, &tm))

@@ -571,6 +571,19 @@ static void test_json_truncated(void **state)
 	assert_true(json_is_null(get(rec, "stop_reason")));
 	assert_true(json_is_null(get(rec, "start_time")));
 	json_decref(root);
+
+	/* a header whose times would overflow (a damaged or hostile file): no
+	 * start time, and no undefined arithmetic on the way */
+	f->rec.created_real_ns = (__u64)INT64_MAX - 5;
+	f->rec.created_mono_ns = 0;
+	root = render_json(f);
+	assert_true(json_is_null(get(get(root, "recording"), "start_time")));
+	json_decref(root);
+	f->rec.created_real_ns = 1;
+	f->rec.created_mono_ns = (__u64)INT64_MAX + 10;
+	root = render_json(f);
+	assert_true(json_is_null(get(get(root, "recording"), "start_time")));
+	json_decref(root);
 	free(f);
 }
 
