@@ -23,6 +23,7 @@
 
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
+#define IDLE_THREAD_NS 1000000ull	/* on-CPU below this: a thread that did nothing */
 #define TOP_KERNELS_JSON 50
 #define TOP_CUDA_ROWS 10
 #define MIB (1024.0 * 1024.0)
@@ -1104,8 +1105,18 @@ static int by_on_cpu_desc(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* A thread that did nothing worth a row: under 1 ms on a CPU, and nothing
+ * of interest (no fault, CUDA call, GIL wait or run-queue wait). */
+static bool idle_thread(const struct thread_summary *t)
+{
+	return t->on_cpu_ns < IDLE_THREAD_NS && !t->minor_faults && !t->major_faults && !t->cuda_calls &&
+	       !t->gil_wait_ns && !t->gil_acquisitions && t->runqueue_wait_ns < IDLE_THREAD_NS;
+}
+
 static void md__threads(struct md *m, const struct thread_summary *const *order, size_t n)
 {
+	size_t shown = 0, idle = 0, more = 0;
+
 	md__printf(m, "## Threads\n\n");
 	if (!n) {
 		md__printf(m, "No target threads were seen.\n\n");
@@ -1116,9 +1127,18 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 	md__printf(m, "| pid | tid | comm | on-CPU s | off-CPU s | run-queue wait s | blocked s (D-state I/O) "
 		      "| faults minor/major | fault time s |\n");
 	md__printf(m, "|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
-	for (size_t i = 0; i < n && i < TOP_THREADS; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct thread_summary *t = order[i];
 
+		if (idle_thread(t)) {
+			idle++;
+			continue;
+		}
+		if (shown == TOP_THREADS) {
+			more++;
+			continue;
+		}
+		shown++;
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
 		md__text(m, t->comm, sizeof(t->comm));
 		md__printf(m, " | %.3f | %.3f | %.3f | %.3f (%.3f) | %" PRIu64 "/%" PRIu64 " | %.3f |\n",
@@ -1126,8 +1146,11 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 			   ns_to_s(blocked_ns(t)), ns_to_s(t->blocked_io_ns),
 			   (uint64_t)t->minor_faults, (uint64_t)t->major_faults, ns_to_s(t->fault_ns));
 	}
-	if (n > TOP_THREADS)
-		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", n - TOP_THREADS);
+	if (more)
+		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", more);
+	if (idle)
+		md__printf(m, "\n%zu thread%s did nothing worth a row (under 1 ms on a CPU, no fault, CUDA call or "
+			      "GIL wait): all of them are in the JSON report.\n", idle, idle == 1 ? "" : "s");
 	md__printf(m, "\n");
 }
 
@@ -1497,6 +1520,8 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 			const struct py_stack_stat *st = &t->stacks[k];
 
 			md__printf(m, "%.1f%% of its samples:\n\n", pct(st->samples, t->samples));
+			if (!st->stack->depth)
+				md__printf(m, "    <no Python frame: native code, or the interpreter outside any function>\n");
 			for (__u16 f = 0; f < st->stack->depth; f++) {
 				py_report__frame(py, st->stack->pid, &st->stack->frames[f], buf, sizeof(buf));
 				md__printf(m, "    %s\n", buf);

@@ -748,8 +748,14 @@ static void test_markdown_many_threads(void **state)
 		f->threads[i] = thread(400, 401 + i, "w", (__u64)(i + 1) * MS, 0);
 	strcpy(f->threads[34].comm, "a|b`c");
 	f->sum.thread_count = 35;
+	/* two that did nothing are folded into one line, not counted as "more" */
+	f->threads[35] = thread(400, 500, "idle", MS / 2, 0);
+	f->threads[36] = thread(400, 501, "idle", 0, 0);
+	f->sum.thread_count = 37;
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, "… 5 more threads"));
+	assert_non_null(strstr(md, "2 threads did nothing worth a row (under 1 ms on a CPU"));
+	assert_null(strstr(md, "| idle |"));
 	assert_non_null(strstr(md, "| 400 | 435 | a\\|b\\`c | 0.035 |"));
 	snprintf(row, sizeof(row), "| 400 | %d | w |", 401 + 5);	/* 30th by on-CPU */
 	assert_non_null(strstr(md, row));
