@@ -88,6 +88,9 @@ struct pass {
 	struct clock_ref *clocks;	/* collected, until the fits are made */
 	size_t nclocks, clocks_cap;
 	__u64 clocks_cut;
+	unsigned char *tids;	/* bitmap over tids below PASS_PID_LIMIT: let through */
+	size_t ntids;
+	__u64 thread_events_cut;
 	__u64 nevents;
 	char err[512];
 
@@ -193,6 +196,56 @@ static int collect(struct pass *p, const struct isr_ev_hdr *h, __u64 idx)
 	return err;
 }
 
+/* Whether events naming thread tid go through: one already let through,
+ * or a new one while there is room. */
+static bool thread_admit(struct pass *p, __u32 tid)
+{
+	if (!tid)
+		return true;
+	if (tid >= PASS_PID_LIMIT)
+		return false;
+	if (p->tids[tid / 8] & (1U << (tid % 8)))
+		return true;
+	if (p->ntids == PASS_MAX_THREADS)
+		return false;
+	p->tids[tid / 8] |= (unsigned char)(1U << (tid % 8));
+	p->ntids++;
+	return true;
+}
+
+/* Whether every thread e names goes through (pass.h: PASS_MAX_THREADS). */
+static bool event_admit(struct pass *p, const struct isr_ev_hdr *h)
+{
+	__u32 other = 0;
+
+	if (pass__usable(h)) {
+		switch (h->type) {
+		case ISR_EV_SCHED_SWITCH:
+			other = ((const struct isr_ev_sched_switch *)h)->next_tid;
+			break;
+		case ISR_EV_SCHED_WAKEUP:
+		case ISR_EV_SCHED_WAKEUP_NEW:
+			other = ((const struct isr_ev_sched_wakeup *)h)->waker_tid;
+			break;
+		case ISR_EV_PROC_FORK:
+			other = ((const struct isr_ev_proc_fork *)h)->child_tid;
+			break;
+		case ISR_EV_PROC_EXEC:
+			other = ((const struct isr_ev_proc_exec *)h)->old_tid;
+			break;
+		case ISR_EV_GPU_API:
+			other = ((const struct isr_ev_gpu_api *)h)->thread_id;
+			break;
+		default:
+			break;
+		}
+	}
+	if (thread_admit(p, h->tid) && thread_admit(p, other))
+		return true;
+	p->thread_events_cut++;
+	return false;
+}
+
 static int fit_cmp(const void *a, const void *b)
 {
 	const struct pid_fit *x = a, *y = b;
@@ -213,8 +266,8 @@ static int clock_cmp(const void *a, const void *b)
 	return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* The targets of the recording's processes, and one fit per process from
- * the clock pairs collected. */
+/* The targets of the recording's processes, the threads they list, and
+ * one fit per process from the clock pairs collected. */
 static int collect_finish(struct pass *p)
 {
 	const struct recording *r = p->r;
@@ -222,8 +275,14 @@ static int collect_finish(struct pass *p)
 	size_t i, j;
 	int err = 0;
 
-	for (i = 0; i < r->process_count && !err; i++)
+	p->tids = calloc(PASS_PID_LIMIT / 8, 1);
+	if (!p->tids)
+		return -ENOMEM;
+	for (i = 0; i < r->process_count && !err; i++) {
 		err = target_add(p, r->processes[i].pid);
+		for (j = 0; j < r->processes[i].thread_count; j++)
+			thread_admit(p, r->processes[i].threads[j].tid);
+	}
 	if (err || !p->nclocks)
 		goto out;
 	qsort(p->clocks, p->nclocks, sizeof(*p->clocks), clock_cmp);
@@ -722,12 +781,10 @@ static int pass__next_file(struct pass *p, struct pass_event *e)
 
 /* ---- the pass ------------------------------------------------------------------------ */
 
-int pass__next(struct pass *p, struct pass_event *e)
+static int pass__next_memory(struct pass *p, struct pass_event *e)
 {
 	const struct slot *s;
 
-	if (p->file)
-		return pass__next_file(p, e);
 	if (p->next >= p->n)
 		return 0;
 	s = &p->order[p->next++];
@@ -736,6 +793,15 @@ int pass__next(struct pass *p, struct pass_event *e)
 	e->end = s->end;
 	e->unmapped = s->unmapped;
 	return 1;
+}
+
+int pass__next(struct pass *p, struct pass_event *e)
+{
+	int n;
+
+	while ((n = p->file ? pass__next_file(p, e) : pass__next_memory(p, e)) > 0 && !event_admit(p, e->h))
+		;
+	return n;
 }
 
 const char *pass__error(const struct pass *p)
@@ -748,6 +814,7 @@ void pass__free(struct pass *p)
 	if (!p)
 		return;
 	free(p->targets);
+	free(p->tids);
 	free(p->fits);
 	free(p->clocks);
 	free(p->order);
@@ -786,4 +853,9 @@ __u64 pass__out_of_order(const struct pass *p)
 __u64 pass__clock_pairs_cut(const struct pass *p)
 {
 	return p->clocks_cut;
+}
+
+__u64 pass__thread_events_cut(const struct pass *p)
+{
+	return p->thread_events_cut;
 }

@@ -46,8 +46,15 @@
 /* GPU clock pairs (isr_ev_gpu_clock) kept for the fits, all processes
  * together: the bridge sends about one a second. */
 #define PASS_MAX_CLOCK_PAIRS	(1U << 20)
-/* Pids at or above this are no Linux pid (PID_MAX_LIMIT): never targets. */
+/* Pids and tids at or above this are no Linux task (PID_MAX_LIMIT): never
+ * targets, and events that name one as a thread are left out. */
 #define PASS_PID_LIMIT		(1U << 22)
+/* Distinct threads (tids) the pass lets through, those the recording lists
+ * first: each costs every stage and the report a few kilobytes. An event
+ * that names another thread (its own, the next of a switch, the waker of a
+ * wakeup, a forked child, the caller of an exec, the thread of a CUPTI API
+ * record) is left out and counted (pass__thread_events_cut). */
+#define PASS_MAX_THREADS	32768
 
 struct pass_event {
 	const struct isr_ev_hdr *h;	/* valid until the next pass__next */
@@ -97,6 +104,8 @@ const struct clock_fit *pass__fit(const struct pass *p, __u32 pid);
 __u64 pass__out_of_order(const struct pass *p);
 /* GPU clock pairs beyond PASS_MAX_CLOCK_PAIRS, left out of the fits. */
 __u64 pass__clock_pairs_cut(const struct pass *p);
+/* Events left out for naming a thread beyond PASS_MAX_THREADS. */
+__u64 pass__thread_events_cut(const struct pass *p);
 
 /* A known event long enough to be read as its type. */
 bool pass__usable(const struct isr_ev_hdr *h);

@@ -27,7 +27,7 @@
 /* The most the reader keeps of a recording's metadata. The recorder stays
  * far below them; a file beyond them is damaged or made to exhaust memory. */
 #define REC_MAX_PROCESSES	16384		/* PROCESS chunks */
-#define REC_MAX_THREADS		65536		/* listed threads, all processes together */
+#define REC_MAX_THREADS		32768		/* listed threads, all processes together */
 #define REC_MAX_STRING		(64U << 10)	/* bytes of one string property (command line, exe, ...) */
 #define REC_MAX_MAPS		(4U << 20)	/* bytes of one process's memory map */
 #define REC_MAX_MAPS_TOTAL	(64U << 20)	/* bytes of the memory maps of all processes */
