@@ -1293,6 +1293,20 @@ enum tl_cat timeline__thread_cat(const struct tl_thread *pub)
 	return t->cur;
 }
 
+const struct tl_thread *timeline__thread_latest(const struct timeline *tl, __u32 pid, __u32 tid)
+{
+	__u64 idx;
+
+	if (!htab_u64__get(&tl->by_tid, tid, &idx))
+		return NULL;
+	/* the tid's latest thread is the last seen; when another process
+	 * reused the tid since, an earlier one may be (pid, tid)'s */
+	for (size_t i = idx + 1; i-- > 0;)
+		if (tl->thr[i]->pub.tid == tid && tl->thr[i]->pub.pid == pid)
+			return &tl->thr[i]->pub;
+	return NULL;
+}
+
 size_t timeline__thread_count(const struct timeline *tl)
 {
 	return tl->nthr;
