@@ -73,8 +73,7 @@ bool gpu_launch_cbid(__u16 api, __u32 cbid)
 	}
 }
 
-/* A graph launch: its kernels share its correlation id. */
-static bool graph_cbid(__u16 api, __u32 cbid)
+bool gpu_graph_cbid(__u16 api, __u32 cbid)
 {
 	if (api == ISR_GPU_API_RUNTIME)
 		return cbid == 311 || cbid == 312;
@@ -733,7 +732,7 @@ static int on_api(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gp
 		return -ENOMEM;
 	c->state = CORR_PENDING;
 	c->gen = ++b->gen;
-	c->graph = graph_cbid(a->api, a->cbid);
+	c->graph = gpu_graph_cbid(a->api, a->cbid);
 	pd = (struct pending){ .due = start + p->window, .gen = c->gen, .ts = start, .pid = a->hdr.pid,
 			       .tid = a->thread_id, .corr = a->correlation_id };
 	if (pending__push(b, &pd))

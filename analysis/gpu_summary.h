@@ -24,5 +24,7 @@ void gpu_summary__free(struct summary *s);
 /* Whether a CUPTI API record (ISR_GPU_API_*, callback id) is a launch
  * call: its correlation id is that of the kernels it started. */
 bool gpu_launch_cbid(__u16 api, __u32 cbid);
+/* Whether it is a graph launch: the kernels of the graph share its id. */
+bool gpu_graph_cbid(__u16 api, __u32 cbid);
 
 #endif
