@@ -60,12 +60,20 @@ struct slot {
 	bool unmapped;
 };
 
-/* A buffered event of a file walk. */
+/* A buffered event of a file walk: what the heap orders, small to move;
+ * the rest of its slot is in the buffer, before the copy of the event. */
 struct held {
-	struct slot s;
-	struct isr_ev_hdr *h;
-	__u32 seg;
+	__u64 start, idx;
+	struct held_event *ev;
 };
+
+struct held_event {
+	__u64 end;
+	__u32 seg;
+	bool unmapped;
+	struct isr_ev_hdr h[];	/* 8-aligned: the struct's size is a multiple of 8 */
+};
+_Static_assert(sizeof(struct held_event) % 8 == 0, "held_event: events stay 8-aligned");
 
 struct segment {
 	unsigned char *mem;
@@ -607,7 +615,7 @@ int pass__open_file(const char *path, const struct pass_opts *opts, struct pass 
 
 static bool held_before(const struct held *a, const struct held *b)
 {
-	return a->s.start < b->s.start || (a->s.start == b->s.start && a->s.idx < b->s.idx);
+	return a->start < b->start || (a->start == b->start && a->idx < b->idx);
 }
 
 static void heap_up(struct held *v, size_t i)
@@ -678,17 +686,18 @@ static void *buffer__alloc(struct pass *p, size_t size, __u32 *seg)
 }
 
 /* An event served is let go: its segment is free once it holds no other. */
-static int buffer__release(struct pass *p, const struct held *e)
+static int buffer__release(struct pass *p, struct held_event *e)
 {
-	struct segment *s = &p->segs[e->seg];
+	__u32 seg = e->seg;
+	struct segment *s = &p->segs[seg];
 
-	POISON(e->h, e->h->size);
-	if (--s->live || e->seg == p->cur_seg)
+	POISON(e, sizeof(*e) + e->h->size);
+	if (--s->live || seg == p->cur_seg)
 		return 0;
 	s->used = 0;
 	if (array__reserve(&p->free_segs, &p->free_cap, p->nfree + 1, sizeof(*p->free_segs)))
 		return -ENOMEM;
-	p->free_segs[p->nfree++] = e->seg;
+	p->free_segs[p->nfree++] = seg;
 	return 0;
 }
 
@@ -698,6 +707,8 @@ static int buffer__read(struct pass *p)
 {
 	const struct isr_ev_hdr *h;
 	struct held e;
+	struct slot s;
+	__u32 seg;
 	int ret;
 
 	while (!(h = chunk__event(&p->chunk, &p->chunk_pos))) {
@@ -712,22 +723,26 @@ static int buffer__read(struct pass *p)
 		p->least = p->bounds[p->chunk.index].least;
 		p->behind = p->bounds[p->chunk.index].behind;
 	}
-	interval_of(p, h, &e.s);
-	e.s.idx = p->chunk_idx++;
-	if (e.s.start > p->latest)
-		p->latest = e.s.start;
-	if (e.s.start < p->served) {
+	interval_of(p, h, &s);
+	if (s.start > p->latest)
+		p->latest = s.start;
+	if (s.start < p->served) {
 		p->out_of_order++;
-		e.s.start = p->served;
-		if (e.s.end < e.s.start)
-			e.s.end = e.s.start;
+		s.start = p->served;
+		if (s.end < s.start)
+			s.end = s.start;
 	}
 	if (array__reserve(&p->heap, &p->heap_cap, p->nheap + 1, sizeof(*p->heap)))
 		goto nomem;
-	e.h = buffer__alloc(p, h->size, &e.seg);
-	if (!e.h)
+	e.ev = buffer__alloc(p, sizeof(*e.ev) + h->size, &seg);
+	if (!e.ev)
 		goto nomem;
-	memcpy(e.h, h, h->size);
+	e.start = s.start;
+	e.idx = p->chunk_idx++;
+	e.ev->end = s.end;
+	e.ev->seg = seg;
+	e.ev->unmapped = s.unmapped;
+	memcpy(e.ev->h, h, h->size);
 	p->heap[p->nheap++] = e;
 	heap_up(p->heap, p->nheap - 1);
 	return 0;
@@ -743,7 +758,7 @@ static bool buffer__ready(const struct pass *p)
 	const struct held *top = &p->heap[0];
 	size_t used = (p->nsegs - p->nfree) * (size_t)SEGMENT_BYTES + p->nheap * sizeof(*p->heap);
 
-	return p->read_all || top->s.start <= p->least || p->latest - top->s.start > p->behind ||
+	return p->read_all || top->start <= p->least || p->latest - top->start > p->behind ||
 	       used > p->bound;
 }
 
@@ -753,7 +768,7 @@ static int pass__next_file(struct pass *p, struct pass_event *e)
 
 	if (p->has_last) {
 		p->has_last = false;
-		ret = buffer__release(p, &p->last);
+		ret = buffer__release(p, p->last.ev);
 		if (ret) {
 			pass__fail(p, "out of memory letting an event go");
 			return ret;
@@ -771,11 +786,11 @@ static int pass__next_file(struct pass *p, struct pass_event *e)
 	p->heap[0] = p->heap[--p->nheap];
 	if (p->nheap)
 		heap_down(p->heap, p->nheap, 0);
-	p->served = p->last.s.start;
-	e->h = p->last.h;
-	e->start = p->last.s.start;
-	e->end = p->last.s.end;
-	e->unmapped = p->last.s.unmapped;
+	p->served = p->last.start;
+	e->h = p->last.ev->h;
+	e->start = p->last.start;
+	e->end = p->last.ev->end;
+	e->unmapped = p->last.ev->unmapped;
 	return 1;
 }
 
