@@ -1,13 +1,14 @@
 #!/bin/sh
 # The analysis's throughput and peak memory (`make bench-analysis`).
 #
-#   sh tests/bench/analysis.sh [-n EVENTS] [-r RUNS] [BINARY...]
+#   sh tests/bench/analysis.sh [-n EVENTS] [-r RUNS] [-f FILES] [BINARY...]
 #
 # Writes synthetic recordings with build/tests/tools/synth_rec (a training
 # process of EVENTS events, 20 million by default; the two files of issue
 # 19 made to exhaust memory: 40 EVENTS chunks of 64 MiB each, one process
 # listing 200,000 threads), runs `BINARY analyze --format json` on each
-# RUNS times (3 by default) under build/tests/tools/peak_rss, and prints per
+# RUNS times (3 by default) under build/tests/tools/peak_rss (FILES: some of
+# training,bomb_chunks,bomb_threads, all by default), and prints per
 # binary and file the median events/s, wall time and peak RSS with their
 # range. BINARY defaults to build/inferscope-bpf; give several to compare
 # builds on the same files, for example the analysis before streaming:
@@ -21,11 +22,13 @@ cd "$(dirname "$0")/../.."
 
 events=20000000
 runs=3
-while getopts n:r: opt; do
+files="training bomb_chunks bomb_threads"
+while getopts n:r:f: opt; do
 	case $opt in
 	n) events=$OPTARG ;;
 	r) runs=$OPTARG ;;
-	*) echo "usage: sh tests/bench/analysis.sh [-n EVENTS] [-r RUNS] [BINARY...]" >&2; exit 2 ;;
+	f) files=$(echo "$OPTARG" | tr , ' ') ;;
+	*) echo "usage: sh tests/bench/analysis.sh [-n EVENTS] [-r RUNS] [-f FILES] [BINARY...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -41,9 +44,14 @@ synth() {
 	shift
 	build/tests/tools/synth_rec "$@" "$dir/$name.isr" | sed -n 's/ events$//p' >"$dir/$name.events"
 }
-synth training -n "$events"
-synth bomb_chunks --bomb-chunks 40
-synth bomb_threads --bomb-threads 200000
+for name in $files; do
+	case $name in
+	training) synth training -n "$events" ;;
+	bomb_chunks) synth bomb_chunks --bomb-chunks 40 ;;
+	bomb_threads) synth bomb_threads --bomb-threads 200000 ;;
+	*) echo "bench: no file $name (training, bomb_chunks, bomb_threads)" >&2; exit 2 ;;
+	esac
+done
 
 # median and range of the numbers on stdin, one a line
 stats() {
@@ -52,7 +60,7 @@ stats() {
 
 printf 'binary\tfile\tevents\tfile bytes\tevents/s\twall s\tpeak RSS MiB\t(medians of %s runs, range)\n' "$runs"
 for bin in "$@"; do
-	for name in training bomb_chunks bomb_threads; do
+	for name in $files; do
 		isr="$dir/$name.isr"
 		n=$(cat "$dir/$name.events")
 		: >"$dir/runs"
