@@ -13,9 +13,10 @@
  * start read before it. The heap's least event goes when its start is at
  * most S (an unread event of the same start comes later in file order) or
  * more than D before the latest start read. Both bounds come from the
- * second walk, per chunk; D alone would hold the whole file back for one
- * CUDA call written at its return long after its entry, S alone would
- * hold a chunk's worth of events.
+ * walks before, per chunk (from the first when no clock fit moves an
+ * event); D alone would hold the whole file back for one CUDA call written
+ * at its return long after its entry, S alone would hold a chunk's worth
+ * of events.
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1053,11 +1053,6 @@ const struct recording *rec_file__recording(const struct rec_file *f)
 	return f->rd.rec;
 }
 
-__u64 rec_file__event_count(const struct rec_file *f)
-{
-	return f->rd.events;
-}
-
 size_t rec_file__events_chunks(const struct rec_file *f)
 {
 	return f->rd.events_chunks;

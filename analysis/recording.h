@@ -138,8 +138,6 @@ int rec_file__rewind(struct rec_file *f, char *err, size_t errlen);
 /* The recording's metadata (no events in memory), complete once the first
  * walk has ended. Owned by f. */
 const struct recording *rec_file__recording(const struct rec_file *f);
-/* Events the first walk handed over. */
-__u64 rec_file__event_count(const struct rec_file *f);
 /* EVENTS chunks the first walk accepted. */
 size_t rec_file__events_chunks(const struct rec_file *f);
 void rec_file__close(struct rec_file *f);
