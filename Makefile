@@ -9,6 +9,7 @@
 #   make bench    overhead benchmarks and their regression gate (as root)
 #   make kci      kernel-CI suite, KTAP on stdout (as root; BASELINE=FILE compares)
 #   make kci-quick  its quick subset (under 2 minutes)
+#   make bench-analysis  the analysis's throughput and peak memory
 #   make docs     regenerate the generated parts of docs/
 #   V=1           show full commands
 
@@ -113,7 +114,7 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick
+.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick bench-analysis
 
 BRIDGE     := $(OUT)/libinferscope_cupti.so
 
@@ -278,6 +279,22 @@ $(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static $(CSTD) $(WARN) $(CFLAGS) -Iuser $^ $(STATIC_LIBS) -o $@
 
+# Synthetic recordings and a peak-memory meter for the analysis benchmark
+# (tests/bench/analysis.sh) and tests/integration/test_stream.c.
+SYNTH_REC := $(OUT)/tests/tools/synth_rec
+PEAK_RSS  := $(OUT)/tests/tools/peak_rss
+
+$(SYNTH_REC): tests/tools/synth_rec.c $(OUT)/obj/user/rec_writer.o $(OUT)/obj/lib/buf.o $(OUT)/obj/lib/clock.o
+	@mkdir -p $(@D) $(OUT)/deps
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) -Iuser $(FORMAT_INC) $(BINDEP) $(filter %.c,$^) $(filter %.o,$^) \
+		-lzstd -lz -o $@
+
+$(PEAK_RSS): tests/tools/peak_rss.c
+	@mkdir -p $(@D) $(OUT)/deps
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(BINDEP) $< -o $@
+
 $(OUT)/tests/workloads/inject_target: tests/workloads/inject_target.c tests/workloads/inject_state.h
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -329,7 +346,7 @@ boundaries:
 		  exit 1; }
 
 test-build: boundaries $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
-	$(EXAMPLES) $(FORMAT_TABLES)
+	$(EXAMPLES) $(FORMAT_TABLES) $(SYNTH_REC) $(PEAK_RSS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
@@ -371,6 +388,11 @@ $(OUT)/kci-init: scripts/kci-init.c
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static $(CSTD) $(WARN) -O2 $< -o $@
+
+# Analysis throughput and peak memory on synthetic recordings of 20 million
+# events and on the files of issue 19 (tests/bench/analysis.sh).
+bench-analysis: $(OUT)/inferscope-bpf $(SYNTH_REC) $(PEAK_RSS)
+	$(Q)sh tests/bench/analysis.sh
 
 docs: $(FORMAT_TABLES)
 	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES)

@@ -2,32 +2,63 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "analyze.h"
 #include "recording.h"
 #include "analysis.h"
 #include "report.h"
 #include "diff.h"
 
-/* Loads and analyzes the recording at path. 0 or -errno after saying why. */
-static int load(const char *path, struct recording **r, struct analysis **a)
+/* A pass over path: streamed from the file, whose events are walked three
+ * times, or, when it cannot be read twice (a pipe), over its events loaded
+ * into memory (*loaded, the caller's to free after the pass). 0, or -errno
+ * after printing why. */
+static int open_pass(const char *path, struct pass **p, struct recording **loaded)
 {
+	struct stat st;
 	char err[512];
 	int e;
 
-	*r = NULL;
-	*a = NULL;
-	e = recording__load(path, r, err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "inferscope-bpf: cannot read %s: %s\n", path, err);
-		return e;
+	*loaded = NULL;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		e = recording__load(path, loaded, err, sizeof(err));
+		e = e ?: pass__open(*loaded, p);
+		if (e == -ENOMEM)
+			snprintf(err, sizeof(err), "out of memory");
+	} else {
+		e = pass__open_file(path, NULL, p, err, sizeof(err));
 	}
-	if ((*r)->truncated)
-		fprintf(stderr, "inferscope-bpf: warning: %s is truncated: %s; analyzing what was recorded "
-			"before that point\n", path, (*r)->truncation);
-	recording__sort_events(*r);
-	e = analysis__run(*r, a);
 	if (e)
-		fprintf(stderr, "inferscope-bpf: cannot analyze %s: %s\n", path, strerror(-e));
+		fprintf(stderr, "inferscope-bpf: cannot read %s: %s\n", path, err);
+	return e;
+}
+
+/* Analyzes the recording at path into *a (which owns the pass; *loaded,
+ * when the file was loaded into memory, must outlive it). 0 or -errno after
+ * saying why. */
+static int load(const char *path, struct recording **loaded, struct analysis **a)
+{
+	const struct recording *r;
+	struct pass *p = NULL;
+	int e;
+
+	*a = NULL;
+	e = open_pass(path, &p, loaded);
+	if (e)
+		return e;
+	r = pass__recording(p);
+	if (r->truncated)
+		fprintf(stderr, "inferscope-bpf: warning: %s is truncated: %s; analyzing what was recorded "
+			"before that point\n", path, r->truncation);
+	if (r->header_damaged)
+		fprintf(stderr, "inferscope-bpf: warning: the file header of %s is damaged (CRC mismatch): its "
+			"creation time is not used, so the report shows no start time\n", path);
+	e = analysis__run_pass(p, a);
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: cannot analyze %s: %s\n", path,
+			pass__error(p) ? pass__error(p) : strerror(-e));
+		pass__free(p);
+	}
 	return e;
 }
 
@@ -81,7 +112,7 @@ static int write_report(FILE *f, const void *arg)
 
 int analyze__run(const char *path, enum report_format fmt, const char *out_path)
 {
-	struct recording *r;
+	struct recording *r = NULL;
 	struct analysis *a;
 	struct report_job j;
 	int e = load(path, &r, &a);

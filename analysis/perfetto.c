@@ -77,6 +77,7 @@ struct rate {
 struct pf {
 	FILE *f;
 	int err;
+	char errmsg[256];	/* why the second pass could not open */
 	const struct analysis *a;
 	struct pass *pass;
 	struct timeline *tl;
@@ -876,7 +877,10 @@ int perfetto__write(FILE *f, const struct analysis *a, struct perfetto_stats *st
 
 	htab__init(&p.names, sizeof(struct interned), interned_hash, interned_equal);
 	htab__init(&p.arg_names, sizeof(struct interned), interned_hash, interned_equal);
-	p.err = pass__open(a->r, &p.pass);
+	/* a second pass: the first (the analysis) found the findings it marks */
+	p.err = pass__reopen(a->pass, &p.pass, p.errmsg, sizeof(p.errmsg));
+	if (p.err)
+		fprintf(stderr, "inferscope-bpf: cannot read the recording again for the trace: %s\n", p.errmsg);
 	if (!p.err) {
 		p.tl = timeline__new(p.pass, a->r);
 		p.attr = p.tl ? attribution__new(p.tl, p.pass) : NULL;

@@ -190,8 +190,64 @@ nomem:
 	return NULL;
 }
 
-static json_t *json_recording(const struct recording *r, const struct summary *s)
+#define NOTE_LEN 200
+
+/* What the reader and the analysis did not take as written, one sentence
+ * each, into notes[max]: the count. */
+static size_t analysis_notes(const struct analysis *a, char (*notes)[NOTE_LEN], size_t max)
 {
+	const struct recording *r = a->r;
+	size_t n = 0;
+
+#define NOTE(cond, ...)										do {												if ((cond) && n < max)										snprintf(notes[n++], NOTE_LEN, __VA_ARGS__);				} while (0)
+	NOTE(r->header_damaged, "the file header is damaged (CRC mismatch): its creation time is not used, "
+	     "so the start time is unknown");
+	NOTE(r->cut.processes, "%zu PROCESS chunks beyond the reader's bound of %u processes were left out",
+	     r->cut.processes, REC_MAX_PROCESSES);
+	NOTE(r->cut.threads, "%zu listed threads beyond the reader's bound of %u were left out", r->cut.threads,
+	     REC_MAX_THREADS);
+	NOTE(r->cut.strings, "%zu process or host properties (command lines, memory maps) were cut to the "
+	     "reader's bounds", r->cut.strings);
+	NOTE(r->cut.clock_pairs, "%zu realtime clock pairs beyond the reader's bound of %u were left out",
+	     r->cut.clock_pairs, REC_MAX_CLOCK_PAIRS);
+	NOTE(a->gpu_clock_pairs_cut, "%llu GPU clock pairs beyond %u were left out of the clock fits",
+	     (unsigned long long)a->gpu_clock_pairs_cut, PASS_MAX_CLOCK_PAIRS);
+	NOTE(a->thread_events_cut, "%llu events that name threads beyond the first %u were left out",
+	     (unsigned long long)a->thread_events_cut, PASS_MAX_THREADS);
+	NOTE(a->py && a->py->statuses_cut, "%llu Python stack statuses beyond %u were left out",
+	     (unsigned long long)(a->py ? a->py->statuses_cut : 0), PY_MAX_STATUSES);
+	NOTE(a->out_of_order, "%llu events came out of order, further from their place in the file than the "
+	     "analysis holds events to sort them: each was analyzed at the time of the event before it",
+	     (unsigned long long)a->out_of_order);
+#undef NOTE
+	return n;
+}
+
+#define MAX_NOTES 10
+
+static json_t *json_analysis(const struct analysis *a)
+{
+	json_t *o = json_object(), *notes;
+	char text[MAX_NOTES][NOTE_LEN];
+	size_t n = analysis_notes(a, text, MAX_NOTES);
+
+	if (!o)
+		return NULL;
+	SET(o, "out_of_order_events", json_u64(a->out_of_order));
+	notes = json_array();
+	SET(o, "notes", notes);
+	for (size_t i = 0; i < n; i++)
+		APPEND(notes, json_string(text[i]));
+	return o;
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *json_recording(const struct analysis *a)
+{
+	const struct recording *r = a->r;
+	const struct summary *s = a->sum;
 	const char *stop = r->stop_reason ? isr_stop_reason_name(r->stop_reason) : NULL;
 	json_t *rec = json_object(), *pids, *host, *drops;
 	__u32 *tp = NULL;
@@ -234,6 +290,7 @@ static json_t *json_recording(const struct recording *r, const struct summary *s
 	}
 	SET(rec, "drops_total", json_u64(s->drops_total));
 	SET(rec, "sampling", json_sampling(&s->sampling));
+	SET(rec, "analysis", json_analysis(a));
 	free(tp);
 	return rec;
 nomem:
@@ -902,7 +959,7 @@ int report__write_json(FILE *f, const struct analysis *a)
 	if (!root)
 		return -ENOMEM;
 	SET(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
-	SET(root, "recording", json_recording(r, s));
+	SET(root, "recording", json_recording(a));
 	SET(root, "findings", json_findings(a->ex));
 	SET(root, "not_judged", json_not_judged(a->ex));
 	SET(root, "metrics", json_metrics(a));
@@ -1050,14 +1107,21 @@ static const char *const drop_advice[ISR_SRC_MAX] = {
 			    "freed them first): their frames have no file and line",
 };
 
-static void md__warnings(struct md *m, const struct recording *r, const struct summary *s)
+static void md__warnings(struct md *m, const struct analysis *a)
 {
+	const struct recording *r = a->r;
+	const struct summary *s = a->sum;
+	char notes[MAX_NOTES][NOTE_LEN];
+	size_t n = analysis_notes(a, notes, MAX_NOTES);
+
 	if (r->truncated) {
 		md__printf(m, "> **WARNING: the recording is truncated** (");
 		md__text(m, r->truncation[0] ? r->truncation : "no reason recorded",
 			 sizeof(r->truncation));
 		md__printf(m, "): events after that point are lost.\n\n");
 	}
+	for (size_t i = 0; i < n; i++)
+		md__printf(m, "> **WARNING:** %s.\n\n", notes[i]);
 	if (!s->drops_total)
 		return;
 	md__printf(m, "> **WARNING: %" PRIu64 " events were dropped** and are missing from "
@@ -1682,7 +1746,7 @@ int report__write_markdown(FILE *f, const struct analysis *a)
 	struct md m = { .f = f };
 
 	md__header(&m, a->r, a->sum);
-	md__warnings(&m, a->r, a->sum);
+	md__warnings(&m, a);
 	md__findings(&m, a->ex);
 	md__details(&m, a);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))

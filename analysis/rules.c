@@ -61,16 +61,10 @@ static void unquote(char *s)
 
 void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len)
 {
-	const struct tl_thread *t = NULL;
+	const struct tl_thread *t = timeline__thread_latest(c->tl, pid, tid);
 	const char *comm = NULL;
 	char name[64];
 
-	for (size_t i = 0; i < timeline__thread_count(c->tl); i++) {
-		const struct tl_thread *x = timeline__thread_at(c->tl, i);
-
-		if (x->tid == tid && x->pid == pid)
-			t = x;
-	}
 	if (t)
 		comm = t->comm[0] ? t->comm : process_comm(c->r, pid);
 	snprintf(name, sizeof(name), "%s", comm ? comm : "");

@@ -773,7 +773,7 @@ static int host_finish(void *state, struct rule_ctx *c)
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
 		__u64 causes[CAUSE_MAX], window = tl_acc__total(&t->window), cost = 0;
-		const struct tl_thread *th = NULL;
+		const struct tl_thread *th;
 		char who[96], site[PY_SITE_LEN];
 		struct finding *f;
 		bool first = true;
@@ -781,12 +781,7 @@ static int host_finish(void *state, struct rule_ctx *c)
 
 		if (attribution__gpu_observed(c->attr, t->pid) || !window)
 			continue;
-		for (size_t k = 0; k < timeline__thread_count(c->tl); k++) {
-			const struct tl_thread *x = timeline__thread_at(c->tl, k);
-
-			if (x->pid == t->pid && x->tid == t->tid)
-				th = x;
-		}
+		th = timeline__thread_latest(c->tl, t->pid, t->tid);
 		if (!th || th->launches < HOST_BOUND_MIN_LAUNCHES)
 			continue;
 		if (!t->critical)

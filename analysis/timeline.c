@@ -29,6 +29,8 @@
 /* API launch records older than this are dropped: their kernels ran long
  * ago or never will. */
 #define LAUNCH_RECORD_TTL_NS	30000000000ull
+/* The fewest launch records worth a purge of those past the TTL. */
+#define LAUNCH_PURGE_MIN	1024
 
 static const char *const cat_names[TL_CAT_MAX] = {
 	[TL_GIL] = "gil_wait",
@@ -113,9 +115,12 @@ struct gdev {
 	size_t nsnaps, snap_cap;
 };
 
+/* A launch API record, until the work it launched came (a kernel; the
+ * kernels of a graph launch share its id: it stays) or the TTL passed. */
 struct launch_rec {
 	__u32 corr, tid;
 	__u64 start;
+	bool graph;
 };
 
 struct proc {
@@ -125,10 +130,8 @@ struct proc {
 	__u64 gpu_enabled_ns;		/* the bridge started collecting (0: not seen) */
 	__u32 *launchers;		/* tids that launched work */
 	size_t nlaunchers, launcher_cap;
-	struct htab by_corr;		/* correlation id + 1 -> index in recs */
-	struct launch_rec *recs;
-	size_t nrecs, rec_cap;
-	__u64 last_purge;
+	struct htab launches;		/* struct launch_rec by correlation id */
+	size_t purge_at;		/* records in it at the next purge */
 	/* the synchronization in progress (the latest that entered) */
 	__u32 sync_tid;
 	__u16 sync_fn;
@@ -459,6 +462,16 @@ static int thr_overlay(struct timeline *tl, struct thr *t, enum tl_cat cat, __u6
 
 /* --- processes and devices ------------------------------------------------------------ */
 
+static __u64 launch_rec_hash(const void *e)
+{
+	return hash__u64(((const struct launch_rec *)e)->corr);
+}
+
+static bool launch_rec_equal(const void *a, const void *b)
+{
+	return ((const struct launch_rec *)a)->corr == ((const struct launch_rec *)b)->corr;
+}
+
 static struct proc *proc_get(struct timeline *tl, __u32 pid)
 {
 	struct proc *n, *p;
@@ -475,6 +488,8 @@ static struct proc *proc_get(struct timeline *tl, __u32 pid)
 	p = &tl->procs[tl->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	htab__init(&p->launches, sizeof(struct launch_rec), launch_rec_hash, launch_rec_equal);
+	p->purge_at = LAUNCH_PURGE_MIN;
 	return p;
 }
 
@@ -500,43 +515,38 @@ static int proc_add_launcher(struct proc *p, __u32 tid)
 	return 0;
 }
 
-/* Drops launch records older than the TTL once the table doubled. */
-static int proc_purge(struct proc *p, __u64 now)
+static bool launch_rec_expired(void *e, void *now)
 {
-	size_t keep = 0;
+	return ((struct launch_rec *)e)->start + LAUNCH_RECORD_TTL_NS < *(__u64 *)now;
+}
 
-	if (p->nrecs < 1024 || p->nrecs < 2 * p->last_purge)
-		return 0;
-	htab__free(&p->by_corr);
-	for (size_t i = 0; i < p->nrecs; i++) {
-		if (p->recs[i].start + LAUNCH_RECORD_TTL_NS < now)
-			continue;
-		p->recs[keep] = p->recs[i];
-		if (htab_u64__put(&p->by_corr, p->recs[keep].corr, keep))
-			return -ENOMEM;
-		keep++;
+/* Records past the TTL go once the table doubled since the last purge. */
+static int proc_launch_record(struct proc *p, __u32 corr, __u32 tid, __u64 start, bool graph)
+{
+	struct launch_rec key = { .corr = corr }, *r;
+	bool added;
+
+	if (p->launches.len >= p->purge_at) {
+		htab__remove_if(&p->launches, launch_rec_expired, &start);
+		p->purge_at = 2 * p->launches.len > LAUNCH_PURGE_MIN ? 2 * p->launches.len : LAUNCH_PURGE_MIN;
 	}
-	p->nrecs = keep;
-	p->last_purge = keep ? keep : 1;
+	r = htab__insert(&p->launches, &key, &added);
+	if (!r)
+		return -ENOMEM;
+	*r = (struct launch_rec){ .corr = corr, .tid = tid, .start = start, .graph = graph };
 	return 0;
 }
 
-static int proc_launch_record(struct proc *p, __u32 corr, __u32 tid, __u64 start)
+/* The work of launch record corr came: the record goes, unless other work
+ * of a graph launch will come. */
+static void proc_launch_done(struct proc *p, __u32 corr)
 {
-	struct launch_rec *n;
-	int err = proc_purge(p, start);
+	struct launch_rec key = { .corr = corr }, *r;
 
-	if (err)
-		return err;
-	n = grow(p->recs, p->nrecs, &p->rec_cap, sizeof(*p->recs));
-	if (!n)
-		return -ENOMEM;
-	p->recs = n;
-	p->recs[p->nrecs] = (struct launch_rec){ .corr = corr, .tid = tid, .start = start };
-	if (htab_u64__put(&p->by_corr, corr, p->nrecs))
-		return -ENOMEM;
-	p->nrecs++;
-	return 0;
+	r = htab__find(&p->launches, &key);
+	if (!r || r->graph)
+		return;
+	htab__remove(&p->launches, &key, NULL);
 }
 
 static struct gdev *dev_get(struct timeline *tl, __u32 pid, __u32 device, __u32 *index)
@@ -719,16 +729,17 @@ static void fire_timers(struct timeline *tl, __u64 upto, int *err)
 static __u32 work_launcher(struct timeline *tl, __u32 pid, __u32 corr, __u64 at, __u64 *launch_ns)
 {
 	const struct proc *p = proc_find(tl, pid);
-	__u64 idx;
+	struct launch_rec key = { .corr = corr };
+	const struct launch_rec *r;
 	__u32 best = 0;
 	__u64 best_t = 0;
 
 	*launch_ns = 0;
 	if (!p)
 		return 0;
-	if (corr && htab_u64__get(&p->by_corr, corr, &idx)) {
-		*launch_ns = p->recs[idx].start;
-		return p->recs[idx].tid;
+	if (corr && (r = htab__find(&p->launches, &key))) {
+		*launch_ns = r->start;
+		return r->tid;
 	}
 	for (size_t i = 0; i < p->nlaunchers; i++) {
 		const struct thr *t = live_thread(tl, pid, p->launchers[i]);
@@ -785,6 +796,7 @@ static int on_gpu_work(struct timeline *tl, const struct pass_event *e, __u32 de
 			dev_close_gap(tl, d, at, tid, launch_ns, false, leading);
 		d->gap_open = false;
 	}
+	proc_launch_done(proc_get(tl, e->h->pid), corr);	/* the gap's observers may have moved p */
 	d->seen_any = true;
 	if (d->active++ == 0)
 		d->busy_since = clamp(tl, e->start);
@@ -1016,7 +1028,7 @@ static int on_gpu_api(struct timeline *tl, const struct pass_event *e)
 			t->pub.last_launch_ns = e->start;
 		}
 	}
-	return proc_launch_record(p, a->correlation_id, a->thread_id, e->start);
+	return proc_launch_record(p, a->correlation_id, a->thread_id, e->start, gpu_graph_cbid(a->api, a->cbid));
 }
 
 static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass_event *e, __u64 ts)
@@ -1251,8 +1263,7 @@ void timeline__free(struct timeline *tl)
 		return;
 	for (size_t i = 0; i < tl->nprocs; i++) {
 		free(tl->procs[i].launchers);
-		free(tl->procs[i].recs);
-		htab__free(&tl->procs[i].by_corr);
+		htab__free(&tl->procs[i].launches);
 	}
 	for (size_t i = 0; i < tl->ndevs; i++)
 		free(tl->devs[i].snaps);
@@ -1291,6 +1302,20 @@ enum tl_cat timeline__thread_cat(const struct tl_thread *pub)
 	const struct thr *t = (const struct thr *)((const char *)pub - offsetof(struct thr, pub));
 
 	return t->cur;
+}
+
+const struct tl_thread *timeline__thread_latest(const struct timeline *tl, __u32 pid, __u32 tid)
+{
+	__u64 idx;
+
+	if (!htab_u64__get(&tl->by_tid, tid, &idx))
+		return NULL;
+	/* the tid's latest thread is the last seen; when another process
+	 * reused the tid since, an earlier one may be (pid, tid)'s */
+	for (size_t i = idx + 1; i-- > 0;)
+		if (tl->thr[i]->pub.tid == tid && tl->thr[i]->pub.pid == pid)
+			return &tl->thr[i]->pub;
+	return NULL;
 }
 
 size_t timeline__thread_count(const struct timeline *tl)

@@ -137,6 +137,10 @@ void timeline__thread_acc(struct timeline *tl, const struct tl_thread *t, __u64 
 /* The category thread t is in now (at the latest event fed). */
 enum tl_cat timeline__thread_cat(const struct tl_thread *t);
 
+/* The latest incarnation of thread (pid, tid), exited or not; NULL when
+ * none was seen. */
+const struct tl_thread *timeline__thread_latest(const struct timeline *tl, __u32 pid, __u32 tid);
+
 /* Every thread seen, in order of first sight (also exited ones). */
 size_t timeline__thread_count(const struct timeline *tl);
 const struct tl_thread *timeline__thread_at(const struct timeline *tl, size_t i);

@@ -23,7 +23,10 @@
 #define ISR_MAGIC		0x44524f4345525349ULL
 #define ISR_MAGIC_SWAPPED	0x4953524543524f44ULL
 #define ISR_VERSION_MAJOR	1 /* readers refuse other majors */
-#define ISR_VERSION_MINOR	0 /* added fields/kinds; readers accept any minor */
+#define ISR_VERSION_MINOR	1 /* added fields/kinds; readers accept any minor */
+
+/* The first minor version whose file header carries header_crc32. */
+#define ISR_VERSION_MINOR_HEADER_CRC	1
 
 struct isr_file_header {
 	__u64 magic;		/* ISR_MAGIC */
@@ -32,14 +35,22 @@ struct isr_file_header {
 	__u32 header_size;	/* sizeof(struct isr_file_header) when written */
 	__u64 created_real_ns;	/* CLOCK_REALTIME when the file was created */
 	__u64 created_mono_ns;	/* CLOCK_MONOTONIC at the same moment */
+	/* Since 1.1: */
+	__u32 header_crc32;	/* zlib crc32 of the header_size bytes of the header, this field as 0 */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct isr_file_header) == 32, "isr_file_header size");
+_Static_assert(sizeof(struct isr_file_header) == 40, "isr_file_header size");
 _Static_assert(__builtin_offsetof(struct isr_file_header, magic) == 0, "file_header.magic");
 _Static_assert(__builtin_offsetof(struct isr_file_header, version_major) == 8, "file_header.version_major");
 _Static_assert(__builtin_offsetof(struct isr_file_header, version_minor) == 10, "file_header.version_minor");
 _Static_assert(__builtin_offsetof(struct isr_file_header, header_size) == 12, "file_header.header_size");
 _Static_assert(__builtin_offsetof(struct isr_file_header, created_real_ns) == 16, "file_header.created_real_ns");
 _Static_assert(__builtin_offsetof(struct isr_file_header, created_mono_ns) == 24, "file_header.created_mono_ns");
+_Static_assert(__builtin_offsetof(struct isr_file_header, header_crc32) == 32, "file_header.header_crc32");
+_Static_assert(__builtin_offsetof(struct isr_file_header, pad) == 36, "file_header.pad");
+
+/* The file header of version 1.0, which had no CRC. */
+#define ISR_FILE_HEADER_V1_0_SIZE	32
 
 #define ISR_CHUNK_MAGIC 0x4b484349U /* "ICHK" */
 

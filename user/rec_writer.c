@@ -238,6 +238,7 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_writer_op
 	fh.header_size = sizeof(fh);
 	fh.created_real_ns = clock__now_ns(CLOCK_REALTIME);
 	fh.created_mono_ns = clock__now_ns(CLOCK_MONOTONIC);
+	fh.header_crc32 = (__u32)crc32(0L, (const Bytef *)&fh, sizeof(fh));
 	err = fd__write_full(w->fd, &fh, sizeof(fh));
 	if (err)
 		goto cleanup;

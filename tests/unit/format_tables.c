@@ -74,6 +74,9 @@ static const struct field file_header[] = {
 	FIELD(isr_file_header, header_size, "u32", "bytes of file header; the first chunk starts here"),
 	FIELD(isr_file_header, created_real_ns, "u64", "CLOCK_REALTIME when the file was created"),
 	FIELD(isr_file_header, created_mono_ns, "u64", "CLOCK_MONOTONIC at the same moment"),
+	FIELD(isr_file_header, header_crc32, "u32",
+	      "since 1.1: CRC-32 of the `header_size` header bytes with this field as 0"),
+	FIELD(isr_file_header, pad, "u32", "zero"),
 };
 
 static const struct field chunk_header[] = {

@@ -39,6 +39,7 @@ static struct analysis *analyze(struct synth *b)
 
 	assert_int_equal(analysis__run(synth__recording(b), &a), 0);
 	assert_non_null(a);
+	analysis__free(synth__check_streamed(b, 4096, 0));
 	return a;
 }
 
