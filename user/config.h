@@ -18,6 +18,7 @@
 #define CONFIG_MAX_CUDA_LIBS	8
 
 #define DEFAULT_RINGBUF_MIB		32
+#define MAX_RINGBUF_MIB			2048	/* the kernel counts a ring buffer's bytes in 32 bits */
 #define DEFAULT_BUDGET_PCT		1.0
 #define DEFAULT_PY_STACKS_HZ		99
 #define DEFAULT_PY_LAUNCH_EVERY		64	/* CUDA launches per Python stack, per CPU */

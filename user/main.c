@@ -55,8 +55,16 @@ struct cli {
 	const char *output;	/* -o: the recording (record, -p/--), the report (analyze) */
 	enum report_format format;
 	bool list_probes;
-	struct record_config rec;
+	struct record_config rec;	/* rec.output.share: who may read every output (--group) */
 };
+
+static bool pid_listed(const struct record_config *rec, __u32 pid)
+{
+	for (size_t i = 0; i < rec->targets.pid_count; i++)
+		if (rec->targets.pids[i] == pid)
+			return true;
+	return false;
+}
 
 static int parse_pids(const char *arg, struct record_config *rec, struct argp_state *state)
 {
@@ -72,12 +80,14 @@ static int parse_pids(const char *arg, struct record_config *rec, struct argp_st
 			argp_error(state, "-p: '%s' is not a list of process ids (expected PID[,PID...])", arg);
 			return EINVAL;
 		}
+		p = *end ? end + 1 : end;
+		if (pid_listed(rec, (__u32)v))
+			continue;	/* -p 7,7 or -p 7 -p 7: traced once */
 		if (rec->targets.pid_count == CONFIG_MAX_PIDS) {
 			argp_error(state, "-p: at most %d pids", CONFIG_MAX_PIDS);
 			return EINVAL;
 		}
 		rec->targets.pids[rec->targets.pid_count++] = (__u32)v;
-		p = *end ? end + 1 : end;
 	}
 	return 0;
 }
@@ -98,6 +108,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		s = strtod(arg, &end);
 		if (errno || end == arg || *end || !(s > 0) || s > 1e7)
 			argp_error(state, "-d: '%s' is not a duration in seconds (e.g. 10 or 2.5)", arg);
+		else if (s < 1e-3)
+			argp_error(state, "-d: '%s' is shorter than a millisecond, too short to record anything "
+				   "(leave -d out to record until the targets exit or Ctrl-C)", arg);
 		rec->targets.duration_ns = (__u64)(s * 1e9);
 		return 0;
 	}
@@ -115,9 +128,10 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 
 		errno = 0;
 		v = strtoull(arg, &end, 10);
-		if (errno || end == arg || *end || v == 0 || v > 4096 || (v & (v - 1)))
-			argp_error(state, "--ringbuf-size: '%s' is not a power of two between 1 and 4096 (MiB)",
-				   arg);
+		/* The kernel counts a ring buffer's bytes in 32 bits. */
+		if (errno || end == arg || *end || v == 0 || v > MAX_RINGBUF_MIB || (v & (v - 1)))
+			argp_error(state, "--ringbuf-size: '%s' is not a power of two between 1 and %d (MiB)", arg,
+				   MAX_RINGBUF_MIB);
 		rec->tracer.ringbuf_bytes = (size_t)v << 20;
 		return 0;
 	}
@@ -236,7 +250,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 #define RECORD_OPTIONS                                                                              \
 	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes (and their threads)", 0 },   \
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the targets exit or on Ctrl-C)", 0 }, \
-	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two (default 32)", 0 }, \
+	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two up to 2048 (default 32)", 0 }, \
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
