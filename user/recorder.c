@@ -408,6 +408,24 @@ static int open_all(struct recorder *r, struct launch_env *env)
 	return e;
 }
 
+/* What the families give the command to read (the CUPTI bridge) must be
+ * readable by the user it runs as: said now, not found missing later. */
+static void check_env_readable(const struct recorder *r, const struct launch_env *env)
+{
+	for (size_t i = 0; i < env->n; i++) {
+		int e;
+
+		if (env->value[i][0] != '/')
+			continue;
+		e = run_as__can_read(&r->run_as, env->value[i]);
+		if (e)
+			fprintf(stderr, "inferscope-bpf: %s runs as %s (uid %u) and cannot read %s=%s (%s): put it where "
+				"that user can read it, or use --run-as-root\n", r->cfg->targets.command[0],
+				r->run_as.user[0] ? r->run_as.user : "another user", (unsigned int)r->run_as.uid,
+				env->name[i], env->value[i], strerror(-e));
+	}
+}
+
 /* Every family probes every target it is asked to at the start. */
 static int probe_all(struct recorder *r, __u32 pid, enum probe_when when)
 {
@@ -432,6 +450,8 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 	int e;
 
 	if (cfg->targets.command) {
+		if (r->run_as.change)
+			check_env_readable(r, env);
 		e = launch__fork(&r->launch, cfg->targets.command, env, &r->run_as);
 		if (e) {
 			fprintf(stderr, "inferscope-bpf: cannot start %s: %s\n", cfg->targets.command[0], strerror(-e));

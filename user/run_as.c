@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "accounts.h"
 #include "proc.h"
 #include "run_as.h"
@@ -218,4 +219,27 @@ int run_as__apply(const struct run_as *r)
 	if (r->shell[0] && setenv("SHELL", r->shell, 1))
 		return -errno;
 	return 0;
+}
+
+int run_as__can_read(const struct run_as *r, const char *path)
+{
+	int status;
+	pid_t pid;
+
+	if (!r->change)
+		return access(path, R_OK) ? -errno : 0;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (setgroups(r->ngroups, r->groups) || setresgid(r->gid, r->gid, r->gid) ||
+		    setresuid(r->uid, r->uid, r->uid))
+			_exit(255);
+		_exit(access(path, R_OK) ? (errno & 0xff) : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 255)
+		return -EPERM;
+	return -WEXITSTATUS(status);
 }

@@ -47,4 +47,8 @@ int run_as__resolve(enum run_as_mode mode, const char *user, struct run_as *r, c
  * sets its environment. 0 or -errno (the command must not run then). */
 int run_as__apply(const struct run_as *r);
 
+/* Whether the command, with r's credentials, can read path: 0, or -errno
+ * of access(2) made with them (in a child process). */
+int run_as__can_read(const struct run_as *r, const char *path);
+
 #endif

@@ -421,6 +421,27 @@ static void test_command_user_refusals(void **state)
 	assert_said(c->f.err, "do not name a user");
 }
 
+/* The bridge a command under sudo is handed, where that user cannot read
+ * it: said before the command starts. */
+static void test_command_user_cannot_read_bridge(void **state)
+{
+	struct ctx *c = *state;
+	char dir[700], bridge[800];
+
+	snprintf(dir, sizeof(dir), "%s/private", c->f.dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(bridge, sizeof(bridge), "%s/" BRIDGE_NAME, dir);
+	{
+		char *cp[] = { "cp", BRIDGE, bridge, NULL };
+		char *argv[] = { "env", "SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody", TRACER, "record", "-q",
+				 "--gpu", "--cupti-bridge", bridge, "-o", c->f.isr, "--", "true", NULL };
+
+		assert_int_equal(th_run(cp, NULL), 0);
+		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	}
+	assert_said(c->f.err, "runs as nobody (uid 65534) and cannot read CUDA_INJECTION64_PATH=");
+}
+
 /* ---- the container ------------------------------------------------------ */
 
 enum container_tmp {
@@ -747,6 +768,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_command_user_under_sudo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_command_groups_of_sudo_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_command_user_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_command_user_cannot_read_bridge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_planted_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_tmp_is_a_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_copy_replaced, setup, teardown),
