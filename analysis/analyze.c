@@ -62,30 +62,42 @@ static int load(const char *path, struct recording **loaded, struct analysis **a
 	return e;
 }
 
-/* Opens out_path ("-" or NULL: stdout), runs write, closes it. 0 or -errno
- * after saying why. */
-static int output(const char *out_path, int (*write)(FILE *f, const void *arg), const void *arg)
+/* Writes with write to out_path ("-" or NULL: stdout), a new file
+ * (lib/out_file.h) that takes its name only once it is complete. 0 or
+ * -errno after saying why. */
+static int output(const char *out_path, const struct out_file_share *share, int (*write)(FILE *f, const void *arg),
+		  const void *arg)
 {
 	bool to_stdout = !out_path || strcmp(out_path, "-") == 0;
+	struct out_file of = { .fd = -1, .dirfd = -1 };
 	FILE *out = stdout;
 	int e;
 
 	if (!to_stdout) {
-		out = fopen(out_path, "w");
+		e = out_file__create(&of, out_path, share);
+		out = e ? NULL : fdopen(of.fd, "w");
 		if (!out) {
-			e = -errno;
-			fprintf(stderr, "inferscope-bpf: cannot create %s: %s\n", out_path, strerror(-e));
+			e = e ?: -errno;
+			fprintf(stderr, "inferscope-bpf: cannot create %s: %s\n", out_path, out_file__strerror(e));
+			out_file__close(&of);
 			return e;
 		}
 	}
 	e = write(out, arg);
-	if (!to_stdout && fclose(out) && !e)
+	if (!to_stdout) {
+		if (fflush(out) && !e)
+			e = -errno;
+		e = e ?: out_file__commit(&of);
+		of.fd = -1;	/* fclose closes it */
+		if (fclose(out) && !e)
+			e = -errno;
+		out_file__close(&of);
+	} else if (fflush(out) && !e) {
 		e = -errno;
-	else if (to_stdout && fflush(out) && !e)
-		e = -errno;
+	}
 	if (e)
-		fprintf(stderr, "inferscope-bpf: writing the report to %s failed: %s\n",
-			to_stdout ? "standard output" : out_path, strerror(-e));
+		fprintf(stderr, "inferscope-bpf: writing the report to %s failed: %s%s\n",
+			to_stdout ? "standard output" : out_path, strerror(-e), to_stdout ? "" : "; nothing was written");
 	return e;
 }
 
@@ -110,7 +122,7 @@ static int write_report(FILE *f, const void *arg)
 	}
 }
 
-int analyze__run(const char *path, enum report_format fmt, const char *out_path)
+int analyze__run(const char *path, enum report_format fmt, const char *out_path, const struct out_file_share *share)
 {
 	struct recording *r = NULL;
 	struct analysis *a;
@@ -119,7 +131,7 @@ int analyze__run(const char *path, enum report_format fmt, const char *out_path)
 
 	if (!e) {
 		j = (struct report_job){ .a = a, .fmt = fmt };
-		e = output(out_path, write_report, &j);
+		e = output(out_path, share, write_report, &j);
 	}
 	analysis__free(a);
 	recording__free(r);
@@ -145,7 +157,8 @@ static int write_diff(FILE *f, const void *arg)
 	}
 }
 
-int analyze__diff(const char *base_path, const char *new_path, enum report_format fmt, const char *out_path)
+int analyze__diff(const char *base_path, const char *new_path, enum report_format fmt, const char *out_path,
+		  const struct out_file_share *share)
 {
 	struct recording *rb = NULL, *rn = NULL;
 	struct analysis *ab = NULL, *an = NULL;
@@ -163,7 +176,7 @@ int analyze__diff(const char *base_path, const char *new_path, enum report_forma
 	}
 	if (!e) {
 		j = (struct diff_job){ .d = d, .fmt = fmt };
-		e = output(out_path, write_diff, &j);
+		e = output(out_path, share, write_diff, &j);
 	}
 	diff__free(d);
 	analysis__free(an);

@@ -1110,6 +1110,8 @@ int recording__load(const char *path, struct recording **out, char *err, size_t 
 		return ret;
 	rec = f->rd.rec;
 	while ((ret = rec_file__next_events(f, &ev, err, errlen)) > 0) {
+		if (!ev.len)
+			continue;
 		ret = buf__reserve(&rec->event_data, &cap, rec->event_data_len + ev.len);
 		if (ret) {
 			snprintf(err, errlen, "out of memory after %zu events (%zu bytes)", rec->event_count,

@@ -834,7 +834,7 @@ static int proc_gone(struct timeline *tl, __u32 pid, __u64 ts)
 static struct tl_other *cpu_slot(struct timeline *tl, __u32 cpu)
 {
 	if (cpu >= tl->ncpus) {
-		size_t n = cpu + 1 > 2 * tl->ncpus ? cpu + 1 : 2 * tl->ncpus;
+		size_t n = (size_t)cpu + 1 > 2 * tl->ncpus ? (size_t)cpu + 1 : 2 * tl->ncpus;
 		struct tl_other *c;
 
 		if (n > 65536)

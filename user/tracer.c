@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "proc.h"
 #include "tracer.h"
 #include "sched.skel.h"
 
@@ -541,8 +542,10 @@ int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
 			if (g->fd >= 0)
 				continue;
 			e = group_attach(g, a->pid, a->path);
-			/* A process that is exiting keeps the others traced. */
-			if (e && e != -ESRCH && !first) {
+			/* A process that is exiting or gone (its files no
+			 * longer open through /proc/PID/root) is past probing:
+			 * nothing to say, the others stay traced. */
+			if (e && e != -ESRCH && !first && proc__alive(a->pid)) {
 				first = e;
 				set_err(err, errlen, "cannot attach the %u hot-path uprobes of %s for pid %u: %s",
 					g->n, a->path, a->pid, strerror(-e));
@@ -686,9 +689,9 @@ int tracer__add_usdt_each(struct tracer *t, const char *what, struct bpf_program
 		if (!a->usdt || strcmp(a->what, what) || a->nlinks != 1 || kill((pid_t)a->pid, 0))
 			continue;
 		link = bpf_program__attach_usdt(prog, (pid_t)a->pid, a->path, provider, name, NULL);
-		/* A process that exited (a zombie answers kill) is past
-		 * asking. */
-		if (!link && errno == ESRCH)
+		/* A process that exited (a zombie answers kill, and its files
+		 * no longer open through /proc/PID/root) is past asking. */
+		if (!link && (errno == ESRCH || !proc__alive(a->pid)))
 			continue;
 		if (!link) {
 			e = -errno;

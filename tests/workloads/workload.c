@@ -16,6 +16,15 @@
  *                                             THREADS threads "faulter" map, write and unmap
  *                                             PAGES fresh pages over and over for SEC s
  *                                             (an event flood: one event per page)
+ *   workload faultcount SEC PAGES             prints "ready", waits for SIGUSR1, then its
+ *                                             main thread writes PAGES fresh pages over and
+ *                                             over for SEC s counting its own page faults
+ *                                             (getrusage), waits for SIGUSR1 again and
+ *                                             prints "faults N": nothing else faults while
+ *                                             it waits or works, so a tracer's events plus
+ *                                             drops must be exactly N
+ *   workload [--wait-signal] forks N          forks N children that stay until all N exist,
+ *                                             then reaps them and prints "forked N"
  *
  * --wait-signal: print "ready" and wait for SIGUSR1 before working (so a
  * tracer can attach to a process that already runs).
@@ -31,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #define PAGE 4096
@@ -191,10 +201,78 @@ static void run_thread(const char *name, void *(*fn)(void *), void *arg)
 	pthread_join(t, NULL);
 }
 
+/* Everything that could fault is done before "ready": the mapping, the
+ * first clock read (the vDSO's data page), the rusage structs, stdout's
+ * buffer; then only the pages written fault. */
+static void faultcount(double seconds, long pages)
+{
+	size_t len = (size_t)pages * PAGE;
+	struct rusage r0, r1;
+	double end;
+	sigset_t set;
+	char *p;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	madvise(p, len, MADV_NOHUGEPAGE);
+	memset(&r0, 0, sizeof(r0));
+	memset(&r1, 0, sizeof(r1));
+	getrusage(RUSAGE_SELF, &r0);
+	getrusage(RUSAGE_SELF, &r1);
+	end = now_s();
+	printf("ready\n");
+	fflush(stdout);
+	sigwait(&set, &sig);
+	getrusage(RUSAGE_SELF, &r0);
+	end = now_s() + seconds;
+	while (now_s() < end) {
+		for (long i = 0; i < pages; i++)
+			p[i * PAGE] = 1;
+		madvise(p, len, MADV_DONTNEED);
+	}
+	getrusage(RUSAGE_SELF, &r1);
+	sigwait(&set, &sig);
+	printf("faults %ld\n", (r1.ru_minflt - r0.ru_minflt) + (r1.ru_majflt - r0.ru_majflt));
+}
+
+/* N children alive at once: each waits for the pipe to close. */
+static void forks(int n)
+{
+	int fds[2], made = 0;
+	char c;
+
+	if (pipe(fds))
+		die("pipe");
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			close(fds[1]);
+			if (read(fds[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		made++;
+	}
+	close(fds[1]);
+	close(fds[0]);
+	while (made && wait(NULL) > 0)
+		made--;
+	printf("forked %d\n", n);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: workload [--wait-signal] sleep | hog SEC | anon PAGES | "
-			"filemap FILE PAGES | spawn PAGES | run SEC | faultloop SEC PAGES THREADS\n");
+			"filemap FILE PAGES | spawn PAGES | run SEC | faultloop SEC PAGES THREADS | faultcount SEC PAGES | "
+			"forks N\n");
 	exit(2);
 }
 
@@ -267,6 +345,10 @@ int main(int argc, char **argv)
 			total += rounds[i];
 		}
 		printf("faults %lu rate %.0f\n", total * pages_arg, total * pages_arg / (now_s() - t0));
+	} else if (strcmp(argv[a], "faultcount") == 0 && argc > a + 2 && a == 1) {
+		faultcount(atof(argv[a + 1]), atol(argv[a + 2]));
+	} else if (strcmp(argv[a], "forks") == 0 && argc > a + 1) {
+		forks(atoi(argv[a + 1]));
 	} else if (strcmp(argv[a], "run") == 0 && argc > a + 1) {
 		run_seconds = atof(argv[a + 1]);
 		run_thread("runner", runner, NULL);
