@@ -62,7 +62,8 @@
 	X(PY_SAMPLE,		py_sample,		23, isr_ev_py_sample,		ISR_SRC_PY_STACKS)	\
 	X(PY_STACK,		py_stack,		24, isr_ev_py_stack,		ISR_SRC_PY_STACKS)	\
 	X(PY_CODE,		py_code,		25, isr_ev_py_code,		ISR_SRC_PY_CODE)	\
-	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)
+	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)		\
+	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED)
 
 #define ISR_EV_ENUM_ROW(ID, name, value, st, drops) ISR_EV_##ID = value,
 enum {
@@ -71,7 +72,7 @@ enum {
 	 * the Python stack walker saw (struct isr_ev_py_frames), which the
 	 * recorder turns into PY_STACK, PY_CODE and PY_SAMPLE records. */
 	ISR_EV_PY_FRAMES = 27,
-	ISR_EV_TYPE_MAX = 28,	/* one past the highest type */
+	ISR_EV_TYPE_MAX = 30,	/* one past the highest type */
 };
 #undef ISR_EV_ENUM_ROW
 
@@ -88,7 +89,7 @@ enum {
  * every source; the recorder's own (WRITER, PY_CODE) stay 0 there.
  */
 #define ISR_DROP_SOURCES(X)										\
-	X(SCHED,	sched,		0,  "sched_switch / sched_wakeup ring-buffer reservations")		\
+	X(SCHED,	sched,		0,  "sched_switch / sched_wakeup / task_info ring-buffer reservations")	\
 	X(FAULTS,	faults,		1,  "page-fault ring-buffer reservations")				\
 	X(PROC,		proc,		2,  "fork/exec/exit/rename on the critical ring buffer")		\
 	X(FAULT_START,	fault_start,	3,  "fault entries with no room left to remember their start")	\
@@ -167,6 +168,27 @@ _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, target_cpu) == 32,
 _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, pad) == 36, "sched_wakeup.pad");
 
 #define ISR_COMM_LEN 16
+
+/*
+ * A task that is not a target, named the first time it is seen taking the
+ * CPU of a target thread (the next task of a sched_switch whose prev is a
+ * target) or waking one (the waker of a sched_wakeup): the scheduler events
+ * carry only its pid and tid. hdr.pid/tid: that target thread; hdr.ts_ns:
+ * when. Emitted once per task (by tid, remembered in an LRU of 16,384
+ * tasks): a task renamed later keeps its first name.
+ */
+struct isr_ev_task_info {
+	struct isr_ev_hdr hdr;
+	__u32 task_pid;		/* the task named: its process (tgid) */
+	__u32 task_tid;		/* and thread */
+	char comm[ISR_COMM_LEN];	/* its thread name, NUL-terminated */
+	char process_comm[ISR_COMM_LEN]; /* its process's name: the thread-group leader's */
+};
+_Static_assert(sizeof(struct isr_ev_task_info) == 64, "isr_ev_task_info size");
+_Static_assert(__builtin_offsetof(struct isr_ev_task_info, task_pid) == 24, "task_info.task_pid");
+_Static_assert(__builtin_offsetof(struct isr_ev_task_info, task_tid) == 28, "task_info.task_tid");
+_Static_assert(__builtin_offsetof(struct isr_ev_task_info, comm) == 32, "task_info.comm");
+_Static_assert(__builtin_offsetof(struct isr_ev_task_info, process_comm) == 48, "task_info.process_comm");
 
 /* Flags of isr_ev_proc_fork.flags */
 #define ISR_FORK_THREAD		0x1 /* child shares the parent's process (a new thread) */

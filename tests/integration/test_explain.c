@@ -202,7 +202,8 @@ static void test_page_fault_storm(void **state)
 }
 
 /* A process not traced spins on the CPU the workload's runner uses: the
- * runner waits for that CPU, and the finding names the process. */
+ * runner waits for that CPU, and the finding names the process, by pid and
+ * name (`workload`, the hog's process name). */
 static void test_cpu_contention_names_the_competitor(void **state)
 {
 	struct ctx *c = *state;
@@ -210,6 +211,8 @@ static void test_cpu_contention_names_the_competitor(void **state)
 	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "taskset", "-c", "0", WORKLOAD, "run", "2",
 			 NULL };
 	json_t *f, *who;
+	const char *name = NULL;
+	char want[64];
 	bool named = false;
 	size_t i;
 
@@ -223,11 +226,19 @@ static void test_cpu_contention_names_the_competitor(void **state)
 	expect_in_summary(f, "`runner`");
 	/* the competitor among the tasks that had the CPU (a loaded machine
 	 * has others too) */
-	json_array_foreach(json_object_get(json_object_get(f, "evidence"), "ran_instead"), i, who)
-		named |= (pid_t)th_num(who, "pid") == c->spawned;
+	json_array_foreach(json_object_get(json_object_get(f, "evidence"), "ran_instead"), i, who) {
+		if ((pid_t)th_num(who, "pid") != c->spawned)
+			continue;
+		named = true;
+		name = json_string_value(json_object_get(who, "name"));
+	}
 	if (!named)
 		print_findings(c->report);
 	assert_true(named);
+	snprintf(want, sizeof(want), "pid %d `workload`", (int)c->spawned);
+	print_message("competitor: %s\n", name);
+	assert_string_equal(name, want);
+	expect_in_summary(f, want);
 }
 
 int main(void)

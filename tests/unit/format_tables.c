@@ -184,6 +184,14 @@ static const struct field ev_exit[] = {
 	FIELD(isr_ev_proc_exit, comm, "char[16]", "name of the exiting thread, NUL-terminated"),
 };
 
+static const struct field ev_task_info[] = {
+	HDR(isr_ev_task_info),
+	FIELD(isr_ev_task_info, task_pid, "u32", "the task named: its process (tgid)"),
+	FIELD(isr_ev_task_info, task_tid, "u32", "the task named: its thread"),
+	FIELD(isr_ev_task_info, comm, "char[16]", "its thread name, NUL-terminated"),
+	FIELD(isr_ev_task_info, process_comm, "char[16]", "its process's name (the thread-group leader's), NUL-terminated"),
+};
+
 static const struct field ev_rename[] = {
 	HDR(isr_ev_task_rename),
 	FIELD(isr_ev_task_rename, comm, "char[16]", "new name, NUL-terminated"),
@@ -392,6 +400,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_proc_fork, "`ISR_EV_PROC_FORK`: a new process or thread. hdr.pid/tid: the parent thread.", ev_fork),
 	STRUCT(isr_ev_proc_exec, "`ISR_EV_PROC_EXEC`: a new program image. hdr.pid/tid: the task after exec (the thread-group leader).", ev_exec),
 	STRUCT(isr_ev_proc_exit, "`ISR_EV_PROC_EXIT`: a thread exits. hdr.pid/tid: the exiting thread.", ev_exit),
+	STRUCT(isr_ev_task_info, "`ISR_EV_TASK_INFO`: the name of a task that is not a target, the first time it took a target thread's CPU or woke one. hdr.pid/tid: that target thread.", ev_task_info),
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),

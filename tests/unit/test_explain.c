@@ -122,6 +122,18 @@ static void python_stack(struct synth *b)
 	ev_py_stack(b, T0, PID, 1, 1, &code);
 }
 
+/* A task that is not traced, named when it took thread tid's CPU. */
+static void ev_task_info(struct synth *b, __u64 ts, __u32 tid, __u32 task_pid, __u32 task_tid, const char *comm,
+			 const char *process_comm)
+{
+	struct isr_ev_task_info *e = synth__event(b, ISR_EV_TASK_INFO, sizeof(*e), ts, PID, tid);
+
+	e->task_pid = task_pid;
+	e->task_tid = task_tid;
+	strncpy(e->comm, comm, sizeof(e->comm) - 1);
+	strncpy(e->process_comm, process_comm, sizeof(e->process_comm) - 1);
+}
+
 /* --- healthy ------------------------------------------------------------------------ */
 
 /* A GPU-bound loop without GPU activity: every 10 ms, 5 launches, then a
@@ -193,24 +205,65 @@ static void test_gil_contention(void **state)
 	synth__free(b);
 }
 
-/* Preempted by pid 900 (not traced) for 20 x 10 ms. */
+/* Preempted by pid 900 for 20 x 10 ms: named by pid when nothing named it,
+ * by its name when the recording has it (task_info). */
 static void test_cpu_contention(void **state)
 {
-	struct synth *b = job(1000 * MS);
 	const struct finding *f;
 	struct analysis *a;
 
 	(void)state;
-	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
-	for (int i = 0; i < 20; i++) {
-		__u64 t = T0 + 10 * MS + (__u64)i * 40 * MS;
+	for (int named = 0; named < 2; named++) {
+		struct synth *b = job(1000 * MS);
 
-		ev_switch(b, t, PID, LAUNCHER, 900, 900, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
-		ev_switch(b, t + 10 * MS, 900, 900, PID, LAUNCHER, 0, 0);
+		ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		for (int i = 0; i < 20; i++) {
+			__u64 t = T0 + 10 * MS + (__u64)i * 40 * MS;
+
+			ev_switch(b, t, PID, LAUNCHER, 900, 901, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+			if (named && i == 0)
+				ev_task_info(b, t, LAUNCHER, 900, 901, "ffmpeg-enc", "ffmpeg");
+			ev_switch(b, t + 10 * MS, 900, 901, PID, LAUNCHER, 0, 0);
+		}
+		a = analyze(b);
+		f = expect(a, "cpu_contention", LAUNCHER, 0.2);
+		expect_text(f, named ? "the CPU went to pid 900 `ffmpeg` 100%" : "pid 900 (not traced) 100%");
+		analysis__free(a);
+		synth__free(b);
 	}
+}
+
+/* Names of tasks that are not traced, as the report writes them. */
+static void test_untraced_task_names(void **state)
+{
+	struct synth *b = job(100 * MS);
+	struct rule_ctx c = { 0 };
+	struct analysis *a;
+	char buf[96];
+
+	(void)state;
+	ev_task_info(b, T0 + 1 * MS, LAUNCHER, 900, 901, "ffmpeg-enc", "ffmpeg");
+	ev_task_info(b, T0 + 2 * MS, LAUNCHER, 77, 77, "kworker/0:1", "kworker/0:1");
+	ev_task_info(b, T0 + 3 * MS, LAUNCHER, 500, 501, "a`b", "");
 	a = analyze(b);
-	f = expect(a, "cpu_contention", LAUNCHER, 0.2);
-	expect_text(f, "pid 900 (not traced) 100%");
+	c.tl = a->ex->tl;
+	c.r = &b->rec;
+	rule_task_name(&c, 900, 900, buf, sizeof(buf));
+	assert_string_equal(buf, "pid 900 `ffmpeg`");
+	rule_task_name(&c, 900, 901, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 901 `ffmpeg-enc` of pid 900 `ffmpeg`");
+	rule_task_name(&c, 900, 902, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 902 of pid 900 `ffmpeg`");
+	rule_task_name(&c, 77, 77, buf, sizeof(buf));
+	assert_string_equal(buf, "pid 77 `kworker/0:1`");
+	rule_task_name(&c, 500, 501, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 501 `a'b` of pid 500");
+	rule_task_name(&c, 600, 600, buf, sizeof(buf));
+	assert_string_equal(buf, "pid 600 (not traced)");
+	rule_task_name(&c, 600, 601, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 601 of pid 600 (not traced)");
+	rule_task_name(&c, PID, LAUNCHER, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 101 `trainer`");
 	analysis__free(a);
 	synth__free(b);
 }
@@ -690,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_healthy_gpu_busy),
 		cmocka_unit_test(test_gil_contention),
 		cmocka_unit_test(test_cpu_contention),
+		cmocka_unit_test(test_untraced_task_names),
 		cmocka_unit_test(test_page_fault_storm),
 		cmocka_unit_test(test_blocked_on_thread),
 		cmocka_unit_test(test_sync_stall_host_view),
