@@ -257,8 +257,11 @@ static enum tl_cat thr_cat(const struct thr *t, struct tl_other *other, __u16 *f
 	enum tl_cat c = base_cat(t);
 	int best = -1;
 
+	/* of two GIL waits (--gil's and the scheduler's), the one that names
+	 * the holder */
 	for (int i = 0; i < t->nov; i++)
-		if (t->ov[i].cat < c) {
+		if (t->ov[i].cat < c || (best >= 0 && t->ov[i].cat == c && !t->ov[best].other.tid &&
+					 t->ov[i].other.tid)) {
 			c = t->ov[i].cat;
 			best = i;
 		}
@@ -1095,6 +1098,14 @@ static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass
 		}
 		return thr_overlay(tl, t, TL_GIL, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
+	}
+	case ISR_EV_GIL_WAIT: {
+		const struct isr_ev_gil_wait *g = (const void *)h;
+		struct tl_other holder = { 0, 0 };
+
+		if ((g->flags & ISR_GIL_WAIT_HOLDER) && g->holder_tid && g->holder_tid != t->pub.tid)
+			holder = (struct tl_other){ h->pid, g->holder_tid };
+		return thr_overlay(tl, t, TL_GIL, clamp(tl, e->start), clamp(tl, e->end), holder, 0);
 	}
 	case ISR_EV_PY_SAMPLE: {
 		const struct isr_ev_py_sample *s = (const void *)h;

@@ -2,9 +2,12 @@
 /*
  * Scheduler and process-lifecycle probes: on/off-CPU and run-queue wait of
  * target threads (sched_switch, sched_wakeup*), the target set's evolution
- * (fork, exec, exit, rename), and the names of the tasks that are not
- * targets but take a target thread's CPU or wake it (task_info, once per
- * task: the scheduler events carry only their ids). All are BTF tracepoints (tp_btf):
+ * (fork, exec, exit, rename), the names of the tasks that are not targets
+ * but take a target thread's CPU or wake it (task_info, once per task: the
+ * scheduler events carry only their ids), and, for the Python family, the
+ * GIL waits of target threads (bpf/gil_wait.bpf.h: a thread blocking on its
+ * interpreter's GIL, seen at the switches this program looks at anyway).
+ * All are BTF tracepoints (tp_btf):
  * no tracefs needed, arguments typed, cheapest attachment there is.
  */
 #include "vmlinux.h"
@@ -12,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
+#include "gil_wait.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -100,6 +104,10 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	} else {
 		count_drop(ISR_SRC_SCHED);
 	}
+	if (prev_target && !preempt && state != 0)
+		gil_blocking(prev, prev_pid, prev_tid, ts);
+	if (next_target)
+		gil_resumed(next_pid, next_tid, ts);
 	/* the task that has the CPU of a target thread now, if untraced */
 	if (prev_target && !next_target)
 		name_task(next, prev_pid, prev_tid, ts);

@@ -27,6 +27,25 @@ struct py_stacks *py_stacks__new(void);
 void py_stacks__free(struct py_stacks *ps);
 
 /*
+ * The interpreter's layout, which the GIL (py_gil.h) shares: finds the
+ * interpreter of pid mapped at m and checks the layout of its version
+ * against its memory (INFERSCOPE_TEST_PY_SKEW applies, below). Returns 0
+ * with *layout filled and why saying what was checked, -EAGAIN while the
+ * interpreter is not initialized yet, -ESRCH when pid is gone, or -EPROTO
+ * (a mismatch) / -ENOTSUP (an unsupported version or build) with why
+ * saying what.
+ */
+int py_layout__find(__u32 pid, const struct py_mapping *m, struct isr_py_layout *layout, char *why, size_t len);
+
+/* Reads len bytes of pid's memory at addr: 0, or -errno (-EFAULT for a
+ * short read, or at address 0). */
+int py_mem__read(__u32 pid, __u64 addr, void *buf, size_t len);
+
+/* A status record of subject (ISR_PY_SUBJECT_*) for pid, stamped now. */
+void py_status__fill(struct isr_ev_py_status *st, __u32 pid, __u16 subject, __u32 status, int minor, __u64 runtime,
+		     const char *detail);
+
+/*
  * Finds the interpreter of pid mapped at m and checks its layout. Returns
  * 0 with *layout filled (status SAMPLING), -EAGAIN while the interpreter is
  * not initialized yet (ask again later), -ESRCH when pid is gone, or

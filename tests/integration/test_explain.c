@@ -137,20 +137,29 @@ static void test_sync_stall(void **state)
 	assert_int_equal((long long)th_num(json_object_get(f, "evidence"), "synchronizations"), 5);
 }
 
-/* The launcher waits for the GIL the hog holds; the hog is named. */
+/* The launcher waits for the GIL the hog holds: found by default (the
+ * scheduler's GIL waits), the hog named as the holder with its line. */
 static void test_gil_contention(void **state)
 {
 	struct ctx *c = *state;
-	json_t *f, *holders;
+	json_t *f, *ev, *holders;
+	const char *site;
 
 	if (!have_python())
 		skip();
-	record_planted(c, "gil", "--gil");
+	record_planted(c, "gil", NULL);
 	f = finding(c->report, "gil_contention");
 	expect_in_summary(f, "`launcher` waited");
-	holders = json_object_get(json_object_get(f, "evidence"), "holders");
+	expect_in_summary(f, "held by thread");
+	ev = json_object_get(f, "evidence");
+	holders = json_object_get(ev, "holders");
 	assert_true(json_array_size(holders) >= 1);
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(holders, 0), "name")), "`hog`"));
+	assert_string_equal(json_string_value(json_object_get(ev, "holder_source")), "gil_waits");
+	site = json_string_value(json_object_get(ev, "holder_site"));
+	assert_non_null(site);
+	assert_non_null(strstr(site, "py_planted.py:"));
+	assert_non_null(strstr(site, "hog"));
 }
 
 /* Copies into a bytearray are pageable; into cuMemHostAlloc memory not. */
