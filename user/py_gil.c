@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include "py_gil.h"
 #include "py_stacks.h"
 
@@ -70,37 +69,16 @@ static const struct gil_version *gil_version_of(int minor)
 	return NULL;
 }
 
-static __u64 read_u64(__u32 pid, __u64 addr, int *err)
-{
-	__u64 v = 0;
-	int e = py_mem__read(pid, addr, &v, sizeof(v));
-
-	if (e && !*err)
-		*err = e;
-	return e ? 0 : v;
-}
-
-static bool task_of(__u32 pid, __u64 tid)
-{
-	char path[64];
-	struct stat st;
-
-	if (tid == 0 || tid > 0xffffffffULL)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%u/task/%llu", pid, (unsigned long long)tid);
-	return stat(path, &st) == 0;
-}
-
 /* The interpreter's thread states (at most MAX_THREADS): how many, or
  * -errno. */
 static int thread_states(__u32 pid, const struct isr_py_layout *l, __u64 interp, __u64 *out)
 {
 	int n = 0, err = 0;
-	__u64 t = read_u64(pid, interp + l->interp_threads_head, &err);
+	__u64 t = py_mem__u64(pid, interp + l->interp_threads_head, &err);
 
 	while (t && n < MAX_THREADS && !err) {
 		out[n++] = t;
-		t = read_u64(pid, t + l->tstate_next, &err);
+		t = py_mem__u64(pid, t + l->tstate_next, &err);
 	}
 	return err ? err : n;
 }
@@ -121,7 +99,7 @@ static bool plausible_mutex(__u32 pid, const unsigned char *m)
 	memcpy(list, m + 24, 16);
 	if (lock < 0 || lock > 2 || count || (kind & 0x7f) || list[0] || list[1])
 		return false;
-	return owner == 0 || (owner > 0 && task_of(pid, (__u64)owner));
+	return owner == 0 || (owner > 0 && py_thread__exists(pid, (__u64)owner));
 }
 
 /* One look at the GIL at addr. 0, -EAGAIN (not initialized), -ESRCH, or
@@ -172,10 +150,10 @@ static __u16 pthread_tid_offset(__u32 pid, const struct isr_py_layout *l, const 
 	int i, err = 0;
 
 	for (i = 0; i < n; i++) {
-		__u64 self = read_u64(pid, tstates[i] + l->tstate_tid, &err);
+		__u64 self = py_mem__u64(pid, tstates[i] + l->tstate_tid, &err);
 		__u32 tid = 0;
 
-		if (err || !self || py_mem__read(pid, self + GLIBC_PTHREAD_TID, &tid, sizeof(tid)) || !task_of(pid, tid))
+		if (err || !self || py_mem__read(pid, self + GLIBC_PTHREAD_TID, &tid, sizeof(tid)) || !py_thread__exists(pid, tid))
 			return 0;
 	}
 	return n ? GLIBC_PTHREAD_TID : 0;
@@ -214,7 +192,7 @@ static int gil_locate(__u32 pid, const struct isr_py_layout *l, const struct gil
 	__u64 interp;
 	int err = 0, n;
 
-	interp = read_u64(pid, l->runtime + l->runtime_interp_head, &err);
+	interp = py_mem__u64(pid, l->runtime + l->runtime_interp_head, &err);
 	if (err == -ESRCH)
 		return err;
 	if (!interp)
@@ -226,7 +204,7 @@ static int gil_locate(__u32 pid, const struct isr_py_layout *l, const struct gil
 	if (v->runtime_gil) {
 		*addr = l->runtime + v->runtime_gil;
 	} else {
-		*addr = read_u64(pid, interp + v->interp_gil, &err);
+		*addr = py_mem__u64(pid, interp + v->interp_gil, &err);
 		if (err == -ESRCH)
 			return err;
 		if (!*addr)

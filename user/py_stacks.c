@@ -186,7 +186,7 @@ int py_mem__read(__u32 pid, __u64 addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-static __u64 mem_ptr(__u32 pid, __u64 addr, int *err)
+__u64 py_mem__u64(__u32 pid, __u64 addr, int *err)
 {
 	__u64 v = 0;
 	int e = py_mem__read(pid, addr, &v, sizeof(v));
@@ -206,7 +206,7 @@ static const struct py_version *version_of(int minor)
 	return NULL;
 }
 
-static bool task_exists(__u32 pid, __u64 tid)
+bool py_thread__exists(__u32 pid, __u64 tid)
 {
 	char path[64];
 	struct stat st;
@@ -285,47 +285,47 @@ static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, si
 	__u64 interp, t, v;
 	int err = 0;
 
-	interp = mem_ptr(pid, l->runtime + l->runtime_interp_head, &err);
+	interp = py_mem__u64(pid, l->runtime + l->runtime_interp_head, &err);
 	if (err == -ESRCH)
 		return err;
 	if (!interp)
 		return -EAGAIN;
-	t = mem_ptr(pid, interp + l->interp_threads_head, &err);
+	t = py_mem__u64(pid, interp + l->interp_threads_head, &err);
 	if (!t)
 		return err == -ESRCH ? err : -EAGAIN;
 	for (; t && threads < MAX_THREADS_CHECKED; threads++) {
 		__u64 frame, code;
 		unsigned int k;
 
-		v = mem_ptr(pid, t + l->tstate_interp, &err);
+		v = py_mem__u64(pid, t + l->tstate_interp, &err);
 		if (v != interp) {
 			snprintf(why, len, "thread state %#llx points at interpreter %#llx, not %#llx",
 				 (unsigned long long)t, (unsigned long long)v, (unsigned long long)interp);
 			return err == -ESRCH ? err : -EPROTO;
 		}
-		v = mem_ptr(pid, t + l->tstate_tid, &err);
+		v = py_mem__u64(pid, t + l->tstate_tid, &err);
 		if (l->minor >= 11)
-			live += task_exists(pid, v);
+			live += py_thread__exists(pid, v);
 		else
 			live += v >= 4096; /* pthread_self(): an address */
 		if (l->tstate_cframe) {
-			__u64 cf = mem_ptr(pid, t + l->tstate_cframe, &err);
+			__u64 cf = py_mem__u64(pid, t + l->tstate_cframe, &err);
 
-			frame = cf ? mem_ptr(pid, cf + l->cframe_frame, &err) : 0;
+			frame = cf ? py_mem__u64(pid, cf + l->cframe_frame, &err) : 0;
 		} else {
-			frame = mem_ptr(pid, t + l->tstate_frame, &err);
+			frame = py_mem__u64(pid, t + l->tstate_frame, &err);
 		}
 		for (k = 0; frame && k < MAX_FRAMES_CHECKED; k++) {
 			if (l->frame_owner) {
 				__u8 owner = 0;
 
 				if (py_mem__read(pid, frame + l->frame_owner, &owner, 1) == 0 && owner == l->owner_cstack) {
-					frame = mem_ptr(pid, frame + l->frame_previous, &err);
+					frame = py_mem__u64(pid, frame + l->frame_previous, &err);
 					continue;
 				}
 			}
-			code = mem_ptr(pid, frame + l->frame_code, &err);
-			v = code ? mem_ptr(pid, code + 8, &err) : 0;
+			code = py_mem__u64(pid, frame + l->frame_code, &err);
+			v = code ? py_mem__u64(pid, code + 8, &err) : 0;
 			if (v != l->code_type) {
 				snprintf(why, len, "frame %#llx of thread state %#llx: its code %#llx has type %#llx, "
 					 "PyCode_Type is %#llx", (unsigned long long)frame, (unsigned long long)t,
@@ -334,9 +334,9 @@ static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, si
 				return err == -ESRCH ? err : -EPROTO;
 			}
 			frames++;
-			frame = mem_ptr(pid, frame + l->frame_previous, &err);
+			frame = py_mem__u64(pid, frame + l->frame_previous, &err);
 		}
-		t = mem_ptr(pid, t + l->tstate_next, &err);
+		t = py_mem__u64(pid, t + l->tstate_next, &err);
 	}
 	if (err == -ESRCH)
 		return err;
