@@ -22,6 +22,7 @@
 #ifndef INFERSCOPE_GIL_WAIT_BPF_H
 #define INFERSCOPE_GIL_WAIT_BPF_H
 
+#include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
 
 #define NR_FUTEX	202	/* x86-64: the system call glibc's condition variables and mutexes wait in */
@@ -75,12 +76,17 @@ static __always_inline __u32 gil_holder(const struct isr_py_gil *g)
  * sleep at ts (the current task still): is it blocking on its GIL? */
 static __always_inline void gil_blocking(struct task_struct *prev, __u32 pid, __u32 tid, __u64 ts)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	struct gil_block b = {};
 	const struct isr_py_gil *g;
+	struct pt_regs *regs;
 	__u64 uaddr;
 	long err;
 
+	/* bpf_task_pt_regs came with 5.15: without it, no GIL waits (the
+	 * branch is gone before the verifier sees the call) */
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	if (!regs || BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
 		return;
 	g = bpf_map_lookup_elem(&py_gils, &pid);
