@@ -402,6 +402,9 @@ static void interval_of(const struct pass *p, const struct isr_ev_hdr *h, struct
 			s->end = h->ts_ns + g->wait_ns;
 		return;
 	}
+	case ISR_EV_GIL_WAIT:
+		s->end = h->ts_ns + ((const struct isr_ev_gil_wait *)h)->duration_ns;
+		return;
 	default:
 		break;
 	}

@@ -776,6 +776,16 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 			      0, 0, 0);
 		break;
 	}
+	case ISR_EV_GIL_WAIT: {
+		const struct isr_ev_gil_wait *g = (const void *)h;
+		struct arg a = { .name = "gil_holder", .kind = A_U64, .u = g->holder_tid };
+
+		/* inside --gil's wait of the same take, when both are on: nested */
+		if (th && e->end > e->start)
+			slice(p, thread_child(p, TK_GIL, th->pid, th->tid, th->comm), "GIL blocked", e->start, e->end,
+			      &a, (g->flags & ISR_GIL_WAIT_HOLDER) ? 1 : 0, 0, 0);
+		break;
+	}
 	case ISR_EV_PY_SAMPLE:
 		on_py_sample(p, e, th);
 		break;

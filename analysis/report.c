@@ -495,10 +495,12 @@ nomem:
 	return -ENOMEM;
 }
 
-static const char *py_status_name(__u32 status)
+/* The status of a subject: the stacks are "sampling", the GIL waits
+ * "traced". */
+static const char *py_status_name(const struct isr_ev_py_status *st)
 {
-	switch (status) {
-	case ISR_PY_STATUS_SAMPLING:		return "sampling";
+	switch (st->status) {
+	case ISR_PY_STATUS_SAMPLING:		return st->subject == ISR_PY_SUBJECT_GIL ? "traced" : "sampling";
 	case ISR_PY_STATUS_LAYOUT_MISMATCH:	return "layout_mismatch";
 	case ISR_PY_STATUS_UNSUPPORTED:		return "unsupported";
 	default:				return "unknown";
@@ -527,21 +529,26 @@ nomem:
 
 static json_t *json_python(const struct py_report *py)
 {
-	json_t *o = json_object(), *procs = json_array(), *p;
+	json_t *o = json_object(), *procs = json_array(), *gils = json_array(), *p;
 
-	if (!o || !procs) {
+	if (!o || !procs || !gils) {
 		json_decref(procs);
+		json_decref(gils);
 		goto nomem;
 	}
 	SET(o, "processes", procs);
+	SET(o, "gil", gils);
 	for (size_t i = 0; i < py->nstatuses; i++) {
 		const struct isr_ev_py_status *st = py->statuses[i];
+		bool gil = st->subject == ISR_PY_SUBJECT_GIL;
 
+		if (st->subject != ISR_PY_SUBJECT_STACKS && !gil)
+			continue;
 		p = json_object();
-		APPEND(procs, p);
+		APPEND(gil ? gils : procs, p);
 		SET(p, "pid", json_integer(st->hdr.pid));
 		SET(p, "version", json_integer(st->py_minor ? 300 + st->py_minor : 0));
-		SET(p, "stacks", json_string(py_status_name(st->status)));
+		SET(p, gil ? "gil_waits" : "stacks", json_string(py_status_name(st)));
 		SET(p, "detail", json_text(st->detail, sizeof(st->detail)));
 	}
 	SET(o, "sampled_stacks", json_u64(py->timer_samples));
@@ -592,6 +599,8 @@ static json_t *json_threads(const struct summary *s, const struct py_report *py)
 		SET(o, "gil_wait_s", json_real(ns_to_s(t->gil_wait_ns)));
 		SET(o, "gil_hold_s", json_real(ns_to_s(t->gil_hold_ns)));
 		SET(o, "gil_acquisitions", json_u64(t->gil_acquisitions));
+		SET(o, "gil_blocked_s", json_real(ns_to_s(t->gil_blocked_ns)));
+		SET(o, "gil_blocks", json_u64(t->gil_blocks));
 		if (json_thread_py(o, py, t))
 			goto nomem;
 	}
@@ -1483,7 +1492,7 @@ static int by_gil_wait_desc(const void *a, const void *b)
 
 static bool has_gil(const struct thread_summary *t)
 {
-	return t->gil_acquisitions || t->gil_hold_ns;
+	return t->gil_acquisitions || t->gil_hold_ns || t->gil_blocks;
 }
 
 /* The Python threads (any GIL event), most GIL wait first. */
@@ -1493,17 +1502,20 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 
 	if (!k)
 		return;
-	md__printf(m, "## Python GIL\n\nWait: inside PyEval_RestoreThread, taking the GIL back after a "
-		      "blocking call (sleep, I/O, a C extension that released it). Hold: from taking it to "
+	md__printf(m, "## Python GIL\n\nBlocked: off its CPU waiting for the GIL, as the scheduler saw it (on by "
+		      "default). With --gil, wait: inside PyEval_RestoreThread, taking the GIL back after a "
+		      "blocking call (sleep, I/O, a C extension that released it); hold: from taking it to "
 		      "the next PyEval_SaveThread, an upper bound (hand-overs on the switch interval inside "
-		      "the interpreter are not seen).\n\n");
-	md__printf(m, "| pid | tid | comm | GIL wait s | GIL hold s | acquisitions |\n|---:|---:|---|---:|---:|---:|\n");
+		      "the interpreter are not seen), acquisitions: its returns.\n\n");
+	md__printf(m, "| pid | tid | comm | GIL blocked s | blocks | GIL wait s | GIL hold s | acquisitions |\n"
+		      "|---:|---:|---|---:|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
 		const struct thread_summary *t = order[i];
 
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
 		md__text(m, t->comm, sizeof(t->comm));
-		md__printf(m, " | %.3f | %.3f | %" PRIu64 " |\n", ns_to_s(t->gil_wait_ns), ns_to_s(t->gil_hold_ns),
+		md__printf(m, " | %.3f | %" PRIu64 " | %.3f | %.3f | %" PRIu64 " |\n", ns_to_s(t->gil_blocked_ns),
+			   (uint64_t)t->gil_blocks, ns_to_s(t->gil_wait_ns), ns_to_s(t->gil_hold_ns),
 			   (uint64_t)t->gil_acquisitions);
 	}
 	if (k > TOP_THREADS)
@@ -1546,9 +1558,10 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 	for (size_t i = 0; i < py->nstatuses; i++) {
 		const struct isr_ev_py_status *st = py->statuses[i];
 
-		if (st->status != ISR_PY_STATUS_SAMPLING) {
-			md__printf(m, "**Python stacks of pid %u not captured** (%s): ", st->hdr.pid,
-				   py_status_name(st->status));
+		if (st->status != ISR_PY_STATUS_SAMPLING && st->subject <= ISR_PY_SUBJECT_GIL) {
+			md__printf(m, "**%s of pid %u not %s** (%s): ",
+				   st->subject == ISR_PY_SUBJECT_GIL ? "GIL waits" : "Python stacks", st->hdr.pid,
+				   st->subject == ISR_PY_SUBJECT_GIL ? "traced" : "captured", py_status_name(st));
 			md__text(m, st->detail, sizeof(st->detail));
 			md__printf(m, "\n\n");
 		}

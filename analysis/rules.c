@@ -59,6 +59,30 @@ static void unquote(char *s)
 			*s = '\'';
 }
 
+/* A task that is not traced, by the names task_info gave it: "pid 900
+ * `ffmpeg`", "thread 901 `worker` of pid 900 `ffmpeg`"; "(not traced)"
+ * for what no name was recorded for. */
+static void untraced_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len)
+{
+	char comm[16], process[16];
+
+	timeline__task_name(c->tl, pid, tid, comm, process);
+	unquote(comm);
+	unquote(process);
+	if (pid == tid && (process[0] || comm[0]))
+		snprintf(buf, len, "pid %u `%s`", pid, process[0] ? process : comm);
+	else if (pid == tid)
+		snprintf(buf, len, "pid %u (not traced)", pid);
+	else if (comm[0] && process[0])
+		snprintf(buf, len, "thread %u `%s` of pid %u `%s`", tid, comm, pid, process);
+	else if (comm[0])
+		snprintf(buf, len, "thread %u `%s` of pid %u", tid, comm, pid);
+	else if (process[0])
+		snprintf(buf, len, "thread %u of pid %u `%s`", tid, pid, process);
+	else
+		snprintf(buf, len, "thread %u of pid %u (not traced)", tid, pid);
+}
+
 void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len)
 {
 	const struct tl_thread *t = timeline__thread_latest(c->tl, pid, tid);
@@ -75,10 +99,8 @@ void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, s
 		snprintf(buf, len, "thread %u", tid);
 	else if (!tid)
 		snprintf(buf, len, "an unknown task");
-	else if (pid == tid)
-		snprintf(buf, len, "pid %u (not traced)", pid);
 	else
-		snprintf(buf, len, "thread %u of pid %u (not traced)", tid, pid);
+		untraced_task_name(c, pid, tid, buf, len);
 }
 
 bool rule_stack_site(const struct rule_ctx *c, __u32 stack_id, char *buf, size_t len)

@@ -60,8 +60,9 @@ bool rule_claimed(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cau
 /* Whether any thread of pid had cause claimed. */
 bool rule_claimed_any(const struct rule_ctx *c, __u32 pid, enum cause cause);
 
-/* "thread 4242 `python3`" for a target thread, "pid 900 (not traced)"
- * otherwise, into buf. */
+/* "thread 4242 `python3`" for a target thread; for a task that is not
+ * traced, the names the recording has of it ("pid 900 `ffmpeg`", "thread
+ * 901 `worker` of pid 900 `ffmpeg`"), or "pid 900 (not traced)"; into buf. */
 void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len);
 /* The "file:line function" of a Python stack (the user's own innermost
  * frame); false when it has none. */

@@ -60,7 +60,7 @@ static struct finding *thread_finding(struct rule_ctx *c, const char *rule, cons
 }
 
 /* The items of a list as evidence ([{pid, tid, name, seconds}]) and as
- * prose ("pid 900 (not traced) 70%, ..."), shares of total. */
+ * prose ("pid 900 `ffmpeg` 70%, ..."), shares of total. */
 static int tasks_evidence(struct rule_ctx *c, struct finding *f, const char *key, const struct attr_items *l,
 			  __u64 total)
 {
@@ -88,9 +88,12 @@ static int tasks_evidence(struct rule_ctx *c, struct finding *f, const char *key
 
 /* --- gil_contention ------------------------------------------------------------ */
 
-/* Who held the GIL while a launching thread waited for it: the threads of
- * its process sampled running Python meanwhile (the holder runs, the waiter
- * sleeps), with the stacks they ran. */
+/* Who held the GIL while a thread waited for it. The GIL waits the
+ * scheduler saw name the holder (the attribution's gil_holders); without
+ * them (--gil alone), the threads of its process sampled running Python
+ * meanwhile (the holder runs, the waiter sleeps). Either way the holder's
+ * Python line is the stack it was sampled running while the thread
+ * waited. */
 struct gil_seen {
 	__u32 pid, waiter, holder, stack;
 	__u64 samples;
@@ -100,8 +103,8 @@ struct gil_state {
 	struct rule_ctx *c;
 	struct gil_seen *v;
 	size_t n, cap;
-	bool any_gil_events;
-	bool python;		/* a Python target (its stacks were looked for) */
+	bool any_gil_events;	/* GIL waits measured: --gil, or the scheduler's */
+	bool python;		/* a Python target (its stacks or GIL were looked for) */
 	int err;
 };
 
@@ -134,8 +137,12 @@ static void gil_event(void *ctx, const struct pass_event *e, const struct tl_thr
 {
 	struct gil_state *s = ctx;
 	const struct isr_ev_py_sample *smp = (const void *)e->h;
+	const struct isr_ev_py_status *st = (const void *)e->h;
 
-	if (e->h->type == ISR_EV_GIL)
+	if (e->h->type == ISR_EV_GIL || e->h->type == ISR_EV_GIL_WAIT)
+		s->any_gil_events = true;
+	/* a GIL whose waits are traced: no wait is a finding too */
+	if (e->h->type == ISR_EV_PY_STATUS && st->subject == ISR_PY_SUBJECT_GIL && st->status == ISR_PY_STATUS_SAMPLING)
 		s->any_gil_events = true;
 	if (e->h->type == ISR_EV_PY_STATUS || e->h->type == ISR_EV_PY_SAMPLE)
 		s->python = true;
@@ -144,8 +151,7 @@ static void gil_event(void *ctx, const struct pass_event *e, const struct tl_thr
 	for (size_t i = 0; i < timeline__thread_count(s->c->tl); i++) {
 		const struct tl_thread *w = timeline__thread_at(s->c->tl, i);
 
-		if (w->pid == th->pid && w != th && !w->exited && w->launches &&
-		    timeline__thread_cat(w) == TL_GIL)
+		if (w->pid == th->pid && w != th && !w->exited && timeline__thread_cat(w) == TL_GIL)
 			gil_count(s, th->pid, w->tid, th->tid, smp->stack_id);
 	}
 }
@@ -161,6 +167,57 @@ static void *gil_start(struct rule_ctx *c, struct tl_observer *obs)
 	return s;
 }
 
+/* The threads sampled running Python while t waited, by samples, into
+ * *out (most first). 0 or -ENOMEM. */
+static int gil_sampled_holders(const struct gil_state *s, const struct attr_thread *t, struct attr_items *out)
+{
+	for (size_t k = 0; k < s->n; k++) {
+		const struct gil_seen *g = &s->v[k];
+		__u64 key = (__u64)g->pid << 32 | g->holder;
+		struct attr_item *it = NULL;
+
+		if (g->pid != t->pid || g->waiter != t->tid)
+			continue;
+		for (size_t j = 0; j < out->n && !it; j++)
+			if (out->v[j].key == key)
+				it = &out->v[j];
+		if (!it) {
+			struct attr_item *n = reallocarray(out->v, out->n + 1, sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			out->v = n;
+			it = &out->v[out->n++];
+			it->key = key;
+			it->ns = 0;
+		}
+		it->ns += g->samples;
+	}
+	for (size_t a = 1; a < out->n; a++)
+		for (size_t b = a; b > 0 && out->v[b].ns > out->v[b - 1].ns; b--) {
+			struct attr_item x = out->v[b];
+
+			out->v[b] = out->v[b - 1];
+			out->v[b - 1] = x;
+		}
+	return 0;
+}
+
+/* The stack holder was sampled running most while t waited (0: none). */
+static __u32 gil_holder_stack(const struct gil_state *s, const struct attr_thread *t, __u32 holder)
+{
+	__u64 best = 0;
+	__u32 stack = 0;
+
+	for (size_t k = 0; k < s->n; k++)
+		if (s->v[k].pid == t->pid && s->v[k].waiter == t->tid && s->v[k].holder == holder &&
+		    s->v[k].samples > best) {
+			best = s->v[k].samples;
+			stack = s->v[k].stack;
+		}
+	return stack;
+}
+
 static int gil_finish(void *state, struct rule_ctx *c)
 {
 	struct gil_state *s = state;
@@ -169,14 +226,18 @@ static int gil_finish(void *state, struct rule_ctx *c)
 		return s->err;
 	if (!s->any_gil_events)
 		return s->python ? findings__not_judged(c->out, "gil_contention",
-							  "--gil (GIL waits are measured with uprobes on libpython)") : 0;
+							  "GIL waits: traced by default for CPython 3.10-3.13 whose GIL "
+							  "layout checks out (python.gil says why not; --no-gil-waits "
+							  "turns them off), or --gil (uprobes on libpython)") : 0;
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0, best = 0;
-		struct attr_items holders = { 0 };
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0;
+		struct attr_items sampled = { 0 };
+		const struct attr_items *holders = &t->gil_holders;
+		bool measured = t->gil_holders.n > 0;
 		char who[96], site[PY_SITE_LEN];
-		__u32 best_stack = 0, best_holder = 0;
 		struct finding *f;
+		__u32 stack;
 		int err = 0;
 
 		if (!t->critical)
@@ -188,51 +249,26 @@ static int gil_finish(void *state, struct rule_ctx *c)
 		if (!f)
 			return -ENOMEM;
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		for (size_t k = 0; k < s->n; k++) {
-			const struct gil_seen *g = &s->v[k];
-			struct attr_item *it = NULL;
-
-			if (g->pid != t->pid || g->waiter != t->tid)
-				continue;
-			total += g->samples;
-			for (size_t j = 0; j < holders.n; j++)
-				if (holders.v[j].key == ((__u64)g->pid << 32 | g->holder))
-					it = &holders.v[j];
-			if (!it) {
-				struct attr_item *n = reallocarray(holders.v, holders.n + 1, sizeof(*n));
-
-				if (!n) {
-					free(holders.v);
-					return -ENOMEM;
-				}
-				holders.v = n;
-				it = &holders.v[holders.n++];
-				it->key = (__u64)g->pid << 32 | g->holder;
-				it->ns = 0;
-			}
-			it->ns += g->samples;
-		}
-		for (size_t a = 1; a < holders.n; a++)
-			for (size_t b = a; b > 0 && holders.v[b].ns > holders.v[b - 1].ns; b--) {
-				struct attr_item x = holders.v[b];
-
-				holders.v[b] = holders.v[b - 1];
-				holders.v[b - 1] = x;
-			}
 		err |= finding__say(f, "%s waited %.3f s for the GIL (%.0f%% %s)", who, secs(causes[CAUSE_GIL]),
 				    pct(causes[CAUSE_GIL], base), base_text(c, t));
-		if (holders.n) {
-			best_holder = (__u32)holders.v[0].key;
-			for (size_t k = 0; k < s->n; k++)
-				if (s->v[k].pid == t->pid && s->v[k].waiter == t->tid && s->v[k].holder == best_holder &&
-				    s->v[k].samples > best) {
-					best = s->v[k].samples;
-					best_stack = s->v[k].stack;
-				}
-			err |= finding__say(f, "; sampled holding it meanwhile: ");
-			err |= tasks_evidence(c, f, "holders", &holders, total);
-			ev_set(f->evidence, "holder_samples", ev_u64(total));
-			if (best_stack && rule_stack_site(c, best_stack, site, sizeof(site))) {
+		if (!measured) {
+			if (gil_sampled_holders(s, t, &sampled)) {
+				free(sampled.v);
+				return -ENOMEM;
+			}
+			holders = &sampled;
+		}
+		for (size_t k = 0; k < holders->n; k++)
+			total += holders->v[k].ns;
+		total += holders->rest;
+		if (holders->n) {
+			err |= finding__say(f, measured ? "; held by " : "; sampled holding it meanwhile: ");
+			err |= tasks_evidence(c, f, "holders", holders, total);
+			ev_set(f->evidence, "holder_source", json_string(measured ? "gil_waits" : "samples"));
+			if (!measured)
+				ev_set(f->evidence, "holder_samples", ev_u64(total));
+			stack = gil_holder_stack(s, t, (__u32)holders->v[0].key);
+			if (stack && rule_stack_site(c, stack, site, sizeof(site))) {
 				err |= finding__say(f, " — running `%s`", site);
 				ev_set(f->evidence, "holder_site", json_string(site));
 			}
@@ -241,7 +277,7 @@ static int gil_finish(void *state, struct rule_ctx *c)
 			err |= finding__say(f, "; no other thread of the process was sampled running Python meanwhile "
 					       "(the holder may run native code that keeps the GIL).");
 		}
-		free(holders.v);
+		free(sampled.v);
 		err |= finding__suggest(f, "Keep CPU-heavy Python off the launching process's other threads: move it to "
 					   "worker processes (DataLoader workers, multiprocessing) or to code that "
 					   "releases the GIL (NumPy/PyTorch ops, C extensions).");

@@ -871,6 +871,22 @@ static void thread__gil(struct tstate *t, const struct isr_ev_gil *e, __u64 ts, 
 	t->gil_seen = true;
 }
 
+static int on_gil_wait(void *ctx, const struct isr_ev_gil_wait *e)
+{
+	struct ctx *c = ctx;
+	int err = 0;
+	struct tstate *t = ctx__subject(c, &e->hdr, &err);
+	__u64 ts, end;
+
+	if (!t)
+		return err;
+	ts = ctx__clamp(c, e->hdr.ts_ns);
+	end = ctx__clamp(c, e->hdr.ts_ns + e->duration_ns);
+	t->s.gil_blocked_ns += span(ts, end);
+	t->s.gil_blocks++;
+	return 0;
+}
+
 static int on_gil(void *ctx, const struct isr_ev_gil *e)
 {
 	struct ctx *c = ctx;
@@ -904,6 +920,7 @@ static const struct isr_ev_handlers summary_handlers = {
 	.cuda_call = on_cuda_call,
 	.cuda_name = on_cuda_name,
 	.gil = on_gil,
+	.gil_wait = on_gil_wait,
 	.sampling = on_sampling,
 };
 
@@ -1133,6 +1150,8 @@ static int ctx__finish_threads(struct ctx *c, struct summary *s)
 		}
 		if (t->gil_held_since)
 			t->s.gil_hold_ns += span(t->gil_held_since, t->s.end_ns);
+		if (!t->s.gil_acquisitions)
+			t->s.gil_wait_ns = t->s.gil_blocked_ns;
 		if (!t->s.comm[0]) {
 			const char *comm = process_comm(c->r, t->s.pid);
 

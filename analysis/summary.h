@@ -75,9 +75,14 @@
  *                  bucket of the exact (lower) median, within 0.8% of it
  *                  (exact below 128 ns).
  *
- * Python (isr_ev_gil):
+ * Python (isr_ev_gil, isr_ev_gil_wait):
  *   GIL wait       entry to return of PyEval_RestoreThread: a thread taking
- *                  the GIL back after a call that released it.
+ *                  the GIL back after a call that released it (--gil); for
+ *                  a thread with no such return, its GIL blocked time.
+ *   GIL blocked    the scheduler's GIL waits: from leaving its CPU inside
+ *                  futex() on its interpreter's GIL to being switched back
+ *                  in (every take of the GIL that had to wait, the first
+ *                  of a new thread's too).
  *   GIL hold       from RestoreThread's return (for a thread whose first
  *                  GIL event is a release: from its window start) to its
  *                  next PyEval_SaveThread, or to its exit / the end. An
@@ -128,9 +133,11 @@ struct thread_summary {
 	bool cuda_estimated;		/* its counts include sampled calls */
 	__u64 cuda_sync_ns;
 	__u16 cuda_sync_fns[SUMMARY_SYNC_FNS];	/* most sync time first; 0 ends the list */
-	__u64 gil_wait_ns;		/* in PyEval_RestoreThread, waiting for the GIL */
+	__u64 gil_wait_ns;		/* waiting for the GIL: --gil's when measured, else gil_blocked_ns */
 	__u64 gil_hold_ns;		/* holding the GIL (upper bound, see above) */
 	__u64 gil_acquisitions;		/* PyEval_RestoreThread returns */
+	__u64 gil_blocked_ns;		/* blocked on its GIL (isr_ev_gil_wait: the scheduler's) */
+	__u64 gil_blocks;		/* isr_ev_gil_wait events */
 };
 
 /* The calls of one CUDA function in the whole recording. */

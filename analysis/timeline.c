@@ -138,6 +138,12 @@ struct proc {
 	__u64 sync_entry, sync_return;
 };
 
+/* A task that is not a target, as a task_info event named it. */
+struct task_name {
+	__u32 pid, tid;
+	char comm[16], process_comm[16];
+};
+
 /* What happens at a time no event marks: a device's work ends, a probed
  * interval of a thread ends (so that every span is reported in time order). */
 enum { TIMER_DEV, TIMER_THREAD };
@@ -166,6 +172,10 @@ struct timeline {
 	size_t ntimers, timer_cap;
 	struct tl_other *cpu_curr;	/* the task last seen switched in, per CPU */
 	size_t ncpus;
+	struct htab name_by_tid;	/* tid -> index in names */
+	struct htab name_by_pid;	/* pid -> index in names: the latest of its tasks named */
+	struct task_name *names;	/* one per task: what grows with the tasks seen, not the events */
+	size_t nnames, names_cap;
 	__u64 now;
 	const struct pass *pass;
 };
@@ -250,8 +260,11 @@ static enum tl_cat thr_cat(const struct thr *t, struct tl_other *other, __u16 *f
 	enum tl_cat c = base_cat(t);
 	int best = -1;
 
+	/* of two GIL waits (--gil's and the scheduler's), the one that names
+	 * the holder */
 	for (int i = 0; i < t->nov; i++)
-		if (t->ov[i].cat < c) {
+		if (t->ov[i].cat < c || (best >= 0 && t->ov[i].cat == c && !t->ov[best].other.tid &&
+					 t->ov[i].other.tid)) {
 			c = t->ov[i].cat;
 			best = i;
 		}
@@ -957,6 +970,32 @@ static int on_exec(struct timeline *tl, const struct isr_ev_proc_exec *e, __u64 
 	return 0;
 }
 
+static int on_task_info(struct timeline *tl, const struct isr_ev_task_info *e)
+{
+	struct task_name *n;
+	__u64 idx;
+
+	if (!e->task_tid)
+		return 0;
+	if (htab_u64__get(&tl->name_by_tid, e->task_tid, &idx)) {
+		n = &tl->names[idx];
+	} else {
+		n = grow(tl->names, tl->nnames, &tl->names_cap, sizeof(*tl->names));
+		if (!n)
+			return -ENOMEM;
+		tl->names = n;
+		idx = tl->nnames;
+		if (htab_u64__put(&tl->name_by_tid, e->task_tid, idx))
+			return -ENOMEM;
+		n = &tl->names[tl->nnames++];
+	}
+	n->pid = e->task_pid;
+	n->tid = e->task_tid;
+	copy_comm(n->comm, e->comm);
+	copy_comm(n->process_comm, e->process_comm);
+	return htab_u64__put(&tl->name_by_pid, e->task_pid, idx) ? -ENOMEM : 0;
+}
+
 static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_event *e)
 {
 	const struct isr_ev_cuda_call *c = (const void *)e->h;
@@ -1072,6 +1111,14 @@ static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass
 		return thr_overlay(tl, t, TL_GIL, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
 	}
+	case ISR_EV_GIL_WAIT: {
+		const struct isr_ev_gil_wait *g = (const void *)h;
+		struct tl_other holder = { 0, 0 };
+
+		if ((g->flags & ISR_GIL_WAIT_HOLDER) && g->holder_tid && g->holder_tid != t->pub.tid)
+			holder = (struct tl_other){ h->pid, g->holder_tid };
+		return thr_overlay(tl, t, TL_GIL, clamp(tl, e->start), clamp(tl, e->end), holder, 0);
+	}
 	case ISR_EV_PY_SAMPLE: {
 		const struct isr_ev_py_sample *s = (const void *)h;
 
@@ -1155,6 +1202,9 @@ int timeline__event(struct timeline *tl, const struct pass_event *e)
 	}
 	case ISR_EV_GPU_API:
 		err = on_gpu_api(tl, e);
+		goto out;
+	case ISR_EV_TASK_INFO:
+		err = on_task_info(tl, (const void *)h);
 		goto out;
 	case ISR_EV_GPU_STATUS: {
 		const struct isr_ev_gpu_status *st = (const void *)h;
@@ -1272,6 +1322,9 @@ void timeline__free(struct timeline *tl)
 	htab__free(&tl->by_tid);
 	htab__free(&tl->by_pid);
 	htab__free(&tl->by_dev);
+	htab__free(&tl->name_by_tid);
+	htab__free(&tl->name_by_pid);
+	free(tl->names);
 	free(tl->thr);
 	free(tl->procs);
 	free(tl->devs);
@@ -1342,6 +1395,20 @@ bool timeline__gpu_idle(const struct timeline *tl, __u32 pid, __u64 *since)
 		idle = true;
 	}
 	return idle;
+}
+
+bool timeline__task_name(const struct timeline *tl, __u32 pid, __u32 tid, char comm[16], char process_comm[16])
+{
+	__u64 idx;
+
+	comm[0] = process_comm[0] = '\0';
+	if (tid && htab_u64__get(&tl->name_by_tid, tid, &idx) && tl->names[idx].pid == pid) {
+		copy_comm(comm, tl->names[idx].comm);
+		copy_comm(process_comm, tl->names[idx].process_comm);
+	} else if (htab_u64__get(&tl->name_by_pid, pid, &idx)) {
+		copy_comm(process_comm, tl->names[idx].process_comm);
+	}
+	return comm[0] || process_comm[0];
 }
 
 bool timeline__has_gpu(const struct timeline *tl, __u32 pid)

@@ -159,6 +159,12 @@ void timeline__device(const struct timeline *tl, size_t i, struct tl_device *out
 /* Whether a device of pid is idle now (its last gap is open), and since
  * when (the earliest open gap's start). */
 bool timeline__gpu_idle(const struct timeline *tl, __u32 pid, __u64 *since);
+/* The names of a task that is not a target, from the task_info events fed
+ * so far: its thread name (of tid, when tid is a task of pid named) and its
+ * process's name (from any task of pid named); "" when not known. False
+ * when neither is. */
+bool timeline__task_name(const struct timeline *tl, __u32 pid, __u32 tid, char comm[16], char process_comm[16]);
+
 /* Whether GPU activity was seen for pid (kernels, copies or memsets). */
 bool timeline__has_gpu(const struct timeline *tl, __u32 pid);
 

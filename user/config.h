@@ -58,7 +58,8 @@ struct record_config {
 		size_t lib_count;
 	} cuda;
 	struct {			/* CPython 3.10-3.13 */
-		bool gil;		/* --gil: GIL waits and holds */
+		bool gil;		/* --gil: GIL waits and holds, exactly (uprobes on libpython) */
+		bool gil_waits;		/* GIL waits and their holders, from the scheduler (--no-gil-waits: false) */
 		unsigned int stacks_hz;	/* --py-stacks: stack samples per second and thread on CPU; 0: no stacks */
 		unsigned int launch_every; /* --py-launch-every: the stack of every Nth CUDA launch per CPU; 0: none */
 	} python;

@@ -36,6 +36,7 @@ enum {
 	OPT_LIST_PROBES,
 	OPT_CUDA_LIB,
 	OPT_GIL,
+	OPT_NO_GIL_WAITS,
 	OPT_BUDGET,
 	OPT_LEGACY_UPROBES,
 	OPT_NO_CUPTI,
@@ -150,6 +151,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_GIL:
 		rec->python.gil = true;
+		return 0;
+	case OPT_NO_GIL_WAITS:
+		rec->python.gil_waits = false;
 		return 0;
 	case OPT_BUDGET:
 		if (!strcmp(arg, "off")) {
@@ -282,7 +286,8 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
-	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
+	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits and holds exactly (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
+	{ "no-gil-waits", OPT_NO_GIL_WAITS, NULL, 0, "Do not record the Python GIL waits the scheduler sees (on by default: no probe hit, the holder named)", 0 }, \
 	{ "budget", OPT_BUDGET, "PCT|off", 0, "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and extrapolate", 0 }, \
 	{ "legacy-uprobes", OPT_LEGACY_UPROBES, NULL, 0, "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)", 0 }, \
 	{ "py-stacks", OPT_PY_STACKS, "HZ", OPTION_ARG_OPTIONAL,                                        \

@@ -144,6 +144,13 @@ static int reuse_maps(struct bpf_object *obj, const struct shared_maps *src)
 	return 0;
 }
 
+int tracer__map_fd(const struct tracer *t, const char *name)
+{
+	const struct bpf_map *m = bpf_object__find_map_by_name(t->sched->obj, name);
+
+	return m ? bpf_map__fd(m) : -ENOENT;
+}
+
 int tracer__share_maps(struct tracer *t, struct bpf_object *obj, const char *const *names, size_t n)
 {
 	if (t->nshared == MAX_SHARED)

@@ -41,6 +41,10 @@ struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn,
  * filled. */
 int tracer__load(struct tracer *t, struct bpf_object_skeleton *skel, const char *what, const char *off_option,
 		 char *err, size_t errlen);
+/* A map of the scheduler object that a family fills (py_gils: the GIL
+ * waits its sched_switch program keeps, bpf/gil_wait.bpf.h): its fd, or
+ * -ENOENT. */
+int tracer__map_fd(const struct tracer *t, const char *name);
 /* Objects loaded after this one reuse its maps of these names. */
 int tracer__share_maps(struct tracer *t, struct bpf_object *obj, const char *const *names, size_t n);
 /* Whether uprobes are attached as uprobe_multi links (Linux 6.6+, and not

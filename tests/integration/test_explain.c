@@ -137,20 +137,29 @@ static void test_sync_stall(void **state)
 	assert_int_equal((long long)th_num(json_object_get(f, "evidence"), "synchronizations"), 5);
 }
 
-/* The launcher waits for the GIL the hog holds; the hog is named. */
+/* The launcher waits for the GIL the hog holds: found by default (the
+ * scheduler's GIL waits), the hog named as the holder with its line. */
 static void test_gil_contention(void **state)
 {
 	struct ctx *c = *state;
-	json_t *f, *holders;
+	json_t *f, *ev, *holders;
+	const char *site;
 
 	if (!have_python())
 		skip();
-	record_planted(c, "gil", "--gil");
+	record_planted(c, "gil", NULL);
 	f = finding(c->report, "gil_contention");
 	expect_in_summary(f, "`launcher` waited");
-	holders = json_object_get(json_object_get(f, "evidence"), "holders");
+	expect_in_summary(f, "held by thread");
+	ev = json_object_get(f, "evidence");
+	holders = json_object_get(ev, "holders");
 	assert_true(json_array_size(holders) >= 1);
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(holders, 0), "name")), "`hog`"));
+	assert_string_equal(json_string_value(json_object_get(ev, "holder_source")), "gil_waits");
+	site = json_string_value(json_object_get(ev, "holder_site"));
+	assert_non_null(site);
+	assert_non_null(strstr(site, "py_planted.py:"));
+	assert_non_null(strstr(site, "hog"));
 }
 
 /* Copies into a bytearray are pageable; into cuMemHostAlloc memory not. */
@@ -202,7 +211,8 @@ static void test_page_fault_storm(void **state)
 }
 
 /* A process not traced spins on the CPU the workload's runner uses: the
- * runner waits for that CPU, and the finding names the process. */
+ * runner waits for that CPU, and the finding names the process, by pid and
+ * name (`workload`, the hog's process name). */
 static void test_cpu_contention_names_the_competitor(void **state)
 {
 	struct ctx *c = *state;
@@ -210,6 +220,8 @@ static void test_cpu_contention_names_the_competitor(void **state)
 	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "taskset", "-c", "0", WORKLOAD, "run", "2",
 			 NULL };
 	json_t *f, *who;
+	const char *name = NULL;
+	char want[64];
 	bool named = false;
 	size_t i;
 
@@ -223,11 +235,19 @@ static void test_cpu_contention_names_the_competitor(void **state)
 	expect_in_summary(f, "`runner`");
 	/* the competitor among the tasks that had the CPU (a loaded machine
 	 * has others too) */
-	json_array_foreach(json_object_get(json_object_get(f, "evidence"), "ran_instead"), i, who)
-		named |= (pid_t)th_num(who, "pid") == c->spawned;
+	json_array_foreach(json_object_get(json_object_get(f, "evidence"), "ran_instead"), i, who) {
+		if ((pid_t)th_num(who, "pid") != c->spawned)
+			continue;
+		named = true;
+		name = json_string_value(json_object_get(who, "name"));
+	}
 	if (!named)
 		print_findings(c->report);
 	assert_true(named);
+	snprintf(want, sizeof(want), "pid %d `workload`", (int)c->spawned);
+	print_message("competitor: %s\n", name);
+	assert_string_equal(name, want);
+	expect_in_summary(f, want);
 }
 
 int main(void)

@@ -187,6 +187,14 @@ static const struct field ev_exit[] = {
 	FIELD(isr_ev_proc_exit, comm, "char[16]", "name of the exiting thread, NUL-terminated"),
 };
 
+static const struct field ev_task_info[] = {
+	HDR(isr_ev_task_info),
+	FIELD(isr_ev_task_info, task_pid, "u32", "the task named: its process (tgid)"),
+	FIELD(isr_ev_task_info, task_tid, "u32", "the task named: its thread"),
+	FIELD(isr_ev_task_info, comm, "char[16]", "its thread name, NUL-terminated"),
+	FIELD(isr_ev_task_info, process_comm, "char[16]", "its process's name (the thread-group leader's), NUL-terminated"),
+};
+
 static const struct field ev_rename[] = {
 	HDR(isr_ev_task_rename),
 	FIELD(isr_ev_task_rename, comm, "char[16]", "new name, NUL-terminated"),
@@ -229,6 +237,13 @@ static const struct field ev_gil[] = {
 	FIELD(isr_ev_gil, wait_ns, "u64", "ACQUIRE: entry to return of PyEval_RestoreThread, the wait to take the GIL; RELEASE: 0"),
 	FIELD(isr_ev_gil, kind, "u32", "`ISR_GIL_*`"),
 	FIELD(isr_ev_gil, pad, "u32", "zero"),
+};
+
+static const struct field ev_gil_wait[] = {
+	HDR(isr_ev_gil_wait),
+	FIELD(isr_ev_gil_wait, duration_ns, "u64", "from leaving its CPU, blocked on the GIL, to being switched back in"),
+	FIELD(isr_ev_gil_wait, holder_tid, "u32", "the kernel tid of the GIL's holder when it blocked (`gil->last_holder`); valid with `ISR_GIL_WAIT_HOLDER`"),
+	FIELD(isr_ev_gil_wait, flags, "u32", "`ISR_GIL_WAIT_*`"),
 };
 
 static const struct field ev_sampling[] = {
@@ -371,7 +386,7 @@ static const struct field ev_py_status[] = {
 	HDR(isr_ev_py_status),
 	FIELD(isr_ev_py_status, status, "u32", "`ISR_PY_STATUS_*`"),
 	FIELD(isr_ev_py_status, py_minor, "u16", "3.<py_minor>, 0 when unknown"),
-	FIELD(isr_ev_py_status, pad, "u16", "zero"),
+	FIELD(isr_ev_py_status, subject, "u16", "`ISR_PY_SUBJECT_*`: what the status is about (0, the stacks, in files written before it existed)"),
 	FIELD(isr_ev_py_status, runtime, "u64", "address of _PyRuntime in the target, 0 when not found"),
 	FIELD(isr_ev_py_status, detail, "char[160]", "what was checked, or what did not match; NUL-terminated"),
 };
@@ -395,6 +410,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_proc_fork, "`ISR_EV_PROC_FORK`: a new process or thread. hdr.pid/tid: the parent thread.", ev_fork),
 	STRUCT(isr_ev_proc_exec, "`ISR_EV_PROC_EXEC`: a new program image. hdr.pid/tid: the task after exec (the thread-group leader).", ev_exec),
 	STRUCT(isr_ev_proc_exit, "`ISR_EV_PROC_EXIT`: a thread exits. hdr.pid/tid: the exiting thread.", ev_exit),
+	STRUCT(isr_ev_task_info, "`ISR_EV_TASK_INFO`: the name of a task that is not a target, the first time it took a target thread's CPU or woke one. hdr.pid/tid: that target thread.", ev_task_info),
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
@@ -413,7 +429,8 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_py_sample, "`ISR_EV_PY_SAMPLE`: a capture of the Python stack of thread hdr.tid at hdr.ts_ns. Kind CUDA: taken at the `isr_ev_cuda_call` of the same thread with the same hdr.ts_ns.", ev_py_sample),
 	STRUCT(isr_ev_py_stack, "`ISR_EV_PY_STACK`: an interned stack of process hdr.pid, written once, before the first sample naming it; depth struct isr_py_frame follow (hdr.size = 32 + 16 x depth).", ev_py_stack),
 	STRUCT(isr_ev_py_code, "`ISR_EV_PY_CODE`: a code object of process hdr.pid as read from the live target when a stack first named it; the file name, the qualified name and the line table follow, then zeros to a multiple of 8.", ev_py_code),
-	STRUCT(isr_ev_py_status, "`ISR_EV_PY_STATUS`: whether the Python stacks of process hdr.pid are captured, written once per process image when its interpreter was checked.", ev_py_status),
+	STRUCT(isr_ev_gil_wait, "`ISR_EV_GIL_WAIT`: a thread of a CPython 3.10-3.13 target blocked in futex() on its interpreter's GIL (seen by the scheduler, on by default). hdr.ts_ns: when it left its CPU.", ev_gil_wait),
+	STRUCT(isr_ev_py_status, "`ISR_EV_PY_STATUS`: whether the Python stacks (subject STACKS) or the GIL waits (subject GIL) of process hdr.pid are captured, written once per process image and subject when its interpreter was checked.", ev_py_status),
 };
 
 /* ---- constants ---------------------------------------------------------------- */
@@ -524,6 +541,11 @@ static const struct constant py_statuses[] = {
 	CONST(ISR_PY_STATUS_UNSUPPORTED, "unsupported", "no known layout for this version or build: no stacks"),
 };
 
+static const struct constant py_subjects[] = {
+	CONST(ISR_PY_SUBJECT_STACKS, "stacks", "the Python stacks: the report's `python.processes[]`"),
+	CONST(ISR_PY_SUBJECT_GIL, "gil_waits", "the GIL waits the scheduler sees: the report's `python.gil[]`"),
+};
+
 static const struct constant gil_kinds[] = {
 	CONST(ISR_GIL_ACQUIRE, "PyEval_RestoreThread", "the thread took the GIL; wait_ns is how long it waited"),
 	CONST(ISR_GIL_RELEASE, "PyEval_SaveThread", "the thread releases the GIL"),
@@ -546,6 +568,8 @@ static const struct constant event_flags[] = {
 	CONST(ISR_PY_STACK_TRUNCATED, NULL, "py_stack: deeper than 64 frames, the outermost are missing"),
 	CONST(ISR_PY_STACK_INVALID, NULL, "py_stack: the walk met a frame whose code is not a code object and stopped there"),
 	CONST(ISR_PY_CODE_LINETABLE_CUT, NULL, "py_code: the line table was cut to fit the record; later lines unknown"),
+	CONST(ISR_GIL_WAIT_HOLDER, NULL, "gil_wait: holder_tid is known"),
+	CONST(ISR_GIL_WAIT_MUTEX, NULL, "gil_wait: it blocked on the GIL's mutex, not on its condition variable"),
 };
 
 #define SOURCE_ROW(ID, name, value, meaning) CONST(ISR_SRC_##ID, #name, meaning),
@@ -609,7 +633,8 @@ static const struct const_doc const_tables[] = {
 	CONSTS("GPU API kinds (`isr_ev_gpu_api.api`)", NULL, 0, "api", "name", gpu_apis),
 	CONSTS("GPU batch limits", NULL, 0, "value", NULL, gpu_limits),
 	CONSTS("Python capture kinds (`isr_ev_py_sample.kind`)", NULL, 0, "kind", "name", py_kinds),
-	CONSTS("Python stack status (`isr_ev_py_status.status`)", "Name: the report's `python.processes[].stacks`.", 0, "status", "name", py_statuses),
+	CONSTS("Python stack status (`isr_ev_py_status.status`)", "Name: the report's `python.processes[].stacks` (subject STACKS); for subject GIL `sampling` reads `traced` (`python.gil[].gil_waits`).", 0, "status", "name", py_statuses),
+	CONSTS("Python status subjects (`isr_ev_py_status.subject`)", NULL, 0, "subject", "name", py_subjects),
 	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
 	CONSTS("CUDA function families (`format/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
 	CONSTS("Copy directions (aux of the COPY families, args[3] of their calls)", NULL, 0, "value", "name", copy_directions),

@@ -123,6 +123,39 @@ static void python_stack(struct synth *b)
 	ev_py_stack(b, T0, PID, 1, 1, &code);
 }
 
+/* A GIL wait the scheduler saw: tid blocked on its GIL at ts for dur,
+ * while holder (0: unknown) held it. */
+static void ev_gil_wait(struct synth *b, __u64 ts, __u32 tid, __u64 dur, __u32 holder)
+{
+	struct isr_ev_gil_wait *e = synth__event(b, ISR_EV_GIL_WAIT, sizeof(*e), ts, PID, tid);
+
+	e->duration_ns = dur;
+	e->holder_tid = holder;
+	e->flags = holder ? ISR_GIL_WAIT_HOLDER : 0;
+}
+
+/* The GIL of the process was found: its waits are traced. */
+static void gil_traced(struct synth *b)
+{
+	struct isr_ev_py_status *e = synth__event(b, ISR_EV_PY_STATUS, sizeof(*e), T0, PID, PID);
+
+	e->status = ISR_PY_STATUS_SAMPLING;
+	e->subject = ISR_PY_SUBJECT_GIL;
+	e->py_minor = 12;
+}
+
+/* A task that is not traced, named when it took thread tid's CPU. */
+static void ev_task_info(struct synth *b, __u64 ts, __u32 tid, __u32 task_pid, __u32 task_tid, const char *comm,
+			 const char *process_comm)
+{
+	struct isr_ev_task_info *e = synth__event(b, ISR_EV_TASK_INFO, sizeof(*e), ts, PID, tid);
+
+	e->task_pid = task_pid;
+	e->task_tid = task_tid;
+	strncpy(e->comm, comm, sizeof(e->comm) - 1);
+	strncpy(e->process_comm, process_comm, sizeof(e->process_comm) - 1);
+}
+
 /* --- healthy ------------------------------------------------------------------------ */
 
 /* A GPU-bound loop without GPU activity: every 10 ms, 5 launches, then a
@@ -194,24 +227,123 @@ static void test_gil_contention(void **state)
 	synth__free(b);
 }
 
-/* Preempted by pid 900 (not traced) for 20 x 10 ms. */
-static void test_cpu_contention(void **state)
+/* The scheduler's GIL waits name the holder: 3 waits of 100 ms of a
+ * thread of a process that launched nothing (it waits, it hardly runs)
+ * while thread 102 holds the GIL running collate(); thread 103, sampled
+ * running Python too, held nothing. */
+static void test_gil_contention_holder_named(void **state)
 {
 	struct synth *b = job(1000 * MS);
 	const struct finding *f;
 	struct analysis *a;
+	json_t *holders;
 
 	(void)state;
-	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
-	for (int i = 0; i < 20; i++) {
-		__u64 t = T0 + 10 * MS + (__u64)i * 40 * MS;
+	python_stack(b);
+	gil_traced(b);
+	blocked(b, T0 + 1 * MS, T0 + 100 * MS, LAUNCHER, 0, 0);
+	for (int i = 0; i < 3; i++) {
+		__u64 t = T0 + 100 * MS + (__u64)i * 300 * MS;
 
-		ev_switch(b, t, PID, LAUNCHER, 900, 900, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
-		ev_switch(b, t + 10 * MS, 900, 900, PID, LAUNCHER, 0, 0);
+		ev_gil_wait(b, t, LAUNCHER, 100 * MS, OTHER);
+		blocked(b, t, t + 100 * MS, LAUNCHER, PID, OTHER);
+		blocked(b, t + 100 * MS + 10 * US, t + 300 * MS, LAUNCHER, 0, 0);
+		for (int k = 0; k < 10; k++) {
+			ev_py_sample(b, t + 5 * MS + (__u64)k * 10 * MS, PID, OTHER, 1, ISR_PY_KIND_TIMER);
+			ev_py_sample(b, t + 6 * MS + (__u64)k * 10 * MS, PID, 103, 1, ISR_PY_KIND_TIMER);
+		}
 	}
 	a = analyze(b);
-	f = expect(a, "cpu_contention", LAUNCHER, 0.2);
-	expect_text(f, "pid 900 (not traced) 100%");
+	f = expect(a, "gil_contention", LAUNCHER, 0.3);
+	expect_text(f, "held by thread 102 `augment` 100%");
+	expect_text(f, "running `/home/u/train.py:88 collate`");
+	assert_string_equal(json_string_value(json_object_get(f->evidence, "holder_source")), "gil_waits");
+	holders = json_object_get(f->evidence, "holders");
+	assert_int_equal(json_array_size(holders), 1);
+	assert_true(fabs(json_real_value(json_object_get(json_array_get(holders, 0), "seconds")) - 0.3) < 0.001);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The GIL traced, no thread waited for it: judged, nothing found. */
+static void test_gil_traced_no_contention(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	python_stack(b);
+	gil_traced(b);
+	ev_gil_wait(b, T0 + 100 * MS, LAUNCHER, 1 * MS, OTHER);
+	for (int i = 0; i < 10; i++)
+		ev_py_sample(b, T0 + (__u64)i * 90 * MS, PID, LAUNCHER, 1, ISR_PY_KIND_TIMER);
+	a = analyze(b);
+	assert_null(find_rule(a, "gil_contention", 0));
+	for (size_t i = 0; i < a->ex->findings.nnj; i++)
+		assert_string_not_equal(a->ex->findings.nj[i].rule, "gil_contention");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Preempted by pid 900 for 20 x 10 ms: named by pid when nothing named it,
+ * by its name when the recording has it (task_info). */
+static void test_cpu_contention(void **state)
+{
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	for (int named = 0; named < 2; named++) {
+		struct synth *b = job(1000 * MS);
+
+		ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		for (int i = 0; i < 20; i++) {
+			__u64 t = T0 + 10 * MS + (__u64)i * 40 * MS;
+
+			ev_switch(b, t, PID, LAUNCHER, 900, 901, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+			if (named && i == 0)
+				ev_task_info(b, t, LAUNCHER, 900, 901, "ffmpeg-enc", "ffmpeg");
+			ev_switch(b, t + 10 * MS, 900, 901, PID, LAUNCHER, 0, 0);
+		}
+		a = analyze(b);
+		f = expect(a, "cpu_contention", LAUNCHER, 0.2);
+		expect_text(f, named ? "the CPU went to pid 900 `ffmpeg` 100%" : "pid 900 (not traced) 100%");
+		analysis__free(a);
+		synth__free(b);
+	}
+}
+
+/* Names of tasks that are not traced, as the report writes them. */
+static void test_untraced_task_names(void **state)
+{
+	struct synth *b = job(100 * MS);
+	struct rule_ctx c = { 0 };
+	struct analysis *a;
+	char buf[96];
+
+	(void)state;
+	ev_task_info(b, T0 + 1 * MS, LAUNCHER, 900, 901, "ffmpeg-enc", "ffmpeg");
+	ev_task_info(b, T0 + 2 * MS, LAUNCHER, 77, 77, "kworker/0:1", "kworker/0:1");
+	ev_task_info(b, T0 + 3 * MS, LAUNCHER, 500, 501, "a`b", "");
+	a = analyze(b);
+	c.tl = a->ex->tl;
+	c.r = &b->rec;
+	rule_task_name(&c, 900, 900, buf, sizeof(buf));
+	assert_string_equal(buf, "pid 900 `ffmpeg`");
+	rule_task_name(&c, 900, 901, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 901 `ffmpeg-enc` of pid 900 `ffmpeg`");
+	rule_task_name(&c, 900, 902, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 902 of pid 900 `ffmpeg`");
+	rule_task_name(&c, 77, 77, buf, sizeof(buf));
+	assert_string_equal(buf, "pid 77 `kworker/0:1`");
+	rule_task_name(&c, 500, 501, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 501 `a'b` of pid 500");
+	rule_task_name(&c, 600, 600, buf, sizeof(buf));
+	assert_string_equal(buf, "pid 600 (not traced)");
+	rule_task_name(&c, 600, 601, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 601 of pid 600 (not traced)");
+	rule_task_name(&c, PID, LAUNCHER, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 101 `trainer`");
 	analysis__free(a);
 	synth__free(b);
 }
@@ -690,7 +822,10 @@ int main(void)
 		cmocka_unit_test(test_healthy_gpu_bound_host_view),
 		cmocka_unit_test(test_healthy_gpu_busy),
 		cmocka_unit_test(test_gil_contention),
+		cmocka_unit_test(test_gil_contention_holder_named),
+		cmocka_unit_test(test_gil_traced_no_contention),
 		cmocka_unit_test(test_cpu_contention),
+		cmocka_unit_test(test_untraced_task_names),
 		cmocka_unit_test(test_page_fault_storm),
 		cmocka_unit_test(test_blocked_on_thread),
 		cmocka_unit_test(test_sync_stall_host_view),

@@ -377,12 +377,14 @@ static void test_json_contract(void **state)
 		assert_real(t, "gil_wait_s", (double)ts->gil_wait_ns / 1e9);
 		assert_real(t, "gil_hold_s", (double)ts->gil_hold_ns / 1e9);
 		assert_int(t, "gil_acquisitions", (json_int_t)ts->gil_acquisitions);
+		assert_real(t, "gil_blocked_s", (double)ts->gil_blocked_ns / 1e9);
+		assert_int(t, "gil_blocks", (json_int_t)ts->gil_blocks);
 		/* no Python stacks in this recording: the fields are there, empty */
 		assert_int(t, "py_samples", 0);
 		assert_int_equal(json_array_size(get(t, "py_functions")), 0);
 		assert_int_equal(json_array_size(get(t, "py_stacks")), 0);
 		assert_true(json_is_null(get(t, "top_waker")));
-		assert_int_equal(json_object_size(t), 30);
+		assert_int_equal(json_object_size(t), 32);
 	}
 	assert_real(json_array_get(threads, 1), "cuda_sync_s", 0.4);
 	assert_int(json_array_get(threads, 1), "cuda_calls", 1200);
@@ -423,8 +425,9 @@ static void test_json_contract(void **state)
 	assert_str(json_array_get(kernels, 49), "name", "k49");
 	/* no Python stacks: the section is there, empty */
 	t = get(root, "python");
-	assert_int_equal(json_object_size(t), 5);
+	assert_int_equal(json_object_size(t), 6);
 	assert_int_equal(json_array_size(get(t, "processes")), 0);
+	assert_int_equal(json_array_size(get(t, "gil")), 0);
 	assert_int(t, "sampled_stacks", 0);
 	assert_int(t, "cuda_call_stacks", 0);
 	assert_int_equal(json_array_size(get(t, "sync_sites")), 0);
@@ -895,10 +898,11 @@ static void test_markdown_gil(void **state)
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, "## Python GIL\n"));
 	/* most GIL wait first; loader, with no GIL events, not in the table */
-	assert_non_null(strstr(md, "| 300 | 300 | python3 | 0.150 | 0.600 | 30 |\n"));
-	assert_non_null(strstr(md, "| 300 | 302 | pt_main_thread | 0.080 | 0.250 | 10 |\n"));
-	assert_true(strstr(md, "| 300 | 300 | python3 | 0.150") < strstr(md, "| 300 | 302 | pt_main_thread | 0.080"));
-	assert_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0.000 | 0 |"));
+	assert_non_null(strstr(md, "| 300 | 300 | python3 | 0.000 | 0 | 0.150 | 0.600 | 30 |\n"));
+	assert_non_null(strstr(md, "| 300 | 302 | pt_main_thread | 0.000 | 0 | 0.080 | 0.250 | 10 |\n"));
+	assert_true(strstr(md, "| 300 | 300 | python3 | 0.000 | 0 | 0.150") <
+		    strstr(md, "| 300 | 302 | pt_main_thread | 0.000 | 0 | 0.080"));
+	assert_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0 | 0.000 | 0.000 | 0 |"));
 	assert_non_null(strstr(md, "| PyEval_RestoreThread | 40 |\n"));
 	assert_non_null(strstr(md, "| PyEval_SaveThread | 38 |\n"));
 	assert_null(strstr(md, "types unknown to this version"));
@@ -907,7 +911,15 @@ static void test_markdown_gil(void **state)
 	/* a thread seen only releasing the GIL held it: listed with no acquisitions */
 	f->threads[0].gil_hold_ns = 40 * MS;
 	md = render(report__write_markdown, f);
-	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0.040 | 0 |\n"));
+	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0 | 0.000 | 0.040 | 0 |\n"));
+	free(md);
+
+	/* the scheduler's GIL waits alone (no --gil): blocked, and the wait */
+	f->threads[0].gil_hold_ns = 0;
+	f->threads[0].gil_blocked_ns = f->threads[0].gil_wait_ns = 70 * MS;
+	f->threads[0].gil_blocks = 7;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.070 | 7 | 0.070 | 0.000 | 0 |\n"));
 	free(md);
 	free(f);
 }
