@@ -341,7 +341,8 @@ const struct rule rule_launch_bound = {
 /* Copies between the GPU and pageable host memory. With GPU activity the
  * copy records say so; without, a copy's host pointer is checked against
  * the pinned memory the recording knows: pinned allocations made while
- * recording and mappings of the NVIDIA device files in the memory map
+ * recording, host memory the program registered (page-locked) while
+ * recording, and mappings of the NVIDIA device files in the memory map
  * (pinned memory allocated before). */
 struct region {
 	__u32 pid;
@@ -481,11 +482,15 @@ static void copy_call(struct copy_state *s, const struct pass_event *e, const st
 	struct copy_tally *t;
 	__u64 host;
 
-	if (fn->family == ISR_CUDA_FAM_ALLOC && fn->aux == ISR_ALLOC_HOST && ok && (call->flags & ISR_CUDA_RETURNED)) {
+	/* pinned by the driver (cuMemHostAlloc, cuMemAllocHost) or
+	 * page-locked where the program allocated it (cuMemHostRegister) */
+	if (((fn->family == ISR_CUDA_FAM_ALLOC && fn->aux == ISR_ALLOC_HOST) || fn->family == ISR_CUDA_FAM_REGISTER) &&
+	    ok && (call->flags & ISR_CUDA_RETURNED)) {
 		s->err = region_add(s, call->hdr.pid, call->args[0], call->args[0] + call->args[1]);
 		return;
 	}
-	if (fn->family == ISR_CUDA_FAM_FREE && fn->aux == ISR_ALLOC_HOST && ok) {
+	if (((fn->family == ISR_CUDA_FAM_FREE && fn->aux == ISR_ALLOC_HOST) || fn->family == ISR_CUDA_FAM_UNREGISTER) &&
+	    ok) {
 		region_del(s, call->hdr.pid, call->args[0]);
 		return;
 	}

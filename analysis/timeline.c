@@ -985,6 +985,8 @@ static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_ev
 	case ISR_CUDA_FAM_VMM_RELEASE:
 	case ISR_CUDA_FAM_VMM_MAP:
 	case ISR_CUDA_FAM_VMM_UNMAP:
+	case ISR_CUDA_FAM_REGISTER:
+	case ISR_CUDA_FAM_UNREGISTER:
 		cat = TL_CUDA_MEM;
 		break;
 	default:

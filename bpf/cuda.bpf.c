@@ -480,6 +480,16 @@ static __always_inline int cuda_return(struct pt_regs *ctx, __u8 family)
 		e->args[2] = ent->args[2];
 		e->args[3] = aux;
 		break;
+	case ISR_CUDA_FAM_REGISTER:
+		/* (p, bytesize, Flags) */
+		e->args[0] = ent->args[0];
+		e->args[1] = ent->args[1];
+		e->args[2] = (__u32)ent->args[2];
+		break;
+	case ISR_CUDA_FAM_UNREGISTER:
+		/* (p) */
+		e->args[0] = ent->args[0];
+		break;
 	}
 	bpf_map_delete_elem(&cuda_inflight, &key);
 	submit_bulk(e);

@@ -274,6 +274,8 @@ _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, pad) == 52, "page_fa
  *   VMM_RELEASE        handle
  *   VMM_MAP            address, size, offset, handle
  *   VMM_UNMAP          address, size
+ *   REGISTER           address, bytes, flags
+ *   UNREGISTER         address
  */
 struct isr_ev_cuda_call {
 	struct isr_ev_hdr hdr;

@@ -368,6 +368,14 @@ static void check_call(struct checker *ck, const struct isr_ev_cuda_call *e)
 		EXPECT("address", e->args[0], PLAN_VMM_VA(i));
 		EXPECT("size", e->args[1], 0x200000);
 		break;
+	case ISR_CUDA_FAM_REGISTER:
+		EXPECT("address", e->args[0], PLAN_REGISTER_ADDR(f, i));
+		EXPECT("bytes", e->args[1], PLAN_REGISTER_BYTES(i));
+		EXPECT("flags", e->args[2], PLAN_REGISTER_FLAGS);
+		break;
+	case ISR_CUDA_FAM_UNREGISTER:
+		EXPECT("address (the range registered)", e->args[0], plan_unregister_addr(i));
+		break;
 	default:
 		mismatch(ck, f, i, "family", fam, 0);
 		break;
@@ -674,7 +682,7 @@ static void test_list_probes(void **state)
 	o = th_slurp(out);
 	assert_non_null(o);
 	assert_non_null(strstr(o, "libcuda.so.1 candidates"));
-	assert_non_null(strstr(o, "65 of 65 functions"));
+	assert_non_null(strstr(o, "68 of 68 functions"));
 	for (i = 0; i < sizeof(endbr) / sizeof(endbr[0]); i++)
 		assert_non_null(strstr(probe_line(o, endbr[i], line, sizeof(line)), "after endbr64 (+4)"));
 	for (i = 0; i < sizeof(stepped) / sizeof(stepped[0]); i++)

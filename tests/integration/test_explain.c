@@ -153,7 +153,8 @@ static void test_gil_contention(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(holders, 0), "name")), "`hog`"));
 }
 
-/* Copies into a bytearray are pageable; into cuMemHostAlloc memory not. */
+/* Copies into a bytearray are pageable; into cuMemHostAlloc memory, or a
+ * bytearray registered with cuMemHostRegister_v2, not. */
 static void test_pageable_copies_without_gpu(void **state)
 {
 	struct ctx *c = *state;

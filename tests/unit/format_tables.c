@@ -572,6 +572,8 @@ static const struct constant cuda_families[] = {
 	CONST(ISR_CUDA_FAM_NAME, "NAME", "+ret, names a kernel: (out handle, owner, const char *name); emits cuda_name"),
 	CONST(ISR_CUDA_FAM_ALIAS, "ALIAS", "+ret, a function of a named kernel: (out function, kernel); emits cuda_name"),
 	CONST(ISR_CUDA_FAM_COPY_SYNC, "COPY_SYNC", "+ret, synchronous copy, timed: (dst, src, bytes)"),
+	CONST(ISR_CUDA_FAM_REGISTER, "REGISTER", "+ret, page-locks host memory the program allocated: (pointer, bytes, flags)"),
+	CONST(ISR_CUDA_FAM_UNREGISTER, "UNREGISTER", "+ret, unlocks registered host memory: (pointer)"),
 };
 
 static const struct constant copy_directions[] = {

@@ -447,6 +447,40 @@ static void test_pageable_memcpy_host(void **state)
 	synth__free(b);
 }
 
+/* Without GPU activity: a buffer the program page-locked with
+ * cuMemHostRegister_v2 is pinned until its cuMemHostUnregister: 10 copies
+ * into it while registered (1 ms), 100 after (2 ms) are pageable. */
+static void test_pageable_memcpy_registered(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct isr_ev_cuda_call *e;
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	e = ev_call(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemHostRegister_v2, 0, 100 * US);
+	e->args[0] = 0x600000000ULL;
+	e->args[1] = 64 * MIB;
+	for (int i = 0; i < 110; i++) {
+		if (i == 10) {
+			e = ev_call(b, T0 + 10 * MS + (__u64)i * 8 * MS - 3 * MS, PID, LAUNCHER,
+				    ISR_CUDA_FN_cuMemHostUnregister, 0, 100 * US);
+			e->args[0] = 0x600000000ULL;
+		}
+		e = ev_call(b, T0 + 10 * MS + (__u64)i * 8 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyHtoD_v2, 0,
+			    (i < 10 ? 1 : 2) * MS);
+		e->args[0] = 0x7000000000ULL;
+		e->args[1] = 0x600000000ULL + (__u64)(i % 10) * 4 * MIB;
+		e->args[2] = 4 * MIB;
+	}
+	a = analyze(b);
+	f = expect(a, "pageable_memcpy", 0, 0.1);
+	expect_text(f, "100 copies");
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "host_to_device")), 100);
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* --- memory and errors --------------------------------------------------------------------- */
 
 /* 240 MiB allocated while recorded, still held when the process exits. */
@@ -699,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_launch_bound),
 		cmocka_unit_test(test_pageable_memcpy_gpu),
 		cmocka_unit_test(test_pageable_memcpy_host),
+		cmocka_unit_test(test_pageable_memcpy_registered),
 		cmocka_unit_test(test_memory_held_at_exit),
 		cmocka_unit_test(test_memory_growth),
 		cmocka_unit_test(test_cuda_errors),
