@@ -35,12 +35,19 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Python call sites (--py-stacks; 0: none): the Python stack of every
- * synchronization that lasted PY_SYNC_MIN_NS or more and of every
- * py_launch_every-th launch on each CPU is emitted with the call's time
- * (bpf/py_stacks.bpf.h). A capture costs about 0.25 us per frame: polling
- * queries that return at once are not worth one. */
+ * synchronization that lasted PY_SYNC_MIN_NS or more, of every
+ * py_launch_every-th launch on each CPU, and of device memory allocations
+ * (at most PY_ALLOC_PER_WINDOW per PY_ALLOC_WINDOW_NS on each CPU) is
+ * emitted with the call's time (bpf/py_stacks.bpf.h). A capture costs about
+ * 0.25 us per frame: polling queries that return at once are not worth one;
+ * an allocation is (PyTorch's caching allocator calls the driver seldom,
+ * and the report names the line that allocated what a process held), but
+ * a program that allocates at a high rate (no caching allocator) is not
+ * charged a capture for each. */
 const volatile __u32 py_launch_every = 0;
-#define PY_SYNC_MIN_NS	20000
+#define PY_SYNC_MIN_NS		20000
+#define PY_ALLOC_WINDOW_NS	100000000ULL
+#define PY_ALLOC_PER_WINDOW	50
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -48,6 +55,41 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } py_launch_count SEC(".maps");
+
+struct alloc_window {
+	__u64 start;
+	__u32 captures;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct alloc_window);
+} py_alloc_window SEC(".maps");
+
+/* The stack of a device memory allocation that succeeded, taken with its
+ * entry's time, while this CPU's window has captures left. */
+static __always_inline void py_at_alloc(__u64 id, __u64 start, __u64 now)
+{
+	struct alloc_window *w;
+	__u32 zero = 0;
+
+	if (!py_launch_every)
+		return;
+	w = bpf_map_lookup_elem(&py_alloc_window, &zero);
+	if (!w)
+		return;
+	if (now - w->start >= PY_ALLOC_WINDOW_NS) {
+		w->start = now;
+		w->captures = 0;
+	}
+	if (w->captures >= PY_ALLOC_PER_WINDOW)
+		return;
+	w->captures++;
+	py_capture(id, start, ISR_PY_KIND_CUDA);
+}
 
 static __always_inline void py_at_launch(__u64 id, __u64 ts)
 {
@@ -496,6 +538,8 @@ static __always_inline int cuda_return(struct pt_regs *ctx, __u8 family)
 	if (py_launch_every && (family == ISR_CUDA_FAM_SYNC || family == ISR_CUDA_FAM_COPY_SYNC) &&
 	    now - start >= PY_SYNC_MIN_NS)
 		py_capture(id, start, ISR_PY_KIND_CUDA);
+	else if (family == ISR_CUDA_FAM_ALLOC && aux != ISR_ALLOC_HOST && status == 0)
+		py_at_alloc(id, start, now);
 	return 0;
 }
 

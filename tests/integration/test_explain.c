@@ -168,11 +168,29 @@ static void test_pageable_copies_without_gpu(void **state)
 	assert_int_equal((long long)th_num(json_object_get(f, "evidence"), "device_to_host"), 100);
 }
 
-/* 240 MiB allocated and never freed: held at exit. */
+/* The line of path that holds needle: "py_planted.py:LINE" into out. */
+static void script_line(const char *path, const char *needle, char *out, size_t len)
+{
+	char *text = th_slurp(path), *at;
+	int line = 1;
+
+	assert_non_null(text);
+	at = strstr(text, needle);
+	assert_non_null(at);
+	for (char *p = text; p < at; p++)
+		line += *p == '\n';
+	snprintf(out, len, "%s:%d", strrchr(path, '/') + 1, line);
+	free(text);
+}
+
+/* 240 MiB allocated and never freed: held at exit, with the Python line
+ * that allocated it (a stack captured at the allocation). */
 static void test_memory_held_at_exit(void **state)
 {
 	struct ctx *c = *state;
-	json_t *f, *procs, *p;
+	json_t *f, *procs, *p, *site;
+	const char *named;
+	char line[64];
 	size_t i;
 	bool seen = false;
 
@@ -186,6 +204,13 @@ static void test_memory_held_at_exit(void **state)
 		if (th_num(p, "device_memory_held_at_exit_bytes") == (double)(240LL << 20))
 			seen = true;
 	assert_true(seen);
+	script_line(PLANTED, "cuda.cuMemAlloc_v2(ctypes.byref(ptr), 240 << 20)", line, sizeof(line));
+	site = json_array_get(json_object_get(json_object_get(f, "evidence"), "sites"), 0);
+	assert_int_equal((long long)th_num(site, "bytes"), 240LL << 20);
+	named = json_string_value(json_object_get(site, "site"));
+	if (!named || !strstr(named, line) || !strstr(named, "held"))
+		fail_msg("the allocation's site is %s, not %s held()", named ? named : "unknown", line);
+	expect_in_summary(f, line);
 }
 
 /* Page faults: the C workload's "toucher" writes 60,000 fresh pages. */
