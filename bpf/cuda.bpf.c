@@ -3,11 +3,13 @@
  * CUDA driver API calls of target processes, from uprobes on libcuda.
  *
  * Every probed function is one line of format/cuda_funcs.h; its line travels
- * as the attach cookie (format/cuda_cookie.h), so three programs serve every
+ * as the attach cookie (format/cuda_cookie.h), so a few programs serve every
  * function: cuda_hot (the entry of every entry-only family), cuda_enter and
- * cuda_ret (entry and return of the "+ret" families). Exactly one entry
- * program runs per probed address (kernel 6.18 loses most hits when two
- * entry programs share an address).
+ * cuda_ret (entry and return of the "+ret" families), and cuda_learn_enter
+ * and cuda_learn_ret (those of cuKernelGetFunction, which the recorder
+ * releases once it teaches nothing new). Exactly one entry program runs
+ * per probed address (kernel 6.18 loses most hits when two entry programs
+ * share an address).
  *
  * Entry-only families (launches, graph launches, async copies, memsets)
  * emit their event at entry: one probe hit per call on the hot path. They
@@ -379,9 +381,8 @@ int cuda_hot(struct pt_regs *ctx)
 
 /* --- "+ret" families -------------------------------------------------------- */
 
-/* The entry of every "+ret" family: remember when and with what. */
-SEC("uprobe")
-int cuda_enter(struct pt_regs *ctx)
+/* The entry of a "+ret" family: remember when and with what. */
+static __always_inline int remember_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct cuda_key key;
@@ -401,6 +402,13 @@ int cuda_enter(struct pt_regs *ctx)
 	if (bpf_map_update_elem(&cuda_inflight, &key, &ent, BPF_ANY))
 		count_drop(ISR_SRC_CUDA_INFLIGHT);
 	return 0;
+}
+
+/* The entry of every "+ret" family but ALIAS. */
+SEC("uprobe")
+int cuda_enter(struct pt_regs *ctx)
+{
+	return remember_entry(ctx);
 }
 
 static __always_inline __u64 read_user_u64(__u64 addr)
@@ -543,10 +551,29 @@ static __always_inline int cuda_return(struct pt_regs *ctx, __u8 family)
 	return 0;
 }
 
-/* One return program for every "+ret" family: the family travels in the
- * attach cookie like the function does. */
+/* One return program for every "+ret" family but ALIAS: the family
+ * travels in the attach cookie like the function does. */
 SEC("uretprobe")
 int cuda_ret(struct pt_regs *ctx)
 {
 	return cuda_return(ctx, ISR_CUDA_COOKIE_FAMILY(bpf_get_attach_cookie(ctx)));
+}
+
+/*
+ * ALIAS (cuKernelGetFunction): the same work in programs of their own.
+ * The CUDA runtime calls it once per launch, to learn a handle mapping
+ * that never changes: the recorder releases these two once the calls
+ * teach nothing new, and attaches them again when a kernel is named or a
+ * while later (user/family_cuda.c).
+ */
+SEC("uprobe")
+int cuda_learn_enter(struct pt_regs *ctx)
+{
+	return remember_entry(ctx);
+}
+
+SEC("uretprobe")
+int cuda_learn_ret(struct pt_regs *ctx)
+{
+	return cuda_return(ctx, ISR_CUDA_FAM_ALIAS);
 }
