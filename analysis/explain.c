@@ -6,8 +6,8 @@
 #include "explain.h"
 #include "rules.h"
 
-extern const struct rule rule_gil_contention, rule_cpu_contention, rule_page_fault_storm, rule_blocked_on_thread,
-	rule_allocator_churn, rule_sync_stall, rule_launch_bound, rule_pageable_memcpy, rule_device_memory_leak,
+extern const struct rule rule_gil_contention, rule_cpu_contention, rule_page_fault_storm, rule_host_memory_pressure,
+	rule_blocked_on_thread, rule_allocator_churn, rule_sync_stall, rule_launch_bound, rule_pageable_memcpy, rule_device_memory_leak,
 	rule_gpu_idle, rule_host_bound, rule_cuda_errors;
 
 /* The causes a thread's time splits into are claimed by the specific rules
@@ -16,6 +16,7 @@ const struct rule *const rules_all[] = {
 	&rule_gil_contention,
 	&rule_cpu_contention,
 	&rule_page_fault_storm,
+	&rule_host_memory_pressure,
 	&rule_blocked_on_thread,
 	&rule_allocator_churn,
 	&rule_sync_stall,

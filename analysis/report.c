@@ -1048,6 +1048,8 @@ static const char *const drop_advice[ISR_SRC_MAX] = {
 			      "incomplete: increase --ringbuf-size (default 32 MiB) or lower --py-stacks",
 	[ISR_SRC_PY_CODE] = "Python code objects the recorder could not read (their process exited or "
 			    "freed them first): their frames have no file and line",
+	[ISR_SRC_RECLAIM] = "direct-reclaim events lost, reclaim times are too low: increase "
+			    "--ringbuf-size (default 32 MiB) or trace fewer targets",
 };
 
 static void md__warnings(struct md *m, const struct recording *r, const struct summary *s)

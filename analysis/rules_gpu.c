@@ -685,6 +685,29 @@ static int idle_causes_evidence(struct finding *f, const __u64 idle[CAUSE_MAX])
 	return 0;
 }
 
+/* The idle time of device d by cause that no finding claimed. */
+static __u64 unclaimed_idle(const struct rule_ctx *c, const struct attr_device *d, enum cause k)
+{
+	__u64 part;
+
+	if (rule_claimed_any(c, d->pid, k))
+		return 0;
+	part = rule_claimed_part(c, d->pid, 0, k);
+	return part < d->idle_ns[k] ? d->idle_ns[k] - part : 0;
+}
+
+/* The time of thread t by cause that no finding claimed. */
+static __u64 unclaimed_thread(const struct rule_ctx *c, const struct attr_thread *t, const __u64 causes[CAUSE_MAX],
+			      enum cause k)
+{
+	__u64 part;
+
+	if (rule_claimed(c, t->pid, t->tid, k))
+		return 0;
+	part = rule_claimed_part(c, t->pid, t->tid, k);
+	return part < causes[k] ? causes[k] - part : 0;
+}
+
 static int idle_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
@@ -700,11 +723,11 @@ static int idle_finish(void *state, struct rule_ctx *c)
 		int err = 0;
 
 		for (int k = 0; k < CAUSE_MAX; k++) {
+			__u64 left = unclaimed_idle(c, d, (enum cause)k);
+
 			idle += d->idle_ns[k];
-			if (rule_claimed_any(c, d->pid, (enum cause)k))
-				explained += d->idle_ns[k];
-			else
-				cost += d->idle_ns[k];
+			explained += d->idle_ns[k] - left;
+			cost += left;
 		}
 		if (!d->observed_ns || (double)idle < IDLE_SHARE * (double)d->observed_ns || cost < MIN_COST_NS ||
 		    (double)cost < MIN_SHARE * (double)d->observed_ns)
@@ -733,9 +756,9 @@ static int idle_finish(void *state, struct rule_ctx *c)
 		err |= finding__say(f, ". Not explained by another finding:");
 		for (size_t k = 0; k < sizeof(idle_order) / sizeof(idle_order[0]); k++) {
 			enum cause cs = idle_order[k];
-			__u64 ns = d->idle_ns[cs];
+			__u64 ns = unclaimed_idle(c, d, cs);
 
-			if (!ns || rule_claimed_any(c, d->pid, cs) || (double)ns < 0.01 * (double)idle)
+			if (!ns || (double)ns < 0.01 * (double)idle)
 				continue;
 			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_text(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
@@ -800,8 +823,8 @@ static int host_finish(void *state, struct rule_ctx *c)
 		if ((double)causes[CAUSE_SYNC] >= HOST_BOUND_SYNC_SHARE * (double)window)
 			continue;
 		for (int k = 0; k < CAUSE_MAX; k++)
-			if (k != CAUSE_SYNC && !rule_claimed(c, t->pid, t->tid, (enum cause)k))
-				cost += causes[k];
+			if (k != CAUSE_SYNC)
+				cost += unclaimed_thread(c, t, causes, (enum cause)k);
 		if (cost < MIN_COST_NS || (double)cost < MIN_SHARE * (double)window)
 			continue;
 		f = findings__add(c->out, "host_bound", SEV_WARNING, secs(cost), t->pid, t->tid);
@@ -820,11 +843,11 @@ static int host_finish(void *state, struct rule_ctx *c)
 				    who, pct(causes[CAUSE_SYNC], window), secs(window), (unsigned long long)th->launches);
 		for (size_t k = 0; k < sizeof(idle_order) / sizeof(idle_order[0]); k++) {
 			enum cause cs = idle_order[k];
+			__u64 ns = unclaimed_thread(c, t, causes, cs);
 
-			if (cs == CAUSE_SYNC || !causes[cs] || rule_claimed(c, t->pid, t->tid, cs) ||
-			    (double)causes[cs] < 0.01 * (double)window)
+			if (cs == CAUSE_SYNC || !ns || (double)ns < 0.01 * (double)window)
 				continue;
-			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(causes[cs]), cause_label(cs));
+			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_label(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
 				err |= finding__say(f, " (most at `%s`)", site);
 				ev_set(f->evidence, "top_python_site", json_string(site));

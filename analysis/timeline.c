@@ -1050,6 +1050,14 @@ static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass
 		return thr_overlay(tl, t, TL_FAULT, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
 	}
+	case ISR_EV_RECLAIM: {
+		/* an instant of the pass at its start: its end is here */
+		const struct isr_ev_reclaim *rc = (const void *)h;
+		__u64 end = e->start + rc->duration_ns < e->start ? UINT64_MAX : e->start + rc->duration_ns;
+
+		return thr_overlay(tl, t, TL_RECLAIM, clamp(tl, e->start), clamp(tl, end), (struct tl_other){ 0, 0 },
+				   0);
+	}
 	case ISR_EV_CUDA_CALL:
 		return on_cuda_call(tl, t, e);
 	case ISR_EV_GIL: {

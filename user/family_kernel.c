@@ -1,23 +1,65 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The kernel's own events beyond the scheduler's (which the tracer core
- * owns): page faults of the targets on user memory. The fault's start is
- * the page_fault_user tracepoint; its completion, minor or major, a
- * software perf event on every CPU (bpf/faults.bpf.c).
+ * owns): page faults of the targets on user memory, and their direct
+ * reclaim. The fault's start is the page_fault_user tracepoint; its
+ * completion, minor or major, a software perf event on every CPU; a
+ * reclaim, the vmscan begin and end tracepoints of direct and memory-cgroup
+ * reclaim (bpf/faults.bpf.c). A kernel without one kind of reclaim
+ * tracepoint (no memory cgroups) records the other.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "family.h"
 #include "faults.skel.h"
+
+/* The reclaim tracepoints, begin and end of each kind. */
+#define RECLAIM_PROGS 4
 
 struct kernel_family {
 	struct faults_bpf *faults;
 	struct cpu_links minor, major;
 	struct bpf_link *entry;
+	struct bpf_program *reclaim[RECLAIM_PROGS];
+	bool reclaim_on[RECLAIM_PROGS];	/* the kernel has its tracepoint */
+	struct bpf_link *reclaim_links[RECLAIM_PROGS];
 };
+
+static const char *const reclaim_tps[RECLAIM_PROGS] = {
+	"mm_vmscan_direct_reclaim_begin", "mm_vmscan_direct_reclaim_end",
+	"mm_vmscan_memcg_reclaim_begin", "mm_vmscan_memcg_reclaim_end",
+};
+
+/* Leaves out the reclaim programs whose tracepoint this kernel lacks
+ * (found as btf_trace_<name> in its BTF), before the object loads: a
+ * kind is recorded only with both of its tracepoints. */
+static void reclaim_select(struct kernel_family *k)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	char name[96];
+	int i;
+
+	k->reclaim[0] = k->faults->progs.handle_direct_reclaim_begin;
+	k->reclaim[1] = k->faults->progs.handle_direct_reclaim_end;
+	k->reclaim[2] = k->faults->progs.handle_memcg_reclaim_begin;
+	k->reclaim[3] = k->faults->progs.handle_memcg_reclaim_end;
+	for (i = 0; i < RECLAIM_PROGS; i++) {
+		snprintf(name, sizeof(name), "btf_trace_%s", reclaim_tps[i]);
+		k->reclaim_on[i] = btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
+	}
+	for (i = 0; i < RECLAIM_PROGS; i += 2) {
+		bool on = k->reclaim_on[i] && k->reclaim_on[i + 1];
+
+		k->reclaim_on[i] = k->reclaim_on[i + 1] = on;
+		bpf_program__set_autoload(k->reclaim[i], on);
+		bpf_program__set_autoload(k->reclaim[i + 1], on);
+	}
+	btf__free(btf);
+}
 
 static bool kernel_enabled(const struct record_config *cfg)
 {
@@ -30,6 +72,8 @@ static void kernel_free(void *st)
 
 	if (!k)
 		return;
+	for (int i = 0; i < RECLAIM_PROGS; i++)
+		bpf_link__destroy(k->reclaim_links[i]);
 	bpf_link__destroy(k->entry);
 	cpu_links__free(&k->minor);
 	cpu_links__free(&k->major);
@@ -47,6 +91,8 @@ static void *kernel_open(const struct family_ctx *ctx, char *err, size_t errlen)
 		return NULL;
 	}
 	k->faults = faults_bpf__open();
+	if (k->faults)
+		reclaim_select(k);
 	e = tracer__load(ctx->t, k->faults ? k->faults->skeleton : NULL, "page-fault", "--no-faults", err, errlen);
 	if (e) {
 		kernel_free(k);
@@ -71,8 +117,21 @@ static int kernel_attach(void *st, char *err, size_t errlen)
 	if (!k->entry) {
 		e = -errno;
 		snprintf(err, errlen, "cannot attach to the page_fault_user tracepoint: %s", strerror(-e));
+		return e;
 	}
-	return e;
+	/* ends before begins: a reclaim is recorded only from its start */
+	for (int i = RECLAIM_PROGS - 1; i >= 0; i--) {
+		if (!k->reclaim_on[i])
+			continue;
+		k->reclaim_links[i] = bpf_program__attach(k->reclaim[i]);
+		if (!k->reclaim_links[i]) {
+			e = -errno;
+			snprintf(err, errlen, "cannot attach to the %s tracepoint: %s (--no-faults records without "
+				 "page faults and reclaim)", reclaim_tps[i], strerror(-e));
+			return e;
+		}
+	}
+	return 0;
 }
 
 static void kernel_describe(void *st, FILE *out)
@@ -84,6 +143,9 @@ static void kernel_describe(void *st, FILE *out)
 		k->minor.attached);
 	fprintf(out, "  %-22s perf_event software, %d CPUs (major-fault completion)\n", "page-faults-maj",
 		k->major.attached);
+	for (int i = 0; i < RECLAIM_PROGS; i++)
+		fprintf(out, "  %-22s tp_btf%s\n", reclaim_tps[i] + 10,
+			k->reclaim_on[i] ? " (direct reclaim of the targets)" : ": not in this kernel, not recorded");
 }
 
 const struct probe_family family_kernel = {

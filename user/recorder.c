@@ -283,7 +283,7 @@ static int create_ready_file(const char *path)
 static void print_drop_advice(const __u64 *drops, const struct record_config *cfg)
 {
 	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS] + drops[ISR_SRC_CUDA] + drops[ISR_SRC_PYTHON] +
-		     drops[ISR_SRC_PY_STACKS];
+		     drops[ISR_SRC_PY_STACKS] + drops[ISR_SRC_RECLAIM];
 
 	if (ring)
 		fprintf(stderr,

@@ -198,6 +198,14 @@ static const struct field ev_fault[] = {
 	FIELD(isr_ev_page_fault, pad, "u32", "zero"),
 };
 
+static const struct field ev_reclaim[] = {
+	HDR(isr_ev_reclaim),
+	FIELD(isr_ev_reclaim, duration_ns, "u64", "from the reclaim's begin (hdr.ts_ns) to its end"),
+	FIELD(isr_ev_reclaim, nr_reclaimed, "u64", "pages it freed"),
+	FIELD(isr_ev_reclaim, kind, "u32", "`ISR_RECLAIM_*`"),
+	FIELD(isr_ev_reclaim, pad, "u32", "zero"),
+};
+
 static const struct field ev_cuda_call[] = {
 	HDR(isr_ev_cuda_call),
 	FIELD(isr_ev_cuda_call, func, "u16", "`ISR_CUDA_FN_*`: the function called ([CUDA functions](#cuda-functions))"),
@@ -208,7 +216,8 @@ static const struct field ev_cuda_call[] = {
 	      "GRAPH graph exec, -, -, -, -, stream; COPY*/SET dst, src (SET: value), bytes, direction (`ISR_COPY_*`), -, stream; "
 	      "SYNC handle, second handle; ALLOC address (read at return), bytes, flags, kind (`ISR_ALLOC_*`), -, stream; "
 	      "FREE address, -, -, kind, -, stream; VMM_CREATE handle (read at return), size; VMM_RELEASE handle; "
-	      "VMM_MAP address, size, offset, handle; VMM_UNMAP address, size"),
+	      "VMM_MAP address, size, offset, handle; VMM_UNMAP address, size; REGISTER address, bytes, flags; "
+	      "UNREGISTER address"),
 };
 
 static const struct field ev_cuda_name[] = {
@@ -394,6 +403,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_proc_exit, "`ISR_EV_PROC_EXIT`: a thread exits. hdr.pid/tid: the exiting thread.", ev_exit),
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
+	STRUCT(isr_ev_reclaim, "`ISR_EV_RECLAIM`: a target thread reclaimed memory itself before it could go on (direct reclaim, or its memory cgroup's); hdr.ts_ns is when it began, emitted when it ended.", ev_reclaim),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
 	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release).", ev_sampling),
@@ -512,7 +522,12 @@ static const struct constant sampling_kinds[] = {
 
 static const struct constant py_kinds[] = {
 	CONST(ISR_PY_KIND_TIMER, "sampled", "CPU-clock sample (--py-stacks HZ)"),
-	CONST(ISR_PY_KIND_CUDA, "cuda", "at a CUDA synchronization or a sampled launch (--py-launch-every)"),
+	CONST(ISR_PY_KIND_CUDA, "cuda", "at a CUDA synchronization, a sampled launch (--py-launch-every) or a device memory allocation"),
+};
+
+static const struct constant reclaim_kinds[] = {
+	CONST(ISR_RECLAIM_DIRECT, NULL, "the page allocator found too little free memory (mm_vmscan_direct_reclaim_*)"),
+	CONST(ISR_RECLAIM_MEMCG, NULL, "the thread's memory cgroup is at its limit or over memory.high (mm_vmscan_memcg_reclaim_*)"),
 };
 
 static const struct constant py_statuses[] = {
@@ -604,6 +619,7 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Event flags", NULL, 1, "bit", NULL, event_flags),
 	CONSTS("GIL event kinds (`isr_ev_gil.kind`)", "Name: the probed function, the key of the event in the report's event_counts.", 0, "kind", "name", gil_kinds),
 	CONSTS("Sampling event kinds (`isr_ev_sampling.kind`)", NULL, 0, "kind", NULL, sampling_kinds),
+	CONSTS("Reclaim kinds (`isr_ev_reclaim.kind`)", NULL, 0, "kind", NULL, reclaim_kinds),
 	CONSTS("GPU bridge states (`isr_ev_gpu_status.state`)", NULL, 0, "state", "name", gpu_states),
 	CONSTS("GPU API kinds (`isr_ev_gpu_api.api`)", NULL, 0, "api", "name", gpu_apis),
 	CONSTS("GPU batch limits", NULL, 0, "value", NULL, gpu_limits),

@@ -241,6 +241,87 @@ static void test_page_fault_storm(void **state)
 	synth__free(b);
 }
 
+static void ev_reclaim(struct synth *b, __u64 ts, __u32 tid, __u64 duration, __u64 pages, __u32 kind)
+{
+	struct isr_ev_reclaim *e = synth__event(b, ISR_EV_RECLAIM, sizeof(*e), ts, PID, tid);
+
+	e->duration_ns = duration;
+	e->nr_reclaimed = pages;
+	e->kind = kind;
+}
+
+/* A page fault of the launcher at addr, over [start, start + duration). */
+static void fault_at(struct synth *b, __u64 start, __u64 duration, __u64 addr, __u32 flags)
+{
+	struct isr_ev_page_fault *e = synth__event(b, ISR_EV_PAGE_FAULT, sizeof(*e), start + duration, PID, LAUNCHER);
+
+	e->address = addr;
+	e->duration_ns = duration;
+	e->flags = flags | ISR_FAULT_HAS_START;
+}
+
+/* The launcher reclaims 20 x 10 ms at its cgroup's limit, 5 of them inside
+ * 12 ms minor faults (1 ms of fault on each side), and waits 6 x 5 ms for
+ * anonymous pages (swap-in): faults stay under page_fault_storm's
+ * threshold (40 ms, 4%), so host_memory_pressure counts the reclaims and
+ * the swap-ins, 0.23 s. */
+static void plant_pressure(struct synth *b, int swapins)
+{
+	b->rec.processes[0].maps = strdup("7f0000000000-7f0010000000 r--s 00000000 08:01 42 /data/weights.bin\n");
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 20; i++) {
+		__u64 t = T0 + 20 * MS + (__u64)i * 40 * MS;
+
+		ev_reclaim(b, t, LAUNCHER, 10 * MS, 256, ISR_RECLAIM_MEMCG);
+		if (i < 5)
+			fault_at(b, t - 1 * MS, 12 * MS, 0x7f0000001000ULL + (__u64)i * 4096, 0);
+	}
+	/* between the reclaims and their faults (free from 31 to 59 ms after
+	 * T0 + 40 ms x slot), up to 5 a slot */
+	for (int i = 0; i < swapins; i++) {
+		__u64 slot = swapins <= 20 ? (__u64)i : (__u64)i / 5, off = swapins <= 20 ? 0 : (__u64)(i % 5) * 5 * MS;
+
+		fault_at(b, T0 + 32 * MS + slot * 40 * MS + off, 5 * MS, 0x10000000ULL + (__u64)i * 4096, ISR_FAULT_MAJOR);
+	}
+}
+
+static void test_host_memory_pressure(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	plant_pressure(b, 6);
+	a = analyze(b);
+	f = expect(a, "host_memory_pressure", LAUNCHER, 0.2 + 0.03);
+	expect_text(f, "0.200 s reclaiming memory itself");
+	expect_text(f, "20 reclaims freeing 5120 pages; 20 at its memory cgroup's limit");
+	expect_text(f, "0.030 s waiting for 6 pages swapped out");
+	assert_null(find_rule(a, "page_fault_storm", LAUNCHER));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* With 100 swap-ins of 5 ms page_fault_storm claims the faults (0.51 s,
+ * the swap-ins and the minor faults' 10 ms outside their reclaims): memory
+ * pressure counts the reclaims alone, and says where the swap-ins went. */
+static void test_host_memory_pressure_faults_claimed(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	plant_pressure(b, 100);
+	a = analyze(b);
+	expect(a, "page_fault_storm", LAUNCHER, 0.5 + 0.01);
+	f = expect(a, "host_memory_pressure", LAUNCHER, 0.2);
+	expect_text(f, "its 100 swap-ins are counted under page faults");
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* Blocked 4 x 100 ms, each time woken by thread 102. */
 static void test_blocked_on_thread(void **state)
 {
@@ -725,6 +806,8 @@ int main(void)
 		cmocka_unit_test(test_gil_contention),
 		cmocka_unit_test(test_cpu_contention),
 		cmocka_unit_test(test_page_fault_storm),
+		cmocka_unit_test(test_host_memory_pressure),
+		cmocka_unit_test(test_host_memory_pressure_faults_claimed),
 		cmocka_unit_test(test_blocked_on_thread),
 		cmocka_unit_test(test_sync_stall_host_view),
 		cmocka_unit_test(test_host_bound),
