@@ -153,3 +153,19 @@ __u64 rule_thread_base(const struct rule_ctx *c, const struct attr_thread *t)
 	}
 	return best;
 }
+
+bool rule_any_launcher(const struct rule_ctx *c)
+{
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++)
+		if (attribution__thread_at(c->attr, i)->launcher)
+			return true;
+	return false;
+}
+
+bool rule_gpu_recorded(const struct rule_ctx *c)
+{
+	for (size_t i = 0; i < c->r->process_count; i++)
+		if (pass__fit(c->pass, c->r->processes[i].pid))
+			return true;
+	return attribution__device_count(c->attr) > 0;
+}

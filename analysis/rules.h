@@ -75,6 +75,11 @@ void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, s
  * frame); false when it has none. */
 bool rule_stack_site(const struct rule_ctx *c, __u32 stack_id, char *buf, size_t len);
 
+/* Whether a process launched GPU work: the GPU judgements concern it. */
+bool rule_any_launcher(const struct rule_ctx *c);
+/* Whether the GPU activity of a process was recorded (--gpu). */
+bool rule_gpu_recorded(const struct rule_ctx *c);
+
 /* The launching threads' time counted by the rules: their idle-gap time
  * when pid's GPU activity was recorded, else their whole window, by cause. */
 void rule_thread_causes(const struct rule_ctx *c, const struct attr_thread *t, __u64 out[CAUSE_MAX]);

@@ -38,23 +38,6 @@ static enum finding_severity severity_of(__u64 cost, __u64 base)
 	return base && cost * 4 >= base ? SEV_CRITICAL : SEV_WARNING;
 }
 
-/* Whether a process launched GPU work: the GPU judgements concern it. */
-static bool any_launcher(const struct rule_ctx *c)
-{
-	for (size_t i = 0; i < attribution__thread_count(c->attr); i++)
-		if (attribution__thread_at(c->attr, i)->launcher)
-			return true;
-	return false;
-}
-
-static bool any_gpu(const struct rule_ctx *c)
-{
-	for (size_t i = 0; i < c->r->process_count; i++)
-		if (pass__fit(c->pass, c->r->processes[i].pid))
-			return true;
-	return attribution__device_count(c->attr) > 0;
-}
-
 /* The Python sites of the synchronization time, as evidence and prose. */
 static int sync_sites(const struct rule_ctx *c, struct finding *f)
 {
@@ -289,8 +272,8 @@ const struct rule rule_sync_stall = {
 static int launch_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
-	if (!any_gpu(c))
-		return any_launcher(c) ? findings__not_judged(c->out, "launch_bound", "--gpu (kernel durations come from CUPTI)") : 0;
+	if (!rule_gpu_recorded(c))
+		return rule_any_launcher(c) ? findings__not_judged(c->out, "launch_bound", "--gpu (kernel durations come from CUPTI)") : 0;
 	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
 		const struct attr_device *d = attribution__device_at(c->attr, i);
 		__u64 cost = d->idle_ns[CAUSE_LAUNCH_OVERHEAD], kernels = 0, kernel_ns = 0;
@@ -711,8 +694,8 @@ static __u64 unclaimed_thread(const struct rule_ctx *c, const struct attr_thread
 static int idle_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
-	if (!any_gpu(c))
-		return any_launcher(c) ? findings__not_judged(c->out, "gpu_idle", "--gpu (GPU busy and idle time come from CUPTI)") : 0;
+	if (!rule_gpu_recorded(c))
+		return rule_any_launcher(c) ? findings__not_judged(c->out, "gpu_idle", "--gpu (GPU busy and idle time come from CUPTI)") : 0;
 	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
 		const struct attr_device *d = attribution__device_at(c->attr, i);
 		const struct attr_thread *t = main_launcher(c, d);

@@ -487,7 +487,9 @@ static int begin(struct recorder *r)
 	int e;
 
 	r->start = clock__mono_ns();
-	host = procinfo__host(cfg->output.argc, cfg->output.argv, r->start, cfg->targets.duration_ns);
+	/* INFERSCOPE_SYSFS_ROOT: a fake sysfs tree, for tests */
+	host = procinfo__host(cfg->output.argc, cfg->output.argv, r->start, cfg->targets.duration_ns,
+			      getenv("INFERSCOPE_SYSFS_ROOT"));
 	e = host ? rec_writer__write_props(r->w, ISR_CHUNK_HOST, host) : -errno;
 	rec_props__free(host);
 	e = e ?: write_clock(r->w);

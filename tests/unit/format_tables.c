@@ -100,6 +100,32 @@ static const struct field thread_info[] = {
 	FIELD(isr_thread_info, comm, "char[16]", "thread name, NUL-terminated"),
 };
 
+static const struct field host_gpu[] = {
+	FIELD(isr_host_gpu, pci_address, "char[16]", "PCI address, \"0000:3b:00.0\", NUL-terminated"),
+	FIELD(isr_host_gpu, vendor, "u16", "PCI vendor (0x10de)"),
+	FIELD(isr_host_gpu, device, "u16", "PCI device id"),
+	FIELD(isr_host_gpu, class_code, "u32", "PCI class (0x030200: 3D controller)"),
+	FIELD(isr_host_gpu, link_speed_mts, "u32", "current link speed when recording began, MT/s per lane (16000 = 16 GT/s); 0: unknown"),
+	FIELD(isr_host_gpu, max_link_speed_mts, "u32", "the GPU's maximum link speed, MT/s"),
+	FIELD(isr_host_gpu, link_width, "u16", "current link width, lanes; 0: unknown"),
+	FIELD(isr_host_gpu, max_link_width, "u16", "the GPU's maximum link width"),
+	FIELD(isr_host_gpu, port_max_speed_mts, "u32", "the upstream port's maximum link speed (the link's other end), MT/s; 0: unknown"),
+	FIELD(isr_host_gpu, port_max_width, "u16", "the upstream port's maximum link width"),
+	FIELD(isr_host_gpu, pad, "u16", "zero"),
+	FIELD(isr_host_gpu, numa_node, "s32", "NUMA node; -1: none"),
+};
+
+static const struct field numa_distance[] = {
+	FIELD(isr_numa_distance, node, "u32", "the other node"),
+	FIELD(isr_numa_distance, distance, "u32", "the kernel's node distance (10: local)"),
+};
+
+static const struct field host_numa_node[] = {
+	FIELD(isr_host_numa_node, node, "u32", "node id"),
+	FIELD(isr_host_numa_node, distance_count, "u32", "struct isr_numa_distance that follow"),
+	FIELD(isr_host_numa_node, memory_bytes, "u64", "its MemTotal; 0: unknown"),
+};
+
 static const struct field clock_pair[] = {
 	FIELD(isr_clock_pair, mono_ns, "u64", "CLOCK_MONOTONIC, midpoint of the readings before and after"),
 	FIELD(isr_clock_pair, other_ns, "u64", "the other clock at that moment"),
@@ -387,6 +413,9 @@ static const struct struct_doc file_structs[] = {
 	STRUCT(isr_chunk_header, "Starts every chunk; the stored payload follows it.", chunk_header),
 	STRUCT(isr_prop, "One property of a HOST or PROCESS chunk; len value bytes and zero padding to a multiple of 8 follow it.", prop),
 	STRUCT(isr_thread_info, "One element of the PROCESS property `ISR_PROP_PROC_THREADS`.", thread_info),
+	STRUCT(isr_host_gpu, "The value of a HOST property `ISR_PROP_HOST_GPU` (one per NVIDIA GPU), followed by the GPU's local CPU list as text (sysfs local_cpulist, \"0-7,16-23\", no NUL) to the end of the value.", host_gpu),
+	STRUCT(isr_host_numa_node, "The value of a HOST property `ISR_PROP_HOST_NUMA_NODE` (one per node), followed by distance_count struct isr_numa_distance, then the node's CPU list as text to the end of the value.", host_numa_node),
+	STRUCT(isr_numa_distance, "One distance of a NUMA node, in `ISR_PROP_HOST_NUMA_NODE`.", numa_distance),
 	STRUCT(isr_clock_pair, "One element of a CLOCK chunk.", clock_pair),
 	STRUCT(isr_drop_count, "One element of a DROPS chunk.", drop_count),
 	STRUCT(isr_end, "Start of the END chunk's payload; section_count struct isr_section follow it.", end),
@@ -463,6 +492,8 @@ static const struct constant host_props[] = {
 	CONST(ISR_PROP_HOST_COMMAND, "strings", "the recorder's argv, NUL-separated"),
 	CONST(ISR_PROP_HOST_START_MONO_NS, "u64", "CLOCK_MONOTONIC when recording started"),
 	CONST(ISR_PROP_HOST_DURATION_LIMIT_NS, "u64", "the -d limit; 0 = until the targets exit or Ctrl-C"),
+	CONST(ISR_PROP_HOST_GPU, "struct isr_host_gpu + text", "an NVIDIA GPU: PCI address, PCIe link, NUMA node, local CPUs (one property per GPU; since minor 1)"),
+	CONST(ISR_PROP_HOST_NUMA_NODE, "struct isr_host_numa_node + distances + text", "a NUMA node: memory, distances, CPUs (one property per node; since minor 1)"),
 };
 
 static const struct constant proc_props[] = {

@@ -389,12 +389,12 @@ static void test_host_bound(void **state)
 	expect_text(f, "running Python (most at `/home/u/train.py:88 collate`)");
 	/* a Python launcher without GPU activity or GIL events: what could not
 	 * be judged, and the flags that would let it be */
-	assert_int_equal(a->ex->findings.nnj, 3);
+	assert_int_equal(a->ex->findings.nnj, 4);
 	for (size_t i = 0; i < a->ex->findings.nnj; i++) {
 		const struct not_judged *nj = &a->ex->findings.nj[i];
 
 		assert_true(strcmp(nj->rule, "gil_contention") == 0 || strcmp(nj->rule, "launch_bound") == 0 ||
-			    strcmp(nj->rule, "gpu_idle") == 0);
+			    strcmp(nj->rule, "pcie_saturation") == 0 || strcmp(nj->rule, "gpu_idle") == 0);
 		assert_non_null(strstr(nj->needs, strcmp(nj->rule, "gil_contention") ? "--gpu" : "--gil"));
 	}
 	analysis__free(a);
@@ -560,6 +560,119 @@ static void test_pageable_memcpy_registered(void **state)
 	assert_int_equal(json_integer_value(json_object_get(f->evidence, "host_to_device")), 100);
 	analysis__free(a);
 	synth__free(b);
+}
+
+/* The host's one NVIDIA GPU, on a PCIe link of speed mts (MT/s) and width:
+ * idle when recording began (2.5 GT/s), its port as fast as it. */
+static void host_gpu(struct synth *b, __u32 mts, __u16 width)
+{
+	struct isr_host_gpu g = { .vendor = 0x10de, .device = 0x2330, .class_code = 0x030200,
+				  .link_speed_mts = 2500, .max_link_speed_mts = mts, .link_width = width,
+				  .max_link_width = width, .port_max_speed_mts = mts, .port_max_width = width,
+				  .numa_node = 1 };
+
+	strcpy(g.pci_address, "0000:3b:00.0");
+	synth__host_prop(b, ISR_PROP_HOST_GPU, &g, sizeof(g), "8-15", 4);
+}
+
+static void gpu_copy(struct synth *b, __u64 start, __u64 bytes, double gbps, __u8 kind)
+{
+	struct isr_ev_gpu_memcpy *m = synth__event(b, ISR_EV_GPU_MEMCPY, sizeof(*m), T0 + 990 * MS, PID, PID);
+
+	m->start_ns = start + GPU_AHEAD;
+	m->end_ns = m->start_ns + (__u64)((double)bytes / gbps);
+	m->bytes = bytes;
+	m->copy_kind = kind;
+	m->src_kind = kind == 1 ? 2 : 3;
+	m->dst_kind = kind == 1 ? 3 : 2;
+}
+
+static void gpu_kernel(struct synth *b, __u64 start, __u64 end)
+{
+	struct isr_ev_gpu_kernel *k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), T0 + 990 * MS, PID, PID);
+
+	k->start_ns = start + GPU_AHEAD;
+	k->end_ns = end + GPU_AHEAD;
+	k->stream_id = 7;
+}
+
+/* 60 copies of 64 MiB to the GPU at 28 GB/s (89% of a Gen4 x16 link's
+ * 31.5 GB/s per direction), 10 of them under a kernel; 30 copies of
+ * 16 MiB back at 10 GB/s: the link was the limit for the 50 copies with
+ * no kernel running. */
+static void plant_pcie(struct synth *b)
+{
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 60; i++) {
+		__u64 t = T0 + 10 * MS + (__u64)i * 15 * MS;
+
+		gpu_copy(b, t, 64 * MIB, 28.0, 1);
+		if (i % 6 == 0)
+			gpu_kernel(b, t - 1 * MS, t + 4 * MS);
+		if (i < 30)
+			gpu_copy(b, t + 5 * MS, 16 * MIB, 10.0, 2);
+	}
+}
+
+static void test_pcie_saturation(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+	json_t *h;
+
+	(void)state;
+	host_gpu(b, 16000, 16);
+	plant_pcie(b);
+	a = analyze(b);
+	f = expect(a, "pcie_saturation", 0, 50 * (64.0 * MIB / 28e9));
+	expect_text(f, "PCIe Gen4 x16 (16.0 GT/s) link (31.5 GB/s each way)");
+	expect_text(f, "60 of 60 copies to the GPU at 28.0 GB/s");
+	h = json_object_get(f->evidence, "device_to_host");
+	assert_int_equal(json_integer_value(json_object_get(h, "saturated_copies")), 0);
+	assert_int_equal(json_integer_value(json_object_get(h, "copies")), 30);
+	assert_true(fabs(json_real_value(json_object_get(f->evidence, "overlapped_with_kernels_s")) -
+			 10 * (64.0 * MIB / 28e9)) < 1e-6);
+	analysis__free(a);
+	synth__free(b);
+}
+
+static bool not_judged(const struct analysis *a, const char *rule, const char *needs)
+{
+	for (size_t i = 0; i < a->ex->findings.nnj; i++)
+		if (strcmp(a->ex->findings.nj[i].rule, rule) == 0 && strstr(a->ex->findings.nj[i].needs, needs))
+			return true;
+	return false;
+}
+
+/* The same copies without link information, on a link slower than they
+ * ran (an emulated bridge), and on a host of two GPUs on different links:
+ * not judged, each with its reason. */
+static void test_pcie_saturation_not_judged(void **state)
+{
+	static const char *const needs[] = { "the GPU's PCIe link", "a PCIe link that matches the copies",
+					     "which PCI device each CUDA device is" };
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct synth *b = job(1000 * MS);
+		struct analysis *a;
+
+		if (k == 1)
+			host_gpu(b, 2500, 1);
+		if (k == 2) {
+			host_gpu(b, 16000, 16);
+			host_gpu(b, 32000, 16);
+		}
+		plant_pcie(b);
+		a = analyze(b);
+		assert_null(find_rule(a, "pcie_saturation", 0));
+		assert_true(not_judged(a, "pcie_saturation", needs[k]));
+		analysis__free(a);
+		synth__free(b);
+	}
 }
 
 /* --- memory and errors --------------------------------------------------------------------- */
@@ -817,6 +930,8 @@ int main(void)
 		cmocka_unit_test(test_pageable_memcpy_gpu),
 		cmocka_unit_test(test_pageable_memcpy_host),
 		cmocka_unit_test(test_pageable_memcpy_registered),
+		cmocka_unit_test(test_pcie_saturation),
+		cmocka_unit_test(test_pcie_saturation_not_judged),
 		cmocka_unit_test(test_memory_held_at_exit),
 		cmocka_unit_test(test_memory_growth),
 		cmocka_unit_test(test_cuda_errors),
