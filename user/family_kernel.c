@@ -5,16 +5,16 @@
  * reclaim. The fault's start is the page_fault_user tracepoint; its
  * completion, minor or major, a software perf event on every CPU; a
  * reclaim, the vmscan begin and end tracepoints of direct and memory-cgroup
- * reclaim (bpf/faults.bpf.c). A kernel without one kind of reclaim
- * tracepoint (no memory cgroups) records the other.
+ * reclaim (bpf/faults.bpf.c). A kernel without memory cgroups records
+ * direct reclaim only.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "family.h"
+#include "proc.h"
 #include "faults.skel.h"
 
 /* The reclaim tracepoints, begin and end of each kind. */
@@ -25,7 +25,7 @@ struct kernel_family {
 	struct cpu_links minor, major;
 	struct bpf_link *entry;
 	struct bpf_program *reclaim[RECLAIM_PROGS];
-	bool reclaim_on[RECLAIM_PROGS];	/* the kernel has its tracepoint */
+	bool reclaim_on[RECLAIM_PROGS];	/* recorded: the kernel has its tracepoint */
 	struct bpf_link *reclaim_links[RECLAIM_PROGS];
 };
 
@@ -34,31 +34,40 @@ static const char *const reclaim_tps[RECLAIM_PROGS] = {
 	"mm_vmscan_memcg_reclaim_begin", "mm_vmscan_memcg_reclaim_end",
 };
 
-/* Leaves out the reclaim programs whose tracepoint this kernel lacks
- * (found as btf_trace_<name> in its BTF), before the object loads: a
- * kind is recorded only with both of its tracepoints. */
+/* Whether the kernel has memory cgroups (CONFIG_MEMCG), and so the
+ * memory-cgroup reclaim tracepoints: /proc/cgroups lists its controllers.
+ * (Looking the tracepoints up in the kernel's BTF would cost a parse of
+ * it, about 90 ms on the project's VM.) */
+static bool have_memcg(void)
+{
+	char *text = NULL, *line;
+	bool found = false;
+	size_t len;
+
+	if (proc__read_file("/proc/cgroups", &text, &len))
+		return false;
+	for (line = text; line && *line && !found; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		found = strncmp(line, "memory\t", 7) == 0;
+	free(text);
+	return found;
+}
+
+/* Leaves out the memory-cgroup reclaim programs on a kernel without memory
+ * cgroups, before the object loads (a tp_btf program whose tracepoint the
+ * kernel lacks would fail the whole object). Direct reclaim's tracepoints
+ * are in every kernel with BTF tracepoints. */
 static void reclaim_select(struct kernel_family *k)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	char name[96];
-	int i;
+	bool memcg = have_memcg();
 
 	k->reclaim[0] = k->faults->progs.handle_direct_reclaim_begin;
 	k->reclaim[1] = k->faults->progs.handle_direct_reclaim_end;
 	k->reclaim[2] = k->faults->progs.handle_memcg_reclaim_begin;
 	k->reclaim[3] = k->faults->progs.handle_memcg_reclaim_end;
-	for (i = 0; i < RECLAIM_PROGS; i++) {
-		snprintf(name, sizeof(name), "btf_trace_%s", reclaim_tps[i]);
-		k->reclaim_on[i] = btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
-	}
-	for (i = 0; i < RECLAIM_PROGS; i += 2) {
-		bool on = k->reclaim_on[i] && k->reclaim_on[i + 1];
-
-		k->reclaim_on[i] = k->reclaim_on[i + 1] = on;
-		bpf_program__set_autoload(k->reclaim[i], on);
-		bpf_program__set_autoload(k->reclaim[i + 1], on);
-	}
-	btf__free(btf);
+	k->reclaim_on[0] = k->reclaim_on[1] = true;
+	k->reclaim_on[2] = k->reclaim_on[3] = memcg;
+	bpf_program__set_autoload(k->reclaim[2], memcg);
+	bpf_program__set_autoload(k->reclaim[3], memcg);
 }
 
 static bool kernel_enabled(const struct record_config *cfg)
