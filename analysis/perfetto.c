@@ -470,11 +470,13 @@ static size_t cuda_args(const struct isr_ev_cuda_call *c, struct arg *a)
 		break;
 	case ISR_CUDA_FAM_ALLOC:
 	case ISR_CUDA_FAM_VMM_CREATE:
+	case ISR_CUDA_FAM_REGISTER:
 		a[n++] = (struct arg){ .name = "address", .kind = A_PTR, .u = c->args[0] };
 		a[n++] = (struct arg){ .name = "bytes", .kind = A_U64, .u = c->args[1] };
 		break;
 	case ISR_CUDA_FAM_FREE:
 	case ISR_CUDA_FAM_VMM_RELEASE:
+	case ISR_CUDA_FAM_UNREGISTER:
 	case ISR_CUDA_FAM_SYNC:
 	case ISR_CUDA_FAM_GRAPH:
 	case ISR_CUDA_FAM_LAUNCH_EX:

@@ -245,6 +245,24 @@ static int prop__set_str(char **dst, const unsigned char *val, size_t len, char 
 	return 0;
 }
 
+/* Keeps a HOST property the reader does not decode. 0 or -ENOMEM. */
+static int host__keep(struct rec_host *h, __u32 key, const unsigned char *v, __u32 len)
+{
+	struct rec_prop *n = reallocarray(h->props, h->prop_count + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	h->props = n;
+	n[h->prop_count].key = key;
+	n[h->prop_count].len = len;
+	n[h->prop_count].value = malloc(len ? len : 1);
+	if (!n[h->prop_count].value)
+		return -ENOMEM;
+	memcpy(n[h->prop_count].value, v, len);
+	h->prop_count++;
+	return 0;
+}
+
 /* Applies a checked HOST property list. 0 or -ENOMEM. */
 static int host__apply(struct rec_host *h, const unsigned char *p, size_t len, size_t *cut)
 {
@@ -272,6 +290,7 @@ static int host__apply(struct rec_host *h, const unsigned char *p, size_t len, s
 			memcpy(&h->duration_limit_ns, v, sizeof(__u64));
 			break;
 		default:
+			err = host__keep(h, pr.key, v, pr.len);
 			break;
 		}
 		if (str)
@@ -1148,6 +1167,9 @@ void recording__free(struct recording *r)
 	free(r->host.boot_id);
 	free(r->host.tool_version);
 	free(r->host.command);
+	for (i = 0; i < r->host.prop_count; i++)
+		free(r->host.props[i].value);
+	free(r->host.props);
 	for (i = 0; i < r->process_count; i++)
 		process__free_fields(&r->processes[i]);
 	free(r->processes);

@@ -51,12 +51,22 @@ struct rec_process {
 	size_t thread_count;
 };
 
+/* A HOST property this reader does not decode itself, as it was written:
+ * what later readers added (the GPUs and NUMA nodes: analysis/host_topo.h). */
+struct rec_prop {
+	__u32 key;
+	__u32 len;
+	unsigned char *value;
+};
+
 struct rec_host {
 	char *hostname, *kernel, *kernel_version, *machine, *boot_id, *tool_version;
 	char *command;		/* recorder argv joined with spaces */
 	__u32 ncpus;
 	__u64 start_mono_ns;
 	__u64 duration_limit_ns;
+	struct rec_prop *props;	/* the other properties, in file order */
+	size_t prop_count;
 };
 
 /* What the reader left out to stay within its bounds (REC_MAX_*). */

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "report.h"
+#include "host_topo.h"
 #include "py_report.h"
 #include "explain.h"
 #include "attribution.h"
@@ -190,6 +191,68 @@ nomem:
 	return NULL;
 }
 
+static json_t *json_gts(__u32 mts)
+{
+	return mts ? json_real(mts / 1000.0) : json_null();
+}
+
+/* The host's NVIDIA GPUs and NUMA nodes (analysis/host_topo.h), into host. */
+static int json_host_topo(json_t *host, const struct recording *r)
+{
+	struct host_topo t;
+	json_t *gpus, *nodes, *o, *link, *dist;
+	char key[16];
+	int err = host_topo__decode(&r->host, &t);
+
+	if (err)
+		return err;
+	gpus = json_array();
+	SET(host, "gpus", gpus);
+	for (size_t i = 0; i < t.ngpus; i++) {
+		const struct isr_host_gpu *g = &t.gpus[i].g;
+		__u32 mts;
+		__u16 width;
+		double bps = host_gpu__link_bytes_per_s(g, &mts, &width);
+
+		o = json_object();
+		APPEND(gpus, o);
+		SET(o, "pci_address", json_text(g->pci_address, sizeof(g->pci_address)));
+		SET(o, "device_id", json_integer(g->device));
+		SET(o, "numa_node", g->numa_node >= 0 ? json_integer(g->numa_node) : json_null());
+		SET(o, "local_cpus", json_text(t.gpus[i].cpus, SIZE_MAX));
+		link = json_object();
+		SET(o, "pcie", link);
+		SET(link, "speed_gts", json_gts(g->link_speed_mts));
+		SET(link, "width", json_integer(g->link_width));
+		SET(link, "max_speed_gts", json_gts(g->max_link_speed_mts));
+		SET(link, "max_width", json_integer(g->max_link_width));
+		SET(link, "port_max_speed_gts", json_gts(g->port_max_speed_mts));
+		SET(link, "port_max_width", json_integer(g->port_max_width));
+		SET(link, "generation", host_topo__pcie_gen(mts) ? json_integer(host_topo__pcie_gen(mts)) : json_null());
+		SET(link, "gbps_per_direction", bps ? json_real(bps / 1e9) : json_null());
+	}
+	nodes = json_array();
+	SET(host, "numa_nodes", nodes);
+	for (size_t i = 0; i < t.nnodes; i++) {
+		o = json_object();
+		APPEND(nodes, o);
+		SET(o, "node", json_integer(t.nodes[i].node));
+		SET(o, "cpus", json_text(t.nodes[i].cpus, SIZE_MAX));
+		SET(o, "memory_bytes", json_u64(t.nodes[i].memory_bytes));
+		dist = json_object();
+		SET(o, "distances", dist);
+		for (size_t k = 0; k < t.nodes[i].ndist; k++) {
+			snprintf(key, sizeof(key), "%u", t.nodes[i].dist[k].node);
+			SET(dist, key, json_integer(t.nodes[i].dist[k].distance));
+		}
+	}
+	host_topo__free(&t);
+	return 0;
+nomem:
+	host_topo__free(&t);
+	return -ENOMEM;
+}
+
 #define NOTE_LEN 200
 
 /* What the reader and the analysis did not take as written, one sentence
@@ -275,6 +338,8 @@ static json_t *json_recording(const struct analysis *a)
 	SET(host, "kernel", json_text(r->host.kernel, SIZE_MAX));
 	SET(host, "machine", json_text(r->host.machine, SIZE_MAX));
 	SET(host, "ncpus", json_integer(r->host.ncpus));
+	if (json_host_topo(host, r))
+		goto nomem;
 
 	drops = json_object();
 	SET(rec, "drops", drops);
@@ -1053,6 +1118,58 @@ static const char *stop_reason_text(__u32 reason)
 	}
 }
 
+/* The host's NVIDIA GPUs and NUMA nodes, one line each kind. */
+static void md__host_topo(struct md *m, const struct recording *r)
+{
+	struct host_topo t;
+
+	if (host_topo__decode(&r->host, &t)) {
+		m->err = -ENOMEM;
+		return;
+	}
+	if (t.ngpus)
+		md__printf(m, "- **GPUs:** ");
+	for (size_t i = 0; i < t.ngpus; i++) {
+		const struct isr_host_gpu *g = &t.gpus[i].g;
+		__u32 mts;
+		__u16 width;
+		double bps = host_gpu__link_bytes_per_s(g, &mts, &width);
+
+		md__printf(m, "%s", i ? "; " : "");
+		md__text(m, g->pci_address, sizeof(g->pci_address));
+		if (bps && host_topo__pcie_gen(mts))
+			md__printf(m, " PCIe Gen%u x%u (%.1f GB/s each way", host_topo__pcie_gen(mts), width, bps / 1e9);
+		else if (bps)
+			md__printf(m, " PCIe x%u at %.1f GT/s (%.1f GB/s each way", width, mts / 1000.0, bps / 1e9);
+		else
+			md__printf(m, " PCIe link unknown (");
+		md__printf(m, "; %.1f GT/s x%u when recording began)", g->link_speed_mts / 1000.0, g->link_width);
+		if (g->numa_node >= 0)
+			md__printf(m, ", NUMA node %d", g->numa_node);
+		if (t.gpus[i].cpus[0]) {
+			md__printf(m, ", local CPUs ");
+			md__text(m, t.gpus[i].cpus, SIZE_MAX);
+		}
+	}
+	if (t.ngpus)
+		md__printf(m, "\n");
+	if (t.nnodes > 1) {
+		md__printf(m, "- **NUMA:** ");
+		for (size_t i = 0; i < t.nnodes; i++) {
+			md__printf(m, "%snode %u: CPUs ", i ? "; " : "", t.nodes[i].node);
+			md__text(m, t.nodes[i].cpus[0] ? t.nodes[i].cpus : "none", SIZE_MAX);
+			if (t.nodes[i].memory_bytes)
+				md__printf(m, ", %.1f GiB", (double)t.nodes[i].memory_bytes / (1ull << 30));
+			for (size_t k = 0; k < t.nodes[i].ndist; k++)
+				if (t.nodes[i].dist[k].node != t.nodes[i].node)
+					md__printf(m, ", distance %u to node %u", t.nodes[i].dist[k].distance,
+						   t.nodes[i].dist[k].node);
+		}
+		md__printf(m, "\n");
+	}
+	host_topo__free(&t);
+}
+
 static void md__header(struct md *m, const struct recording *r, const struct summary *s)
 {
 	const char *stop = stop_reason_text(r->stop_reason);
@@ -1066,6 +1183,7 @@ static void md__header(struct md *m, const struct recording *r, const struct sum
 	md__printf(m, " (");
 	md__text(m, or_unknown(r->host.machine), SIZE_MAX);
 	md__printf(m, "), %u CPUs\n", r->host.ncpus);
+	md__host_topo(m, r);
 	md__printf(m, "- **Recorded:** %.3f s from %s\n", s->duration_s,
 		   start_time(r, s, when, sizeof(when)) ? when : "an unknown wall-clock time");
 	if (stop)
@@ -1114,6 +1232,8 @@ static const char *const drop_advice[ISR_SRC_MAX] = {
 			      "incomplete: increase --ringbuf-size (default 32 MiB) or lower --py-stacks",
 	[ISR_SRC_PY_CODE] = "Python code objects the recorder could not read (their process exited or "
 			    "freed them first): their frames have no file and line",
+	[ISR_SRC_RECLAIM] = "direct-reclaim events lost, reclaim times are too low: increase "
+			    "--ringbuf-size (default 32 MiB) or trace fewer targets",
 };
 
 static void md__warnings(struct md *m, const struct analysis *a)

@@ -10,10 +10,8 @@
 
 #include "rules.h"
 
-int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
+static int claim_add(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause, __u64 ns)
 {
-	if (rule_claimed(c, pid, tid, cause))
-		return 0;
 	if (c->nclaims == c->claims_cap) {
 		size_t cap = c->claims_cap ? 2 * c->claims_cap : 16;
 		struct rule_claim *n = reallocarray(c->claims, cap, sizeof(*n));
@@ -23,14 +21,25 @@ int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
 		c->claims = n;
 		c->claims_cap = cap;
 	}
-	c->claims[c->nclaims++] = (struct rule_claim){ .pid = pid, .tid = tid, .cause = cause };
+	c->claims[c->nclaims++] = (struct rule_claim){ .pid = pid, .tid = tid, .cause = cause, .ns = ns };
 	return 0;
+}
+
+int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
+{
+	return rule_claimed(c, pid, tid, cause) ? 0 : claim_add(c, pid, tid, cause, 0);
+}
+
+int rule_claim_part(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause, __u64 ns)
+{
+	return ns && !rule_claimed(c, pid, tid, cause) ? claim_add(c, pid, tid, cause, ns) : 0;
 }
 
 bool rule_claimed(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
 {
 	for (size_t i = 0; i < c->nclaims; i++)
-		if (c->claims[i].pid == pid && c->claims[i].cause == cause && (!c->claims[i].tid || c->claims[i].tid == tid))
+		if (c->claims[i].pid == pid && c->claims[i].cause == cause && !c->claims[i].ns &&
+		    (!c->claims[i].tid || c->claims[i].tid == tid))
 			return true;
 	return false;
 }
@@ -38,9 +47,20 @@ bool rule_claimed(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cau
 bool rule_claimed_any(const struct rule_ctx *c, __u32 pid, enum cause cause)
 {
 	for (size_t i = 0; i < c->nclaims; i++)
-		if (c->claims[i].pid == pid && c->claims[i].cause == cause)
+		if (c->claims[i].pid == pid && c->claims[i].cause == cause && !c->claims[i].ns)
 			return true;
 	return false;
+}
+
+__u64 rule_claimed_part(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
+{
+	__u64 ns = 0;
+
+	for (size_t i = 0; i < c->nclaims; i++)
+		if (c->claims[i].pid == pid && c->claims[i].cause == cause && c->claims[i].ns &&
+		    (!tid || c->claims[i].tid == tid))
+			ns += c->claims[i].ns;
+	return ns;
 }
 
 static const char *process_comm(const struct recording *r, __u32 pid)
@@ -148,4 +168,20 @@ __u64 rule_thread_base(const struct rule_ctx *c, const struct attr_thread *t)
 			best = d->observed_ns;
 	}
 	return best;
+}
+
+bool rule_any_launcher(const struct rule_ctx *c)
+{
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++)
+		if (attribution__thread_at(c->attr, i)->launcher)
+			return true;
+	return false;
+}
+
+bool rule_gpu_recorded(const struct rule_ctx *c)
+{
+	for (size_t i = 0; i < c->r->process_count; i++)
+		if (pass__fit(c->pass, c->r->processes[i].pid))
+			return true;
+	return attribution__device_count(c->attr) > 0;
 }

@@ -1036,6 +1036,8 @@ static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_ev
 	case ISR_CUDA_FAM_VMM_RELEASE:
 	case ISR_CUDA_FAM_VMM_MAP:
 	case ISR_CUDA_FAM_VMM_UNMAP:
+	case ISR_CUDA_FAM_REGISTER:
+	case ISR_CUDA_FAM_UNREGISTER:
 		cat = TL_CUDA_MEM;
 		break;
 	default:
@@ -1097,6 +1099,14 @@ static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass
 			return 0;
 		}
 		return thr_overlay(tl, t, TL_FAULT, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
+				   0);
+	}
+	case ISR_EV_RECLAIM: {
+		/* an instant of the pass at its start: its end is here */
+		const struct isr_ev_reclaim *rc = (const void *)h;
+		__u64 end = e->start + rc->duration_ns < e->start ? UINT64_MAX : e->start + rc->duration_ns;
+
+		return thr_overlay(tl, t, TL_RECLAIM, clamp(tl, e->start), clamp(tl, end), (struct tl_other){ 0, 0 },
 				   0);
 	}
 	case ISR_EV_CUDA_CALL:

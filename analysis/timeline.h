@@ -8,8 +8,8 @@
  * A thread is, at any moment, in exactly one category (enum tl_cat). The
  * scheduler gives the base (running, waiting for a CPU, blocked, in
  * uninterruptible sleep); intervals known from probed calls lie over it
- * (waiting for the GIL, inside a CUDA call, in a page fault), the one of
- * highest priority winning. Each thread keeps the running total of its
+ * (waiting for the GIL, inside a CUDA call, in direct reclaim, in a page
+ * fault), the one of highest priority winning. Each thread keeps the running total of its
  * time per category, so "what was thread T doing during [a, b)" is the
  * difference of two readings (timeline__thread_acc at a and at b), which is
  * how every rule asks it.
@@ -35,8 +35,8 @@ enum tl_cat {
 	TL_SYNC,	/* inside a CUDA synchronization or synchronous copy */
 	TL_CUDA_MEM,	/* inside a CUDA allocation or free */
 	TL_CUDA,	/* inside another CUDA call whose return was probed */
+	TL_RECLAIM,	/* in direct memory reclaim (also inside a fault: what the fault waited for) */
 	TL_FAULT,	/* in a page fault */
-	TL_RECLAIM,	/* in direct memory reclaim */
 	TL_RUNQUEUE,	/* runnable, waiting for a CPU */
 	TL_IO,		/* uninterruptible sleep (disk, network filesystem, kernel lock) */
 	TL_BLOCKED,	/* sleeping until another task or a timer wakes it */

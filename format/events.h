@@ -64,7 +64,8 @@
 	X(PY_CODE,		py_code,		25, isr_ev_py_code,		ISR_SRC_PY_CODE)	\
 	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)		\
 	X(GIL_WAIT,		gil_wait,		28, isr_ev_gil_wait,		ISR_SRC_PYTHON)		\
-	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED)
+	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED)		\
+	X(RECLAIM,		reclaim,		30, isr_ev_reclaim,		ISR_SRC_RECLAIM)
 
 #define ISR_EV_ENUM_ROW(ID, name, value, st, drops) ISR_EV_##ID = value,
 enum {
@@ -73,7 +74,7 @@ enum {
 	 * the Python stack walker saw (struct isr_ev_py_frames), which the
 	 * recorder turns into PY_STACK, PY_CODE and PY_SAMPLE records. */
 	ISR_EV_PY_FRAMES = 27,
-	ISR_EV_TYPE_MAX = 30,	/* one past the highest type */
+	ISR_EV_TYPE_MAX = 31,	/* one past the highest type */
 };
 #undef ISR_EV_ENUM_ROW
 
@@ -102,7 +103,8 @@ enum {
 	X(GPU,		gpu,		9,  "GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound") \
 	X(CUPTI,	cupti,		10, "GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords)") \
 	X(PY_STACKS,	py_stacks,	11, "Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for") \
-	X(PY_CODE,	py_code,	12, "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read")
+	X(PY_CODE,	py_code,	12, "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read") \
+	X(RECLAIM,	reclaim,	13, "direct-reclaim events the bulk ring buffer had no room for, or reclaims whose start could not be remembered")
 
 #define ISR_SRC_ENUM_ROW(ID, name, value, meaning) ISR_SRC_##ID = value,
 enum {
@@ -277,6 +279,29 @@ _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, duration_ns) == 40, 
 _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, flags) == 48, "page_fault.flags");
 _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, pad) == 52, "page_fault.pad");
 
+/* isr_ev_reclaim.kind */
+#define ISR_RECLAIM_DIRECT	1 /* the page allocator found too little free memory (mm_vmscan_direct_reclaim_*) */
+#define ISR_RECLAIM_MEMCG	2 /* the thread's memory cgroup is at its limit or over memory.high (mm_vmscan_memcg_reclaim_*) */
+
+/*
+ * A target thread reclaimed memory itself before it could go on (direct
+ * reclaim: the allocator's slow path, or its memory cgroup's limit).
+ * hdr.ts_ns is when it began, duration_ns how long it took; emitted when
+ * it ended.
+ */
+struct isr_ev_reclaim {
+	struct isr_ev_hdr hdr;
+	__u64 duration_ns;
+	__u64 nr_reclaimed;	/* pages it freed (the tracepoint's nr_reclaimed) */
+	__u32 kind;		/* ISR_RECLAIM_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct isr_ev_reclaim) == 48, "isr_ev_reclaim size");
+_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, duration_ns) == 24, "reclaim.duration_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, nr_reclaimed) == 32, "reclaim.nr_reclaimed");
+_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, kind) == 40, "reclaim.kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, pad) == 44, "reclaim.pad");
+
 /* Flags of isr_ev_cuda_call.flags (ISR_CUDA_ASYNC, ISR_CUDA_PTDS and
  * ISR_CUDA_RUNTIME from format/cuda_funcs.h are copied in as well) */
 #define ISR_CUDA_RETURNED	0x1 /* the return was probed: status and duration_ns are valid */
@@ -297,6 +322,8 @@ _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, pad) == 52, "page_fa
  *   VMM_RELEASE        handle
  *   VMM_MAP            address, size, offset, handle
  *   VMM_UNMAP          address, size
+ *   REGISTER           address, bytes, flags
+ *   UNREGISTER         address
  */
 struct isr_ev_cuda_call {
 	struct isr_ev_hdr hdr;

@@ -50,7 +50,7 @@ struct record_config {
 		double budget_pct;	/* --budget: overhead budget, % of a thread's time; 0: none */
 	} tracer;
 	struct {			/* kernel tracepoints beyond the scheduler's */
-		bool page_faults;	/* --no-faults: false */
+		bool page_faults;	/* page faults and direct reclaim (--no-faults: false) */
 	} kernel;
 	struct {			/* the CUDA driver API (libcuda) */
 		bool enabled;		/* --no-cuda: false */

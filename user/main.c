@@ -284,7 +284,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the targets exit or on Ctrl-C)", 0 }, \
 	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two up to 2048 (default 32)", 0 }, \
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
-	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
+	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults and direct reclaim", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
 	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits and holds exactly (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
 	{ "no-gil-waits", OPT_NO_GIL_WAITS, NULL, 0, "Do not record the Python GIL waits the scheduler sees (on by default: no probe hit, the holder named)", 0 }, \

@@ -284,7 +284,7 @@ static int commit_ready_file(struct out_file *f)
 static void print_drop_advice(const __u64 *drops, const struct record_config *cfg)
 {
 	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS] + drops[ISR_SRC_CUDA] + drops[ISR_SRC_PYTHON] +
-		     drops[ISR_SRC_PY_STACKS];
+		     drops[ISR_SRC_PY_STACKS] + drops[ISR_SRC_RECLAIM];
 
 	if (ring)
 		fprintf(stderr,
@@ -528,7 +528,9 @@ static int begin(struct recorder *r)
 		fprintf(stderr, "inferscope-bpf: cannot name the recording %s: %s\n", cfg->output.path, strerror(-e));
 		return e;
 	}
-	host = procinfo__host(cfg->output.argc, cfg->output.argv, r->start, cfg->targets.duration_ns);
+	/* INFERSCOPE_SYSFS_ROOT: a fake sysfs tree, for tests */
+	host = procinfo__host(cfg->output.argc, cfg->output.argv, r->start, cfg->targets.duration_ns,
+			      getenv("INFERSCOPE_SYSFS_ROOT"));
 	e = host ? rec_writer__write_props(r->w, ISR_CHUNK_HOST, host) : -errno;
 	rec_props__free(host);
 	e = e ?: write_clock(r->w);

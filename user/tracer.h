@@ -120,6 +120,15 @@ bool tracer__can_switch_hot(const struct tracer *t);
  * err filled; the other processes are still switched). */
 int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen);
 
+/* Attaches (on) or releases (off) the sites of pid's uprobe attachments
+ * that belong to one of the n programs progs (sites that are not hot):
+ * for probes needed only until they taught what they teach. Files probed
+ * later start with them attached. 0, -EOPNOTSUPP where they cannot be
+ * switched (no uprobe_multi links), or the first error (-errno, err
+ * filled; -ESRCH: the process is gone). */
+int tracer__switch_programs(struct tracer *t, __u32 pid, struct bpf_program *const *progs, size_t n, bool on,
+			    char *err, size_t errlen);
+
 /* Waits up to timeout_ms for events and consumes what is there: the number
  * of events consumed or -errno. */
 int tracer__poll(struct tracer *t, int timeout_ms);

@@ -156,6 +156,25 @@ static inline void synth__process(struct synth *b, __u32 pid, const char *comm, 
 	}
 }
 
+/* A HOST property the reader keeps as written (an NVIDIA GPU, a NUMA
+ * node): the struct, then len bytes of more. */
+static inline void synth__host_prop(struct synth *b, __u32 key, const void *fixed, size_t flen, const void *more,
+				    size_t len)
+{
+	struct rec_prop *p;
+
+	b->rec.host.props = realloc(b->rec.host.props, (b->rec.host.prop_count + 1) * sizeof(*p));
+	assert_non_null(b->rec.host.props);
+	p = &b->rec.host.props[b->rec.host.prop_count++];
+	p->key = key;
+	p->len = (__u32)(flen + len);
+	p->value = malloc(flen + len + 1);
+	assert_non_null(p->value);
+	memcpy(p->value, fixed, flen);
+	if (len)
+		memcpy(p->value + flen, more, len);
+}
+
 static struct synth *sort_target __attribute__((unused));
 
 static inline int off_cmp(const void *a, const void *b)
@@ -194,6 +213,9 @@ static inline void synth__free(struct synth *b)
 		free(b->rec.processes[i].threads);
 	}
 	free(b->rec.processes);
+	for (size_t i = 0; i < b->rec.host.prop_count; i++)
+		free(b->rec.host.props[i].value);
+	free(b->rec.host.props);
 	free(b->rec.events);
 	free(b->data);
 	free(b->offs);

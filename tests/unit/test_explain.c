@@ -374,6 +374,87 @@ static void test_page_fault_storm(void **state)
 	synth__free(b);
 }
 
+static void ev_reclaim(struct synth *b, __u64 ts, __u32 tid, __u64 duration, __u64 pages, __u32 kind)
+{
+	struct isr_ev_reclaim *e = synth__event(b, ISR_EV_RECLAIM, sizeof(*e), ts, PID, tid);
+
+	e->duration_ns = duration;
+	e->nr_reclaimed = pages;
+	e->kind = kind;
+}
+
+/* A page fault of the launcher at addr, over [start, start + duration). */
+static void fault_at(struct synth *b, __u64 start, __u64 duration, __u64 addr, __u32 flags)
+{
+	struct isr_ev_page_fault *e = synth__event(b, ISR_EV_PAGE_FAULT, sizeof(*e), start + duration, PID, LAUNCHER);
+
+	e->address = addr;
+	e->duration_ns = duration;
+	e->flags = flags | ISR_FAULT_HAS_START;
+}
+
+/* The launcher reclaims 20 x 10 ms at its cgroup's limit, 5 of them inside
+ * 12 ms minor faults (1 ms of fault on each side), and waits 6 x 5 ms for
+ * anonymous pages (swap-in): faults stay under page_fault_storm's
+ * threshold (40 ms, 4%), so host_memory_pressure counts the reclaims and
+ * the swap-ins, 0.23 s. */
+static void plant_pressure(struct synth *b, int swapins)
+{
+	b->rec.processes[0].maps = strdup("7f0000000000-7f0010000000 r--s 00000000 08:01 42 /data/weights.bin\n");
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 20; i++) {
+		__u64 t = T0 + 20 * MS + (__u64)i * 40 * MS;
+
+		ev_reclaim(b, t, LAUNCHER, 10 * MS, 256, ISR_RECLAIM_MEMCG);
+		if (i < 5)
+			fault_at(b, t - 1 * MS, 12 * MS, 0x7f0000001000ULL + (__u64)i * 4096, 0);
+	}
+	/* between the reclaims and their faults (free from 31 to 59 ms after
+	 * T0 + 40 ms x slot), up to 5 a slot */
+	for (int i = 0; i < swapins; i++) {
+		__u64 slot = swapins <= 20 ? (__u64)i : (__u64)i / 5, off = swapins <= 20 ? 0 : (__u64)(i % 5) * 5 * MS;
+
+		fault_at(b, T0 + 32 * MS + slot * 40 * MS + off, 5 * MS, 0x10000000ULL + (__u64)i * 4096, ISR_FAULT_MAJOR);
+	}
+}
+
+static void test_host_memory_pressure(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	plant_pressure(b, 6);
+	a = analyze(b);
+	f = expect(a, "host_memory_pressure", LAUNCHER, 0.2 + 0.03);
+	expect_text(f, "0.200 s reclaiming memory itself");
+	expect_text(f, "20 reclaims freeing 5120 pages; 20 at its memory cgroup's limit");
+	expect_text(f, "0.030 s waiting for 6 pages swapped out");
+	assert_null(find_rule(a, "page_fault_storm", LAUNCHER));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* With 100 swap-ins of 5 ms page_fault_storm claims the faults (0.51 s,
+ * the swap-ins and the minor faults' 10 ms outside their reclaims): memory
+ * pressure counts the reclaims alone, and says where the swap-ins went. */
+static void test_host_memory_pressure_faults_claimed(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	plant_pressure(b, 100);
+	a = analyze(b);
+	expect(a, "page_fault_storm", LAUNCHER, 0.5 + 0.01);
+	f = expect(a, "host_memory_pressure", LAUNCHER, 0.2);
+	expect_text(f, "its 100 swap-ins are counted under page faults");
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* Blocked 4 x 100 ms, each time woken by thread 102. */
 static void test_blocked_on_thread(void **state)
 {
@@ -441,12 +522,12 @@ static void test_host_bound(void **state)
 	expect_text(f, "running Python (most at `/home/u/train.py:88 collate`)");
 	/* a Python launcher without GPU activity or GIL events: what could not
 	 * be judged, and the flags that would let it be */
-	assert_int_equal(a->ex->findings.nnj, 3);
+	assert_int_equal(a->ex->findings.nnj, 4);
 	for (size_t i = 0; i < a->ex->findings.nnj; i++) {
 		const struct not_judged *nj = &a->ex->findings.nj[i];
 
 		assert_true(strcmp(nj->rule, "gil_contention") == 0 || strcmp(nj->rule, "launch_bound") == 0 ||
-			    strcmp(nj->rule, "gpu_idle") == 0);
+			    strcmp(nj->rule, "pcie_saturation") == 0 || strcmp(nj->rule, "gpu_idle") == 0);
 		assert_non_null(strstr(nj->needs, strcmp(nj->rule, "gil_contention") ? "--gpu" : "--gil"));
 	}
 	analysis__free(a);
@@ -578,6 +659,153 @@ static void test_pageable_memcpy_host(void **state)
 	expect_text(f, "100 copies");
 	analysis__free(a);
 	synth__free(b);
+}
+
+/* Without GPU activity: a buffer the program page-locked with
+ * cuMemHostRegister_v2 is pinned until its cuMemHostUnregister: 10 copies
+ * into it while registered (1 ms), 100 after (2 ms) are pageable. */
+static void test_pageable_memcpy_registered(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct isr_ev_cuda_call *e;
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	e = ev_call(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemHostRegister_v2, 0, 100 * US);
+	e->args[0] = 0x600000000ULL;
+	e->args[1] = 64 * MIB;
+	for (int i = 0; i < 110; i++) {
+		if (i == 10) {
+			e = ev_call(b, T0 + 10 * MS + (__u64)i * 8 * MS - 3 * MS, PID, LAUNCHER,
+				    ISR_CUDA_FN_cuMemHostUnregister, 0, 100 * US);
+			e->args[0] = 0x600000000ULL;
+		}
+		e = ev_call(b, T0 + 10 * MS + (__u64)i * 8 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyHtoD_v2, 0,
+			    (i < 10 ? 1 : 2) * MS);
+		e->args[0] = 0x7000000000ULL;
+		e->args[1] = 0x600000000ULL + (__u64)(i % 10) * 4 * MIB;
+		e->args[2] = 4 * MIB;
+	}
+	a = analyze(b);
+	f = expect(a, "pageable_memcpy", 0, 0.1);
+	expect_text(f, "100 copies");
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "host_to_device")), 100);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The host's one NVIDIA GPU, on a PCIe link of speed mts (MT/s) and width:
+ * idle when recording began (2.5 GT/s), its port as fast as it. */
+static void host_gpu(struct synth *b, __u32 mts, __u16 width)
+{
+	struct isr_host_gpu g = { .vendor = 0x10de, .device = 0x2330, .class_code = 0x030200,
+				  .link_speed_mts = 2500, .max_link_speed_mts = mts, .link_width = width,
+				  .max_link_width = width, .port_max_speed_mts = mts, .port_max_width = width,
+				  .numa_node = 1 };
+
+	strcpy(g.pci_address, "0000:3b:00.0");
+	synth__host_prop(b, ISR_PROP_HOST_GPU, &g, sizeof(g), "8-15", 4);
+}
+
+static void gpu_copy(struct synth *b, __u64 start, __u64 bytes, double gbps, __u8 kind)
+{
+	struct isr_ev_gpu_memcpy *m = synth__event(b, ISR_EV_GPU_MEMCPY, sizeof(*m), T0 + 990 * MS, PID, PID);
+
+	m->start_ns = start + GPU_AHEAD;
+	m->end_ns = m->start_ns + (__u64)((double)bytes / gbps);
+	m->bytes = bytes;
+	m->copy_kind = kind;
+	m->src_kind = kind == 1 ? 2 : 3;
+	m->dst_kind = kind == 1 ? 3 : 2;
+}
+
+static void gpu_kernel(struct synth *b, __u64 start, __u64 end)
+{
+	struct isr_ev_gpu_kernel *k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), T0 + 990 * MS, PID, PID);
+
+	k->start_ns = start + GPU_AHEAD;
+	k->end_ns = end + GPU_AHEAD;
+	k->stream_id = 7;
+}
+
+/* 60 copies of 64 MiB to the GPU at 28 GB/s (89% of a Gen4 x16 link's
+ * 31.5 GB/s per direction), 10 of them under a kernel; 30 copies of
+ * 16 MiB back at 10 GB/s: the link was the limit for the 50 copies with
+ * no kernel running. */
+static void plant_pcie(struct synth *b)
+{
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 60; i++) {
+		__u64 t = T0 + 10 * MS + (__u64)i * 15 * MS;
+
+		gpu_copy(b, t, 64 * MIB, 28.0, 1);
+		if (i % 6 == 0)
+			gpu_kernel(b, t - 1 * MS, t + 4 * MS);
+		if (i < 30)
+			gpu_copy(b, t + 5 * MS, 16 * MIB, 10.0, 2);
+	}
+}
+
+static void test_pcie_saturation(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+	json_t *h;
+
+	(void)state;
+	host_gpu(b, 16000, 16);
+	plant_pcie(b);
+	a = analyze(b);
+	f = expect(a, "pcie_saturation", 0, 50 * (64.0 * MIB / 28e9));
+	expect_text(f, "PCIe Gen4 x16 (16.0 GT/s) link (31.5 GB/s each way)");
+	expect_text(f, "60 of 60 copies to the GPU at 28.0 GB/s");
+	h = json_object_get(f->evidence, "device_to_host");
+	assert_int_equal(json_integer_value(json_object_get(h, "saturated_copies")), 0);
+	assert_int_equal(json_integer_value(json_object_get(h, "copies")), 30);
+	assert_true(fabs(json_real_value(json_object_get(f->evidence, "overlapped_with_kernels_s")) -
+			 10 * (64.0 * MIB / 28e9)) < 1e-6);
+	analysis__free(a);
+	synth__free(b);
+}
+
+static bool not_judged(const struct analysis *a, const char *rule, const char *needs)
+{
+	for (size_t i = 0; i < a->ex->findings.nnj; i++)
+		if (strcmp(a->ex->findings.nj[i].rule, rule) == 0 && strstr(a->ex->findings.nj[i].needs, needs))
+			return true;
+	return false;
+}
+
+/* The same copies without link information, on a link slower than they
+ * ran (an emulated bridge), and on a host of two GPUs on different links:
+ * not judged, each with its reason. */
+static void test_pcie_saturation_not_judged(void **state)
+{
+	static const char *const needs[] = { "the GPU's PCIe link", "a PCIe link that matches the copies",
+					     "which PCI device each CUDA device is" };
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct synth *b = job(1000 * MS);
+		struct analysis *a;
+
+		if (k == 1)
+			host_gpu(b, 2500, 1);
+		if (k == 2) {
+			host_gpu(b, 16000, 16);
+			host_gpu(b, 32000, 16);
+		}
+		plant_pcie(b);
+		a = analyze(b);
+		assert_null(find_rule(a, "pcie_saturation", 0));
+		assert_true(not_judged(a, "pcie_saturation", needs[k]));
+		analysis__free(a);
+		synth__free(b);
+	}
 }
 
 /* --- memory and errors --------------------------------------------------------------------- */
@@ -827,6 +1055,8 @@ int main(void)
 		cmocka_unit_test(test_cpu_contention),
 		cmocka_unit_test(test_untraced_task_names),
 		cmocka_unit_test(test_page_fault_storm),
+		cmocka_unit_test(test_host_memory_pressure),
+		cmocka_unit_test(test_host_memory_pressure_faults_claimed),
 		cmocka_unit_test(test_blocked_on_thread),
 		cmocka_unit_test(test_sync_stall_host_view),
 		cmocka_unit_test(test_host_bound),
@@ -835,6 +1065,9 @@ int main(void)
 		cmocka_unit_test(test_launch_bound),
 		cmocka_unit_test(test_pageable_memcpy_gpu),
 		cmocka_unit_test(test_pageable_memcpy_host),
+		cmocka_unit_test(test_pageable_memcpy_registered),
+		cmocka_unit_test(test_pcie_saturation),
+		cmocka_unit_test(test_pcie_saturation_not_judged),
 		cmocka_unit_test(test_memory_held_at_exit),
 		cmocka_unit_test(test_memory_growth),
 		cmocka_unit_test(test_cuda_errors),

@@ -12,6 +12,10 @@
  *                                             mapped after evicting it from the page cache
  *   workload [--wait-signal] spawn PAGES      forks a child process that runs "anon PAGES"
  *   workload [--wait-signal] run SEC          thread "runner": 10 ms sleep + 5 ms spin, for SEC s
+ *   workload [--wait-signal] cachescan FILE PASSES
+ *                                             thread "scanner" evicts FILE from the page cache,
+ *                                             then reads it PASSES times with read() (in a
+ *                                             memory cgroup smaller than FILE: reclaim)
  *   workload [--wait-signal] faultloop SEC PAGES THREADS
  *                                             THREADS threads "faulter" map, write and unmap
  *                                             PAGES fresh pages over and over for SEC s
@@ -165,6 +169,32 @@ static void make_file(const char *path, long pages)
 	close(fd);
 }
 
+static long passes_arg;
+
+static void *scanner(void *arg)
+{
+	static char buf[1 << 20];
+	ssize_t n;
+	int fd;
+
+	(void)arg;
+	fd = open(file_arg, O_RDONLY);
+	if (fd < 0)
+		die("open");
+	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		die("posix_fadvise");
+	for (long i = 0; i < passes_arg; i++) {
+		if (lseek(fd, 0, SEEK_SET))
+			die("lseek");
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		if (n < 0)
+			die("read");
+	}
+	close(fd);
+	return NULL;
+}
+
 static double run_seconds;
 
 static void *faulter(void *arg)
@@ -271,8 +301,8 @@ static void forks(int n)
 static void usage(void)
 {
 	fprintf(stderr, "usage: workload [--wait-signal] sleep | hog SEC | anon PAGES | "
-			"filemap FILE PAGES | spawn PAGES | run SEC | faultloop SEC PAGES THREADS | faultcount SEC PAGES | "
-			"forks N\n");
+			"filemap FILE PAGES | cachescan FILE PASSES | spawn PAGES | run SEC | faultloop SEC PAGES THREADS | "
+			"faultcount SEC PAGES | forks N\n");
 	exit(2);
 }
 
@@ -314,6 +344,10 @@ int main(int argc, char **argv)
 		pages_arg = atol(argv[a + 2]);
 		make_file(file_arg, pages_arg);
 		run_thread("reader", reader, NULL);
+	} else if (strcmp(argv[a], "cachescan") == 0 && argc > a + 2) {
+		file_arg = argv[a + 1];
+		passes_arg = atol(argv[a + 2]);
+		run_thread("scanner", scanner, NULL);
 	} else if (strcmp(argv[a], "spawn") == 0 && argc > a + 1) {
 		pid_t pid = fork();
 		int status;
