@@ -15,6 +15,7 @@
 #define NCCL_PLAN_P2P_EVERY		10
 #define NCCL_PLAN_LATE_EVERY		4
 #define NCCL_PLAN_SLEEP_MS		15
+#define NCCL_PLAN_STARTUP_MS		300	/* from a rank's exec to its first NCCL call */
 #define NCCL_PLAN_TAIL_COLLECTIVES	4	/* broadcast, all-gather, reduce-scatter, reduce */
 
 #endif

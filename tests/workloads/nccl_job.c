@@ -9,6 +9,10 @@
  *
  *   nccl_job [--ranks N] [--iters K] [--late R] [--mode sleep|hog] [--work-us US]
  *
+ * A rank starts its NCCL work STARTUP_MS after its exec, as a Python rank
+ * does after its imports: the recorder probes a followed child's libraries
+ * once it has seen its exec, a few milliseconds later (docs/outputs.md).
+ *
  * --mode hog pins the late rank and a busy process ("nccl_hog") to the
  * same CPU and the other ranks to other CPUs.
  */
@@ -85,6 +89,10 @@ static int worker(const char *hex, long iters, long late, const char *mode, long
 
 	for (size_t i = 0; i < sizeof(id.internal); i++)
 		sscanf(hex + 2 * i, "%2hhx", (unsigned char *)&id.internal[i]);
+	struct timespec startup = { 0, NCCL_PLAN_STARTUP_MS * 1000000L };
+
+	while (nanosleep(&startup, &startup))
+		;
 	if (strcmp(mode, "hog") == 0)
 		pin(rank == late ? 0 : 1 + rank % (ncpu > 1 ? ncpu - 1 : 1));
 	CHECK(ncclCommInitRank(&comm, nranks, id, rank));
