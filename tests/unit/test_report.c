@@ -242,8 +242,11 @@ static void test_json_contract(void **state)
 	f->sum.drops_total = 4;
 	fixture__add_cuda(f);
 	root = render_json(f);
-	assert_int_equal(json_object_size(root), 11);
+	assert_int_equal(json_object_size(root), 13);
 	assert_int(root, "schema_version", REPORT_SCHEMA_VERSION);
+	/* no NCCL collective: no ranks side by side */
+	assert_true(json_is_array(get(root, "ranks")) && json_array_size(get(root, "ranks")) == 0);
+	assert_true(json_is_null(get(root, "collectives")));
 	assert_int_equal(REPORT_SCHEMA_VERSION, 2);
 
 	/* findings: the two failed allocations, from the summary alone */
