@@ -21,6 +21,7 @@
 #include "explain.h"
 #include "attribution.h"
 #include "text.h"
+#include "proc_tree.h"
 
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
@@ -45,6 +46,8 @@ static const char *origin_name(__u32 origin)
 		return "child";
 	case ISR_ORIGIN_EXEC:
 		return "exec";
+	case ISR_ORIGIN_DESCENDANT:
+		return "descendant";
 	default:
 		return "unknown";
 	}
@@ -446,6 +449,44 @@ static json_t *json_processes(const struct recording *r, const struct summary *s
 	}
 	return a;
 nomem:
+	json_decref(a);
+	return NULL;
+}
+
+/* The traced processes as a tree, in tree order (analysis/proc_tree.h). */
+static json_t *json_process_tree(const struct recording *r, const struct summary *s)
+{
+	struct proc_tree t;
+	json_t *a = NULL, *p;
+
+	if (proc_tree__build(r, s, &t))
+		goto nomem;
+	a = json_array();
+	if (!a)
+		goto nomem;
+	for (size_t i = 0; i < t.count; i++) {
+		const struct proc_node *n = &t.nodes[i];
+		const char *role = proc_role__id(n->role);
+
+		p = json_object();
+		APPEND(a, p);
+		SET(p, "pid", json_integer(n->pid));
+		SET(p, "ppid", json_integer(n->ppid));
+		SET(p, "parent", n->parent == PROC_TREE_NO_PARENT ? json_null() : json_integer(t.nodes[n->parent].pid));
+		SET(p, "depth", json_u64(n->depth));
+		SET(p, "children", json_u64(n->children));
+		SET(p, "comm", json_text(n->comm, 16));
+		SET(p, "role", role ? json_string(role) : json_null());
+		SET(p, "role_text", role ? json_string(proc_role__text(n->role)) : json_null());
+		SET(p, "origin", json_string(origin_name(n->origin)));
+		SET(p, "cmdline", json_text(n->latest->cmdline, SIZE_MAX));
+		SET(p, "threads", json_u64(n->threads));
+		SET(p, "on_cpu_s", json_real(ns_to_s(n->on_cpu_ns)));
+	}
+	proc_tree__free(&t);
+	return a;
+nomem:
+	proc_tree__free(&t);
 	json_decref(a);
 	return NULL;
 }
@@ -1039,6 +1080,7 @@ int report__write_json(FILE *f, const struct analysis *a)
 	SET(root, "metrics", json_metrics(a));
 	SET(root, "event_counts", json_event_counts(s));
 	SET(root, "processes", json_processes(r, s));
+	SET(root, "process_tree", json_process_tree(r, s));
 	SET(root, "threads", json_threads(s, a->py));
 	SET(root, "cuda", json_cuda(s));
 	SET(root, "gpu", json_gpu(s));
@@ -1170,6 +1212,44 @@ static void md__host_topo(struct md *m, const struct recording *r)
 	host_topo__free(&t);
 }
 
+/* The targets as a tree: each child under its parent, with its role
+ * when its names tell (analysis/proc_tree.h). */
+static void md__process_tree(struct md *m, const struct recording *r, const struct summary *s)
+{
+	struct proc_tree t;
+
+	if (proc_tree__build(r, s, &t)) {
+		proc_tree__free(&t);
+		m->err = m->err ?: -ENOMEM;
+		return;
+	}
+	md__printf(m, "- **Targets:**%s", t.count ? "" : " none recorded\n");
+	if (t.count)
+		md__printf(m, " %zu process%s%s\n", t.count, t.count == 1 ? "" : "es",
+			   t.count > t.roots ? " (a child under its parent)" : "");
+	for (size_t i = 0; i < t.count; i++) {
+		const struct proc_node *n = &t.nodes[i];
+
+		md__printf(m, "%*s- pid %u (", 2 + 2 * (int)(n->depth < 16 ? n->depth : 16), "", n->pid);
+		md__text(m, or_unknown(n->comm), 16);
+		md__printf(m, ", %s", origin_name(n->origin));
+		if (n->role)
+			md__printf(m, "; %s", proc_role__text(n->role));
+		if (n->children)
+			md__printf(m, "; %zu child%s traced", n->children, n->children == 1 ? "" : "ren");
+		md__printf(m, "; %zu thread%s, %.2f s on CPU): ", n->threads, n->threads == 1 ? "" : "s",
+			   ns_to_s(n->on_cpu_ns));
+		md__text(m, n->p->cmdline && *n->p->cmdline ? n->p->cmdline : "(no command line)", SIZE_MAX);
+		if (n->latest != n->p) {
+			md__printf(m, " → exec: ");
+			md__text(m, n->latest->cmdline && *n->latest->cmdline ? n->latest->cmdline : "(no command line)",
+				 SIZE_MAX);
+		}
+		md__printf(m, "\n");
+	}
+	proc_tree__free(&t);
+}
+
 static void md__header(struct md *m, const struct recording *r, const struct summary *s)
 {
 	const char *stop = stop_reason_text(r->stop_reason);
@@ -1192,16 +1272,7 @@ static void md__header(struct md *m, const struct recording *r, const struct sum
 		md__printf(m, "- **Stopped:** unknown (the recording is truncated)\n");
 	else
 		md__printf(m, "- **Stopped:** unknown (reason %u)\n", r->stop_reason);
-	md__printf(m, "- **Targets:**%s\n", r->process_count ? "" : " none recorded");
-	for (size_t i = 0; i < r->process_count; i++) {
-		const struct rec_process *p = &r->processes[i];
-
-		md__printf(m, "  - pid %u (", p->pid);
-		md__text(m, or_unknown(p->comm), SIZE_MAX);
-		md__printf(m, ", %s): ", origin_name(p->origin));
-		md__text(m, p->cmdline && *p->cmdline ? p->cmdline : "(no command line)", SIZE_MAX);
-		md__printf(m, "\n");
-	}
+	md__process_tree(m, r, s);
 	md__printf(m, "\n");
 }
 
