@@ -875,6 +875,152 @@ static void test_alias_probes_released_once_learned(void **state)
 	}
 }
 
+#define PROC_TREE_WORKLOAD "tests/workloads/proc_tree.py"
+
+/* The process_tree node of pid, or NULL. */
+static json_t *tree_node(json_t *report, json_int_t pid)
+{
+	json_t *tree = json_object_get(report, "process_tree"), *n;
+	size_t i;
+
+	json_array_foreach(tree, i, n)
+		if (json_integer_value(json_object_get(n, "pid")) == pid)
+			return n;
+	return NULL;
+}
+
+/* Whether the report's threads include one of process pid. */
+static bool has_thread_of(json_t *report, json_int_t pid)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "threads"), i, t)
+		if (json_integer_value(json_object_get(t, "pid")) == pid)
+			return true;
+	return false;
+}
+
+/* Starts tests/workloads/proc_tree.py (a parent whose multiprocessing pool,
+ * spawned process and two stand-in CUDA workloads run before the attach),
+ * records it with -p parent and `extra` (NULL or an option), lets it do
+ * its work and returns the pids it printed, as JSON; the report in
+ * c->report. */
+static json_t *record_tree(struct ctx *c, char *extra)
+{
+	char *wl[] = { "/usr/bin/python3", PROC_TREE_WORKLOAD, CUDA_WORKLOAD, NULL };
+	char ready[512], pidstr[32], line[512];
+	size_t len = 0;
+	int out_fd, status;
+	pid_t wpid, tpid;
+	json_t *pids;
+
+	wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
+	while (len + 1 < sizeof(line) && read(out_fd, line + len, 1) == 1 && line[len] != '\n')
+		len++;
+	line[len] = '\0';
+	close(out_fd);
+	pids = json_loads(line, 0, NULL);
+	if (!pids)
+		fail_msg("proc_tree.py printed \"%s\", not its pids", line);
+	assert_int_equal(json_integer_value(json_object_get(pids, "parent")), wpid);
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--budget", "off", "--no-py-stacks",
+				 "--ready-file", ready, extra, NULL };
+
+		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	kill(wpid, SIGUSR1);
+	assert_int_equal(waitpid(wpid, &status, 0), wpid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(waitpid(tpid, &status, 0), tpid);	/* every target exited */
+	th_expect_exit(status, 0, c->f.err);
+	c->report = th_report(c->f.isr);
+	return pids;
+}
+
+/*
+ * -p PARENT takes the workers it forked before the attach: the pool's, the
+ * spawned one, the stand-in CUDA workloads (every launch of both counted),
+ * each traced (its threads in the report) and shown under its parent in
+ * the process tree, with its role; --no-follow takes the parent only.
+ */
+static void test_attached_descendants(void **state)
+{
+	struct ctx *c = *state;
+	char md[600], *text, want[64];
+	char *md_argv[] = { TRACER, "analyze", c->f.isr, NULL };
+	json_int_t parent, pid;
+	json_t *pids, *n, *v;
+	size_t i, found = 0;
+
+	pids = record_tree(c, NULL);
+	parent = json_integer_value(json_object_get(pids, "parent"));
+	n = tree_node(c->report, parent);
+	assert_non_null(n);
+	assert_int_equal(json_integer_value(json_object_get(n, "depth")), 0);
+	assert_string_equal(json_string_value(json_object_get(n, "origin")), "attached");
+	json_array_foreach(json_object_get(pids, "pool"), i, v) {
+		pid = json_integer_value(v);
+		n = tree_node(c->report, pid);
+		assert_non_null(n);
+		assert_int_equal(json_integer_value(json_object_get(n, "parent")), parent);
+		assert_int_equal(json_integer_value(json_object_get(n, "depth")), 1);
+		assert_string_equal(json_string_value(json_object_get(n, "origin")), "descendant");
+		assert_string_equal(json_string_value(json_object_get(n, "role")), "fork");
+		assert_true(has_thread_of(c->report, pid));
+		found++;
+	}
+	assert_int_equal(found, 2);
+	pid = json_integer_value(json_object_get(pids, "spawn"));
+	n = tree_node(c->report, pid);
+	assert_non_null(n);
+	assert_int_equal(json_integer_value(json_object_get(n, "parent")), parent);
+	assert_string_equal(json_string_value(json_object_get(n, "role")), "multiprocessing_spawn");
+	assert_true(has_thread_of(c->report, pid));
+	json_array_foreach(json_object_get(pids, "cuda"), i, v) {
+		pid = json_integer_value(v);
+		n = tree_node(c->report, pid);
+		assert_non_null(n);
+		assert_int_equal(json_integer_value(json_object_get(n, "parent")), parent);
+		assert_string_equal(json_string_value(json_object_get(n, "origin")), "descendant");
+		assert_true(has_thread_of(c->report, pid));
+	}
+	assert_int_equal(th_count(c->report, "cuLaunchKernel"), 2 * (long long)plan_calls[FN(cuLaunchKernel)]);
+	json_array_foreach(json_object_get(c->report, "process_tree"), i, n)
+		if (json_is_string(json_object_get(n, "role")) &&
+		    !strcmp(json_string_value(json_object_get(n, "role")), "multiprocessing_resource_tracker"))
+			assert_int_equal(json_integer_value(json_object_get(n, "parent")), parent);
+	snprintf(md, sizeof(md), "%s/report.md", c->f.dir);
+	th_expect_exit(th_run_to(md_argv, md, c->f.err), 0, c->f.err);
+	text = th_slurp(md);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "(a child under its parent)"));
+	snprintf(want, sizeof(want), "\n    - pid %lld (", (long long)json_integer_value(json_array_get(
+		json_object_get(pids, "pool"), 0)));
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "descendant; forked worker (its parent's command line)"));
+	free(text);
+	json_decref(pids);
+	json_decref(c->report);
+	c->report = NULL;
+	th_rmrf(c->f.dir);
+	th_files_init(&c->f);
+
+	/* --no-follow: the parent only */
+	pids = record_tree(c, "--no-follow");
+	parent = json_integer_value(json_object_get(pids, "parent"));
+	assert_int_equal(json_array_size(json_object_get(c->report, "process_tree")), 1);
+	assert_non_null(tree_node(c->report, parent));
+	json_array_foreach(json_object_get(c->report, "threads"), i, n)
+		assert_int_equal(json_integer_value(json_object_get(n, "pid")), parent);
+	assert_int_equal(th_count(c->report, "cuLaunchKernel"), 0);
+	json_decref(pids);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -882,6 +1028,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_launched_exact_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launched_exact_calls_legacy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attached_exact_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attached_descendants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_without_libcuda, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libcuda_loaded_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_probes, setup, teardown),
