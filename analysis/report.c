@@ -187,6 +187,22 @@ static json_t *json_sampling(const struct sampling *sm)
 		SET(p, "observed", json_u64(sp->observed));
 		SET(p, "estimated", json_real(sp->estimated));
 		SET(p, "slowdown", json_real(sp->slowdown));
+		SET(p, "slowdown_status", json_string(sampling_slowdown__name(sp->slowdown_status)));
+		if (sp->slowdown_status == SAMPLING_SLOWDOWN_NOT_MEASURED) {
+			SET(p, "slowdown_measured", json_null());
+			SET(p, "slowdown_ci95", json_null());
+		} else {
+			json_t *ci = json_array();
+
+			SET(p, "slowdown_measured", json_real(sp->slowdown_measured));
+			SET(p, "slowdown_ci95", ci);
+			APPEND(ci, json_real(sp->slowdown_lo));
+			APPEND(ci, json_real(sp->slowdown_hi));
+		}
+		SET(p, "slowdown_windows", json_u64(sp->slowdown_windows));
+		SET(p, "slowdown_gaps", json_u64(sp->slowdown_gaps));
+		SET(p, "slowdown_calls_in_windows", json_u64(sp->slowdown_calls_windows));
+		SET(p, "slowdown_calls_in_gaps", json_u64(sp->slowdown_calls_gaps));
 	}
 	return o;
 nomem:
@@ -1337,6 +1353,45 @@ static void md__warnings(struct md *m, const struct analysis *a)
 	md__printf(m, "\n");
 }
 
+/* What the windows tell of how much the probes slowed a process: a
+ * slowdown only with its confidence interval, and only applied when the
+ * data support it (analysis/sampling.h). */
+static void md__slowdown(struct md *m, const struct sampling_process *p)
+{
+	double lo = 100 * (p->slowdown_lo - 1), hi = 100 * (p->slowdown_hi - 1);
+
+	switch (p->slowdown_status) {
+	case SAMPLING_SLOWDOWN_APPLIED:
+		md__printf(m, "> Process %u ran %.1f%% slower while its hot path was probed (95%% confidence interval "
+			      "%+.1f%% to %+.1f%%, from the rate of its synchronizations and other always-probed calls: "
+			      "%" PRIu64 " in %zu windows, %" PRIu64 " in %zu gaps): its estimates are corrected for it.\n\n",
+			   p->pid, 100 * (p->slowdown_measured - 1), lo, hi, (uint64_t)p->slowdown_calls_windows,
+			   p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps, p->slowdown_gaps);
+		break;
+	case SAMPLING_SLOWDOWN_NONE:
+		md__printf(m, "> Process %u: no slowdown measurable while its hot path was probed (%+.1f%%, 95%% "
+			      "confidence interval %+.1f%% to %+.1f%%, from %" PRIu64 " always-probed calls in %zu windows "
+			      "and %" PRIu64 " in %zu gaps): its estimates are not corrected.\n\n", p->pid,
+			   100 * (p->slowdown_measured - 1), lo, hi, (uint64_t)p->slowdown_calls_windows,
+			   p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps, p->slowdown_gaps);
+		break;
+	case SAMPLING_SLOWDOWN_IMPLAUSIBLE:
+		md__printf(m, "> Process %u called its always-probed functions at a rate %+.1f%% different outside the "
+			      "windows (95%% confidence interval %+.1f%% to %+.1f%%): %s, so its pace changed for "
+			      "another reason (the job's phases); its estimates are not corrected.\n\n", p->pid,
+			   100 * (p->slowdown_measured - 1), lo, hi, p->slowdown_hi < 1 ?
+			   "faster while probed, which probes cannot cause" : "more than the probes can cost");
+		break;
+	default:
+		md__printf(m, "> Process %u: too few windows, gaps or always-probed calls (%" PRIu64 " in %zu windows, "
+			      "%" PRIu64 " in %zu gaps; at least 20 in 2 of each are needed) to tell whether the probes "
+			      "slowed it: its estimates are not corrected.\n\n", p->pid,
+			   (uint64_t)p->slowdown_calls_windows, p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps,
+			   p->slowdown_gaps);
+		break;
+	}
+}
+
 /* Sampled counts are estimates: say so before any table shows one. */
 static void md__sampling(struct md *m, const struct summary *s)
 {
@@ -1350,11 +1405,7 @@ static void md__sampling(struct md *m, const struct summary *s)
 		      "(`--budget off` traces every call).\n\n",
 		   sm->budget_pct, sm->hit_cost_ns / 1e3, 100 * sm->coverage, sm->windows);
 	for (size_t i = 0; i < sm->proc_count; i++)
-		if (sm->procs[i].slowdown > 1.005 || sm->procs[i].slowdown < 0.995)
-			md__printf(m, "> Process %u ran %.1f%% %s while its hot path was probed (the intervals between "
-				      "its synchronizations and other always-probed calls): its estimates are corrected "
-				      "for it.\n\n", sm->procs[i].pid, 100 * fabs(sm->procs[i].slowdown - 1),
-				   sm->procs[i].slowdown > 1 ? "slower" : "faster");
+		md__slowdown(m, &sm->procs[i]);
 }
 
 static int by_on_cpu_desc(const void *a, const void *b)

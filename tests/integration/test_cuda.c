@@ -776,8 +776,9 @@ static void test_budget_samples_launch_heavy(void **state)
 /*
  * A launch-bound thread (30 us of work per launch, a synchronization every
  * 100): the probe slows it in the windows by its cost per launch, which the
- * intervals between its synchronizations show. What holds on a loaded
- * 2-core machine every time: the process ran slower in the windows (k > 1),
+ * rate of its synchronizations shows. What holds on a loaded 2-core machine
+ * every time: the process ran slower in the windows (k > 1, its 95%
+ * interval above 1, so it is applied),
  * by the measured hit cost per launch within a factor of 3 (the time in
  * synchronizations dilutes it), and the corrected estimate is within 8% of
  * the launches made (measured here: -2.5% ... +1.2%, k 1.08-1.10 at a
@@ -790,7 +791,7 @@ static void test_budget_launch_bound_slowdown(void **state)
 	struct ctx *c = *state;
 	char md[600], *text;
 	char *md_argv[] = { TRACER, "analyze", c->f.isr, NULL };
-	json_t *sm, *p;
+	json_t *sm, *p, *ci;
 	long long made, est;
 	double k, hit_us, expect;
 
@@ -800,6 +801,14 @@ static void test_budget_launch_bound_slowdown(void **state)
 	p = json_array_get(json_object_get(sm, "processes"), 0);
 	assert_non_null(p);
 	k = th_num(p, "slowdown");
+	ci = json_object_get(p, "slowdown_ci95");
+	print_message("slowdown %s, 95%% interval %.3f-%.3f, from %g calls in %g windows and %g in %g gaps\n",
+		      json_string_value(json_object_get(p, "slowdown_status")), json_real_value(json_array_get(ci, 0)),
+		      json_real_value(json_array_get(ci, 1)), th_num(p, "slowdown_calls_in_windows"),
+		      th_num(p, "slowdown_windows"), th_num(p, "slowdown_calls_in_gaps"), th_num(p, "slowdown_gaps"));
+	assert_string_equal(json_string_value(json_object_get(p, "slowdown_status")), "applied");
+	assert_true(json_real_value(json_array_get(ci, 0)) > 1 && json_real_value(json_array_get(ci, 0)) <= k &&
+		    json_real_value(json_array_get(ci, 1)) >= k);
 	hit_us = th_num(sm, "hit_cost_ns") / 1000;
 	expect = 1 + hit_us / 30;
 	est = (long long)th_num(cuda_calls_of(c->report, "cuLaunchKernel"), "count");
