@@ -777,11 +777,13 @@ static void test_budget_samples_launch_heavy(void **state)
  * A launch-bound thread (30 us of work per launch, a synchronization every
  * 100): the probe slows it in the windows by its cost per launch, which the
  * rate of its synchronizations shows. What holds on a loaded 2-core machine
- * every time: the process ran slower in the windows (k > 1, its 95%
- * interval above 1, so it is applied),
- * by the measured hit cost per launch within a factor of 3 (the time in
- * synchronizations dilutes it), and the corrected estimate is within 8% of
- * the launches made (measured here: -2.5% ... +1.2%, k 1.08-1.10 at a
+ * every time: the 95% interval of the slowdown holds the one the measured
+ * hit cost per launch makes, within a factor of 3 (the time in
+ * synchronizations dilutes it); when the interval lies above 1 it is
+ * applied and the corrected estimate is within 8% of the launches made;
+ * when the machine is too noisy for the interval to exclude 1 (seen: 0.99-
+ * 1.74 from 134 synchronizations), nothing is applied and the report says
+ * no slowdown was measurable (measured here: -2.5% ... +1.2%, k 1.08-1.10 at a
  * 5.2-7.0 us hit). The
  * estimator's arithmetic is checked exactly on planted windows in
  * tests/unit/test_summary.c (test_sampled_slowdown).
@@ -792,8 +794,9 @@ static void test_budget_launch_bound_slowdown(void **state)
 	char md[600], *text;
 	char *md_argv[] = { TRACER, "analyze", c->f.isr, NULL };
 	json_t *sm, *p, *ci;
+	const char *status;
 	long long made, est;
-	double k, hit_us, expect;
+	double k, hit_us, expect, lo, hi;
 
 	snprintf(md, sizeof(md), "%s/report.md", c->f.dir);
 	made = record_launch_rate(c, "1", "bound", "30", "100", &c->report);
@@ -806,21 +809,32 @@ static void test_budget_launch_bound_slowdown(void **state)
 		      json_string_value(json_object_get(p, "slowdown_status")), json_real_value(json_array_get(ci, 0)),
 		      json_real_value(json_array_get(ci, 1)), th_num(p, "slowdown_calls_in_windows"),
 		      th_num(p, "slowdown_windows"), th_num(p, "slowdown_calls_in_gaps"), th_num(p, "slowdown_gaps"));
-	assert_string_equal(json_string_value(json_object_get(p, "slowdown_status")), "applied");
-	assert_true(json_real_value(json_array_get(ci, 0)) > 1 && json_real_value(json_array_get(ci, 0)) <= k &&
-		    json_real_value(json_array_get(ci, 1)) >= k);
+	status = json_string_value(json_object_get(p, "slowdown_status"));
+	assert_non_null(status);
+	lo = json_real_value(json_array_get(ci, 0));
+	hi = json_real_value(json_array_get(ci, 1));
 	hit_us = th_num(sm, "hit_cost_ns") / 1000;
 	expect = 1 + hit_us / 30;
 	est = (long long)th_num(cuda_calls_of(c->report, "cuLaunchKernel"), "count");
 	print_message("launches made %lld, estimated %lld (%+.2f%%), slowdown %.3f (hit %.2f us: about %.3f)\n",
 		      made, est, 100.0 * (est - made) / made, k, hit_us, expect);
-	assert_true(k > 1 && k < 2);
-	assert_true(k > 1 + (expect - 1) / 3 && k < 1 + (expect - 1) * 3);
-	assert_true(est > made * 0.92 && est < made * 1.08);
+	/* the interval holds the slowdown the hit cost makes (within a factor of 3) */
+	assert_true(lo <= 1 + (expect - 1) * 3 && hi >= 1 + (expect - 1) / 3);
 	th_expect_exit(th_run_to(md_argv, md, c->f.err), 0, c->f.err);
 	text = th_slurp(md);
 	assert_non_null(text);
-	assert_non_null(strstr(text, "slower while its hot path was probed"));
+	if (!strcmp(status, "applied")) {
+		assert_true(lo > 1 && lo <= k && hi >= k && k < 2);
+		assert_true(est > made * 0.92 && est < made * 1.08);
+		assert_non_null(strstr(text, "slower while its hot path was probed (95% confidence interval"));
+	} else {
+		/* too noisy a machine to tell: nothing applied, the estimate
+		 * uncorrected (low by the true slowdown), and said so */
+		assert_string_equal(status, "none");
+		assert_true(k == 1.0 && lo <= 1 && hi >= 1);
+		assert_true(est > made * 0.92 / (1 + (expect - 1) * 3) && est < made * 1.08);
+		assert_non_null(strstr(text, "no slowdown measurable while its hot path was probed"));
+	}
 	free(text);
 }
 
