@@ -21,6 +21,7 @@
 #include "explain.h"
 #include "attribution.h"
 #include "text.h"
+#include "proc_tree.h"
 
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
@@ -45,6 +46,8 @@ static const char *origin_name(__u32 origin)
 		return "child";
 	case ISR_ORIGIN_EXEC:
 		return "exec";
+	case ISR_ORIGIN_DESCENDANT:
+		return "descendant";
 	default:
 		return "unknown";
 	}
@@ -184,6 +187,22 @@ static json_t *json_sampling(const struct sampling *sm)
 		SET(p, "observed", json_u64(sp->observed));
 		SET(p, "estimated", json_real(sp->estimated));
 		SET(p, "slowdown", json_real(sp->slowdown));
+		SET(p, "slowdown_status", json_string(sampling_slowdown__name(sp->slowdown_status)));
+		if (sp->slowdown_status == SAMPLING_SLOWDOWN_NOT_MEASURED) {
+			SET(p, "slowdown_measured", json_null());
+			SET(p, "slowdown_ci95", json_null());
+		} else {
+			json_t *ci = json_array();
+
+			SET(p, "slowdown_measured", json_real(sp->slowdown_measured));
+			SET(p, "slowdown_ci95", ci);
+			APPEND(ci, json_real(sp->slowdown_lo));
+			APPEND(ci, json_real(sp->slowdown_hi));
+		}
+		SET(p, "slowdown_windows", json_u64(sp->slowdown_windows));
+		SET(p, "slowdown_gaps", json_u64(sp->slowdown_gaps));
+		SET(p, "slowdown_calls_in_windows", json_u64(sp->slowdown_calls_windows));
+		SET(p, "slowdown_calls_in_gaps", json_u64(sp->slowdown_calls_gaps));
 	}
 	return o;
 nomem:
@@ -446,6 +465,44 @@ static json_t *json_processes(const struct recording *r, const struct summary *s
 	}
 	return a;
 nomem:
+	json_decref(a);
+	return NULL;
+}
+
+/* The traced processes as a tree, in tree order (analysis/proc_tree.h). */
+static json_t *json_process_tree(const struct recording *r, const struct summary *s)
+{
+	struct proc_tree t;
+	json_t *a = NULL, *p;
+
+	if (proc_tree__build(r, s, &t))
+		goto nomem;
+	a = json_array();
+	if (!a)
+		goto nomem;
+	for (size_t i = 0; i < t.count; i++) {
+		const struct proc_node *n = &t.nodes[i];
+		const char *role = proc_role__id(n->role);
+
+		p = json_object();
+		APPEND(a, p);
+		SET(p, "pid", json_integer(n->pid));
+		SET(p, "ppid", json_integer(n->ppid));
+		SET(p, "parent", n->parent == PROC_TREE_NO_PARENT ? json_null() : json_integer(t.nodes[n->parent].pid));
+		SET(p, "depth", json_u64(n->depth));
+		SET(p, "children", json_u64(n->children));
+		SET(p, "comm", json_text(n->comm, 16));
+		SET(p, "role", role ? json_string(role) : json_null());
+		SET(p, "role_text", role ? json_string(proc_role__text(n->role)) : json_null());
+		SET(p, "origin", json_string(origin_name(n->origin)));
+		SET(p, "cmdline", json_text(n->latest->cmdline, SIZE_MAX));
+		SET(p, "threads", json_u64(n->threads));
+		SET(p, "on_cpu_s", json_real(ns_to_s(n->on_cpu_ns)));
+	}
+	proc_tree__free(&t);
+	return a;
+nomem:
+	proc_tree__free(&t);
 	json_decref(a);
 	return NULL;
 }
@@ -1167,6 +1224,7 @@ int report__write_json(FILE *f, const struct analysis *a)
 	SET(root, "metrics", json_metrics(a));
 	SET(root, "event_counts", json_event_counts(s));
 	SET(root, "processes", json_processes(r, s));
+	SET(root, "process_tree", json_process_tree(r, s));
 	SET(root, "threads", json_threads(s, a->py));
 	SET(root, "cuda", json_cuda(s));
 	SET(root, "gpu", json_gpu(s));
@@ -1300,6 +1358,44 @@ static void md__host_topo(struct md *m, const struct recording *r)
 	host_topo__free(&t);
 }
 
+/* The targets as a tree: each child under its parent, with its role
+ * when its names tell (analysis/proc_tree.h). */
+static void md__process_tree(struct md *m, const struct recording *r, const struct summary *s)
+{
+	struct proc_tree t;
+
+	if (proc_tree__build(r, s, &t)) {
+		proc_tree__free(&t);
+		m->err = m->err ?: -ENOMEM;
+		return;
+	}
+	md__printf(m, "- **Targets:**%s", t.count ? "" : " none recorded\n");
+	if (t.count)
+		md__printf(m, " %zu process%s%s\n", t.count, t.count == 1 ? "" : "es",
+			   t.count > t.roots ? " (a child under its parent)" : "");
+	for (size_t i = 0; i < t.count; i++) {
+		const struct proc_node *n = &t.nodes[i];
+
+		md__printf(m, "%*s- pid %u (", 2 + 2 * (int)(n->depth < 16 ? n->depth : 16), "", n->pid);
+		md__text(m, or_unknown(n->comm), 16);
+		md__printf(m, ", %s", origin_name(n->origin));
+		if (n->role)
+			md__printf(m, "; %s", proc_role__text(n->role));
+		if (n->children)
+			md__printf(m, "; %zu child%s traced", n->children, n->children == 1 ? "" : "ren");
+		md__printf(m, "; %zu thread%s, %.2f s on CPU): ", n->threads, n->threads == 1 ? "" : "s",
+			   ns_to_s(n->on_cpu_ns));
+		md__text(m, n->p->cmdline && *n->p->cmdline ? n->p->cmdline : "(no command line)", SIZE_MAX);
+		if (n->latest != n->p) {
+			md__printf(m, " → exec: ");
+			md__text(m, n->latest->cmdline && *n->latest->cmdline ? n->latest->cmdline : "(no command line)",
+				 SIZE_MAX);
+		}
+		md__printf(m, "\n");
+	}
+	proc_tree__free(&t);
+}
+
 static void md__header(struct md *m, const struct recording *r, const struct summary *s)
 {
 	const char *stop = stop_reason_text(r->stop_reason);
@@ -1322,16 +1418,7 @@ static void md__header(struct md *m, const struct recording *r, const struct sum
 		md__printf(m, "- **Stopped:** unknown (the recording is truncated)\n");
 	else
 		md__printf(m, "- **Stopped:** unknown (reason %u)\n", r->stop_reason);
-	md__printf(m, "- **Targets:**%s\n", r->process_count ? "" : " none recorded");
-	for (size_t i = 0; i < r->process_count; i++) {
-		const struct rec_process *p = &r->processes[i];
-
-		md__printf(m, "  - pid %u (", p->pid);
-		md__text(m, or_unknown(p->comm), SIZE_MAX);
-		md__printf(m, ", %s): ", origin_name(p->origin));
-		md__text(m, p->cmdline && *p->cmdline ? p->cmdline : "(no command line)", SIZE_MAX);
-		md__printf(m, "\n");
-	}
+	md__process_tree(m, r, s);
 	md__printf(m, "\n");
 }
 
@@ -1396,6 +1483,45 @@ static void md__warnings(struct md *m, const struct analysis *a)
 	md__printf(m, "\n");
 }
 
+/* What the windows tell of how much the probes slowed a process: a
+ * slowdown only with its confidence interval, and only applied when the
+ * data support it (analysis/sampling.h). */
+static void md__slowdown(struct md *m, const struct sampling_process *p)
+{
+	double lo = 100 * (p->slowdown_lo - 1), hi = 100 * (p->slowdown_hi - 1);
+
+	switch (p->slowdown_status) {
+	case SAMPLING_SLOWDOWN_APPLIED:
+		md__printf(m, "> Process %u ran %.1f%% slower while its hot path was probed (95%% confidence interval "
+			      "%+.1f%% to %+.1f%%, from the rate of its synchronizations and other always-probed calls: "
+			      "%" PRIu64 " in %zu windows, %" PRIu64 " in %zu gaps): its estimates are corrected for it.\n\n",
+			   p->pid, 100 * (p->slowdown_measured - 1), lo, hi, (uint64_t)p->slowdown_calls_windows,
+			   p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps, p->slowdown_gaps);
+		break;
+	case SAMPLING_SLOWDOWN_NONE:
+		md__printf(m, "> Process %u: no slowdown measurable while its hot path was probed (%+.1f%%, 95%% "
+			      "confidence interval %+.1f%% to %+.1f%%, from %" PRIu64 " always-probed calls in %zu windows "
+			      "and %" PRIu64 " in %zu gaps): its estimates are not corrected.\n\n", p->pid,
+			   100 * (p->slowdown_measured - 1), lo, hi, (uint64_t)p->slowdown_calls_windows,
+			   p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps, p->slowdown_gaps);
+		break;
+	case SAMPLING_SLOWDOWN_IMPLAUSIBLE:
+		md__printf(m, "> Process %u called its always-probed functions at a rate %+.1f%% different outside the "
+			      "windows (95%% confidence interval %+.1f%% to %+.1f%%): %s, so its pace changed for "
+			      "another reason (the job's phases); its estimates are not corrected.\n\n", p->pid,
+			   100 * (p->slowdown_measured - 1), lo, hi, p->slowdown_hi < 1 ?
+			   "faster while probed, which probes cannot cause" : "more than the probes can cost");
+		break;
+	default:
+		md__printf(m, "> Process %u: too few windows, gaps or always-probed calls (%" PRIu64 " in %zu windows, "
+			      "%" PRIu64 " in %zu gaps; at least 20 in 2 of each are needed) to tell whether the probes "
+			      "slowed it: its estimates are not corrected.\n\n", p->pid,
+			   (uint64_t)p->slowdown_calls_windows, p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps,
+			   p->slowdown_gaps);
+		break;
+	}
+}
+
 /* Sampled counts are estimates: say so before any table shows one. */
 static void md__sampling(struct md *m, const struct summary *s)
 {
@@ -1409,11 +1535,7 @@ static void md__sampling(struct md *m, const struct summary *s)
 		      "(`--budget off` traces every call).\n\n",
 		   sm->budget_pct, sm->hit_cost_ns / 1e3, 100 * sm->coverage, sm->windows);
 	for (size_t i = 0; i < sm->proc_count; i++)
-		if (sm->procs[i].slowdown > 1.005 || sm->procs[i].slowdown < 0.995)
-			md__printf(m, "> Process %u ran %.1f%% %s while its hot path was probed (the intervals between "
-				      "its synchronizations and other always-probed calls): its estimates are corrected "
-				      "for it.\n\n", sm->procs[i].pid, 100 * fabs(sm->procs[i].slowdown - 1),
-				   sm->procs[i].slowdown > 1 ? "slower" : "faster");
+		md__slowdown(m, &sm->procs[i]);
 }
 
 static int by_on_cpu_desc(const void *a, const void *b)

@@ -31,7 +31,8 @@ struct record_config {
 		__u32 pids[CONFIG_MAX_PIDS];	/* -p: running processes */
 		size_t pid_count;
 		char **command;		/* -- CMD: NULL-terminated argv to launch, or NULL */
-		bool follow_children;	/* processes the targets start too (--no-follow: false) */
+		bool follow_children;	/* the -p processes' running descendants and the processes
+					 * the targets start, too (--no-follow: false) */
 		__u64 duration_ns;	/* -d; 0: until Ctrl-C or the targets exit */
 		enum run_as_mode run_as; /* who the command runs as: under sudo the invoking user (--run-as-root, --user) */
 		const char *run_as_user; /* --user: NAME or UID[:GID] */

@@ -290,10 +290,10 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	  "Let GROUP read what is written (mode 0640; default: the owner only, 0600)", 0 }
 
 #define RECORD_OPTIONS                                                                              \
-	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes (and their threads)", 0 },   \
+	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes, their threads and their running descendants (--no-follow: only these)", 0 },   \
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the targets exit or on Ctrl-C)", 0 }, \
 	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two up to 2048 (default 32)", 0 }, \
-	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
+	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Trace only the named processes: not their running descendants, nor the processes the targets start", 0 },   \
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults and direct reclaim", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
 	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits and holds exactly (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \

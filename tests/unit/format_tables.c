@@ -568,6 +568,7 @@ static const struct constant origins[] = {
 	CONST(ISR_ORIGIN_LAUNCHED, NULL, "started by the recorder (-- CMD)"),
 	CONST(ISR_ORIGIN_CHILD, NULL, "forked by a target after recording began"),
 	CONST(ISR_ORIGIN_EXEC, NULL, "a target that called exec (new image)"),
+	CONST(ISR_ORIGIN_DESCENDANT, NULL, "a descendant of a -p process, running when recording began"),
 };
 
 static const struct constant clocks[] = {
