@@ -19,10 +19,13 @@
 #include "buf.h"
 #include "htab.h"
 
-/* A launch API record may start this long before or after the uprobe
- * event of its call (the fit's bound is added): CUPTI's API record begins
- * inside the driver's entry, the uprobe fires at its first instruction. */
-#define JOIN_WINDOW_NS 200000ull
+/* The uprobe event of a launch lies inside the call's API record (a
+ * runtime record: cudaLaunchKernel calls cuLaunchKernel, where the uprobe
+ * fires), or at most this long before the record's start (a driver record:
+ * the uprobe fires at cuLaunchKernel's first instruction, CUPTI's callback
+ * takes its timestamp after the probe's program ran). The fit's bound is
+ * added on both sides. */
+#define JOIN_LEAD_NS 200000ull
 /* A kernel waits this long for an API record that starts after it (a
  * causality violation): then it is unjoined. */
 #define JOIN_API_WAIT_NS 1000000000ull
@@ -140,7 +143,7 @@ static __u64 lat_value(size_t b)
 struct gproc {
 	struct gpu_process_stat st;
 	const struct clock_fit *fit;	/* the pass's; NULL: no usable clock pairs */
-	__u64 window;			/* JOIN_WINDOW_NS + the fit's bound */
+	__u64 bound;			/* the fit's bound, ns */
 	__u64 *lat;			/* [LAT_BUCKETS], once a kernel joined */
 	__u64 nlat;
 };
@@ -163,11 +166,13 @@ struct gdevice {
 	__u64 busy_ns;
 };
 
-/* A thread's launch uprobe events not yet out of reach of an API record. */
+/* A thread's launch uprobe events not yet out of reach of an API record,
+ * and how many of its launch API records wait to pick one. */
 struct uthread {
 	__u32 pid, tid;
 	struct uprobe { __u64 ts; bool used; } *v;
 	size_t head, n, cap;
+	size_t npending;
 };
 
 /* What a correlation id of a process joins to, while it can matter. */
@@ -183,12 +188,12 @@ struct corr {
 	size_t nwaiting, waiting_cap;
 };
 
-/* A launch API record waiting until no uprobe event within its window can
- * still come. */
+/* A launch API record waiting until no uprobe event inside it can still
+ * come. */
 struct pending {
-	__u64 due;		/* its start + the process's window */
+	__u64 due;		/* its mapped end + the fit's bound */
 	__u64 gen;
-	__u64 ts;		/* its mapped start */
+	__u64 start, end;	/* mapped */
 	__u32 pid, tid, corr;
 };
 
@@ -362,7 +367,7 @@ static struct gproc *proc_get(struct gpu_builder *b, __u32 pid)
 		if (p->fit) {
 			p->st.fit = *p->fit;
 			p->st.clock_pairs = p->fit->samples;
-			p->window = JOIN_WINDOW_NS + (__u64)p->fit->bound_ns;
+			p->bound = (__u64)p->fit->bound_ns;
 		}
 	}
 	return p;
@@ -492,17 +497,25 @@ static int on_name(struct gpu_builder *b, const struct isr_ev_gpu_name *e)
 /* --- the join: kernel -> launch API record -> launch uprobe event ------------------ */
 
 /*
- * Each kernel's correlation id names a launch API record, which is matched
- * to the launch uprobe event of the same thread nearest to the record's
- * mapped start within the process's window, each uprobe event used once:
- * per thread, the records in time order take the nearest unused one. All
- * of it comes in start order, so:
- *  - a thread keeps its uprobe events until no record can reach them
- *    (twice the window behind the pass);
- *  - a record waits until the pass is a window past it (no nearer uprobe
- *    event can come), then picks; its result waits for the kernels of its
- *    id until they came (one kernel, unless a graph launch) or
- *    JOIN_HORIZON_NS passed;
+ * Each kernel's correlation id names a launch API record (CUPTI's: its
+ * thread, its start and end), which is matched to the launch uprobe event
+ * of its own call: on the record's thread, inside the record (a runtime
+ * record), else the latest at most JOIN_LEAD_NS before its start (a driver
+ * record), each uprobe event used once. The calls of one thread do not
+ * overlap, so the event inside a record is its call's, never a neighbour's;
+ * a record whose call was not probed (the overhead budget had the hot path
+ * off, or the probe came later) finds none, and its kernels are unjoined:
+ * never joined to the next call's launch, which would make them start
+ * before their launch. All of it comes in start order, so:
+ *  - a record waits until the pass is past its end (no event inside it can
+ *    still come), then picks; the records of a thread pick in the order of
+ *    their ends, the order of their calls, so that a record whose probe
+ *    fired before its start finds the earlier call's event taken;
+ *  - a thread keeps its uprobe events until no record can reach them (an
+ *    event JOIN_LEAD_NS before the start of its oldest waiting record, or
+ *    of the pass when none waits);
+ *  - a record's result waits for the kernels of its id until they came
+ *    (one kernel, unless a graph launch) or JOIN_HORIZON_NS passed;
  *  - a kernel that comes while its record waits, waits with it; one whose
  *    record has not come (it would start after the kernel) waits
  *    JOIN_API_WAIT_NS for it.
@@ -612,22 +625,44 @@ static int corr_wait(struct corr *c, __u64 start)
 	return 0;
 }
 
-/* The launch uprobe event of thread (pid, tid) nearest to ts within the
- * window, unused; 0 when none. */
-static __u64 uprobe_take(struct gpu_builder *b, __u32 pid, __u32 tid, __u64 ts, __u64 window)
+static struct uthread *uthread_find(struct gpu_builder *b, __u32 pid, __u32 tid)
 {
-	struct uthread key = { .pid = pid, .tid = tid }, *u = htab__find(&b->uthreads, &key);
+	struct uthread key = { .pid = pid, .tid = tid };
+
+	return htab__find(&b->uthreads, &key);
+}
+
+/* Drops the events of u before ts from the front (they are used, or out of
+ * every waiting or later record's reach). */
+static void uthread_prune(struct uthread *u, __u64 ts)
+{
+	while (u->head < u->n && u->v[u->head].ts < ts)
+		u->head++;
+}
+
+static __u64 sub_floor(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* The launch uprobe event of the call of record pd on u: the first unused
+ * one inside the record, else the latest unused one within JOIN_LEAD_NS
+ * before it (both widened by the fit's bound); 0 when none. */
+static __u64 uprobe_take(struct uthread *u, const struct pending *pd, __u64 bound)
+{
+	__u64 from = sub_floor(pd->start, bound), lead_from = sub_floor(from, JOIN_LEAD_NS);
 	struct uprobe *best = NULL;
 
-	if (!u)
-		return 0;
-	while (u->head < u->n && u->v[u->head].ts + window < ts)
-		u->head++;
-	for (size_t i = u->head; i < u->n && u->v[i].ts <= ts + window; i++) {
-		__u64 d = u->v[i].ts > ts ? u->v[i].ts - ts : ts - u->v[i].ts;
+	for (size_t i = u->head; i < u->n && u->v[i].ts <= pd->end + bound; i++) {
+		struct uprobe *up = &u->v[i];
 
-		if (!u->v[i].used && (!best || d < (best->ts > ts ? best->ts - ts : ts - best->ts)))
-			best = &u->v[i];
+		if (up->used || up->ts < lead_from)
+			continue;
+		if (up->ts >= from) {
+			best = up;
+			break;
+		}
+		best = up;	/* the latest before the record so far */
 	}
 	if (!best)
 		return 0;
@@ -635,17 +670,23 @@ static __u64 uprobe_take(struct gpu_builder *b, __u32 pid, __u32 tid, __u64 ts, 
 	return best->ts;
 }
 
-/* A launch record whose window has passed: its uprobe event, then the
- * kernels that waited for it. */
+/* A launch record whose end has passed: its uprobe event, then the kernels
+ * that waited for it. */
 static int pending_resolve(struct gpu_builder *b, const struct pending *pd)
 {
 	struct gproc key = { .st.pid = pd->pid }, *p = htab__find(&b->procs, &key);
-	__u64 entry = uprobe_take(b, pd->pid, pd->tid, pd->ts, p->window);
+	struct uthread *u = uthread_find(b, pd->pid, pd->tid);
 	struct corr *c = corr_find(b, pd->pid, pd->corr);
+	__u64 entry;
 	int err = 0;
 
+	u->npending--;
 	if (!c || c->gen != pd->gen)
 		return 0;	/* a later record of the same id took its place */
+	entry = uprobe_take(u, pd, p->bound);
+	/* the thread's later records start after this one: what lies before
+	 * this one's reach is out of theirs */
+	uthread_prune(u, sub_floor(sub_floor(pd->start, p->bound), JOIN_LEAD_NS));
 	c->state = CORR_RESOLVED;
 	c->entry_ts = entry;
 	for (size_t i = 0; i < c->nwaiting && !err; i++)
@@ -689,24 +730,23 @@ static int join_advance(struct gpu_builder *b, __u64 now)
 	return err;
 }
 
-/* A launch uprobe event of a thread: a candidate for the records near it
- * (none without a clock fit). Those twice the window behind are out of
- * every record's reach. */
+/* A launch uprobe event of a thread: a candidate for its records (none
+ * without a clock fit). While none of the thread's records waits, the
+ * events JOIN_LEAD_NS (and the fit's bound) behind are out of every later
+ * record's reach. */
 static int on_launch_call(struct gpu_builder *b, const struct isr_ev_hdr *h)
 {
 	struct uthread key = { .pid = h->pid, .tid = h->tid }, *u;
 	const struct clock_fit *fit = pass__fit(b->pass, h->pid);
-	__u64 reach;
 	bool added;
 
 	if (!fit)
 		return 0;
-	reach = 2 * (JOIN_WINDOW_NS + (__u64)fit->bound_ns);
 	u = htab__insert(&b->uthreads, &key, &added);
 	if (!u)
 		return -ENOMEM;
-	while (u->head < u->n && u->v[u->head].ts + reach < h->ts_ns)
-		u->head++;
+	if (!u->npending)
+		uthread_prune(u, sub_floor(sub_floor(h->ts_ns, (__u64)fit->bound_ns), JOIN_LEAD_NS));
 	if (u->head && u->head >= u->n / 2) {
 		memmove(u->v, u->v + u->head, (u->n - u->head) * sizeof(*u->v));
 		u->n -= u->head;
@@ -718,26 +758,29 @@ static int on_launch_call(struct gpu_builder *b, const struct isr_ev_hdr *h)
 	return 0;
 }
 
-static int on_api(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_api *a, __u64 start)
+static int on_api(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_api *a, const struct pass_event *e)
 {
 	struct corr key = { .pid = a->hdr.pid, .corr = a->correlation_id }, *c;
+	struct uthread ukey = { .pid = a->hdr.pid, .tid = a->thread_id }, *u;
 	struct pending pd;
 	bool added;
 
 	p->st.api_records++;
 	if (!gpu_launch_cbid(a->api, a->cbid) || !p->fit)
 		return 0;
-	c = htab__insert(&b->corrs, &key, &added);
+	u = htab__insert(&b->uthreads, &ukey, &added);
+	c = u ? htab__insert(&b->corrs, &key, &added) : NULL;
 	if (!c)
 		return -ENOMEM;
 	c->state = CORR_PENDING;
 	c->gen = ++b->gen;
 	c->graph = gpu_graph_cbid(a->api, a->cbid);
-	pd = (struct pending){ .due = start + p->window, .gen = c->gen, .ts = start, .pid = a->hdr.pid,
-			       .tid = a->thread_id, .corr = a->correlation_id };
+	pd = (struct pending){ .due = e->end + p->bound, .gen = c->gen, .start = e->start, .end = e->end,
+			       .pid = a->hdr.pid, .tid = a->thread_id, .corr = a->correlation_id };
 	if (pending__push(b, &pd))
 		return -ENOMEM;
-	return fifo__push(&b->horizon, start + JOIN_HORIZON_NS, c->gen, key.pid, key.corr);
+	u->npending++;
+	return fifo__push(&b->horizon, e->start + JOIN_HORIZON_NS, c->gen, key.pid, key.corr);
 }
 
 static int on_kernel_join(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_kernel *k, __u64 start)
@@ -806,7 +849,7 @@ int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e)
 		p->st.syncs++;
 		return 0;
 	case ISR_EV_GPU_API:
-		return on_api(b, p, (const void *)h, e->start);
+		return on_api(b, p, (const void *)h, e);
 	case ISR_EV_GPU_STATUS: {
 		const struct isr_ev_gpu_status *st = (const void *)h;
 

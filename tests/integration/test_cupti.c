@@ -8,7 +8,8 @@
  * and clock pairs through the bridge's real buffer callbacks. The checks:
  * exactly the planted records in the recording and the report, no drops
  * (or exactly the drops CUPTI reported), every kernel joined to its launch
- * uprobe event with no causality violation, the bridge dormant before the
+ * uprobe event with no causality violation (under a budget that samples
+ * launches from two threads: exactly the launches it saw), the bridge dormant before the
  * tracer came and after it left, and a process whose bridge finds no
  * libcupti traced on at the driver level.
  */
@@ -463,11 +464,82 @@ static void test_cupti_missing(void **state)
 	assert_int_equal(sn.cupti_error, -1);
 }
 
+#define THREADS_SECONDS "3"
+#define THREADS_RATE "20000"	/* per thread, at most: a pause of 50 us after each launch */
+
+/*
+ * The join under a toggling budget: two threads launch (correlation ids
+ * interleaved from one counter, runtime and driver records alternating),
+ * every launch planted as CUPTI records, while a budget of 0.1% switches
+ * the hot-path probes on and off in windows. Every kernel whose launch the
+ * uprobe saw is joined to it, every other one is unjoined (never joined to
+ * a neighbouring call, which would start after the kernel), no causality
+ * violation.
+ */
+static void test_join_two_threads_sampled(void **state)
+{
+	struct ctx *c = *state;
+	unsigned long long kernels = 0, observed = 0, apis = 0, made;
+	char out[600], *text;
+	struct recording *rec;
+	char err[512];
+	json_t *r, *p, *sm;
+	__u32 pid;
+
+	snprintf(out, sizeof(out), "%s/out", c->f.dir);
+	{
+		char *argv[] = { TRACER, "record", "-q", "--gpu", "--budget", "0.1", "-o", c->f.isr, "--cupti-bridge",
+				 BRIDGE, "--", CUPTI_WORKLOAD, "threads", THREADS_SECONDS, THREADS_RATE, NULL };
+
+		th_expect_exit(th_run_to(argv, out, c->f.err), 0, c->f.err);
+	}
+	text = th_slurp(out);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "launched "));
+	made = strtoull(strstr(text, "launched ") + 9, NULL, 10);
+	free(text);
+	pid = first_pid(c->f.isr, ISR_EV_GPU_KERNEL);
+	assert_int_not_equal(pid, 0);
+	assert_int_equal(recording__load(c->f.isr, &rec, err, sizeof(err)), 0);
+	for (size_t k = 0; k < rec->event_count; k++) {
+		const struct isr_ev_hdr *h = rec->events[k];
+
+		if (h->pid != pid)
+			continue;
+		kernels += h->type == ISR_EV_GPU_KERNEL;
+		apis += h->type == ISR_EV_GPU_API;
+		observed += h->type == ISR_EV_CUDA_CALL &&
+			    ((const struct isr_ev_cuda_call *)h)->func == ISR_CUDA_FN_cuLaunchKernel;
+	}
+	for (unsigned int s = 0; s < ISR_SRC_MAX; s++) {
+		if (rec->drops[s])
+			print_error("drops[%s] = %llu\n", isr_source_name(s), (unsigned long long)rec->drops[s]);
+		assert_int_equal(rec->drops[s], 0);
+	}
+	recording__free(rec);
+	print_message("launched %llu from two threads, %llu observed by the uprobe (%.1f%%)\n", made, observed,
+		      100.0 * observed / made);
+	assert_int_equal(kernels, made);
+	assert_int_equal(apis, made);
+	assert_true(observed > 0 && observed < made);
+	r = th_report(c->f.isr);
+	sm = json_object_get(json_object_get(r, "recording"), "sampling");
+	assert_true(json_is_true(json_object_get(sm, "sampled")));
+	assert_true(th_num(sm, "windows") >= 2);
+	p = gpu_process(r, pid);
+	assert_int_equal(th_num(p, "kernels"), made);
+	assert_int_equal(th_num(p, "kernels_joined"), observed);
+	assert_int_equal(th_num(p, "kernels_unjoined"), made - observed);
+	assert_int_equal(th_num(p, "causality_violations"), 0);
+	json_decref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_launched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attached, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_join_two_threads_sampled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cupti_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_injected_into_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inject_refused_without_gpu, setup, teardown),

@@ -1299,6 +1299,105 @@ static void test_gpu_without_clock(void **state)
 	synth__free(b);
 }
 
+/* One launch of a two-thread job at mono time ts on tid: CUPTI's API
+ * record (a runtime one: the uprobe on cuLaunchKernel fires inside it, 1 us
+ * after its start; a driver one: the uprobe fires at the call's entry, 2 us
+ * before the record's start), the launch uprobe event only when probed,
+ * and the kernel, 1 us after the record's end. */
+static void launch_two_thread(struct synth *b, __u64 ts, __u32 tid, __u32 corr, bool probed, bool runtime)
+{
+	struct isr_ev_gpu_api *a;
+	struct isr_ev_gpu_kernel *k;
+
+	if (probed)
+		ev_launch(b, runtime ? ts + 1 * US : ts, 100, tid, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+	a = synth__event(b, ISR_EV_GPU_API, sizeof(*a), ts + 500 * MS, 100, 100);
+	a->start_ns = (runtime ? ts : ts + 2 * US) + GPU_AHEAD;
+	a->end_ns = ts + 4 * US + GPU_AHEAD;
+	a->correlation_id = corr;
+	a->cbid = runtime ? 211 : 307;
+	a->thread_id = tid;
+	a->api = runtime ? ISR_GPU_API_RUNTIME : ISR_GPU_API_DRIVER;
+	k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), ts + 500 * MS, 100, 100);
+	k->start_ns = ts + 5 * US + GPU_AHEAD;
+	k->end_ns = k->start_ns + 2 * US;
+	k->correlation_id = corr;
+	k->stream_id = tid == 101 ? 7 : 8;
+}
+
+/*
+ * Two threads launch every 8 us each (the main thread's forward, the
+ * autograd thread's backward, 4 us apart), with correlation ids from one
+ * counter, runtime and driver records alternating; the overhead budget has
+ * the hot-path probes on in two windows of 10 ms, and every 97th launch's
+ * uprobe event is missing inside them too. Every kernel starts after its
+ * own launch but before the next launch of its thread: a kernel whose
+ * launch was not observed joined to a neighbouring call would start
+ * before it. Joined: exactly the observed launches; no violation.
+ */
+static void test_gpu_join_two_threads_sampled(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	unsigned long long probed = 0, total = 0;
+	const struct gpu_process_stat *p;
+	struct summary *s;
+	__u32 corr = 1;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 500 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	for (__u64 t = T0 + 5 * MS; t < T0 + 55 * MS; t += 4 * US) {
+		bool in_window = (t >= T0 + 10 * MS && t < T0 + 20 * MS) || (t >= T0 + 40 * MS && t < T0 + 50 * MS);
+		bool seen = in_window && corr % 97;
+		__u32 tid = (t / (4 * US)) % 2 ? 102 : 101;
+
+		launch_two_thread(b, t, tid, corr, seen, corr % 3 != 0);
+		probed += seen;
+		total++;
+		corr++;
+	}
+	s = compute(b);
+	assert_int_equal(s->gpu_count, 1);
+	p = &s->gpu[0];
+	assert_int_equal(p->kernels, total);
+	assert_true(probed > 4000 && probed < total / 2);
+	assert_int_equal(p->joined, probed);
+	assert_int_equal(p->unjoined, total - probed);
+	assert_int_equal(p->causality_violations, 0);
+	assert_true(p->launch_to_start_p50_ns >= 4 * US - 100 && p->launch_to_start_p50_ns <= 5 * US + 100);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Two records of one call with the same correlation id (a runtime record
+ * and the driver record nested in it): the later one stands, and the
+ * earlier one takes no uprobe event from it. */
+static void test_gpu_join_superseded_record(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	struct isr_ev_gpu_api *a;
+	struct summary *s;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 99 * MS, 100);
+	launch_two_thread(b, T0 + 10 * MS, 101, 7, true, false);
+	a = synth__event(b, ISR_EV_GPU_API, sizeof(*a), T0 + 60 * MS, 100, 100);
+	a->start_ns = T0 + 10 * MS - 1 * US + GPU_AHEAD;
+	a->end_ns = T0 + 10 * MS + 6 * US + GPU_AHEAD;
+	a->correlation_id = 7;
+	a->cbid = 211;
+	a->thread_id = 101;
+	a->api = ISR_GPU_API_RUNTIME;
+	s = compute(b);
+	assert_int_equal(s->gpu[0].joined, 1);
+	assert_int_equal(s->gpu[0].unjoined, 0);
+	assert_int_equal(s->gpu[0].causality_violations, 0);
+	summary__free(s);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1330,6 +1429,8 @@ int main(void)
 		cmocka_unit_test(test_budget_not_sampled),
 		cmocka_unit_test(test_gpu_activity),
 		cmocka_unit_test(test_gpu_without_clock),
+		cmocka_unit_test(test_gpu_join_two_threads_sampled),
+		cmocka_unit_test(test_gpu_join_superseded_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

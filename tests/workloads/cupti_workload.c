@@ -30,6 +30,14 @@
  *       to the bridge (conversion and, under a tracer, the BPF copy), 5
  *       times: prints the best round per record. A cost of the thread that
  *       flushes CUPTI's buffers, not of the thread that launches.
+ *   cupti_workload threads SECONDS RATE
+ *       Loads the bridge as "injected" does, waits for the enable, then
+ *       launches from two threads for SECONDS (a job whose forward and
+ *       backward launch from different threads), each at most RATE
+ *       launches a second (a pause of 1/RATE after each: the launches of a
+ *       thread lie closer than the join's 200 us lead), the correlation ids from one
+ *       counter shared by both (interleaved), a full buffer of CUPTI
+ *       flushed as CUPTI would hand it over; prints "launched N".
  *   cupti_workload missing
  *       Loads the bridge as "injected" does, without the mock: with no
  *       libcupti to find (it sets INFERSCOPE_CUPTI_LIB to a file that does
@@ -48,6 +56,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -56,6 +65,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <cuda.h>
 #include "mock_cupti.h"
@@ -189,6 +199,90 @@ static void launch(unsigned int i)
 	plant(&k);
 }
 
+/* The "threads" mode: one counter of correlation ids for both threads,
+ * and a buffer that fills is handed over (CUPTI would request another). */
+static atomic_uint next_corr = WL_CORR_KERNEL;
+static atomic_uint launched;
+static double threads_until;
+static unsigned int threads_rate;
+
+static void plant_or_flush(const void *r)
+{
+	int p = mock.plant(r);
+
+	if (p == -1) {
+		mock.flush(0);
+		p = mock.plant(r);
+	}
+	if (p != 1)
+		die(p ? "the mock's buffer is full after a flush" : "a planted kind is not enabled");
+}
+
+/* A launch as launch() makes it, with the next shared correlation id; the
+ * kernel starts 5 us after the call returned, before the thread's next
+ * launch. */
+static void launch_shared(void)
+{
+	unsigned int corr = atomic_fetch_add(&next_corr, 1), i = corr - WL_CORR_KERNEL;
+	CUpti_ActivityKernel10 k;
+	CUpti_ActivityAPI a;
+	uint64_t t0 = mock.gpu_now(), t1;
+
+	if (cuLaunchKernel((CUfunction)(uintptr_t)0x1000, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS)
+		die("cuLaunchKernel failed");
+	t1 = mock.gpu_now();
+	memset(&a, 0, sizeof(a));
+	a.kind = i % 2 ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+	a.cbid = i % 2 ? WL_CBID_RUNTIME_LAUNCH : WL_CBID_LAUNCH;
+	a.start = t0;
+	a.end = t1;
+	a.processId = (uint32_t)getpid();
+	a.threadId = (uint32_t)syscall(SYS_gettid);
+	a.correlationId = corr;
+	plant_or_flush(&a);
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.registersPerThread = 32;
+	k.start = t1 + 5000;
+	k.end = k.start + WL_DUR_A_NS / 100;
+	k.contextId = 1;
+	k.streamId = WL_STREAM;
+	k.gridX = k.gridY = k.gridZ = 1;
+	k.blockX = 128;
+	k.blockY = k.blockZ = 1;
+	k.correlationId = corr;
+	k.name = WL_KERNEL_A;
+	plant_or_flush(&k);
+	atomic_fetch_add(&launched, 1);
+}
+
+static void *launcher(void *arg)
+{
+	useconds_t pause = (useconds_t)(1e6 / threads_rate);
+
+	(void)arg;
+	prctl(PR_SET_TIMERSLACK, 1000ul);	/* the pause, not the default 50 us more */
+	while (now_s() < threads_until) {
+		launch_shared();
+		usleep(pause);
+	}
+	return NULL;
+}
+
+static void two_threads(unsigned int seconds, unsigned int rate)
+{
+	pthread_t t[2];
+
+	threads_rate = rate ? rate : 1;
+	threads_until = now_s() + seconds;
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, launcher, NULL))
+			die("pthread_create failed");
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("launched %u\n", atomic_load(&launched));
+}
+
 static void copy(unsigned int j)
 {
 	CUpti_ActivityMemcpy6 m;
@@ -280,6 +374,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if ((argc == 4 && strcmp(argv[1], "injected") == 0) || (argc == 3 && strcmp(argv[1], "handoff") == 0) ||
+	    (argc == 4 && strcmp(argv[1], "threads") == 0) ||
 	    (argc == 2 && strcmp(argv[1], "missing") == 0)) {
 		const char *path = getenv("CUDA_INJECTION64_PATH");
 		unsigned int i;
@@ -307,12 +402,14 @@ int main(int argc, char **argv)
 			die("the bridge never enabled CUPTI activity");
 		if (argc == 3)
 			handoff(number(argv[2]));
+		else if (strcmp(argv[1], "threads") == 0)
+			two_threads(number(argv[2]), number(argv[3]));
 		else
 			work(number(argv[2]), number(argv[3]));
 		return 0;
 	}
 	if (argc != 6 || strcmp(argv[1], "attach"))
-		die("usage: cupti_workload injected KERNELS COPIES | handoff RECORDS | "
+		die("usage: cupti_workload injected KERNELS COPIES | handoff RECORDS | threads SECONDS RATE | "
 		    "attach BRIDGE|- KERNELS COPIES DROPPED | missing");
 
 	sigemptyset(&set);
