@@ -146,6 +146,8 @@ struct gproc {
 	__u64 bound;			/* the fit's bound, ns */
 	__u64 *lat;			/* [LAT_BUCKETS], once a kernel joined */
 	__u64 nlat;
+	struct isr_ev_gpu_window *win;	/* its window records, as they came */
+	size_t nwin, win_cap;
 };
 
 struct gname {
@@ -475,6 +477,15 @@ static int on_memset(struct gpu_builder *b, struct gproc *p, const struct isr_ev
 	st->memset_ns += gpu_span(m->start_ns, m->end_ns);
 	p->st.memsets++;
 	return device_work(b, p, m->device_id, m->start_ns, m->end_ns);
+}
+
+/* A window record of the process: kept (a few per minute) for the end. */
+static int on_window(struct gproc *p, const struct isr_ev_gpu_window *w)
+{
+	if (array__reserve(&p->win, &p->win_cap, p->nwin + 1, sizeof(*p->win)))
+		return -ENOMEM;
+	p->win[p->nwin++] = *w;
+	return 0;
 }
 
 /* The first name an id of a process was given. */
@@ -830,6 +841,7 @@ int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e)
 	case ISR_EV_GPU_CLOCK:
 	case ISR_EV_GPU_STATUS:
 	case ISR_EV_GPU_NAME:
+	case ISR_EV_GPU_WINDOW:
 		break;
 	default:
 		return 0;
@@ -862,6 +874,8 @@ int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e)
 	}
 	case ISR_EV_GPU_NAME:
 		return on_name(b, (const void *)h);
+	case ISR_EV_GPU_WINDOW:
+		return on_window(p, (const void *)h);
 	default:
 		return 0;
 	}
@@ -996,6 +1010,98 @@ static int finish_kernels(struct gpu_builder *b, struct summary *s)
 	return 0;
 }
 
+static int window_cmp(const void *a, const void *b)
+{
+	const struct isr_ev_gpu_window *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->close_ns != y->close_ns)
+		return x->close_ns < y->close_ns ? -1 : 1;
+	return (x->hdr.ts_ns > y->hdr.ts_ns) - (x->hdr.ts_ns < y->hdr.ts_ns);
+}
+
+/* The end of pid's GPU span: the last of its threads to end (each ends at
+ * its exit or the recording's end). */
+static __u64 process_end(const struct summary *s, __u32 pid)
+{
+	__u64 end = 0;
+
+	for (size_t i = 0; i < s->thread_count; i++)
+		if (s->threads[i].pid == pid && s->threads[i].end_ns > end)
+			end = s->threads[i].end_ns;
+	return end ? end : s->end_ns;
+}
+
+/* A process's windows (the latest record of each, clipped to the
+ * recording), their total length, and its span. */
+static void finish_windows(struct gpu_builder *b, struct gproc *p, const struct summary *s)
+{
+	struct gpu_process_stat *ps = &p->st;
+	__u64 first = UINT64_MAX, end = 0;
+	bool exited = false;
+
+	if (!p->nwin)
+		return;
+	qsort(p->win, p->nwin, sizeof(*p->win), window_cmp);
+	for (size_t j = 0; j < p->nwin; j++) {
+		const struct isr_ev_gpu_window *e = &p->win[j];
+		__u64 a = e->open_ns < b->start ? b->start : e->open_ns;
+		__u64 z = e->close_ns > b->end ? b->end : e->close_ns;
+
+		/* a later record of the same window replaces it */
+		if (j + 1 < p->nwin && p->win[j + 1].seq == e->seq)
+			continue;
+		ps->windows++;
+		ps->unfinished += e->incomplete;
+		if (e->setup_us * 1000ull > ps->attach_max_ns)
+			ps->attach_max_ns = e->setup_us * 1000ull;
+		if (e->drain_us * 1000ull > ps->drain_max_ns)
+			ps->drain_max_ns = e->drain_us * 1000ull;
+		if (e->finalize_ns) {
+			ps->detaches++;
+			if (e->finalize_ns > ps->detach_max_ns)
+				ps->detach_max_ns = e->finalize_ns;
+		}
+		if (z > a)
+			ps->observed_ns += z - a;
+		if (a < first)
+			first = a;
+		if (z > end)
+			end = z;
+		exited |= (e->flags & ISR_GPU_WINDOW_EXIT) != 0;
+	}
+	if (!exited && process_end(s, ps->pid) > end)
+		end = process_end(s, ps->pid);
+	ps->span_ns = end > first ? end - first : 0;
+	ps->estimated = ps->observed_ns < ps->span_ns;
+}
+
+/* Idle against the time observed (the process's windows, or the
+ * recording), busy extrapolated over its span from what the windows saw. */
+static void busy_against(struct gpu_device_stat *d, const struct gpu_process_stat *ps, __u64 recording_ns)
+{
+	__u64 observed = ps && ps->windows ? ps->observed_ns : recording_ns;
+	double f = observed ? (double)d->busy_ns / (double)observed : 0;
+
+	if (f > 1)
+		f = 1;
+	d->idle_fraction = observed ? 1.0 - f : 0.0;
+	d->busy_est_ns = d->busy_ns;
+	if (ps && ps->estimated) {
+		d->estimated = true;
+		d->busy_est_ns = (__u64)(f * (double)ps->span_ns);
+	}
+}
+
+static const struct gpu_process_stat *gpu_proc_find(const struct summary *s, __u32 pid)
+{
+	for (size_t i = 0; i < s->gpu_count; i++)
+		if (s->gpu[i].pid == pid)
+			return &s->gpu[i];
+	return NULL;
+}
+
 static int finish_devices(struct gpu_builder *b, struct summary *s)
 {
 	__u64 window = b->end > b->start ? b->end - b->start : 0;
@@ -1011,7 +1117,7 @@ static int finish_devices(struct gpu_builder *b, struct summary *s)
 		ds->pid = d->pid;
 		ds->device = d->device;
 		ds->busy_ns = d->busy_ns + (d->cur_end - d->cur_start);
-		ds->idle_fraction = window ? 1.0 - (double)ds->busy_ns / (double)window : 0.0;
+		busy_against(ds, gpu_proc_find(s, d->pid), window);
 	}
 	qsort(s->gpu_devices, s->gpu_device_count, sizeof(*s->gpu_devices), device_cmp);
 	return 0;
@@ -1039,6 +1145,7 @@ static int finish_procs(struct gpu_builder *b, struct summary *s)
 	if (!s->gpu)
 		return -ENOMEM;
 	while ((p = htab__next(&b->procs, &pos))) {
+		finish_windows(b, p, s);
 		s->gpu[s->gpu_count] = p->st;
 		if (p->nlat)
 			s->gpu[s->gpu_count].launch_to_start_p50_ns = lat_median(p);
@@ -1088,8 +1195,10 @@ void gpu_builder__free(struct gpu_builder *b)
 
 	if (!b)
 		return;
-	while ((e = htab__next(&b->procs, &pos)))
+	while ((e = htab__next(&b->procs, &pos))) {
 		free(((struct gproc *)e)->lat);
+		free(((struct gproc *)e)->win);
+	}
 	pos = 0;
 	while ((e = htab__next(&b->names, &pos)))
 		free(((struct gname *)e)->name);

@@ -126,6 +126,24 @@ static struct synth *job(void)
 		s->handed_over = 12;
 	}
 	{
+		/* collected in two windows: 10-60 ms and 120-170 ms */
+		struct isr_ev_gpu_window *w = synth__event(b, ISR_EV_GPU_WINDOW, sizeof(*w), T0 + 61 * MS, PID, PID);
+
+		w->open_ns = T0 + 10 * MS;
+		w->close_ns = T0 + 60 * MS;
+		w->device_records = 4;
+		w->api_records = 3;
+		w->seq = 1;
+		w->setup_us = 900;
+		w->drain_us = 300;
+		w = synth__event(b, ISR_EV_GPU_WINDOW, sizeof(*w), T0 + 171 * MS, PID, PID);
+		w->open_ns = T0 + 120 * MS;
+		w->close_ns = T0 + 170 * MS;
+		w->seq = 2;
+		w->finalize_ns = 40000;
+		w->finalize_tid = PID;
+	}
+	{
 		struct isr_ev_sampling *s = synth__event(b, ISR_EV_SAMPLING, sizeof(*s), T0, 0, 0);
 
 		s->kind = ISR_SAMPLING_START;
@@ -149,6 +167,22 @@ static struct synth *job(void)
 		snprintf(s->detail, sizeof(s->detail), "layout of 3.12 checked");
 	}
 	ev_gil(b, T0 + 120 * MS, PID, HELPER, ISR_GIL_ACQUIRE, 3 * MS);
+	{
+		struct isr_ev_gil_wait *g = synth__event(b, ISR_EV_GIL_WAIT, sizeof(*g), T0 + 121 * MS, PID, LAUNCHER);
+		struct isr_ev_task_info *ti = synth__event(b, ISR_EV_TASK_INFO, sizeof(*ti), T0 + 122 * MS, PID, LAUNCHER);
+		struct isr_ev_reclaim *rc = synth__event(b, ISR_EV_RECLAIM, sizeof(*rc), T0 + 123 * MS, PID, HELPER);
+
+		g->duration_ns = 2 * MS;
+		g->holder_tid = HELPER;
+		g->flags = ISR_GIL_WAIT_HOLDER;
+		ti->task_pid = 77;
+		ti->task_tid = 78;
+		snprintf(ti->comm, sizeof(ti->comm), "kworker/0:1");
+		snprintf(ti->process_comm, sizeof(ti->process_comm), "kworker/0:1");
+		rc->duration_ns = 400000;
+		rc->nr_reclaimed = 32;
+		rc->kind = ISR_RECLAIM_DIRECT;
+	}
 	ev_fault(b, T0 + 130 * MS, PID, HELPER, 2 * MS, ISR_FAULT_MAJOR | ISR_FAULT_HAS_START);
 	ev_fault(b, T0 + 131 * MS, PID, LAUNCHER, 3000, ISR_FAULT_HAS_START | ISR_FAULT_WRITE);
 	ev_rename(b, T0 + 140 * MS, PID, HELPER, "loader-2");

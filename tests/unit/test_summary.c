@@ -1398,6 +1398,74 @@ static void test_gpu_join_superseded_record(void **state)
 	synth__free(b);
 }
 
+/* GPU activity in windows: 4 windows of 100 ms in a 1 s recording, each
+ * with 5 kernels of 4 ms (20% busy in every window). The third window's
+ * record comes twice (OPEN at a flush, then closed): the later one counts.
+ * Busy 80 ms over 400 ms observed, extrapolated to 20% of the span (from
+ * the first window to the recording's end: 900 ms). */
+static void test_gpu_windows(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const struct gpu_process_stat *p;
+	const struct gpu_device_stat *d;
+	struct summary *s;
+	unsigned int w, k;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	for (w = 0; w < 4; w++) {
+		__u64 open = T0 + (100 + 250 * w) * MS;
+
+		for (k = 0; k < 5; k++)
+			gpu_launch(b, open + (5 + 20 * k) * MS, 100, 101, 10 * w + k, 20 * (long long)US, 4 * MS, 0);
+		if (w == 2)
+			ev_gpu_window(b, 100, w + 1, open, open + 50 * MS, ISR_GPU_WINDOW_OPEN, 0);
+		ev_gpu_window(b, 100, w + 1, open, open + 100 * MS, 0, w ? 2 * MS : 0);
+	}
+	s = compute(b);
+	assert_int_equal(s->gpu_count, 1);
+	p = &s->gpu[0];
+	assert_int_equal(p->windows, 4);
+	assert_int_equal(p->observed_ns, 400 * MS);
+	assert_int_equal(p->span_ns, 900 * MS);
+	assert_true(p->estimated);
+	assert_int_equal(p->detaches, 3);
+	assert_int_equal(p->detach_max_ns, 2 * MS);
+	assert_int_equal(s->gpu_device_count, 1);
+	d = &s->gpu_devices[0];
+	assert_true(d->busy_ns >= 80 * MS - 10 * US && d->busy_ns <= 80 * MS + 10 * US);
+	assert_true(d->idle_fraction > 0.799 && d->idle_fraction < 0.801);
+	assert_true(d->estimated);
+	assert_true(d->busy_est_ns >= 180 * MS - 50 * US && d->busy_est_ns <= 180 * MS + 50 * US);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* One window for the whole recording (--gpu): nothing extrapolated. A
+ * window closed by the process's exit ends its span there. */
+static void test_gpu_window_full(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	struct summary *s;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	gpu_launch(b, T0 + 10 * MS, 100, 101, 1, 20 * US, 100 * MS, 0);
+	ev_gpu_window(b, 100, 1, T0, T0 + 500 * MS, ISR_GPU_WINDOW_EXIT, 0);
+	s = compute(b);
+	assert_int_equal(s->gpu[0].windows, 1);
+	assert_int_equal(s->gpu[0].observed_ns, 500 * MS);
+	assert_int_equal(s->gpu[0].span_ns, 500 * MS);
+	assert_false(s->gpu[0].estimated);
+	assert_false(s->gpu_devices[0].estimated);
+	assert_true(s->gpu_devices[0].idle_fraction > 0.799 && s->gpu_devices[0].idle_fraction < 0.801);
+	assert_int_equal(s->gpu_devices[0].busy_est_ns, s->gpu_devices[0].busy_ns);
+	summary__free(s);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1431,6 +1499,8 @@ int main(void)
 		cmocka_unit_test(test_gpu_without_clock),
 		cmocka_unit_test(test_gpu_join_two_threads_sampled),
 		cmocka_unit_test(test_gpu_join_superseded_record),
+		cmocka_unit_test(test_gpu_windows),
+		cmocka_unit_test(test_gpu_window_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
