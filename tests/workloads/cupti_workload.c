@@ -38,6 +38,18 @@
  *       thread lie closer than the join's 200 us lead), the correlation ids from one
  *       counter shared by both (interleaved), a full buffer of CUPTI
  *       flushed as CUPTI would hand it over; prints "launched N".
+ *   cupti_workload windows SECONDS
+ *       Loads the bridge as "injected" does, with the mock's delivery
+ *       thread on (buffers also handed back from a thread of the mock, as
+ *       CUPTI's worker does), then for SECONDS launches every WL_WIN_EVERY_US
+ *       a kernel of WL_WIN_KERNEL_NS that is still running when its record
+ *       is planted (finished WL_WIN_FINISH_EVERY launches later), each
+ *       launch an API call the subscriber sees and a DRIVER API record, while the tracer opens and
+ *       closes GPU windows (record -- CMD). Prints the kernels planted
+ *       (recorded by CUPTI: inside a window), the true busy fraction of the
+ *       loop, and the mock's finalize count and faults. With
+ *       WL_OTHER_SUBSCRIBER set, another CUPTI client holds the subscriber
+ *       first (as a profiler would).
  *   cupti_workload missing
  *       Loads the bridge as "injected" does, without the mock: with no
  *       libcupti to find (it sets INFERSCOPE_CUPTI_LIB to a file that does
@@ -80,6 +92,13 @@ static struct {
 	unsigned int (*enable_calls)(void);
 	unsigned int (*flushes_disabled)(void);
 	size_t (*delivered)(void);
+	void (*api_call)(uint32_t);
+	unsigned int (*finalizes)(void);
+	unsigned int (*faults)(void);
+	int (*plant_pending)(const CUpti_ActivityKernel10 *);
+	void (*complete_pending)(void);
+	void (*start_delivery)(unsigned int, unsigned int);
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
 } mock;
 
 static void die(const char *what)
@@ -121,6 +140,13 @@ static void load_mock(void)
 	SYM(flushes_disabled, mock_cupti_flushes_disabled);
 	SYM(delivered, mock_cupti_delivered);
 	SYM(flush, cuptiActivityFlushAll);
+	SYM(api_call, mock_cupti_api_call);
+	SYM(finalizes, mock_cupti_finalizes);
+	SYM(faults, mock_cupti_faults);
+	SYM(plant_pending, mock_cupti_plant_pending);
+	SYM(complete_pending, mock_cupti_complete_pending);
+	SYM(start_delivery, mock_cupti_start_delivery);
+	SYM(subscribe, cuptiSubscribe);
 #undef SYM
 }
 
@@ -141,9 +167,12 @@ static bool all_enabled(void)
 	return mock.enabled() == WL_KINDS_MASK;
 }
 
-static bool none_enabled_and_flushed(void)
+/* The bridge detached CUPTI: the API calls below give it the exit
+ * callback it finalizes in. */
+static bool detached(void)
 {
-	return mock.enabled() == 0 && mock.flushes_disabled() > 0;
+	mock.api_call(WL_CBID_LAUNCH);
+	return mock.enabled() == 0 && mock.flushes_disabled() > 0 && mock.finalizes() > 0;
 }
 
 static size_t planted;
@@ -170,6 +199,7 @@ static void launch(unsigned int i)
 
 	if (cuLaunchKernel((CUfunction)(uintptr_t)0x1000, i + 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS)
 		die("cuLaunchKernel failed");
+	mock.api_call(WL_CBID_LAUNCH);
 	t1 = mock.gpu_now();
 	memset(&a, 0, sizeof(a));
 	/* Odd launches as a program using the runtime makes them: the kernel
@@ -346,6 +376,58 @@ static void handoff(unsigned int records)
 	       best * 1e6, best * 1e9 / records);
 }
 
+/* Launches for `seconds` while the tracer switches windows (see the
+ * header): every kernel record CUPTI took is counted. */
+static void windows(double seconds)
+{
+	struct timespec gap = { 0, WL_WIN_EVERY_US * 1000L };
+	unsigned long launches = 0, planted = 0;
+	double t0, took;
+
+	mock.start_delivery(WL_WIN_DELIVERY_US, WL_WIN_HOLD_US);
+	if (getenv("WL_OTHER_SUBSCRIBER")) {
+		CUpti_SubscriberHandle other;
+
+		/* another CUPTI client (a profiler) holds the subscriber */
+		if (mock.subscribe(&other, NULL, NULL) != CUPTI_SUCCESS)
+			die("the other client could not subscribe");
+	}
+	t0 = now_s();
+	while (now_s() - t0 < seconds) {
+		CUpti_ActivityKernel10 k;
+		CUpti_ActivityAPI a;
+
+		memset(&a, 0, sizeof(a));
+		a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+		a.cbid = WL_CBID_LAUNCH;
+		a.start = mock.gpu_now();
+		if (cuLaunchKernel((CUfunction)(uintptr_t)0x1000, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL))
+			die("cuLaunchKernel failed");
+		mock.api_call(WL_CBID_LAUNCH);
+		a.end = mock.gpu_now();
+		a.processId = (uint32_t)getpid();
+		a.threadId = (uint32_t)syscall(SYS_gettid);
+		a.correlationId = (uint32_t)launches;
+		mock.plant((const CUpti_Activity *)&a);
+		memset(&k, 0, sizeof(k));
+		k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		k.start = mock.gpu_now() + 5000;
+		k.end = k.start + WL_WIN_KERNEL_NS;
+		k.streamId = WL_STREAM;
+		k.correlationId = (uint32_t)launches;
+		k.name = WL_KERNEL_A;
+		if (mock.plant_pending(&k) == 1)
+			planted++;
+		if (++launches % WL_WIN_FINISH_EVERY == 0)
+			mock.complete_pending();
+		nanosleep(&gap, NULL);
+	}
+	took = now_s() - t0;
+	mock.complete_pending();
+	printf("windows: planted %lu of %lu launches, true busy %.4f, finalizes %u, faults 0x%x\n", planted, launches,
+	       launches * (WL_WIN_KERNEL_NS / 1e9) / took, mock.finalizes(), mock.faults());
+}
+
 static void *sleeper(void *arg)
 {
 	(void)arg;
@@ -375,7 +457,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if ((argc == 4 && strcmp(argv[1], "injected") == 0) || (argc == 3 && strcmp(argv[1], "handoff") == 0) ||
 	    (argc == 4 && strcmp(argv[1], "threads") == 0) ||
-	    (argc == 2 && strcmp(argv[1], "missing") == 0)) {
+	    (argc == 3 && strcmp(argv[1], "windows") == 0) || (argc == 2 && strcmp(argv[1], "missing") == 0)) {
 		const char *path = getenv("CUDA_INJECTION64_PATH");
 		unsigned int i;
 
@@ -398,6 +480,10 @@ int main(int argc, char **argv)
 			usleep(WL_DORMANT_MS * 1000);
 			return 0;
 		}
+		if (strcmp(argv[1], "windows") == 0) {
+			windows(number(argv[2]));
+			return 0;
+		}
 		if (!wait_until(all_enabled, 20))
 			die("the bridge never enabled CUPTI activity");
 		if (argc == 3)
@@ -410,6 +496,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 6 || strcmp(argv[1], "attach"))
 		die("usage: cupti_workload injected KERNELS COPIES | handoff RECORDS | threads SECONDS RATE | "
+		    "windows SECONDS | "
 		    "attach BRIDGE|- KERNELS COPIES DROPPED | missing");
 
 	sigemptyset(&set);
@@ -445,9 +532,13 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < WL_TAIL_KERNELS; i++)
 		launch(number(argv[3]) + i);
 	printf("done\n");
-	if (!wait_until(none_enabled_and_flushed, 20))
-		die("the bridge did not disable and flush CUPTI after the tracer left");
+	if (!wait_until(detached, 20))
+		die("the bridge did not disable, flush and detach CUPTI after the tracer left");
 	if (!dormant)
 		die("the bridge enabled CUPTI activity before a tracer attached");
+	if (mock.faults()) {
+		fprintf(stderr, "cupti_workload: the detach broke CUPTI's rules: faults 0x%x\n", mock.faults());
+		return 1;
+	}
 	return 0;
 }
