@@ -1047,7 +1047,9 @@ static void finish_windows(struct gpu_builder *b, struct gproc *p, const struct 
 	for (size_t j = 0; j < p->nwin; j++) {
 		const struct isr_ev_gpu_window *e = &p->win[j];
 		__u64 a = e->open_ns < b->start ? b->start : e->open_ns;
-		__u64 z = e->close_ns > b->end ? b->end : e->close_ns;
+		/* a window still open at its latest record (the answer to the
+		 * tracer's last flush) was collecting to the end */
+		__u64 z = e->flags & ISR_GPU_WINDOW_OPEN ? process_end(s, ps->pid) : e->close_ns;
 
 		/* a later record of the same window replaces it */
 		if (j + 1 < p->nwin && p->win[j + 1].seq == e->seq)
@@ -1063,6 +1065,8 @@ static void finish_windows(struct gpu_builder *b, struct gproc *p, const struct 
 			if (e->finalize_ns > ps->detach_max_ns)
 				ps->detach_max_ns = e->finalize_ns;
 		}
+		if (z > b->end)
+			z = b->end;
 		if (z > a)
 			ps->observed_ns += z - a;
 		if (a < first)

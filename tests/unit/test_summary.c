@@ -1442,6 +1442,29 @@ static void test_gpu_windows(void **state)
 	synth__free(b);
 }
 
+/* --gpu: one window for the whole recording, whose only record is the
+ * answer to the tracer's last flush (still open): observed to the end,
+ * nothing extrapolated. */
+static void test_gpu_window_open_at_end(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	struct summary *s;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	gpu_launch(b, T0 + 10 * MS, 100, 101, 1, 20 * US, 100 * MS, 0);
+	ev_gpu_window(b, 100, 1, T0 + 5 * MS, T0 + 990 * MS, ISR_GPU_WINDOW_OPEN, 0);
+	s = compute(b);
+	assert_int_equal(s->gpu[0].windows, 1);
+	assert_int_equal(s->gpu[0].observed_ns, 995 * MS);
+	assert_int_equal(s->gpu[0].span_ns, 995 * MS);
+	assert_false(s->gpu[0].estimated);
+	assert_false(s->gpu_devices[0].estimated);
+	summary__free(s);
+	synth__free(b);
+}
+
 /* One window for the whole recording (--gpu): nothing extrapolated. A
  * window closed by the process's exit ends its span there. */
 static void test_gpu_window_full(void **state)
@@ -1501,6 +1524,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_join_superseded_record),
 		cmocka_unit_test(test_gpu_windows),
 		cmocka_unit_test(test_gpu_window_full),
+		cmocka_unit_test(test_gpu_window_open_at_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
