@@ -100,7 +100,14 @@ EXPORT volatile unsigned short inferscope_gpu_close_semaphore __attribute__((sec
 #define WATCH_MS	10			/* semaphore polling: a window opens or closes within 10 ms */
 #define FINALIZE_POLL_MS 1			/* while an application thread is asked to finalize */
 #define TICK_NS		1000000000ull		/* clock pair + CUPTI flush while collecting */
-#define BUFFER_BYTES	(4u << 20)		/* one CUPTI activity buffer */
+/* One CUPTI activity buffer. CUPTI hands over a buffer when it is full (or
+ * at a forced flush), so what a process that ends without a flush
+ * (os._exit, a kill) never delivers is the one it was filling: small
+ * buffers keep that tail short (512 KiB: about 0.2 s of the GPU-bound
+ * loop of tests/gpu/planted.py, whose records came at about 2.7 MB/s; 4 MiB
+ * lost its last 2 s), and the analysis stops observing where the records
+ * stop. */
+#define BUFFER_BYTES	(512u << 10)
 #define CLOCK_TRIES	8			/* sandwiches per clock pair: the narrowest wins */
 #define DRAIN_NS	1000000000ull		/* the longest wait for a closed window's kernels to finish */
 #define DRAIN_POLL_MS	2

@@ -167,25 +167,27 @@ static struct synth *job(void)
 		snprintf(s->detail, sizeof(s->detail), "layout of 3.12 checked");
 	}
 	ev_gil(b, T0 + 120 * MS, PID, HELPER, ISR_GIL_ACQUIRE, 3 * MS);
-	{
-		struct isr_ev_gil_wait *g = synth__event(b, ISR_EV_GIL_WAIT, sizeof(*g), T0 + 121 * MS, PID, LAUNCHER);
-		struct isr_ev_task_info *ti = synth__event(b, ISR_EV_TASK_INFO, sizeof(*ti), T0 + 122 * MS, PID, LAUNCHER);
-		struct isr_ev_reclaim *rc = synth__event(b, ISR_EV_RECLAIM, sizeof(*rc), T0 + 123 * MS, PID, HELPER);
-
-		g->duration_ns = 2 * MS;
-		g->holder_tid = HELPER;
-		g->flags = ISR_GIL_WAIT_HOLDER;
-		ti->task_pid = 77;
-		ti->task_tid = 78;
-		snprintf(ti->comm, sizeof(ti->comm), "kworker/0:1");
-		snprintf(ti->process_comm, sizeof(ti->process_comm), "kworker/0:1");
-		rc->duration_ns = 400000;
-		rc->nr_reclaimed = 32;
-		rc->kind = ISR_RECLAIM_DIRECT;
-	}
 	ev_fault(b, T0 + 130 * MS, PID, HELPER, 2 * MS, ISR_FAULT_MAJOR | ISR_FAULT_HAS_START);
 	ev_fault(b, T0 + 131 * MS, PID, LAUNCHER, 3000, ISR_FAULT_HAS_START | ISR_FAULT_WRITE);
 	ev_rename(b, T0 + 140 * MS, PID, HELPER, "loader-2");
+	{
+		struct isr_ev_gil_wait *g = synth__event(b, ISR_EV_GIL_WAIT, sizeof(*g), T0 + 141 * MS, PID, LAUNCHER);
+		struct isr_ev_task_info *t;
+		struct isr_ev_reclaim *rc;
+
+		g->duration_ns = 4 * MS;
+		g->holder_tid = HELPER;
+		g->flags = ISR_GIL_WAIT_HOLDER;
+		t = synth__event(b, ISR_EV_TASK_INFO, sizeof(*t), T0 + 146 * MS, PID, LAUNCHER);
+		t->task_pid = 4242;
+		t->task_tid = 4243;
+		snprintf(t->comm, sizeof(t->comm), "kworker/0:1");
+		snprintf(t->process_comm, sizeof(t->process_comm), "kworker/0:1");
+		rc = synth__event(b, ISR_EV_RECLAIM, sizeof(*rc), T0 + 150 * MS, PID, HELPER);
+		rc->duration_ns = 2 * MS;
+		rc->nr_reclaimed = 32;
+		rc->kind = ISR_RECLAIM_MEMCG;
+	}
 	ev_fork(b, T0 + 160 * MS, PID, LAUNCHER, CHILD, CHILD, ISR_FORK_FOLLOWED, "python3");
 	ev_wakeup(b, T0 + 160 * MS, CHILD, CHILD, true);
 	ev_exit(b, T0 + 170 * MS, CHILD, CHILD, "python3");

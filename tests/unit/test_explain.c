@@ -202,7 +202,8 @@ static void test_healthy_gpu_busy(void **state)
 /* The windows of a job observed by CUPTI only in 4 windows of 100 ms
  * (opened at 100, 350, 600 and 850 ms: the bridge's ENABLED at each open,
  * its window record after each close), a kernel launched every 10 ms, each
- * running `dur` from 20 us after its launch. */
+ * running `dur` from 20 us after its launch; the tracer's last flush at
+ * 999 ms. */
 static struct synth *windowed_job(__u64 dur)
 {
 	struct synth *b = job(1000 * MS);
@@ -218,6 +219,12 @@ static struct synth *windowed_job(__u64 dur)
 		for (__u64 t = open; t < open + 100 * MS; t += 10 * MS)
 			gpu_launch(b, t, PID, LAUNCHER, corr++, 20 * (long long)US, dur, 0);
 		ev_gpu_window(b, PID, (__u32)w + 1, open, open + 100 * MS, 0, w ? 50 * US : 0);
+	}
+	{
+		/* the tracer's last flush */
+		struct isr_ev_gpu_status *st = synth__event(b, ISR_EV_GPU_STATUS, sizeof(*st), T0 + 999 * MS, PID, PID);
+
+		st->state = ISR_GPU_FLUSHED;
 	}
 	return b;
 }
@@ -245,7 +252,7 @@ static void test_gpu_windows_busy(void **state)
 	print_message("observed %.3f s of %.3f s, busy %.3f s, idle %.6f s\n", d->observed_ns / 1e9, d->span_ns / 1e9,
 		      d->busy_ns / 1e9, (idle + d->leading_ns) / 1e9);
 	assert_int_equal(d->observed_ns, 400 * MS);
-	assert_int_equal(d->span_ns, 900 * MS);
+	assert_int_equal(d->span_ns, 899 * MS);	/* to the last flush */
 	assert_true(d->estimated);
 	assert_true(idle + d->leading_ns < 1 * MS);	/* 2 us gaps and 20 us at each open */
 	expect_none(a);
@@ -255,8 +262,8 @@ static void test_gpu_windows_busy(void **state)
 
 /* 1 ms kernels every 10 ms inside the windows: idle 8.98 ms after each
  * (the last one's gap ends at the window's close), 359.2 ms in the 400 ms
- * observed; gpu_idle's cost is that over the 900 ms span (x 2.25), said to
- * be extrapolated. */
+ * observed; gpu_idle's cost is that over the 899 ms span (from the first
+ * window to the tracer's last flush: x 2.25), said to be extrapolated. */
 static void test_gpu_windows_idle_scaled(void **state)
 {
 	struct synth *b = windowed_job(1 * MS);
@@ -272,8 +279,8 @@ static void test_gpu_windows_idle_scaled(void **state)
 		idle += d->idle_ns[c];
 	assert_int_equal(d->observed_ns, 400 * MS);
 	assert_true(idle > 359 * MS && idle < 360 * MS);
-	f = expect(a, "gpu_idle", LAUNCHER, 0.3592 * 900 / 400);
-	expect_text(f, "collected in windows covering 44% of the process's 0.900 s");
+	f = expect(a, "gpu_idle", LAUNCHER, 0.3592 * 899 / 400);
+	expect_text(f, "collected in windows covering 44% of the process's 0.899 s");
 	assert_true(json_is_true(json_object_get(f->evidence, "estimated")));
 	analysis__free(a);
 	synth__free(b);
@@ -659,11 +666,44 @@ static void test_sync_stall_gpu(void **state)
 		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 5 * MS, 0);
 		sync_call(b, t + 100 * US, LAUNCHER, 4920 * US + 5 * US);
 	}
+	/* the tracer's flush request at the end, answered */
+	ev_gpu_flushed(b, T0 + 999 * MS, PID);
 	a = analyze(b);
 	/* each gap: from the sync's return (kernel end + 5 us) to the next
 	 * kernel 25 ms after the last; the last one to the end (45 ms) */
 	expect(a, "sync_stall", LAUNCHER, 38 * (25e-3 - 5e-3 - 5e-6) + 45e-3);
 	assert_null(find_rule(a, "gpu_idle", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* A process that ends without its bridge flushing (os._exit, a kill): the
+ * records of its last buffer never come. After the last record it was not
+ * observed: its launches go on, its GPU is neither busy nor idle there. */
+static void test_gpu_records_end_unflushed(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct tl_device td;
+	struct analysis *a;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 20; i++) {
+		__u64 t = T0 + (__u64)i * 20 * MS;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 20 * MS, 0);
+	}
+	/* 600 ms more of launches whose kernels were never delivered */
+	for (int i = 20; i < 50; i++)
+		ev_launch(b, T0 + (__u64)i * 20 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+	ev_exit(b, T0 + 1000 * MS - 1, PID, LAUNCHER, "python3");
+	a = analyze(b);
+	expect_none(a);
+	assert_int_equal(timeline__device_count(a->ex->tl), 1);
+	timeline__device(a->ex->tl, 0, &td);
+	/* observed from the first kernel (20 us in) to the last record's end */
+	assert_true(td.observed_ns >= 399 * MS && td.observed_ns <= 401 * MS);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -980,6 +1020,7 @@ static void test_causes_not_double_counted(void **state)
 		ev_py_sample(b, t + 15 * MS, PID, OTHER, 1, ISR_PY_KIND_TIMER);
 		ev_py_sample(b, t + 35 * MS, PID, LAUNCHER, 1, ISR_PY_KIND_TIMER);
 	}
+	ev_gpu_flushed(b, T0 + 999 * MS, PID);
 	a = analyze(b);
 	expect(a, "gil_contention", LAUNCHER, 20 * 0.020);
 	expect(a, "gpu_idle", LAUNCHER, 19 * 0.020 + 0.120);
@@ -1146,6 +1187,7 @@ int main(void)
 		cmocka_unit_test(test_host_bound),
 		cmocka_unit_test(test_gpu_idle_python),
 		cmocka_unit_test(test_sync_stall_gpu),
+		cmocka_unit_test(test_gpu_records_end_unflushed),
 		cmocka_unit_test(test_launch_bound),
 		cmocka_unit_test(test_pageable_memcpy_gpu),
 		cmocka_unit_test(test_pageable_memcpy_host),
