@@ -573,6 +573,8 @@ int attribution__finish(struct attribution *a)
 			return -ENOMEM;
 		d->pub.busy_ns = td.busy_ns;
 		d->pub.observed_ns = td.observed_ns;
+		d->pub.span_ns = td.span_ns;
+		d->pub.estimated = td.estimated;
 	}
 	return 0;
 }

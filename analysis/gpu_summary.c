@@ -19,10 +19,13 @@
 #include "buf.h"
 #include "htab.h"
 
-/* A launch API record may start this long before or after the uprobe
- * event of its call (the fit's bound is added): CUPTI's API record begins
- * inside the driver's entry, the uprobe fires at its first instruction. */
-#define JOIN_WINDOW_NS 200000ull
+/* The uprobe event of a launch lies inside the call's API record (a
+ * runtime record: cudaLaunchKernel calls cuLaunchKernel, where the uprobe
+ * fires), or at most this long before the record's start (a driver record:
+ * the uprobe fires at cuLaunchKernel's first instruction, CUPTI's callback
+ * takes its timestamp after the probe's program ran). The fit's bound is
+ * added on both sides. */
+#define JOIN_LEAD_NS 200000ull
 /* A kernel waits this long for an API record that starts after it (a
  * causality violation): then it is unjoined. */
 #define JOIN_API_WAIT_NS 1000000000ull
@@ -140,9 +143,11 @@ static __u64 lat_value(size_t b)
 struct gproc {
 	struct gpu_process_stat st;
 	const struct clock_fit *fit;	/* the pass's; NULL: no usable clock pairs */
-	__u64 window;			/* JOIN_WINDOW_NS + the fit's bound */
+	__u64 bound;			/* the fit's bound, ns */
 	__u64 *lat;			/* [LAT_BUCKETS], once a kernel joined */
 	__u64 nlat;
+	struct isr_ev_gpu_window *win;	/* its window records, as they came */
+	size_t nwin, win_cap;
 };
 
 struct gname {
@@ -163,11 +168,13 @@ struct gdevice {
 	__u64 busy_ns;
 };
 
-/* A thread's launch uprobe events not yet out of reach of an API record. */
+/* A thread's launch uprobe events not yet out of reach of an API record,
+ * and how many of its launch API records wait to pick one. */
 struct uthread {
 	__u32 pid, tid;
 	struct uprobe { __u64 ts; bool used; } *v;
 	size_t head, n, cap;
+	size_t npending;
 };
 
 /* What a correlation id of a process joins to, while it can matter. */
@@ -183,12 +190,12 @@ struct corr {
 	size_t nwaiting, waiting_cap;
 };
 
-/* A launch API record waiting until no uprobe event within its window can
- * still come. */
+/* A launch API record waiting until no uprobe event inside it can still
+ * come. */
 struct pending {
-	__u64 due;		/* its start + the process's window */
+	__u64 due;		/* its mapped end + the fit's bound */
 	__u64 gen;
-	__u64 ts;		/* its mapped start */
+	__u64 start, end;	/* mapped */
 	__u32 pid, tid, corr;
 };
 
@@ -362,7 +369,7 @@ static struct gproc *proc_get(struct gpu_builder *b, __u32 pid)
 		if (p->fit) {
 			p->st.fit = *p->fit;
 			p->st.clock_pairs = p->fit->samples;
-			p->window = JOIN_WINDOW_NS + (__u64)p->fit->bound_ns;
+			p->bound = (__u64)p->fit->bound_ns;
 		}
 	}
 	return p;
@@ -472,6 +479,15 @@ static int on_memset(struct gpu_builder *b, struct gproc *p, const struct isr_ev
 	return device_work(b, p, m->device_id, m->start_ns, m->end_ns);
 }
 
+/* A window record of the process: kept (a few per minute) for the end. */
+static int on_window(struct gproc *p, const struct isr_ev_gpu_window *w)
+{
+	if (array__reserve(&p->win, &p->win_cap, p->nwin + 1, sizeof(*p->win)))
+		return -ENOMEM;
+	p->win[p->nwin++] = *w;
+	return 0;
+}
+
 /* The first name an id of a process was given. */
 static int on_name(struct gpu_builder *b, const struct isr_ev_gpu_name *e)
 {
@@ -492,17 +508,25 @@ static int on_name(struct gpu_builder *b, const struct isr_ev_gpu_name *e)
 /* --- the join: kernel -> launch API record -> launch uprobe event ------------------ */
 
 /*
- * Each kernel's correlation id names a launch API record, which is matched
- * to the launch uprobe event of the same thread nearest to the record's
- * mapped start within the process's window, each uprobe event used once:
- * per thread, the records in time order take the nearest unused one. All
- * of it comes in start order, so:
- *  - a thread keeps its uprobe events until no record can reach them
- *    (twice the window behind the pass);
- *  - a record waits until the pass is a window past it (no nearer uprobe
- *    event can come), then picks; its result waits for the kernels of its
- *    id until they came (one kernel, unless a graph launch) or
- *    JOIN_HORIZON_NS passed;
+ * Each kernel's correlation id names a launch API record (CUPTI's: its
+ * thread, its start and end), which is matched to the launch uprobe event
+ * of its own call: on the record's thread, inside the record (a runtime
+ * record), else the latest at most JOIN_LEAD_NS before its start (a driver
+ * record), each uprobe event used once. The calls of one thread do not
+ * overlap, so the event inside a record is its call's, never a neighbour's;
+ * a record whose call was not probed (the overhead budget had the hot path
+ * off, or the probe came later) finds none, and its kernels are unjoined:
+ * never joined to the next call's launch, which would make them start
+ * before their launch. All of it comes in start order, so:
+ *  - a record waits until the pass is past its end (no event inside it can
+ *    still come), then picks; the records of a thread pick in the order of
+ *    their ends, the order of their calls, so that a record whose probe
+ *    fired before its start finds the earlier call's event taken;
+ *  - a thread keeps its uprobe events until no record can reach them (an
+ *    event JOIN_LEAD_NS before the start of its oldest waiting record, or
+ *    of the pass when none waits);
+ *  - a record's result waits for the kernels of its id until they came
+ *    (one kernel, unless a graph launch) or JOIN_HORIZON_NS passed;
  *  - a kernel that comes while its record waits, waits with it; one whose
  *    record has not come (it would start after the kernel) waits
  *    JOIN_API_WAIT_NS for it.
@@ -612,22 +636,44 @@ static int corr_wait(struct corr *c, __u64 start)
 	return 0;
 }
 
-/* The launch uprobe event of thread (pid, tid) nearest to ts within the
- * window, unused; 0 when none. */
-static __u64 uprobe_take(struct gpu_builder *b, __u32 pid, __u32 tid, __u64 ts, __u64 window)
+static struct uthread *uthread_find(struct gpu_builder *b, __u32 pid, __u32 tid)
 {
-	struct uthread key = { .pid = pid, .tid = tid }, *u = htab__find(&b->uthreads, &key);
+	struct uthread key = { .pid = pid, .tid = tid };
+
+	return htab__find(&b->uthreads, &key);
+}
+
+/* Drops the events of u before ts from the front (they are used, or out of
+ * every waiting or later record's reach). */
+static void uthread_prune(struct uthread *u, __u64 ts)
+{
+	while (u->head < u->n && u->v[u->head].ts < ts)
+		u->head++;
+}
+
+static __u64 sub_floor(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* The launch uprobe event of the call of record pd on u: the first unused
+ * one inside the record, else the latest unused one within JOIN_LEAD_NS
+ * before it (both widened by the fit's bound); 0 when none. */
+static __u64 uprobe_take(struct uthread *u, const struct pending *pd, __u64 bound)
+{
+	__u64 from = sub_floor(pd->start, bound), lead_from = sub_floor(from, JOIN_LEAD_NS);
 	struct uprobe *best = NULL;
 
-	if (!u)
-		return 0;
-	while (u->head < u->n && u->v[u->head].ts + window < ts)
-		u->head++;
-	for (size_t i = u->head; i < u->n && u->v[i].ts <= ts + window; i++) {
-		__u64 d = u->v[i].ts > ts ? u->v[i].ts - ts : ts - u->v[i].ts;
+	for (size_t i = u->head; i < u->n && u->v[i].ts <= pd->end + bound; i++) {
+		struct uprobe *up = &u->v[i];
 
-		if (!u->v[i].used && (!best || d < (best->ts > ts ? best->ts - ts : ts - best->ts)))
-			best = &u->v[i];
+		if (up->used || up->ts < lead_from)
+			continue;
+		if (up->ts >= from) {
+			best = up;
+			break;
+		}
+		best = up;	/* the latest before the record so far */
 	}
 	if (!best)
 		return 0;
@@ -635,17 +681,23 @@ static __u64 uprobe_take(struct gpu_builder *b, __u32 pid, __u32 tid, __u64 ts, 
 	return best->ts;
 }
 
-/* A launch record whose window has passed: its uprobe event, then the
- * kernels that waited for it. */
+/* A launch record whose end has passed: its uprobe event, then the kernels
+ * that waited for it. */
 static int pending_resolve(struct gpu_builder *b, const struct pending *pd)
 {
 	struct gproc key = { .st.pid = pd->pid }, *p = htab__find(&b->procs, &key);
-	__u64 entry = uprobe_take(b, pd->pid, pd->tid, pd->ts, p->window);
+	struct uthread *u = uthread_find(b, pd->pid, pd->tid);
 	struct corr *c = corr_find(b, pd->pid, pd->corr);
+	__u64 entry;
 	int err = 0;
 
+	u->npending--;
 	if (!c || c->gen != pd->gen)
 		return 0;	/* a later record of the same id took its place */
+	entry = uprobe_take(u, pd, p->bound);
+	/* the thread's later records start after this one: what lies before
+	 * this one's reach is out of theirs */
+	uthread_prune(u, sub_floor(sub_floor(pd->start, p->bound), JOIN_LEAD_NS));
 	c->state = CORR_RESOLVED;
 	c->entry_ts = entry;
 	for (size_t i = 0; i < c->nwaiting && !err; i++)
@@ -689,24 +741,23 @@ static int join_advance(struct gpu_builder *b, __u64 now)
 	return err;
 }
 
-/* A launch uprobe event of a thread: a candidate for the records near it
- * (none without a clock fit). Those twice the window behind are out of
- * every record's reach. */
+/* A launch uprobe event of a thread: a candidate for its records (none
+ * without a clock fit). While none of the thread's records waits, the
+ * events JOIN_LEAD_NS (and the fit's bound) behind are out of every later
+ * record's reach. */
 static int on_launch_call(struct gpu_builder *b, const struct isr_ev_hdr *h)
 {
 	struct uthread key = { .pid = h->pid, .tid = h->tid }, *u;
 	const struct clock_fit *fit = pass__fit(b->pass, h->pid);
-	__u64 reach;
 	bool added;
 
 	if (!fit)
 		return 0;
-	reach = 2 * (JOIN_WINDOW_NS + (__u64)fit->bound_ns);
 	u = htab__insert(&b->uthreads, &key, &added);
 	if (!u)
 		return -ENOMEM;
-	while (u->head < u->n && u->v[u->head].ts + reach < h->ts_ns)
-		u->head++;
+	if (!u->npending)
+		uthread_prune(u, sub_floor(sub_floor(h->ts_ns, (__u64)fit->bound_ns), JOIN_LEAD_NS));
 	if (u->head && u->head >= u->n / 2) {
 		memmove(u->v, u->v + u->head, (u->n - u->head) * sizeof(*u->v));
 		u->n -= u->head;
@@ -718,26 +769,29 @@ static int on_launch_call(struct gpu_builder *b, const struct isr_ev_hdr *h)
 	return 0;
 }
 
-static int on_api(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_api *a, __u64 start)
+static int on_api(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_api *a, const struct pass_event *e)
 {
 	struct corr key = { .pid = a->hdr.pid, .corr = a->correlation_id }, *c;
+	struct uthread ukey = { .pid = a->hdr.pid, .tid = a->thread_id }, *u;
 	struct pending pd;
 	bool added;
 
 	p->st.api_records++;
 	if (!gpu_launch_cbid(a->api, a->cbid) || !p->fit)
 		return 0;
-	c = htab__insert(&b->corrs, &key, &added);
+	u = htab__insert(&b->uthreads, &ukey, &added);
+	c = u ? htab__insert(&b->corrs, &key, &added) : NULL;
 	if (!c)
 		return -ENOMEM;
 	c->state = CORR_PENDING;
 	c->gen = ++b->gen;
 	c->graph = gpu_graph_cbid(a->api, a->cbid);
-	pd = (struct pending){ .due = start + p->window, .gen = c->gen, .ts = start, .pid = a->hdr.pid,
-			       .tid = a->thread_id, .corr = a->correlation_id };
+	pd = (struct pending){ .due = e->end + p->bound, .gen = c->gen, .start = e->start, .end = e->end,
+			       .pid = a->hdr.pid, .tid = a->thread_id, .corr = a->correlation_id };
 	if (pending__push(b, &pd))
 		return -ENOMEM;
-	return fifo__push(&b->horizon, start + JOIN_HORIZON_NS, c->gen, key.pid, key.corr);
+	u->npending++;
+	return fifo__push(&b->horizon, e->start + JOIN_HORIZON_NS, c->gen, key.pid, key.corr);
 }
 
 static int on_kernel_join(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_kernel *k, __u64 start)
@@ -787,6 +841,7 @@ int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e)
 	case ISR_EV_GPU_CLOCK:
 	case ISR_EV_GPU_STATUS:
 	case ISR_EV_GPU_NAME:
+	case ISR_EV_GPU_WINDOW:
 		break;
 	default:
 		return 0;
@@ -806,7 +861,7 @@ int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e)
 		p->st.syncs++;
 		return 0;
 	case ISR_EV_GPU_API:
-		return on_api(b, p, (const void *)h, e->start);
+		return on_api(b, p, (const void *)h, e);
 	case ISR_EV_GPU_STATUS: {
 		const struct isr_ev_gpu_status *st = (const void *)h;
 
@@ -819,6 +874,8 @@ int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e)
 	}
 	case ISR_EV_GPU_NAME:
 		return on_name(b, (const void *)h);
+	case ISR_EV_GPU_WINDOW:
+		return on_window(p, (const void *)h);
 	default:
 		return 0;
 	}
@@ -953,6 +1010,102 @@ static int finish_kernels(struct gpu_builder *b, struct summary *s)
 	return 0;
 }
 
+static int window_cmp(const void *a, const void *b)
+{
+	const struct isr_ev_gpu_window *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->close_ns != y->close_ns)
+		return x->close_ns < y->close_ns ? -1 : 1;
+	return (x->hdr.ts_ns > y->hdr.ts_ns) - (x->hdr.ts_ns < y->hdr.ts_ns);
+}
+
+/* The end of pid's GPU span: the last of its threads to end (each ends at
+ * its exit or the recording's end). */
+static __u64 process_end(const struct summary *s, __u32 pid)
+{
+	__u64 end = 0;
+
+	for (size_t i = 0; i < s->thread_count; i++)
+		if (s->threads[i].pid == pid && s->threads[i].end_ns > end)
+			end = s->threads[i].end_ns;
+	return end ? end : s->end_ns;
+}
+
+/* A process's windows (the latest record of each, clipped to the
+ * recording), their total length, and its span. */
+static void finish_windows(struct gpu_builder *b, struct gproc *p, const struct summary *s)
+{
+	struct gpu_process_stat *ps = &p->st;
+	__u64 first = UINT64_MAX, end = 0;
+	bool exited = false;
+
+	if (!p->nwin)
+		return;
+	qsort(p->win, p->nwin, sizeof(*p->win), window_cmp);
+	for (size_t j = 0; j < p->nwin; j++) {
+		const struct isr_ev_gpu_window *e = &p->win[j];
+		__u64 a = e->open_ns < b->start ? b->start : e->open_ns;
+		/* a window still open at its latest record (the answer to the
+		 * tracer's last flush) was collecting to the end */
+		__u64 z = e->flags & ISR_GPU_WINDOW_OPEN ? process_end(s, ps->pid) : e->close_ns;
+
+		/* a later record of the same window replaces it */
+		if (j + 1 < p->nwin && p->win[j + 1].seq == e->seq)
+			continue;
+		ps->windows++;
+		ps->unfinished += e->incomplete;
+		if (e->setup_us * 1000ull > ps->attach_max_ns)
+			ps->attach_max_ns = e->setup_us * 1000ull;
+		if (e->drain_us * 1000ull > ps->drain_max_ns)
+			ps->drain_max_ns = e->drain_us * 1000ull;
+		if (e->finalize_ns) {
+			ps->detaches++;
+			if (e->finalize_ns > ps->detach_max_ns)
+				ps->detach_max_ns = e->finalize_ns;
+		}
+		if (z > b->end)
+			z = b->end;
+		if (z > a)
+			ps->observed_ns += z - a;
+		if (a < first)
+			first = a;
+		if (z > end)
+			end = z;
+		exited |= (e->flags & ISR_GPU_WINDOW_EXIT) != 0;
+	}
+	if (!exited && process_end(s, ps->pid) > end)
+		end = process_end(s, ps->pid);
+	ps->span_ns = end > first ? end - first : 0;
+	ps->estimated = ps->observed_ns < ps->span_ns;
+}
+
+/* Idle against the time observed (the process's windows, or the
+ * recording), busy extrapolated over its span from what the windows saw. */
+static void busy_against(struct gpu_device_stat *d, const struct gpu_process_stat *ps, __u64 recording_ns)
+{
+	__u64 observed = ps && ps->windows ? ps->observed_ns : recording_ns;
+	double f = observed ? (double)d->busy_ns / (double)observed : 0;
+
+	if (f > 1)
+		f = 1;
+	d->idle_fraction = observed ? 1.0 - f : 0.0;
+	d->busy_est_ns = d->busy_ns;
+	if (ps && ps->estimated) {
+		d->estimated = true;
+		d->busy_est_ns = (__u64)(f * (double)ps->span_ns);
+	}
+}
+
+static const struct gpu_process_stat *gpu_proc_find(const struct summary *s, __u32 pid)
+{
+	for (size_t i = 0; i < s->gpu_count; i++)
+		if (s->gpu[i].pid == pid)
+			return &s->gpu[i];
+	return NULL;
+}
+
 static int finish_devices(struct gpu_builder *b, struct summary *s)
 {
 	__u64 window = b->end > b->start ? b->end - b->start : 0;
@@ -968,7 +1121,7 @@ static int finish_devices(struct gpu_builder *b, struct summary *s)
 		ds->pid = d->pid;
 		ds->device = d->device;
 		ds->busy_ns = d->busy_ns + (d->cur_end - d->cur_start);
-		ds->idle_fraction = window ? 1.0 - (double)ds->busy_ns / (double)window : 0.0;
+		busy_against(ds, gpu_proc_find(s, d->pid), window);
 	}
 	qsort(s->gpu_devices, s->gpu_device_count, sizeof(*s->gpu_devices), device_cmp);
 	return 0;
@@ -996,6 +1149,7 @@ static int finish_procs(struct gpu_builder *b, struct summary *s)
 	if (!s->gpu)
 		return -ENOMEM;
 	while ((p = htab__next(&b->procs, &pos))) {
+		finish_windows(b, p, s);
 		s->gpu[s->gpu_count] = p->st;
 		if (p->nlat)
 			s->gpu[s->gpu_count].launch_to_start_p50_ns = lat_median(p);
@@ -1045,8 +1199,10 @@ void gpu_builder__free(struct gpu_builder *b)
 
 	if (!b)
 		return;
-	while ((e = htab__next(&b->procs, &pos)))
+	while ((e = htab__next(&b->procs, &pos))) {
 		free(((struct gproc *)e)->lat);
+		free(((struct gproc *)e)->win);
+	}
 	pos = 0;
 	while ((e = htab__next(&b->names, &pos)))
 		free(((struct gname *)e)->name);

@@ -198,7 +198,8 @@ static int collect(struct pass *p, const struct isr_ev_hdr *h, __u64 idx)
 		return 0;
 	if (gpu_times(h, &g0, &g1))
 		err = raise_to(&p->gpu_last, h->pid, g1 > g0 ? g1 : g0);
-	else if (h->type == ISR_EV_GPU_STATUS && ((const struct isr_ev_gpu_status *)h)->state == ISR_GPU_FLUSHED)
+	else if ((h->type == ISR_EV_GPU_STATUS && ((const struct isr_ev_gpu_status *)h)->state == ISR_GPU_FLUSHED) ||
+		 h->type == ISR_EV_GPU_WINDOW)
 		err = raise_to(&p->gpu_flushed, h->pid, h->ts_ns);
 	if (err)
 		return err;

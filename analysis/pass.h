@@ -105,8 +105,9 @@ const struct clock_fit *pass__fit(const struct pass *p, __u32 pid);
 
 /* Through when pid's GPU activity is known complete (CPU clock), into
  * *until: the end of its latest CUPTI record, or its bridge's latest
- * FLUSHED status (every record completed before it was handed over),
- * whichever is later. A process that ends without its bridge flushing
+ * FLUSHED status or GPU window record (every record completed before it
+ * was handed over; after a window's close nothing is collected until the
+ * next), whichever is later. A process that ends without its bridge flushing
  * (killed, os._exit) leaves the records of its last buffer undelivered:
  * after *until, its GPU was not observed. false: no GPU record and no
  * flush. */

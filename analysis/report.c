@@ -855,6 +855,15 @@ static json_t *json_gpu(const struct summary *s)
 		SET(o, "launch_to_start_p50_s", json_real(ns_to_s(p->launch_to_start_p50_ns)));
 		SET(o, "cupti_dropped", json_u64(p->cupti_dropped));
 		SET(o, "cupti_failed", json_boolean(p->failed));
+		SET(o, "windows", json_u64(p->windows));
+		SET(o, "observed_s", json_real(ns_to_s(p->observed_ns)));
+		SET(o, "span_s", json_real(ns_to_s(p->span_ns)));
+		SET(o, "estimated", json_boolean(p->estimated));
+		SET(o, "detaches", json_u64(p->detaches));
+		SET(o, "detach_max_s", json_real(ns_to_s(p->detach_max_ns)));
+		SET(o, "attach_max_s", json_real(ns_to_s(p->attach_max_ns)));
+		SET(o, "drain_max_s", json_real(ns_to_s(p->drain_max_ns)));
+		SET(o, "unfinished_records", json_u64(p->unfinished));
 		SET(o, "cupti_error", p->failed ? json_integer(p->cupti_error) : json_null());
 	}
 	arr = json_array();
@@ -915,6 +924,8 @@ static json_t *json_gpu(const struct summary *s)
 		SET(o, "device", json_integer(d->device));
 		SET(o, "busy_s", json_real(ns_to_s(d->busy_ns)));
 		SET(o, "idle_fraction", json_real(d->idle_fraction));
+		SET(o, "busy_estimated_s", json_real(ns_to_s(d->busy_est_ns)));
+		SET(o, "estimated", json_boolean(d->estimated));
 	}
 	return gpu;
 nomem:
@@ -1038,6 +1049,8 @@ static json_t *json_metrics(const struct analysis *a)
 			SET(dv, "gaps", json_u64(d->gaps));
 			SET(dv, "gaps_after_sync", json_u64(d->sync_drain_gaps));
 			SET(dv, "idle_by_cause_s", json_causes(d->idle_ns));
+			SET(dv, "span_s", json_real(ns_to_s(d->span_ns)));
+			SET(dv, "estimated", json_boolean(d->estimated));
 		}
 		for (size_t i = 0; i < attribution__thread_count(at); i++) {
 			const struct attr_thread *t = attribution__thread_at(at, i);
@@ -2013,6 +2026,12 @@ static void md__gpu(struct md *m, const struct summary *s)
 		if (p->failed)
 			md__printf(m, "> pid %u: the CUPTI bridge could not collect GPU activity (%s).\n\n", p->pid,
 				   p->cupti_error < 0 ? "libcupti.so.13 not found" : "CUPTI refused it");
+		if (p->estimated)
+			md__printf(m, "> pid %u: GPU activity was collected in %" PRIu64 " windows, %.1f%% of its %.1f s: "
+				      "its counts are of the windows, its busy time (≈) is extrapolated over the "
+				      "gaps (--gpu collects all of it).\n\n", p->pid, (uint64_t)p->windows,
+				   p->span_ns ? 100.0 * (double)p->observed_ns / (double)p->span_ns : 0.0,
+				   ns_to_s(p->span_ns));
 		if (p->causality_violations)
 			md__printf(m, "> pid %u: %" PRIu64 " kernels start on the GPU before their launch call (worst "
 				      "by %.1f us): the GPU clock mapping or the join is off; do not trust GPU times "
@@ -2050,8 +2069,8 @@ static void md__gpu(struct md *m, const struct summary *s)
 		for (size_t i = 0; i < s->gpu_device_count; i++) {
 			const struct gpu_device_stat *d = &s->gpu_devices[i];
 
-			md__printf(m, "| %u | %u | %.3f s | %.1f%% |\n", d->pid, d->device, ns_to_s(d->busy_ns),
-				   100.0 * d->idle_fraction);
+			md__printf(m, "| %u | %u | %s%.3f s | %s%.1f%% |\n", d->pid, d->device, d->estimated ? "≈" : "",
+				   ns_to_s(d->busy_est_ns), d->estimated ? "≈" : "", 100.0 * d->idle_fraction);
 		}
 		md__printf(m, "\n");
 	}

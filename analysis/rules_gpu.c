@@ -267,6 +267,26 @@ const struct rule rule_sync_stall = {
 	.free = sync_free,
 };
 
+/* --- GPU windows --------------------------------------------------------------- */
+
+/* A device observed in GPU windows (--gpu-windows) saw its idle time only
+ * inside them: a cost over the whole run is that times span / observed. */
+static double window_scale(const struct attr_device *d)
+{
+	return d->estimated && d->observed_ns ? (double)d->span_ns / (double)d->observed_ns : 1.0;
+}
+
+/* Says that f's cost is extrapolated from the windows, when it is. */
+static int window_evidence(struct finding *f, const struct attr_device *d)
+{
+	if (!d->estimated)
+		return 0;
+	ev_set(f->evidence, "estimated", json_true());
+	ev_set(f->evidence, "span_s", ev_seconds(d->span_ns));
+	return finding__say(f, " GPU activity was collected in windows covering %.0f%% of the process's %.3f s: the "
+			       "cost (≈) is extrapolated from them.", pct(d->observed_ns, d->span_ns), secs(d->span_ns));
+}
+
 /* --- launch_bound ----------------------------------------------------------------- */
 
 static int launch_finish(void *state, struct rule_ctx *c)
@@ -287,7 +307,8 @@ static int launch_finish(void *state, struct rule_ctx *c)
 				kernels += c->sum->gpu_kernels[k].count;
 				kernel_ns += c->sum->gpu_kernels[k].total_ns;
 			}
-		f = findings__add(c->out, "launch_bound", severity_of(cost, d->observed_ns), secs(cost), d->pid, 0);
+		f = findings__add(c->out, "launch_bound", severity_of(cost, d->observed_ns), secs(cost) * window_scale(d),
+				  d->pid, 0);
 		if (!f || rule_claim(c, d->pid, 0, CAUSE_LAUNCH_OVERHEAD))
 			return -ENOMEM;
 		ev_set(f->evidence, "pid", ev_u64(d->pid));
@@ -304,6 +325,7 @@ static int launch_finish(void *state, struct rule_ctx *c)
 				    ATTR_SHORT_GAP_NS / 1000, (unsigned long long)kernels,
 				    kernels ? (double)kernel_ns / (double)kernels / 1e3 : 0,
 				    d->observed_ns ? (double)kernels / secs(d->observed_ns) : 0);
+		err |= window_evidence(f, d);
 		err |= finding__suggest(f, "Launch fewer, larger kernels: capture the step in a CUDA graph "
 					   "(torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), fuse small "
 					   "operations (torch.compile), or batch more work per call.");
@@ -715,8 +737,8 @@ static int idle_finish(void *state, struct rule_ctx *c)
 		if (!d->observed_ns || (double)idle < IDLE_SHARE * (double)d->observed_ns || cost < MIN_COST_NS ||
 		    (double)cost < MIN_SHARE * (double)d->observed_ns)
 			continue;
-		f = findings__add(c->out, "gpu_idle", severity_of(idle, d->observed_ns), secs(cost), d->pid,
-				  t ? t->tid : 0);
+		f = findings__add(c->out, "gpu_idle", severity_of(idle, d->observed_ns), secs(cost) * window_scale(d),
+				  d->pid, t ? t->tid : 0);
 		if (!f)
 			return -ENOMEM;
 		ev_set(f->evidence, "pid", ev_u64(d->pid));
@@ -755,6 +777,7 @@ static int idle_finish(void *state, struct rule_ctx *c)
 		if (explained)
 			err |= finding__say(f, " (%.3f s more is explained by the findings above)", secs(explained));
 		err |= finding__say(f, ".");
+		err |= window_evidence(f, d);
 		if (d->idle_ns[CAUSE_PYTHON] >= d->idle_ns[CAUSE_NATIVE])
 			err |= finding__suggest(f, "Take the Python work between launches off the launching thread "
 						   "(DataLoader workers, a background thread or process) or overlap it with "

@@ -212,10 +212,14 @@ struct gpu_stream_stat {
 };
 
 /* One device as one process used it. */
+/* Observed: the process's GPU windows when its bridge sent any
+ * (isr_ev_gpu_window), else the recording. */
 struct gpu_device_stat {
 	__u32 pid, device;
-	__u64 busy_ns;			/* union of kernels, copies, memsets in the window */
-	double idle_fraction;		/* 1 - busy / window */
+	__u64 busy_ns;			/* union of kernels, copies, memsets recorded */
+	double idle_fraction;		/* 1 - busy / observed */
+	__u64 busy_est_ns;		/* busy over the process's GPU span: busy_ns x span / observed */
+	bool estimated;			/* busy_est_ns extrapolates over time not observed */
 };
 
 /* GPU activity of one process. */
@@ -231,6 +235,19 @@ struct gpu_process_stat {
 	__u64 cupti_dropped;		/* latest gpu_status */
 	bool failed;			/* the bridge reported a failure */
 	__s32 cupti_error;
+	/* When its activity was observed: the windows its bridge collected
+	 * in (0: no window records, observed over the recording) and their
+	 * total length inside the recording, against its span: from its
+	 * first window to its exit or the recording's end. */
+	__u64 windows;
+	__u64 observed_ns;
+	__u64 span_ns;
+	bool estimated;			/* observed_ns < span_ns: its busy time is extrapolated */
+	__u64 detaches;			/* windows after which CUPTI was detached (finalized) */
+	__u64 detach_max_ns;		/* the longest a detach took its application thread */
+	__u64 attach_max_ns;		/* the longest attaching CUPTI took the bridge */
+	__u64 drain_max_ns;		/* the longest from a window's close to its last record */
+	__u64 unfinished;		/* records CUPTI handed back unfinished at a close (not recorded) */
 };
 
 struct summary {

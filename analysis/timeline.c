@@ -106,6 +106,7 @@ struct gdev {
 	__u64 busy_since, busy_ns;
 	__u64 observed_start, observed_end;	/* while its activity was collected */
 	bool gap_open, seen_any;
+	bool unobserved;		/* its process's window closed: no gap until work in a later one */
 	__u64 gap_start;
 	bool after_sync;
 	__u64 sync_return_ns;
@@ -128,6 +129,12 @@ struct proc {
 	bool gone;
 	bool has_gpu;
 	__u64 gpu_enabled_ns;		/* the bridge started collecting (0: not seen) */
+	/* GPU activity in windows (isr_ev_gpu_window): collected from the
+	 * latest enable, and the closed windows' length so far */
+	__u64 window_open_ns;
+	bool windowed, window_closed;
+	__u64 first_window_ns, last_close_ns, windows_ns;
+	bool exited_in_window;
 	__u32 *launchers;		/* tids that launched work */
 	size_t nlaunchers, launcher_cap;
 	struct htab launches;		/* struct launch_rec by correlation id */
@@ -650,6 +657,8 @@ static int dev_open_gap(struct timeline *tl, struct gdev *d, __u64 at)
 
 	if (!p)
 		return -ENOMEM;
+	if (d->unobserved)
+		return 0;	/* its work ran past its window's close: not observed idle */
 	d->gap_open = true;
 	d->gap_start = at;
 	d->nsnaps = 0;
@@ -812,19 +821,26 @@ static int on_gpu_work(struct timeline *tl, const struct pass_event *e, __u32 de
 	d = dev_get(tl, e->h->pid, device, &idx);
 	if (!d)
 		return -ENOMEM;
-	if (d->gap_open || !d->seen_any) {
+	if (d->gap_open || !d->seen_any || d->unobserved) {
 		__u64 launch_ns, at = clamp(tl, e->start);
 		__u32 tid = work_launcher(tl, e->h->pid, corr, at, &launch_ns);
-		bool leading = !d->seen_any;
+		bool leading = !d->seen_any || d->unobserved;
 
-		if (leading) {
-			/* idle since the bridge began collecting, if that is known */
+		if (!d->seen_any)
 			d->observed_start = at;
-			if (p->gpu_enabled_ns && p->gpu_enabled_ns < at) {
-				d->observed_start = d->gap_start = clamp(tl, p->gpu_enabled_ns);
+		if (leading) {
+			/* idle since the bridge began collecting (in this window),
+			 * if that is known */
+			__u64 from = d->unobserved ? p->window_open_ns : p->gpu_enabled_ns;
+
+			if (from && from < at) {
+				if (!d->seen_any)
+					d->observed_start = clamp(tl, from);
+				d->gap_start = clamp(tl, from);
 				d->gap_open = true;
 				d->nsnaps = 0;
 			}
+			d->unobserved = false;
 		}
 		if (d->gap_open && at > d->gap_start)
 			dev_close_gap(tl, d, at, tid, launch_ns, false, leading);
@@ -836,6 +852,43 @@ static int on_gpu_work(struct timeline *tl, const struct pass_event *e, __u32 de
 		d->busy_since = clamp(tl, e->start);
 	timer_push(tl, clamp(tl, e->end), TIMER_DEV, idx, &err);
 	return err;
+}
+
+/* A window of collection of process p closed at `at` (the record comes
+ * after the window's last work): an open gap of its devices ends there, and
+ * nothing is idle until work in a later window. */
+static int on_gpu_window(struct timeline *tl, const struct isr_ev_gpu_window *w)
+{
+	struct proc *p = proc_get(tl, w->hdr.pid);
+	__u64 open, close;
+
+	if (!p)
+		return -ENOMEM;
+	if (w->flags & ISR_GPU_WINDOW_OPEN)
+		return 0;	/* still collecting: a later record of it comes */
+	open = clamp(tl, w->open_ns);
+	close = clamp(tl, w->close_ns);
+	if (!p->windowed || open < p->first_window_ns)
+		p->first_window_ns = open;
+	p->windowed = true;
+	p->window_closed = true;
+	p->windows_ns += close > open ? close - open : 0;
+	if (close > p->last_close_ns)
+		p->last_close_ns = close;
+	p->exited_in_window |= (w->flags & ISR_GPU_WINDOW_EXIT) != 0;
+	for (size_t i = 0; i < tl->ndevs; i++) {
+		struct gdev *d = &tl->devs[i];
+
+		if (d->pid != w->hdr.pid)
+			continue;
+		if (d->gap_open) {
+			if (close > d->gap_start)
+				close_trailing(tl, d, close);
+			d->gap_open = false;
+		}
+		d->unobserved = true;
+	}
+	return 0;
 }
 
 /* Every device of a gone process: busy stretches end, open gaps close. */
@@ -1247,8 +1300,13 @@ int timeline__event(struct timeline *tl, const struct pass_event *e)
 		}
 		if (!p->gpu_enabled_ns)
 			p->gpu_enabled_ns = ts;
+		p->window_open_ns = ts;
+		p->window_closed = false;
 		goto out;
 	}
+	case ISR_EV_GPU_WINDOW:
+		err = on_gpu_window(tl, (const void *)h);
+		goto out;
 	case ISR_EV_SAMPLING:
 	case ISR_EV_GPU_SYNC:
 	case ISR_EV_GPU_CLOCK:
@@ -1452,9 +1510,28 @@ size_t timeline__device_count(const struct timeline *tl)
 void timeline__device(const struct timeline *tl, size_t i, struct tl_device *out)
 {
 	const struct gdev *d = &tl->devs[i];
+	const struct proc *p = proc_find(tl, d->pid);
 
 	out->pid = d->pid;
 	out->device = d->device;
 	out->busy_ns = d->busy_ns;
 	out->observed_ns = d->observed_end > d->observed_start ? d->observed_end - d->observed_start : 0;
+	out->span_ns = out->observed_ns;
+	out->estimated = false;
+	if (p && p->windowed) {
+		/* observed: its windows (the last one still open at the end
+		 * counts to the end); span: from the first window to the
+		 * process's exit or the recording's end */
+		__u64 end = d->observed_end, open_tail = 0;
+
+		if (!p->window_closed && p->window_open_ns > p->last_close_ns && end > p->window_open_ns)
+			open_tail = end - p->window_open_ns;
+		if (p->exited_in_window && p->window_closed && p->last_close_ns < end)
+			end = p->last_close_ns;
+		out->observed_ns = p->windows_ns + open_tail;
+		out->span_ns = end > p->first_window_ns ? end - p->first_window_ns : 0;
+		if (out->observed_ns > out->span_ns)
+			out->observed_ns = out->span_ns;
+		out->estimated = out->observed_ns < out->span_ns;
+	}
 }

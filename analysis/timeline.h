@@ -147,10 +147,15 @@ const struct tl_thread *timeline__thread_at(const struct timeline *tl, size_t i)
 
 /* A device of a process: its busy time (union of its work) and how long
  * its activity was observed (first work, or the bridge's start, to the
- * process's exit or the end of the recording). Valid after finish. */
+ * process's exit or the end of the recording; with GPU windows, the
+ * windows' total length, against its span from the first window to the
+ * process's exit or the end: estimated when shorter). Idle gaps lie inside
+ * the windows only. Valid after finish. */
 struct tl_device {
 	__u32 pid, device;
 	__u64 busy_ns, observed_ns;
+	__u64 span_ns;		/* observed_ns without windows */
+	bool estimated;		/* observed in windows that cover less than span_ns */
 };
 
 size_t timeline__device_count(const struct timeline *tl);

@@ -8,9 +8,13 @@
  * At most ISR_GPU_BATCH_MAX_RECORDS are copied per batch (the bridge never
  * hands over more); every record not copied is counted (ISR_SRC_GPU).
  *
- * The second probe, inferscope:gpu_flush, only exists for its semaphore:
- * attaching gpu_flush_request to it asks the bridge to flush (the tracer does
- * that before it stops); the program itself does nothing.
+ * The other programs do nothing: they exist for the reference counters of
+ * the probes they are attached to. gpu_flush_request on USDT
+ * inferscope:gpu_flush asks the bridge to flush (the tracer does that
+ * before it stops); gpu_window_request, a plain uprobe at the bridge's
+ * inferscope_gpu_window_site with the reference counter
+ * inferscope_gpu_window_semaphore, opens a window of GPU activity, and the
+ * same with inferscope_gpu_close_semaphore closes it (cupti_bridge/bridge.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -129,6 +133,12 @@ int BPF_USDT(gpu_batch, const void *ptr, __u64 bytes, __u32 count)
 
 SEC("usdt")
 int BPF_USDT(gpu_flush_request, __u64 seq)
+{
+	return 0;
+}
+
+SEC("uprobe")
+int gpu_window_request(void *ctx)
 {
 	return 0;
 }

@@ -2,7 +2,7 @@
 /*
  * libinferscope_cupti.so: collects CUPTI activity (kernels, copies, memsets,
  * synchronizations, driver and runtime API records) while an inferscope-bpf
- * tracer is attached, and hands it to the tracer's BPF program in batches.
+ * tracer asks for it, and hands it to the tracer's BPF program in batches.
  *
  * Loading: through CUDA_INJECTION64_PATH (libcuda calls InitializeInjection
  * during cuInit) or with dlopen into a process that already runs CUDA (the
@@ -10,15 +10,54 @@
  * when it cannot be, or CUPTI refuses, one warning goes to stderr and the
  * process runs on untouched.
  *
- * Dormant until traced: nothing is enabled in CUPTI until a tracer attaches
- * to the USDT probe inferscope:gpu_batch. The kernel then raises the probe's
- * semaphore (uprobe reference counter), which a watcher thread reads every
- * WATCH_MS: it enables activity collection, and while the tracer stays it
- * flushes CUPTI and sends a clock reference pair every second. When the
- * semaphore drops back to 0 (the tracer left) it flushes and disables
- * everything again. A second probe, inferscope:gpu_flush, is a request: its
- * semaphore raised means "flush now", answered with a FLUSHED status record
- * once every completed record has been handed over.
+ * Dormant until asked: nothing of CUPTI is attached to the process until a
+ * tracer attaches to the USDT probe inferscope:gpu_batch (it receives the
+ * records) and asks for a window. The kernel raises the semaphore (uprobe
+ * reference counter) of each probe a tracer attaches to, and a watcher
+ * thread reads them every WATCH_MS. A window is asked for while
+ * inferscope_gpu_window_semaphore is raised and
+ * inferscope_gpu_close_semaphore is not (exported symbols: the tracer
+ * attaches plain uprobes with these reference counters at
+ * inferscope_gpu_window_site). Attaching a uprobe takes a tracer well
+ * under a millisecond, releasing one about 100 ms (a grace period): so a
+ * tracer opens a window by attaching to the first, and closes it at once by
+ * attaching to the second, then releases both. While a window is open,
+ * CUPTI is attached (the buffer callbacks, the activity kinds), flushed
+ * and sent a clock reference pair every second. When the
+ * window closes, or the tracer leaves, CUPTI is detached from the process,
+ * since CUPTI keeps costing a launch about 1.4 us while merely attached
+ * (docs/overhead.md):
+ *
+ *   1. every activity kind is disabled (no record of a later call);
+ *   2. default flushes, every 2 ms for at most DRAIN_NS, until CUPTI has
+ *      handed back every buffer it was given: a default flush never hands
+ *      back a buffer with a record still unfinished, so each one freed is
+ *      one CUPTI no longer touches; what the drain could not wait for, a
+ *      forced flush hands back, and those buffers are only freed once CUPTI
+ *      is finalized;
+ *   3. buffer requests get a static buffer from here on (nothing in it is
+ *      read, nothing is freed), and the detach waits until no buffer
+ *      completion callback is running;
+ *   4. the window's record (isr_ev_gpu_window) goes out after every record
+ *      of the window;
+ *   5. a subscriber with driver and runtime API callbacks (none is held
+ *      while a window is open): in the exit callback of the next API call of
+ *      any application thread (one thread wins; the others go on), the
+ *      thread-id type is restored, the subscriber removed and cuptiFinalize
+ *      called, which is where CUPTI's documentation says a detach is safe.
+ *      When CUPTI refuses the subscriber (another client, such as a
+ *      profiler, holds CUPTI), CUPTI is not detached: its session is not
+ *      ours to end;
+ *   6. once it is done, the kept buffers are freed, and SETTLE_NS later
+ *      (for threads still inside CUPTI's callback dispatch) CUPTI may be
+ *      attached again.
+ *
+ * A window asked for again before an application thread took the finalize
+ * cancels it and reopens at once. The USDT probe inferscope:gpu_flush is a
+ * request: its semaphore raised means "flush now", answered with the
+ * records so far, the open window's record so far and a FLUSHED status.
+ * At the process's exit an open window is flushed and sent (flag EXIT);
+ * CUPTI is not detached then.
  *
  * Hand-off: CUPTI's records are converted into the fixed-width structs of
  * format/events.h in a staging batch; a full batch, and whatever is staged at
@@ -32,6 +71,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -41,6 +81,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sdt.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <cupti.h>
@@ -53,9 +94,12 @@
 /* Raised by the kernel while a tracer's uprobe is attached to the probe. */
 __extension__ volatile unsigned short inferscope_gpu_batch_semaphore __attribute__((section(".probes")));
 __extension__ volatile unsigned short inferscope_gpu_flush_semaphore __attribute__((section(".probes")));
+EXPORT volatile unsigned short inferscope_gpu_window_semaphore __attribute__((section(".probes")));
+EXPORT volatile unsigned short inferscope_gpu_close_semaphore __attribute__((section(".probes")));
 
-#define WATCH_MS	25			/* semaphore polling period: enable within 100 ms */
-#define TICK_NS		1000000000ull		/* clock pair + CUPTI flush while traced */
+#define WATCH_MS	10			/* semaphore polling: a window opens or closes within 10 ms */
+#define FINALIZE_POLL_MS 1			/* while an application thread is asked to finalize */
+#define TICK_NS		1000000000ull		/* clock pair + CUPTI flush while collecting */
 /* One CUPTI activity buffer. CUPTI hands over a buffer when it is full (or
  * at a forced flush), so what a process that ends without a flush
  * (os._exit, a kill) never delivers is the one it was filling: small
@@ -65,6 +109,10 @@ __extension__ volatile unsigned short inferscope_gpu_flush_semaphore __attribute
  * stop. */
 #define BUFFER_BYTES	(512u << 10)
 #define CLOCK_TRIES	8			/* sandwiches per clock pair: the narrowest wins */
+#define DRAIN_NS	1000000000ull		/* the longest wait for a closed window's kernels to finish */
+#define DRAIN_POLL_MS	2
+#define SETTLE_NS	50000000ull		/* after cuptiFinalize, before CUPTI is attached again */
+#define MAX_KEPT	64			/* buffers of forced flushes kept until the finalize */
 
 static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -86,7 +134,12 @@ static struct {
 	CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
 	CUptiResult (*timestamp)(uint64_t *);
+	CUptiResult (*get_thread_id_type)(CUpti_ActivityThreadIdType *);
 	CUptiResult (*thread_id_type)(CUpti_ActivityThreadIdType);
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+	CUptiResult (*enable_domain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
+	CUptiResult (*finalize)(void);
 	CUptiResult (*result_string)(CUptiResult, const char **);
 } cupti;
 
@@ -96,27 +149,87 @@ struct name_slot {
 	uint32_t sent_gen;	/* attach generation in which its record was sent */
 };
 
+/* Where CUPTI stands in this process (changed by the watcher, by
+ * InitializeInjection and by the exit handler, under sess_lock). */
+enum session {
+	SESS_NONE,		/* nothing attached */
+	SESS_COLLECTING,	/* a window is open */
+	SESS_FINALIZING,	/* closed and drained; an application thread is asked to finalize */
+	SESS_PARKED,		/* closed and drained, but CUPTI refused a subscriber: not detached */
+	SESS_FAILED,		/* CUPTI missing or refused: told, quiet until the tracer leaves */
+};
+
+static pthread_mutex_t sess_lock = PTHREAD_MUTEX_INITIALIZER;
+static enum session sess;
+static uint64_t settle_until;		/* no attach before (the last finalize + SETTLE_NS) */
+static bool was_traced;			/* the tracer seen at the last look */
+static CUpti_SubscriberHandle subscriber;
+static CUpti_ActivityThreadIdType saved_tid_type;
+
 static struct {
-	pthread_mutex_t lock;		/* everything below, and CUPTI state changes */
+	pthread_mutex_t lock;		/* everything below: the batch and its counters */
 	bool init_done;			/* init ran (whatever its outcome) */
 	int init_error;			/* 0, a CUptiResult, or -1: no libcupti */
-	bool enabled;
-	uint32_t gen;			/* attach generation: names are resent after each attach */
+	uint32_t gen;			/* tracer attach generation: names are resent after each attach */
+	uint32_t failed_gen;		/* the generation told of a failure */
+	uint32_t parked_gen;		/* the generation told that CUPTI could not be detached */
 	uint64_t cupti_dropped, reported_dropped, handed_over;
 	uint64_t flushes;		/* flushes answered */
 	struct htab names;		/* struct name_slot, by name */
 	uint32_t name_count;
+	struct {			/* the open window, or the last one */
+		uint32_t seq;
+		uint64_t open_ns;
+		uint64_t device_records, api_records;
+		uint32_t incomplete;
+		uint32_t setup_us;
+		uint64_t finalize_ns;	/* the detach before it */
+		uint32_t finalize_tid;
+	} win;
 	unsigned char batch[ISR_GPU_BATCH_MAX_BYTES] __attribute__((aligned(8)));
 	size_t batch_len;
 	uint32_t batch_count;
+	uint8_t *kept[MAX_KEPT];	/* buffers of forced flushes, freed after the finalize */
+	unsigned int nkept;
 } st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* What the buffer callbacks and the finalizing thread share with the
+ * watcher. */
+static atomic_bool quiesced;		/* buffer requests get the static buffer */
+static atomic_bool keeping;		/* inside a forced flush: its buffers are kept, not freed */
+static atomic_int buffers_out;		/* allocated buffers CUPTI holds */
+static atomic_int completing;		/* buffer completion callbacks running */
+static uint8_t discard[64 << 10] __attribute__((aligned(8)));
+
+static struct {
+	atomic_bool requested;		/* the next API exit finalizes */
+	atomic_bool claimed;		/* a thread took it (or the watcher cancelled it) */
+	atomic_bool done;
+	CUptiResult result;
+	uint64_t ns;
+	uint32_t tid;
+} fin;
 
 static pthread_t watcher;
 static atomic_bool watcher_started, stopping, injected;
+static pid_t owner_pid;
 
 static bool traced(void)
 {
 	return inferscope_gpu_batch_semaphore > 0;
+}
+
+/* A tracer is attached and asks for GPU activity now. */
+static bool window_wanted(void)
+{
+	return traced() && inferscope_gpu_window_semaphore > 0 && inferscope_gpu_close_semaphore == 0;
+}
+
+/* Where the tracer's window uprobes sit: never called, so they never fire;
+ * they exist for their reference counters. */
+EXPORT __attribute__((noinline)) void inferscope_gpu_window_site(void)
+{
+	__asm__ volatile("" ::: "memory");
 }
 
 static const char *cupti_error(CUptiResult r)
@@ -126,6 +239,13 @@ static const char *cupti_error(CUptiResult r)
 	if (cupti.result_string && cupti.result_string(r, &s) == CUPTI_SUCCESS && s)
 		return s;
 	return "unknown CUPTI error";
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
 }
 
 /* --- the batch (st.lock held) ------------------------------------------------ */
@@ -198,6 +318,25 @@ static void emit_clock_pair(void)
 	e->mono_after_ns = best.mono_after_ns;
 }
 
+/* The window's record: open (the answer to a flush request) or closed at
+ * close_ns. */
+static void emit_window(uint64_t close_ns, uint32_t flags, uint32_t drain_us)
+{
+	struct isr_ev_gpu_window *e = batch_add(ISR_EV_GPU_WINDOW, sizeof(*e));
+
+	e->open_ns = st.win.open_ns;
+	e->close_ns = close_ns;
+	e->device_records = st.win.device_records;
+	e->api_records = st.win.api_records;
+	e->finalize_ns = st.win.finalize_ns;
+	e->seq = st.win.seq;
+	e->flags = flags;
+	e->setup_us = st.win.setup_us;
+	e->drain_us = drain_us;
+	e->incomplete = st.win.incomplete;
+	e->finalize_tid = st.win.finalize_tid;
+}
+
 /* --- kernel names ------------------------------------------------------------ */
 
 static __u64 name_slot__hash(const void *e)
@@ -247,6 +386,16 @@ static uint32_t name_id(const char *name)
 
 /* --- CUPTI records -> events ------------------------------------------------- */
 
+/* A kernel, copy or memset CUPTI handed back before it finished (a forced
+ * flush while it ran): its times are not known. */
+static bool unfinished(uint64_t start, uint64_t end)
+{
+	if (start && end >= start)
+		return false;
+	st.win.incomplete++;
+	return true;
+}
+
 static void convert(const CUpti_Activity *r)
 {
 	switch (r->kind) {
@@ -254,8 +403,14 @@ static void convert(const CUpti_Activity *r)
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 		/* Later record versions only append fields. */
 		const CUpti_ActivityKernel10 *k = (const void *)r;
-		uint32_t id = name_id(k->name);
-		struct isr_ev_gpu_kernel *e = batch_add(ISR_EV_GPU_KERNEL, sizeof(*e));
+		uint32_t id;
+		struct isr_ev_gpu_kernel *e;
+
+		if (unfinished(k->start, k->end))
+			break;
+		id = name_id(k->name);
+		e = batch_add(ISR_EV_GPU_KERNEL, sizeof(*e));
+		st.win.device_records++;
 
 		e->start_ns = k->start;
 		e->end_ns = k->end;
@@ -277,7 +432,12 @@ static void convert(const CUpti_Activity *r)
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *m = (const void *)r;
-		struct isr_ev_gpu_memcpy *e = batch_add(ISR_EV_GPU_MEMCPY, sizeof(*e));
+		struct isr_ev_gpu_memcpy *e;
+
+		if (unfinished(m->start, m->end))
+			break;
+		e = batch_add(ISR_EV_GPU_MEMCPY, sizeof(*e));
+		st.win.device_records++;
 
 		e->start_ns = m->start;
 		e->end_ns = m->end;
@@ -294,7 +454,12 @@ static void convert(const CUpti_Activity *r)
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = (const void *)r;
-		struct isr_ev_gpu_memset *e = batch_add(ISR_EV_GPU_MEMSET, sizeof(*e));
+		struct isr_ev_gpu_memset *e;
+
+		if (unfinished(m->start, m->end))
+			break;
+		e = batch_add(ISR_EV_GPU_MEMSET, sizeof(*e));
+		st.win.device_records++;
 
 		e->start_ns = m->start;
 		e->end_ns = m->end;
@@ -326,6 +491,8 @@ static void convert(const CUpti_Activity *r)
 		const CUpti_ActivityAPI *a = (const void *)r;
 		struct isr_ev_gpu_api *e = batch_add(ISR_EV_GPU_API, sizeof(*e));
 
+		st.win.api_records++;
+
 		e->start_ns = a->start;
 		e->end_ns = a->end;
 		e->correlation_id = a->correlationId;
@@ -342,18 +509,31 @@ static void convert(const CUpti_Activity *r)
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
+	*max_records = 0;
+	/* After a closed window's drain: nothing should come, and whatever
+	 * does is neither read nor freed. */
+	if (atomic_load(&quiesced)) {
+		*buffer = discard;
+		*size = sizeof(discard);
+		return;
+	}
 	/* NULL: CUPTI drops the records and counts them (cupti_dropped). */
 	*buffer = aligned_alloc(8, BUFFER_BYTES);
 	*size = *buffer ? BUFFER_BYTES : 0;
-	*max_records = 0;
+	if (*buffer)
+		atomic_fetch_add(&buffers_out, 1);
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
 	CUpti_Activity *r = NULL;
 	size_t dropped = 0;
+	bool kept = false;
 
 	(void)size;
+	atomic_fetch_add(&completing, 1);
+	if (buffer == discard)
+		goto out;
 	pthread_mutex_lock(&st.lock);
 	if (traced())
 		while (cupti.next_record(buffer, valid, &r) == CUPTI_SUCCESS)
@@ -366,8 +546,39 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 			st.reported_dropped = st.cupti_dropped;	/* lost to no recording */
 	}
 	batch_handoff();
+	if (atomic_load(&keeping) && st.nkept < MAX_KEPT) {
+		st.kept[st.nkept++] = buffer;
+		kept = true;
+	}
 	pthread_mutex_unlock(&st.lock);
-	free(buffer);
+	atomic_fetch_sub(&buffers_out, 1);
+	if (!kept)
+		free(buffer);
+out:
+	atomic_fetch_sub(&completing, 1);
+}
+
+/* In the exit callback of a driver or runtime API call, on an application
+ * thread, once a closed window asked for it: the one thread that claims it
+ * detaches CUPTI. */
+static void CUPTIAPI api_exit(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+{
+	const CUpti_CallbackData *cb = data;
+	uint64_t t0;
+
+	(void)userdata, (void)cbid;
+	if ((domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) ||
+	    cb->callbackSite != CUPTI_API_EXIT || !atomic_load(&fin.requested) || atomic_load(&stopping) ||
+	    getpid() != owner_pid || atomic_exchange(&fin.claimed, true))
+		return;
+	t0 = clock__mono_ns();
+	if (saved_tid_type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
+		cupti.thread_id_type(saved_tid_type);
+	cupti.unsubscribe(subscriber);
+	fin.result = cupti.finalize();
+	fin.ns = clock__mono_ns() - t0;
+	fin.tid = (uint32_t)syscall(SYS_gettid);
+	atomic_store(&fin.done, true);
 }
 
 /* --- loading libcupti ---------------------------------------------------------- */
@@ -436,17 +647,15 @@ static void *open_libcupti(void)
 		}						\
 	} while (0)
 
-/* Loads libcupti and registers the buffer callbacks; enables nothing. */
+/* Loads libcupti and resolves what the bridge calls; attaches nothing. */
 static void cupti_init(void)
 {
 	const char *missing = NULL;
-	CUptiResult r;
 	void *h;
 
-	pthread_mutex_lock(&st.lock);
+	pthread_mutex_lock(&sess_lock);
 	if (st.init_done)
 		goto out;
-	st.init_done = true;
 	h = open_libcupti();
 	if (!h) {
 		st.init_error = -1;
@@ -454,7 +663,7 @@ static void cupti_init(void)
 			"libraries, $INFERSCOPE_CUPTI_LIB, beside libcudart/libcuda and in /usr/local/cuda): GPU "
 			"activity will not be recorded, driver-level tracing is unaffected; set "
 			"INFERSCOPE_CUPTI_LIB to the file's path\n");
-		goto out;
+		goto done;
 	}
 	RESOLVE(register_callbacks, cuptiActivityRegisterCallbacks);
 	RESOLVE(enable, cuptiActivityEnable);
@@ -463,152 +672,363 @@ static void cupti_init(void)
 	RESOLVE(next_record, cuptiActivityGetNextRecord);
 	RESOLVE(dropped, cuptiActivityGetNumDroppedRecords);
 	RESOLVE(timestamp, cuptiGetTimestamp);
+	RESOLVE(get_thread_id_type, cuptiGetThreadIdType);
 	RESOLVE(thread_id_type, cuptiSetThreadIdType);
+	RESOLVE(subscribe, cuptiSubscribe);
+	RESOLVE(unsubscribe, cuptiUnsubscribe);
+	RESOLVE(enable_domain, cuptiEnableDomain);
+	RESOLVE(finalize, cuptiFinalize);
 	RESOLVE(result_string, cuptiGetResultString);
-	r = cupti.thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-	if (r == CUPTI_SUCCESS)
-		r = cupti.register_callbacks(buffer_requested, buffer_completed);
-	if (r != CUPTI_SUCCESS) {
-		st.init_error = (int)r;
-		fprintf(stderr, "inferscope-bpf CUPTI bridge: CUPTI refused to set up activity buffers: %s (another "
-			"CUPTI client such as a profiler may own it): GPU activity will not be recorded, "
-			"driver-level tracing is unaffected\n", cupti_error(r));
-	}
-	goto out;
+	goto done;
 fail:
 	st.init_error = -1;
 	fprintf(stderr, "inferscope-bpf CUPTI bridge: the libcupti.so.13 it loaded has no %s: GPU activity will "
 		"not be recorded, driver-level tracing is unaffected; point INFERSCOPE_CUPTI_LIB at a CUDA 13 "
 		"libcupti.so.13\n", missing);
+done:
+	st.init_done = true;
 out:
-	pthread_mutex_unlock(&st.lock);
+	pthread_mutex_unlock(&sess_lock);
 }
 
-/* --- enable / flush / disable (st.lock held) ------------------------------------ */
+/* --- windows (sess_lock held) ------------------------------------------------------ */
 
-static void cupti_enable(void)
+/* Told once per tracer: what is missing or refused. */
+static void report_failure(int error)
 {
-	size_t i;
-	CUptiResult r = CUPTI_SUCCESS;
+	pthread_mutex_lock(&st.lock);
+	if (st.failed_gen != st.gen) {
+		st.failed_gen = st.gen;
+		emit_status(ISR_GPU_FAILED, error);
+		batch_handoff();
+	}
+	pthread_mutex_unlock(&st.lock);
+	sess = SESS_FAILED;
+}
 
-	st.gen++;
-	if (st.init_error) {
-		emit_status(ISR_GPU_FAILED, st.init_error);
-		batch_handoff();
-		st.enabled = true;	/* reported: stay quiet until the tracer leaves */
-		return;
-	}
-	for (i = 0; i < NKINDS && r == CUPTI_SUCCESS; i++)
-		r = cupti.enable(kinds[i]);
-	if (r != CUPTI_SUCCESS) {
-		while (i-- > 0)
-			cupti.disable(kinds[i]);
-		emit_status(ISR_GPU_FAILED, (int32_t)r);
-		batch_handoff();
-		st.init_error = (int)r;
-		fprintf(stderr, "inferscope-bpf CUPTI bridge: cannot enable CUPTI activity: %s: GPU activity will "
-			"not be recorded, driver-level tracing is unaffected\n", cupti_error(r));
-		st.enabled = true;
-		return;
-	}
-	st.enabled = true;
+static void open_window(uint32_t setup_us)
+{
+	pthread_mutex_lock(&st.lock);
+	st.win.seq++;
+	st.win.open_ns = clock__mono_ns();
+	st.win.device_records = st.win.api_records = 0;
+	st.win.incomplete = 0;
+	st.win.setup_us = setup_us;
 	emit_clock_pair();
 	emit_status(ISR_GPU_ENABLED, 0);
 	batch_handoff();
+	pthread_mutex_unlock(&st.lock);
+	sess = SESS_COLLECTING;
 }
 
-/* Every completed record handed over, then a clock pair and a FLUSHED
- * status. The flush calls buffer_completed, which takes the lock. */
-static void cupti_flush(void)
+static CUptiResult enable_kinds(void)
 {
-	if (st.init_error)
+	CUptiResult r = CUPTI_SUCCESS;
+	size_t i;
+
+	for (i = 0; i < NKINDS && r == CUPTI_SUCCESS; i++)
+		r = cupti.enable(kinds[i]);
+	if (r != CUPTI_SUCCESS)
+		while (i-- > 0)
+			cupti.disable(kinds[i]);
+	return r;
+}
+
+/* System thread ids, the buffer callbacks, every kind: a window opens. No
+ * subscriber yet: CUPTI holds nothing of ours but the activity while a
+ * window is open. */
+static void attach(void)
+{
+	uint64_t t0 = clock__mono_ns();
+	CUptiResult r;
+
+	atomic_store(&quiesced, false);
+	if (cupti.get_thread_id_type(&saved_tid_type) != CUPTI_SUCCESS)
+		saved_tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
+	r = cupti.thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	if (r == CUPTI_SUCCESS)
+		r = cupti.register_callbacks(buffer_requested, buffer_completed);
+	if (r == CUPTI_SUCCESS)
+		r = enable_kinds();
+	if (r != CUPTI_SUCCESS) {
+		fprintf(stderr, "inferscope-bpf CUPTI bridge: cannot enable CUPTI activity: %s: GPU activity will not "
+			"be recorded, driver-level tracing is unaffected\n", cupti_error(r));
+		report_failure((int)r);
 		return;
-	pthread_mutex_unlock(&st.lock);
+	}
+	open_window((uint32_t)((clock__mono_ns() - t0) / 1000));
+}
+
+/* Hands back every buffer, unfinished records and all; the buffers it
+ * hands back are freed only after the next finalize (CUPTI may not be done
+ * with a buffer of unfinished records). */
+static void forced_flush(void)
+{
+	atomic_store(&keeping, true);
 	cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	atomic_store(&keeping, false);
+}
+
+/* Default flushes until CUPTI holds no buffer of ours, for at most
+ * deadline_ns; then a forced flush for what is left, its buffers kept
+ * until the finalize. */
+static void drain(uint64_t deadline_ns)
+{
+	uint64_t end = clock__mono_ns() + deadline_ns;
+
+	for (;;) {
+		cupti.flush_all(0);
+		if (atomic_load(&buffers_out) <= 0 || clock__mono_ns() >= end)
+			break;
+		sleep_ms(DRAIN_POLL_MS);
+	}
+	if (atomic_load(&buffers_out) > 0)
+		forced_flush();
+}
+
+/* The subscriber that will detach CUPTI (step 5): the next API exit of an
+ * application thread finalizes. False when CUPTI refuses one (another
+ * client, such as a profiler, holds it: its session must not be ended). */
+static bool request_finalize(void)
+{
+	bool driver, runtime;
+
+	if (cupti.subscribe(&subscriber, api_exit, NULL) != CUPTI_SUCCESS)
+		return false;
+	atomic_store(&fin.claimed, false);
+	atomic_store(&fin.done, false);
+	atomic_store(&fin.requested, true);
+	driver = cupti.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
+	runtime = cupti.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS;
+	if (driver || runtime)
+		return true;
+	atomic_store(&fin.requested, false);
+	cupti.unsubscribe(subscriber);
+	return false;
+}
+
+/* CUPTI cannot be detached: it stays attached with every kind off (the
+ * residual cost of docs/overhead.md) until the next window. */
+static void park(void)
+{
+	pthread_mutex_lock(&st.lock);
+	if (st.parked_gen != st.gen) {
+		st.parked_gen = st.gen;
+		fprintf(stderr, "inferscope-bpf CUPTI bridge: CUPTI cannot be detached (another CUPTI client such as a "
+			"profiler holds it): it stays attached, collecting nothing, until the tracer asks again\n");
+	}
+	pthread_mutex_unlock(&st.lock);
+	sess = SESS_PARKED;
+}
+
+/* Closes the open window (steps 1-5 of the header). */
+static void close_window(void)
+{
+	uint64_t close_ns = clock__mono_ns();
+	uint32_t drain_us;
+	size_t i;
+
+	for (i = 0; i < NKINDS; i++)
+		cupti.disable(kinds[i]);
+	drain(DRAIN_NS);
+	atomic_store(&quiesced, true);
+	while (atomic_load(&completing) > 0)
+		sched_yield();
+	drain_us = (uint32_t)((clock__mono_ns() - close_ns) / 1000);
 	pthread_mutex_lock(&st.lock);
 	emit_clock_pair();
+	emit_window(close_ns, 0, drain_us);
+	batch_handoff();
+	st.win.finalize_ns = 0;
+	st.win.finalize_tid = 0;
+	pthread_mutex_unlock(&st.lock);
+	if (request_finalize())
+		sess = SESS_FINALIZING;
+	else
+		park();
+}
+
+/* An application thread finalized CUPTI: the session is over. */
+static void finalize_done(void)
+{
+	pthread_mutex_lock(&st.lock);
+	st.win.finalize_ns = fin.ns;
+	st.win.finalize_tid = fin.tid;
+	for (unsigned int i = 0; i < st.nkept; i++)
+		free(st.kept[i]);
+	st.nkept = 0;
+	pthread_mutex_unlock(&st.lock);
+	atomic_store(&fin.requested, false);
+	if (fin.result != CUPTI_SUCCESS)
+		fprintf(stderr, "inferscope-bpf CUPTI bridge: cuptiFinalize failed: %s\n", cupti_error(fin.result));
+	settle_until = clock__mono_ns() + SETTLE_NS;
+	sess = SESS_NONE;
+}
+
+/* A window is wanted again while CUPTI is still attached (parked, or
+ * before any application thread took the finalize): it collects again at
+ * once. */
+static void reopen_window(void)
+{
+	uint64_t t0 = clock__mono_ns();
+
+	if (sess == SESS_FINALIZING) {
+		if (atomic_exchange(&fin.claimed, true))
+			return;	/* a thread is finalizing: attach again once it is done */
+		atomic_store(&fin.requested, false);
+		cupti.enable_domain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+		cupti.enable_domain(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+		cupti.unsubscribe(subscriber);
+	}
+	atomic_store(&quiesced, false);
+	if (enable_kinds() != CUPTI_SUCCESS) {
+		/* nothing collects: detached at the next close */
+		atomic_store(&quiesced, true);
+		if (request_finalize())
+			sess = SESS_FINALIZING;
+		else
+			park();
+		return;
+	}
+	open_window((uint32_t)((clock__mono_ns() - t0) / 1000));
+}
+
+/* Everything completed so far, a clock pair, the open window so far and a
+ * FLUSHED status. */
+static void answer_flush(void)
+{
+	if (sess == SESS_COLLECTING) {
+		cupti.flush_all(0);
+		forced_flush();
+	}
+	pthread_mutex_lock(&st.lock);
+	if (sess == SESS_COLLECTING) {
+		emit_clock_pair();
+		emit_window(clock__mono_ns(), ISR_GPU_WINDOW_OPEN, 0);
+	}
 	emit_status(ISR_GPU_FLUSHED, 0);
 	batch_handoff();
 	st.flushes++;
 	/* The flush request's site: fired once a request (or the exit) has
 	 * been answered. */
 	STAP_PROBE1(inferscope, gpu_flush, st.flushes);
+	pthread_mutex_unlock(&st.lock);
 }
 
-static void cupti_disable(void)
+/* Once a second while collecting: what CUPTI completed, and a clock pair. */
+static void tick(void)
 {
-	size_t i;
+	cupti.flush_all(0);
+	pthread_mutex_lock(&st.lock);
+	emit_clock_pair();
+	if (st.cupti_dropped != st.reported_dropped)
+		emit_status(ISR_GPU_ENABLED, 0);
+	batch_handoff();
+	pthread_mutex_unlock(&st.lock);
+}
 
-	if (!st.init_error) {
-		/* Unlocked: CUPTI may complete buffers from inside these calls. */
-		pthread_mutex_unlock(&st.lock);
-		for (i = 0; i < NKINDS; i++)
-			cupti.disable(kinds[i]);
-		cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+/* A tracer that arrived is a new generation: kernel names are sent again. */
+static void note_tracer(void)
+{
+	bool on = traced();
+
+	if (on && !was_traced) {
 		pthread_mutex_lock(&st.lock);
+		st.gen++;
+		pthread_mutex_unlock(&st.lock);
 	}
-	st.enabled = false;
+	was_traced = on;
+}
+
+/* Where the session should go now that the tracer wants `want`. */
+static void step(bool want)
+{
+	switch (sess) {
+	case SESS_NONE:
+		if (!want || clock__mono_ns() < settle_until)
+			break;
+		if (st.init_error)
+			report_failure(st.init_error);
+		else
+			attach();
+		break;
+	case SESS_COLLECTING:
+		if (!want)
+			close_window();
+		break;
+	case SESS_FINALIZING:
+		if (atomic_load(&fin.done))
+			finalize_done();
+		else if (want)
+			reopen_window();
+		break;
+	case SESS_PARKED:
+		if (want)
+			reopen_window();
+		break;
+	case SESS_FAILED:
+		if (!traced())
+			sess = SESS_NONE;
+		break;
+	}
 }
 
 /* --- the watcher ----------------------------------------------------------------- */
 
 static void *watch(void *arg)
 {
-	struct timespec period = { 0, WATCH_MS * 1000000L };
 	uint64_t next_tick = 0;
 	bool flush_answered = false;
 
 	(void)arg;
 	if (!atomic_load(&injected))
 		cupti_init();
-	for (;; nanosleep(&period, NULL)) {
-		bool on, flush;
+	while (!atomic_load(&stopping)) {
+		bool on = traced(), flush = inferscope_gpu_flush_semaphore > 0;
 
-		if (atomic_load(&stopping))
-			break;
-		on = traced();
-		flush = inferscope_gpu_flush_semaphore > 0;
-		pthread_mutex_lock(&st.lock);
-		if (!st.init_done || atomic_load(&stopping)) {
-			pthread_mutex_unlock(&st.lock);
+		pthread_mutex_lock(&sess_lock);
+		if (atomic_load(&stopping) || !st.init_done) {
+			pthread_mutex_unlock(&sess_lock);
+			sleep_ms(WATCH_MS);
 			continue;
 		}
-		if (on && !st.enabled) {
-			cupti_enable();
+		note_tracer();
+		step(window_wanted());
+		if (sess == SESS_COLLECTING && clock__mono_ns() >= next_tick) {
+			tick();
 			next_tick = clock__mono_ns() + TICK_NS;
-		} else if (!on && st.enabled) {
-			cupti_disable();
 		}
-		if (on && !st.init_error) {
-			if (flush && !flush_answered) {
-				cupti_flush();
-				next_tick = clock__mono_ns() + TICK_NS;
-			} else if (clock__mono_ns() >= next_tick) {
-				pthread_mutex_unlock(&st.lock);
-				cupti.flush_all(0);
-				pthread_mutex_lock(&st.lock);
-				emit_clock_pair();
-				if (st.cupti_dropped != st.reported_dropped)
-					emit_status(ISR_GPU_ENABLED, 0);
-				batch_handoff();
-				next_tick = clock__mono_ns() + TICK_NS;
-			}
-		}
+		if (on && flush && !flush_answered)
+			answer_flush();
 		flush_answered = flush;
-		pthread_mutex_unlock(&st.lock);
+		pthread_mutex_unlock(&sess_lock);
+		sleep_ms(sess == SESS_FINALIZING ? FINALIZE_POLL_MS : WATCH_MS);
 	}
 	return NULL;
 }
 
 /* At exit, while the tracer may still be attached (record -- CMD): hand
- * over what CUPTI still holds. */
+ * over what CUPTI still holds, and the window it closes. CUPTI is not
+ * detached: the process is ending. */
 static void bridge_exit(void)
 {
 	atomic_store(&stopping, true);
-	pthread_mutex_lock(&st.lock);
-	if (st.enabled && !st.init_error && traced())
-		cupti_flush();
-	pthread_mutex_unlock(&st.lock);
+	pthread_mutex_lock(&sess_lock);
+	if (sess == SESS_COLLECTING && traced()) {
+		uint64_t close_ns = clock__mono_ns();
+
+		cupti.flush_all(0);
+		forced_flush();
+		pthread_mutex_lock(&st.lock);
+		emit_clock_pair();
+		emit_window(close_ns, ISR_GPU_WINDOW_EXIT, (uint32_t)((clock__mono_ns() - close_ns) / 1000));
+		emit_status(ISR_GPU_FLUSHED, 0);
+		batch_handoff();
+		st.flushes++;
+		STAP_PROBE1(inferscope, gpu_flush, st.flushes);
+		pthread_mutex_unlock(&st.lock);
+	}
+	pthread_mutex_unlock(&sess_lock);
 }
 
 /* A forked child has no watcher: it stays dormant. */
@@ -624,6 +1044,7 @@ static void start_watcher(void)
 
 	if (atomic_exchange(&watcher_started, true))
 		return;
+	owner_pid = getpid();
 	/* The watcher takes no signals meant for the process. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -663,11 +1084,12 @@ __attribute__((constructor)) static void bridge_load(void)
 EXPORT int InitializeInjection(void)
 {
 	cupti_init();
-	/* Launched under a tracer (record -- CMD): its probe was live before
-	 * we were mapped, so collect from the first kernel on. */
-	pthread_mutex_lock(&st.lock);
-	if (traced() && !st.enabled)
-		cupti_enable();
-	pthread_mutex_unlock(&st.lock);
+	/* Launched under a tracer (record -- CMD): its probes were live
+	 * before we were mapped, so collect from the first kernel on. */
+	pthread_mutex_lock(&sess_lock);
+	note_tracer();
+	if (sess == SESS_NONE && window_wanted())
+		step(true);
+	pthread_mutex_unlock(&sess_lock);
 	return 1;
 }

@@ -66,6 +66,7 @@
 	X(GIL_WAIT,		gil_wait,		28, isr_ev_gil_wait,		ISR_SRC_PYTHON)		\
 	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED)		\
 	X(RECLAIM,		reclaim,		30, isr_ev_reclaim,		ISR_SRC_RECLAIM)		\
+	X(GPU_WINDOW,		gpu_window,		31, isr_ev_gpu_window,		ISR_SRC_GPU)		\
 	X(NCCL_COMM,		nccl_comm,		33, isr_ev_nccl_comm,		ISR_SRC_NCCL)		\
 	X(NCCL_CALL,		nccl_call,		34, isr_ev_nccl_call,		ISR_SRC_NCCL)		\
 	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER)
@@ -641,6 +642,48 @@ _Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, handed_over) == 32, 
 _Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, lost_new) == 40, "gpu_status.lost_new");
 _Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, state) == 48, "gpu_status.state");
 _Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, cupti_error) == 52, "gpu_status.cupti_error");
+
+/* Flags of isr_ev_gpu_window.flags */
+#define ISR_GPU_WINDOW_OPEN	0x1 /* still collecting: observed up to close_ns so far (the answer to a flush request) */
+#define ISR_GPU_WINDOW_EXIT	0x2 /* closed by the process's exit */
+
+/*
+ * A window of GPU activity collection: CUPTI's activity was enabled in the
+ * process from open_ns to close_ns (CLOCK_MONOTONIC), and every kernel,
+ * copy, memset and API record CUPTI made of the calls in it was handed over
+ * before this record. Between windows CUPTI is detached from the process
+ * (cuptiFinalize): nothing is observed there. A window is sent when it
+ * closes, and also while it is still open, when the tracer asks for a flush
+ * (flag OPEN); a later record of the same seq replaces it. Without any such
+ * record (a bridge older than this type), a process's activity is observed
+ * from its first record to the end.
+ */
+struct isr_ev_gpu_window {
+	struct isr_ev_hdr hdr;
+	__u64 open_ns;		/* CUPTI activity enabled */
+	__u64 close_ns;		/* its disabling began (OPEN: the time of this record) */
+	__u64 device_records;	/* kernels, copies and memsets of the window handed over */
+	__u64 api_records;	/* driver and runtime API records of the window handed over */
+	__u64 finalize_ns;	/* how long detaching CUPTI after the previous window took its thread (0: none) */
+	__u32 seq;		/* the window's number in this process, from 1 */
+	__u32 flags;		/* ISR_GPU_WINDOW_* */
+	__u32 setup_us;		/* attaching CUPTI took the bridge's thread (subscribe, register, enable) */
+	__u32 drain_us;		/* disabling to the last record of the window delivered */
+	__u32 incomplete;	/* records CUPTI handed back unfinished (kernels still running at the drain's end): not sent */
+	__u32 finalize_tid;	/* the application thread that detached CUPTI after the previous window (0: none) */
+};
+_Static_assert(sizeof(struct isr_ev_gpu_window) == 88, "isr_ev_gpu_window size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, open_ns) == 24, "gpu_window.open_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, close_ns) == 32, "gpu_window.close_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, device_records) == 40, "gpu_window.device_records");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, api_records) == 48, "gpu_window.api_records");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, finalize_ns) == 56, "gpu_window.finalize_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, seq) == 64, "gpu_window.seq");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, flags) == 68, "gpu_window.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, setup_us) == 72, "gpu_window.setup_us");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, drain_us) == 76, "gpu_window.drain_us");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, incomplete) == 80, "gpu_window.incomplete");
+_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, finalize_tid) == 84, "gpu_window.finalize_tid");
 
 /* A kernel name, sent before the first kernel record that uses its id
  * (ids are per process, from 1, and start over at each attach). */

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include "bridge.h"
+#include "elf_file.h"
 #include "inject.h"
 #include "proc.h"
 #include "root_path.h"
@@ -308,4 +309,65 @@ int bridge__locate(const char *explicit_path, char *out, size_t len)
 	if ((size_t)snprintf(out, len, "%s", exe) >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+struct sites_search {
+	__u64 site, window_ref, close_ref;	/* virtual addresses; 0: not found */
+};
+
+static int find_site(void *ctx, const struct elf_symbol *sym)
+{
+	struct sites_search *s = ctx;
+
+	if (sym->func && strcmp(sym->name, "inferscope_gpu_window_site") == 0)
+		s->site = sym->value;
+	else if (!sym->func && strcmp(sym->name, "inferscope_gpu_window_semaphore") == 0)
+		s->window_ref = sym->value;
+	else if (!sym->func && strcmp(sym->name, "inferscope_gpu_close_semaphore") == 0)
+		s->close_ref = sym->value;
+	return 0;
+}
+
+/* The file offset of vaddr through any loadable segment (the reference
+ * counters are data). */
+static int file_offset(const struct elf_file *f, __u64 vaddr, __u64 *off)
+{
+	struct elf_segment seg[16];
+	size_t n = elf_file__segments(f, seg, 16);
+
+	for (size_t i = 0; i < n; i++)
+		if (vaddr >= seg[i].vaddr && vaddr < seg[i].vaddr + seg[i].filesz) {
+			*off = vaddr - seg[i].vaddr + seg[i].offset;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int bridge__window_sites(const char *path, struct bridge_window_sites *out)
+{
+	struct sites_search s = { 0, 0, 0 };
+	struct elf_file *f;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	f = elf_file__open(fd, path, NULL, 0);
+	if (!f) {
+		e = -errno;
+		close(fd);
+		return e;
+	}
+	e = elf_file__for_each_symbol(f, ELF_SYMS_DYNAMIC, find_site, &s);
+	if (!e && (!s.site || !s.window_ref || !s.close_ref))
+		e = -ENOENT;
+	if (!e)
+		e = elf_file__vaddr_to_offset(f, s.site, &out->site);
+	if (!e)
+		e = file_offset(f, s.window_ref, &out->window_ref);
+	if (!e)
+		e = file_offset(f, s.close_ref, &out->close_ref);
+	elf_file__close(f);
+	close(fd);
+	return e;
 }

@@ -30,6 +30,19 @@
  * it is gone). */
 int bridge__mapped(__u32 pid, char *path, size_t len);
 
+/* Where a tracer's window uprobes go in the bridge file at path
+ * (cupti_bridge/bridge.c): the file offsets of the site
+ * inferscope_gpu_window_site and of the reference counters
+ * inferscope_gpu_window_semaphore and inferscope_gpu_close_semaphore. */
+struct bridge_window_sites {
+	__u64 site;
+	__u64 window_ref;
+	__u64 close_ref;
+};
+
+/* 0, or -errno (-ENOENT: a bridge without them, of an older version). */
+int bridge__window_sites(const char *path, struct bridge_window_sites *out);
+
 /* The bridge for a launched command: explicit (--cupti-bridge) if given,
  * else the file next to this executable. 0 with its absolute path in out,
  * or -errno (-ENOENT: not there). */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "budget_ctl.h"
 #include "clock.h"
+#include "gpu_windows.h"
 
 void budget_ctl__init(struct budget_ctl *bc, double pct, double hit_ns)
 {
@@ -73,6 +74,22 @@ void budget_ctl__note(struct budget_ctl *bc, const struct isr_ev_hdr *h, size_t 
 			bc->stacks_ns += f->capture_ns;
 		}
 		return;
+	case ISR_EV_GPU_API:
+		if (bc->charge_cupti && size >= sizeof(struct isr_ev_gpu_api)) {
+			charge(bc, ((const struct isr_ev_gpu_api *)h)->thread_id, GPU_WINDOW_RECORD_COST_NS);
+			bc->cupti_ns += GPU_WINDOW_RECORD_COST_NS;
+		}
+		return;
+	case ISR_EV_GPU_WINDOW:
+		if (bc->charge_cupti && size >= sizeof(struct isr_ev_gpu_window)) {
+			const struct isr_ev_gpu_window *w = (const void *)h;
+
+			if (w->finalize_tid && w->finalize_ns) {
+				charge(bc, w->finalize_tid, (double)w->finalize_ns);
+				bc->cupti_ns += (double)w->finalize_ns;
+			}
+		}
+		return;
 	default:
 		return;
 	}
@@ -131,6 +148,9 @@ void budget_ctl__report(const struct budget_ctl *bc)
 	fprintf(stderr, "inferscope-bpf: overhead budget: charged %.3f ms of probe hits and %.3f ms of Python stack "
 		"captures (all threads; one hit costs %.0f ns here)\n", bc->hits_ns / 1e6, bc->stacks_ns / 1e6,
 		bc->b.hit_cost_ns);
+	if (bc->charge_cupti)
+		fprintf(stderr, "inferscope-bpf: overhead budget: charged %.3f ms to CUPTI in GPU windows\n",
+			bc->cupti_ns / 1e6);
 	if (bc->b.sampling)
 		fprintf(stderr, "inferscope-bpf: the CUDA hot path (launches, async copies, memsets) cost more than the "
 			"%.3g%% overhead budget: its probes were switched off and on %llu times and its calls are "

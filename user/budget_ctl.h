@@ -4,7 +4,10 @@
  * probe hit costs, measured before anything is traced; every probe hit and
  * Python stack capture the events tell of, charged to its thread; the
  * hot-path probes switched when the budget says so, each switch written to
- * the recording (ISR_EV_SAMPLING) for the analysis to extrapolate.
+ * the recording (ISR_EV_SAMPLING) for the analysis to extrapolate. With GPU
+ * windows (--gpu-windows), what CUPTI costs the threads it instruments is
+ * charged too: each API record it made, GPU_WINDOW_RECORD_COST_NS to its
+ * thread, and each detach what it took its finalizing thread.
  */
 #ifndef INFERSCOPE_BUDGET_CTL_H
 #define INFERSCOPE_BUDGET_CTL_H
@@ -28,6 +31,8 @@ struct budget_ctl {
 	__u64 next_ns;		/* next decision */
 	double cost_ns[BUDGET_HIT_SLOTS];	/* by thread; threads that share a slot are charged together: never less */
 	double hits_ns, stacks_ns;	/* charged so far, all threads: probe hits, Python stack captures */
+	bool charge_cupti;		/* --gpu-windows: CUPTI's cost in the windows is charged too */
+	double cupti_ns;		/* charged so far for it */
 	bool warned;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <string.h>
 #include "config.h"
+#include "gpu_windows.h"
 
 void record_config__defaults(struct record_config *c)
 {
@@ -17,4 +18,5 @@ void record_config__defaults(struct record_config *c)
 	c->python.launch_every = DEFAULT_PY_LAUNCH_EVERY;
 	c->gpu.cupti = true;
 	c->gpu.inject = true;
+	c->gpu.period_ns = GPU_WINDOW_PERIOD_NS;
 }

@@ -71,7 +71,11 @@ struct record_config {
 	} python;
 	struct {			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
 		bool cupti;		/* record it from bridges the targets load (--no-cupti: false) */
-		bool load_bridge;	/* --gpu: hand the bridge to the launched command, load it into -p processes */
+		bool load_bridge;	/* --gpu, --gpu-windows: hand the bridge to the launched command, load it
+					 * into -p processes */
+		bool all;		/* --gpu: collect all GPU activity (it wins over --gpu-windows) */
+		bool windows;		/* --gpu-windows: collect it in windows within the budget */
+		__u64 period_ns;	/* --gpu-period: a window every this long */
 		bool inject;		/* with load_bridge: load it into running -p processes (--no-inject: false) */
 		const char *bridge_path; /* --cupti-bridge; NULL: the one next to this executable */
 	} gpu;

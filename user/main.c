@@ -44,6 +44,8 @@ enum {
 	OPT_NO_CUPTI,
 	OPT_NO_INJECT,
 	OPT_GPU,
+	OPT_GPU_WINDOWS,
+	OPT_GPU_PERIOD,
 	OPT_CUPTI_BRIDGE,
 	OPT_PY_STACKS,
 	OPT_NO_PY_STACKS,
@@ -172,7 +174,22 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_GPU:
 		rec->gpu.load_bridge = true;
+		rec->gpu.all = true;
 		return 0;
+	case OPT_GPU_WINDOWS:
+		rec->gpu.load_bridge = true;
+		rec->gpu.windows = true;
+		return 0;
+	case OPT_GPU_PERIOD: {
+		double s;
+
+		errno = 0;
+		s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(s >= 0.1) || s > 3600)
+			argp_error(state, "--gpu-period: '%s' is not a number of seconds from 0.1 to 3600", arg);
+		rec->gpu.period_ns = (__u64)(s * 1e9);
+		return 0;
+	}
 	case OPT_NO_INJECT:
 		rec->gpu.inject = false;
 		return 0;
@@ -309,7 +326,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
 	{ "no-nccl", OPT_NO_NCCL, NULL, 0, "Do not probe NCCL (libnccl.so*)", 0 },                       \
 	{ "nccl-lib", OPT_NCCL_LIB, "PATH", 0, "Also probe this libnccl file in every target (repeatable)", 0 }, \
-	{ "gpu", OPT_GPU, NULL, 0, "Record GPU activity (CUPTI): hand the bridge to the command, load it into -p processes (about 2 us per kernel)", 0 }, \
+	{ "gpu", OPT_GPU, NULL, 0, "Record all GPU activity (CUPTI): hand the bridge to the command, load it into -p processes (about 3 us per PyTorch launch, outside the budget)", 0 }, \
+	{ "gpu-windows", OPT_GPU_WINDOWS, NULL, 0, "Record GPU activity in windows within the budget (CUPTI detached between them), busy time extrapolated; opt-in (docs/overhead.md)", 0 }, \
+	{ "gpu-period", OPT_GPU_PERIOD, "SECONDS", 0, "With --gpu-windows: a window every SECONDS (default 5)", 0 }, \
 	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "Do not record GPU activity through the CUPTI bridge", 0 },    \
 	{ "no-inject", OPT_NO_INJECT, NULL, 0, "Do not load the CUPTI bridge into -p processes started without it (ptrace + dlopen)", 0 }, \
 	{ "cupti-bridge", OPT_CUPTI_BRIDGE, "PATH", 0,                                                 \

@@ -354,6 +354,7 @@ static void budget_setup(struct recorder *r)
 		return;
 	}
 	budget_ctl__init(&r->budget, cfg->tracer.budget_pct, hit_ns);
+	r->budget.charge_cupti = cfg->gpu.cupti && cfg->gpu.windows && !cfg->gpu.all;
 	if (cfg->verbose)
 		fprintf(stderr, "inferscope-bpf: overhead budget %.3g%% of a thread's time; one probe hit costs %.0f ns "
 			"here\n", cfg->tracer.budget_pct, hit_ns);

@@ -127,6 +127,24 @@ static struct synth *job(void)
 		s->handed_over = 12;
 	}
 	{
+		/* collected in two windows: 10-60 ms and 120-170 ms */
+		struct isr_ev_gpu_window *w = synth__event(b, ISR_EV_GPU_WINDOW, sizeof(*w), T0 + 61 * MS, PID, PID);
+
+		w->open_ns = T0 + 10 * MS;
+		w->close_ns = T0 + 60 * MS;
+		w->device_records = 4;
+		w->api_records = 3;
+		w->seq = 1;
+		w->setup_us = 900;
+		w->drain_us = 300;
+		w = synth__event(b, ISR_EV_GPU_WINDOW, sizeof(*w), T0 + 171 * MS, PID, PID);
+		w->open_ns = T0 + 120 * MS;
+		w->close_ns = T0 + 170 * MS;
+		w->seq = 2;
+		w->finalize_ns = 40000;
+		w->finalize_tid = PID;
+	}
+	{
 		struct isr_ev_sampling *s = synth__event(b, ISR_EV_SAMPLING, sizeof(*s), T0, 0, 0);
 
 		s->kind = ISR_SAMPLING_START;

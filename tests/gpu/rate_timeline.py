@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """A launch-bound PyTorch loop (x.add_(1.0), synchronized every 2000
-launches) that prints its launch rate every half second, with the time:
+launches, the tensor's value checked at each synchronization) that prints
+its launch rate every half second, with the time:
 
     rate_timeline.py SECONDS
 
 Prints "ready PID" after the warm-up, then "t SECONDS rate LAUNCHES_PER_S"
-lines, for a tracer to attach and detach while it runs (tests/gpu/detach.sh).
+lines, for a tracer to attach and detach while it runs (tests/gpu/detach.sh,
+tests/gpu/detach_cycles.sh), and at the end "done launches N checks_failed K"
+(K: synchronizations after which the tensor did not hold exactly the
+launches made). Exit status 1 when a check failed.
 """
 import os
 import sys
@@ -14,19 +18,27 @@ import time
 import torch
 
 seconds = float(sys.argv[1])
-x = torch.ones(1024, device="cuda")
+x = torch.zeros(1024, device="cuda")
 for _ in range(5000):
     x.add_(1.0)
 torch.cuda.synchronize()
+expect = 5000.0
 print(f"ready {os.getpid()}", flush=True)
 t0 = time.monotonic()
-mark, n = t0, 0
+mark, n, total, failed = t0, 0, 0, 0
 while time.monotonic() - t0 < seconds:
     for _ in range(2000):
         x.add_(1.0)
     torch.cuda.synchronize()
     n += 2000
+    total += 2000
+    expect += 2000
+    if x[0].item() != expect or x[-1].item() != expect:
+        failed += 1
+        expect = x[0].item()
     now = time.monotonic()
     if now - mark >= 0.5:
         print(f"t {now - t0:.2f} rate {n / (now - mark):.0f}", flush=True)
         mark, n = now, 0
+print(f"done launches {total} checks_failed {failed}", flush=True)
+sys.exit(1 if failed else 0)

@@ -207,8 +207,15 @@ json_t *th_report(const char *isr)
 	streamed = th_slurp(out);
 	in_memory = report_in_memory(isr);
 	assert_non_null(streamed);
-	if (strcmp(streamed, in_memory))
-		fail_msg("the report of %s streamed (%s) differs from the one in memory", isr, out);
+	if (strcmp(streamed, in_memory)) {
+		size_t at = 0, from;
+
+		while (streamed[at] == in_memory[at])
+			at++;
+		from = at > 120 ? at - 120 : 0;
+		fail_msg("the report of %s streamed (%s) differs from the one in memory at byte %zu:\n"
+			 "streamed:  ...%.240s\nin memory: ...%.240s", isr, out, at, streamed + from, in_memory + from);
+	}
 	free(streamed);
 	free(in_memory);
 	return j;

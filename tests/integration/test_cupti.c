@@ -8,9 +8,13 @@
  * and clock pairs through the bridge's real buffer callbacks. The checks:
  * exactly the planted records in the recording and the report, no drops
  * (or exactly the drops CUPTI reported), every kernel joined to its launch
- * uprobe event with no causality violation, the bridge dormant before the
- * tracer came and after it left, and a process whose bridge finds no
- * libcupti traced on at the driver level.
+ * uprobe event with no causality violation (under a budget that samples
+ * launches from two threads: exactly the launches it saw), the bridge
+ * dormant before the tracer came and detached after it left (CUPTI
+ * finalized, in the order the mock checks), GPU activity in windows
+ * (--gpu-windows: every record of every window delivered, the busy time
+ * extrapolated over the gaps), and a process whose bridge finds no libcupti
+ * traced on at the driver level.
  */
 #include <errno.h>
 #include <signal.h>
@@ -333,7 +337,8 @@ static pid_t attach_and_run(struct ctx *c, const char *bridge)
 	kill(tpid, SIGINT);
 	assert_int_equal(waitpid(tpid, &status, 0), tpid);
 	th_expect_exit(status, 0, c->f.err);
-	/* Exit 0: dormant before the attach, disabled and flushed after. */
+	/* Exit 0: dormant before the attach; disabled, flushed and detached
+	 * after, in CUPTI's order (the mock's faults). */
 	assert_int_equal(waitpid(wpid, &status, 0), wpid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	return wpid;
@@ -463,14 +468,200 @@ static void test_cupti_missing(void **state)
 	assert_int_equal(sn.cupti_error, -1);
 }
 
+#define THREADS_SECONDS "3"
+#define THREADS_RATE "20000"	/* per thread, at most: a pause of 50 us after each launch */
+
+/*
+ * The join under a toggling budget: two threads launch (correlation ids
+ * interleaved from one counter, runtime and driver records alternating),
+ * every launch planted as CUPTI records, while a budget of 0.1% switches
+ * the hot-path probes on and off in windows. Every kernel whose launch the
+ * uprobe saw is joined to it, every other one is unjoined (never joined to
+ * a neighbouring call, which would start after the kernel), no causality
+ * violation.
+ */
+static void test_join_two_threads_sampled(void **state)
+{
+	struct ctx *c = *state;
+	unsigned long long kernels = 0, observed = 0, apis = 0, made;
+	char out[600], *text;
+	struct recording *rec;
+	char err[512];
+	json_t *r, *p, *sm;
+	__u32 pid;
+
+	snprintf(out, sizeof(out), "%s/out", c->f.dir);
+	{
+		char *argv[] = { TRACER, "record", "-q", "--gpu", "--budget", "0.1", "-o", c->f.isr, "--cupti-bridge",
+				 BRIDGE, "--", CUPTI_WORKLOAD, "threads", THREADS_SECONDS, THREADS_RATE, NULL };
+
+		th_expect_exit(th_run_to(argv, out, c->f.err), 0, c->f.err);
+	}
+	text = th_slurp(out);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "launched "));
+	made = strtoull(strstr(text, "launched ") + 9, NULL, 10);
+	free(text);
+	pid = first_pid(c->f.isr, ISR_EV_GPU_KERNEL);
+	assert_int_not_equal(pid, 0);
+	assert_int_equal(recording__load(c->f.isr, &rec, err, sizeof(err)), 0);
+	for (size_t k = 0; k < rec->event_count; k++) {
+		const struct isr_ev_hdr *h = rec->events[k];
+
+		if (h->pid != pid)
+			continue;
+		kernels += h->type == ISR_EV_GPU_KERNEL;
+		apis += h->type == ISR_EV_GPU_API;
+		observed += h->type == ISR_EV_CUDA_CALL &&
+			    ((const struct isr_ev_cuda_call *)h)->func == ISR_CUDA_FN_cuLaunchKernel;
+	}
+	for (unsigned int s = 0; s < ISR_SRC_MAX; s++) {
+		if (rec->drops[s])
+			print_error("drops[%s] = %llu\n", isr_source_name(s), (unsigned long long)rec->drops[s]);
+		assert_int_equal(rec->drops[s], 0);
+	}
+	recording__free(rec);
+	print_message("launched %llu from two threads, %llu observed by the uprobe (%.1f%%)\n", made, observed,
+		      100.0 * observed / made);
+	assert_int_equal(kernels, made);
+	assert_int_equal(apis, made);
+	assert_true(observed > 0 && observed < made);
+	r = th_report(c->f.isr);
+	sm = json_object_get(json_object_get(r, "recording"), "sampling");
+	assert_true(json_is_true(json_object_get(sm, "sampled")));
+	assert_true(th_num(sm, "windows") >= 2);
+	p = gpu_process(r, pid);
+	assert_int_equal(th_num(p, "kernels"), made);
+	assert_int_equal(th_num(p, "kernels_joined"), observed);
+	assert_int_equal(th_num(p, "kernels_unjoined"), made - observed);
+	assert_int_equal(th_num(p, "causality_violations"), 0);
+	json_decref(r);
+}
+
+#define WINDOWS_SECONDS "4"
+#define WINDOWS_PERIOD "0.5"
+/* CUPTI may take 0.1% of a thread (half the budget): about a quarter of
+ * each period at the few thousand API calls a second this loop makes here */
+#define WINDOWS_BUDGET "0.2"
+
+/*
+ * GPU activity in windows (--gpu-windows): record -- CMD on a process that
+ * launches a kernel every 100 us (still running when CUPTI records it),
+ * windows every 0.5 s sized by a 0.2% budget. Every kernel CUPTI recorded in a
+ * window reaches the recording (none lost at a window's close: the drain
+ * waits for the running ones), CUPTI is detached after each window in the
+ * order the mock checks (from an API exit callback, no kind enabled, every
+ * buffer back, no completion callback running, the subscriber gone), and
+ * the busy time extrapolated from the windows is the loop's within 10%.
+ */
+static void test_windows(void **state)
+{
+	struct ctx *c = *state;
+	char out[600], *text;
+	unsigned long planted = 0, launches = 0;
+	unsigned int finalizes = 0, faults = ~0u;
+	double true_busy = 0;
+	json_t *r, *p, *d;
+	size_t i;
+	__u32 pid;
+
+	snprintf(out, sizeof(out), "%s/out", c->f.dir);
+	{
+		char *argv[] = { TRACER, "record", "-q", "--gpu-windows", "--budget", WINDOWS_BUDGET, "--gpu-period",
+				 WINDOWS_PERIOD, "-o", c->f.isr,
+				 "--cupti-bridge", BRIDGE, "--", CUPTI_WORKLOAD, "windows", WINDOWS_SECONDS, NULL };
+
+		th_expect_exit(th_run_to(argv, out, c->f.err), 0, c->f.err);
+	}
+	text = th_slurp(out);
+	assert_non_null(text);
+	print_message("%s", text);
+	assert_int_equal(sscanf(text, "windows: planted %lu of %lu launches, true busy %lf, finalizes %u, faults 0x%x",
+				&planted, &launches, &true_busy, &finalizes, &faults), 5);
+	free(text);
+	assert_int_equal(faults, 0);
+	assert_true(planted > 0 && planted < launches);	/* windows, not everything */
+	pid = first_pid(c->f.isr, ISR_EV_GPU_WINDOW);
+	assert_int_not_equal(pid, 0);
+	r = th_report(c->f.isr);
+	p = gpu_process(r, pid);
+	print_message("windows %g, observed %.3f of %.3f s, kernels %g of %lu planted, %u finalizes\n",
+		      th_num(p, "windows"), th_num(p, "observed_s"), th_num(p, "span_s"), th_num(p, "kernels"), planted,
+		      finalizes);
+	/* every record CUPTI made reached the recording */
+	assert_int_equal(th_num(p, "kernels"), planted);
+	assert_int_equal(th_num(p, "causality_violations"), 0);
+	assert_true(json_is_true(json_object_get(p, "estimated")));
+	assert_true(th_num(p, "windows") >= 4);
+	/* each window but (at most) the last detached CUPTI */
+	assert_true(finalizes + 1 >= th_num(p, "windows"));
+	assert_true(th_num(p, "observed_s") < 0.9 * th_num(p, "span_s"));
+	json_array_foreach(json_object_get(json_object_get(r, "gpu"), "devices"), i, d) {
+		double busy;
+
+		if (th_num(d, "pid") != pid)
+			continue;
+		busy = 1 - th_num(d, "idle_fraction");
+		print_message("busy from the windows %.4f, true %.4f (%+.1f%%), estimated %.3f s\n", busy, true_busy,
+			      100 * (busy / true_busy - 1), th_num(d, "busy_estimated_s"));
+		assert_true(json_is_true(json_object_get(d, "estimated")));
+		assert_true(fabs(busy / true_busy - 1) < 0.10);
+	}
+	json_decref(r);
+}
+
+/* Another CUPTI client (a profiler) holds the subscriber: the bridge still
+ * collects in windows, but never finalizes CUPTI (that session is not
+ * its to end), and says so. */
+static void test_windows_other_client(void **state)
+{
+	struct ctx *c = *state;
+	char out[600], *text, *err;
+	unsigned long planted = 0, launches = 0;
+	unsigned int finalizes = ~0u, faults = ~0u;
+	double true_busy = 0;
+	json_t *r, *p;
+
+	snprintf(out, sizeof(out), "%s/out", c->f.dir);
+	setenv("WL_OTHER_SUBSCRIBER", "1", 1);
+	{
+		char *argv[] = { TRACER, "record", "-q", "--gpu-windows", "--budget", WINDOWS_BUDGET, "--gpu-period",
+				 WINDOWS_PERIOD, "-o", c->f.isr,
+				 "--cupti-bridge", BRIDGE, "--", CUPTI_WORKLOAD, "windows", "2", NULL };
+
+		th_expect_exit(th_run_to(argv, out, c->f.err), 0, c->f.err);
+	}
+	unsetenv("WL_OTHER_SUBSCRIBER");
+	text = th_slurp(out);
+	assert_non_null(text);
+	assert_int_equal(sscanf(text, "windows: planted %lu of %lu launches, true busy %lf, finalizes %u, faults 0x%x",
+				&planted, &launches, &true_busy, &finalizes, &faults), 5);
+	free(text);
+	assert_int_equal(finalizes, 0);
+	assert_int_equal(faults, 0);
+	err = th_slurp(c->f.err);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "CUPTI cannot be detached (another CUPTI client"));
+	free(err);
+	r = th_report(c->f.isr);
+	p = gpu_process(r, first_pid(c->f.isr, ISR_EV_GPU_WINDOW));
+	assert_int_equal(th_num(p, "kernels"), planted);
+	assert_true(th_num(p, "windows") >= 2);
+	assert_int_equal(th_num(p, "detaches"), 0);
+	json_decref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_launched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attached, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_join_two_threads_sampled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cupti_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_injected_into_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inject_refused_without_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_windows_other_client, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -418,6 +418,21 @@ static const struct field ev_gpu_name[] = {
 	FIELD(isr_ev_gpu_name, name, "char[512]", "kernel name as CUPTI gives it (mangled), NUL-terminated, may be truncated"),
 };
 
+static const struct field ev_gpu_window[] = {
+	HDR(isr_ev_gpu_window),
+	FIELD(isr_ev_gpu_window, open_ns, "u64", "CLOCK_MONOTONIC: CUPTI activity enabled"),
+	FIELD(isr_ev_gpu_window, close_ns, "u64", "CLOCK_MONOTONIC: its disabling began (OPEN: the time of this record)"),
+	FIELD(isr_ev_gpu_window, device_records, "u64", "kernels, copies and memsets of the window handed over"),
+	FIELD(isr_ev_gpu_window, api_records, "u64", "driver and runtime API records of the window handed over"),
+	FIELD(isr_ev_gpu_window, finalize_ns, "u64", "how long detaching CUPTI after the previous window took its thread (0: none)"),
+	FIELD(isr_ev_gpu_window, seq, "u32", "the window's number in this process, from 1; a later record of the same seq replaces it"),
+	FIELD(isr_ev_gpu_window, flags, "u32", "`ISR_GPU_WINDOW_*`"),
+	FIELD(isr_ev_gpu_window, setup_us, "u32", "attaching CUPTI took the bridge's thread (thread ids, buffer callbacks, activity kinds)"),
+	FIELD(isr_ev_gpu_window, drain_us, "u32", "disabling to the window's last record delivered"),
+	FIELD(isr_ev_gpu_window, incomplete, "u32", "records CUPTI handed back unfinished at the close (kernels still running at the drain's end): not sent"),
+	FIELD(isr_ev_gpu_window, finalize_tid, "u32", "the application thread that detached CUPTI after the previous window (0: none)"),
+};
+
 static const struct field py_frame[] = {
 	FIELD(isr_py_frame, code, "u64", "address of the PyCodeObject in the target (`isr_ev_py_code.code`)"),
 	FIELD(isr_py_frame, instr, "s32", "code-unit index of the instruction being executed; -1: not started"),
@@ -498,6 +513,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_gpu_api, "`ISR_EV_GPU_API`: a driver or runtime API call as CUPTI saw it; its correlation id joins it to the kernel or copy it started.", ev_gpu_api),
 	STRUCT(isr_ev_gpu_clock, "`ISR_EV_GPU_CLOCK`: a clock reference pair, CUPTI's clock read between two CLOCK_MONOTONIC reads.", ev_gpu_clock),
 	STRUCT(isr_ev_gpu_status, "`ISR_EV_GPU_STATUS`: the bridge's state and loss counters.", ev_gpu_status),
+	STRUCT(isr_ev_gpu_window, "`ISR_EV_GPU_WINDOW`: a window of GPU activity collection: CUPTI was attached and collecting in process hdr.pid from open_ns to close_ns, and every record of the window was handed over before this one; between windows CUPTI is detached (nothing observed). Sent at the close, and while still open when the tracer asks for a flush (flag OPEN). A process without any: observed from its first GPU record to the end.", ev_gpu_window),
 	STRUCT(isr_ev_gpu_name, "`ISR_EV_GPU_NAME`: a kernel name, sent before the first kernel record that uses its id (ids start over at each attach).", ev_gpu_name),
 	STRUCT(isr_py_frame, "One Python frame, in `isr_ev_py_stack` (and in the BPF-to-recorder `isr_ev_py_frames`, which never reaches a file).", py_frame),
 	STRUCT(isr_ev_py_sample, "`ISR_EV_PY_SAMPLE`: a capture of the Python stack of thread hdr.tid at hdr.ts_ns. Kind CUDA: taken at the `isr_ev_cuda_call` of the same thread with the same hdr.ts_ns.", ev_py_sample),
@@ -583,6 +599,11 @@ static const struct constant event_types[] = {
 	CONST(ISR_EV_PY_FRAMES, "(none)", "struct isr_ev_py_frames, BPF to recorder only, turned into py_stack / py_code / py_sample: never in a file"),
 };
 #undef EVENT_TYPE_ROW
+
+static const struct constant gpu_window_flags[] = {
+	CONST(ISR_GPU_WINDOW_OPEN, "OPEN", "still collecting: observed up to close_ns so far (the answer to a flush request)"),
+	CONST(ISR_GPU_WINDOW_EXIT, "EXIT", "closed by the process's exit"),
+};
 
 static const struct constant gpu_states[] = {
 	CONST(ISR_GPU_ENABLED, "ENABLED", "a tracer attached and activity collection is on (also sent with new CUPTI drops)"),
@@ -719,6 +740,7 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Reclaim kinds (`isr_ev_reclaim.kind`)", NULL, 0, "kind", NULL, reclaim_kinds),
 	CONSTS("GPU bridge states (`isr_ev_gpu_status.state`)", NULL, 0, "state", "name", gpu_states),
 	CONSTS("GPU API kinds (`isr_ev_gpu_api.api`)", NULL, 0, "api", "name", gpu_apis),
+	CONSTS("GPU window flags (`isr_ev_gpu_window.flags`)", NULL, 1, "bit", "name", gpu_window_flags),
 	CONSTS("GPU batch limits", NULL, 0, "value", NULL, gpu_limits),
 	CONSTS("Python capture kinds (`isr_ev_py_sample.kind`)", NULL, 0, "kind", "name", py_kinds),
 	CONSTS("Python stack status (`isr_ev_py_status.status`)", "Name: the report's `python.processes[].stacks` (subject STACKS); for subject GIL `sampling` reads `traced` (`python.gil[].gil_waits`).", 0, "status", "name", py_statuses),

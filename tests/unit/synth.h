@@ -306,6 +306,21 @@ static inline void ev_gpu_name(struct synth *b, __u64 ts, __u32 pid, __u32 id, c
 	strncpy(e->name, name, sizeof(e->name) - 1);
 }
 
+/* The record of a window of GPU activity collection of pid (seq from 1),
+ * sent 1 ms after its close. */
+static inline void ev_gpu_window(struct synth *b, __u32 pid, __u32 seq, __u64 open, __u64 close, __u32 flags,
+				 __u64 finalize_ns)
+{
+	struct isr_ev_gpu_window *w = synth__event(b, ISR_EV_GPU_WINDOW, sizeof(*w), close + 1000000ULL, pid, pid);
+
+	w->seq = seq;
+	w->open_ns = open;
+	w->close_ns = close;
+	w->flags = flags;
+	w->finalize_ns = finalize_ns;
+	w->finalize_tid = finalize_ns ? pid + 1 : 0;
+}
+
 /* A launch at mono time ts on tid: its uprobe event, CUPTI's API record
  * (2 us later, in the GPU clock) and the kernel, starting start_delay
  * after the launch (negative: a planted causality violation). */

@@ -197,6 +197,95 @@ static void test_healthy_gpu_busy(void **state)
 	synth__free(b);
 }
 
+/* --- GPU windows (--gpu-windows) ------------------------------------------------------ */
+
+/* The windows of a job observed by CUPTI only in 4 windows of 100 ms
+ * (opened at 100, 350, 600 and 850 ms: the bridge's ENABLED at each open,
+ * its window record after each close), a kernel launched every 10 ms, each
+ * running `dur` from 20 us after its launch; the tracer's last flush at
+ * 999 ms. */
+static struct synth *windowed_job(__u64 dur)
+{
+	struct synth *b = job(1000 * MS);
+	__u32 corr = 1;
+
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int w = 0; w < 4; w++) {
+		__u64 open = T0 + (100 + 250 * (__u64)w) * MS;
+		struct isr_ev_gpu_status *st = synth__event(b, ISR_EV_GPU_STATUS, sizeof(*st), open, PID, PID);
+
+		st->state = ISR_GPU_ENABLED;
+		for (__u64 t = open; t < open + 100 * MS; t += 10 * MS)
+			gpu_launch(b, t, PID, LAUNCHER, corr++, 20 * (long long)US, dur, 0);
+		ev_gpu_window(b, PID, (__u32)w + 1, open, open + 100 * MS, 0, w ? 50 * US : 0);
+	}
+	{
+		/* the tracer's last flush */
+		struct isr_ev_gpu_status *st = synth__event(b, ISR_EV_GPU_STATUS, sizeof(*st), T0 + 999 * MS, PID, PID);
+
+		st->state = ISR_GPU_FLUSHED;
+	}
+	return b;
+}
+
+static const struct attr_device *only_device(const struct analysis *a)
+{
+	assert_int_equal(attribution__device_count(a->ex->attr), 1);
+	return attribution__device_at(a->ex->attr, 0);
+}
+
+/* Kernels back to back inside the windows: busy all the time observed; the
+ * 150 ms between windows is not observed, never idle. */
+static void test_gpu_windows_busy(void **state)
+{
+	struct synth *b = windowed_job(9998 * US);
+	const struct attr_device *d;
+	struct analysis *a;
+	__u64 idle = 0;
+
+	(void)state;
+	a = analyze(b);
+	d = only_device(a);
+	for (int c = 0; c < CAUSE_MAX; c++)
+		idle += d->idle_ns[c];
+	print_message("observed %.3f s of %.3f s, busy %.3f s, idle %.6f s\n", d->observed_ns / 1e9, d->span_ns / 1e9,
+		      d->busy_ns / 1e9, (idle + d->leading_ns) / 1e9);
+	assert_int_equal(d->observed_ns, 400 * MS);
+	assert_int_equal(d->span_ns, 899 * MS);	/* to the last flush */
+	assert_true(d->estimated);
+	assert_true(idle + d->leading_ns < 1 * MS);	/* 2 us gaps and 20 us at each open */
+	expect_none(a);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* 1 ms kernels every 10 ms inside the windows: idle 8.98 ms after each
+ * (the last one's gap ends at the window's close), 359.2 ms in the 400 ms
+ * observed; gpu_idle's cost is that over the 899 ms span (from the first
+ * window to the tracer's last flush: x 2.25), said to be extrapolated. */
+static void test_gpu_windows_idle_scaled(void **state)
+{
+	struct synth *b = windowed_job(1 * MS);
+	const struct attr_device *d;
+	const struct finding *f;
+	struct analysis *a;
+	__u64 idle = 0;
+
+	(void)state;
+	a = analyze(b);
+	d = only_device(a);
+	for (int c = 0; c < CAUSE_MAX; c++)
+		idle += d->idle_ns[c];
+	assert_int_equal(d->observed_ns, 400 * MS);
+	assert_true(idle > 359 * MS && idle < 360 * MS);
+	f = expect(a, "gpu_idle", LAUNCHER, 0.3592 * 899 / 400);
+	expect_text(f, "collected in windows covering 44% of the process's 0.899 s");
+	assert_true(json_is_true(json_object_get(f->evidence, "estimated")));
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* --- host rules --------------------------------------------------------------------- */
 
 /* 3 waits of 100 ms for the GIL while thread 102 runs collate(). */
@@ -1083,6 +1172,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy_gpu_bound_host_view),
 		cmocka_unit_test(test_healthy_gpu_busy),
+		cmocka_unit_test(test_gpu_windows_busy),
+		cmocka_unit_test(test_gpu_windows_idle_scaled),
 		cmocka_unit_test(test_gil_contention),
 		cmocka_unit_test(test_gil_contention_holder_named),
 		cmocka_unit_test(test_gil_traced_no_contention),

@@ -450,7 +450,10 @@ static void test_json_gpu(void **state)
 	f->gpu[0] = (struct gpu_process_stat){ .pid = 300, .kernels = 10, .copies = 2, .memsets = 1, .syncs = 3,
 					       .api_records = 10, .joined = 9, .unjoined = 1,
 					       .causality_violations = 1, .worst_violation_ns = 2000,
-					       .launch_to_start_p50_ns = 5000, .cupti_dropped = 4 };
+					       .launch_to_start_p50_ns = 5000, .cupti_dropped = 4, .windows = 4,
+					       .observed_ns = 250000000, .span_ns = 1000000000, .estimated = true,
+					       .detaches = 3, .detach_max_ns = 2500000, .attach_max_ns = 9000000,
+					       .drain_max_ns = 1000000, .unfinished = 2 };
 	f->gpu[0].fit = (struct clock_fit){ .valid = true, .samples = 5, .rejected = 1, .gpu_ref = 7000, .mono_ref = 100,
 					    .offset_ns = 3, .slope = 1.00001, .drift_ppm = 10, .residual_rms_ns = 20,
 					    .residual_p50_ns = 15, .residual_p99_ns = 40, .residual_max_ns = 41,
@@ -463,8 +466,9 @@ static void test_json_gpu(void **state)
 						      .kernel_ns = 2000000, .copies = 2, .copy_bytes = 8192,
 						      .copy_ns = 50000, .memsets = 1, .memset_bytes = 64,
 						      .memset_ns = 1000 };
-	f->gpu_devices[0] = (struct gpu_device_stat){ .pid = 300, .device = 1, .busy_ns = 250000000,
-						      .idle_fraction = 0.75 };
+	f->gpu_devices[0] = (struct gpu_device_stat){ .pid = 300, .device = 1, .busy_ns = 62500000,
+						      .idle_fraction = 0.75, .busy_est_ns = 250000000,
+						      .estimated = true };
 	f->sum.gpu = f->gpu;
 	f->sum.gpu_count = 1;
 	f->sum.gpu_kernels = f->gpu_kernels;
@@ -479,7 +483,7 @@ static void test_json_gpu(void **state)
 	gpu = get(root, "gpu");
 	assert_int_equal(json_object_size(gpu), 5);
 	p = json_array_get(get(gpu, "processes"), 0);
-	assert_int_equal(json_object_size(p), 15);
+	assert_int_equal(json_object_size(p), 24);
 	assert_int(p, "pid", 300);
 	assert_int(p, "kernels", 10);
 	assert_int(p, "memcpys", 2);
@@ -494,6 +498,15 @@ static void test_json_gpu(void **state)
 	assert_int(p, "cupti_dropped", 4);
 	assert_true(json_is_false(get(p, "cupti_failed")));
 	assert_true(json_is_null(get(p, "cupti_error")));
+	assert_int(p, "windows", 4);
+	assert_real(p, "observed_s", 0.25);
+	assert_real(p, "span_s", 1);
+	assert_true(json_is_true(get(p, "estimated")));
+	assert_int(p, "detaches", 3);
+	assert_real(p, "detach_max_s", 0.0025);
+	assert_real(p, "attach_max_s", 0.009);
+	assert_real(p, "drain_max_s", 0.001);
+	assert_int(p, "unfinished_records", 2);
 	fit = get(p, "clock_fit");
 	assert_int_equal(json_object_size(fit), 12);
 	assert_int(fit, "pairs", 5);
@@ -522,9 +535,11 @@ static void test_json_gpu(void **state)
 	assert_int(st, "stream", 7);
 	assert_int(st, "memset_bytes", 64);
 	d = json_array_get(get(gpu, "devices"), 0);
-	assert_int_equal(json_object_size(d), 4);
-	assert_real(d, "busy_s", 0.25);
+	assert_int_equal(json_object_size(d), 6);
+	assert_real(d, "busy_s", 0.0625);
 	assert_real(d, "idle_fraction", 0.75);
+	assert_real(d, "busy_estimated_s", 0.25);
+	assert_true(json_is_true(get(d, "estimated")));
 	json_decref(root);
 	{
 		char *md = render(report__write_markdown, f);
@@ -534,7 +549,8 @@ static void test_json_gpu(void **state)
 		assert_non_null(strstr(md, "1 kernels start on the GPU before their launch call (worst by 2.0 us)"));
 		assert_non_null(strstr(md, "| spin(int) | 300 | 10 | 2.000 ms | 200.0 us |"));
 		assert_non_null(strstr(md, "| 300 | DtoH | 2 | 8192 | 0.050 ms |"));
-		assert_non_null(strstr(md, "| 300 | 1 | 0.250 s | 75.0% |"));
+		assert_non_null(strstr(md, "| 300 | 1 | ≈0.250 s | ≈75.0% |"));
+		assert_non_null(strstr(md, "GPU activity was collected in 4 windows, 25.0% of its 1.0 s"));
 		free(md);
 	}
 	free(f);

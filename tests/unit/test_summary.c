@@ -1452,6 +1452,196 @@ static void test_gpu_without_clock(void **state)
 	synth__free(b);
 }
 
+/* One launch of a two-thread job at mono time ts on tid: CUPTI's API
+ * record (a runtime one: the uprobe on cuLaunchKernel fires inside it, 1 us
+ * after its start; a driver one: the uprobe fires at the call's entry, 2 us
+ * before the record's start), the launch uprobe event only when probed,
+ * and the kernel, 1 us after the record's end. */
+static void launch_two_thread(struct synth *b, __u64 ts, __u32 tid, __u32 corr, bool probed, bool runtime)
+{
+	struct isr_ev_gpu_api *a;
+	struct isr_ev_gpu_kernel *k;
+
+	if (probed)
+		ev_launch(b, runtime ? ts + 1 * US : ts, 100, tid, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+	a = synth__event(b, ISR_EV_GPU_API, sizeof(*a), ts + 500 * MS, 100, 100);
+	a->start_ns = (runtime ? ts : ts + 2 * US) + GPU_AHEAD;
+	a->end_ns = ts + 4 * US + GPU_AHEAD;
+	a->correlation_id = corr;
+	a->cbid = runtime ? 211 : 307;
+	a->thread_id = tid;
+	a->api = runtime ? ISR_GPU_API_RUNTIME : ISR_GPU_API_DRIVER;
+	k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), ts + 500 * MS, 100, 100);
+	k->start_ns = ts + 5 * US + GPU_AHEAD;
+	k->end_ns = k->start_ns + 2 * US;
+	k->correlation_id = corr;
+	k->stream_id = tid == 101 ? 7 : 8;
+}
+
+/*
+ * Two threads launch every 8 us each (the main thread's forward, the
+ * autograd thread's backward, 4 us apart), with correlation ids from one
+ * counter, runtime and driver records alternating; the overhead budget has
+ * the hot-path probes on in two windows of 10 ms, and every 97th launch's
+ * uprobe event is missing inside them too. Every kernel starts after its
+ * own launch but before the next launch of its thread: a kernel whose
+ * launch was not observed joined to a neighbouring call would start
+ * before it. Joined: exactly the observed launches; no violation.
+ */
+static void test_gpu_join_two_threads_sampled(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	unsigned long long probed = 0, total = 0;
+	const struct gpu_process_stat *p;
+	struct summary *s;
+	__u32 corr = 1;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 500 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	for (__u64 t = T0 + 5 * MS; t < T0 + 55 * MS; t += 4 * US) {
+		bool in_window = (t >= T0 + 10 * MS && t < T0 + 20 * MS) || (t >= T0 + 40 * MS && t < T0 + 50 * MS);
+		bool seen = in_window && corr % 97;
+		__u32 tid = (t / (4 * US)) % 2 ? 102 : 101;
+
+		launch_two_thread(b, t, tid, corr, seen, corr % 3 != 0);
+		probed += seen;
+		total++;
+		corr++;
+	}
+	s = compute(b);
+	assert_int_equal(s->gpu_count, 1);
+	p = &s->gpu[0];
+	assert_int_equal(p->kernels, total);
+	assert_true(probed > 4000 && probed < total / 2);
+	assert_int_equal(p->joined, probed);
+	assert_int_equal(p->unjoined, total - probed);
+	assert_int_equal(p->causality_violations, 0);
+	assert_true(p->launch_to_start_p50_ns >= 4 * US - 100 && p->launch_to_start_p50_ns <= 5 * US + 100);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* Two records of one call with the same correlation id (a runtime record
+ * and the driver record nested in it): the later one stands, and the
+ * earlier one takes no uprobe event from it. */
+static void test_gpu_join_superseded_record(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 100 * MS);
+	struct isr_ev_gpu_api *a;
+	struct summary *s;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 99 * MS, 100);
+	launch_two_thread(b, T0 + 10 * MS, 101, 7, true, false);
+	a = synth__event(b, ISR_EV_GPU_API, sizeof(*a), T0 + 60 * MS, 100, 100);
+	a->start_ns = T0 + 10 * MS - 1 * US + GPU_AHEAD;
+	a->end_ns = T0 + 10 * MS + 6 * US + GPU_AHEAD;
+	a->correlation_id = 7;
+	a->cbid = 211;
+	a->thread_id = 101;
+	a->api = ISR_GPU_API_RUNTIME;
+	s = compute(b);
+	assert_int_equal(s->gpu[0].joined, 1);
+	assert_int_equal(s->gpu[0].unjoined, 0);
+	assert_int_equal(s->gpu[0].causality_violations, 0);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* GPU activity in windows: 4 windows of 100 ms in a 1 s recording, each
+ * with 5 kernels of 4 ms (20% busy in every window). The third window's
+ * record comes twice (OPEN at a flush, then closed): the later one counts.
+ * Busy 80 ms over 400 ms observed, extrapolated to 20% of the span (from
+ * the first window to the recording's end: 900 ms). */
+static void test_gpu_windows(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const struct gpu_process_stat *p;
+	const struct gpu_device_stat *d;
+	struct summary *s;
+	unsigned int w, k;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	for (w = 0; w < 4; w++) {
+		__u64 open = T0 + (100 + 250 * w) * MS;
+
+		for (k = 0; k < 5; k++)
+			gpu_launch(b, open + (5 + 20 * k) * MS, 100, 101, 10 * w + k, 20 * (long long)US, 4 * MS, 0);
+		if (w == 2)
+			ev_gpu_window(b, 100, w + 1, open, open + 50 * MS, ISR_GPU_WINDOW_OPEN, 0);
+		ev_gpu_window(b, 100, w + 1, open, open + 100 * MS, 0, w ? 2 * MS : 0);
+	}
+	s = compute(b);
+	assert_int_equal(s->gpu_count, 1);
+	p = &s->gpu[0];
+	assert_int_equal(p->windows, 4);
+	assert_int_equal(p->observed_ns, 400 * MS);
+	assert_int_equal(p->span_ns, 900 * MS);
+	assert_true(p->estimated);
+	assert_int_equal(p->detaches, 3);
+	assert_int_equal(p->detach_max_ns, 2 * MS);
+	assert_int_equal(s->gpu_device_count, 1);
+	d = &s->gpu_devices[0];
+	assert_true(d->busy_ns >= 80 * MS - 10 * US && d->busy_ns <= 80 * MS + 10 * US);
+	assert_true(d->idle_fraction > 0.799 && d->idle_fraction < 0.801);
+	assert_true(d->estimated);
+	assert_true(d->busy_est_ns >= 180 * MS - 50 * US && d->busy_est_ns <= 180 * MS + 50 * US);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* --gpu: one window for the whole recording, whose only record is the
+ * answer to the tracer's last flush (still open): observed to the end,
+ * nothing extrapolated. */
+static void test_gpu_window_open_at_end(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	struct summary *s;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	gpu_launch(b, T0 + 10 * MS, 100, 101, 1, 20 * US, 100 * MS, 0);
+	ev_gpu_window(b, 100, 1, T0 + 5 * MS, T0 + 990 * MS, ISR_GPU_WINDOW_OPEN, 0);
+	s = compute(b);
+	assert_int_equal(s->gpu[0].windows, 1);
+	assert_int_equal(s->gpu[0].observed_ns, 995 * MS);
+	assert_int_equal(s->gpu[0].span_ns, 995 * MS);
+	assert_false(s->gpu[0].estimated);
+	assert_false(s->gpu_devices[0].estimated);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* One window for the whole recording (--gpu): nothing extrapolated. A
+ * window closed by the process's exit ends its span there. */
+static void test_gpu_window_full(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	struct summary *s;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	gpu_launch(b, T0 + 10 * MS, 100, 101, 1, 20 * US, 100 * MS, 0);
+	ev_gpu_window(b, 100, 1, T0, T0 + 500 * MS, ISR_GPU_WINDOW_EXIT, 0);
+	s = compute(b);
+	assert_int_equal(s->gpu[0].windows, 1);
+	assert_int_equal(s->gpu[0].observed_ns, 500 * MS);
+	assert_int_equal(s->gpu[0].span_ns, 500 * MS);
+	assert_false(s->gpu[0].estimated);
+	assert_false(s->gpu_devices[0].estimated);
+	assert_true(s->gpu_devices[0].idle_fraction > 0.799 && s->gpu_devices[0].idle_fraction < 0.801);
+	assert_int_equal(s->gpu_devices[0].busy_est_ns, s->gpu_devices[0].busy_ns);
+	summary__free(s);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1486,6 +1676,11 @@ int main(void)
 		cmocka_unit_test(test_budget_not_sampled),
 		cmocka_unit_test(test_gpu_activity),
 		cmocka_unit_test(test_gpu_without_clock),
+		cmocka_unit_test(test_gpu_join_two_threads_sampled),
+		cmocka_unit_test(test_gpu_join_superseded_record),
+		cmocka_unit_test(test_gpu_windows),
+		cmocka_unit_test(test_gpu_window_full),
+		cmocka_unit_test(test_gpu_window_open_at_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

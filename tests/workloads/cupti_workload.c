@@ -30,6 +30,26 @@
  *       to the bridge (conversion and, under a tracer, the BPF copy), 5
  *       times: prints the best round per record. A cost of the thread that
  *       flushes CUPTI's buffers, not of the thread that launches.
+ *   cupti_workload threads SECONDS RATE
+ *       Loads the bridge as "injected" does, waits for the enable, then
+ *       launches from two threads for SECONDS (a job whose forward and
+ *       backward launch from different threads), each at most RATE
+ *       launches a second (a pause of 1/RATE after each: the launches of a
+ *       thread lie closer than the join's 200 us lead), the correlation ids from one
+ *       counter shared by both (interleaved), a full buffer of CUPTI
+ *       flushed as CUPTI would hand it over; prints "launched N".
+ *   cupti_workload windows SECONDS
+ *       Loads the bridge as "injected" does, with the mock's delivery
+ *       thread on (buffers also handed back from a thread of the mock, as
+ *       CUPTI's worker does), then for SECONDS launches every WL_WIN_EVERY_US
+ *       a kernel of WL_WIN_KERNEL_NS that is still running when its record
+ *       is planted (finished WL_WIN_FINISH_EVERY launches later), each
+ *       launch an API call the subscriber sees and a DRIVER API record, while the tracer opens and
+ *       closes GPU windows (record -- CMD). Prints the kernels planted
+ *       (recorded by CUPTI: inside a window), the true busy fraction of the
+ *       loop, and the mock's finalize count and faults. With
+ *       WL_OTHER_SUBSCRIBER set, another CUPTI client holds the subscriber
+ *       first (as a profiler would).
  *   cupti_workload missing
  *       Loads the bridge as "injected" does, without the mock: with no
  *       libcupti to find (it sets INFERSCOPE_CUPTI_LIB to a file that does
@@ -48,6 +68,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -56,6 +77,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <cuda.h>
 #include "mock_cupti.h"
@@ -70,6 +92,13 @@ static struct {
 	unsigned int (*enable_calls)(void);
 	unsigned int (*flushes_disabled)(void);
 	size_t (*delivered)(void);
+	void (*api_call)(uint32_t);
+	unsigned int (*finalizes)(void);
+	unsigned int (*faults)(void);
+	int (*plant_pending)(const CUpti_ActivityKernel10 *);
+	void (*complete_pending)(void);
+	void (*start_delivery)(unsigned int, unsigned int);
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
 } mock;
 
 static void die(const char *what)
@@ -111,6 +140,13 @@ static void load_mock(void)
 	SYM(flushes_disabled, mock_cupti_flushes_disabled);
 	SYM(delivered, mock_cupti_delivered);
 	SYM(flush, cuptiActivityFlushAll);
+	SYM(api_call, mock_cupti_api_call);
+	SYM(finalizes, mock_cupti_finalizes);
+	SYM(faults, mock_cupti_faults);
+	SYM(plant_pending, mock_cupti_plant_pending);
+	SYM(complete_pending, mock_cupti_complete_pending);
+	SYM(start_delivery, mock_cupti_start_delivery);
+	SYM(subscribe, cuptiSubscribe);
 #undef SYM
 }
 
@@ -131,9 +167,12 @@ static bool all_enabled(void)
 	return mock.enabled() == WL_KINDS_MASK;
 }
 
-static bool none_enabled_and_flushed(void)
+/* The bridge detached CUPTI: the API calls below give it the exit
+ * callback it finalizes in. */
+static bool detached(void)
 {
-	return mock.enabled() == 0 && mock.flushes_disabled() > 0;
+	mock.api_call(WL_CBID_LAUNCH);
+	return mock.enabled() == 0 && mock.flushes_disabled() > 0 && mock.finalizes() > 0;
 }
 
 static size_t planted;
@@ -160,6 +199,7 @@ static void launch(unsigned int i)
 
 	if (cuLaunchKernel((CUfunction)(uintptr_t)0x1000, i + 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS)
 		die("cuLaunchKernel failed");
+	mock.api_call(WL_CBID_LAUNCH);
 	t1 = mock.gpu_now();
 	memset(&a, 0, sizeof(a));
 	/* Odd launches as a program using the runtime makes them: the kernel
@@ -187,6 +227,90 @@ static void launch(unsigned int i)
 	k.correlationId = WL_CORR_KERNEL + i;
 	k.name = i % 2 ? WL_KERNEL_B : WL_KERNEL_A;
 	plant(&k);
+}
+
+/* The "threads" mode: one counter of correlation ids for both threads,
+ * and a buffer that fills is handed over (CUPTI would request another). */
+static atomic_uint next_corr = WL_CORR_KERNEL;
+static atomic_uint launched;
+static double threads_until;
+static unsigned int threads_rate;
+
+static void plant_or_flush(const void *r)
+{
+	int p = mock.plant(r);
+
+	if (p == -1) {
+		mock.flush(0);
+		p = mock.plant(r);
+	}
+	if (p != 1)
+		die(p ? "the mock's buffer is full after a flush" : "a planted kind is not enabled");
+}
+
+/* A launch as launch() makes it, with the next shared correlation id; the
+ * kernel starts 5 us after the call returned, before the thread's next
+ * launch. */
+static void launch_shared(void)
+{
+	unsigned int corr = atomic_fetch_add(&next_corr, 1), i = corr - WL_CORR_KERNEL;
+	CUpti_ActivityKernel10 k;
+	CUpti_ActivityAPI a;
+	uint64_t t0 = mock.gpu_now(), t1;
+
+	if (cuLaunchKernel((CUfunction)(uintptr_t)0x1000, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS)
+		die("cuLaunchKernel failed");
+	t1 = mock.gpu_now();
+	memset(&a, 0, sizeof(a));
+	a.kind = i % 2 ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+	a.cbid = i % 2 ? WL_CBID_RUNTIME_LAUNCH : WL_CBID_LAUNCH;
+	a.start = t0;
+	a.end = t1;
+	a.processId = (uint32_t)getpid();
+	a.threadId = (uint32_t)syscall(SYS_gettid);
+	a.correlationId = corr;
+	plant_or_flush(&a);
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.registersPerThread = 32;
+	k.start = t1 + 5000;
+	k.end = k.start + WL_DUR_A_NS / 100;
+	k.contextId = 1;
+	k.streamId = WL_STREAM;
+	k.gridX = k.gridY = k.gridZ = 1;
+	k.blockX = 128;
+	k.blockY = k.blockZ = 1;
+	k.correlationId = corr;
+	k.name = WL_KERNEL_A;
+	plant_or_flush(&k);
+	atomic_fetch_add(&launched, 1);
+}
+
+static void *launcher(void *arg)
+{
+	useconds_t pause = (useconds_t)(1e6 / threads_rate);
+
+	(void)arg;
+	prctl(PR_SET_TIMERSLACK, 1000ul);	/* the pause, not the default 50 us more */
+	while (now_s() < threads_until) {
+		launch_shared();
+		usleep(pause);
+	}
+	return NULL;
+}
+
+static void two_threads(unsigned int seconds, unsigned int rate)
+{
+	pthread_t t[2];
+
+	threads_rate = rate ? rate : 1;
+	threads_until = now_s() + seconds;
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, launcher, NULL))
+			die("pthread_create failed");
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("launched %u\n", atomic_load(&launched));
 }
 
 static void copy(unsigned int j)
@@ -252,6 +376,58 @@ static void handoff(unsigned int records)
 	       best * 1e6, best * 1e9 / records);
 }
 
+/* Launches for `seconds` while the tracer switches windows (see the
+ * header): every kernel record CUPTI took is counted. */
+static void windows(double seconds)
+{
+	struct timespec gap = { 0, WL_WIN_EVERY_US * 1000L };
+	unsigned long launches = 0, planted = 0;
+	double t0, took;
+
+	mock.start_delivery(WL_WIN_DELIVERY_US, WL_WIN_HOLD_US);
+	if (getenv("WL_OTHER_SUBSCRIBER")) {
+		CUpti_SubscriberHandle other;
+
+		/* another CUPTI client (a profiler) holds the subscriber */
+		if (mock.subscribe(&other, NULL, NULL) != CUPTI_SUCCESS)
+			die("the other client could not subscribe");
+	}
+	t0 = now_s();
+	while (now_s() - t0 < seconds) {
+		CUpti_ActivityKernel10 k;
+		CUpti_ActivityAPI a;
+
+		memset(&a, 0, sizeof(a));
+		a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+		a.cbid = WL_CBID_LAUNCH;
+		a.start = mock.gpu_now();
+		if (cuLaunchKernel((CUfunction)(uintptr_t)0x1000, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL))
+			die("cuLaunchKernel failed");
+		mock.api_call(WL_CBID_LAUNCH);
+		a.end = mock.gpu_now();
+		a.processId = (uint32_t)getpid();
+		a.threadId = (uint32_t)syscall(SYS_gettid);
+		a.correlationId = (uint32_t)launches;
+		mock.plant((const CUpti_Activity *)&a);
+		memset(&k, 0, sizeof(k));
+		k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		k.start = mock.gpu_now() + 5000;
+		k.end = k.start + WL_WIN_KERNEL_NS;
+		k.streamId = WL_STREAM;
+		k.correlationId = (uint32_t)launches;
+		k.name = WL_KERNEL_A;
+		if (mock.plant_pending(&k) == 1)
+			planted++;
+		if (++launches % WL_WIN_FINISH_EVERY == 0)
+			mock.complete_pending();
+		nanosleep(&gap, NULL);
+	}
+	took = now_s() - t0;
+	mock.complete_pending();
+	printf("windows: planted %lu of %lu launches, true busy %.4f, finalizes %u, faults 0x%x\n", planted, launches,
+	       launches * (WL_WIN_KERNEL_NS / 1e9) / took, mock.finalizes(), mock.faults());
+}
+
 static void *sleeper(void *arg)
 {
 	(void)arg;
@@ -280,7 +456,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if ((argc == 4 && strcmp(argv[1], "injected") == 0) || (argc == 3 && strcmp(argv[1], "handoff") == 0) ||
-	    (argc == 2 && strcmp(argv[1], "missing") == 0)) {
+	    (argc == 4 && strcmp(argv[1], "threads") == 0) ||
+	    (argc == 3 && strcmp(argv[1], "windows") == 0) || (argc == 2 && strcmp(argv[1], "missing") == 0)) {
 		const char *path = getenv("CUDA_INJECTION64_PATH");
 		unsigned int i;
 
@@ -303,16 +480,23 @@ int main(int argc, char **argv)
 			usleep(WL_DORMANT_MS * 1000);
 			return 0;
 		}
+		if (strcmp(argv[1], "windows") == 0) {
+			windows(number(argv[2]));
+			return 0;
+		}
 		if (!wait_until(all_enabled, 20))
 			die("the bridge never enabled CUPTI activity");
 		if (argc == 3)
 			handoff(number(argv[2]));
+		else if (strcmp(argv[1], "threads") == 0)
+			two_threads(number(argv[2]), number(argv[3]));
 		else
 			work(number(argv[2]), number(argv[3]));
 		return 0;
 	}
 	if (argc != 6 || strcmp(argv[1], "attach"))
-		die("usage: cupti_workload injected KERNELS COPIES | handoff RECORDS | "
+		die("usage: cupti_workload injected KERNELS COPIES | handoff RECORDS | threads SECONDS RATE | "
+		    "windows SECONDS | "
 		    "attach BRIDGE|- KERNELS COPIES DROPPED | missing");
 
 	sigemptyset(&set);
@@ -348,9 +532,13 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < WL_TAIL_KERNELS; i++)
 		launch(number(argv[3]) + i);
 	printf("done\n");
-	if (!wait_until(none_enabled_and_flushed, 20))
-		die("the bridge did not disable and flush CUPTI after the tracer left");
+	if (!wait_until(detached, 20))
+		die("the bridge did not disable, flush and detach CUPTI after the tracer left");
 	if (!dormant)
 		die("the bridge enabled CUPTI activity before a tracer attached");
+	if (mock.faults()) {
+		fprintf(stderr, "cupti_workload: the detach broke CUPTI's rules: faults 0x%x\n", mock.faults());
+		return 1;
+	}
 	return 0;
 }

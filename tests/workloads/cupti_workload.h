@@ -17,6 +17,14 @@
 #define WL_DORMANT_MS		300
 #define WL_KERNELS_MISSING	20
 #define WL_TAIL_KERNELS		10	/* attach: launched after "done"'s flush, before "done" */
+/* windows: a launch every WL_WIN_EVERY_US of a kernel of WL_WIN_KERNEL_NS,
+ * finished WL_WIN_FINISH_EVERY launches later; buffers also delivered by
+ * the mock's thread every WL_WIN_DELIVERY_US, WL_WIN_HOLD_US each */
+#define WL_WIN_EVERY_US		100
+#define WL_WIN_KERNEL_NS	40000ull
+#define WL_WIN_FINISH_EVERY	8
+#define WL_WIN_DELIVERY_US	3000
+#define WL_WIN_HOLD_US		500
 /* The kinds the bridge enables: kernel, memcpy, memset, sync, driver, runtime. */
 #define WL_KINDS_MASK		((1ull << 10) | (1ull << 1) | (1ull << 2) | (1ull << 38) | (1ull << 4) | (1ull << 5))
 
