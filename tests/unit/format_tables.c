@@ -514,6 +514,7 @@ static const struct constant host_props[] = {
 	CONST(ISR_PROP_HOST_DURATION_LIMIT_NS, "u64", "the -d limit; 0 = until the targets exit or Ctrl-C"),
 	CONST(ISR_PROP_HOST_GPU, "struct isr_host_gpu + text", "an NVIDIA GPU: PCI address, PCIe link, NUMA node, local CPUs (one property per GPU; since minor 2)"),
 	CONST(ISR_PROP_HOST_NUMA_NODE, "struct isr_host_numa_node + distances + text", "a NUMA node: memory, distances, CPUs (one property per node; since minor 2)"),
+	CONST(ISR_PROP_HOST_TRIGGER, "string", "a flight-recorder window (`record --flight-recorder`): what made the recorder write it (`SIGUSR1`, `sync: cuStreamSynchronize took 512.0 ms (pid 12, tid 13)`, `end of the recording`); absent from a recording written as it went"),
 };
 
 static const struct constant proc_props[] = {
