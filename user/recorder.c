@@ -23,6 +23,7 @@
 #include "flight.h"
 #include "isr_format.h"
 #include "launch.h"
+#include "mem_sample.h"
 #include "preflight.h"
 #include "proc.h"
 #include "procinfo.h"
@@ -33,6 +34,7 @@
 #define LIVENESS_NS	200000000ULL
 #define POLL_MS		50	/* drain cadence: bulk events never wake us */
 #define MAX_PENDING	256
+#define NUMA_EVERY	10	/* memory samples per reading of numa_maps (it walks the page tables) */
 
 #define PROBE_FAMILY_REF(name) &family_##name,
 static const struct probe_family *const families[] = { PROBE_FAMILIES(PROBE_FAMILY_REF) };
@@ -86,6 +88,7 @@ struct recorder {
 	__u64 last_window_ns;		/* when the last window was written */
 	__u64 next_seal_ns;		/* when the buffered events are sealed into the ring next */
 	unsigned int windows;		/* written so far */
+	unsigned int mem_samples;	/* rounds of memory samples taken */
 	unsigned int windows_failed;
 	__u64 triggers_limited;		/* live triggers within a window of the last one, not written */
 	struct pending_snapshot pending[MAX_PENDING];	/* new processes to snapshot and probe */
@@ -733,12 +736,33 @@ static int begin(struct recorder *r)
 	return 0;
 }
 
-/* Once a second: the rescan, the events written, a clock pair, the drops. */
+/* Once a second: every target's memory (user/mem_sample.h), its NUMA
+ * placement every NUMA_EVERY seconds. */
+static void sample_memory(struct recorder *r)
+{
+	static __u32 pids[ISR_MAX_TARGETS];
+	const char *sys = getenv("INFERSCOPE_SYSFS_ROOT");	/* a fake sysfs tree, for tests */
+	bool numa = r->mem_samples++ % NUMA_EVERY == 0;
+	struct isr_ev_mem_sample m;
+	int n, i;
+
+	n = tracer__targets(r->t, pids, ISR_MAX_TARGETS);
+	for (i = 0; i < n && !r->write_err; i++) {
+		if (mem_sample__read(pids[i], "/proc", sys ? sys : "/sys", numa, &m))
+			continue;	/* gone: its exit tells */
+		m.hdr.ts_ns = clock__mono_ns();
+		emit(r, &m, sizeof(m));
+	}
+}
+
+/* Once a second: the rescan, the memory samples, the events written, a
+ * clock pair, the drops. */
 static void tick(struct recorder *r)
 {
 	int e;
 
 	rescan(r);
+	sample_memory(r);
 	e = rec_writer__flush(r->w);
 	e = e ?: write_clock(r->w);
 	e = e ?: write_drops(r);

@@ -235,6 +235,22 @@ static const struct field ev_fault[] = {
 	FIELD(isr_ev_page_fault, pad, "u32", "zero"),
 };
 
+static const struct field ev_mem_sample[] = {
+	HDR(isr_ev_mem_sample),
+	FIELD(isr_ev_mem_sample, rss_anon_bytes, "u64", "RssAnon of /proc/PID/status"),
+	FIELD(isr_ev_mem_sample, rss_file_bytes, "u64", "RssFile"),
+	FIELD(isr_ev_mem_sample, rss_shmem_bytes, "u64", "RssShmem"),
+	FIELD(isr_ev_mem_sample, swap_bytes, "u64", "VmSwap"),
+	FIELD(isr_ev_mem_sample, psi_some_us, "u64", "memory pressure, some tasks stalled: cumulative microseconds (`ISR_MEM_PSI`)"),
+	FIELD(isr_ev_mem_sample, psi_full_us, "u64", "memory pressure, every non-idle task stalled: cumulative microseconds"),
+	FIELD(isr_ev_mem_sample, cg_current_bytes, "u64", "its memory cgroup's memory.current (`ISR_MEM_CGROUP`)"),
+	FIELD(isr_ev_mem_sample, cg_high_bytes, "u64", "memory.high; `ISR_MEM_UNLIMITED` for max"),
+	FIELD(isr_ev_mem_sample, cg_max_bytes, "u64", "memory.max; `ISR_MEM_UNLIMITED` for max"),
+	FIELD(isr_ev_mem_sample, flags, "u32", "`ISR_MEM_*`"),
+	FIELD(isr_ev_mem_sample, nnodes, "u32", "NUMA nodes numa_maps named (at most `ISR_MEM_NODES`)"),
+	FIELD(isr_ev_mem_sample, numa_bytes, "u64[8]", "resident bytes per NUMA node from /proc/PID/numa_maps (pages times kernelpagesize_kB; `ISR_MEM_NUMA`)"),
+};
+
 static const struct field ev_reclaim[] = {
 	HDR(isr_ev_reclaim),
 	FIELD(isr_ev_reclaim, duration_ns, "u64", "from the reclaim's begin (hdr.ts_ns) to its end"),
@@ -451,6 +467,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_task_info, "`ISR_EV_TASK_INFO`: the name of a task that is not a target, the first time it took a target thread's CPU or woke one. hdr.pid/tid: that target thread.", ev_task_info),
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
+	STRUCT(isr_ev_mem_sample, "`ISR_EV_MEM_SAMPLE`: a target process's memory, sampled by the recorder about once a second from /proc and the cgroup filesystem (never per event); hdr.pid the process, hdr.tid 0.", ev_mem_sample),
 	STRUCT(isr_ev_reclaim, "`ISR_EV_RECLAIM`: a target thread reclaimed memory itself before it could go on (direct reclaim, or its memory cgroup's); hdr.ts_ns is when it began, emitted when it ended.", ev_reclaim),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
@@ -577,6 +594,13 @@ static const struct constant py_kinds[] = {
 	CONST(ISR_PY_KIND_CUDA, "cuda", "at a CUDA synchronization, a sampled launch (--py-launch-every) or a device memory allocation"),
 };
 
+static const struct constant mem_flags[] = {
+	CONST(ISR_MEM_CGROUP, NULL, "the cg_* fields are the process's memory cgroup's (cgroup v2)"),
+	CONST(ISR_MEM_PSI, NULL, "psi_* were read: the cgroup's memory.pressure, else /proc/pressure/memory"),
+	CONST(ISR_MEM_PSI_HOST, NULL, "psi_* are the host's (/proc/pressure/memory)"),
+	CONST(ISR_MEM_NUMA, NULL, "numa_bytes was read from /proc/PID/numa_maps in this sample (every tenth)"),
+};
+
 static const struct constant reclaim_kinds[] = {
 	CONST(ISR_RECLAIM_DIRECT, NULL, "the page allocator found too little free memory (mm_vmscan_direct_reclaim_*)"),
 	CONST(ISR_RECLAIM_MEMCG, NULL, "the thread's memory cgroup is at its limit or over memory.high (mm_vmscan_memcg_reclaim_*)"),
@@ -679,6 +703,7 @@ static const struct const_doc const_tables[] = {
 	CONSTS("GIL event kinds (`isr_ev_gil.kind`)", "Name: the probed function, the key of the event in the report's event_counts.", 0, "kind", "name", gil_kinds),
 	CONSTS("Sampling event kinds (`isr_ev_sampling.kind`)", NULL, 0, "kind", NULL, sampling_kinds),
 	CONSTS("Reclaim kinds (`isr_ev_reclaim.kind`)", NULL, 0, "kind", NULL, reclaim_kinds),
+	CONSTS("Memory sample flags (`isr_ev_mem_sample.flags`)", NULL, 1, "flag", NULL, mem_flags),
 	CONSTS("GPU bridge states (`isr_ev_gpu_status.state`)", NULL, 0, "state", "name", gpu_states),
 	CONSTS("GPU API kinds (`isr_ev_gpu_api.api`)", NULL, 0, "api", "name", gpu_apis),
 	CONSTS("GPU batch limits", NULL, 0, "value", NULL, gpu_limits),
