@@ -582,6 +582,94 @@ static void test_memory_pressure_psi(void **state)
 	expect_in_summary(f, "Its memory cgroup used");
 }
 
+/* --- numa_remote on a fake two-node host ----------------------------------- */
+
+/* Writes text to dir/rel, making the directories. */
+static void fake_file(const char *dir, const char *rel, const char *text)
+{
+	char path[1200], *slash;
+	FILE *f;
+
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The launch_rate workload pinned to `cpu` (taskset) on a host that the
+ * fake sysfs (INFERSCOPE_SYSFS_ROOT) says has two NUMA nodes, CPU 0 on
+ * node 0 and CPU 1 on node 1, and one GPU, on node 1: the JSON report. */
+static json_t *record_pinned(struct ctx *c, const char *cpu)
+{
+	char sys[600], count[600];
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--budget", "off", "--no-py-stacks", "--",
+			 "taskset", "-c", (char *)cpu, "build/tests/workloads/launch_rate", "2", "seq", count, "2000", NULL };
+
+	snprintf(sys, sizeof(sys), "%s/sys", c->f.dir);
+	snprintf(count, sizeof(count), "%s/launches", c->f.dir);
+	fake_file(sys, "devices/system/node/online", "0-1\n");
+	fake_file(sys, "devices/system/node/node0/cpulist", "0\n");
+	fake_file(sys, "devices/system/node/node0/distance", "10 21\n");
+	fake_file(sys, "devices/system/node/node1/cpulist", "1\n");
+	fake_file(sys, "devices/system/node/node1/distance", "21 10\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/vendor", "0x10de\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/device", "0x2330\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/class", "0x030200\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/numa_node", "1\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/local_cpulist", "1\n");
+	setenv("INFERSCOPE_SYSFS_ROOT", sys, 1);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	unsetenv("INFERSCOPE_SYSFS_ROOT");
+	return th_report(c->f.isr);
+}
+
+/* Pinned to CPU 0, node 0: numa_remote names the launching thread, all of
+ * its time away from the GPU's node 1, and says to bind to CPU 1. */
+static void test_numa_remote_on_fake_two_nodes(void **state)
+{
+	struct ctx *c = *state;
+	json_t *f, *t;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("skipped: one CPU\n");
+		skip();
+	}
+	c->report = record_pinned(c, "0");
+	f = finding(c->report, "numa_remote");
+	expect_in_summary(f, "`launch_rate`");
+	expect_in_summary(f, "ran 100% of its");
+	expect_in_summary(f, "on CPU on node 0, away from its GPU's node 1");
+	assert_non_null(strstr(json_string_value(json_object_get(f, "suggestion")), "numactl --cpunodebind=1 --membind=1"));
+	t = json_array_get(json_object_get(json_object_get(f, "evidence"), "threads"), 0);
+	print_message("launch_rate: %.3f s on CPU, %.3f s on node 0\n", th_num(t, "on_cpu_s"), th_num(t, "remote_s"));
+	assert_true(th_num(t, "on_cpu_s") > 0.2);	/* of 2 s spinning: the 2 CPUs are shared */
+	assert_true(th_num(t, "remote_s") >= 0.99 * th_num(t, "on_cpu_s"));
+}
+
+/* Pinned to CPU 1, the GPU's node: no finding. */
+static void test_numa_local_on_fake_two_nodes(void **state)
+{
+	struct ctx *c = *state;
+	json_t *fs, *f;
+	size_t i;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("skipped: one CPU\n");
+		skip();
+	}
+	c->report = record_pinned(c, "1");
+	fs = json_object_get(c->report, "findings");
+	json_array_foreach(fs, i, f)
+		assert_string_not_equal(json_string_value(json_object_get(f, "rule")), "numa_remote");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +682,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cpu_contention_names_the_competitor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_pressure_in_cgroup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_pressure_psi, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_numa_remote_on_fake_two_nodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_numa_local_on_fake_two_nodes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
