@@ -630,8 +630,8 @@ static json_t *record_pinned(struct ctx *c, const char *cpu)
 	return th_report(c->f.isr);
 }
 
-/* Pinned to CPU 0, node 0: numa_remote names the launching thread, all of
- * its time away from the GPU's node 1, and says to bind to CPU 1. */
+/* Pinned to CPU 0, node 0: numa_remote names the launching thread, its
+ * time away from the GPU's node 1, and says to bind to node 1. */
 static void test_numa_remote_on_fake_two_nodes(void **state)
 {
 	struct ctx *c = *state;
@@ -644,13 +644,13 @@ static void test_numa_remote_on_fake_two_nodes(void **state)
 	c->report = record_pinned(c, "0");
 	f = finding(c->report, "numa_remote");
 	expect_in_summary(f, "`launch_rate`");
-	expect_in_summary(f, "ran 100% of its");
 	expect_in_summary(f, "on CPU on node 0, away from its GPU's node 1");
 	assert_non_null(strstr(json_string_value(json_object_get(f, "suggestion")), "numactl --cpunodebind=1 --membind=1"));
 	t = json_array_get(json_object_get(json_object_get(f, "evidence"), "threads"), 0);
 	print_message("launch_rate: %.3f s on CPU, %.3f s on node 0\n", th_num(t, "on_cpu_s"), th_num(t, "remote_s"));
 	assert_true(th_num(t, "on_cpu_s") > 0.2);	/* of 2 s spinning: the 2 CPUs are shared */
-	assert_true(th_num(t, "remote_s") >= 0.99 * th_num(t, "on_cpu_s"));
+	/* all but what taskset ran before it pinned itself and exec'd */
+	assert_true(th_num(t, "remote_s") >= 0.95 * th_num(t, "on_cpu_s"));
 }
 
 /* Pinned to CPU 1, the GPU's node: no finding. */
