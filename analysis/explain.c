@@ -9,7 +9,7 @@
 extern const struct rule rule_gil_contention, rule_cpu_contention, rule_page_fault_storm, rule_host_memory_pressure,
 	rule_blocked_on_thread, rule_allocator_churn, rule_sync_stall, rule_launch_bound, rule_pageable_memcpy,
 	rule_pcie_saturation, rule_device_memory_leak, rule_gpu_idle, rule_host_bound, rule_cuda_errors,
-	rule_nccl_straggler;
+	rule_nccl_straggler, rule_numa_remote;
 
 /* The causes a thread's time splits into are claimed by the specific rules
  * first; gpu_idle and host_bound, last, count what is left. */
@@ -27,6 +27,7 @@ const struct rule *const rules_all[] = {
 	&rule_device_memory_leak,
 	&rule_cuda_errors,
 	&rule_nccl_straggler,
+	&rule_numa_remote,
 	&rule_gpu_idle,
 	&rule_host_bound,
 };

@@ -132,3 +132,36 @@ double host_gpu__link_bytes_per_s(const struct isr_host_gpu *g, __u32 *mts, __u1
 	efficiency = best <= 5000 ? 8.0 / 10 : best <= 32000 ? 128.0 / 130 : 242.0 / 256;
 	return (double)best * 1e6 * efficiency / 8 * w;
 }
+
+bool host_topo__cpu_in_list(const char *list, __u32 cpu)
+{
+	const char *p = list;
+
+	while (p && *p) {
+		char *end;
+		unsigned long lo = strtoul(p, &end, 10), hi = lo;
+
+		if (end == p)
+			return false;
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtoul(p, &end, 10);
+			if (end == p)
+				return false;
+		}
+		if (cpu >= lo && cpu <= hi)
+			return true;
+		p = *end == ',' ? end + 1 : NULL;
+		if (*end && *end != ',' && *end != '\n')
+			return false;
+	}
+	return false;
+}
+
+int host_topo__cpu_node(const struct host_topo *t, __u32 cpu)
+{
+	for (size_t i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].cpus && host_topo__cpu_in_list(t->nodes[i].cpus, cpu))
+			return (int)t->nodes[i].node;
+	return -1;
+}

@@ -9,6 +9,7 @@
 #ifndef INFERSCOPE_HOST_TOPO_H
 #define INFERSCOPE_HOST_TOPO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "recording.h"
@@ -37,6 +38,12 @@ struct host_topo {
  * too short for its struct is left out. 0 or -ENOMEM. */
 int host_topo__decode(const struct rec_host *h, struct host_topo *t);
 void host_topo__free(struct host_topo *t);
+
+/* Whether cpu is in a CPU list such as "0-7,16-23" (false for a list that
+ * does not parse there). */
+bool host_topo__cpu_in_list(const char *list, __u32 cpu);
+/* The NUMA node whose CPU list holds cpu, or -1. */
+int host_topo__cpu_node(const struct host_topo *t, __u32 cpu);
 
 /*
  * What g's link carries in one direction at its best, in bytes/s: the

@@ -284,6 +284,7 @@ static int host__apply(struct rec_host *h, const unsigned char *p, size_t len, s
 		case ISR_PROP_HOST_BOOT_ID:	   str = &h->boot_id; break;
 		case ISR_PROP_HOST_TOOL_VERSION:   str = &h->tool_version; break;
 		case ISR_PROP_HOST_COMMAND:	   str = &h->command, sep = ' '; break;
+		case ISR_PROP_HOST_TRIGGER:	   str = &h->trigger; break;
 		case ISR_PROP_HOST_NCPUS:	   memcpy(&h->ncpus, v, sizeof(h->ncpus)); break;
 		case ISR_PROP_HOST_START_MONO_NS:  memcpy(&h->start_mono_ns, v, sizeof(__u64)); break;
 		case ISR_PROP_HOST_DURATION_LIMIT_NS:
@@ -1167,6 +1168,7 @@ void recording__free(struct recording *r)
 	free(r->host.boot_id);
 	free(r->host.tool_version);
 	free(r->host.command);
+	free(r->host.trigger);
 	for (i = 0; i < r->host.prop_count; i++)
 		free(r->host.props[i].value);
 	free(r->host.props);

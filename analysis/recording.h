@@ -62,6 +62,7 @@ struct rec_prop {
 struct rec_host {
 	char *hostname, *kernel, *kernel_version, *machine, *boot_id, *tool_version;
 	char *command;		/* recorder argv joined with spaces */
+	char *trigger;		/* a flight-recorder window: what made the recorder write it; NULL otherwise */
 	__u32 ncpus;
 	__u64 start_mono_ns;
 	__u64 duration_limit_ns;

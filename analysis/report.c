@@ -350,6 +350,7 @@ static json_t *json_recording(const struct analysis *a)
 	SET(rec, "truncated", json_boolean(r->truncated));
 	SET(rec, "truncation", r->truncated ? json_text(r->truncation, sizeof(r->truncation)) : json_null());
 	SET(rec, "stop_reason", stop ? json_string(stop) : json_null());
+	SET(rec, "trigger", r->host.trigger ? json_text(r->host.trigger, SIZE_MAX) : json_null());
 
 	host = json_object();
 	SET(rec, "host", host);
@@ -1314,6 +1315,8 @@ static const char *stop_reason_text(__u32 reason)
 		return "every target exited";
 	case ISR_STOP_WRITE_ERROR:
 		return "the recorder could not write (disk full or failing)";
+	case ISR_STOP_FLIGHT_TRIGGER:
+		return "a flight-recorder window, written at a trigger (recording went on)";
 	default:
 		return NULL;
 	}
@@ -1431,6 +1434,11 @@ static void md__header(struct md *m, const struct recording *r, const struct sum
 		md__printf(m, "- **Stopped:** unknown (the recording is truncated)\n");
 	else
 		md__printf(m, "- **Stopped:** unknown (reason %u)\n", r->stop_reason);
+	if (r->host.trigger) {
+		md__printf(m, "- **Flight-recorder window:** the last %.3f s before its trigger: ", s->duration_s);
+		md__text(m, r->host.trigger, SIZE_MAX);
+		md__printf(m, "\n");
+	}
 	md__process_tree(m, r, s);
 	md__printf(m, "\n");
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "rules.h"
 
 #define MIN_SHARE	0.05	/* of the thread's base time (idle GPU time or its window) */
@@ -594,12 +595,93 @@ struct pressure_tally {
 	bool fault_swapin;
 };
 
+/* A process's memory samples (ISR_EV_MEM_SAMPLE): its cgroup's pressure
+ * stall totals at the first and last sample, and how close to its limit
+ * the cgroup came. */
+struct pressure_proc {
+	__u32 pid;
+	__u32 flags;			/* ISR_MEM_* of the last sample */
+	__u64 some0, full0, some1, full1;	/* psi totals, us */
+	__u64 peak_bytes, limit_bytes;	/* the cgroup's memory.current at its peak share of the limit */
+	__u64 peak_swap;
+	double peak_share;		/* memory.current / min(memory.high, memory.max) */
+	bool found;			/* a thread finding of this process already says it */
+};
+
+#define CGROUP_NEAR_LIMIT	0.9	/* of min(memory.high, memory.max) */
+
 struct pressure_state {
 	struct rule_ctx *c;
 	struct pressure_tally *v;
 	size_t n, cap;
+	struct pressure_proc *procs;
+	size_t nprocs, procs_cap;
 	int err;
 };
+
+static void pressure_sample(struct pressure_state *s, const struct isr_ev_mem_sample *m)
+{
+	struct pressure_proc *p = NULL;
+	__u64 limit = m->cg_high_bytes < m->cg_max_bytes ? m->cg_high_bytes : m->cg_max_bytes;
+
+	for (size_t i = 0; i < s->nprocs && !p; i++)
+		if (s->procs[i].pid == m->hdr.pid)
+			p = &s->procs[i];
+	if (!p) {
+		if (array__reserve((void **)&s->procs, &s->procs_cap, s->nprocs + 1, sizeof(*s->procs))) {
+			s->err = -ENOMEM;
+			return;
+		}
+		p = &s->procs[s->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = m->hdr.pid;
+		p->some0 = m->psi_some_us;
+		p->full0 = m->psi_full_us;
+	}
+	p->flags = m->flags;
+	p->some1 = m->psi_some_us;
+	p->full1 = m->psi_full_us;
+	p->peak_swap = m->swap_bytes > p->peak_swap ? m->swap_bytes : p->peak_swap;
+	if ((m->flags & ISR_MEM_CGROUP) && limit != ISR_MEM_UNLIMITED && limit &&
+	    (double)m->cg_current_bytes / (double)limit >= p->peak_share) {
+		p->peak_share = (double)m->cg_current_bytes / (double)limit;
+		p->peak_bytes = m->cg_current_bytes;
+		p->limit_bytes = limit;
+	}
+}
+
+static struct pressure_proc *pressure_proc_of(struct pressure_state *s, __u32 pid)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+/* The pressure stalls of p's cgroup (or the host's) over the recording. */
+static int pressure_say_psi(struct finding *f, const struct pressure_proc *p)
+{
+	__u64 some = p->some1 > p->some0 ? p->some1 - p->some0 : 0, full = p->full1 > p->full0 ? p->full1 - p->full0 : 0;
+	int err = 0;
+
+	if (!(p->flags & ISR_MEM_PSI))
+		return 0;
+	ev_set(f->evidence, "psi_some_s", json_real(some / 1e6));
+	ev_set(f->evidence, "psi_full_s", json_real(full / 1e6));
+	ev_set(f->evidence, "psi_scope", json_string(p->flags & ISR_MEM_PSI_HOST ? "host" : "cgroup"));
+	if (p->limit_bytes) {
+		ev_set(f->evidence, "cgroup_peak_bytes", ev_u64(p->peak_bytes));
+		ev_set(f->evidence, "cgroup_limit_bytes", ev_u64(p->limit_bytes));
+	}
+	if (some)
+		err |= finding__say(f, " Memory pressure (PSI, %s) stalled some of its tasks %.3f s and all of them "
+				       "%.3f s.", p->flags & ISR_MEM_PSI_HOST ? "the host's" : "its cgroup's", some / 1e6,
+				    full / 1e6);
+	if (p->limit_bytes && p->peak_share >= CGROUP_NEAR_LIMIT)
+		err |= finding__say(f, " Its memory cgroup used %.0f MiB of its %.0f MiB limit (%.0f%%).",
+				    p->peak_bytes / 1048576.0, p->limit_bytes / 1048576.0, 100 * p->peak_share);
+	return err;
+}
 
 static struct pressure_tally *pressure_of(struct pressure_state *s, __u32 pid, __u32 tid)
 {
@@ -621,12 +703,18 @@ static struct pressure_tally *pressure_of(struct pressure_state *s, __u32 pid, _
 	return &s->v[s->n++];
 }
 
+static int pressure_cgroup_findings(struct pressure_state *s, struct rule_ctx *c);
+
 static void pressure_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
 {
 	struct pressure_state *s = ctx;
 	struct pressure_tally *t;
 	char path[256];
 
+	if (!s->err && e->h->type == ISR_EV_MEM_SAMPLE && e->h->size >= sizeof(struct isr_ev_mem_sample)) {
+		pressure_sample(s, (const struct isr_ev_mem_sample *)e->h);
+		return;
+	}
 	if (s->err || !th || (e->h->type != ISR_EV_RECLAIM && e->h->type != ISR_EV_PAGE_FAULT))
 		return;
 	t = pressure_of(s, th->pid, th->tid);
@@ -739,6 +827,10 @@ static int pressure_finish(void *state, struct rule_ctx *c)
 			err |= finding__say(f, "; its %llu swap-ins are counted under page faults",
 					    (unsigned long long)pt->swapins);
 		err |= finding__say(f, ".");
+		if (pressure_proc_of(s, t->pid)) {
+			err |= pressure_say_psi(f, pressure_proc_of(s, t->pid));
+			pressure_proc_of(s, t->pid)->found = true;
+		}
 		if (pt->memcg >= pt->direct)
 			err |= finding__suggest(f, "The job's memory cgroup (container) is at its limit: raise it (memory.high, "
 						   "memory.max, the container's memory limit) or lower what the job keeps "
@@ -751,6 +843,48 @@ static int pressure_finish(void *state, struct rule_ctx *c)
 		if (err)
 			return -ENOMEM;
 	}
+	return pressure_cgroup_findings(s, c);
+}
+
+/* A process whose memory cgroup came near its limit, or whose cgroup's
+ * tasks stalled on memory, with no thread finding that says so: one
+ * finding for the process, its cost the time some of its tasks stalled
+ * (PSI "some"), naming the threads that reclaimed. */
+static int pressure_cgroup_findings(struct pressure_state *s, struct rule_ctx *c)
+{
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct pressure_proc *p = &s->procs[i];
+		__u64 some = p->some1 > p->some0 ? p->some1 - p->some0 : 0;
+		bool near = p->limit_bytes && p->peak_share >= CGROUP_NEAR_LIMIT;
+		bool stalled = !(p->flags & ISR_MEM_PSI_HOST) && some * 1000 >= MIN_COST_NS;
+		struct finding *f;
+		int err = 0;
+
+		if (p->found || (!near && !stalled))
+			continue;
+		f = findings__add(c->out, "host_memory_pressure", stalled ? SEV_WARNING : SEV_INFO, some / 1e6, p->pid, 0);
+		if (!f)
+			return -ENOMEM;
+		ev_set(f->evidence, "pid", ev_u64(p->pid));
+		ev_set(f->evidence, "peak_swap_bytes", ev_u64(p->peak_swap));
+		err |= finding__say(f, "Process %u ran %s its memory cgroup's limit.", p->pid, near ? "near" : "under");
+		err |= pressure_say_psi(f, p);
+		for (size_t k = 0; k < s->n; k++) {
+			const struct pressure_tally *t = &s->v[k];
+			char who[96];
+
+			if (t->pid != p->pid || !t->reclaim_ns)
+				continue;
+			rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+			err |= finding__say(f, " %s stalled %.3f s reclaiming (%llu reclaims).", who, secs(t->reclaim_ns),
+					    (unsigned long long)t->reclaims);
+		}
+		err |= finding__suggest(f, "Raise the cgroup's limit (memory.high, memory.max, the container's memory "
+					   "limit) or lower what the job keeps resident: fewer or lighter DataLoader "
+					   "workers, smaller prefetch and pinned-memory pools, memory-mapped datasets.");
+		if (err)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -758,8 +892,10 @@ static void pressure_free(void *state)
 {
 	struct pressure_state *s = state;
 
-	if (s)
+	if (s) {
 		free(s->v);
+		free(s->procs);
+	}
 	free(s);
 }
 

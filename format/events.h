@@ -67,6 +67,7 @@
 	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED)		\
 	X(RECLAIM,		reclaim,		30, isr_ev_reclaim,		ISR_SRC_RECLAIM)		\
 	X(GPU_WINDOW,		gpu_window,		31, isr_ev_gpu_window,		ISR_SRC_GPU)		\
+	X(MEM_SAMPLE,		mem_sample,		32, isr_ev_mem_sample,		ISR_SRC_WRITER)		\
 	X(NCCL_COMM,		nccl_comm,		33, isr_ev_nccl_comm,		ISR_SRC_NCCL)		\
 	X(NCCL_CALL,		nccl_call,		34, isr_ev_nccl_call,		ISR_SRC_NCCL)		\
 	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER)
@@ -306,6 +307,53 @@ _Static_assert(__builtin_offsetof(struct isr_ev_reclaim, duration_ns) == 24, "re
 _Static_assert(__builtin_offsetof(struct isr_ev_reclaim, nr_reclaimed) == 32, "reclaim.nr_reclaimed");
 _Static_assert(__builtin_offsetof(struct isr_ev_reclaim, kind) == 40, "reclaim.kind");
 _Static_assert(__builtin_offsetof(struct isr_ev_reclaim, pad) == 44, "reclaim.pad");
+
+/* Flags of isr_ev_mem_sample.flags */
+#define ISR_MEM_CGROUP		0x1 /* the cgroup fields are its memory cgroup's (cgroup v2) */
+#define ISR_MEM_PSI		0x2 /* psi_*: its cgroup's memory.pressure, else /proc/pressure/memory */
+#define ISR_MEM_PSI_HOST	0x4 /* psi_* are the host's (/proc/pressure/memory) */
+#define ISR_MEM_NUMA		0x8 /* numa_bytes: this sample read numa_maps */
+
+#define ISR_MEM_NODES		8	/* NUMA nodes numa_bytes counts; pages on higher nodes go uncounted */
+#define ISR_MEM_UNLIMITED	(~0ULL)	/* cg_high_bytes / cg_max_bytes: "max" */
+
+/*
+ * A target process's memory, sampled by the recorder about once a second
+ * from /proc and the cgroup filesystem (never per event). hdr.pid is the
+ * process, hdr.tid 0, hdr.ts_ns when it was read. Byte counts are what the
+ * kernel said at that moment; psi_* are cumulative stall totals (compare
+ * two samples); numa_bytes, the process's resident bytes per NUMA node
+ * from /proc/PID/numa_maps, read only every tenth sample (it walks the
+ * page tables) and flagged ISR_MEM_NUMA.
+ */
+struct isr_ev_mem_sample {
+	struct isr_ev_hdr hdr;
+	__u64 rss_anon_bytes;	/* RssAnon of /proc/PID/status */
+	__u64 rss_file_bytes;	/* RssFile */
+	__u64 rss_shmem_bytes;	/* RssShmem */
+	__u64 swap_bytes;	/* VmSwap */
+	__u64 psi_some_us;	/* memory pressure: some task stalled, total microseconds */
+	__u64 psi_full_us;	/* every non-idle task stalled */
+	__u64 cg_current_bytes;	/* its cgroup's memory.current */
+	__u64 cg_high_bytes;	/* memory.high, ISR_MEM_UNLIMITED for "max" */
+	__u64 cg_max_bytes;	/* memory.max, ISR_MEM_UNLIMITED for "max" */
+	__u32 flags;		/* ISR_MEM_* */
+	__u32 nnodes;		/* NUMA nodes seen in numa_maps (up to ISR_MEM_NODES) */
+	__u64 numa_bytes[ISR_MEM_NODES];
+};
+_Static_assert(sizeof(struct isr_ev_mem_sample) == 168, "isr_ev_mem_sample size");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, rss_anon_bytes) == 24, "mem_sample.rss_anon_bytes");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, rss_file_bytes) == 32, "mem_sample.rss_file_bytes");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, rss_shmem_bytes) == 40, "mem_sample.rss_shmem_bytes");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, swap_bytes) == 48, "mem_sample.swap_bytes");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, psi_some_us) == 56, "mem_sample.psi_some_us");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, psi_full_us) == 64, "mem_sample.psi_full_us");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, cg_current_bytes) == 72, "mem_sample.cg_current_bytes");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, cg_high_bytes) == 80, "mem_sample.cg_high_bytes");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, cg_max_bytes) == 88, "mem_sample.cg_max_bytes");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, flags) == 96, "mem_sample.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, nnodes) == 100, "mem_sample.nnodes");
+_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, numa_bytes) == 104, "mem_sample.numa_bytes");
 
 /* Flags of isr_ev_cuda_call.flags (ISR_CUDA_ASYNC, ISR_CUDA_PTDS and
  * ISR_CUDA_RUNTIME from format/cuda_funcs.h are copied in as well) */

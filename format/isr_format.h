@@ -121,6 +121,7 @@ _Static_assert(__builtin_offsetof(struct isr_prop, len) == 4, "prop.len");
 #define ISR_PROP_HOST_DURATION_LIMIT_NS 10 /* __u64, 0 = until targets exit or Ctrl-C */
 #define ISR_PROP_HOST_GPU		11 /* struct isr_host_gpu + local CPU list; one per NVIDIA GPU */
 #define ISR_PROP_HOST_NUMA_NODE		12 /* struct isr_host_numa_node + distances + CPU list; one per node */
+#define ISR_PROP_HOST_TRIGGER		13 /* a flight-recorder window: what made the recorder write it */
 
 /*
  * An NVIDIA GPU of the host (PCI vendor 0x10de, class 0x03xxxx), from
@@ -245,7 +246,8 @@ _Static_assert(__builtin_offsetof(struct isr_drop_count, count) == 8, "drop_coun
 	X(DURATION,		duration,	1, "the -d duration elapsed")		\
 	X(SIGNAL,		signal,		2, "SIGINT or SIGTERM")			\
 	X(TARGETS_EXITED,	targets_exited,	3, "every target exited")		\
-	X(WRITE_ERROR,		write_error,	4, "the disk filled up or failed")
+	X(WRITE_ERROR,		write_error,	4, "the disk filled up or failed")		\
+	X(FLIGHT_TRIGGER,	flight_trigger,	5, "a flight-recorder window (--flight-recorder) written at a trigger; recording went on")
 
 #define ISR_STOP_ENUM_ROW(ID, name, value, meaning) ISR_STOP_##ID = value,
 enum {

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <jansson.h>
 #include "bench.h"
+#include "bench_flight.h"
 #include "bench_load.h"
 #include "bench_mech.h"
 #include "bench_stats.h"
@@ -536,6 +537,25 @@ static void print_table(json_t *results)
 
 /* Looks up "bench.metric" in the results: metric is overhead_pct, drops, or
  * the median of any statistics object (ns_per_event, ...). */
+/* The flight recorder's ring, one row per rate. */
+static void print_flight_table(json_t *flight)
+{
+	if (!json_array_size(flight))
+		return;
+	printf("\nFlight recorder ring (--flight-recorder 3, zstd 1; simulated events, this thread's CPU time):\n\n"
+	       "| events/s | ring MiB | bytes/event | CPU ns/event | CPU %% per second | window write ms |\n"
+	       "|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < json_array_size(flight); i++) {
+		json_t *f = json_array_get(flight, i);
+
+		printf("| %.0f | %.2f | %.2f | %.0f | %.3f | %.1f |\n", json_real_value(json_object_get(f, "events_per_s")),
+		       json_real_value(json_object_get(f, "ring_mib")), json_real_value(json_object_get(f, "bytes_per_event")),
+		       json_real_value(json_object_get(f, "cpu_ns_per_event")),
+		       json_real_value(json_object_get(f, "cpu_pct_per_s")),
+		       json_real_value(json_object_get(f, "write_window_ms")));
+	}
+}
+
 static int metric_value(json_t *results, const char *key, double *out)
 {
 	char name[128];
@@ -726,7 +746,7 @@ int bench__run(const struct bench_opts *opts)
 	struct bench_opts local = *opts, *o = &local;
 	char workdir[400] = "";	/* run_round's paths hold it */
 	json_t *doc = NULL, *results = json_array(), *mechanisms = json_array(), *checks = json_array();
-	json_t *th = NULL, *baseline = NULL, *machine = machine_info();
+	json_t *th = NULL, *baseline = NULL, *machine = machine_info(), *flight = NULL;
 	struct bench_cmp_opts cmp = { o->max_ratio, o->alpha, BENCH_CMP_MIN_ROUNDS };
 	struct bench_load load;
 	/* Seven rounds a side can show a change significant at 0.01; the
@@ -741,7 +761,7 @@ int bench__run(const struct bench_opts *opts)
 		e = -EINVAL;
 		goto out;
 	}
-	planned = bench_mech__count(o);
+	planned = bench_mech__count(o) + (!o->kci && bench_opts__selects(o, "flight_ring"));
 	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
 		planned += workload_selected(o, &workloads[i]);
 	if (!planned) {
@@ -827,6 +847,24 @@ int bench__run(const struct bench_opts *opts)
 		failed |= !ok;
 		ktap__result(&k, ok, w->name);
 	}
+	if (!o->kci && bench_opts__selects(o, "flight_ring")) {
+		flight = bench_flight__run(workdir);
+		for (i = 0; i < json_array_size(flight); i++) {
+			json_t *f = json_array_get(flight, i);
+
+			ktap__diag(&k, "flight_ring: %.0f events/s, %.0f s window: %.2f MiB (%.2f bytes/event), %.0f ns "
+				   "CPU per event, %.3f%% of a CPU, a window written in %.1f ms",
+				   json_real_value(json_object_get(f, "events_per_s")),
+				   json_real_value(json_object_get(f, "window_s")),
+				   json_real_value(json_object_get(f, "ring_mib")),
+				   json_real_value(json_object_get(f, "bytes_per_event")),
+				   json_real_value(json_object_get(f, "cpu_ns_per_event")),
+				   json_real_value(json_object_get(f, "cpu_pct_per_s")),
+				   json_real_value(json_object_get(f, "write_window_ms")));
+		}
+		ktap__result(&k, flight != NULL, "flight_ring");
+		failed |= !flight;
+	}
 	{
 		char line[256];
 
@@ -839,6 +877,8 @@ int bench__run(const struct bench_opts *opts)
 	doc = json_pack("{s:s, s:O, s:i, s:f, s:o}", "tool", "inferscope-bpf " ISR_VERSION, "machine", machine,
 			"rounds", rounds, "seconds_per_run", o->seconds, "results", results);
 	results = NULL;
+	if (flight)
+		json_object_set(doc, "flight_ring", flight);
 	if (o->kci) {
 		json_object_set(doc, "mechanisms", mechanisms);
 		json_object_set(doc, "checks", checks);
@@ -847,6 +887,7 @@ int bench__run(const struct bench_opts *opts)
 		bench_mech__print(mechanisms, checks);
 		if (json_array_size(json_object_get(doc, "results")))
 			print_table(json_object_get(doc, "results"));
+		print_flight_table(flight);
 	}
 	if (o->output && write_results(doc, o->output, &o->share))
 		e = -EIO;
@@ -866,6 +907,7 @@ out:
 	json_decref(results);
 	json_decref(mechanisms);
 	json_decref(checks);
+	json_decref(flight);
 	json_decref(machine);
 	json_decref(th);
 	json_decref(baseline);

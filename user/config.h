@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "events.h"
+#include "flight.h"
 #include "out_file.h"
 #include "run_as.h"
 
@@ -25,6 +26,9 @@
 #define DEFAULT_PY_STACKS_HZ		99
 #define DEFAULT_PY_LAUNCH_EVERY		64	/* CUDA launches per Python stack, per CPU */
 #define DEFAULT_ZSTD_LEVEL		1
+#define DEFAULT_FLIGHT_MIB		64
+#define DEFAULT_FLIGHT_SYNC_MS		1000
+#define DEFAULT_FLIGHT_DROP_BURST	1000
 
 struct record_config {
 	struct {			/* what is traced */
@@ -79,6 +83,11 @@ struct record_config {
 		bool inject;		/* with load_bridge: load it into running -p processes (--no-inject: false) */
 		const char *bridge_path; /* --cupti-bridge; NULL: the one next to this executable */
 	} gpu;
+	struct {			/* --flight-recorder: the last seconds in memory, written when triggered */
+		__u64 window_ns;	/* --flight-recorder SEC; 0: off, a recording written as it goes */
+		size_t max_bytes;	/* --flight-memory: the ring's memory cap */
+		struct flight_triggers trig;	/* --trigger: the live checks */
+	} flight;
 	bool verbose;			/* -v */
 	bool quiet;			/* -q: no status line or banners */
 };

@@ -53,12 +53,16 @@ enum {
 	OPT_GROUP,
 	OPT_RUN_AS_ROOT,
 	OPT_USER,
+	OPT_FLIGHT,
+	OPT_FLIGHT_MEMORY,
+	OPT_TRIGGER,
 };
 
 /* The command line: the recording's configuration, and what the CLI itself
  * does with it. */
 struct cli {
 	const char *cmd_name;	/* "", "record", "analyze" or "diff" */
+	bool flight_option;	/* --flight-memory or --trigger given */
 	const char *input;	/* analyze FILE, diff BASE */
 	const char *input2;	/* diff NEW */
 	const char *output;	/* -o: the recording (record, -p/--), the report (analyze) */
@@ -262,6 +266,33 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		rec->targets.run_as = RUN_AS_USER;
 		rec->targets.run_as_user = arg;
 		return 0;
+	case OPT_FLIGHT: {
+		double s;
+
+		errno = 0;
+		s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(s >= 0.1) || s > 3600)
+			argp_error(state, "--flight-recorder: '%s' is not a window in seconds from 0.1 to 3600 (e.g. 3)",
+				   arg);
+		rec->flight.window_ns = (__u64)(s * 1e9);
+		return 0;
+	}
+	case OPT_FLIGHT_MEMORY: {
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' || v < 1 || v > 65536)
+			argp_error(state, "--flight-memory: '%s' is not a size in MiB from 1 to 65536", arg);
+		rec->flight.max_bytes = (size_t)v << 20;
+		cli->flight_option = true;
+		return 0;
+	}
+	case OPT_TRIGGER:
+		if (flight__parse_trigger(arg, &rec->flight.trig))
+			argp_error(state, "--trigger: '%s' is not one of sync=MS, gpu-idle=MS, drops=N or none", arg);
+		cli->flight_option = true;
+		return 0;
 	case OPT_ZSTD_LEVEL: {
 		long v;
 
@@ -353,6 +384,15 @@ static const struct argp_option main_options[] = {
 
 static const struct argp_option record_options[] = {
 	RECORD_OPTIONS,
+	{ "flight-recorder", OPT_FLIGHT, "SEC", 0,
+	  "Keep the last SEC seconds in memory and write them only at a trigger (SIGUSR1, a --trigger check, the "
+	  "end), each to its own recording FILE.N.isr", 0 },
+	{ "flight-memory", OPT_FLIGHT_MEMORY, "MIB", 0,
+	  "Memory the flight recorder may hold, compressed (default 64); past it the oldest events go first", 0 },
+	{ "trigger", OPT_TRIGGER, "CHECK", 0,
+	  "A live check that writes a window (repeatable): sync=MS (a CUDA synchronization that long; default "
+	  "1000), gpu-idle=MS (a GPU idle that long, with --gpu; default off), drops=N (N events lost within a "
+	  "second; default 1000); 0 turns one off, none all", 0 },
 	{ "output", 'o', "FILE", 0, "Write the recording to FILE (required)", 0 },
 	{ 0 },
 };
@@ -660,6 +700,10 @@ int main(int argc, char **argv)
 		return analyze__diff(cli.input, cli.input2, cli.format, cli.output, &cli.rec.output.share) ? 1 : 0;
 	}
 	if (strcmp(cli.cmd_name, "record") == 0) {
+		if (cli.flight_option && !cli.rec.flight.window_ns) {
+			fprintf(stderr, "inferscope-bpf record: --flight-memory and --trigger need --flight-recorder SEC\n");
+			return 2;
+		}
 		if (!cli.output && !cli.list_probes) {
 			fprintf(stderr, "inferscope-bpf record: give the output file with -o FILE\n");
 			return 2;

@@ -22,6 +22,9 @@ struct rec_writer_opts {
 	int zstd_level;		/* 0 = store uncompressed; default used by the CLI: 1 */
 	struct out_file_share share;	/* who may read it besides its owner; zero: nobody */
 	bool unnamed;		/* it takes its name at rec_writer__name(), not at once */
+	/* Ring mode (rec_writer__open_ring) only: */
+	__u64 ring_window_ns;	/* events kept for this long after they happened */
+	size_t ring_max_bytes;	/* and within this much memory, the oldest evicted first */
 };
 
 /* Creates path as a new file (lib/out_file.h: never through a link, never
@@ -59,6 +62,49 @@ int rec_writer__write_drops(struct rec_writer *w, const struct isr_drop_count *d
 /* Flushes events, writes END + trailer, fsyncs. The writer stays valid
  * for rec_writer__free(). */
 int rec_writer__finish(struct rec_writer *w, __u64 end_mono_ns, __u32 stop_reason);
+
+/*
+ * Ring mode, the flight recorder: nothing is written until asked. Events
+ * are buffered and sealed into compressed EVENTS chunks as in a file, but
+ * kept in memory; rec_writer__ring_trim() forgets the chunks whose newest
+ * event is older than the window, and the oldest beyond the memory cap.
+ * PROCESS chunks are all kept; CLOCK chunks from just before the oldest
+ * event on; DROPS chunks are kept as numbers; events that later events
+ * refer to (kernel and GPU names, interned Python stacks and code, thread
+ * names, the newest GPU clock pairs) are kept past their chunk.
+ * rec_writer__write_window() writes what is held as one self-contained
+ * recording and forgets the events written, so that windows never
+ * overlap: the next one begins with the first event after it.
+ * rec_writer__finish() and HOST chunks are refused (-EINVAL): each window
+ * has its own.
+ */
+struct rec_writer *rec_writer__open_ring(const struct rec_writer_opts *opts);
+void rec_writer__ring_trim(struct rec_writer *w, __u64 now_ns);
+
+struct rec_ring_stats {
+	size_t bytes;		/* memory the ring holds, compressed chunks and definitions */
+	__u64 events;		/* events it holds */
+	__u64 first_ns, last_ns;	/* the least and greatest time of a chunk held; 0 when empty */
+	__u64 capped_events;	/* events evicted by the memory cap within their window */
+};
+void rec_writer__ring_stats(const struct rec_writer *w, struct rec_ring_stats *st);
+
+struct rec_window {
+	__u64 events;		/* events of the window (definitions kept from before not counted) */
+	__u64 first_ns, last_ns;	/* its chunks' least and greatest event time */
+	__u64 drops;		/* drops counted while its events were recorded */
+	__u64 bytes;		/* the file's size */
+	__u64 capped_events;	/* events the memory cap evicted from it */
+};
+
+/* Writes the ring as a new recording at path (lib/out_file.h; named once
+ * complete): host (the HOST properties, whose start should be the
+ * window's), every process, the clock pairs, the definitions the window's
+ * events need, its events, the drops counted while they were recorded (the
+ * latest DROPS less those before its first event), END with end_mono_ns
+ * and stop_reason. 0 or -errno; on an error the ring keeps its events. */
+int rec_writer__write_window(struct rec_writer *w, const char *path, const struct rec_props *host,
+			     __u64 end_mono_ns, __u32 stop_reason, struct rec_window *out);
 
 __u64 rec_writer__events_written(const struct rec_writer *w);
 __u64 rec_writer__events_lost(const struct rec_writer *w);

@@ -8,6 +8,7 @@
  * recording does.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,8 +20,10 @@
 #include "budget_ctl.h"
 #include "clock.h"
 #include "family.h"
+#include "flight.h"
 #include "isr_format.h"
 #include "launch.h"
+#include "mem_sample.h"
 #include "preflight.h"
 #include "proc.h"
 #include "procinfo.h"
@@ -31,17 +34,24 @@
 #define LIVENESS_NS	200000000ULL
 #define POLL_MS		50	/* drain cadence: bulk events never wake us */
 #define MAX_PENDING	256
+#define NUMA_EVERY	10	/* memory samples per reading of numa_maps (it walks the page tables) */
 
 #define PROBE_FAMILY_REF(name) &family_##name,
 static const struct probe_family *const families[] = { PROBE_FAMILIES(PROBE_FAMILY_REF) };
 #undef PROBE_FAMILY_REF
 #define NR_FAMILIES (sizeof(families) / sizeof(families[0]))
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, window_signal;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+static void on_window_signal(int sig)
+{
+	(void)sig;
+	window_signal = 1;
 }
 
 struct pending_snapshot {
@@ -74,6 +84,15 @@ struct recorder {
 	int write_err;
 	__u32 *descendants;		/* of the -p processes, running at the attach, traced too */
 	size_t ndescendants;
+	/* --flight-recorder: the writer is a ring; windows written at triggers */
+	struct flight_check check;
+	char trigger[160];		/* a live check fired: what it saw; "" if none */
+	__u64 last_window_ns;		/* when the last window was written */
+	__u64 next_seal_ns;		/* when the buffered events are sealed into the ring next */
+	unsigned int windows;		/* written so far */
+	unsigned int mem_samples;	/* rounds of memory samples taken */
+	unsigned int windows_failed;
+	__u64 triggers_limited;		/* live triggers within a window of the last one, not written */
 	struct pending_snapshot pending[MAX_PENDING];	/* new processes to snapshot and probe */
 	size_t npending;
 	size_t pending_overflow;
@@ -138,6 +157,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 		else
 			new_process(r, h->pid, ISR_ORIGIN_EXEC);
 	}
+	if (r->cfg->flight.window_ns && !r->trigger[0])
+		flight_check__event(&r->check, h, size, r->trigger, sizeof(r->trigger));
 	/* Keep consuming after a write error so that the loop stops cleanly. */
 	emit(r, data, size);
 	return 0;
@@ -228,6 +249,101 @@ static int write_drops(struct recorder *r)
 	return rec_writer__write_drops(r->w, d, ISR_SRC_MAX);
 }
 
+/* The host as a window's recording describes it: its start is the
+ * window's, and it says what wrote it. */
+static struct rec_props *window_host(const struct recorder *r, __u64 start, const char *why)
+{
+	const struct record_config *cfg = r->cfg;
+	struct rec_props *host;
+	int e;
+
+	host = procinfo__host(cfg->output.argc, cfg->output.argv, start, 0, getenv("INFERSCOPE_SYSFS_ROOT"));
+	if (!host)
+		return NULL;
+	e = rec_props__add_str(host, ISR_PROP_HOST_TRIGGER, why);
+	if (e) {
+		rec_props__free(host);
+		errno = -e;
+		return NULL;
+	}
+	return host;
+}
+
+/* --flight-recorder: what the ring holds, written as the next window's
+ * recording. A window that cannot be written is said and the ring kept:
+ * the next trigger tries again. 0 or -errno. */
+static int write_window(struct recorder *r, const char *why, __u32 stop_reason)
+{
+	const struct record_config *cfg = r->cfg;
+	struct rec_ring_stats st;
+	struct rec_window win;
+	struct rec_props *host;
+	char path[PATH_MAX];
+	__u64 now;
+	int e;
+
+	e = rec_writer__flush(r->w);
+	e = e ?: write_clock(r->w);
+	e = e ?: write_drops(r);
+	if (e)
+		return r->write_err = e;
+	now = clock__mono_ns();
+	rec_writer__ring_trim(r->w, now);
+	rec_writer__ring_stats(r->w, &st);
+	e = flight__window_path(cfg->output.path, r->windows + 1, path, sizeof(path));
+	host = e ? NULL : window_host(r, st.first_ns && st.first_ns < now ? st.first_ns : now, why);
+	if (!e && !host)
+		e = -errno;
+	e = e ?: rec_writer__write_window(r->w, path, host, now, stop_reason, &win);
+	rec_props__free(host);
+	r->last_window_ns = now;
+	if (e) {
+		r->windows_failed++;
+		fprintf(stderr, "%sinferscope-bpf: cannot write the flight-recorder window %s (%s): %s; its events stay "
+			"in memory for the next trigger\n", isatty(STDERR_FILENO) && !cfg->quiet ? "\n" : "", path, why,
+			out_file__strerror(e));
+		return e;
+	}
+	r->windows++;
+	fprintf(stderr, "%sinferscope-bpf: window %u (%s): %.2f s, %llu events, %llu dropped, %.1f MiB written to %s\n",
+		isatty(STDERR_FILENO) && !cfg->quiet ? "\n" : "", r->windows, why,
+		win.last_ns > win.first_ns ? (now - win.first_ns) / 1e9 : 0.0, (unsigned long long)win.events,
+		(unsigned long long)win.drops, win.bytes / 1048576.0, path);
+	if (win.capped_events)
+		fprintf(stderr, "inferscope-bpf: the window is shorter than %.1f s: %llu older events did not fit "
+			"--flight-memory %zu MiB\n", cfg->flight.window_ns / 1e9,
+			(unsigned long long)win.capped_events, cfg->flight.max_bytes >> 20);
+	return 0;
+}
+
+/* --flight-recorder, after each poll: the buffered events sealed into the
+ * ring and the old ones forgotten at its cadence; a window written for
+ * SIGUSR1 at once, for a live check unless one was written within the
+ * window's length (a stall that lasts fires once per window). */
+static void flight_step(struct recorder *r, __u64 now)
+{
+	const struct record_config *cfg = r->cfg;
+	__u64 seal = cfg->flight.window_ns / 10;
+
+	if (now >= r->next_seal_ns) {
+		seal = seal < 50000000ULL ? 50000000ULL : seal > TICK_NS ? TICK_NS : seal;
+		r->next_seal_ns = now + seal;
+		if (rec_writer__flush(r->w) == 0)
+			rec_writer__ring_trim(r->w, now);
+	}
+	if (window_signal) {
+		window_signal = 0;
+		write_window(r, "SIGUSR1", ISR_STOP_FLIGHT_TRIGGER);
+	}
+	if (r->trigger[0]) {
+		if (r->windows && now - r->last_window_ns < cfg->flight.window_ns)
+			r->triggers_limited++;
+		else
+			write_window(r, r->trigger, ISR_STOP_FLIGHT_TRIGGER);
+		r->trigger[0] = '\0';
+	}
+}
+
 static bool any_target_alive(struct tracer *t)
 {
 	__u32 pids[ISR_MAX_TARGETS];
@@ -263,9 +379,14 @@ static void rescan(struct recorder *r)
 
 static void status_line(const struct recorder *r, __u64 elapsed_ns, __u64 prev_events)
 {
-	fprintf(stderr, "\r  recording %6.1fs  %10llu events  %8.1fk ev/s  drops %llu  %7.1f MiB ",
+	struct rec_ring_stats st;
+
+	rec_writer__ring_stats(r->w, &st);
+	fprintf(stderr, "\r  recording %6.1fs  %10llu events  %8.1fk ev/s  drops %llu  %7.1f MiB%s",
 		elapsed_ns / 1e9, (unsigned long long)r->events, (r->events - prev_events) / 1e3,
-		(unsigned long long)r->drops_total, rec_writer__bytes_written(r->w) / 1048576.0);
+		(unsigned long long)r->drops_total,
+		(r->cfg->flight.window_ns ? st.bytes : rec_writer__bytes_written(r->w)) / 1048576.0,
+		r->cfg->flight.window_ns ? " in memory " : " ");
 }
 
 /* The ready file holds the recorder's pid. Created with the recording, as
@@ -370,7 +491,27 @@ static int open_all(struct recorder *r, struct launch_env *env)
 	size_t i;
 	int e = 0;
 
-	r->w = rec_writer__open(cfg->output.path, &wopts);
+	if (cfg->flight.window_ns) {
+		char first[PATH_MAX];
+
+		/* Where the windows go is checked now, not at the first trigger. */
+		e = flight__window_path(cfg->output.path, 1, first, sizeof(first));
+		r->w = e ? NULL : rec_writer__open(first, &wopts);
+		if (r->w) {
+			rec_writer__free(r->w);	/* never named: removed */
+			wopts.ring_window_ns = cfg->flight.window_ns;
+			wopts.ring_max_bytes = cfg->flight.max_bytes;
+			r->w = rec_writer__open_ring(&wopts);
+		}
+		if (!r->w) {
+			e = e ?: -errno;
+			fprintf(stderr, "inferscope-bpf: cannot create the flight-recorder windows %s: %s\n",
+				first, out_file__strerror(e));
+			return e;
+		}
+	} else {
+		r->w = rec_writer__open(cfg->output.path, &wopts);
+	}
 	if (!r->w) {
 		e = -errno;
 		fprintf(stderr, "inferscope-bpf: cannot create the recording %s: %s%s\n", cfg->output.path,
@@ -552,6 +693,7 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 static void banner(const struct recorder *r)
 {
 	const struct record_config *cfg = r->cfg;
+	const char *follow;
 	size_t i;
 
 	fprintf(stderr, "inferscope-bpf: recording ");
@@ -565,9 +707,19 @@ static void banner(const struct recorder *r)
 		fprintf(stderr, "%spid %u", i || cfg->targets.command ? ", " : "", cfg->targets.pids[i]);
 	if (r->ndescendants)
 		fprintf(stderr, ", %zu running descendant%s", r->ndescendants, r->ndescendants == 1 ? "" : "s");
-	fprintf(stderr, "%s to %s", !cfg->targets.follow_children ? " (--no-follow: not their children)" :
-		cfg->targets.command || cfg->targets.pid_count > 1 || r->ndescendants ? " and the processes they start" :
-		" and the processes it starts", cfg->output.path);
+	follow = !cfg->targets.follow_children ? " (--no-follow: not their children)" :
+		 cfg->targets.command || cfg->targets.pid_count > 1 || r->ndescendants ? " and the processes they start" :
+		 " and the processes it starts";
+	if (cfg->flight.window_ns) {
+		char first[PATH_MAX];
+
+		if (flight__window_path(cfg->output.path, 1, first, sizeof(first)))
+			snprintf(first, sizeof(first), "%s", cfg->output.path);
+		fprintf(stderr, "%s, keeping the last %.1f s in memory (windows written at SIGUSR1 to pid %d, a "
+			"--trigger check or the end: %s, ...)", follow, cfg->flight.window_ns / 1e9, (int)getpid(), first);
+	} else {
+		fprintf(stderr, "%s to %s", follow, cfg->output.path);
+	}
 	if (cfg->targets.duration_ns)
 		fprintf(stderr, " for %.1f s", cfg->targets.duration_ns / 1e9);
 	fprintf(stderr, "; Ctrl-C stops\n");
@@ -584,16 +736,18 @@ static int begin(struct recorder *r)
 	int e;
 
 	r->start = clock__mono_ns();
-	e = rec_writer__name(r->w);
+	e = cfg->flight.window_ns ? 0 : rec_writer__name(r->w);
 	if (e) {
 		fprintf(stderr, "inferscope-bpf: cannot name the recording %s: %s\n", cfg->output.path, strerror(-e));
 		return e;
 	}
 	/* INFERSCOPE_SYSFS_ROOT: a fake sysfs tree, for tests */
-	host = procinfo__host(cfg->output.argc, cfg->output.argv, r->start, cfg->targets.duration_ns,
-			      getenv("INFERSCOPE_SYSFS_ROOT"));
-	e = host ? rec_writer__write_props(r->w, ISR_CHUNK_HOST, host) : -errno;
-	rec_props__free(host);
+	if (!cfg->flight.window_ns) {	/* a window has its own (write_window) */
+		host = procinfo__host(cfg->output.argc, cfg->output.argv, r->start, cfg->targets.duration_ns,
+				      getenv("INFERSCOPE_SYSFS_ROOT"));
+		e = host ? rec_writer__write_props(r->w, ISR_CHUNK_HOST, host) : -errno;
+		rec_props__free(host);
+	}
 	e = e ?: write_clock(r->w);
 	e = e ?: budget_ctl__start(&r->budget, r->start, emit, r);
 	for (i = 0; !e && i < cfg->targets.pid_count; i++)
@@ -608,6 +762,12 @@ static int begin(struct recorder *r)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	if (cfg->flight.window_ns) {
+		flight_check__init(&r->check, &cfg->flight.trig, 0);
+		r->next_seal_ns = r->start;
+		sa.sa_handler = on_window_signal;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 
 	if (cfg->targets.command) {
 		e = launch__release(&r->launch);
@@ -640,17 +800,40 @@ static int begin(struct recorder *r)
 	return 0;
 }
 
-/* Once a second: the rescan, the events written, a clock pair, the drops. */
+/* Once a second: every target's memory (user/mem_sample.h), its NUMA
+ * placement every NUMA_EVERY seconds. */
+static void sample_memory(struct recorder *r)
+{
+	static __u32 pids[ISR_MAX_TARGETS];
+	const char *sys = getenv("INFERSCOPE_SYSFS_ROOT");	/* a fake sysfs tree, for tests */
+	bool numa = r->mem_samples++ % NUMA_EVERY == 0;
+	struct isr_ev_mem_sample m;
+	int n, i;
+
+	n = tracer__targets(r->t, pids, ISR_MAX_TARGETS);
+	for (i = 0; i < n && !r->write_err; i++) {
+		if (mem_sample__read(pids[i], "/proc", sys ? sys : "/sys", numa, &m))
+			continue;	/* gone: its exit tells */
+		m.hdr.ts_ns = clock__mono_ns();
+		emit(r, &m, sizeof(m));
+	}
+}
+
+/* Once a second: the rescan, the memory samples, the events written, a
+ * clock pair, the drops. */
 static void tick(struct recorder *r)
 {
 	int e;
 
 	rescan(r);
+	sample_memory(r);
 	e = rec_writer__flush(r->w);
 	e = e ?: write_clock(r->w);
 	e = e ?: write_drops(r);
 	if (e)
 		r->write_err = e;
+	if (r->cfg->flight.window_ns && !r->trigger[0])
+		flight_check__drops(&r->check, r->drops_total, r->trigger, sizeof(r->trigger));
 }
 
 /* Consumes and writes until a stop: the ISR_STOP_* reason, or -errno when
@@ -679,6 +862,8 @@ static int loop(struct recorder *r)
 		now = clock__mono_ns();
 		if (!r->write_err)
 			r->write_err = budget_ctl__step(&r->budget, r->t, now, emit, r);
+		if (cfg->flight.window_ns && !r->write_err)
+			flight_step(r, now);
 		if (r->write_err)
 			stop = ISR_STOP_WRITE_ERROR;
 		else if (stop_signal)
@@ -717,6 +902,12 @@ static void finish(struct recorder *r, __u32 stop_reason)
 		write_pending(r);
 	if (r->write_err)
 		return;
+	if (r->cfg->flight.window_ns) {	/* the end is a trigger too */
+		e = write_window(r, "end of the recording", stop_reason);
+		if (e && !r->write_err)
+			r->write_err = e;
+		return;
+	}
 	e = write_clock(r->w);
 	e = e ?: write_drops(r);
 	e = e ?: rec_writer__finish(r->w, clock__mono_ns(), stop_reason);
@@ -727,7 +918,14 @@ static void report(const struct recorder *r)
 {
 	__u64 drops[ISR_SRC_MAX];
 
-	if (!r->cfg->quiet) {
+	if (!r->cfg->quiet && r->cfg->flight.window_ns) {
+		fprintf(stderr, "inferscope-bpf: %llu events in %.1f s, %llu dropped, %u flight-recorder windows written\n",
+			(unsigned long long)r->events, (clock__mono_ns() - r->start) / 1e9,
+			(unsigned long long)r->drops_total, r->windows);
+		if (r->triggers_limited)
+			fprintf(stderr, "inferscope-bpf: %llu live triggers came within %.1f s of a window and wrote none\n",
+				(unsigned long long)r->triggers_limited, r->cfg->flight.window_ns / 1e9);
+	} else if (!r->cfg->quiet) {
 		fprintf(stderr, "inferscope-bpf: %llu events in %.1f s, %llu dropped, %.1f MiB written to %s\n",
 			(unsigned long long)r->events, (clock__mono_ns() - r->start) / 1e9,
 			(unsigned long long)r->drops_total, rec_writer__bytes_written(r->w) / 1048576.0,
@@ -805,6 +1003,8 @@ static void close_all(struct recorder *r)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	if (r->cfg->flight.window_ns)
+		signal(SIGUSR1, SIG_DFL);
 }
 
 int record__run(const struct record_config *cfg, struct record_result *res)

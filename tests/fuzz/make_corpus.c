@@ -188,6 +188,23 @@ static struct synth *job(void)
 		rc->duration_ns = 2 * MS;
 		rc->nr_reclaimed = 32;
 		rc->kind = ISR_RECLAIM_MEMCG;
+		for (int k = 0; k < 2; k++) {
+			struct isr_ev_mem_sample *m = synth__event(b, ISR_EV_MEM_SAMPLE, sizeof(*m),
+								   T0 + (151 + 10 * k) * MS, PID, 0);
+
+			m->rss_anon_bytes = 300ULL << 20;
+			m->rss_file_bytes = 40ULL << 20;
+			m->swap_bytes = (__u64)k << 20;
+			m->psi_some_us = 1000 + 9000 * (__u64)k;
+			m->psi_full_us = 500 + 4000 * (__u64)k;
+			m->cg_current_bytes = 500ULL << 20;
+			m->cg_high_bytes = 512ULL << 20;
+			m->cg_max_bytes = ISR_MEM_UNLIMITED;
+			m->flags = ISR_MEM_CGROUP | ISR_MEM_PSI | (k ? 0 : ISR_MEM_NUMA);
+			m->nnodes = 2;
+			m->numa_bytes[0] = 1000 << 12;
+			m->numa_bytes[1] = 80000ULL << 12;
+		}
 	}
 	{
 		struct isr_ev_nccl_comm *nc = synth__event(b, ISR_EV_NCCL_COMM, sizeof(*nc), T0 + 151 * MS, PID, LAUNCHER);

@@ -497,6 +497,179 @@ static void test_memory_pressure_in_cgroup(void **state)
 		assert_true(pages >= steal * 95 / 100 && pages <= steal * 105 / 100);
 }
 
+/* Reads the "total=" of a pressure file's line that starts with kind
+ * ("some", "full"): -1 when absent. */
+static long long pressure_total(const char *path, const char *kind)
+{
+	char *text = read_text(path), *at;
+	long long v = -1;
+
+	if (text && (at = strstr(text, kind)) && (at = strstr(at, "total=")))
+		v = atoll(at + 6);
+	free(text);
+	return v;
+}
+
+/*
+ * The memory samples (ISR_EV_MEM_SAMPLE, once a second): the same scanner
+ * reads its file 12 times through a 16 MiB cgroup, for some seconds.
+ * host_memory_pressure says how long tasks stalled on memory (PSI: the
+ * cgroup's memory.pressure with v2, the host's /proc/pressure/memory with
+ * v1) and how close the cgroup came to its limit. With v2 the stall it
+ * measured is at most what the cgroup's memory.pressure counted over its
+ * whole life (the samples miss what came before the first and after the
+ * last); with v1, at most what the host's counted during the run.
+ */
+static void test_memory_pressure_psi(void **state)
+{
+	struct ctx *c = *state;
+	char file[600], cmd[2048], path[1100], why[1200];
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "/bin/sh", "-c", cmd, NULL };
+	long long total_us;
+	double some, elapsed;
+	json_t *f, *ev;
+	int fd;
+
+	long long host0;
+	int version = make_memory_cgroup(c, why, sizeof(why));
+
+	if (!version) {
+		print_message("skipped: %s\n", why);
+		skip();
+	}
+	if (version == 2)
+		snprintf(path, sizeof(path), "%s/memory.pressure", c->cgroup);
+	else
+		snprintf(path, sizeof(path), "/proc/pressure/memory");
+	if (access(path, R_OK)) {
+		print_message("skipped: no %s (PSI off: psi=1 on the kernel command line)\n", path);
+		skip();
+	}
+	snprintf(file, sizeof(file), "%s/scan.bin", c->f.dir);
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	{
+		static char mib[1 << 20];
+
+		memset(mib, 'x', sizeof(mib));
+		for (int i = 0; i < CG_FILE_MIB; i++)
+			assert_int_equal(write(fd, mib, sizeof(mib)), (ssize_t)sizeof(mib));
+	}
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s cachescan %s 12", c->cgroup, WORKLOAD, file);
+	host0 = version == 2 ? 0 : pressure_total(path, "some");
+	elapsed = th_now();
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	elapsed = th_now() - elapsed;
+	total_us = pressure_total(path, "some") - host0;
+	c->report = th_report(c->f.isr);
+	assert_true(th_count(c->report, "mem_sample") >= 2);
+	f = finding(c->report, "host_memory_pressure");
+	ev = json_object_get(f, "evidence");
+	some = th_num(ev, "psi_some_s");
+	print_message("cgroup v%d, %.1f s run, %lld mem samples: PSI some %.3f s measured, %s total %.3f s; cgroup peak "
+		      "%.1f MiB of %.1f MiB\n", version, elapsed, th_count(c->report, "mem_sample"), some, version == 2 ? "the cgroup's" : "the host's, during the run,",
+		      total_us / 1e6,
+		      th_num(ev, "cgroup_peak_bytes") / 1048576.0, th_num(ev, "cgroup_limit_bytes") / 1048576.0);
+	assert_string_equal(json_string_value(json_object_get(ev, "psi_scope")), version == 2 ? "cgroup" : "host");
+	assert_true(th_num(ev, "cgroup_limit_bytes") == (double)(CG_LIMIT_MIB << 20));
+	assert_true(some > 0);
+	assert_true(some * 1e6 <= total_us + 1000);
+	expect_in_summary(f, "`scanner`");
+	expect_in_summary(f, version == 2 ? "Memory pressure (PSI, its cgroup's) stalled some of its tasks" :
+					    "Memory pressure (PSI, the host's) stalled some of its tasks");
+	expect_in_summary(f, "Its memory cgroup used");
+}
+
+/* --- numa_remote on a fake two-node host ----------------------------------- */
+
+/* Writes text to dir/rel, making the directories. */
+static void fake_file(const char *dir, const char *rel, const char *text)
+{
+	char path[1200], *slash;
+	FILE *f;
+
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The launch_rate workload pinned to `cpu` (taskset) on a host that the
+ * fake sysfs (INFERSCOPE_SYSFS_ROOT) says has two NUMA nodes, CPU 0 on
+ * node 0 and CPU 1 on node 1, and one GPU, on node 1: the JSON report. */
+static json_t *record_pinned(struct ctx *c, const char *cpu)
+{
+	char sys[600], count[600];
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--budget", "off", "--no-py-stacks", "--",
+			 "taskset", "-c", (char *)cpu, "build/tests/workloads/launch_rate", "2", "seq", count, "2000", NULL };
+
+	snprintf(sys, sizeof(sys), "%s/sys", c->f.dir);
+	snprintf(count, sizeof(count), "%s/launches", c->f.dir);
+	fake_file(sys, "devices/system/node/online", "0-1\n");
+	fake_file(sys, "devices/system/node/node0/cpulist", "0\n");
+	fake_file(sys, "devices/system/node/node0/distance", "10 21\n");
+	fake_file(sys, "devices/system/node/node1/cpulist", "1\n");
+	fake_file(sys, "devices/system/node/node1/distance", "21 10\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/vendor", "0x10de\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/device", "0x2330\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/class", "0x030200\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/numa_node", "1\n");
+	fake_file(sys, "bus/pci/devices/0000:3b:00.0/local_cpulist", "1\n");
+	setenv("INFERSCOPE_SYSFS_ROOT", sys, 1);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	unsetenv("INFERSCOPE_SYSFS_ROOT");
+	return th_report(c->f.isr);
+}
+
+/* Pinned to CPU 0, node 0: numa_remote names the launching thread, its
+ * time away from the GPU's node 1, and says to bind to node 1. */
+static void test_numa_remote_on_fake_two_nodes(void **state)
+{
+	struct ctx *c = *state;
+	json_t *f, *t;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("skipped: one CPU\n");
+		skip();
+	}
+	c->report = record_pinned(c, "0");
+	f = finding(c->report, "numa_remote");
+	expect_in_summary(f, "`launch_rate`");
+	expect_in_summary(f, "on CPU on node 0, away from its GPU's node 1");
+	assert_non_null(strstr(json_string_value(json_object_get(f, "suggestion")), "numactl --cpunodebind=1 --membind=1"));
+	t = json_array_get(json_object_get(json_object_get(f, "evidence"), "threads"), 0);
+	print_message("launch_rate: %.3f s on CPU, %.3f s on node 0\n", th_num(t, "on_cpu_s"), th_num(t, "remote_s"));
+	assert_true(th_num(t, "on_cpu_s") > 0.2);	/* of 2 s spinning: the 2 CPUs are shared */
+	/* all but what taskset ran before it pinned itself and exec'd */
+	assert_true(th_num(t, "remote_s") >= 0.95 * th_num(t, "on_cpu_s"));
+}
+
+/* Pinned to CPU 1, the GPU's node: no finding. */
+static void test_numa_local_on_fake_two_nodes(void **state)
+{
+	struct ctx *c = *state;
+	json_t *fs, *f;
+	size_t i;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("skipped: one CPU\n");
+		skip();
+	}
+	c->report = record_pinned(c, "1");
+	fs = json_object_get(c->report, "findings");
+	json_array_foreach(fs, i, f)
+		assert_string_not_equal(json_string_value(json_object_get(f, "rule")), "numa_remote");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,6 +681,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_page_fault_storm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_contention_names_the_competitor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_pressure_in_cgroup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memory_pressure_psi, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_numa_remote_on_fake_two_nodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_numa_local_on_fake_two_nodes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,6 +136,11 @@ static inline unsigned int plan_sync_sleep_ms(unsigned int f)
 /* cuStreamQuery on this stream says CUDA_ERROR_NOT_READY (600), as a
  * driver does for a stream with work pending. */
 #define PLAN_BUSY_STREAM	0x5BADULL
+/* cuStreamSynchronize on a stall stream blocks for the milliseconds it
+ * names: a planted stall of any length (the flight recorder's live check). */
+#define PLAN_STALL_STREAM(ms)	(0x57A1100000000ULL | (unsigned int)(ms))
+#define PLAN_IS_STALL_STREAM(h)	(((unsigned long long)(h) >> 32) == 0x57A11ULL)
+#define PLAN_STALL_MS(h)	((unsigned int)((unsigned long long)(h) & 0xffffffffULL))
 #define PLAN_NOT_READY_CALLS	5	/* the last 5 cuStreamQuery calls */
 
 /* Allocations: bytes of call i (0-based) of allocation function F. The last

@@ -24,7 +24,8 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 {
-	(void)hStream;
-	standin_block_ms(plan_sync_sleep_ms(ISR_CUDA_FN_cuStreamSynchronize));
+	uintptr_t h = (uintptr_t)hStream;
+
+	standin_block_ms(PLAN_IS_STALL_STREAM(h) ? PLAN_STALL_MS(h) : plan_sync_sleep_ms(ISR_CUDA_FN_cuStreamSynchronize));
 	return CUDA_SUCCESS;
 }

@@ -267,6 +267,22 @@ static const struct field ev_rank_env[] = {
 	FIELD(isr_ev_rank_env, flags, "u32", "`ISR_RANK_ENV_*`: which were set"),
 };
 
+static const struct field ev_mem_sample[] = {
+	HDR(isr_ev_mem_sample),
+	FIELD(isr_ev_mem_sample, rss_anon_bytes, "u64", "RssAnon of /proc/PID/status"),
+	FIELD(isr_ev_mem_sample, rss_file_bytes, "u64", "RssFile"),
+	FIELD(isr_ev_mem_sample, rss_shmem_bytes, "u64", "RssShmem"),
+	FIELD(isr_ev_mem_sample, swap_bytes, "u64", "VmSwap"),
+	FIELD(isr_ev_mem_sample, psi_some_us, "u64", "memory pressure, some tasks stalled: cumulative microseconds (`ISR_MEM_PSI`)"),
+	FIELD(isr_ev_mem_sample, psi_full_us, "u64", "memory pressure, every non-idle task stalled: cumulative microseconds"),
+	FIELD(isr_ev_mem_sample, cg_current_bytes, "u64", "its memory cgroup's memory.current (`ISR_MEM_CGROUP`)"),
+	FIELD(isr_ev_mem_sample, cg_high_bytes, "u64", "memory.high; `ISR_MEM_UNLIMITED` for max"),
+	FIELD(isr_ev_mem_sample, cg_max_bytes, "u64", "memory.max; `ISR_MEM_UNLIMITED` for max"),
+	FIELD(isr_ev_mem_sample, flags, "u32", "`ISR_MEM_*`"),
+	FIELD(isr_ev_mem_sample, nnodes, "u32", "NUMA nodes numa_maps named (at most `ISR_MEM_NODES`)"),
+	FIELD(isr_ev_mem_sample, numa_bytes, "u64[8]", "resident bytes per NUMA node from /proc/PID/numa_maps (pages times kernelpagesize_kB; `ISR_MEM_NUMA`)"),
+};
+
 static const struct field ev_reclaim[] = {
 	HDR(isr_ev_reclaim),
 	FIELD(isr_ev_reclaim, duration_ns, "u64", "from the reclaim's begin (hdr.ts_ns) to its end"),
@@ -498,6 +514,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_task_info, "`ISR_EV_TASK_INFO`: the name of a task that is not a target, the first time it took a target thread's CPU or woke one. hdr.pid/tid: that target thread.", ev_task_info),
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
+	STRUCT(isr_ev_mem_sample, "`ISR_EV_MEM_SAMPLE`: a target process's memory, sampled by the recorder about once a second from /proc and the cgroup filesystem (never per event); hdr.pid the process, hdr.tid 0.", ev_mem_sample),
 	STRUCT(isr_ev_reclaim, "`ISR_EV_RECLAIM`: a target thread reclaimed memory itself before it could go on (direct reclaim, or its memory cgroup's); hdr.ts_ns is when it began, emitted when it ended.", ev_reclaim),
 	STRUCT(isr_ev_nccl_comm, "`ISR_EV_NCCL_COMM`: a communicator set up (ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitRankScalable), emitted at the return; hdr.ts_ns is the entry. Its sequence numbers start again.", ev_nccl_comm),
 	STRUCT(isr_ev_nccl_call, "`ISR_EV_NCCL_CALL`: an NCCL collective, point-to-point or group call at its entry (one probe hit, no return): the host's arrival.", ev_nccl_call),
@@ -565,6 +582,7 @@ static const struct constant host_props[] = {
 	CONST(ISR_PROP_HOST_DURATION_LIMIT_NS, "u64", "the -d limit; 0 = until the targets exit or Ctrl-C"),
 	CONST(ISR_PROP_HOST_GPU, "struct isr_host_gpu + text", "an NVIDIA GPU: PCI address, PCIe link, NUMA node, local CPUs (one property per GPU; since minor 2)"),
 	CONST(ISR_PROP_HOST_NUMA_NODE, "struct isr_host_numa_node + distances + text", "a NUMA node: memory, distances, CPUs (one property per node; since minor 2)"),
+	CONST(ISR_PROP_HOST_TRIGGER, "string", "a flight-recorder window (`record --flight-recorder`): what made the recorder write it (`SIGUSR1`, `sync: cuStreamSynchronize took 512.0 ms (pid 12, tid 13)`, `end of the recording`); absent from a recording written as it went"),
 };
 
 static const struct constant proc_props[] = {
@@ -631,6 +649,13 @@ static const struct constant sampling_kinds[] = {
 static const struct constant py_kinds[] = {
 	CONST(ISR_PY_KIND_TIMER, "sampled", "CPU-clock sample (--py-stacks HZ)"),
 	CONST(ISR_PY_KIND_CUDA, "cuda", "at a CUDA synchronization, a sampled launch (--py-launch-every) or a device memory allocation"),
+};
+
+static const struct constant mem_flags[] = {
+	CONST(ISR_MEM_CGROUP, NULL, "the cg_* fields are the process's memory cgroup's (cgroup v2)"),
+	CONST(ISR_MEM_PSI, NULL, "psi_* were read: the cgroup's memory.pressure, else /proc/pressure/memory"),
+	CONST(ISR_MEM_PSI_HOST, NULL, "psi_* are the host's (/proc/pressure/memory)"),
+	CONST(ISR_MEM_NUMA, NULL, "numa_bytes was read from /proc/PID/numa_maps in this sample (every tenth)"),
 };
 
 static const struct constant reclaim_kinds[] = {
@@ -738,6 +763,7 @@ static const struct const_doc const_tables[] = {
 	CONSTS("GIL event kinds (`isr_ev_gil.kind`)", "Name: the probed function, the key of the event in the report's event_counts.", 0, "kind", "name", gil_kinds),
 	CONSTS("Sampling event kinds (`isr_ev_sampling.kind`)", NULL, 0, "kind", NULL, sampling_kinds),
 	CONSTS("Reclaim kinds (`isr_ev_reclaim.kind`)", NULL, 0, "kind", NULL, reclaim_kinds),
+	CONSTS("Memory sample flags (`isr_ev_mem_sample.flags`)", NULL, 1, "flag", NULL, mem_flags),
 	CONSTS("GPU bridge states (`isr_ev_gpu_status.state`)", NULL, 0, "state", "name", gpu_states),
 	CONSTS("GPU API kinds (`isr_ev_gpu_api.api`)", NULL, 0, "api", "name", gpu_apis),
 	CONSTS("GPU window flags (`isr_ev_gpu_window.flags`)", NULL, 1, "bit", "name", gpu_window_flags),

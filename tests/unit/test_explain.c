@@ -1167,6 +1167,147 @@ static void test_schema_rule_ids(void **state)
 	json_decref(schema);
 }
 
+/* --- numa_remote and the memory samples ------------------------------------ */
+
+/* NUMA node `node` of the host, its CPUs `cpus`. */
+static void host_node(struct synth *b, __u32 node, const char *cpus)
+{
+	struct isr_host_numa_node n = { .node = node, .memory_bytes = 64ULL << 30 };
+
+	synth__host_prop(b, ISR_PROP_HOST_NUMA_NODE, &n, sizeof(n), cpus, strlen(cpus));
+}
+
+/* tid runs on cpu from `from` to `to` (switched in, then out). */
+static void run_on(struct synth *b, __u32 tid, __u32 cpu, __u64 from, __u64 to)
+{
+	struct isr_ev_sched_switch *e = synth__event(b, ISR_EV_SCHED_SWITCH, sizeof(*e), from, 0, 0);
+
+	e->hdr.cpu = cpu;
+	e->next_pid = PID;
+	e->next_tid = tid;
+	e = synth__event(b, ISR_EV_SCHED_SWITCH, sizeof(*e), to, PID, tid);
+	e->hdr.cpu = cpu;
+	e->prev_state = 0x1;
+}
+
+static void mem_sample(struct synth *b, __u64 ts, __u64 psi_some_us, __u64 cg_current, __u64 node0, __u64 node1)
+{
+	struct isr_ev_mem_sample *m = synth__event(b, ISR_EV_MEM_SAMPLE, sizeof(*m), ts, PID, 0);
+
+	m->rss_anon_bytes = node0 + node1;
+	m->psi_some_us = psi_some_us;
+	m->psi_full_us = psi_some_us / 2;
+	m->cg_current_bytes = cg_current;
+	m->cg_high_bytes = 1024 * MIB;
+	m->cg_max_bytes = ISR_MEM_UNLIMITED;
+	m->flags = ISR_MEM_CGROUP | ISR_MEM_PSI | (node0 + node1 ? ISR_MEM_NUMA : 0);
+	m->nnodes = 2;
+	m->numa_bytes[0] = node0;
+	m->numa_bytes[1] = node1;
+}
+
+/* Two nodes (CPUs 0-7, 8-15), the GPU on node 1; the launching thread
+ * runs 10 slices of 80 ms on CPU 2 (node 0) and launches in each, the
+ * other thread on CPU 9 (node 1); 900 of the process's 1000 MiB sit on
+ * node 0. */
+static struct synth *numa_job(__u32 launcher_cpu, __u64 node0_bytes)
+{
+	struct synth *b = job(1000 * MS);
+
+	host_node(b, 0, "0-7");
+	host_node(b, 1, "8-15");
+	host_gpu(b, 16000, 16);
+	for (int i = 0; i < 10; i++) {
+		__u64 t = T0 + (__u64)i * 100 * MS;
+
+		run_on(b, LAUNCHER, launcher_cpu, t + 1 * MS, t + 81 * MS);
+		ev_launch(b, t + 40 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		run_on(b, OTHER, 9, t + 82 * MS, t + 99 * MS);
+	}
+	mem_sample(b, T0 + 500 * MS, 0, 100 * MIB, node0_bytes, 100 * MIB);
+	return b;
+}
+
+static void test_numa_remote(void **state)
+{
+	struct synth *b = numa_job(2, 900 * MIB);
+	const struct finding *f;
+	struct analysis *a;
+	json_t *t;
+
+	(void)state;
+	a = analyze(b);
+	f = find_rule(a, "numa_remote", LAUNCHER);
+	assert_non_null(f);
+	assert_true(f->cost_s == 0);
+	expect_text(f, "ran 100% of its 0.800 s on CPU on node 0, away from its GPU's node 1");
+	expect_text(f, "900 MiB of its 1000 MiB resident memory (90%) sits on other nodes");
+	assert_non_null(strstr(f->suggestion, "numactl --cpunodebind=1 --membind=1"));
+	assert_non_null(strstr(f->suggestion, "taskset -c 8-15"));
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "gpu_node")), 1);
+	t = json_array_get(json_object_get(f->evidence, "threads"), 0);
+	assert_int_equal(json_integer_value(json_object_get(t, "tid")), LAUNCHER);
+	assert_true(fabs(json_real_value(json_object_get(t, "remote_s")) - 0.8) < 1e-9);
+	assert_null(find_rule(a, "numa_remote", OTHER));	/* it runs on node 1, and launches nothing */
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* On the GPU's node with its memory there: nothing to say. */
+static void test_numa_local(void **state)
+{
+	struct synth *b = numa_job(10, 10 * MIB);
+	struct analysis *a;
+
+	(void)state;
+	a = analyze(b);
+	assert_null(find_rule(a, "numa_remote", LAUNCHER));
+	assert_null(find_rule(a, "numa_remote", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* GPUs on both nodes: which one the process uses is not known. */
+static void test_numa_not_judged(void **state)
+{
+	struct synth *b = numa_job(2, 900 * MIB);
+	struct isr_host_gpu g = { .vendor = 0x10de, .device = 0x2330, .class_code = 0x030200, .numa_node = 0 };
+	struct analysis *a;
+
+	(void)state;
+	strcpy(g.pci_address, "0000:1b:00.0");
+	synth__host_prop(b, ISR_PROP_HOST_GPU, &g, sizeof(g), "0-7", 3);
+	a = analyze(b);
+	assert_null(find_rule(a, "numa_remote", LAUNCHER));
+	assert_true(not_judged(a, "numa_remote", "which GPU each process uses: the host's GPUs sit on several NUMA nodes"));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* A process whose cgroup came to 98% of its memory.high and whose tasks
+ * stalled 300 ms on memory (PSI), with no thread reclaiming long enough
+ * for a thread finding: one finding for the process, costing the stall. */
+static void test_cgroup_near_limit(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	mem_sample(b, T0 + 100 * MS, 50000, 500 * MIB, 0, 0);
+	mem_sample(b, T0 + 600 * MS, 200000, 1004 * MIB, 0, 0);
+	mem_sample(b, T0 + 900 * MS, 350000, 900 * MIB, 0, 0);
+	a = analyze(b);
+	f = expect(a, "host_memory_pressure", 0, 0.3);
+	expect_text(f, "Process 100 ran near its memory cgroup's limit.");
+	expect_text(f, "Memory pressure (PSI, its cgroup's) stalled some of its tasks 0.300 s and all of them 0.150 s.");
+	expect_text(f, "Its memory cgroup used 1004 MiB of its 1024 MiB limit (98%).");
+	assert_string_equal(json_string_value(json_object_get(f->evidence, "psi_scope")), "cgroup");
+	analysis__free(a);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1193,6 +1334,10 @@ int main(void)
 		cmocka_unit_test(test_pageable_memcpy_host),
 		cmocka_unit_test(test_pageable_memcpy_registered),
 		cmocka_unit_test(test_pcie_saturation),
+		cmocka_unit_test(test_numa_remote),
+		cmocka_unit_test(test_numa_local),
+		cmocka_unit_test(test_numa_not_judged),
+		cmocka_unit_test(test_cgroup_near_limit),
 		cmocka_unit_test(test_pcie_saturation_not_judged),
 		cmocka_unit_test(test_memory_held_at_exit),
 		cmocka_unit_test(test_memory_growth),

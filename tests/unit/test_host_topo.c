@@ -216,9 +216,27 @@ static void test_report_host(void **state)
 	recording__free(r);
 }
 
+/* CPU lists as sysfs writes them, and the node of a CPU. */
+static void test_cpu_lists(void **state)
+{
+	(void)state;
+	assert_true(host_topo__cpu_in_list("0-7,16-23", 0));
+	assert_true(host_topo__cpu_in_list("0-7,16-23", 7));
+	assert_false(host_topo__cpu_in_list("0-7,16-23", 8));
+	assert_true(host_topo__cpu_in_list("0-7,16-23", 23));
+	assert_false(host_topo__cpu_in_list("0-7,16-23", 24));
+	assert_true(host_topo__cpu_in_list("3\n", 3));
+	assert_true(host_topo__cpu_in_list("1,3,5", 5));
+	assert_false(host_topo__cpu_in_list("1,3,5", 4));
+	assert_false(host_topo__cpu_in_list("", 0));
+	assert_false(host_topo__cpu_in_list("x-3", 1));
+	assert_false(host_topo__cpu_in_list("0-", 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpu_lists),
 		cmocka_unit_test(test_gpu_and_nodes),
 		cmocka_unit_test(test_link_bandwidth),
 		cmocka_unit_test(test_report_host),

@@ -608,7 +608,7 @@ static void test_names(void **state)
 		[ISR_SRC_PY_STACKS] = "py_stacks", "py_code",
 	};
 	static const char *const stops[] = {
-		NULL, "duration", "signal", "targets_exited", "write_error",
+		NULL, "duration", "signal", "targets_exited", "write_error", "flight_trigger",
 	};
 	unsigned i;
 
@@ -626,10 +626,10 @@ static void test_names(void **state)
 	for (i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
 		assert_string_equal(isr_source_name(i), sources[i]);
 	assert_null(isr_source_name(ISR_SRC_MAX));
-	for (i = 1; i <= ISR_STOP_WRITE_ERROR; i++)
+	for (i = 1; i <= ISR_STOP_FLIGHT_TRIGGER; i++)
 		assert_string_equal(isr_stop_reason_name(i), stops[i]);
 	assert_null(isr_stop_reason_name(0));
-	assert_null(isr_stop_reason_name(ISR_STOP_WRITE_ERROR + 1));
+	assert_null(isr_stop_reason_name(ISR_STOP_FLIGHT_TRIGGER + 1));
 }
 
 /* The reader knows every function of format/cuda_funcs.h by its exact symbol. */

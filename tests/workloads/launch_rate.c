@@ -7,6 +7,7 @@
  *   launch_rate SECONDS RATE COUNT_FILE
  *   launch_rate SECONDS bound COUNT_FILE WORK_US SYNC_EVERY
  *   launch_rate SECONDS alias COUNT_FILE KERNELS
+ *   launch_rate SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]
  *
  * Launches RATE times a second for SECONDS (each launch at its planned
  * time, or at once when behind), then writes how many launches it made to
@@ -17,8 +18,13 @@
  * named once (cuLibraryGetKernel), then each launch maps its kernel to its
  * function (cuKernelGetFunction) and launches that, kernel after kernel;
  * KERNELS 0: every launch maps a kernel never mapped before (the mapping
- * always teaches something new).
+ * always teaches something new). "seq": RATE launches a second numbered in
+ * their grid's x dimension (1, 2, 3, ...: a recording shows which it
+ * holds), and STALL_AT seconds in, one cuStreamSynchronize that blocks
+ * for STALL_MS (the stand-in's stall stream).
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +84,37 @@ int main(int argc, char **argv)
 		launches = (unsigned long long)n;
 		goto done;
 	}
+	if ((argc == 5 || argc == 7) && strcmp(argv[2], "seq") == 0) {
+		double stall_at = argc == 7 ? strtod(argv[5], &end1) : -1;
+		unsigned long stall_ms = argc == 7 ? strtoul(argv[6], &end2, 10) : 0;
+		bool stalled = argc != 7;
+
+		seconds = strtod(argv[1], &end1);
+		rate = strtod(argv[4], &end2);
+		if (*end1 || *end2 || seconds <= 0 || rate <= 0) {
+			fprintf(stderr, "launch_rate: SECONDS and RATE must be positive numbers\n");
+			return 2;
+		}
+		t0 = now_s();
+		for (next = t0; next < t0 + seconds; next = t0 + (double)launches / rate) {
+			while (now_s() < next)
+				;
+			if (!stalled && now_s() >= t0 + stall_at) {
+				stalled = true;
+				if (cuStreamSynchronize((CUstream)(uintptr_t)PLAN_STALL_STREAM(stall_ms)) != CUDA_SUCCESS)
+					return 1;
+				/* the launches the stall held back are not made up for */
+				t0 += stall_ms / 1e3;
+			}
+			if (cuLaunchKernel((CUfunction)0x1000, (unsigned int)(launches + 1), 1, 1, 32, 1, 1, 0, NULL, NULL,
+					   NULL) != CUDA_SUCCESS) {
+				fprintf(stderr, "launch_rate: cuLaunchKernel failed\n");
+				return 1;
+			}
+			launches++;
+		}
+		goto done;
+	}
 	if (argc == 6 && strcmp(argv[2], "bound") == 0) {
 		double work = atof(argv[4]) / 1e6;
 		long every = atol(argv[5]);
@@ -102,7 +139,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 4) {
 		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY | "
-			"SECONDS alias COUNT_FILE KERNELS\n");
+			"SECONDS alias COUNT_FILE KERNELS | SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]\n");
 		return 2;
 	}
 	seconds = strtod(argv[1], &end1);
