@@ -4,12 +4,14 @@
  * together. Nothing here that a test of the stages would need.
  */
 #include <argp.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "analyze.h"
 #include "bench.h"
 #include "bench_stats.h"
+#include "check.h"
 #include "events.h"
 #include "isr_format.h"
 
@@ -416,6 +419,117 @@ static int do_bench(int argc, char **argv)
 	return e < 0 ? 2 : e;
 }
 
+struct check_cli {
+	__u32 pid;
+	bool json;
+	const char *bundle;
+	const char *recording;
+};
+
+enum { OPT_JSON = 3000, OPT_BUNDLE, OPT_RECORDING };
+
+static error_t parse_check(int key, char *arg, struct argp_state *state)
+{
+	struct check_cli *c = state->input;
+	unsigned long v;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || v == 0 || v > INT_MAX)
+			argp_error(state, "-p: '%s' is not a process id", arg);
+		c->pid = (__u32)v;
+		return 0;
+	case OPT_JSON:
+		c->json = true;
+		return 0;
+	case OPT_BUNDLE:
+		c->bundle = arg;
+		return 0;
+	case OPT_RECORDING:
+		c->recording = arg;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		return EINVAL;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const struct argp_option check_options[] = {
+	{ "pid", 'p', "PID", 0, "Also check what can be traced in this process (its libcuda, CUPTI, Python, NVTX)", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print the result as JSON (docs/check.md)", 0 },
+	{ "support-bundle", OPT_BUNDLE, "FILE", 0, "Also write FILE, a .tar.gz for bug reports: this output, versions, "
+	  "the kernel configuration lines that matter, the last recording's metadata", 0 },
+	{ "recording", OPT_RECORDING, "ISR", 0, "The recording whose metadata goes into the bundle (default: the newest "
+	  "*.isr in the current directory)", 0 },
+	{ 0 },
+};
+
+static const struct argp check_argp = {
+	check_options, parse_check, NULL,
+	"Say what will work on this host (and in process PID) before anything is attached, and what will not, "
+	"with the reason and the fix. Exit status 0 when recording will work, 1 when it will not.",
+	NULL, NULL, NULL
+};
+
+/* The newest *.isr of the current directory, into buf; NULL if none. */
+static const char *newest_recording(char *buf, size_t len)
+{
+	DIR *d = opendir(".");
+	struct dirent *de;
+	time_t best = 0;
+	const char *found = NULL;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		struct stat st;
+
+		if (n < 5 || strcmp(de->d_name + n - 4, ".isr") || stat(de->d_name, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (!found || st.st_mtime > best) {
+			best = st.st_mtime;
+			snprintf(buf, len, "%s", de->d_name);
+			found = buf;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int do_check(int argc, char **argv)
+{
+	struct check_cli c = { 0 };
+	struct check_result res;
+	char newest[PATH_MAX];
+	int e;
+
+	if (argp_parse(&check_argp, argc, argv, 0, NULL, &c))
+		return 2;
+	e = check__run(c.pid, &res);
+	if (e) {
+		fprintf(stderr, "inferscope-bpf check: %s\n", strerror(-e));
+		return 2;
+	}
+	e = c.json ? check__write_json(&res, stdout) : check__write_text(&res, stdout);
+	if (!e && c.bundle) {
+		const char *rec = c.recording ? c.recording : newest_recording(newest, sizeof(newest));
+
+		e = check__support_bundle(&res, c.bundle, rec);
+		if (!e)
+			fprintf(stderr, "inferscope-bpf check: support bundle written to %s%s%s\n", c.bundle,
+				rec ? ", with the metadata of " : " (no recording found)", rec ? rec : "");
+	}
+	e = e ? 2 : res.ready ? 0 : 1;
+	check__free(&res);
+	return e;
+}
+
 static const char main_doc[] =
 	"Trace a running GPU/ML job and explain where its time goes.\n\n"
 	"  inferscope-bpf -p PID [-d SEC]        attach, record, then print the report\n"
@@ -423,6 +537,7 @@ static const char main_doc[] =
 	"  inferscope-bpf record -o FILE ...     record only (analyze later, anywhere)\n"
 	"  inferscope-bpf analyze FILE           report on a recording (--format md, json, html, perfetto)\n"
 	"  inferscope-bpf diff BASE NEW          what got slower from one recording to another, and why\n"
+	"  inferscope-bpf check [-p PID]         what will work here, and what will not (before recording)\n"
 	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n"
 	"  inferscope-bpf bench --kci --ktap     kernel CI: mechanism costs, delivery checks, KTAP\n\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\v"
@@ -519,6 +634,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "bench") == 0)
 		return do_bench(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "check") == 0)
+		return do_check(argc - 1, argv + 1);
 	if (nargs > 1 && strcmp(argv[1], "record") == 0) {
 		argp = &record_argp;
 		cli.cmd_name = "record";

@@ -8,6 +8,8 @@
 #ifndef INFERSCOPE_ANALYZE_H
 #define INFERSCOPE_ANALYZE_H
 
+#include <stdio.h>
+
 enum report_format { REPORT_MD, REPORT_JSON, REPORT_HTML, REPORT_PERFETTO };
 
 /* Writes the report of the recording at path to out_path ("-" or NULL:
@@ -18,5 +20,10 @@ int analyze__run(const char *path, enum report_format fmt, const char *out_path)
  * new_path (docs/outputs.md; REPORT_MD, REPORT_JSON or REPORT_HTML) to
  * out_path. 0, or -errno after printing why. */
 int analyze__diff(const char *base_path, const char *new_path, enum report_format fmt, const char *out_path);
+
+/* The metadata of the recording at path (versions, host, window, events by
+ * type, drops; nothing the targets wrote) as text to out, for a support
+ * bundle. 0, or -errno after writing why it cannot be read. */
+int analyze__describe(const char *path, FILE *out);
 
 #endif
