@@ -266,6 +266,21 @@ $(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate: $(OUT)/tes
 	$(Q)$(CC) $(STANDIN_CFLAGS) $< -L$(STANDIN_DIR) -l:libcuda.so.1 -Wl,--enable-new-dtags \
 		-Wl,-rpath,'$$ORIGIN/../standin' -pthread -o $@
 
+# The stand-in libnvToolsExt.so.1 (NVTX 2's shared library, with NVTX's own
+# header) and the training loop that uses it with the stand-in libcuda.
+STANDIN_NVTX := $(STANDIN_DIR)/libnvToolsExt.so.1
+
+$(STANDIN_NVTX): tests/standin/libnvtx.c
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g -fPIC -I$(CUDA_INC) -shared -Wl,-soname,libnvToolsExt.so.1 -Wl,-z,defs $< -o $@
+
+$(OUT)/tests/workloads/steps: tests/workloads/steps.c $(STANDIN_LIB) $(STANDIN_NVTX) $(STANDIN_HDRS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(STANDIN_CFLAGS) $< -L$(STANDIN_DIR) -l:libcuda.so.1 -l:libnvToolsExt.so.1 -Wl,--enable-new-dtags \
+		-Wl,-rpath,'$$ORIGIN/../standin' -o $@
+
 # Injection tests: the same target linked statically (nothing to dlopen
 # with), and the library they load.
 INJECT_TARGETS := $(OUT)/tests/workloads/inject_target_static $(OUT)/tests/workloads/libinject_probe.so \

@@ -70,6 +70,8 @@ static int run_pass(struct explain *e, struct rule_ctx *c, void **state)
 		err = attribution__finish(e->attr);
 	if (!err)
 		err = series__finish(e->series);
+	if (!err)
+		err = steps__finish(e->steps);
 	return err;
 }
 
@@ -101,6 +103,10 @@ int explain__run(const struct recording *r, const struct summary *sum, const str
 		e->series = series__new(e->pass, e->tl, e->attr, py);
 		if (!e->series)
 			err = -ENOMEM;
+	}
+	if (!err) {
+		e->steps = steps__new(e->tl);
+		err = e->steps ? timeline__observe(e->tl, steps__observer(e->steps)) : -ENOMEM;
 	}
 	if (!err) {
 		c.r = r;
@@ -138,6 +144,7 @@ void explain__free(struct explain *e)
 		return;
 	findings__free(&e->findings);
 	series__free(e->series);
+	steps__free(e->steps);
 	attribution__free(e->attr);
 	timeline__free(e->tl);
 	pass__free(e->pass);

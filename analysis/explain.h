@@ -15,12 +15,14 @@
 #include "attribution.h"
 #include "timeline.h"
 #include "series.h"
+#include "steps.h"
 
 struct explain {
 	struct findings findings;	/* ranked, most cost first */
 	struct attribution *attr;	/* the metrics the findings are drawn from */
 	struct timeline *tl;
 	struct series *series;		/* the charts' time series */
+	struct steps *steps;		/* NVTX ranges, the steps and the slowest of them */
 	struct pass *pass;
 };
 

@@ -62,7 +62,8 @@
 	X(PY_SAMPLE,		py_sample,		23, isr_ev_py_sample,		ISR_SRC_PY_STACKS)	\
 	X(PY_STACK,		py_stack,		24, isr_ev_py_stack,		ISR_SRC_PY_STACKS)	\
 	X(PY_CODE,		py_code,		25, isr_ev_py_code,		ISR_SRC_PY_CODE)	\
-	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)
+	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)		\
+	X(NVTX,			nvtx,			28, isr_ev_nvtx,		ISR_SRC_NVTX)
 
 #define ISR_EV_ENUM_ROW(ID, name, value, st, drops) ISR_EV_##ID = value,
 enum {
@@ -71,7 +72,7 @@ enum {
 	 * the Python stack walker saw (struct isr_ev_py_frames), which the
 	 * recorder turns into PY_STACK, PY_CODE and PY_SAMPLE records. */
 	ISR_EV_PY_FRAMES = 27,
-	ISR_EV_TYPE_MAX = 28,	/* one past the highest type */
+	ISR_EV_TYPE_MAX = 29,	/* one past the highest type */
 };
 #undef ISR_EV_ENUM_ROW
 
@@ -100,7 +101,8 @@ enum {
 	X(GPU,		gpu,		9,  "GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound") \
 	X(CUPTI,	cupti,		10, "GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords)") \
 	X(PY_STACKS,	py_stacks,	11, "Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for") \
-	X(PY_CODE,	py_code,	12, "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read")
+	X(PY_CODE,	py_code,	12, "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read") \
+	X(NVTX,		nvtx,		13, "NVTX ranges and marks the bulk ring buffer had no room for, or range starts that could not be remembered for their return")
 
 #define ISR_SRC_ENUM_ROW(ID, name, value, meaning) ISR_SRC_##ID = value,
 enum {
@@ -695,6 +697,38 @@ _Static_assert(__builtin_offsetof(struct isr_ev_py_status, py_minor) == 28, "py_
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, pad) == 30, "py_status.pad");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, runtime) == 32, "py_status.runtime");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, detail) == 40, "py_status.detail");
+
+/* isr_ev_nvtx.kind */
+#define ISR_NVTX_PUSH	1 /* nvtxRangePushA/Ex: a range opens on the thread's stack of ranges */
+#define ISR_NVTX_POP	2 /* nvtxRangePop: the thread's innermost open range closes */
+#define ISR_NVTX_START	3 /* nvtxRangeStartA/Ex returned id: a range that any thread may end */
+#define ISR_NVTX_END	4 /* nvtxRangeEnd(id) */
+#define ISR_NVTX_MARK	5 /* nvtxMarkA/Ex: an instant */
+
+#define ISR_NVTX_NAME_LEN 64
+
+/*
+ * An NVTX annotation of a target thread (uprobes on the NVTX entry points
+ * of libnvToolsExt). hdr.ts_ns is the call's entry (for START too, though
+ * the event is emitted at its return, where the id is known).
+ */
+struct isr_ev_nvtx {
+	struct isr_ev_hdr hdr;
+	__u64 id;		/* START, END: the range id; otherwise 0 */
+	__u16 kind;		/* ISR_NVTX_* */
+	__u16 flags;		/* ISR_NVTX_F_* */
+	__u32 pad;
+	char name[ISR_NVTX_NAME_LEN]; /* PUSH, START, MARK: the message, NUL-terminated, may be cut */
+};
+_Static_assert(sizeof(struct isr_ev_nvtx) == 104, "isr_ev_nvtx size");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, id) == 24, "nvtx.id");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, kind) == 32, "nvtx.kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, flags) == 34, "nvtx.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, pad) == 36, "nvtx.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, name) == 40, "nvtx.name");
+
+#define ISR_NVTX_F_EX		0x1 /* from an Ex variant (event attributes) */
+#define ISR_NVTX_F_NO_NAME	0x2 /* the message was not ASCII (Unicode, registered string) or unreadable */
 
 /*
  * Where a process's interpreter keeps what the walker reads: the value of

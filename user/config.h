@@ -56,6 +56,9 @@ struct record_config {
 		unsigned int stacks_hz;	/* --py-stacks: stack samples per second and thread on CPU; 0: no stacks */
 		unsigned int launch_every; /* --py-launch-every: the stack of every Nth CUDA launch per CPU; 0: none */
 	} python;
+	struct {			/* NVTX ranges and marks (libnvToolsExt) */
+		bool enabled;		/* --no-nvtx: false */
+	} nvtx;
 	struct {			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
 		bool cupti;		/* record it from bridges the targets load (--no-cupti: false) */
 		bool load_bridge;	/* --gpu: hand the bridge to the launched command, load it into -p processes */

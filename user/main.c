@@ -47,6 +47,7 @@ enum {
 	OPT_PY_STACKS,
 	OPT_NO_PY_STACKS,
 	OPT_PY_LAUNCH_EVERY,
+	OPT_NO_NVTX,
 };
 
 /* The command line: the recording's configuration, and what the CLI itself
@@ -135,6 +136,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_GIL:
 		rec->python.gil = true;
+		return 0;
+	case OPT_NO_NVTX:
+		rec->nvtx.enabled = false;
 		return 0;
 	case OPT_BUDGET:
 		if (!strcmp(arg, "off")) {
@@ -243,6 +247,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
+	{ "no-nvtx", OPT_NO_NVTX, NULL, 0, "Do not probe NVTX ranges and marks (libnvToolsExt)", 0 },    \
 	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
 	{ "budget", OPT_BUDGET, "PCT|off", 0, "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and extrapolate", 0 }, \
 	{ "legacy-uprobes", OPT_LEGACY_UPROBES, NULL, 0, "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)", 0 }, \
