@@ -651,8 +651,10 @@ int steps__finish(struct steps *s)
 	s->res.nmarks = s->mark_names.len;
 	s->res.marks = s->marks;
 	/* the kept ranges point at the stats by index: sort only now */
-	qsort(s->ranges, s->res.nranges, sizeof(*s->ranges), cmp_range_total);
-	qsort(s->marks, s->res.nmarks, sizeof(*s->marks), cmp_mark_count);
+	if (s->res.nranges)
+		qsort(s->ranges, s->res.nranges, sizeof(*s->ranges), cmp_range_total);
+	if (s->res.nmarks)
+		qsort(s->marks, s->res.nmarks, sizeof(*s->marks), cmp_mark_count);
 	return 0;
 }
 
