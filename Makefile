@@ -40,8 +40,8 @@ BINDEP    = -MMD -MP -MT $@ -MF $(OUT)/deps/$(subst /,_,$@).d
 SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # The release binary carries everything it needs: the GPU hosts have no libbpf.
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
-DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lm
+DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lm
 
 # --- the parts and what each may include -------------------------------------
 # Each part is compiled with the include folders it may use and no others,

@@ -535,6 +535,62 @@ static int do_check(int argc, char **argv)
 	return e;
 }
 
+#define EXPORT_MAX_FILES 256
+
+struct export_cli {
+	const char *files[EXPORT_MAX_FILES];
+	size_t n;
+	const char *sqlite;
+};
+
+enum { OPT_SQLITE = 4000 };
+
+static error_t parse_export(int key, char *arg, struct argp_state *state)
+{
+	struct export_cli *x = state->input;
+
+	switch (key) {
+	case OPT_SQLITE:
+		x->sqlite = arg;
+		return 0;
+	case ARGP_KEY_ARG:
+		if (x->n == EXPORT_MAX_FILES)
+			argp_error(state, "at most %d recordings at a time", EXPORT_MAX_FILES);
+		x->files[x->n++] = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (!x->n)
+			argp_error(state, "give the recordings to export");
+		if (!x->sqlite)
+			argp_error(state, "give the database: --sqlite OUT.db");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const struct argp_option export_options[] = {
+	{ "sqlite", OPT_SQLITE, "OUT.db", 0, "Write the recordings into this SQLite database (created, or added to)", 0 },
+	{ 0 },
+};
+
+static const struct argp export_argp = {
+	export_options, parse_export, "FILE.isr...",
+	"Export recordings as SQL tables: processes, threads, CUDA calls, kernels, copies, thread states, GPU idle gaps "
+	"by cause, faults, GIL waits, Python stacks and samples, NVTX, findings, steps (docs/sql.md). Several "
+	"recordings go into one database, each with its own id in the column `recording`.",
+	NULL, NULL, NULL
+};
+
+static int do_export(int argc, char **argv)
+{
+	struct export_cli x = { 0 };
+
+	if (argp_parse(&export_argp, argc, argv, 0, NULL, &x))
+		return 2;
+	return analyze__export_sqlite(x.files, x.n, x.sqlite) ? 1 : 0;
+}
+
 static const char main_doc[] =
 	"Trace a running GPU/ML job and explain where its time goes.\n\n"
 	"  inferscope-bpf -p PID [-d SEC]        attach, record, then print the report\n"
@@ -542,6 +598,7 @@ static const char main_doc[] =
 	"  inferscope-bpf record -o FILE ...     record only (analyze later, anywhere)\n"
 	"  inferscope-bpf analyze FILE           report on a recording (--format md, json, html, perfetto)\n"
 	"  inferscope-bpf diff BASE NEW          what got slower from one recording to another, and why\n"
+	"  inferscope-bpf export FILE... --sqlite OUT.db   recordings as SQL tables (docs/sql.md)\n"
 	"  inferscope-bpf check [-p PID]         what will work here, and what will not (before recording)\n"
 	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n"
 	"  inferscope-bpf bench --kci --ktap     kernel CI: mechanism costs, delivery checks, KTAP\n\n"
@@ -641,6 +698,8 @@ int main(int argc, char **argv)
 		return do_bench(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "check") == 0)
 		return do_check(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return do_export(argc - 1, argv + 1);
 	if (nargs > 1 && strcmp(argv[1], "record") == 0) {
 		argp = &record_argp;
 		cli.cmd_name = "record";
