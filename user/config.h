@@ -23,6 +23,15 @@
 #define DEFAULT_PY_LAUNCH_EVERY		64	/* CUDA launches per Python stack, per CPU */
 #define DEFAULT_ZSTD_LEVEL		1
 
+/* Sees the recording as it goes (`top`): every event written, and after
+ * each poll of the ring buffers a tick that may stop the recording. */
+struct record_live {
+	void *ctx;
+	void (*event)(void *ctx, const struct isr_ev_hdr *h, size_t size);
+	/* true: stop now (recorded as a stop by signal) */
+	bool (*tick)(void *ctx, __u64 now_ns);
+};
+
 struct record_config {
 	struct {			/* what is traced */
 		__u32 pids[CONFIG_MAX_PIDS];	/* -p: running processes */
@@ -65,6 +74,7 @@ struct record_config {
 		bool inject;		/* with load_bridge: load it into running -p processes (--no-inject: false) */
 		const char *bridge_path; /* --cupti-bridge; NULL: the one next to this executable */
 	} gpu;
+	const struct record_live *live;	/* NULL, or what sees the events live (top) */
 	bool verbose;			/* -v */
 	bool quiet;			/* -q: no status line or banners */
 };

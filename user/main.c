@@ -21,6 +21,7 @@
 #include "bench.h"
 #include "bench_stats.h"
 #include "check.h"
+#include "top.h"
 #include "events.h"
 #include "isr_format.h"
 
@@ -591,6 +592,82 @@ static int do_export(int argc, char **argv)
 	return analyze__export_sqlite(x.files, x.n, x.sqlite) ? 1 : 0;
 }
 
+struct top_cli {
+	struct record_config rec;
+	struct top_opts o;
+};
+
+enum { OPT_ONCE = 5000, OPT_INTERVAL };
+
+static error_t parse_top(int key, char *arg, struct argp_state *state)
+{
+	struct top_cli *t = state->input;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		return parse_pids(arg, &t->rec, state);
+	case 'd':
+		errno = 0;
+		t->rec.targets.duration_ns = (__u64)(strtod(arg, &end) * 1e9);
+		if (errno || end == arg || *end || !t->rec.targets.duration_ns)
+			argp_error(state, "-d: '%s' is not a duration in seconds", arg);
+		return 0;
+	case 'o':
+		t->o.keep = arg;
+		return 0;
+	case OPT_ONCE:
+		t->o.once = true;
+		return 0;
+	case OPT_INTERVAL:
+		errno = 0;
+		t->o.interval_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(t->o.interval_s >= 0.1) || t->o.interval_s > 3600)
+			argp_error(state, "--interval: '%s' is not a number of seconds from 0.1 to 3600", arg);
+		return 0;
+	case OPT_GIL:
+		t->rec.python.gil = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		return EINVAL;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const struct argp_option top_options[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Watch these processes (default: every process that maps libcuda)", 0 },
+	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds", 0 },
+	{ "interval", OPT_INTERVAL, "SEC", 0, "Refresh every SEC seconds (default 1)", 0 },
+	{ "once", OPT_ONCE, NULL, 0, "Print one interval as text and exit (text is also what a non-terminal gets, "
+	  "every interval)", 0 },
+	{ "gil", OPT_GIL, NULL, 0, "Also measure GIL waits (as record --gil: three probe hits per GIL release)", 0 },
+	{ "output", 'o', "FILE", 0, "Keep the recording top makes in FILE (default: a temporary file, removed)", 0 },
+	{ 0 },
+};
+
+static const struct argp top_argp = {
+	top_options, parse_top, NULL,
+	"A live view of CUDA processes, refreshed every second: per process and launching thread, launches/s, "
+	"CUDA synchronization %, GPU busy % (with the CUPTI bridge), GIL wait % (--gil), run-queue wait %, CPU %, "
+	"page faults/s, device memory, and the current top finding. Same probes and overhead budget as record.",
+	NULL, NULL, NULL
+};
+
+static int do_top(int argc, char **argv)
+{
+	static struct top_cli t;
+
+	record_config__defaults(&t.rec);
+	t.o.interval_s = 1.0;
+	if (argp_parse(&top_argp, argc, argv, 0, NULL, &t))
+		return 2;
+	t.rec.output.argc = argc;
+	t.rec.output.argv = argv;
+	return top__run(&t.rec, &t.o);
+}
+
 static const char main_doc[] =
 	"Trace a running GPU/ML job and explain where its time goes.\n\n"
 	"  inferscope-bpf -p PID [-d SEC]        attach, record, then print the report\n"
@@ -600,6 +677,7 @@ static const char main_doc[] =
 	"  inferscope-bpf diff BASE NEW          what got slower from one recording to another, and why\n"
 	"  inferscope-bpf export FILE... --sqlite OUT.db   recordings as SQL tables (docs/sql.md)\n"
 	"  inferscope-bpf check [-p PID]         what will work here, and what will not (before recording)\n"
+	"  inferscope-bpf top [-p PID...]        a live view of CUDA processes, refreshed every second\n"
 	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n"
 	"  inferscope-bpf bench --kci --ktap     kernel CI: mechanism costs, delivery checks, KTAP\n\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\v"
@@ -700,6 +778,8 @@ int main(int argc, char **argv)
 		return do_check(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "export") == 0)
 		return do_export(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "top") == 0)
+		return do_top(argc - 1, argv + 1);
 	if (nargs > 1 && strcmp(argv[1], "record") == 0) {
 		argp = &record_argp;
 		cli.cmd_name = "record";
