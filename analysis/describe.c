@@ -9,30 +9,37 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze.h"
+#include "pass.h"
 #include "recording.h"
 
 int analyze__describe(const char *path, FILE *out)
 {
-	__u64 counts[256] = { 0 };
-	struct recording *r;
+	__u64 counts[256] = { 0 }, total = 0;
+	const struct recording *r;
+	struct pass_event ev;
+	struct pass *p;
 	char err[512];
-	int e = recording__load(path, &r, err, sizeof(err));
+	int e = pass__open_file(path, NULL, &p, err, sizeof(err)), n;
 
 	if (e) {
 		fprintf(out, "recording %s cannot be read: %s\n", path, err);
 		return e;
 	}
-	for (size_t i = 0; i < r->event_count; i++)
-		if (r->events[i]->type < 256)
-			counts[r->events[i]->type]++;
+	/* streamed, as the analysis reads it: memory for the events near the one read */
+	while ((n = pass__next(p, &ev)) > 0) {
+		total++;
+		if (ev.h->type < 256)
+			counts[ev.h->type]++;
+	}
+	r = pass__recording(p);
 	fprintf(out, "format %u.%u, written by inferscope-bpf %s\n", r->version_major, r->version_minor,
 		r->host.tool_version ? r->host.tool_version : "?");
 	fprintf(out, "kernel %s %s (%s), %u CPUs\n", r->host.kernel ? r->host.kernel : "?",
 		r->host.kernel_version ? r->host.kernel_version : "", r->host.machine ? r->host.machine : "?",
 		r->host.ncpus);
-	fprintf(out, "duration %.3f s, %zu processes, %zu events in %zu chunks, %s%s\n",
-		r->end_mono_ns > r->host.start_mono_ns ? (r->end_mono_ns - r->host.start_mono_ns) / 1e9 : 0.0,
-		r->process_count, r->event_count, r->chunk_count,
+	fprintf(out, "duration %.3f s, %zu processes, %llu events in %zu chunks, %s%s\n",
+		pass__end(p) > pass__start(p) ? (pass__end(p) - pass__start(p)) / 1e9 : 0.0, r->process_count,
+		(unsigned long long)total, r->chunk_count,
 		r->complete ? "stopped: " : "truncated: ",
 		r->complete ? (isr_stop_reason_name(r->stop_reason) ? isr_stop_reason_name(r->stop_reason) : "?") :
 			      r->truncation);
@@ -45,6 +52,8 @@ int analyze__describe(const char *path, FILE *out)
 	for (unsigned int s = 0; s < ISR_SRC_MAX; s++)
 		if (r->drops[s])
 			fprintf(out, "drops  %-20s %llu\n", isr_source_name(s), (unsigned long long)r->drops[s]);
-	recording__free(r);
-	return ferror(out) ? -EIO : 0;
+	if (n < 0)
+		fprintf(out, "reading stopped: %s\n", pass__error(p) ? pass__error(p) : strerror(-n));
+	pass__free(p);
+	return n < 0 ? n : ferror(out) ? -EIO : 0;
 }

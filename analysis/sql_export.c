@@ -105,6 +105,8 @@ struct exporter {
 	sqlite3_stmt *st[S_MAX];
 	sqlite3_int64 rec;		/* this recording's id */
 	const struct analysis *a;
+	const struct pass *walk;	/* the export's own pass */
+	__u64 events;			/* it served */
 	sqlite3_int64 gaps;
 	__u64 rows;
 	int err;			/* first failure */
@@ -194,11 +196,12 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	char dims[64], block[64], name[ISR_NVTX_NAME_LEN];
 
 	(void)t;
+	x->events++;
 	if (!pass__usable(h))
 		return;
 	switch (h->type) {
 	case ISR_EV_CUDA_CALL:
-		if (pass__is_target(x->a->ex->pass, h->pid))
+		if (pass__is_target(x->walk, h->pid))
 			on_cuda_call(x, e);
 		break;
 	case ISR_EV_GPU_KERNEL: {
@@ -281,22 +284,22 @@ static void on_gap(void *ctx, const struct tl_gap *g, const __u64 split[CAUSE_MA
 			row(x, S_GAP_CAUSE, "iti", id, cause_name((enum cause)c), I(split[c]));
 }
 
-/* The one walk over the recording's events, in time order: every event
- * to on_event, the thread spans and the GPU gaps as the timeline closes
- * them. */
-static int export_walk(struct exporter *x, const struct recording *r)
+/* The one walk over the recording's events, in time order (a pass of its
+ * own, streamed from the file as the analysis's was): every event to
+ * on_event, the thread spans and the GPU gaps as the timeline closes them;
+ * then the threads and the recording's row. */
+static int export_walk(struct exporter *x, struct pass *p, const char *path)
 {
+	const struct recording *r = pass__recording(p);
 	struct tl_observer obs = { .ctx = x, .span = on_span, .event = on_event };
 	struct attr_gap_hook hook = { .ctx = x, .gap = on_gap };
 	struct attribution *attr = NULL;
-	struct timeline *tl = NULL;
+	struct timeline *tl;
 	struct pass_event ev;
-	struct pass *p;
-	int err, n;
+	int err = 0, n = 0;
 
-	err = pass__open(r, &p);
-	if (err)
-		return err;
+	x->walk = p;
+	x->events = 0;
 	tl = timeline__new(p, r);
 	attr = tl ? attribution__new(tl, p) : NULL;
 	if (!attr)
@@ -309,6 +312,10 @@ static int export_walk(struct exporter *x, const struct recording *r)
 		attribution__on_gap(attr, &hook);
 	while (!err && !x->err && (n = pass__next(p, &ev)) > 0)
 		err = timeline__event(tl, &ev);
+	if (!err && n < 0) {
+		fprintf(stderr, "inferscope-bpf export: %s: %s\n", path, pass__error(p) ? pass__error(p) : strerror(-n));
+		err = n;
+	}
 	if (!err)
 		err = timeline__finish(tl);
 	for (size_t i = 0; !err && i < timeline__thread_count(tl); i++) {
@@ -316,9 +323,12 @@ static int export_walk(struct exporter *x, const struct recording *r)
 
 		row(x, S_THREAD, "iitiii", I(t->pid), I(t->tid), t->comm, I(t->start_ns), I(t->end_ns), I(t->launches));
 	}
+	if (!err)
+		row(x, S_RECORDING, "ttttiidii", path, r->host.hostname, r->host.kernel, r->host.tool_version,
+		    I(pass__start(p)), I(pass__end(p)), (double)(pass__end(p) - pass__start(p)) / 1e9, I(x->events),
+		    I(r->truncated));
 	attribution__free(attr);
 	timeline__free(tl);
-	pass__free(p);
 	return err ? err : x->err;
 }
 
@@ -377,28 +387,33 @@ static int exec_sql(sqlite3 *db, const char *sql)
 	return -EIO;
 }
 
+/* One recording: analyzed in a pass streamed from the file, then walked
+ * again for its rows. */
 static int export_one(struct exporter *x, const char *path)
 {
-	struct recording *r = NULL;
 	struct analysis *a = NULL;
+	struct pass *p = NULL, *walk = NULL;
 	char err[512];
 	int e;
 
-	e = recording__load(path, &r, err, sizeof(err));
+	e = pass__open_file(path, NULL, &p, err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "inferscope-bpf export: %s\n", err);
 		return e;
 	}
-	recording__sort_events(r);
-	e = analysis__run(r, &a);
+	e = analysis__run_pass(p, &a);
 	if (e) {
-		fprintf(stderr, "inferscope-bpf export: cannot analyze %s: %s\n", path, strerror(-e));
-		recording__free(r);
+		fprintf(stderr, "inferscope-bpf export: cannot analyze %s: %s\n", path,
+			pass__error(p) ? pass__error(p) : strerror(-e));
+		pass__free(p);
 		return e;
 	}
+	e = pass__reopen(a->pass, &walk, err, sizeof(err));
+	if (e)
+		fprintf(stderr, "inferscope-bpf export: %s\n", err);
 	x->a = a;
 	x->gaps = 0;
-	e = exec_sql(x->db, "BEGIN");
+	e = e ?: exec_sql(x->db, "BEGIN");
 	if (!e) {
 		sqlite3_stmt *q;
 
@@ -409,23 +424,19 @@ static int export_one(struct exporter *x, const char *path)
 		else
 			e = -EIO;
 		sqlite3_finalize(q);
+		if (!e) {
+			export_analysis(x);
+			e = x->err ? x->err : export_walk(x, walk, path);
+		}
+		if (!e)
+			e = exec_sql(x->db, "COMMIT");
+		else
+			exec_sql(x->db, "ROLLBACK");
 	}
-	if (!e) {
-		row(x, S_RECORDING, "ttttiidii", path, r->host.hostname, r->host.kernel, r->host.tool_version,
-		    I(pass__start(a->ex->pass)), I(pass__end(a->ex->pass)),
-		    (double)(pass__end(a->ex->pass) - pass__start(a->ex->pass)) / 1e9, I(r->event_count),
-		    I(r->truncated));
-		export_analysis(x);
-		e = x->err ? x->err : export_walk(x, r);
-	}
-	if (!e)
-		e = exec_sql(x->db, "COMMIT");
-	else
-		exec_sql(x->db, "ROLLBACK");
 	if (!e)
 		fprintf(stderr, "inferscope-bpf export: %s is recording %lld\n", path, (long long)x->rec);
+	pass__free(walk);
 	analysis__free(a);
-	recording__free(r);
 	return e;
 }
 
@@ -434,7 +445,9 @@ int analyze__export_sqlite(const char *const *paths, size_t n, const char *db_pa
 	struct exporter x = { 0 };
 	int e = 0;
 
-	if (sqlite3_open_v2(db_path, &x.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	/* never through a symbolic link (docs/security.md) */
+	if (sqlite3_open_v2(db_path, &x.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW, NULL) !=
+	    SQLITE_OK) {
 		fprintf(stderr, "inferscope-bpf export: cannot open %s: %s\n", db_path,
 			x.db ? sqlite3_errmsg(x.db) : "out of memory");
 		sqlite3_close(x.db);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "accounts.h"
 #include "config.h"
 #include "recorder.h"
 #include "analyze.h"
@@ -39,6 +40,7 @@ enum {
 	OPT_LIST_PROBES,
 	OPT_CUDA_LIB,
 	OPT_GIL,
+	OPT_NO_GIL_WAITS,
 	OPT_BUDGET,
 	OPT_LEGACY_UPROBES,
 	OPT_NO_CUPTI,
@@ -49,6 +51,9 @@ enum {
 	OPT_NO_PY_STACKS,
 	OPT_PY_LAUNCH_EVERY,
 	OPT_NO_NVTX,
+	OPT_GROUP,
+	OPT_RUN_AS_ROOT,
+	OPT_USER,
 };
 
 /* The command line: the recording's configuration, and what the CLI itself
@@ -60,8 +65,16 @@ struct cli {
 	const char *output;	/* -o: the recording (record, -p/--), the report (analyze) */
 	enum report_format format;
 	bool list_probes;
-	struct record_config rec;
+	struct record_config rec;	/* rec.output.share: who may read every output (--group) */
 };
+
+static bool pid_listed(const struct record_config *rec, __u32 pid)
+{
+	for (size_t i = 0; i < rec->targets.pid_count; i++)
+		if (rec->targets.pids[i] == pid)
+			return true;
+	return false;
+}
 
 static int parse_pids(const char *arg, struct record_config *rec, struct argp_state *state)
 {
@@ -77,12 +90,14 @@ static int parse_pids(const char *arg, struct record_config *rec, struct argp_st
 			argp_error(state, "-p: '%s' is not a list of process ids (expected PID[,PID...])", arg);
 			return EINVAL;
 		}
+		p = *end ? end + 1 : end;
+		if (pid_listed(rec, (__u32)v))
+			continue;	/* -p 7,7 or -p 7 -p 7: traced once */
 		if (rec->targets.pid_count == CONFIG_MAX_PIDS) {
 			argp_error(state, "-p: at most %d pids", CONFIG_MAX_PIDS);
 			return EINVAL;
 		}
 		rec->targets.pids[rec->targets.pid_count++] = (__u32)v;
-		p = *end ? end + 1 : end;
 	}
 	return 0;
 }
@@ -103,6 +118,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		s = strtod(arg, &end);
 		if (errno || end == arg || *end || !(s > 0) || s > 1e7)
 			argp_error(state, "-d: '%s' is not a duration in seconds (e.g. 10 or 2.5)", arg);
+		else if (s < 1e-3)
+			argp_error(state, "-d: '%s' is shorter than a millisecond, too short to record anything "
+				   "(leave -d out to record until the targets exit or Ctrl-C)", arg);
 		rec->targets.duration_ns = (__u64)(s * 1e9);
 		return 0;
 	}
@@ -120,9 +138,10 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 
 		errno = 0;
 		v = strtoull(arg, &end, 10);
-		if (errno || end == arg || *end || v == 0 || v > 4096 || (v & (v - 1)))
-			argp_error(state, "--ringbuf-size: '%s' is not a power of two between 1 and 4096 (MiB)",
-				   arg);
+		/* The kernel counts a ring buffer's bytes in 32 bits. */
+		if (errno || end == arg || *end || v == 0 || v > MAX_RINGBUF_MIB || (v & (v - 1)))
+			argp_error(state, "--ringbuf-size: '%s' is not a power of two between 1 and %d (MiB)", arg,
+				   MAX_RINGBUF_MIB);
 		rec->tracer.ringbuf_bytes = (size_t)v << 20;
 		return 0;
 	}
@@ -140,6 +159,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_NO_NVTX:
 		rec->nvtx.enabled = false;
+		return 0;
+	case OPT_NO_GIL_WAITS:
+		rec->python.gil_waits = false;
 		return 0;
 	case OPT_BUDGET:
 		if (!strcmp(arg, "off")) {
@@ -201,6 +223,26 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_READY_FILE:
 		rec->output.ready_file = arg;
 		return 0;
+	case OPT_GROUP: {
+		int e = accounts__group(arg, &rec->output.share.gid);
+
+		if (e)
+			argp_error(state, "--group: %s '%s'%s", e == -ENOENT ? "no group" : "cannot look up group", arg,
+				   e == -ENOENT ? " in /etc/group (give its number)" : "");
+		rec->output.share.group = true;
+		return 0;
+	}
+	case OPT_RUN_AS_ROOT:
+		if (rec->targets.run_as == RUN_AS_USER)
+			argp_error(state, "--run-as-root and --user: choose one");
+		rec->targets.run_as = RUN_AS_ROOT;
+		return 0;
+	case OPT_USER:
+		if (rec->targets.run_as == RUN_AS_ROOT)
+			argp_error(state, "--run-as-root and --user: choose one");
+		rec->targets.run_as = RUN_AS_USER;
+		rec->targets.run_as_user = arg;
+		return 0;
 	case OPT_ZSTD_LEVEL: {
 		long v;
 
@@ -241,15 +283,20 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	}
 }
 
+#define GROUP_OPTION                                                                                \
+	{ "group", OPT_GROUP, "GROUP", 0,                                                              \
+	  "Let GROUP read what is written (mode 0640; default: the owner only, 0600)", 0 }
+
 #define RECORD_OPTIONS                                                                              \
 	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes (and their threads)", 0 },   \
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the targets exit or on Ctrl-C)", 0 }, \
-	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two (default 32)", 0 }, \
+	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two up to 2048 (default 32)", 0 }, \
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
-	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
+	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults and direct reclaim", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
 	{ "no-nvtx", OPT_NO_NVTX, NULL, 0, "Do not probe NVTX ranges and marks (libnvToolsExt)", 0 },    \
-	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
+	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits and holds exactly (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
+	{ "no-gil-waits", OPT_NO_GIL_WAITS, NULL, 0, "Do not record the Python GIL waits the scheduler sees (on by default: no probe hit, the holder named)", 0 }, \
 	{ "budget", OPT_BUDGET, "PCT|off", 0, "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and extrapolate", 0 }, \
 	{ "legacy-uprobes", OPT_LEGACY_UPROBES, NULL, 0, "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)", 0 }, \
 	{ "py-stacks", OPT_PY_STACKS, "HZ", OPTION_ARG_OPTIONAL,                                        \
@@ -267,6 +314,10 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \
 	  "Print the CUDA and Python GIL probe sites chosen in the targets and exit (starts nothing)", 0 }, \
 	{ "ready-file", OPT_READY_FILE, "FILE", 0, "Create FILE once the probes are live (for scripts)", 0 }, \
+	{ "run-as-root", OPT_RUN_AS_ROOT, NULL, 0,                                                     \
+	  "Run the command as root even under sudo (default: as the user who ran sudo)", 0 },            \
+	{ "user", OPT_USER, "USER", 0, "Run the command as USER (a name, or UID:GID)", 0 },          \
+	GROUP_OPTION,                                                                                   \
 	{ "compress-level", OPT_ZSTD_LEVEL, "N", 0, "zstd level of the recording, 0 = none (default 1)", 0 }, \
 	{ "verbose", 'v', NULL, 0, "Show the attached probes and libbpf's messages", 0 },            \
 	{ "quiet", 'q', NULL, 0, "No status line or banners", 0 }
@@ -289,12 +340,14 @@ static const struct argp_option analyze_options[] = {
 	  "Report format (default md): html is one self-contained page with charts, perfetto a trace for "
 	  "the Perfetto UI (docs/outputs.md)", 0 },
 	{ "output", 'o', "FILE", 0, "Write the report to FILE (default: standard output)", 0 },
+	GROUP_OPTION,
 	{ 0 },
 };
 
 static const struct argp_option diff_options[] = {
 	{ "format", OPT_FORMAT, "md|json|html", 0, "Format of the comparison (default md)", 0 },
 	{ "output", 'o', "FILE", 0, "Write it to FILE (default: standard output)", 0 },
+	GROUP_OPTION,
 	{ 0 },
 };
 
@@ -309,6 +362,7 @@ enum {
 	OPT_BASELINE,
 	OPT_MAX_RATIO,
 	OPT_ALPHA,
+	OPT_BENCH_GROUP,
 };
 
 static double parse_positive(const char *arg, const char *opt, double max, struct argp_state *state)
@@ -368,6 +422,15 @@ static error_t parse_bench(int key, char *arg, struct argp_state *state)
 	case OPT_ALPHA:
 		b->o.alpha = parse_positive(arg, "--alpha", 0.5, state);
 		return 0;
+	case OPT_BENCH_GROUP: {
+		int e = accounts__group(arg, &b->o.share.gid);
+
+		if (e)
+			argp_error(state, "--group: %s '%s'%s", e == -ENOENT ? "no group" : "cannot look up group", arg,
+				   e == -ENOENT ? " in /etc/group (give its number)" : "");
+		b->o.share.group = true;
+		return 0;
+	}
 	case ARGP_KEY_END:
 		if (b->o.quick && !b->o.kci)
 			argp_error(state, "--quick selects the quick subset of --kci: give both");
@@ -393,6 +456,7 @@ static const struct argp_option bench_options[] = {
 	{ "baseline", OPT_BASELINE, "FILE", 0, "Compare every cost with this earlier run's (bench -o FILE); exit 1 on a regression", 0 },
 	{ "max-ratio", OPT_MAX_RATIO, "R", 0, "With --baseline: a regression raises a median by more than R (default 1.5) ...", 0 },
 	{ "alpha", OPT_ALPHA, "P", 0, "... and is significant at level P by a Mann-Whitney U test over the rounds (default 0.01)", 0 },
+	{ "group", OPT_BENCH_GROUP, "GROUP", 0, "Let GROUP read the results (mode 0640; default 0600)", 0 },
 	{ 0 },
 };
 
@@ -720,6 +784,11 @@ static int do_record(struct cli *cli, int argc, char **argv, bool then_analyze)
 		}
 		return record__list_probes(o) ? 1 : 0;
 	}
+	if (o->targets.run_as != RUN_AS_INVOKER && !o->targets.command) {
+		fprintf(stderr, "inferscope-bpf: --%s says who runs the command after --: there is none\n",
+			o->targets.run_as == RUN_AS_USER ? "user" : "run-as-root");
+		return 2;
+	}
 	if (!o->targets.pid_count && !o->targets.command) {
 		fprintf(stderr, "inferscope-bpf: nothing to trace: give -p PID or a command after --\n"
 				"Try 'inferscope-bpf --help'.\n");
@@ -745,7 +814,7 @@ static int do_record(struct cli *cli, int argc, char **argv, bool then_analyze)
 		if (!o->quiet)
 			fprintf(stderr, "inferscope-bpf: analyze it again with: inferscope-bpf analyze %s\n\n",
 				o->output.path);
-		if (analyze__run(o->output.path, cli->format, NULL))
+		if (analyze__run(o->output.path, cli->format, NULL, NULL))
 			return 1;
 	}
 	return e ? 1 : 0;
@@ -811,14 +880,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "inferscope-bpf analyze: a Perfetto trace is binary: give the file with -o FILE\n");
 			return 2;
 		}
-		return analyze__run(cli.input, cli.format, cli.output) ? 1 : 0;
+		return analyze__run(cli.input, cli.format, cli.output, &cli.rec.output.share) ? 1 : 0;
 	}
 	if (strcmp(cli.cmd_name, "diff") == 0) {
 		if (!cli.input2 || cli.rec.targets.command) {
 			fprintf(stderr, "inferscope-bpf diff: give the two recordings to compare: BASE.isr NEW.isr\n");
 			return 2;
 		}
-		return analyze__diff(cli.input, cli.input2, cli.format, cli.output) ? 1 : 0;
+		return analyze__diff(cli.input, cli.input2, cli.format, cli.output, &cli.rec.output.share) ? 1 : 0;
 	}
 	if (strcmp(cli.cmd_name, "record") == 0) {
 		if (!cli.output && !cli.list_probes) {

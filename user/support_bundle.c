@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/utsname.h>
 #include <bpf/libbpf.h>
 #include <zlib.h>
 #include "analyze.h"
 #include "check.h"
+#include "out_file.h"
 #include "proc.h"
 
 /* The CONFIG_ options the tracer's probes depend on. */
@@ -149,17 +151,28 @@ static int w_recording(FILE *out, const void *arg)
 int check__support_bundle(const struct check_result *res, const char *path, const char *recording)
 {
 	static const unsigned char end[1024];
+	struct out_file of;
 	struct utsname u;
 	time_t now = time(NULL);
 	gzFile gz;
-	int e;
+	int e, fd;
 
 	if (uname(&u))
 		memset(&u, 0, sizeof(u));
-	gz = gzopen(path, "wb");
+	/* never through a link, never into a file that was there (docs/security.md) */
+	e = out_file__create(&of, path, NULL);
+	if (e) {
+		fprintf(stderr, "inferscope-bpf check: cannot create %s: %s\n", path, out_file__strerror(e));
+		return e;
+	}
+	fd = dup(of.fd);
+	gz = fd >= 0 ? gzdopen(fd, "wb") : NULL;
 	if (!gz) {
-		e = errno ? -errno : -ENOMEM;
-		fprintf(stderr, "inferscope-bpf check: cannot create %s: %s\n", path, strerror(-e));
+		e = -ENOMEM;
+		fprintf(stderr, "inferscope-bpf check: cannot write %s: %s\n", path, strerror(-e));
+		if (fd >= 0)
+			close(fd);
+		out_file__close(&of);
 		return e;
 	}
 	e = add_text(gz, "check.txt", now, w_check_text, res);
@@ -174,6 +187,10 @@ int check__support_bundle(const struct check_result *res, const char *path, cons
 	if (!e && gzwrite(gz, end, sizeof(end)) != (int)sizeof(end))
 		e = -EIO;
 	if (gzclose(gz) != Z_OK && !e)
+		e = -EIO;
+	if (!e)
+		e = out_file__commit(&of);
+	if (out_file__close(&of) && !e)
 		e = -EIO;
 	if (e)
 		fprintf(stderr, "inferscope-bpf check: cannot write %s: %s\n", path, strerror(-e));

@@ -4,7 +4,8 @@
  * -p, annotated with NVTX through the stand-in libnvToolsExt.so.1 or not
  * annotated at all. Its shape is known: 20 steps of "forward" (4 ms spin,
  * 8 launches) and "backward" (3 ms spin) and a cuStreamSynchronize (the
- * stand-in blocks 5 ms); step 12 sleeps 30 ms more in its backward.
+ * stand-in blocks 5 ms); step 12 sleeps 80 ms more in its backward (more
+ * than a machine shared with other work preempts a step).
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -93,8 +94,8 @@ static json_t *range(json_t *steps, const char *name)
 	return NULL;
 }
 
-/* The planted step is the slowest, and its extra time is the 30 ms sleep:
- * its thread's blocked time grew by that much. */
+/* The planted step is the slowest, and its extra time is the 80 ms sleep:
+ * its thread's blocked time grew by that much (and the timer's slack). */
 static void expect_planted(json_t *steps)
 {
 	json_t *slowest = json_array_get(json_object_get(steps, "slowest"), 0), *d;
@@ -106,8 +107,8 @@ static void expect_planted(json_t *steps)
 	d = json_array_get(json_object_get(slowest, "differences"), 0);
 	assert_string_equal(json_string_value(json_object_get(d, "what")), "blocked");
 	extra = th_num(d, "extra_s");
-	if (extra < 0.028 || extra > 0.045)
-		fail_msg("blocked grew by %.4f s in the planted step, expected 30 ms (28-45 ms)", extra);
+	if (extra < 0.078 || extra > 0.095)
+		fail_msg("blocked grew by %.4f s in the planted step, expected 80 ms (78-95 ms)", extra);
 	assert_non_null(strstr(json_string_value(json_object_get(slowest, "summary")), "step 12 took"));
 }
 
@@ -137,12 +138,13 @@ static void test_nvtx_steps(void **state)
 	assert_string_equal(json_string_value(json_object_get(mark, "name")), "checkpoint");
 	assert_int_equal(th_num(mark, "count"), 1);
 	assert_int_equal(th_num(steps, "nvtx_unmatched"), 0);
-	/* durations: forward spins 4 ms (plus 8 launches; a loaded machine may
-	 * stretch it), the epoch holds every step */
+	/* durations: forward spins 4 ms of wall time (plus 8 launches): never
+	 * less; a machine shared with other work may preempt the spin past
+	 * its end (up to 3x here); the epoch holds every step */
 	fw_mean = th_num(fw, "mean_s");
-	if (fw_mean < 0.004 || fw_mean > 0.008)
-		fail_msg("forward took %.4f s on average, expected 4 ms (4-8 ms)", fw_mean);
-	assert_true(th_num(bw, "max_s") >= 0.033);	/* the planted 3 + 30 ms */
+	if (fw_mean < 0.004 || fw_mean > 0.012)
+		fail_msg("forward took %.4f s on average, expected 4 ms (4-12 ms)", fw_mean);
+	assert_true(th_num(bw, "max_s") >= 0.083);	/* the planted 3 + 80 ms */
 	assert_true(th_num(ep, "total_s") >= th_num(range(steps, "step"), "total_s"));
 	/* every step: 8 launches */
 	for (size_t i = 0; i < NSTEPS; i++)
@@ -161,10 +163,11 @@ static void test_inferred_steps(void **state)
 	assert_string_equal(json_string_value(json_object_get(steps, "name")), "cuStreamSynchronize");
 	assert_int_equal(json_integer_value(json_object_get(steps, "count")), NSTEPS);
 	assert_int_equal(json_array_size(json_object_get(steps, "nvtx_ranges")), 0);
-	/* 4 + 3 ms of spin and a 5 ms synchronization */
+	/* 4 + 3 ms of spin and a 5 ms synchronization: never less, up to 3x
+	 * on a loaded machine */
 	med = th_num(steps, "median_s");
-	if (med < 0.012 || med > 0.020)
-		fail_msg("median step %.4f s, expected 12 ms (12-20 ms)", med);
+	if (med < 0.012 || med > 0.036)
+		fail_msg("median step %.4f s, expected 12 ms (12-36 ms)", med);
 	expect_planted(steps);
 	json_decref(report);
 }

@@ -8,7 +8,7 @@
  * waits for GO_FILE to exist (the tracer is attached by then), then runs
  * STEPS steps: in each, "forward" spins 4 ms on the CPU and launches 8
  * kernels, "backward" spins 3 ms, then cuStreamSynchronize (the stand-in
- * blocks 5 ms). Step SLOW (0-based) also sleeps 30 ms in its backward: the
+ * blocks 5 ms). Step SLOW (0-based) also sleeps 80 ms in its backward: the
  * planted slow step. MODE nvtx annotates: an "epoch" range
  * (nvtxRangeStartA/End) around the loop, each step a pushed "step" range
  * holding "forward" (nvtxRangePushA) and "backward" (nvtxRangePushEx), and
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 		}
 		spin(0.003);
 		if (i == slow)
-			usleep(30000);
+			usleep(80000);
 		if (nvtx)
 			nvtxRangePop();
 		if (cuStreamSynchronize(NULL) != CUDA_SUCCESS)
