@@ -9,9 +9,14 @@
 #include "registry.h"
 
 /* Ranges kept one by one (the others only as totals by name): those at
- * these depths of a thread's stack, and every start/end range. */
-#define STEPS_KEEP_DEPTH 2
-#define STEPS_KEEP_MAX (4u << 20)
+ * these depths of a thread's stack, and every start/end range, up to a
+ * bound: memory must not grow with the events. */
+#define STEPS_KEEP_DEPTH 1
+#define STEPS_KEEP_MAX (1u << 14)
+/* Synchronization boundaries kept per thread: past it, every second one is
+ * dropped (two steps become one) and a boundary is kept every second
+ * synchronization from then on. */
+#define STEPS_MAX_BOUNDS (1u << 14)
 
 const char *steps_source_name(enum steps_source s)
 {
@@ -63,6 +68,8 @@ struct sthread {
 	size_t depth, stack_cap;
 	struct boundary *bounds;
 	size_t nbounds, bounds_cap;
+	__u64 syncs;		/* its synchronizations after its first launch */
+	__u64 stride;		/* a boundary every stride of them (a power of two) */
 	struct reading first_launch;
 	__u64 first_launch_ns;
 	__u16 sync_fn;		/* its most recent synchronization's function */
@@ -228,6 +235,8 @@ static int close_range(struct steps *s, const struct open_range *o, __u16 depth,
 		st->max_ns = d;
 	if (depth < st->min_depth)
 		st->min_depth = depth;
+	if ((!stack || depth <= STEPS_KEEP_DEPTH) && s->nkept == STEPS_KEEP_MAX)
+		s->res.ranges_not_kept++;
 	if ((!stack || depth <= STEPS_KEEP_DEPTH) && s->nkept < STEPS_KEEP_MAX) {
 		struct kept_range *k;
 		struct reading r = { 0 };
@@ -349,6 +358,19 @@ static int on_cuda(struct steps *s, const struct pass_event *e, const struct tl_
 			return -ENOMEM;
 		if (!st->first_launch.valid)
 			return 0;	/* a step holds work: none launched yet */
+		if (!st->stride)
+			st->stride = 1;
+		if (++st->syncs % st->stride)
+			return 0;
+		if (st->nbounds == STEPS_MAX_BOUNDS) {
+			/* readings are running totals: dropping a boundary joins two steps */
+			for (size_t i = 1, j = 0; i < st->nbounds; i += 2, j++)
+				st->bounds[j] = st->bounds[i];
+			st->nbounds /= 2;
+			st->stride *= 2;
+			if (st->syncs % st->stride)
+				return 0;
+		}
 		if (grow((void **)&st->bounds, &st->bounds_cap, st->nbounds + 1, sizeof(*st->bounds)))
 			return -ENOMEM;
 		b = &st->bounds[st->nbounds++];
@@ -526,6 +548,7 @@ static int inferred_steps(struct steps *s)
 		start = b->at;
 	}
 	s->res.source = STEPS_INFERRED;
+	s->res.syncs_per_step = best->stride ? best->stride : 1;
 	snprintf(s->res.name, sizeof(s->res.name), "%s",
 		 isr_cuda_fn(best->sync_fn) ? isr_cuda_fn(best->sync_fn)->symbol : "synchronization");
 	return 0;

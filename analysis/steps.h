@@ -17,8 +17,10 @@
  *     tl_cat) and its launches, and the slowest steps against the median
  *     with the categories that grew the most.
  *
- * Memory grows with the number of steps and open ranges, not with the
- * number of events; ranges below the steps are kept only as totals by name.
+ * Memory is bounded: at most 16384 ranges (depth 0 and 1, and start/end
+ * ranges) are kept one by one, the others only as totals by name; at most
+ * 16384 synchronization boundaries a thread, past which two steps become
+ * one (syncs_per_step doubles).
  * Pure: a function of the events the timeline feeds it.
  */
 #ifndef INFERSCOPE_STEPS_H
@@ -88,6 +90,9 @@ struct steps_result {
 	size_t nranges;
 	struct nvtx_mark_stat *marks;	/* by count */
 	size_t nmarks;
+	__u64 syncs_per_step;		/* inferred: synchronizations a step spans (1, or a power of
+					 * two when there were too many to keep one a step) */
+	__u64 ranges_not_kept;		/* NVTX ranges past the bound kept one by one (not steps) */
 	__u64 nvtx_events;		/* every NVTX event seen */
 	__u64 unmatched;		/* pops with no open range, ends of unknown ids */
 };

@@ -148,6 +148,8 @@ json_t *steps_report__json(const struct steps_result *r)
 	ADD(o, "nvtx_ranges", ranges);
 	ADD(o, "nvtx_marks", marks);
 	ADD(o, "nvtx_unmatched", json_integer((json_int_t)r->unmatched));
+	ADD(o, "syncs_per_step", json_integer((json_int_t)r->syncs_per_step));
+	ADD(o, "nvtx_ranges_not_kept", json_integer((json_int_t)r->ranges_not_kept));
 	return o;
 nomem_arrays:
 	json_decref(steps), json_decref(slow), json_decref(ranges), json_decref(marks);
@@ -178,13 +180,21 @@ int steps_report__markdown(FILE *f, const struct steps_result *r, size_t max_row
 		fprintf(f, " (thread %u ", r->tid);
 		md_name(f, r->comm);
 		fprintf(f, ")");
+		if (r->ranges_not_kept)
+			fprintf(f, ", the first 16384 ranges (%llu more not kept one by one)",
+				(unsigned long long)r->ranges_not_kept);
 	}
 	else if (r->source == STEPS_INFERRED)
 	{
 		fprintf(f, "%zu steps **inferred** from the trace's periodicity: thread %u ", r->count, r->tid);
 		md_name(f, r->comm);
-		fprintf(f, " launches work and synchronizes (`%s`) once per step; each step ends at the return of "
-			   "a synchronization", r->name);
+		if (r->syncs_per_step > 1)
+			fprintf(f, " launches work and synchronizes (`%s`) periodically; each step spans %llu "
+				   "synchronizations (too many to keep one a step) and ends at the return of the last",
+				r->name, (unsigned long long)r->syncs_per_step);
+		else
+			fprintf(f, " launches work and synchronizes (`%s`) once per step; each step ends at the return "
+				   "of a synchronization", r->name);
 	}
 	else
 		fprintf(f, "No steps: no NVTX range repeats %d times and no periodic synchronization", STEPS_MIN);

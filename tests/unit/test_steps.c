@@ -177,6 +177,32 @@ static void test_irregular_no_steps(void **state)
 	synth__free(b);
 }
 
+/* 200,000 synchronizations, one every 1 ms after a launch: more than the
+ * 16,384 boundaries a thread keeps, so steps span 16 synchronizations (four
+ * halvings) and memory stays bounded. */
+static void test_inferred_bounded(void **state)
+{
+	struct synth *b = new_job(T0 + 300000 * MS);
+	const struct steps_result *r;
+	struct analysis *a;
+
+	(void)state;
+	for (__u64 k = 0; k < 200000; k++) {
+		__u64 t = T0 + MS + k * MS;
+
+		ev_launch(b, t, PID, PID, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+		ev_call(b, t + MS / 2, PID, PID, ISR_CUDA_FN_cuStreamSynchronize, 0, MS / 2);
+	}
+	r = run(b, &a);
+	assert_int_equal(r->source, STEPS_INFERRED);
+	assert_int_equal(r->syncs_per_step, 16);
+	assert_int_equal(r->count, 12500);
+	assert_int_equal(r->median_ns, 16 * MS);
+	assert_int_equal(r->steps[1].launches, 16);
+	analysis__free(a);
+	synth__free(b);
+}
+
 static void feed(struct live *l, const void *ev)
 {
 	const struct isr_ev_hdr *h = ev;
@@ -255,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_nvtx_steps),
 		cmocka_unit_test(test_inferred_steps),
 		cmocka_unit_test(test_irregular_no_steps),
+		cmocka_unit_test(test_inferred_bounded),
 		cmocka_unit_test(test_live_interval),
 	};
 
