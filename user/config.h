@@ -66,6 +66,11 @@ struct record_config {
 		const char *libs[CONFIG_MAX_CUDA_LIBS];	/* --cuda-lib: more libcuda files, probed in every target */
 		size_t lib_count;
 	} cuda;
+	struct {			/* NCCL (libnccl.so*): collectives, point-to-point and group calls, communicators */
+		bool enabled;		/* --no-nccl: false */
+		const char *libs[CONFIG_MAX_CUDA_LIBS];	/* --nccl-lib: more libnccl files, probed in every target */
+		size_t lib_count;
+	} nccl;
 	struct {			/* CPython 3.10-3.13 */
 		bool gil;		/* --gil: GIL waits and holds, exactly (uprobes on libpython) */
 		bool gil_waits;		/* GIL waits and their holders, from the scheduler (--no-gil-waits: false) */

@@ -39,6 +39,8 @@ enum {
 	OPT_NO_CUDA,
 	OPT_LIST_PROBES,
 	OPT_CUDA_LIB,
+	OPT_NO_NCCL,
+	OPT_NCCL_LIB,
 	OPT_GIL,
 	OPT_NO_GIL_WAITS,
 	OPT_BUDGET,
@@ -220,6 +222,14 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--cuda-lib: at most %d libraries", CONFIG_MAX_CUDA_LIBS);
 		rec->cuda.libs[rec->cuda.lib_count++] = arg;
 		return 0;
+	case OPT_NO_NCCL:
+		rec->nccl.enabled = false;
+		return 0;
+	case OPT_NCCL_LIB:
+		if (rec->nccl.lib_count == CONFIG_MAX_CUDA_LIBS)
+			argp_error(state, "--nccl-lib: at most %d libraries", CONFIG_MAX_CUDA_LIBS);
+		rec->nccl.libs[rec->nccl.lib_count++] = arg;
+		return 0;
 	case OPT_READY_FILE:
 		rec->output.ready_file = arg;
 		return 0;
@@ -306,6 +316,8 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "py-launch-every", OPT_PY_LAUNCH_EVERY, "N", 0,                                              \
 	  "Python call site of every Nth CUDA launch per CPU (default 64; 0: no Python stacks at CUDA calls)", 0 }, \
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
+	{ "no-nccl", OPT_NO_NCCL, NULL, 0, "Do not probe NCCL (libnccl.so*)", 0 },                       \
+	{ "nccl-lib", OPT_NCCL_LIB, "PATH", 0, "Also probe this libnccl file in every target (repeatable)", 0 }, \
 	{ "gpu", OPT_GPU, NULL, 0, "Record GPU activity (CUPTI): hand the bridge to the command, load it into -p processes (about 2 us per kernel)", 0 }, \
 	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "Do not record GPU activity through the CUPTI bridge", 0 },    \
 	{ "no-inject", OPT_NO_INJECT, NULL, 0, "Do not load the CUPTI bridge into -p processes started without it (ptrace + dlopen)", 0 }, \

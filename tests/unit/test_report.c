@@ -242,11 +242,14 @@ static void test_json_contract(void **state)
 	f->sum.drops_total = 4;
 	fixture__add_cuda(f);
 	root = render_json(f);
-	assert_int_equal(json_object_size(root), 12);
+	assert_int_equal(json_object_size(root), 14);
 	/* steps: no NVTX in the fixture, too few synchronizations to infer any */
 	assert_str(get(root, "steps"), "source", "none");
 	assert_int_equal(json_array_size(get(get(root, "steps"), "steps")), 0);
 	assert_int(root, "schema_version", REPORT_SCHEMA_VERSION);
+	/* no NCCL collective: no ranks side by side */
+	assert_true(json_is_array(get(root, "ranks")) && json_array_size(get(root, "ranks")) == 0);
+	assert_true(json_is_null(get(root, "collectives")));
 	assert_int_equal(REPORT_SCHEMA_VERSION, 2);
 
 	/* findings: the two failed allocations, from the summary alone */
