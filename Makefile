@@ -43,8 +43,8 @@ BINDEP    = -MMD -MP -MT $@ -MF $(OUT)/deps/$(subst /,_,$@).d
 SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # The release binary carries everything it needs: the GPU hosts have no libbpf.
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
-DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lm
+DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lm
 
 # --- the parts and what each may include -------------------------------------
 # Each part is compiled with the include folders it may use and no others,
@@ -110,7 +110,7 @@ FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno
 FUZZ_OBJS    := $(call objs,$(FUZZ_OUT),$(FORMAT_SRCS) $(LIB_SRCS) $(ANALYSIS_SRCS)) \
 	$(patsubst $(PROTO_GEN)/%.c,$(FUZZ_OUT)/obj/gen/%.o,$(PROTO_C))
 FUZZ_BIN     := $(FUZZ_OUT)/fuzz_recording
-FUZZ_LIBS    := -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
+FUZZ_LIBS    := -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lm
 FUZZ_SECONDS ?= 300
 MAKE_CORPUS  := $(ASAN_OUT)/tests/fuzz/make_corpus
 
@@ -325,6 +325,21 @@ $(OUT)/tests/workloads/nccl_job: tests/workloads/nccl_job.c $(STANDIN_NCCL) $(NC
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g -Itests/standin $< -L$(STANDIN_DIR) -l:libnccl.so.2 \
 		-Wl,--enable-new-dtags -Wl,-rpath,'$$ORIGIN/../standin' -o $@
+
+# The stand-in libnvToolsExt.so.1 (NVTX 2's shared library, with NVTX's own
+# header) and the training loop that uses it with the stand-in libcuda.
+STANDIN_NVTX := $(STANDIN_DIR)/libnvToolsExt.so.1
+
+$(STANDIN_NVTX): tests/standin/libnvtx.c
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g -fPIC -I$(CUDA_INC) -shared -Wl,-soname,libnvToolsExt.so.1 -Wl,-z,defs $< -o $@
+
+$(OUT)/tests/workloads/steps: tests/workloads/steps.c $(STANDIN_LIB) $(STANDIN_NVTX) $(STANDIN_HDRS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(STANDIN_CFLAGS) $< -L$(STANDIN_DIR) -l:libcuda.so.1 -l:libnvToolsExt.so.1 -Wl,--enable-new-dtags \
+		-Wl,-rpath,'$$ORIGIN/../standin' -o $@
 
 # Injection tests: the same target linked statically (nothing to dlopen
 # with), and the library they load.

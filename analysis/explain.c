@@ -52,7 +52,7 @@ const char *explain__rule_title(const char *id)
 }
 
 /* The attribution, the series (which takes each gap's split from the
- * attribution, so after it), then each rule's state for the pass with the
+ * attribution, so after it), the steps, then each rule's state for the pass with the
  * observer it wants. */
 static int stages_start(struct explain *e, const struct pass *p)
 {
@@ -62,6 +62,10 @@ static int stages_start(struct explain *e, const struct pass *p)
 		e->series = series__new(p, e->tl, e->attr);
 		if (!e->series)
 			err = -ENOMEM;
+	}
+	if (!err) {
+		e->steps = steps__new(e->tl);
+		err = e->steps ? timeline__observe(e->tl, steps__observer(e->steps)) : -ENOMEM;
 	}
 
 	for (size_t i = 0; i < rules_count && !err; i++) {
@@ -119,6 +123,7 @@ int explain__finish(struct explain *e, const struct summary *sum, const struct p
 	int err = timeline__finish(e->tl);
 
 	err = err ?: attribution__finish(e->attr);
+	err = err ?: steps__finish(e->steps);
 	e->ctx->sum = sum;
 	e->ctx->py = py;
 	for (size_t i = 0; i < rules_count && !err; i++)
@@ -174,6 +179,7 @@ void explain__free(struct explain *e)
 	free(e->ctx);
 	findings__free(&e->findings);
 	series__free(e->series);
+	steps__free(e->steps);
 	attribution__free(e->attr);
 	timeline__free(e->tl);
 	pass__free(e->own_pass);

@@ -16,6 +16,7 @@
 #include "attribution.h"
 #include "timeline.h"
 #include "series.h"
+#include "steps.h"
 
 struct rule_ctx;
 
@@ -24,6 +25,7 @@ struct explain {
 	struct attribution *attr;	/* the metrics the findings are drawn from */
 	struct timeline *tl;
 	struct series *series;		/* the charts' time series */
+	struct steps *steps;		/* NVTX ranges, the steps and the slowest of them */
 	struct pass *own_pass;		/* explain__run's */
 	struct rule_ctx *ctx;		/* the rules' */
 	void **state;			/* each rule's */

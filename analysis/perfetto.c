@@ -37,12 +37,13 @@ typedef Perfetto__Protos__TrackDescriptor Track;
 typedef Perfetto__Protos__DebugAnnotation Arg;
 
 enum track_kind { TK_PROCESS = 1, TK_THREAD, TK_CUDA, TK_CUPTI, TK_FAULTS, TK_GIL, TK_PYTHON, TK_DEVICE, TK_STREAM,
-		  TK_MEMORY, TK_BUSY, TK_RATE, TK_FINDINGS };
+		  TK_MEMORY, TK_BUSY, TK_RATE, TK_FINDINGS, TK_NVTX, TK_NVTX_RANGE, TK_STEPS };
 
 static const char *const track_names[] = {
 	[TK_CUDA] = "CUDA calls", [TK_CUPTI] = "CUDA launches (CUPTI)", [TK_FAULTS] = "page faults",
 	[TK_GIL] = "GIL waits",	  [TK_PYTHON] = "Python",		    [TK_MEMORY] = "device memory",
 	[TK_RATE] = "launches/s", [TK_FINDINGS] = "inferscope-bpf findings",
+	[TK_NVTX] = "NVTX",	  [TK_STEPS] = "steps",
 };
 
 struct interned {
@@ -745,6 +746,8 @@ static void on_span(void *ctx, const struct tl_span *s)
 	      s->end, a, n, 0, 0);
 }
 
+static void on_nvtx(struct pf *p, const struct pass_event *e, const struct tl_thread *th);
+
 static void on_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
 {
 	struct pf *p = ctx;
@@ -791,6 +794,10 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	case ISR_EV_PY_SAMPLE:
 		on_py_sample(p, e, th);
 		break;
+	case ISR_EV_NVTX:
+		if (th)
+			on_nvtx(p, e, th);
+		break;
 	case ISR_EV_GPU_KERNEL:
 	case ISR_EV_GPU_MEMCPY:
 	case ISR_EV_GPU_MEMSET:
@@ -805,6 +812,73 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 		p->err = r;
 	else if (r)
 		counter(p, process_counter(p, TK_MEMORY, pid, 0, track_names[TK_MEMORY]), e->start, (double)live);
+}
+
+/* NVTX: pushed ranges nest on the thread's NVTX track; a start/end range
+ * has a track of its own under its process (they may overlap without
+ * nesting); marks are instants. */
+static void on_nvtx(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_nvtx *n = (const void *)e->h;
+	char name[ISR_NVTX_NAME_LEN];
+	__u64 t;
+
+	memcpy(name, n->name, sizeof(name));
+	name[sizeof(name) - 1] = '\0';
+	switch (n->kind) {
+	case ISR_NVTX_PUSH:
+		event(p, thread_child(p, TK_NVTX, th->pid, th->tid, th->comm), e->start,
+		      PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, name[0] ? name : "(unnamed)", NULL, 0, 0, 0);
+		break;
+	case ISR_NVTX_POP:
+		event(p, thread_child(p, TK_NVTX, th->pid, th->tid, th->comm), e->start,
+		      PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END, NULL, NULL, 0, 0, 0);
+		p->st.slices++;
+		break;
+	case ISR_NVTX_START:
+	case ISR_NVTX_END:
+		t = track(p, TK_NVTX_RANGE, th->pid, n->id, process_track(p, th->pid), n->kind == ISR_NVTX_START && name[0] ?
+			  name : "NVTX range");
+		event(p, t, e->start, n->kind == ISR_NVTX_START ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN :
+		      PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END, n->kind == ISR_NVTX_START ?
+		      (name[0] ? name : "(unnamed)") : NULL, NULL, 0, 0, 0);
+		if (n->kind == ISR_NVTX_END)
+			p->st.slices++;
+		break;
+	case ISR_NVTX_MARK:
+		instant(p, thread_child(p, TK_NVTX, th->pid, th->tid, th->comm), name[0] ? name : "(unnamed)", e->start,
+			NULL, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The steps (analysis/steps.h) on a track of their process: one slice a
+ * step, with its duration against the median. */
+static void steps_events(struct pf *p)
+{
+	const struct steps_result *r = steps__result(p->a->ex->steps);
+	char name[96];
+	__u64 t;
+
+	if (!r->count)
+		return;
+	snprintf(name, sizeof(name), "steps (%s%s)", r->source == STEPS_INFERRED ? "inferred from " : "NVTX ", r->name);
+	t = track(p, TK_STEPS, r->pid, 0, process_track(p, r->pid), name);
+	for (size_t i = 0; i < r->count; i++) {
+		const struct step *st = &r->steps[i];
+		struct arg a[3] = {
+			{ .name = "duration_ms", .kind = A_DBL, .d = (double)(st->end - st->start) / 1e6 },
+			{ .name = "ratio_to_median", .kind = A_DBL,
+			  .d = r->median_ns ? (double)(st->end - st->start) / (double)r->median_ns : 0 },
+			{ .name = "launches", .kind = A_U64, .u = st->launches },
+		};
+		char sname[32];
+
+		snprintf(sname, sizeof(sname), "step %zu", st->index);
+		slice(p, t, sname, st->start, st->end, a, 3, 0, 0);
+	}
 }
 
 /* Each idle gap of a device: a slice named by its largest cause, and the
@@ -919,6 +993,8 @@ int perfetto__write(FILE *f, const struct analysis *a, struct perfetto_stats *st
 		py_close(&p, &p.py[i], 0, p.py[i].last + PY_TAIL_NS);
 	for (size_t i = 0; i < p.nrates && !p.err; i++)
 		rate_flush(&p, &p.rates[i], UINT64_MAX);
+	if (!p.err)
+		steps_events(&p);
 	if (!p.err && (fflush(f) == EOF || ferror(f)))
 		p.err = -EIO;
 	if (stats)

@@ -22,6 +22,10 @@
 #include "attribution.h"
 #include "text.h"
 #include "proc_tree.h"
+#include "steps_report.h"
+
+/* Rows of the per-step table in Markdown and HTML (the JSON has every step). */
+#define STEPS_MD_ROWS 50
 
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
@@ -1243,6 +1247,7 @@ int report__write_json(FILE *f, const struct analysis *a)
 	SET(root, "cuda", json_cuda(s));
 	SET(root, "gpu", json_gpu(s));
 	SET(root, "python", json_python(a->py));
+	SET(root, "steps", steps_report__json(steps__result(a->ex->steps)));
 	SET(root, "ranks", json_ranks(a->ranks));
 	SET(root, "collectives", json_collectives(a->ranks));
 	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) || fputc('\n', f) == EOF ||
@@ -1472,6 +1477,8 @@ static const char *const drop_advice[ISR_SRC_MAX] = {
 			    "freed them first): their frames have no file and line",
 	[ISR_SRC_RECLAIM] = "direct-reclaim events lost, reclaim times are too low: increase "
 			    "--ringbuf-size (default 32 MiB) or trace fewer targets",
+	[ISR_SRC_NVTX] = "NVTX ranges and marks lost, steps are incomplete: increase --ringbuf-size "
+			 "(default 32 MiB)",
 };
 
 static void md__warnings(struct md *m, const struct analysis *a)
@@ -2204,6 +2211,8 @@ static void md__details(struct md *m, const struct analysis *a)
 	for (size_t i = 0; i < s->thread_count; i++)
 		order[i] = &s->threads[i];
 	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
+	if (!m->err)
+		m->err = steps_report__markdown(m->f, steps__result(a->ex->steps), STEPS_MD_ROWS);
 	md__ranks(m, a->ranks);
 	md__sampling(m, s);
 	md__threads(m, order, s->thread_count);

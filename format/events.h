@@ -70,7 +70,8 @@
 	X(MEM_SAMPLE,		mem_sample,		32, isr_ev_mem_sample,		ISR_SRC_WRITER)		\
 	X(NCCL_COMM,		nccl_comm,		33, isr_ev_nccl_comm,		ISR_SRC_NCCL)		\
 	X(NCCL_CALL,		nccl_call,		34, isr_ev_nccl_call,		ISR_SRC_NCCL)		\
-	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER)
+	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER)		\
+	X(NVTX,			nvtx,			36, isr_ev_nvtx,		ISR_SRC_NVTX)
 
 #define ISR_EV_ENUM_ROW(ID, name, value, st, drops) ISR_EV_##ID = value,
 enum {
@@ -79,7 +80,7 @@ enum {
 	 * the Python stack walker saw (struct isr_ev_py_frames), which the
 	 * recorder turns into PY_STACK, PY_CODE and PY_SAMPLE records. */
 	ISR_EV_PY_FRAMES = 27,
-	ISR_EV_TYPE_MAX = 36,	/* one past the highest type */
+	ISR_EV_TYPE_MAX = 37,	/* one past the highest type */
 };
 #undef ISR_EV_ENUM_ROW
 
@@ -110,7 +111,8 @@ enum {
 	X(PY_STACKS,	py_stacks,	11, "Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for") \
 	X(PY_CODE,	py_code,	12, "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read") \
 	X(RECLAIM,	reclaim,	13, "direct-reclaim events the bulk ring buffer had no room for, or reclaims whose start could not be remembered") \
-	X(NCCL,		nccl,		14, "NCCL call and communicator events the bulk ring buffer had no room for, communicator set-ups whose entry could not be remembered for their return, and communicators beyond the sequence map's bound (their calls carry sequence 0)")
+	X(NCCL,		nccl,		14, "NCCL call and communicator events the bulk ring buffer had no room for, communicator set-ups whose entry could not be remembered for their return, and communicators beyond the sequence map's bound (their calls carry sequence 0)") \
+	X(NVTX,		nvtx,		15, "NVTX ranges and marks the bulk ring buffer had no room for, or range starts that could not be remembered for their return")
 
 #define ISR_SRC_ENUM_ROW(ID, name, value, meaning) ISR_SRC_##ID = value,
 enum {
@@ -871,6 +873,38 @@ _Static_assert(__builtin_offsetof(struct isr_ev_py_status, py_minor) == 28, "py_
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, subject) == 30, "py_status.subject");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, runtime) == 32, "py_status.runtime");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, detail) == 40, "py_status.detail");
+
+/* isr_ev_nvtx.kind */
+#define ISR_NVTX_PUSH	1 /* nvtxRangePushA/Ex: a range opens on the thread's stack of ranges */
+#define ISR_NVTX_POP	2 /* nvtxRangePop: the thread's innermost open range closes */
+#define ISR_NVTX_START	3 /* nvtxRangeStartA/Ex returned id: a range that any thread may end */
+#define ISR_NVTX_END	4 /* nvtxRangeEnd(id) */
+#define ISR_NVTX_MARK	5 /* nvtxMarkA/Ex: an instant */
+
+#define ISR_NVTX_NAME_LEN 64
+
+/*
+ * An NVTX annotation of a target thread (uprobes on the NVTX entry points
+ * of libnvToolsExt). hdr.ts_ns is the call's entry (for START too, though
+ * the event is emitted at its return, where the id is known).
+ */
+struct isr_ev_nvtx {
+	struct isr_ev_hdr hdr;
+	__u64 id;		/* START, END: the range id; otherwise 0 */
+	__u16 kind;		/* ISR_NVTX_* */
+	__u16 flags;		/* ISR_NVTX_F_* */
+	__u32 pad;
+	char name[ISR_NVTX_NAME_LEN]; /* PUSH, START, MARK: the message, NUL-terminated, may be cut */
+};
+_Static_assert(sizeof(struct isr_ev_nvtx) == 104, "isr_ev_nvtx size");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, id) == 24, "nvtx.id");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, kind) == 32, "nvtx.kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, flags) == 34, "nvtx.flags");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, pad) == 36, "nvtx.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, name) == 40, "nvtx.name");
+
+#define ISR_NVTX_F_EX		0x1 /* from an Ex variant (event attributes) */
+#define ISR_NVTX_F_NO_NAME	0x2 /* the message was not ASCII (Unicode, registered string) or unreadable */
 
 /*
  * Where a process's interpreter keeps what the walker reads: the value of

@@ -23,7 +23,7 @@
 #define ISR_MAGIC		0x44524f4345525349ULL
 #define ISR_MAGIC_SWAPPED	0x4953524543524f44ULL
 #define ISR_VERSION_MAJOR	1 /* readers refuse other majors */
-#define ISR_VERSION_MINOR	2 /* added fields/kinds; readers accept any minor */
+#define ISR_VERSION_MINOR	3 /* added fields/kinds; readers accept any minor */
 
 /* The first minor version whose file header carries header_crc32. 2 added
  * GPU and NUMA host properties and the reclaim events. */

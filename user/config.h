@@ -30,6 +30,15 @@
 #define DEFAULT_FLIGHT_SYNC_MS		1000
 #define DEFAULT_FLIGHT_DROP_BURST	1000
 
+/* Sees the recording as it goes (`top`): every event written, and after
+ * each poll of the ring buffers a tick that may stop the recording. */
+struct record_live {
+	void *ctx;
+	void (*event)(void *ctx, const struct isr_ev_hdr *h, size_t size);
+	/* true: stop now (recorded as a stop by signal) */
+	bool (*tick)(void *ctx, __u64 now_ns);
+};
+
 struct record_config {
 	struct {			/* what is traced */
 		__u32 pids[CONFIG_MAX_PIDS];	/* -p: running processes */
@@ -73,6 +82,9 @@ struct record_config {
 		unsigned int stacks_hz;	/* --py-stacks: stack samples per second and thread on CPU; 0: no stacks */
 		unsigned int launch_every; /* --py-launch-every: the stack of every Nth CUDA launch per CPU; 0: none */
 	} python;
+	struct {			/* NVTX ranges and marks (libnvToolsExt) */
+		bool enabled;		/* --no-nvtx: false */
+	} nvtx;
 	struct {			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
 		bool cupti;		/* record it from bridges the targets load (--no-cupti: false) */
 		bool load_bridge;	/* --gpu, --gpu-windows: hand the bridge to the launched command, load it
@@ -88,6 +100,7 @@ struct record_config {
 		size_t max_bytes;	/* --flight-memory: the ring's memory cap */
 		struct flight_triggers trig;	/* --trigger: the live checks */
 	} flight;
+	const struct record_live *live;	/* NULL, or what sees the events live (top) */
 	bool verbose;			/* -v */
 	bool quiet;			/* -q: no status line or banners */
 };

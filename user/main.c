@@ -4,12 +4,14 @@
  * together. Nothing here that a test of the stages would need.
  */
 #include <argp.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +21,8 @@
 #include "analyze.h"
 #include "bench.h"
 #include "bench_stats.h"
+#include "check.h"
+#include "top.h"
 #include "events.h"
 #include "isr_format.h"
 
@@ -50,6 +54,7 @@ enum {
 	OPT_PY_STACKS,
 	OPT_NO_PY_STACKS,
 	OPT_PY_LAUNCH_EVERY,
+	OPT_NO_NVTX,
 	OPT_GROUP,
 	OPT_RUN_AS_ROOT,
 	OPT_USER,
@@ -159,6 +164,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_GIL:
 		rec->python.gil = true;
+		return 0;
+	case OPT_NO_NVTX:
+		rec->nvtx.enabled = false;
 		return 0;
 	case OPT_NO_GIL_WAITS:
 		rec->python.gil_waits = false;
@@ -344,6 +352,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Trace only the named processes: not their running descendants, nor the processes the targets start", 0 },   \
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults and direct reclaim", 0 },                         \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
+	{ "no-nvtx", OPT_NO_NVTX, NULL, 0, "Do not probe NVTX ranges and marks (libnvToolsExt)", 0 },    \
 	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits and holds exactly (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
 	{ "no-gil-waits", OPT_NO_GIL_WAITS, NULL, 0, "Do not record the Python GIL waits the scheduler sees (on by default: no probe hit, the holder named)", 0 }, \
 	{ "budget", OPT_BUDGET, "PCT|off", 0, "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and extrapolate", 0 }, \
@@ -551,6 +560,249 @@ static int do_bench(int argc, char **argv)
 	return e < 0 ? 2 : e;
 }
 
+struct check_cli {
+	__u32 pid;
+	bool json;
+	const char *bundle;
+	const char *recording;
+};
+
+enum { OPT_JSON = 3000, OPT_BUNDLE, OPT_RECORDING };
+
+static error_t parse_check(int key, char *arg, struct argp_state *state)
+{
+	struct check_cli *c = state->input;
+	unsigned long v;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || v == 0 || v > INT_MAX)
+			argp_error(state, "-p: '%s' is not a process id", arg);
+		c->pid = (__u32)v;
+		return 0;
+	case OPT_JSON:
+		c->json = true;
+		return 0;
+	case OPT_BUNDLE:
+		c->bundle = arg;
+		return 0;
+	case OPT_RECORDING:
+		c->recording = arg;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		return EINVAL;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const struct argp_option check_options[] = {
+	{ "pid", 'p', "PID", 0, "Also check what can be traced in this process (its libcuda, CUPTI, Python, NVTX)", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print the result as JSON (docs/check.md)", 0 },
+	{ "support-bundle", OPT_BUNDLE, "FILE", 0, "Also write FILE, a .tar.gz for bug reports: this output, versions, "
+	  "the kernel configuration lines that matter, the last recording's metadata", 0 },
+	{ "recording", OPT_RECORDING, "ISR", 0, "The recording whose metadata goes into the bundle (default: the newest "
+	  "*.isr in the current directory)", 0 },
+	{ 0 },
+};
+
+static const struct argp check_argp = {
+	check_options, parse_check, NULL,
+	"Say what will work on this host (and in process PID) before anything is attached, and what will not, "
+	"with the reason and the fix. Exit status 0 when recording will work, 1 when it will not.",
+	NULL, NULL, NULL
+};
+
+/* The newest *.isr of the current directory, into buf; NULL if none. */
+static const char *newest_recording(char *buf, size_t len)
+{
+	DIR *d = opendir(".");
+	struct dirent *de;
+	time_t best = 0;
+	const char *found = NULL;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		struct stat st;
+
+		if (n < 5 || strcmp(de->d_name + n - 4, ".isr") || stat(de->d_name, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (!found || st.st_mtime > best) {
+			best = st.st_mtime;
+			snprintf(buf, len, "%s", de->d_name);
+			found = buf;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int do_check(int argc, char **argv)
+{
+	struct check_cli c = { 0 };
+	struct check_result res;
+	char newest[PATH_MAX];
+	int e;
+
+	if (argp_parse(&check_argp, argc, argv, 0, NULL, &c))
+		return 2;
+	e = check__run(c.pid, &res);
+	if (e) {
+		fprintf(stderr, "inferscope-bpf check: %s\n", strerror(-e));
+		return 2;
+	}
+	e = c.json ? check__write_json(&res, stdout) : check__write_text(&res, stdout);
+	if (!e && c.bundle) {
+		const char *rec = c.recording ? c.recording : newest_recording(newest, sizeof(newest));
+
+		e = check__support_bundle(&res, c.bundle, rec);
+		if (!e)
+			fprintf(stderr, "inferscope-bpf check: support bundle written to %s%s%s\n", c.bundle,
+				rec ? ", with the metadata of " : " (no recording found)", rec ? rec : "");
+	}
+	e = e ? 2 : res.ready ? 0 : 1;
+	check__free(&res);
+	return e;
+}
+
+#define EXPORT_MAX_FILES 256
+
+struct export_cli {
+	const char *files[EXPORT_MAX_FILES];
+	size_t n;
+	const char *sqlite;
+};
+
+enum { OPT_SQLITE = 4000 };
+
+static error_t parse_export(int key, char *arg, struct argp_state *state)
+{
+	struct export_cli *x = state->input;
+
+	switch (key) {
+	case OPT_SQLITE:
+		x->sqlite = arg;
+		return 0;
+	case ARGP_KEY_ARG:
+		if (x->n == EXPORT_MAX_FILES)
+			argp_error(state, "at most %d recordings at a time", EXPORT_MAX_FILES);
+		x->files[x->n++] = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (!x->n)
+			argp_error(state, "give the recordings to export");
+		if (!x->sqlite)
+			argp_error(state, "give the database: --sqlite OUT.db");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const struct argp_option export_options[] = {
+	{ "sqlite", OPT_SQLITE, "OUT.db", 0, "Write the recordings into this SQLite database (created, or added to)", 0 },
+	{ 0 },
+};
+
+static const struct argp export_argp = {
+	export_options, parse_export, "FILE.isr...",
+	"Export recordings as SQL tables: processes, threads, CUDA calls, kernels, copies, thread states, GPU idle gaps "
+	"by cause, faults, GIL waits, Python stacks and samples, NVTX, findings, steps (docs/sql.md). Several "
+	"recordings go into one database, each with its own id in the column `recording`.",
+	NULL, NULL, NULL
+};
+
+static int do_export(int argc, char **argv)
+{
+	struct export_cli x = { 0 };
+
+	if (argp_parse(&export_argp, argc, argv, 0, NULL, &x))
+		return 2;
+	return analyze__export_sqlite(x.files, x.n, x.sqlite) ? 1 : 0;
+}
+
+struct top_cli {
+	struct record_config rec;
+	struct top_opts o;
+};
+
+enum { OPT_ONCE = 5000, OPT_INTERVAL };
+
+static error_t parse_top(int key, char *arg, struct argp_state *state)
+{
+	struct top_cli *t = state->input;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		return parse_pids(arg, &t->rec, state);
+	case 'd':
+		errno = 0;
+		t->rec.targets.duration_ns = (__u64)(strtod(arg, &end) * 1e9);
+		if (errno || end == arg || *end || !t->rec.targets.duration_ns)
+			argp_error(state, "-d: '%s' is not a duration in seconds", arg);
+		return 0;
+	case 'o':
+		t->o.keep = arg;
+		return 0;
+	case OPT_ONCE:
+		t->o.once = true;
+		return 0;
+	case OPT_INTERVAL:
+		errno = 0;
+		t->o.interval_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(t->o.interval_s >= 0.1) || t->o.interval_s > 3600)
+			argp_error(state, "--interval: '%s' is not a number of seconds from 0.1 to 3600", arg);
+		return 0;
+	case OPT_GIL:
+		t->rec.python.gil = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		return EINVAL;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const struct argp_option top_options[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Watch these processes (default: every process that maps libcuda)", 0 },
+	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds", 0 },
+	{ "interval", OPT_INTERVAL, "SEC", 0, "Refresh every SEC seconds (default 1)", 0 },
+	{ "once", OPT_ONCE, NULL, 0, "Print one interval as text and exit (text is also what a non-terminal gets, "
+	  "every interval)", 0 },
+	{ "gil", OPT_GIL, NULL, 0, "Also measure GIL waits (as record --gil: three probe hits per GIL release)", 0 },
+	{ "output", 'o', "FILE", 0, "Keep the recording top makes in FILE (default: a temporary file, removed)", 0 },
+	{ 0 },
+};
+
+static const struct argp top_argp = {
+	top_options, parse_top, NULL,
+	"A live view of CUDA processes, refreshed every second: per process and launching thread, launches/s, "
+	"CUDA synchronization %, GPU busy % (with the CUPTI bridge), GIL wait % (--gil), run-queue wait %, CPU %, "
+	"page faults/s, device memory, and the current top finding. Same probes and overhead budget as record.",
+	NULL, NULL, NULL
+};
+
+static int do_top(int argc, char **argv)
+{
+	static struct top_cli t;
+
+	record_config__defaults(&t.rec);
+	t.o.interval_s = 1.0;
+	if (argp_parse(&top_argp, argc, argv, 0, NULL, &t))
+		return 2;
+	t.rec.output.argc = argc;
+	t.rec.output.argv = argv;
+	return top__run(&t.rec, &t.o);
+}
+
 static const char main_doc[] =
 	"Trace a running GPU/ML job and explain where its time goes.\n\n"
 	"  inferscope-bpf -p PID [-d SEC]        attach, record, then print the report\n"
@@ -558,6 +810,9 @@ static const char main_doc[] =
 	"  inferscope-bpf record -o FILE ...     record only (analyze later, anywhere)\n"
 	"  inferscope-bpf analyze FILE           report on a recording (--format md, json, html, perfetto)\n"
 	"  inferscope-bpf diff BASE NEW          what got slower from one recording to another, and why\n"
+	"  inferscope-bpf export FILE... --sqlite OUT.db   recordings as SQL tables (docs/sql.md)\n"
+	"  inferscope-bpf check [-p PID]         what will work here, and what will not (before recording)\n"
+	"  inferscope-bpf top [-p PID...]        a live view of CUDA processes, refreshed every second\n"
 	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n"
 	"  inferscope-bpf bench --kci --ktap     kernel CI: mechanism costs, delivery checks, KTAP\n\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\v"
@@ -659,6 +914,12 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "bench") == 0)
 		return do_bench(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "check") == 0)
+		return do_check(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return do_export(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "top") == 0)
+		return do_top(argc - 1, argv + 1);
 	if (nargs > 1 && strcmp(argv[1], "record") == 0) {
 		argp = &record_argp;
 		cli.cmd_name = "record";

@@ -117,6 +117,8 @@ static int emit(void *ctx, const void *record, size_t size)
 		r->write_err = e;
 	else
 		r->events++;
+	if (r->cfg->live)
+		r->cfg->live->event(r->cfg->live->ctx, record, size);
 	return e;
 }
 
@@ -870,6 +872,8 @@ static int loop(struct recorder *r)
 			stop = ISR_STOP_SIGNAL;
 		else if (cfg->targets.duration_ns && now - r->start >= cfg->targets.duration_ns)
 			stop = ISR_STOP_DURATION;
+		else if (cfg->live && cfg->live->tick(cfg->live->ctx, now))
+			stop = ISR_STOP_SIGNAL;
 		if (!stop && now >= next_live) {
 			next_live = now + LIVENESS_NS;
 			launch__poll(&r->launch);

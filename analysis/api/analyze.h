@@ -8,6 +8,8 @@
 #ifndef INFERSCOPE_ANALYZE_H
 #define INFERSCOPE_ANALYZE_H
 
+#include <stddef.h>
+#include <stdio.h>
 #include "out_file.h"
 
 enum report_format { REPORT_MD, REPORT_JSON, REPORT_HTML, REPORT_PERFETTO };
@@ -23,5 +25,15 @@ int analyze__run(const char *path, enum report_format fmt, const char *out_path,
  * out_path. 0, or -errno after printing why. */
 int analyze__diff(const char *base_path, const char *new_path, enum report_format fmt, const char *out_path,
 		  const struct out_file_share *share);
+
+/* Exports the n recordings at paths into the SQLite database at db_path
+ * (created, or added to: each recording gets the next id of its
+ * `recordings` table; docs/sql.md). 0, or -errno after printing why. */
+int analyze__export_sqlite(const char *const *paths, size_t n, const char *db_path);
+
+/* The metadata of the recording at path (versions, host, window, events by
+ * type, drops; nothing the targets wrote) as text to out, for a support
+ * bundle. 0, or -errno after writing why it cannot be read. */
+int analyze__describe(const char *path, FILE *out);
 
 #endif

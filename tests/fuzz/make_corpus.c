@@ -230,6 +230,28 @@ static struct synth *job(void)
 		env->world_size = 2;
 		env->flags = ISR_RANK_ENV_RANK | ISR_RANK_ENV_LOCAL_RANK | ISR_RANK_ENV_WORLD_SIZE;
 	}
+	{
+		/* an NVTX range with a mark inside, and a start/end range */
+		static const struct {
+			__u64 at_ms, id;
+			__u16 kind;
+			const char *name;
+		} nvtx[] = {
+			{ 100, 0, ISR_NVTX_PUSH, "step" }, { 101, 0, ISR_NVTX_MARK, "checkpoint" },
+			{ 102, 7, ISR_NVTX_START, "load" }, { 105, 7, ISR_NVTX_END, NULL },
+			{ 108, 0, ISR_NVTX_POP, NULL },
+		};
+
+		for (size_t i = 0; i < sizeof(nvtx) / sizeof(nvtx[0]); i++) {
+			struct isr_ev_nvtx *n = synth__event(b, ISR_EV_NVTX, sizeof(*n), T0 + nvtx[i].at_ms * MS, PID,
+							     LAUNCHER);
+
+			n->kind = nvtx[i].kind;
+			n->id = nvtx[i].id;
+			if (nvtx[i].name)
+				snprintf(n->name, sizeof(n->name), "%s", nvtx[i].name);
+		}
+	}
 	ev_fork(b, T0 + 160 * MS, PID, LAUNCHER, CHILD, CHILD, ISR_FORK_FOLLOWED, "python3");
 	ev_wakeup(b, T0 + 160 * MS, CHILD, CHILD, true);
 	ev_exit(b, T0 + 170 * MS, CHILD, CHILD, "python3");

@@ -489,6 +489,15 @@ static const struct field ev_py_status[] = {
 	FIELD(isr_ev_py_status, detail, "char[160]", "what was checked, or what did not match; NUL-terminated"),
 };
 
+static const struct field ev_nvtx[] = {
+	HDR(isr_ev_nvtx),
+	FIELD(isr_ev_nvtx, id, "u64", "START, END: the range id nvtxRangeStart returned; otherwise 0"),
+	FIELD(isr_ev_nvtx, kind, "u16", "`ISR_NVTX_*`"),
+	FIELD(isr_ev_nvtx, flags, "u16", "`ISR_NVTX_F_*`"),
+	FIELD(isr_ev_nvtx, pad, "u32", "zero"),
+	FIELD(isr_ev_nvtx, name, "char[64]", "PUSH, START, MARK: the message, NUL-terminated, may be cut"),
+};
+
 static const struct struct_doc file_structs[] = {
 	STRUCT(isr_file_header, "At offset 0 of every recording.", file_header),
 	STRUCT(isr_chunk_header, "Starts every chunk; the stored payload follows it.", chunk_header),
@@ -538,6 +547,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_py_code, "`ISR_EV_PY_CODE`: a code object of process hdr.pid as read from the live target when a stack first named it; the file name, the qualified name and the line table follow, then zeros to a multiple of 8.", ev_py_code),
 	STRUCT(isr_ev_gil_wait, "`ISR_EV_GIL_WAIT`: a thread of a CPython 3.10-3.13 target blocked in futex() on its interpreter's GIL (seen by the scheduler, on by default). hdr.ts_ns: when it left its CPU.", ev_gil_wait),
 	STRUCT(isr_ev_py_status, "`ISR_EV_PY_STATUS`: whether the Python stacks (subject STACKS) or the GIL waits (subject GIL) of process hdr.pid are captured, written once per process image and subject when its interpreter was checked.", ev_py_status),
+	STRUCT(isr_ev_nvtx, "`ISR_EV_NVTX`: an NVTX range or mark of a target thread (uprobes on libnvToolsExt's entry points). hdr.ts_ns is the call's entry, for START too (emitted at its return, where the id is known).", ev_nvtx),
 };
 
 /* ---- constants ---------------------------------------------------------------- */
@@ -679,6 +689,19 @@ static const struct constant gil_kinds[] = {
 	CONST(ISR_GIL_RELEASE, "PyEval_SaveThread", "the thread releases the GIL"),
 };
 
+static const struct constant nvtx_kinds[] = {
+	CONST(ISR_NVTX_PUSH, "push", "nvtxRangePushA/Ex: a range opens on the thread's stack of ranges"),
+	CONST(ISR_NVTX_POP, "pop", "nvtxRangePop: the thread's innermost open range closes"),
+	CONST(ISR_NVTX_START, "start", "nvtxRangeStartA/Ex returned id: a range any thread may end"),
+	CONST(ISR_NVTX_END, "end", "nvtxRangeEnd(id)"),
+	CONST(ISR_NVTX_MARK, "mark", "nvtxMarkA/Ex: an instant"),
+};
+
+static const struct constant nvtx_flags[] = {
+	CONST(ISR_NVTX_F_EX, NULL, "from an Ex variant (event attributes)"),
+	CONST(ISR_NVTX_F_NO_NAME, NULL, "the message was not ASCII (Unicode, a registered string) or could not be read"),
+};
+
 static const struct constant event_flags[] = {
 	CONST(ISR_SWITCH_PREEMPT, NULL, "sched_switch: involuntary, the kernel preempted prev"),
 	CONST(ISR_SWITCH_RUNNABLE, NULL, "sched_switch: prev stays runnable (preempted or yielded)"),
@@ -771,6 +794,8 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Python capture kinds (`isr_ev_py_sample.kind`)", NULL, 0, "kind", "name", py_kinds),
 	CONSTS("Python stack status (`isr_ev_py_status.status`)", "Name: the report's `python.processes[].stacks` (subject STACKS); for subject GIL `sampling` reads `traced` (`python.gil[].gil_waits`).", 0, "status", "name", py_statuses),
 	CONSTS("Python status subjects (`isr_ev_py_status.subject`)", NULL, 0, "subject", "name", py_subjects),
+	CONSTS("NVTX event kinds (`isr_ev_nvtx.kind`)", NULL, 0, "kind", "name", nvtx_kinds),
+	CONSTS("NVTX event flags (`isr_ev_nvtx.flags`)", NULL, 1, "bit", NULL, nvtx_flags),
 	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
 	CONSTS("CUDA function families (`format/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
 	CONSTS("Copy directions (aux of the COPY families, args[3] of their calls)", NULL, 0, "value", "name", copy_directions),

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "steps_report.h"
+
+static double ms(__u64 ns)
+{
+	return (double)ns / 1e6;
+}
+
+static double secs(__u64 ns)
+{
+	return (double)ns / 1e9;
+}
+
+const char *steps_report__diff_name(enum tl_cat c)
+{
+	return c == TL_CAT_MAX ? "launches" : tl_cat_name(c);
+}
+
+void steps_report__slow_sentence(const struct steps_result *r, const struct step_slow *sl, char *buf, size_t len)
+{
+	const struct step *st = &r->steps[sl->index];
+	size_t off;
+
+	off = (size_t)snprintf(buf, len, "step %zu took %.1fx the median (%.1f ms, +%.1f ms)", st->index,
+			       sl->ratio, ms(st->end - st->start), ms(sl->extra_ns));
+	for (size_t i = 0; i < sl->ndiffs && off < len; i++) {
+		const struct step_diff *d = &sl->diffs[i];
+
+		if (d->cat == TL_CAT_MAX)
+			off += (size_t)snprintf(buf + off, len - off, "%s%lld more launches", i ? ", " : ": ",
+						(long long)d->extra);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "%s%s +%.1f ms", i ? ", " : ": ",
+						tl_cat_name(d->cat), ms((__u64)d->extra));
+	}
+	if (!sl->ndiffs && off < len)
+		snprintf(buf + off, len - off, ": no category of its thread grew by a tenth of the extra time");
+}
+
+static json_t *categories(const struct tl_acc *acc)
+{
+	json_t *o = json_object();
+
+	for (int c = 0; o && c < TL_CAT_MAX; c++)
+		if (acc->ns[c] && json_object_set_new(o, tl_cat_name((enum tl_cat)c), json_real(secs(acc->ns[c])))) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+#define ADD(obj, key, val)                                             \
+	do {                                                           \
+		if (json_object_set_new((obj), (key), (val)))          \
+			goto nomem;                                    \
+	} while (0)
+
+json_t *steps_report__json(const struct steps_result *r)
+{
+	json_t *o = json_object(), *steps = json_array(), *slow = json_array(), *ranges = json_array(),
+	       *marks = json_array();
+
+	if (!o || !steps || !slow || !ranges || !marks) {
+		json_decref(steps), json_decref(slow), json_decref(ranges), json_decref(marks);
+		goto nomem;
+	}
+	ADD(o, "source", json_string(steps_source_name(r->source)));
+	ADD(o, "name", json_string(r->name));
+	ADD(o, "count", json_integer((json_int_t)r->count));
+	if (r->count) {
+		ADD(o, "pid", json_integer(r->pid));
+		ADD(o, "tid", json_integer(r->tid));
+		ADD(o, "comm", json_string(r->comm));
+		ADD(o, "median_s", json_real(secs(r->median_ns)));
+		ADD(o, "mean_s", json_real(secs(r->mean_ns)));
+		ADD(o, "p90_s", json_real(secs(r->p90_ns)));
+		ADD(o, "min_s", json_real(secs(r->min_ns)));
+		ADD(o, "max_s", json_real(secs(r->max_ns)));
+	}
+	for (size_t i = 0; i < r->count; i++) {
+		const struct step *st = &r->steps[i];
+		json_t *s = json_object();
+
+		if (!s || json_array_append_new(steps, s))
+			goto nomem_arrays;
+		if (json_object_set_new(s, "index", json_integer((json_int_t)st->index)) ||
+		    json_object_set_new(s, "tid", json_integer(st->tid)) ||
+		    json_object_set_new(s, "start_s", json_real(secs(st->start))) ||
+		    json_object_set_new(s, "duration_s", json_real(secs(st->end - st->start))) ||
+		    json_object_set_new(s, "launches", json_integer((json_int_t)st->launches)) ||
+		    json_object_set_new(s, "time_s", categories(&st->acc)))
+			goto nomem_arrays;
+	}
+	for (size_t i = 0; i < r->nslowest; i++) {
+		const struct step_slow *sl = &r->slowest[i];
+		json_t *s = json_object(), *diffs = json_array();
+		char text[512];
+
+		if (!s || !diffs || json_array_append_new(slow, s)) {
+			json_decref(diffs);
+			goto nomem_arrays;
+		}
+		steps_report__slow_sentence(r, sl, text, sizeof(text));
+		if (json_object_set_new(s, "index", json_integer((json_int_t)r->steps[sl->index].index)) ||
+		    json_object_set_new(s, "duration_s", json_real(secs(r->steps[sl->index].end -
+									 r->steps[sl->index].start))) ||
+		    json_object_set_new(s, "ratio_to_median", json_real(sl->ratio)) ||
+		    json_object_set_new(s, "extra_s", json_real(secs(sl->extra_ns))) ||
+		    json_object_set_new(s, "summary", json_string(text))) {
+			json_decref(diffs);
+			goto nomem_arrays;
+		}
+		for (size_t k = 0; k < sl->ndiffs; k++) {
+			const struct step_diff *d = &sl->diffs[k];
+			json_t *dj = d->cat == TL_CAT_MAX ?
+				json_pack("{s:s, s:I}", "what", "launches", "extra", (json_int_t)d->extra) :
+				json_pack("{s:s, s:f}", "what", tl_cat_name(d->cat), "extra_s", secs((__u64)d->extra));
+
+			if (!dj || json_array_append_new(diffs, dj)) {
+				json_decref(diffs);
+				goto nomem_arrays;
+			}
+		}
+		if (json_object_set_new(s, "differences", diffs))
+			goto nomem_arrays;
+	}
+	for (size_t i = 0; i < r->nranges; i++) {
+		const struct nvtx_range_stat *rs = &r->ranges[i];
+		json_t *x = json_pack("{s:s, s:s, s:i, s:I, s:f, s:f, s:f}", "name", rs->name, "kind",
+				      rs->thread_stack ? "push_pop" : "start_end", "depth", (int)rs->min_depth, "count",
+				      (json_int_t)rs->count, "total_s", secs(rs->total_ns), "mean_s",
+				      rs->count ? secs(rs->total_ns) / (double)rs->count : 0.0, "max_s", secs(rs->max_ns));
+
+		if (!x || json_array_append_new(ranges, x))
+			goto nomem_arrays;
+	}
+	for (size_t i = 0; i < r->nmarks; i++) {
+		json_t *x = json_pack("{s:s, s:I}", "name", r->marks[i].name, "count", (json_int_t)r->marks[i].count);
+
+		if (!x || json_array_append_new(marks, x))
+			goto nomem_arrays;
+	}
+	ADD(o, "steps", steps);
+	ADD(o, "slowest", slow);
+	ADD(o, "nvtx_ranges", ranges);
+	ADD(o, "nvtx_marks", marks);
+	ADD(o, "nvtx_unmatched", json_integer((json_int_t)r->unmatched));
+	ADD(o, "syncs_per_step", json_integer((json_int_t)r->syncs_per_step));
+	ADD(o, "nvtx_ranges_not_kept", json_integer((json_int_t)r->ranges_not_kept));
+	return o;
+nomem_arrays:
+	json_decref(steps), json_decref(slow), json_decref(ranges), json_decref(marks);
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
+/* A name in Markdown: inside a code span, with what would end the span
+ * or the table cell replaced. */
+static void md_name(FILE *f, const char *name)
+{
+	fputc('`', f);
+	for (const char *p = name; *p; p++)
+		fputc(*p == '`' || *p == '|' || *p == '\n' ? '_' : *p, f);
+	fputc('`', f);
+}
+
+int steps_report__markdown(FILE *f, const struct steps_result *r, size_t max_rows)
+{
+	if (!r->count && !r->nvtx_events)
+		return 0;
+	fprintf(f, "## Steps\n\n");
+	if (r->source == STEPS_NVTX)
+	{
+		fprintf(f, "%zu steps from the NVTX range ", r->count);
+		md_name(f, r->name);
+		fprintf(f, " (thread %u ", r->tid);
+		md_name(f, r->comm);
+		fprintf(f, ")");
+		if (r->ranges_not_kept)
+			fprintf(f, ", the first 16384 ranges (%llu more not kept one by one)",
+				(unsigned long long)r->ranges_not_kept);
+	}
+	else if (r->source == STEPS_INFERRED)
+	{
+		fprintf(f, "%zu steps **inferred** from the trace's periodicity: thread %u ", r->count, r->tid);
+		md_name(f, r->comm);
+		if (r->syncs_per_step > 1)
+			fprintf(f, " launches work and synchronizes (`%s`) periodically; each step spans %llu "
+				   "synchronizations (too many to keep one a step) and ends at the return of the last",
+				r->name, (unsigned long long)r->syncs_per_step);
+		else
+			fprintf(f, " launches work and synchronizes (`%s`) once per step; each step ends at the return "
+				   "of a synchronization", r->name);
+	}
+	else
+		fprintf(f, "No steps: no NVTX range repeats %d times and no periodic synchronization", STEPS_MIN);
+	if (r->count)
+		fprintf(f, ". Median %.2f ms, mean %.2f ms, p90 %.2f ms, min %.2f ms, max %.2f ms.\n\n", ms(r->median_ns),
+			ms(r->mean_ns), ms(r->p90_ns), ms(r->min_ns), ms(r->max_ns));
+	else
+		fprintf(f, ".\n\n");
+	if (r->nslowest) {
+		fprintf(f, "Slowest steps against the median:\n\n");
+		for (size_t i = 0; i < r->nslowest; i++) {
+			char text[512];
+
+			steps_report__slow_sentence(r, &r->slowest[i], text, sizeof(text));
+			fprintf(f, "- %s\n", text);
+		}
+		fprintf(f, "\n");
+	}
+	if (r->count) {
+		size_t rows = r->count < max_rows ? r->count : max_rows;
+
+		fprintf(f, "| step | start (s) | duration (ms) | launches | running | runqueue | blocked | io | cuda_sync | "
+			   "gil_wait | fault |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (size_t i = 0; i < rows; i++) {
+			const struct step *st = &r->steps[i];
+
+			fprintf(f, "| %zu | %.3f | %.2f | %llu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+				st->index, secs(st->start - r->steps[0].start), ms(st->end - st->start),
+				(unsigned long long)st->launches, ms(st->acc.ns[TL_RUNNING]), ms(st->acc.ns[TL_RUNQUEUE]),
+				ms(st->acc.ns[TL_BLOCKED]), ms(st->acc.ns[TL_IO]), ms(st->acc.ns[TL_SYNC]),
+				ms(st->acc.ns[TL_GIL]), ms(st->acc.ns[TL_FAULT]));
+		}
+		if (rows < r->count)
+			fprintf(f, "\n(the first %zu of %zu steps; every step is in the JSON report)\n", rows, r->count);
+		fprintf(f, "\n");
+	}
+	if (r->nranges) {
+		fprintf(f, "NVTX ranges:\n\n| range | kind | depth | count | total (ms) | mean (ms) | max (ms) |\n"
+			   "|---|---|---:|---:|---:|---:|---:|\n");
+		for (size_t i = 0; i < r->nranges; i++) {
+			const struct nvtx_range_stat *rs = &r->ranges[i];
+
+			fprintf(f, "| ");
+			md_name(f, rs->name);
+			fprintf(f, " | %s | %u | %llu | %.2f | %.3f | %.3f |\n",
+				rs->thread_stack ? "push/pop" : "start/end", rs->min_depth, (unsigned long long)rs->count,
+				ms(rs->total_ns), rs->count ? ms(rs->total_ns) / (double)rs->count : 0.0, ms(rs->max_ns));
+		}
+		fprintf(f, "\n");
+	}
+	if (r->nmarks) {
+		fprintf(f, "NVTX marks:");
+		for (size_t i = 0; i < r->nmarks; i++)
+		{
+			fprintf(f, "%s ", i ? "," : "");
+			md_name(f, r->marks[i].name);
+			fprintf(f, " %llu", (unsigned long long)r->marks[i].count);
+		}
+		fprintf(f, "\n\n");
+	}
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `inferscope-bpf top`, driven as a user would: in tmux (its own server
+ * socket), reading the screen, against stand-in workloads of known rates
+ * (tests/workloads/launch_rate.c on the stand-in libcuda): the launches a
+ * second it shows are theirs within 10%, the keys sort and quit; and
+ * `--once` prints the same as text, with the synchronization share of a
+ * job that waits for the GPU most of its time.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include "harness.h"
+
+#define RATE_WORKLOAD "build/tests/workloads/launch_rate"
+#define TMUX_SOCKET "inferscope-test-top"
+
+struct ctx {
+	struct th_files f;
+	pid_t w[2];
+};
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	th_files_init(&c->f);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+	char *kill[] = { "tmux", "-L", TMUX_SOCKET, "kill-server", NULL };
+
+	th_run(kill, "/dev/null");
+	for (int i = 0; i < 2; i++)
+		th_reap(c->w[i]);
+	th_rmrf(c->f.dir);
+	free(c);
+	return 0;
+}
+
+static pid_t rate_workload(struct ctx *c, const char *seconds, const char *rate, int i)
+{
+	char count[600];
+	char *argv[] = { RATE_WORKLOAD, (char *)seconds, (char *)rate, count, NULL };
+
+	snprintf(count, sizeof(count), "%s/count%d", c->f.dir, i);
+	return th_spawn(argv, NULL, NULL);
+}
+
+static char *tmux_screen(void)
+{
+	char path[] = "/tmp/inferscope-top-screen-XXXXXX";
+	char *argv[] = { "tmux", "-L", TMUX_SOCKET, "capture-pane", "-p", "-t", "top", NULL };
+	int fd = mkstemp(path);
+	char *s;
+
+	assert_true(fd >= 0);
+	close(fd);
+	th_expect_exit(th_run_to(argv, path, NULL), 0, NULL);
+	s = th_slurp(path);
+	unlink(path);
+	return s;
+}
+
+static void tmux_keys(const char *key)
+{
+	char *argv[] = { "tmux", "-L", TMUX_SOCKET, "send-keys", "-t", "top", (char *)key, NULL };
+
+	th_expect_exit(th_run(argv, NULL), 0, NULL);
+}
+
+/* The launches a second on the process row of pid (its first line). */
+static double launches_of(const char *screen, pid_t pid)
+{
+	char want[32];
+	const char *line;
+
+	snprintf(want, sizeof(want), "\n%d ", pid);
+	line = strstr(screen, want);
+	if (!line) {
+		print_error("no row for pid %d on the screen:\n%s\n", pid, screen);
+		fail();
+	}
+	{
+		unsigned int p, tid;
+		char comm[64];
+		double launches;
+
+		if (sscanf(line + 1, "%u %u %63s ~%lf", &p, &tid, comm, &launches) == 4 ||
+		    sscanf(line + 1, "%u %u %63s %lf", &p, &tid, comm, &launches) == 4)
+			return launches;
+	}
+	print_error("cannot read the row of pid %d:\n%s\n", pid, screen);
+	fail();
+	return 0;
+}
+
+static void expect_rate(const char *screen, pid_t pid, double want)
+{
+	double got = launches_of(screen, pid);
+
+	if (got < want * 0.9 || got > want * 1.1) {
+		print_error("pid %d: top shows %.0f launches/s, the workload makes %.0f (10%% tolerance):\n%s\n", pid,
+			    got, want, screen);
+		fail();
+	}
+}
+
+static void test_tmux_screen(void **state)
+{
+	struct ctx *c = *state;
+	char cmd[1200], *screen = NULL;
+	char *argv[] = { "tmux", "-L", TMUX_SOCKET, "new-session", "-d", "-s", "top", "-x", "180", "-y", "30", cmd,
+			 NULL };
+	bool shown = false;
+
+	c->w[0] = rate_workload(c, "20", "2000", 0);
+	c->w[1] = rate_workload(c, "20", "500", 1);
+	snprintf(cmd, sizeof(cmd), "%s top -p %d,%d 2>%s; echo top exited $?; sleep 30", TRACER, c->w[0], c->w[1],
+		 c->f.err);
+	th_expect_exit(th_run(argv, NULL), 0, NULL);
+	/* two full intervals after the probes are live */
+	for (double end = th_now() + 20; th_now() < end && !shown;) {
+		free(screen);
+		usleep(500000);
+		screen = tmux_screen();
+		shown = strstr(screen, "every 1.0 s") && strstr(screen, "LAUNCH/s");
+	}
+	assert_true(shown);
+	sleep(3);
+	free(screen);
+	screen = tmux_screen();
+	assert_non_null(strstr(screen, "inferscope-bpf top: 2 processes"));
+	assert_non_null(strstr(screen, "sort: launches/s"));
+	expect_rate(screen, c->w[0], 2000);
+	expect_rate(screen, c->w[1], 500);
+	/* sorted by launches: the busier process first */
+	assert_true(strstr(screen, "launch_rate") && launches_of(screen, c->w[0]) > launches_of(screen, c->w[1]));
+	{
+		char a[32], b[32];
+
+		snprintf(a, sizeof(a), "\n%d ", c->w[0]);
+		snprintf(b, sizeof(b), "\n%d ", c->w[1]);
+		assert_true(strstr(screen, a) < strstr(screen, b));
+	}
+	tmux_keys("s");
+	sleep(2);
+	free(screen);
+	screen = tmux_screen();
+	assert_non_null(strstr(screen, "sort: sync %"));
+	tmux_keys("q");
+	for (double end = th_now() + 15; th_now() < end;) {
+		free(screen);
+		screen = tmux_screen();
+		if (strstr(screen, "top exited"))
+			break;
+		usleep(200000);
+	}
+	if (!strstr(screen, "top exited 0")) {
+		char *err = th_slurp(c->f.err);
+
+		print_error("top did not quit with q:\n%s\nstderr:\n%s\n", screen, err ? err : "");
+		free(err);
+		fail();
+	}
+	free(screen);
+}
+
+/* Text for scripts: one interval, and a job in synchronization most of its
+ * time (launch_rate bound: 100 us of work a launch, a cuStreamSynchronize
+ * every 10 launches, 5 ms in the stand-in): about 83% in sync. */
+static void test_once_text(void **state)
+{
+	struct ctx *c = *state;
+	char out[600], pidstr[32], count[600];
+	char *wl[] = { RATE_WORKLOAD, "20", "bound", count, "100", "10", NULL };
+	char *argv[] = { TRACER, "top", "--once", "-p", pidstr, NULL };
+	char *text;
+	unsigned int p, tid;
+	char comm[64], gpu[16], gil[16];
+	double launches, sync;
+	const char *line;
+
+	snprintf(count, sizeof(count), "%s/count-bound", c->f.dir);
+	snprintf(out, sizeof(out), "%s/top.txt", c->f.dir);
+	c->w[0] = th_spawn(wl, NULL, NULL);
+	snprintf(pidstr, sizeof(pidstr), "%d", c->w[0]);
+	th_expect_exit(th_run_to(argv, out, c->f.err), 0, c->f.err);
+	text = th_slurp(out);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "PID     TID     COMM"));
+	snprintf(comm, sizeof(comm), "\n%d ", c->w[0]);
+	line = strstr(text, comm);
+	assert_non_null(line);
+	assert_int_equal(sscanf(line + 1, "%u %u %63s %lf %lf %15s %15s", &p, &tid, comm, &launches, &sync, gpu, gil), 7);
+	assert_string_equal(gpu, "-");	/* no bridge */
+	assert_string_equal(gil, "-");	/* no --gil */
+	if (sync < 60 || sync > 95 || !strstr(line, "(sync_stall)")) {
+		print_error("expected about 83%% in synchronization and a sync_stall finding:\n%s\n", text);
+		free(text);
+		fail();
+	}
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_tmux_screen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_once_text, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
