@@ -40,8 +40,13 @@ BINDEP    = -MMD -MP -MT $@ -MF $(OUT)/deps/$(subst /,_,$@).d
 SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # The release binary carries everything it needs: the GPU hosts have no libbpf.
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
-DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lyaml -lm
+DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lyaml -lm -lsystemd
+# libsystemd (sd_notify, user/notify.c) has no static library on Debian: the
+# static release binary is built without it, the sanitized build and the
+# installed one (build/dyn/inferscope-bpf, linked against the distribution's
+# libraries) with it.
+SYSTEMD_DEFS := -DHAVE_LIBSYSTEMD
 
 # --- the parts and what each may include -------------------------------------
 # Each part is compiled with the include folders it may use and no others,
@@ -146,6 +151,8 @@ $(OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(INC) $(DEFS) $(DEPFLAGS) -c $< -o $@
+
+$(ASAN_OUT)/obj/user/notify.o: DEFS += $(SYSTEMD_DEFS)
 
 $(ASAN_OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -259,7 +266,7 @@ $(STANDIN_LIB): $(STANDIN_DIR)/push.o $(STANDIN_DIR)/endbr.o $(STANDIN_DIR)/step
 	$(Q)$(CLANG) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,defs $^ -o $@
 
 # Linked against the stand-in, found through RUNPATH $ORIGIN/../standin.
-$(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate: $(OUT)/tests/workloads/%: tests/workloads/%.c \
+$(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate $(OUT)/tests/workloads/cuda_steady: $(OUT)/tests/workloads/%: tests/workloads/%.c \
 		$(STANDIN_LIB) $(STANDIN_HDRS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)

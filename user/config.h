@@ -9,6 +9,7 @@
 #ifndef INFERSCOPE_CONFIG_H
 #define INFERSCOPE_CONFIG_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
@@ -62,6 +63,14 @@ struct record_config {
 		bool inject;		/* with load_bridge: load it into running -p processes (--no-inject: false) */
 		const char *bridge_path; /* --cupti-bridge; NULL: the one next to this executable */
 	} gpu;
+	struct {			/* a caller that runs recordings one after another (the daemon) */
+		/* NULL: SIGINT, SIGTERM and SIGHUP stop the recording (the
+		 * recorder handles them). Otherwise the caller handles signals
+		 * and the recording stops once *stop is non-zero. */
+		volatile sig_atomic_t *stop;
+		void (*tick)(void *ctx);	/* called about once a second while recording */
+		void *ctx;
+	} control;
 	bool verbose;			/* -v */
 	bool quiet;			/* -q: no status line or banners */
 };

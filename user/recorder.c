@@ -497,11 +497,13 @@ static int begin(struct recorder *r)
 	if (e)
 		return r->write_err = e;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	if (!cfg->control.stop) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
 
 	if (cfg->targets.command) {
 		e = launch__release(&r->launch);
@@ -569,7 +571,7 @@ static int loop(struct recorder *r)
 			r->write_err = budget_ctl__step(&r->budget, r->t, now, emit, r);
 		if (r->write_err)
 			stop = ISR_STOP_WRITE_ERROR;
-		else if (stop_signal)
+		else if (stop_signal || (cfg->control.stop && *cfg->control.stop))
 			stop = ISR_STOP_SIGNAL;
 		else if (cfg->targets.duration_ns && now - r->start >= cfg->targets.duration_ns)
 			stop = ISR_STOP_DURATION;
@@ -582,6 +584,8 @@ static int loop(struct recorder *r)
 		if (!stop && now >= next_tick) {
 			next_tick += TICK_NS;
 			tick(r);
+			if (cfg->control.tick)
+				cfg->control.tick(cfg->control.ctx);
 			if (tty)
 				status_line(r, now - r->start, shown);
 			shown = r->events;
@@ -651,6 +655,8 @@ static void close_all(struct recorder *r)
 	for (i = r->nfam; i-- > 0;)
 		r->fam[i].ops->free(r->fam[i].st);
 	rec_writer__free(r->w);
+	if (r->cfg->control.stop)
+		return;
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
