@@ -68,7 +68,7 @@ struct record_config {
 		 * recorder handles them). Otherwise the caller handles signals
 		 * and the recording stops once *stop is non-zero. */
 		volatile sig_atomic_t *stop;
-		void (*tick)(void *ctx);	/* called about once a second while recording */
+		void (*tick)(void *ctx);	/* called once the probes are live, then once a second */
 		void *ctx;
 	} control;
 	bool verbose;			/* -v */

@@ -322,8 +322,9 @@ static int window(struct daemon *d)
 			goto out;
 		}
 		if (!n) {
-			dlog(LOG_INFO_, "window %lu: no process maps libcuda%s; nothing to sample", d->windows,
-			     c->match_count ? " or matches daemon.match" : "");
+			dlog(LOG_INFO_, "window %lu: no process %s%s; nothing to sample", d->windows,
+			     c->cuda_processes ? "maps libcuda" : "", c->match_count ? (c->cuda_processes ?
+			     " or matches daemon.match" : "matches daemon.match") : "");
 			d->h.windows_empty++;
 			write_metrics(d, NULL, NULL, 0);
 			e = 0;
@@ -334,6 +335,7 @@ static int window(struct daemon *d)
 		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
 		snprintf(path, sizeof(path), "%s/" WINDOW_PREFIX "%s.%03ldZ" WINDOW_SUFFIX, c->state_dir, stamp,
 			 now.tv_nsec / 1000000);
+		watchdog(d);
 		e = record_window(d, t, (size_t)n, path, &res);
 		watchdog(d);
 		/* A target that exited between the scan and the attach fails
@@ -424,7 +426,7 @@ static struct settings *configure(struct daemon *d, struct discover **disc, char
 	if (!s)
 		return NULL;
 	c = settings__daemon(s);
-	*disc = discover__new(c->match, c->match_count, err, errlen);
+	*disc = discover__new(c->cuda_processes, c->match, c->match_count, err, errlen);
 	if (!*disc) {
 		settings__free(s);
 		return NULL;

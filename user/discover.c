@@ -12,16 +12,18 @@
 #include "proc.h"
 
 struct discover {
+	bool cuda;
 	regex_t *re;
 	size_t n;
 };
 
-struct discover *discover__new(const char *const *patterns, size_t n, char *err, size_t errlen)
+struct discover *discover__new(bool cuda, const char *const *patterns, size_t n, char *err, size_t errlen)
 {
 	struct discover *d = calloc(1, sizeof(*d));
 
 	if (!d)
 		return NULL;
+	d->cuda = cuda;
 	d->re = calloc(n ? n : 1, sizeof(*d->re));
 	if (!d->re) {
 		free(d);
@@ -214,7 +216,7 @@ int discover__scan(const struct discover *d, struct discovered *out, size_t max)
 			continue;
 		memset(p, 0, sizeof(*p));
 		p->pid = (__u32)pid;
-		p->cuda = maps_libcuda(p->pid);
+		p->cuda = d->cuda && maps_libcuda(p->pid);
 		p->matched = cmdline_matches(d, p->pid);
 		if (!p->cuda && !p->matched)
 			continue;

@@ -25,9 +25,10 @@ struct discovered {
 
 struct discover;
 
-/* Compiles the extended regexes (n may be 0). NULL with errno set and
- * "PATTERN: reason" in err when one does not compile. */
-struct discover *discover__new(const char *const *patterns, size_t n, char *err, size_t errlen);
+/* Compiles the extended regexes (n may be 0); cuda: also every process
+ * that maps libcuda. NULL with errno set and "PATTERN: reason" in err when
+ * one does not compile. */
+struct discover *discover__new(bool cuda, const char *const *patterns, size_t n, char *err, size_t errlen);
 void discover__free(struct discover *d);	/* safe on NULL */
 
 /* The processes to sample now, by pid, at most max, this process excluded:

@@ -58,6 +58,7 @@ enum {
 	OPT_MAX_SIZE,
 	OPT_MAX_AGE,
 	OPT_MATCH,
+	OPT_NO_CUDA_PROCESSES,
 };
 
 #define MAX_CLI_SETTINGS 128
@@ -245,6 +246,8 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return cli_set(cli, state, "daemon.max_age", arg, "--max-age");
 	case OPT_MATCH:
 		return cli_set(cli, state, "daemon.match", arg, "--match");
+	case OPT_NO_CUDA_PROCESSES:
+		return cli_set(cli, state, "daemon.cuda_processes", "false", "--no-cuda-processes");
 	case ARGP_KEY_ARG:
 		if ((strcmp(cli->cmd_name, "analyze") == 0 || strcmp(cli->cmd_name, "diff") == 0 ||
 		     strcmp(cli->cmd_name, "config") == 0) && !cli->input) {
@@ -316,7 +319,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	  "(default 1G; K, M, G suffixes)", 0 }, \
 	{ "max-age", OPT_MAX_AGE, "SEC", 0, "Remove recordings older than this (default 7d; 0: never)", 0 }, \
 	{ "match", OPT_MATCH, "REGEX", 0, "Also sample processes whose command line matches this extended regex " \
-	  "(repeatable)", 0 }
+	  "(repeatable)", 0 }, \
+	{ "no-cuda-processes", OPT_NO_CUDA_PROCESSES, NULL, 0, "Sample only the processes --match names, not " \
+	  "every process that maps libcuda", 0 }
 
 static const struct argp_option main_options[] = {
 	RECORD_OPTIONS,

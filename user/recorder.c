@@ -555,6 +555,8 @@ static int loop(struct recorder *r)
 	/* What the families began (an interpreter still initializing) may
 	 * need them back before the first poll would end. */
 	FAMILIES_DO(r, tick, &poll_ms);
+	if (cfg->control.tick)
+		cfg->control.tick(cfg->control.ctx);	/* set up: the probes are live */
 	while (!stop) {
 		n = tracer__poll(r->t, budget_ctl__wait_ms(&r->budget, clock__mono_ns(), poll_ms));
 		if (n < 0) {

@@ -105,6 +105,8 @@ static const struct setting table[] = {
 	  "total size of the kept recordings (K, M, G suffixes); oldest removed first" },
 	{ "daemon.max_age", T_SECONDS, F(daemon.max_age_s), 0, 0, 0, 86400.0 * 3650, "--max-age",
 	  "recordings older than this are removed (s, m, h, d suffixes); 0: no limit" },
+	{ "daemon.cuda_processes", T_BOOL, F(daemon.cuda_processes), 0, 0, 0, 0, "--no-cuda-processes",
+	  "sample every process that maps libcuda (false: only those daemon.match names)" },
 	{ "daemon.match", T_REGEXES, LIST(daemon.match, daemon.match_count, SETTINGS_MAX_MATCH), 0, 0, "--match",
 	  "also sample processes whose command line matches this extended regex" },
 	{ "daemon.once", T_BOOL, F(daemon.once), 0, 0, 0, 0, "--once", "one window, then exit" },
@@ -182,6 +184,7 @@ struct settings *settings__new(void)
 	s->daemon.keep_last = 3;
 	s->daemon.max_bytes = 1ull << 30;
 	s->daemon.max_age_s = 7 * 86400;
+	s->daemon.cuda_processes = true;
 	return s;
 }
 

@@ -40,6 +40,7 @@ struct daemon_config {
 	unsigned int keep_last;		/* and always the last N windows */
 	__u64 max_bytes;		/* total size of the state directory's recordings */
 	double max_age_s;		/* recordings older than this are removed; 0: no limit */
+	bool cuda_processes;		/* sample every process that maps libcuda */
 	const char *match[SETTINGS_MAX_MATCH];	/* extended regexes on command lines */
 	size_t match_count;
 	bool once;			/* one window, then exit */
