@@ -28,12 +28,4 @@ struct daemon_loader {
  * window failed. */
 int daemon__run(const struct daemon_loader *ld, int argc, char **argv);
 
-/* The state directory's recordings, removed by policy and caps, oldest
- * first (docs/daemon.md): of the windows before the last keep_last, those
- * whose worst finding is below keep_severity; then those older than
- * max_age_s; then the oldest until the total is at most max_bytes.
- * Counts the removals and what is left in h. 0 or -errno. */
-struct daemon_health;
-int daemon__prune(const char *dir, const struct daemon_config *c, double now, struct daemon_health *h);
-
 #endif

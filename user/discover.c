@@ -117,15 +117,16 @@ void discover__cgroup_labels(const char *cgroup, char container[65], char pod[37
 	const char *c = cgroup;
 
 	container[0] = pod[0] = '\0';
+	/* Components are separated by '/', and by ':' in the systemd driver's
+	 * "<pod slice>:cri-containerd:<id>" form. */
 	while (*c) {
-		const char *end = strchr(c, '/');
-		size_t len = end ? (size_t)(end - c) : strlen(c);
+		size_t len = strcspn(c, "/:");
 
 		/* The innermost wins: a pod's container is below its pod. */
 		component_container(c, len, container);
 		component_pod(c, len, pod);
 		c += len;
-		if (*c == '/')
+		if (*c)
 			c++;
 	}
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +40,13 @@ static void head(FILE *f, const char *name, const char *type, const char *help)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Counts and bytes exactly; seconds to the nanosecond below 10 s. */
 static void value(FILE *f, double v)
 {
-	fprintf(f, " %.9g\n", v);
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		fprintf(f, " %.0f\n", v);
+	else
+		fprintf(f, " %.10g\n", v);
 }
 
 static const struct discovered *target(const struct discovered *t, size_t n, __u32 pid)
