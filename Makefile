@@ -10,6 +10,9 @@
 #   make kci      kernel-CI suite, KTAP on stdout (as root; BASELINE=FILE compares)
 #   make kci-quick  its quick subset (under 2 minutes)
 #   make docs     regenerate the generated parts of docs/
+#   make install  the binary, the CUPTI bridge, the systemd unit, a default
+#                 configuration, the man page and bash completion
+#                 (PREFIX=/usr/local, DESTDIR=, SYSCONFDIR=/etc)
 #   V=1           show full commands
 
 OUT      := build
@@ -118,7 +121,7 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick
+.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick install
 
 BRIDGE     := $(OUT)/libinferscope_cupti.so
 
@@ -185,6 +188,21 @@ $(LOADER_OBJS) $(ASAN_LOADER_OBJS) $(MAIN_OBJ) $(ASAN_MAIN_OBJ): | $(BPF_SKELS)
 $(OUT)/inferscope-bpf: $(MAIN_OBJ) $(CORE_OBJS) $(LOADER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static $(CFLAGS) $^ $(STATIC_LIBS) -o $@
+
+# The installed binary: the release objects linked against the
+# distribution's libraries, libsystemd's sd_notify among them (the unit is
+# Type=notify). Built on the host it is installed on.
+DYN_OUT := $(OUT)/dyn
+
+$(DYN_OUT)/notify.o: user/notify.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(USER_INC) $(DEFS) $(SYSTEMD_DEFS) $(DEPFLAGS) -c $< -o $@
+
+$(DYN_OUT)/inferscope-bpf: $(MAIN_OBJ) $(filter-out $(OUT)/obj/user/notify.o,$(CORE_OBJS)) $(LOADER_OBJS) \
+		$(DYN_OUT)/notify.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(DYN_LIBS) -o $@
 
 $(ASAN_OUT)/inferscope-bpf: $(ASAN_MAIN_OBJ) $(ASAN_CORE_OBJS) $(ASAN_LOADER_OBJS)
 	$(call msg,LINK-SAN,$@)
@@ -335,7 +353,7 @@ boundaries:
 		{ echo "an include across parts must go through the part's include folders (Makefile: *_INC)" >&2; \
 		  exit 1; }
 
-test-build: boundaries $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
+test-build: boundaries $(OUT)/inferscope-bpf $(DYN_OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
 	$(EXAMPLES) $(FORMAT_TABLES)
 
 test: deps
@@ -378,6 +396,34 @@ $(OUT)/kci-init: scripts/kci-init.c
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static $(CSTD) $(WARN) -O2 $< -o $@
+
+# --- install -----------------------------------------------------------------
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+SBINDIR    ?= $(PREFIX)/sbin
+LIBDIR     ?= $(PREFIX)/lib/inferscope-bpf
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+
+# An existing configuration is never overwritten.
+install: $(DYN_OUT)/inferscope-bpf $(BRIDGE)
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf
+	$(Q)install -m 0755 $(DYN_OUT)/inferscope-bpf $(DESTDIR)$(SBINDIR)/inferscope-bpf
+	$(Q)install -m 0644 $(BRIDGE) $(DESTDIR)$(LIBDIR)/libinferscope_cupti.so
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' dist/inferscope-bpf.service.in \
+		> $(DESTDIR)$(UNITDIR)/inferscope-bpf.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/inferscope-bpf.service
+	$(Q)install -m 0644 dist/man/man8/inferscope-bpf.8 $(DESTDIR)$(MANDIR)/man8/inferscope-bpf.8
+	$(Q)install -m 0644 dist/inferscope-bpf.bash $(DESTDIR)$(BASHCOMPDIR)/inferscope-bpf
+	$(Q)if [ -e $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf/config.yaml ]; then \
+		echo "install: keeping $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf/config.yaml"; \
+	else \
+		sed -e 's|^  # cupti_bridge: .*|  cupti_bridge: $(LIBDIR)/libinferscope_cupti.so|' dist/config.yaml \
+			> $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf/config.yaml && \
+		chmod 0644 $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf/config.yaml; \
+	fi
 
 docs: $(FORMAT_TABLES)
 	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES)

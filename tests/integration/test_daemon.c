@@ -8,6 +8,7 @@
  * SIGHUP with a bad file, systemd's notifications on a test socket, the
  * unit checked by systemd-analyze, config show's sources.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -487,7 +488,18 @@ static void test_sigterm_cuts_window(void **state)
 	for (t0 = th_now(); th_now() - t0 < 30 && !(n = recordings(c->state, names, 16));)
 		usleep(50000);
 	assert_int_equal(n, 1);
-	sleep(3);
+	/* The file grows at the first chunk, a second into the window (the
+	 * probes' setup before it takes long on a loaded machine). */
+	snprintf(path, sizeof(path), "%s/%s", c->state, names[0]);
+	{
+		struct stat st0, st;
+
+		assert_int_equal(stat(path, &st0), 0);
+		for (t0 = th_now(); th_now() - t0 < 30 && !stat(path, &st) && st.st_size == st0.st_size;)
+			usleep(50000);
+		assert_true(st.st_size > st0.st_size);
+	}
+	sleep(1);
 	t0 = th_now();
 	kill(c->daemon, SIGTERM);
 	expect_daemon_exit(c, 0, 30);
@@ -740,6 +752,100 @@ static void test_config_show_sources(void **state)
 	}
 }
 
+/* The unit's capability bounding set is enough: the daemon, with exactly
+ * those capabilities and no new privileges, records a job run as root (the
+ * kernel then asks for CAP_SYS_PTRACE to read its maps). */
+static void test_unit_capabilities(void **state)
+{
+	struct ctx *c = *state;
+	char *unit = th_slurp("dist/inferscope-bpf.service.in"), bounding[256] = "--bounding-set=-all", label[32], *text;
+	const char *line;
+	char *argv[] = { "setpriv", "--no-new-privs", "--inh-caps=-all", bounding, "--", TRACER, "daemon", "--once",
+			 "--window", "2", "--state-dir", c->state, "--textfile-dir", c->prom_dir, "--no-cuda-processes",
+			 "--match", "cuda_steady [0-9.]+ 3131", NULL };
+
+	assert_non_null(unit);
+	line = strstr(unit, "\nCapabilityBoundingSet=");
+	assert_non_null(line);
+	line += strlen("\nCapabilityBoundingSet=");
+	/* CAP_BPF CAP_PERFMON ... -> --bounding-set=-all,+bpf,+perfmon,... */
+	while (*line && *line != '\n') {
+		size_t n = strcspn(line, " \n");
+		char name[32];
+
+		assert_memory_equal(line, "CAP_", 4);
+		snprintf(name, sizeof(name), "%.*s", (int)(n - 4), line + 4);
+		for (char *p = name; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		snprintf(bounding + strlen(bounding), sizeof(bounding) - strlen(bounding), ",+%s", name);
+		line += n;
+		line += *line == ' ';
+	}
+	free(unit);
+	c->job = start_job("60", "3131");
+	c->daemon = th_spawn(argv, NULL, c->log);
+	expect_daemon_exit(c, 0, 60);
+	pid_label(label, sizeof(label), c->job);
+	text = th_slurp(c->prom);
+	assert_non_null(text);
+	assert_true(prom_value(text, "inferscope_process_device_memory_peak_bytes", label, NULL) == 3131.0);
+	assert_true(prom_value(text, "inferscope_process_cuda_launches", label, NULL) > 10);
+	free(text);
+}
+
+/* make install with PREFIX and DESTDIR: every file in its place, the unit
+ * and the configuration naming the installed paths, the installed binary
+ * linked with libsystemd and reading the installed configuration. */
+static void test_make_install(void **state)
+{
+	struct ctx *c = *state;
+	char root[600], cmd[2000], path[900], out[700], *text;
+	char *sh[] = { "sh", "-c", cmd, NULL };
+	static const char *const files[] = {
+		"/usr/sbin/inferscope-bpf", "/usr/lib/inferscope-bpf/libinferscope_cupti.so",
+		"/usr/lib/systemd/system/inferscope-bpf.service", "/etc/inferscope-bpf/config.yaml",
+		"/usr/share/man/man8/inferscope-bpf.8", "/usr/share/bash-completion/completions/inferscope-bpf",
+	};
+
+	assert_non_null(realpath(c->dir, root));
+	strcat(root, "/root");
+	snprintf(cmd, sizeof(cmd), "make -s install DESTDIR=%s PREFIX=/usr", root);
+	th_expect_exit(th_run(sh, c->log), 0, c->log);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", root, files[i]);
+		if (access(path, R_OK)) {
+			print_error("make install did not install %s\n", path);
+			fail();
+		}
+	}
+	snprintf(path, sizeof(path), "%s/usr/lib/systemd/system/inferscope-bpf.service", root);
+	text = th_slurp(path);
+	assert_non_null(strstr(text, "\nExecStart=/usr/sbin/inferscope-bpf daemon --config "
+				     "/etc/inferscope-bpf/config.yaml\n"));
+	assert_null(strstr(text, "@SBINDIR@"));
+	assert_null(strstr(text, "@SYSCONFDIR@"));
+	free(text);
+	/* Linked against libsystemd: it can notify. */
+	snprintf(cmd, sizeof(cmd), "ldd %s/usr/sbin/inferscope-bpf | grep -q libsystemd.so", root);
+	th_expect_exit(th_run(sh, c->log), 0, c->log);
+	/* The installed configuration reads, and points at the installed bridge. */
+	snprintf(out, sizeof(out), "%s/show.txt", c->dir);
+	snprintf(cmd, sizeof(cmd), "%s/usr/sbin/inferscope-bpf config show --config %s/etc/inferscope-bpf/config.yaml "
+		 "> %s", root, root, out);
+	th_expect_exit(th_run(sh, c->log), 0, c->log);
+	text = th_slurp(out);
+	assert_non_null(strstr(text, "\"/usr/lib/inferscope-bpf/libinferscope_cupti.so\""));
+	free(text);
+	/* A second install keeps the configuration. */
+	snprintf(path, sizeof(path), "%s/etc/inferscope-bpf/config.yaml", root);
+	write_text(path, "daemon:\n  window: 4\n");
+	snprintf(cmd, sizeof(cmd), "make -s install DESTDIR=%s PREFIX=/usr", root);
+	th_expect_exit(th_run(sh, c->log), 0, c->log);
+	text = th_slurp(path);
+	assert_string_equal(text, "daemon:\n  window: 4\n");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -752,6 +858,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_notify_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unit_verifies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_show_sources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unit_capabilities, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_make_install, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
