@@ -9,6 +9,9 @@
 #   make bench    overhead benchmarks and their regression gate (as root)
 #   make kci      kernel-CI suite, KTAP on stdout (as root; BASELINE=FILE compares)
 #   make kci-quick  its quick subset (under 2 minutes)
+#   make bench-analysis  the analysis's throughput and peak memory
+#   make fuzz     the recording fuzzer (libFuzzer, ASan+UBSan) for FUZZ_SECONDS
+#                 (default 300; make test runs it 60 s: tests/fuzz/run.sh)
 #   make docs     regenerate the generated parts of docs/
 #   make install  the binary, the CUPTI bridge, the systemd unit, a default
 #                 configuration, the man page and bash completion
@@ -107,6 +110,18 @@ ASAN_MAIN_OBJ  := $(ASAN_OUT)/obj/user/main.o
 # Unit tests link what they use from this archive: no BPF objects in it.
 ASAN_CORE_LIB  := $(ASAN_OUT)/libinferscope-core.a
 
+# The fuzzer: the analysis core compiled by clang with libFuzzer's coverage
+# instrumentation, ASan and UBSan (tests/fuzz/).
+FUZZ_CC      ?= $(CLANG)
+FUZZ_OUT     := $(OUT)/fuzz
+FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_OBJS    := $(call objs,$(FUZZ_OUT),$(FORMAT_SRCS) $(LIB_SRCS) $(ANALYSIS_SRCS)) \
+	$(patsubst $(PROTO_GEN)/%.c,$(FUZZ_OUT)/obj/gen/%.o,$(PROTO_C))
+FUZZ_BIN     := $(FUZZ_OUT)/fuzz_recording
+FUZZ_LIBS    := -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm
+FUZZ_SECONDS ?= 300
+MAKE_CORPUS  := $(ASAN_OUT)/tests/fuzz/make_corpus
+
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(ASAN_OUT)/tests/unit/%,$(UNIT_SRCS))
 INTEG_SRCS := $(wildcard tests/integration/test_*.c)
@@ -121,7 +136,8 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick install
+.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick bench-analysis fuzz \
+	install
 
 BRIDGE     := $(OUT)/libinferscope_cupti.so
 
@@ -145,9 +161,9 @@ $(BPF_SKELS): $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
 # --- user space: one pattern rule per part, each with its include folders ---
-$(OUT)/obj/format/%.o $(ASAN_OUT)/obj/format/%.o: INC := $(FORMAT_INC)
-$(OUT)/obj/lib/%.o $(ASAN_OUT)/obj/lib/%.o: INC := $(LIB_INC)
-$(OUT)/obj/analysis/%.o $(ASAN_OUT)/obj/analysis/%.o: INC := $(ANALYSIS_INC)
+$(OUT)/obj/format/%.o $(ASAN_OUT)/obj/format/%.o $(FUZZ_OUT)/obj/format/%.o: INC := $(FORMAT_INC)
+$(OUT)/obj/lib/%.o $(ASAN_OUT)/obj/lib/%.o $(FUZZ_OUT)/obj/lib/%.o: INC := $(LIB_INC)
+$(OUT)/obj/analysis/%.o $(ASAN_OUT)/obj/analysis/%.o $(FUZZ_OUT)/obj/analysis/%.o: INC := $(ANALYSIS_INC)
 $(OUT)/obj/user/%.o $(ASAN_OUT)/obj/user/%.o: INC := $(USER_INC)
 
 $(OUT)/obj/%.o: %.c
@@ -161,6 +177,11 @@ $(ASAN_OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(INC) $(DEFS) $(DEPFLAGS) -c $< -o $@
+
+$(FUZZ_OUT)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(CSTD) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(INC) $(DEFS) $(DEPFLAGS) -c $< -o $@
 
 # --- generated protobuf-c code ----------------------------------------------------
 $(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: $(PROTO_DIR)/%.proto
@@ -178,8 +199,14 @@ $(ASAN_GEN_OBJS): $(ASAN_OUT)/obj/gen/%.o: $(PROTO_GEN)/%.c $(PROTO_H)
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -I$(PROTO_GEN) $(DEPFLAGS) -c $< -o $@
 
+$(FUZZ_OUT)/obj/gen/%.o: $(PROTO_GEN)/%.c $(PROTO_H)
+	@mkdir -p $(@D)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(CSTD) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -I$(PROTO_GEN) $(DEPFLAGS) -c $< -o $@
+
 # The analysis includes the generated headers.
-$(call objs,$(OUT),$(ANALYSIS_SRCS)) $(call objs,$(ASAN_OUT),$(ANALYSIS_SRCS)): | $(PROTO_H)
+$(call objs,$(OUT),$(ANALYSIS_SRCS)) $(call objs,$(ASAN_OUT),$(ANALYSIS_SRCS)) \
+	$(call objs,$(FUZZ_OUT),$(ANALYSIS_SRCS)): | $(PROTO_H)
 
 # Before their first build tells their dependencies, the loader files need
 # the skeletons made.
@@ -245,6 +272,23 @@ $(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(ASAN_C
 	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(TEST_INC) $(DEFS) $(BINDEP) -Itests/integration -Itests/standin \
 		-Itests/workloads $< $(INTEG_HELPERS) $(ASAN_CORE_OBJS) $(ASAN_LOADER_OBJS) $(DYN_LIBS) -lcmocka -o $@
 
+# --- the fuzzer ------------------------------------------------------------------
+$(FUZZ_BIN): tests/fuzz/fuzz_recording.c $(FUZZ_OBJS)
+	@mkdir -p $(@D) $(OUT)/deps
+	$(call msg,LINK-FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(CSTD) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer $(ANALYSIS_INC) $(DEFS) $(BINDEP) $< $(FUZZ_OBJS) \
+		$(FUZZ_LIBS) -o $@
+
+# The seed recordings' generator and checker: the real writer.
+$(MAKE_CORPUS): tests/fuzz/make_corpus.c tests/unit/synth.h $(ASAN_CORE_LIB)
+	@mkdir -p $(@D) $(OUT)/deps
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) $(TEST_INC) -Itests/unit $(DEFS) $(BINDEP) $< $(ASAN_CORE_LIB) $(DYN_LIBS) \
+		-lcmocka -o $@
+
+fuzz: $(FUZZ_BIN) $(MAKE_CORPUS)
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 # An interpreter on the shared libpython (Debian's python3 has it built in).
 $(OUT)/tests/workloads/pyembed: tests/workloads/pyembed.c
 	@mkdir -p $(@D)
@@ -303,6 +347,23 @@ $(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static $(CSTD) $(WARN) $(CFLAGS) -Iuser $^ $(STATIC_LIBS) -o $@
 
+# Synthetic recordings and a peak-memory meter for the analysis benchmark
+# (tests/bench/analysis.sh) and tests/integration/test_stream.c.
+SYNTH_REC := $(OUT)/tests/tools/synth_rec
+PEAK_RSS  := $(OUT)/tests/tools/peak_rss
+
+$(SYNTH_REC): tests/tools/synth_rec.c $(OUT)/obj/user/rec_writer.o $(OUT)/obj/lib/buf.o $(OUT)/obj/lib/clock.o \
+	$(OUT)/obj/lib/out_file.o
+	@mkdir -p $(@D) $(OUT)/deps
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) -Iuser $(FORMAT_INC) $(LIB_INC) $(BINDEP) $(filter %.c,$^) $(filter %.o,$^) \
+		-lzstd -lz -o $@
+
+$(PEAK_RSS): tests/tools/peak_rss.c
+	@mkdir -p $(@D) $(OUT)/deps
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(BINDEP) $< -o $@
+
 $(OUT)/tests/workloads/inject_target: tests/workloads/inject_target.c tests/workloads/inject_state.h
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -354,7 +415,7 @@ boundaries:
 		  exit 1; }
 
 test-build: boundaries $(OUT)/inferscope-bpf $(DYN_OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
-	$(EXAMPLES) $(FORMAT_TABLES)
+	$(EXAMPLES) $(FORMAT_TABLES) $(SYNTH_REC) $(PEAK_RSS) $(FUZZ_BIN) $(MAKE_CORPUS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
@@ -396,6 +457,11 @@ $(OUT)/kci-init: scripts/kci-init.c
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static $(CSTD) $(WARN) -O2 $< -o $@
+
+# Analysis throughput and peak memory on synthetic recordings of 20 million
+# events and on the files of issue 19 (tests/bench/analysis.sh).
+bench-analysis: $(OUT)/inferscope-bpf $(SYNTH_REC) $(PEAK_RSS)
+	$(Q)sh tests/bench/analysis.sh
 
 # --- install -----------------------------------------------------------------
 PREFIX     ?= /usr/local

@@ -4,7 +4,42 @@
 
 #include "analysis.h"
 
-int analysis__run(const struct recording *r, struct analysis **out)
+/* Every stage fed each event in pass order. */
+static int analysis__pass(struct analysis *a)
+{
+	struct summary_builder *sum = summary_builder__new(a->pass);
+	struct py_builder *py = py_builder__new();
+	struct pass_event e;
+	int err = 0, n = 0;
+
+	a->ex = explain__new(a->pass);
+	if (!sum || !py || !a->ex)
+		err = -ENOMEM;
+	while (!err && (n = pass__next(a->pass, &e)) > 0) {
+		err = summary_builder__event(sum, &e);
+		err = err ?: py_builder__event(py, &e);
+		err = err ?: explain__event(a->ex, &e);
+	}
+	if (!err && n < 0)
+		err = n;
+	if (!err) {
+		err = summary_builder__finish(sum, &a->sum);
+		sum = NULL;
+	}
+	if (!err) {
+		err = py_builder__finish(py, &a->py);
+		py = NULL;
+	}
+	err = err ?: explain__finish(a->ex, a->sum, a->py);
+	a->out_of_order = pass__out_of_order(a->pass);
+	a->gpu_clock_pairs_cut = pass__clock_pairs_cut(a->pass);
+	a->thread_events_cut = pass__thread_events_cut(a->pass);
+	summary_builder__free(sum);
+	py_builder__free(py);
+	return err;
+}
+
+int analysis__run_pass(struct pass *p, struct analysis **out)
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	int err;
@@ -12,18 +47,31 @@ int analysis__run(const struct recording *r, struct analysis **out)
 	*out = NULL;
 	if (!a)
 		return -ENOMEM;
-	a->r = r;
-	err = summary__compute(r, &a->sum);
-	if (!err)
-		err = py_report__compute(r, &a->py);
-	if (!err)
-		err = explain__run(r, a->sum, a->py, &a->ex);
+	a->pass = p;
+	a->r = pass__recording(p);
+	err = analysis__pass(a);
 	if (err) {
+		a->pass = NULL;
 		analysis__free(a);
 		return err;
 	}
 	*out = a;
 	return 0;
+}
+
+int analysis__run(const struct recording *r, struct analysis **out)
+{
+	struct pass *p;
+	int err;
+
+	*out = NULL;
+	err = pass__open(r, &p);
+	if (err)
+		return err;
+	err = analysis__run_pass(p, out);
+	if (err)
+		pass__free(p);
+	return err;
 }
 
 void analysis__free(struct analysis *a)
@@ -33,5 +81,6 @@ void analysis__free(struct analysis *a)
 	explain__free(a->ex);
 	py_report__free(a->py);
 	summary__free(a->sum);
+	pass__free(a->pass);
 	free(a);
 }

@@ -1,27 +1,38 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Everything a report shows, computed once from a recording: the summary
- * (per thread, CUDA, GPU tables), the Python stacks, and the explanation
- * (ranked findings and the attribution they come from). Every renderer
- * (report.h) is a function of this and nothing else.
+ * Everything a report shows, computed once from a recording in one pass
+ * over its events (pass.h): the summary (per thread, CUDA, GPU tables), the
+ * Python stacks, and the explanation (ranked findings and the attribution
+ * they come from), all fed each event in turn; then the rules, which read
+ * the finished summary and Python report. Every renderer (report.h) is a
+ * function of this and nothing else.
  */
 #ifndef INFERSCOPE_ANALYSIS_H
 #define INFERSCOPE_ANALYSIS_H
 
 #include "recording.h"
+#include "pass.h"
 #include "summary.h"
 #include "py_report.h"
 #include "explain.h"
 
 struct analysis {
-	const struct recording *r;
+	const struct recording *r;	/* the pass's */
+	struct pass *pass;
 	struct summary *sum;
 	struct py_report *py;
 	struct explain *ex;
+	__u64 out_of_order;		/* pass__out_of_order */
+	__u64 gpu_clock_pairs_cut;	/* pass__clock_pairs_cut */
+	__u64 thread_events_cut;	/* pass__thread_events_cut */
 };
 
-/* Analyzes r (its events sorted: recording__sort_events). r must outlive
- * the result. 0 or -errno. */
+/* Analyzes the events of pass p. On success the analysis owns p (freed
+ * with it); on error p stays the caller's (pass__error(p) says why when
+ * the pass failed). 0 or -errno. */
+int analysis__run_pass(struct pass *p, struct analysis **out);
+/* Analyzes r (its events in memory, in file order). r must outlive the
+ * result. 0 or -errno. */
 int analysis__run(const struct recording *r, struct analysis **out);
 void analysis__free(struct analysis *a);
 

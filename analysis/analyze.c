@@ -2,59 +2,102 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "analyze.h"
 #include "recording.h"
 #include "analysis.h"
 #include "report.h"
 #include "diff.h"
 
-/* Loads and analyzes the recording at path. 0 or -errno after saying why. */
-static int load(const char *path, struct recording **r, struct analysis **a)
+/* A pass over path: streamed from the file, whose events are walked three
+ * times, or, when it cannot be read twice (a pipe), over its events loaded
+ * into memory (*loaded, the caller's to free after the pass). 0, or -errno
+ * after printing why. */
+static int open_pass(const char *path, struct pass **p, struct recording **loaded)
 {
+	struct stat st;
 	char err[512];
 	int e;
 
-	*r = NULL;
-	*a = NULL;
-	e = recording__load(path, r, err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "inferscope-bpf: cannot read %s: %s\n", path, err);
-		return e;
+	*loaded = NULL;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		e = recording__load(path, loaded, err, sizeof(err));
+		e = e ?: pass__open(*loaded, p);
+		if (e == -ENOMEM)
+			snprintf(err, sizeof(err), "out of memory");
+	} else {
+		e = pass__open_file(path, NULL, p, err, sizeof(err));
 	}
-	if ((*r)->truncated)
-		fprintf(stderr, "inferscope-bpf: warning: %s is truncated: %s; analyzing what was recorded "
-			"before that point\n", path, (*r)->truncation);
-	recording__sort_events(*r);
-	e = analysis__run(*r, a);
 	if (e)
-		fprintf(stderr, "inferscope-bpf: cannot analyze %s: %s\n", path, strerror(-e));
+		fprintf(stderr, "inferscope-bpf: cannot read %s: %s\n", path, err);
 	return e;
 }
 
-/* Opens out_path ("-" or NULL: stdout), runs write, closes it. 0 or -errno
- * after saying why. */
-static int output(const char *out_path, int (*write)(FILE *f, const void *arg), const void *arg)
+/* Analyzes the recording at path into *a (which owns the pass; *loaded,
+ * when the file was loaded into memory, must outlive it). 0 or -errno after
+ * saying why. */
+static int load(const char *path, struct recording **loaded, struct analysis **a)
+{
+	const struct recording *r;
+	struct pass *p = NULL;
+	int e;
+
+	*a = NULL;
+	e = open_pass(path, &p, loaded);
+	if (e)
+		return e;
+	r = pass__recording(p);
+	if (r->truncated)
+		fprintf(stderr, "inferscope-bpf: warning: %s is truncated: %s; analyzing what was recorded "
+			"before that point\n", path, r->truncation);
+	if (r->header_damaged)
+		fprintf(stderr, "inferscope-bpf: warning: the file header of %s is damaged (CRC mismatch): its "
+			"creation time is not used, so the report shows no start time\n", path);
+	e = analysis__run_pass(p, a);
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: cannot analyze %s: %s\n", path,
+			pass__error(p) ? pass__error(p) : strerror(-e));
+		pass__free(p);
+	}
+	return e;
+}
+
+/* Writes with write to out_path ("-" or NULL: stdout), a new file
+ * (lib/out_file.h) that takes its name only once it is complete. 0 or
+ * -errno after saying why. */
+static int output(const char *out_path, const struct out_file_share *share, int (*write)(FILE *f, const void *arg),
+		  const void *arg)
 {
 	bool to_stdout = !out_path || strcmp(out_path, "-") == 0;
+	struct out_file of = { .fd = -1, .dirfd = -1 };
 	FILE *out = stdout;
 	int e;
 
 	if (!to_stdout) {
-		out = fopen(out_path, "w");
+		e = out_file__create(&of, out_path, share);
+		out = e ? NULL : fdopen(of.fd, "w");
 		if (!out) {
-			e = -errno;
-			fprintf(stderr, "inferscope-bpf: cannot create %s: %s\n", out_path, strerror(-e));
+			e = e ?: -errno;
+			fprintf(stderr, "inferscope-bpf: cannot create %s: %s\n", out_path, out_file__strerror(e));
+			out_file__close(&of);
 			return e;
 		}
 	}
 	e = write(out, arg);
-	if (!to_stdout && fclose(out) && !e)
+	if (!to_stdout) {
+		if (fflush(out) && !e)
+			e = -errno;
+		e = e ?: out_file__commit(&of);
+		of.fd = -1;	/* fclose closes it */
+		if (fclose(out) && !e)
+			e = -errno;
+		out_file__close(&of);
+	} else if (fflush(out) && !e) {
 		e = -errno;
-	else if (to_stdout && fflush(out) && !e)
-		e = -errno;
+	}
 	if (e)
-		fprintf(stderr, "inferscope-bpf: writing the report to %s failed: %s\n",
-			to_stdout ? "standard output" : out_path, strerror(-e));
+		fprintf(stderr, "inferscope-bpf: writing the report to %s failed: %s%s\n",
+			to_stdout ? "standard output" : out_path, strerror(-e), to_stdout ? "" : "; nothing was written");
 	return e;
 }
 
@@ -79,16 +122,16 @@ static int write_report(FILE *f, const void *arg)
 	}
 }
 
-int analyze__run(const char *path, enum report_format fmt, const char *out_path)
+int analyze__run(const char *path, enum report_format fmt, const char *out_path, const struct out_file_share *share)
 {
-	struct recording *r;
+	struct recording *r = NULL;
 	struct analysis *a;
 	struct report_job j;
 	int e = load(path, &r, &a);
 
 	if (!e) {
 		j = (struct report_job){ .a = a, .fmt = fmt };
-		e = output(out_path, write_report, &j);
+		e = output(out_path, share, write_report, &j);
 	}
 	analysis__free(a);
 	recording__free(r);
@@ -114,7 +157,8 @@ static int write_diff(FILE *f, const void *arg)
 	}
 }
 
-int analyze__diff(const char *base_path, const char *new_path, enum report_format fmt, const char *out_path)
+int analyze__diff(const char *base_path, const char *new_path, enum report_format fmt, const char *out_path,
+		  const struct out_file_share *share)
 {
 	struct recording *rb = NULL, *rn = NULL;
 	struct analysis *ab = NULL, *an = NULL;
@@ -132,7 +176,7 @@ int analyze__diff(const char *base_path, const char *new_path, enum report_forma
 	}
 	if (!e) {
 		j = (struct diff_job){ .d = d, .fmt = fmt };
-		e = output(out_path, write_diff, &j);
+		e = output(out_path, share, write_diff, &j);
 	}
 	diff__free(d);
 	analysis__free(an);

@@ -14,7 +14,7 @@
 #define ITEMS_KEPT	64	/* other tasks or functions kept per list */
 #define STACKS_KEPT	512	/* distinct stacks kept per thread */
 #define GAP_RING	128	/* closed gaps of a process remembered for overlaps */
-#define CPU_ONLY_BUSY_SHARE 0.10	/* of its window running or runnable: a working thread */
+#define CPU_ONLY_BUSY_SHARE 0.10	/* of its window running or runnable, or waiting for the GIL: a working thread */
 
 static const char *const names[CAUSE_MAX] = {
 	[CAUSE_SYNC_DRAIN] = "sync_drain",
@@ -528,15 +528,17 @@ int attribution__finish(struct attribution *a)
 		if (t->pub.launcher && htab_u64__put(&a->launching, th->pid, 1))
 			return -ENOMEM;
 	}
-	/* in a process that launched nothing, the threads that did work: a
+	/* in a process that launched nothing, the threads that did work, or
+	 * that wanted to run Python and could not (waiting for the GIL): a
 	 * thread that only waits (a main thread joining its workers) costs the
 	 * job nothing by waiting */
 	for (size_t i = 0; i < a->nthr; i++) {
 		struct attr_thread *t = &a->thr[i]->pub;
 		__u64 busy = t->window.ns[TL_RUNNING] + t->window.ns[TL_RUNQUEUE];
+		double least = CPU_ONLY_BUSY_SHARE * (double)tl_acc__total(&t->window);
 
 		t->critical = t->launcher || (!htab_u64__get(&a->launching, t->pid, &idx) &&
-					      (double)busy >= CPU_ONLY_BUSY_SHARE * (double)tl_acc__total(&t->window));
+					      ((double)busy >= least || (double)t->window.ns[TL_GIL] >= least));
 	}
 	for (size_t i = 0; i < a->nthr; i++) {
 		struct thr_state *t = a->thr[i];

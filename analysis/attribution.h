@@ -19,7 +19,8 @@
  * Launching threads: the threads of a process that launched GPU work (a
  * launch call). The rules look at the critical threads: the launching
  * threads, and in a process that launched nothing (a CPU-only target) the
- * threads that ran or waited for a CPU at least 10% of their window.
+ * threads that ran or waited for a CPU at least 10% of their window, or
+ * waited for the GIL at least 10% of it.
  */
 #ifndef INFERSCOPE_ATTRIBUTION_H
 #define INFERSCOPE_ATTRIBUTION_H

@@ -6,9 +6,9 @@
 #include "explain.h"
 #include "rules.h"
 
-extern const struct rule rule_gil_contention, rule_cpu_contention, rule_page_fault_storm, rule_blocked_on_thread,
-	rule_allocator_churn, rule_sync_stall, rule_launch_bound, rule_pageable_memcpy, rule_device_memory_leak,
-	rule_gpu_idle, rule_host_bound, rule_cuda_errors;
+extern const struct rule rule_gil_contention, rule_cpu_contention, rule_page_fault_storm, rule_host_memory_pressure,
+	rule_blocked_on_thread, rule_allocator_churn, rule_sync_stall, rule_launch_bound, rule_pageable_memcpy,
+	rule_pcie_saturation, rule_device_memory_leak, rule_gpu_idle, rule_host_bound, rule_cuda_errors;
 
 /* The causes a thread's time splits into are claimed by the specific rules
  * first; gpu_idle and host_bound, last, count what is left. */
@@ -16,11 +16,13 @@ const struct rule *const rules_all[] = {
 	&rule_gil_contention,
 	&rule_cpu_contention,
 	&rule_page_fault_storm,
+	&rule_host_memory_pressure,
 	&rule_blocked_on_thread,
 	&rule_allocator_churn,
 	&rule_sync_stall,
 	&rule_launch_bound,
 	&rule_pageable_memcpy,
+	&rule_pcie_saturation,
 	&rule_device_memory_leak,
 	&rule_cuda_errors,
 	&rule_gpu_idle,
@@ -46,88 +48,110 @@ const char *explain__rule_title(const char *id)
 	return id;
 }
 
-static int run_pass(struct explain *e, struct rule_ctx *c, void **state)
+/* The attribution, the series (which takes each gap's split from the
+ * attribution, so after it), then each rule's state for the pass with the
+ * observer it wants. */
+static int stages_start(struct explain *e, const struct pass *p)
 {
-	struct pass_event ev;
-	int err = 0, n;
+	int err = timeline__observe(e->tl, attribution__observer(e->attr));
+
+	if (!err) {
+		e->series = series__new(p, e->tl, e->attr);
+		if (!e->series)
+			err = -ENOMEM;
+	}
 
 	for (size_t i = 0; i < rules_count && !err; i++) {
 		struct tl_observer obs = { 0 };
 
 		if (!rules_all[i]->start)
 			continue;
-		state[i] = rules_all[i]->start(c, &obs);
-		if (!state[i])
+		e->state[i] = rules_all[i]->start(e->ctx, &obs);
+		if (!e->state[i])
 			return -ENOMEM;
-		obs.ctx = state[i];
+		obs.ctx = e->state[i];
 		err = timeline__observe(e->tl, &obs);
 	}
-	while (!err && (n = pass__next(e->pass, &ev)) > 0)
-		err = timeline__event(e->tl, &ev);
-	if (!err)
-		err = timeline__finish(e->tl);
-	if (!err)
-		err = attribution__finish(e->attr);
+	return err;
+}
+
+struct explain *explain__new(const struct pass *p)
+{
+	struct explain *e = calloc(1, sizeof(*e));
+	struct rule_ctx *c;
+	int err = -ENOMEM;
+
+	if (!e)
+		goto fail;
+	c = e->ctx = calloc(1, sizeof(*e->ctx));
+	e->state = calloc(rules_count, sizeof(*e->state));
+	e->tl = timeline__new(p, pass__recording(p));
+	e->attr = e->tl ? attribution__new(e->tl, p) : NULL;
+	if (!c || !e->state || !e->attr)
+		goto fail;
+	c->r = pass__recording(p);
+	c->pass = p;
+	c->tl = e->tl;
+	c->attr = e->attr;
+	c->out = &e->findings;
+	c->start = pass__start(p);
+	c->end = pass__end(p);
+	err = stages_start(e, p);
+	if (err)
+		goto fail;
+	return e;
+fail:
+	explain__free(e);
+	errno = -err;
+	return NULL;
+}
+
+int explain__event(struct explain *e, const struct pass_event *ev)
+{
+	return timeline__event(e->tl, ev);
+}
+
+int explain__finish(struct explain *e, const struct summary *sum, const struct py_report *py)
+{
+	int err = timeline__finish(e->tl);
+
+	err = err ?: attribution__finish(e->attr);
+	e->ctx->sum = sum;
+	e->ctx->py = py;
+	for (size_t i = 0; i < rules_count && !err; i++)
+		err = rules_all[i]->finish(e->state[i], e->ctx);
 	if (!err)
 		err = series__finish(e->series);
+	if (!err)
+		findings__rank(&e->findings);
 	return err;
 }
 
 int explain__run(const struct recording *r, const struct summary *sum, const struct py_report *py,
 		 struct explain **out)
 {
-	struct explain *e = calloc(1, sizeof(*e));
-	void **state = calloc(rules_count, sizeof(*state));
-	struct rule_ctx c = { 0 };
+	struct explain *e = NULL;
+	struct pass_event ev;
+	struct pass *p;
 	int err;
 
 	*out = NULL;
-	if (!e || !state) {
-		free(e);
-		free(state);
-		return -ENOMEM;
+	err = pass__open(r, &p);
+	if (err)
+		return err;
+	e = explain__new(p);
+	if (!e) {
+		pass__free(p);
+		return -errno;
 	}
-	err = pass__open(r, &e->pass);
-	if (!err) {
-		e->tl = timeline__new(e->pass, r);
-		e->attr = e->tl ? attribution__new(e->tl, e->pass) : NULL;
-		if (!e->attr)
-			err = -ENOMEM;
-	}
-	/* the attribution first: the series takes each gap's split from it */
-	if (!err)
-		err = timeline__observe(e->tl, attribution__observer(e->attr));
-	if (!err) {
-		e->series = series__new(e->pass, e->tl, e->attr, py);
-		if (!e->series)
-			err = -ENOMEM;
-	}
-	if (!err) {
-		c.r = r;
-		c.pass = e->pass;
-		c.tl = e->tl;
-		c.attr = e->attr;
-		c.py = py;
-		c.sum = sum;
-		c.out = &e->findings;
-		c.start = pass__start(e->pass);
-		c.end = pass__end(e->pass);
-		err = run_pass(e, &c, state);
-	}
-	for (size_t i = 0; i < rules_count && !err; i++)
-		err = rules_all[i]->finish(state[i], &c);
-	for (size_t i = 0; i < rules_count; i++)
-		if (rules_all[i]->free)
-			rules_all[i]->free(state[i]);
-		else
-			free(state[i]);
-	free(state);
-	free(c.claims);
+	e->own_pass = p;
+	while (!err && pass__next(p, &ev) > 0)
+		err = explain__event(e, &ev);
+	err = err ?: explain__finish(e, sum, py);
 	if (err) {
 		explain__free(e);
 		return err;
 	}
-	findings__rank(&e->findings);
 	*out = e;
 	return 0;
 }
@@ -136,10 +160,19 @@ void explain__free(struct explain *e)
 {
 	if (!e)
 		return;
+	for (size_t i = 0; e->state && i < rules_count; i++)
+		if (rules_all[i]->free)
+			rules_all[i]->free(e->state[i]);
+		else
+			free(e->state[i]);
+	free(e->state);
+	if (e->ctx)
+		free(e->ctx->claims);
+	free(e->ctx);
 	findings__free(&e->findings);
 	series__free(e->series);
 	attribution__free(e->attr);
 	timeline__free(e->tl);
-	pass__free(e->pass);
+	pass__free(e->own_pass);
 	free(e);
 }

@@ -3,7 +3,8 @@
  * The analysis as stages: one pass over the events in time order (pass.h)
  * feeds the timeline (timeline.h), the attribution of idle and thread time
  * (attribution.h) and every rule (rules.h); the rules' findings come out
- * ranked by cost. Pure: a function of the recording.
+ * ranked by cost. The rules read the summary and the Python report (made
+ * on the same pass) only when they finish. Pure: a function of the events.
  */
 #ifndef INFERSCOPE_EXPLAIN_H
 #define INFERSCOPE_EXPLAIN_H
@@ -16,15 +17,30 @@
 #include "timeline.h"
 #include "series.h"
 
+struct rule_ctx;
+
 struct explain {
 	struct findings findings;	/* ranked, most cost first */
 	struct attribution *attr;	/* the metrics the findings are drawn from */
 	struct timeline *tl;
 	struct series *series;		/* the charts' time series */
-	struct pass *pass;
+	struct pass *own_pass;		/* explain__run's */
+	struct rule_ctx *ctx;		/* the rules' */
+	void **state;			/* each rule's */
 };
 
-/* Explains r (sum and py computed from it; py may be NULL). 0 or -errno. */
+/* The explanation as a stage of pass p (which must outlive it): fed
+ * every event of p in its order. NULL + errno. */
+struct explain *explain__new(const struct pass *p);
+/* 0 or -errno. */
+int explain__event(struct explain *e, const struct pass_event *ev);
+/* After the last event: the findings, from what the pass showed and sum
+ * and py (the summary and Python report of the same events; py may be
+ * NULL). 0 or -errno. */
+int explain__finish(struct explain *e, const struct summary *sum, const struct py_report *py);
+
+/* Explains r (its events in memory; sum and py computed from it, py may be
+ * NULL) in a pass of its own. 0 or -errno. */
 int explain__run(const struct recording *r, const struct summary *sum, const struct py_report *py,
 		 struct explain **out);
 void explain__free(struct explain *e);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * GPU activity of a recording (summary.h states the definitions): sorts
- * instead of hash tables, since every figure is a group-by over one event
- * type. Per process: the clock fit of its pairs first, then kernels,
- * copies, memsets by name / kind / stream / device, the device busy time,
- * and the join of each kernel to its launch uprobe event.
+ * GPU activity of a recording (summary.h states the definitions), fed the
+ * pass's events: kernels, copies, memsets grouped by name / kind / stream /
+ * device as they come, the busy time of each device as a sweep over its
+ * work in start order, and the join of each kernel to its launch uprobe
+ * event with state bounded in time (see the join below). The clock fits
+ * are the pass's.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -15,11 +16,19 @@
 #include <libiberty/demangle.h>
 
 #include "gpu_summary.h"
+#include "buf.h"
+#include "htab.h"
 
 /* A launch API record may start this long before or after the uprobe
  * event of its call (the fit's bound is added): CUPTI's API record begins
  * inside the driver's entry, the uprobe fires at its first instruction. */
 #define JOIN_WINDOW_NS 200000ull
+/* A kernel waits this long for an API record that starts after it (a
+ * causality violation): then it is unjoined. */
+#define JOIN_API_WAIT_NS 1000000000ull
+/* A launch waits this long for its kernel to start (the GPU's queue); a
+ * kernel that starts later is unjoined. */
+#define JOIN_HORIZON_NS 10000000000ull
 
 /* The launch calls: CUPTI_RUNTIME_TRACE_CBID_* (cupti_runtime_cbid.h) of a
  * RUNTIME record, CUPTI_DRIVER_TRACE_CBID_* (cupti_driver_cbid.h) of a
@@ -64,6 +73,13 @@ bool gpu_launch_cbid(__u16 api, __u32 cbid)
 	}
 }
 
+bool gpu_graph_cbid(__u16 api, __u32 cbid)
+{
+	if (api == ISR_GPU_API_RUNTIME)
+		return cbid == 311 || cbid == 312;
+	return api == ISR_GPU_API_DRIVER && (cbid == 514 || cbid == 515);
+}
+
 static bool launch_family(__u16 func)
 {
 	const struct isr_cuda_fn *fn = isr_cuda_fn(func);
@@ -72,181 +88,749 @@ static bool launch_family(__u16 func)
 		      fn->family == ISR_CUDA_FAM_GRAPH);
 }
 
-struct ev_list {
-	const struct isr_ev_hdr **v;
-	size_t n, cap;
+static __u64 gpu_span(__u64 start, __u64 end)
+{
+	return end > start ? end - start : 0;
+}
+
+static __u64 key2(__u32 a, __u32 b)
+{
+	return (__u64)a << 32 | b;
+}
+
+/* --- launch-to-start latencies ---------------------------------------------------- */
+
+/*
+ * A log-bucket histogram per process, for the median. Values below
+ * 2^LAT_EXACT_BITS have a bucket each; above, a bucket spans 2^-LAT_SUB_BITS
+ * of its power of two, and the median reported is the middle of the bucket
+ * that holds the exact (lower) median: within 1/128 (0.8%) of it.
+ */
+#define LAT_SUB_BITS	6
+#define LAT_EXACT_BITS	(LAT_SUB_BITS + 1)
+#define LAT_EXACT	(1ull << LAT_EXACT_BITS)
+#define LAT_BUCKETS	(LAT_EXACT + ((64 - LAT_EXACT_BITS) << LAT_SUB_BITS))
+
+static size_t lat_bucket(__u64 v)
+{
+	unsigned int e;
+
+	if (v < LAT_EXACT)
+		return (size_t)v;
+	e = 63 - (unsigned int)__builtin_clzll(v);
+	return LAT_EXACT + ((size_t)(e - LAT_EXACT_BITS) << LAT_SUB_BITS) +
+	       (size_t)((v >> (e - LAT_SUB_BITS)) & ((1u << LAT_SUB_BITS) - 1));
+}
+
+/* The middle of bucket b. */
+static __u64 lat_value(size_t b)
+{
+	unsigned int e, m;
+
+	if (b < LAT_EXACT)
+		return b;
+	e = (unsigned int)((b - LAT_EXACT) >> LAT_SUB_BITS) + LAT_EXACT_BITS;
+	m = (unsigned int)((b - LAT_EXACT) & ((1u << LAT_SUB_BITS) - 1));
+	return ((__u64)((1u << LAT_SUB_BITS) | m) << (e - LAT_SUB_BITS)) + (1ull << (e - LAT_SUB_BITS)) / 2;
+}
+
+/* --- state ------------------------------------------------------------------------ */
+
+/* One process with GPU activity. */
+struct gproc {
+	struct gpu_process_stat st;
+	const struct clock_fit *fit;	/* the pass's; NULL: no usable clock pairs */
+	__u64 window;			/* JOIN_WINDOW_NS + the fit's bound */
+	__u64 *lat;			/* [LAT_BUCKETS], once a kernel joined */
+	__u64 nlat;
 };
 
-static int ev_list__add(struct ev_list *l, const struct isr_ev_hdr *h)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 256;
-		const struct isr_ev_hdr **v = realloc(l->v, cap * sizeof(*v));
+struct gname {
+	__u32 pid, id;
+	char *name;
+};
 
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
+struct kgroup {
+	__u32 pid, name_id;
+	__u64 count, total_ns, min_ns, max_ns;
+};
+
+/* The busy sweep of one device of one process: the stretch of work being
+ * merged, and the time of those closed. */
+struct gdevice {
+	__u32 pid, device;
+	__u64 cur_start, cur_end;
+	__u64 busy_ns;
+};
+
+/* A thread's launch uprobe events not yet out of reach of an API record. */
+struct uthread {
+	__u32 pid, tid;
+	struct uprobe { __u64 ts; bool used; } *v;
+	size_t head, n, cap;
+};
+
+/* What a correlation id of a process joins to, while it can matter. */
+enum { CORR_AWAIT_API, CORR_PENDING, CORR_RESOLVED };
+
+struct corr {
+	__u32 pid, corr;
+	int state;		/* CORR_* */
+	__u64 gen;		/* which of the ids' lives the queues below mean */
+	bool graph;		/* a graph launch: many kernels share it */
+	__u64 entry_ts;		/* RESOLVED: its launch call's entry; 0: no uprobe event matched */
+	__u64 *waiting;		/* mapped starts of its kernels that came first */
+	size_t nwaiting, waiting_cap;
+};
+
+/* A launch API record waiting until no uprobe event within its window can
+ * still come. */
+struct pending {
+	__u64 due;		/* its start + the process's window */
+	__u64 gen;
+	__u64 ts;		/* its mapped start */
+	__u32 pid, tid, corr;
+};
+
+/* When an entry of the correlation table has waited long enough. */
+struct expiry {
+	__u64 due;
+	__u64 gen;
+	__u32 pid, corr;
+};
+
+struct fifo {
+	struct expiry *v;
+	size_t head, n, cap;
+};
+
+struct gpu_builder {
+	const struct pass *pass;
+	__u64 start, end;	/* the recording window */
+	struct htab procs;	/* struct gproc by pid */
+	struct htab names;	/* struct gname by (pid, id) */
+	struct htab kgroups;	/* struct kgroup by (pid, name id) */
+	struct htab copies;	/* struct gpu_copy_stat by (pid, kind) */
+	struct htab streams;	/* struct gpu_stream_stat by (pid, device, stream) */
+	struct htab devices;	/* struct gdevice by (pid, device) */
+	struct htab uthreads;	/* struct uthread by (pid, tid) */
+	struct htab corrs;	/* struct corr by (pid, correlation id) */
+	struct pending *pending;	/* min-heap on (due, gen) */
+	size_t npending, pending_cap;
+	struct fifo await;	/* kernels waiting for their API record: due = start + JOIN_API_WAIT_NS */
+	struct fifo horizon;	/* launches waiting for their kernel: due = start + JOIN_HORIZON_NS */
+	__u64 gen;
+};
+
+static __u64 gproc_hash(const void *e)
+{
+	return hash__u64(((const struct gproc *)e)->st.pid);
+}
+
+static bool gproc_equal(const void *a, const void *b)
+{
+	return ((const struct gproc *)a)->st.pid == ((const struct gproc *)b)->st.pid;
+}
+
+static __u64 gname_hash(const void *e)
+{
+	const struct gname *n = e;
+
+	return hash__u64(key2(n->pid, n->id));
+}
+
+static bool gname_equal(const void *a, const void *b)
+{
+	const struct gname *x = a, *y = b;
+
+	return x->pid == y->pid && x->id == y->id;
+}
+
+static __u64 kgroup_hash(const void *e)
+{
+	const struct kgroup *k = e;
+
+	return hash__u64(key2(k->pid, k->name_id));
+}
+
+static bool kgroup_equal(const void *a, const void *b)
+{
+	const struct kgroup *x = a, *y = b;
+
+	return x->pid == y->pid && x->name_id == y->name_id;
+}
+
+static __u64 copy_hash(const void *e)
+{
+	const struct gpu_copy_stat *c = e;
+
+	return hash__u64(key2(c->pid, c->copy_kind));
+}
+
+static bool copy_equal(const void *a, const void *b)
+{
+	const struct gpu_copy_stat *x = a, *y = b;
+
+	return x->pid == y->pid && x->copy_kind == y->copy_kind;
+}
+
+static __u64 stream_hash(const void *e)
+{
+	const struct gpu_stream_stat *st = e;
+
+	return hash__mix(hash__u64(key2(st->pid, st->device)), st->stream);
+}
+
+static bool stream_equal(const void *a, const void *b)
+{
+	const struct gpu_stream_stat *x = a, *y = b;
+
+	return x->pid == y->pid && x->device == y->device && x->stream == y->stream;
+}
+
+static __u64 gdevice_hash(const void *e)
+{
+	const struct gdevice *d = e;
+
+	return hash__u64(key2(d->pid, d->device));
+}
+
+static bool gdevice_equal(const void *a, const void *b)
+{
+	const struct gdevice *x = a, *y = b;
+
+	return x->pid == y->pid && x->device == y->device;
+}
+
+static __u64 uthread_hash(const void *e)
+{
+	const struct uthread *u = e;
+
+	return hash__u64(key2(u->pid, u->tid));
+}
+
+static bool uthread_equal(const void *a, const void *b)
+{
+	const struct uthread *x = a, *y = b;
+
+	return x->pid == y->pid && x->tid == y->tid;
+}
+
+static __u64 corr_hash(const void *e)
+{
+	const struct corr *c = e;
+
+	return hash__u64(key2(c->pid, c->corr));
+}
+
+static bool corr_equal(const void *a, const void *b)
+{
+	const struct corr *x = a, *y = b;
+
+	return x->pid == y->pid && x->corr == y->corr;
+}
+
+struct gpu_builder *gpu_builder__new(const struct pass *p)
+{
+	struct gpu_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->pass = p;
+	b->start = pass__start(p);
+	b->end = pass__end(p);
+	htab__init(&b->procs, sizeof(struct gproc), gproc_hash, gproc_equal);
+	htab__init(&b->names, sizeof(struct gname), gname_hash, gname_equal);
+	htab__init(&b->kgroups, sizeof(struct kgroup), kgroup_hash, kgroup_equal);
+	htab__init(&b->copies, sizeof(struct gpu_copy_stat), copy_hash, copy_equal);
+	htab__init(&b->streams, sizeof(struct gpu_stream_stat), stream_hash, stream_equal);
+	htab__init(&b->devices, sizeof(struct gdevice), gdevice_hash, gdevice_equal);
+	htab__init(&b->uthreads, sizeof(struct uthread), uthread_hash, uthread_equal);
+	htab__init(&b->corrs, sizeof(struct corr), corr_hash, corr_equal);
+	return b;
+}
+
+/* The process of a GPU record, made on first sight. NULL when out of memory. */
+static struct gproc *proc_get(struct gpu_builder *b, __u32 pid)
+{
+	struct gproc key = { .st.pid = pid }, *p;
+	bool added;
+
+	p = htab__insert(&b->procs, &key, &added);
+	if (p && added) {
+		p->fit = pass__fit(b->pass, pid);
+		if (p->fit) {
+			p->st.fit = *p->fit;
+			p->st.clock_pairs = p->fit->samples;
+			p->window = JOIN_WINDOW_NS + (__u64)p->fit->bound_ns;
+		}
 	}
-	l->v[l->n++] = h;
+	return p;
+}
+
+/* --- the busy sweep --------------------------------------------------------------- */
+
+/* Work of a device from GPU time start to end, in start order: merged
+ * into the device's current stretch, or closing it. Clipped to the window. */
+static int device_work(struct gpu_builder *b, const struct gproc *p, __u32 device, __u64 start, __u64 end)
+{
+	struct gdevice key = { .pid = p->st.pid, .device = device }, *d;
+	__u64 a, z;
+	bool added;
+
+	if (!p->fit)
+		return 0;
+	a = clock_fit__apply(p->fit, start);
+	z = clock_fit__apply(p->fit, end);
+	if (a < b->start)
+		a = b->start;
+	if (z > b->end)
+		z = b->end;
+	if (z <= a)
+		return 0;
+	d = htab__insert(&b->devices, &key, &added);
+	if (!d)
+		return -ENOMEM;
+	if (added) {
+		d->cur_start = a;
+		d->cur_end = z;
+		return 0;
+	}
+	if (a > d->cur_end) {
+		d->busy_ns += d->cur_end - d->cur_start;
+		d->cur_start = a;
+	}
+	if (z > d->cur_end)
+		d->cur_end = z;
 	return 0;
 }
 
-/* The GPU events of a recording, by type (in time order). */
-struct gpu_events {
-	struct ev_list kernels, copies, memsets, syncs, apis, clocks, statuses, names, launches;
-};
-
-static void gpu_events__free(struct gpu_events *g)
+static struct gpu_stream_stat *stream_get(struct gpu_builder *b, __u32 pid, __u32 device, __u32 stream)
 {
-	free(g->kernels.v), free(g->copies.v), free(g->memsets.v), free(g->syncs.v), free(g->apis.v);
-	free(g->clocks.v), free(g->statuses.v), free(g->names.v), free(g->launches.v);
+	struct gpu_stream_stat key = { .pid = pid, .device = device, .stream = stream };
+	bool added;
+
+	return htab__insert(&b->streams, &key, &added);
 }
 
-static bool sized(const struct isr_ev_hdr *h, size_t size)
+static int on_kernel_stats(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_kernel *k)
 {
-	return h->size >= size;
+	struct kgroup key = { .pid = k->hdr.pid, .name_id = k->name_id }, *g;
+	struct gpu_stream_stat *st;
+	__u64 d = gpu_span(k->start_ns, k->end_ns);
+	bool added;
+
+	g = htab__insert(&b->kgroups, &key, &added);
+	st = g ? stream_get(b, k->hdr.pid, k->device_id, k->stream_id) : NULL;
+	if (!st)
+		return -ENOMEM;
+	if (added)
+		g->min_ns = UINT64_MAX;
+	g->count++;
+	g->total_ns += d;
+	if (d < g->min_ns)
+		g->min_ns = d;
+	if (d > g->max_ns)
+		g->max_ns = d;
+	st->kernels++;
+	st->kernel_ns += d;
+	p->st.kernels++;
+	return device_work(b, p, k->device_id, k->start_ns, k->end_ns);
 }
 
-static int gpu_events__collect(const struct recording *r, struct gpu_events *g)
+static int on_memcpy(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_memcpy *m)
+{
+	struct gpu_copy_stat ckey = { .pid = m->hdr.pid, .copy_kind = m->copy_kind }, *cs;
+	struct gpu_stream_stat *st;
+	__u64 d = gpu_span(m->start_ns, m->end_ns);
+	bool added;
+
+	st = stream_get(b, m->hdr.pid, m->device_id, m->stream_id);
+	cs = st ? htab__insert(&b->copies, &ckey, &added) : NULL;
+	if (!cs)
+		return -ENOMEM;
+	st->copies++;
+	st->copy_bytes += m->bytes;
+	st->copy_ns += d;
+	cs->count++;
+	cs->bytes += m->bytes;
+	cs->total_ns += d;
+	p->st.copies++;
+	return device_work(b, p, m->device_id, m->start_ns, m->end_ns);
+}
+
+static int on_memset(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_memset *m)
+{
+	struct gpu_stream_stat *st = stream_get(b, m->hdr.pid, m->device_id, m->stream_id);
+
+	if (!st)
+		return -ENOMEM;
+	st->memsets++;
+	st->memset_bytes += m->bytes;
+	st->memset_ns += gpu_span(m->start_ns, m->end_ns);
+	p->st.memsets++;
+	return device_work(b, p, m->device_id, m->start_ns, m->end_ns);
+}
+
+/* The first name an id of a process was given. */
+static int on_name(struct gpu_builder *b, const struct isr_ev_gpu_name *e)
+{
+	struct gname key = { .pid = e->hdr.pid, .id = e->id }, *n;
+	bool added;
+
+	n = htab__insert(&b->names, &key, &added);
+	if (!n)
+		return -ENOMEM;
+	if (added) {
+		n->name = strndup(e->name, ISR_GPU_NAME_LEN - 1);
+		if (!n->name)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --- the join: kernel -> launch API record -> launch uprobe event ------------------ */
+
+/*
+ * Each kernel's correlation id names a launch API record, which is matched
+ * to the launch uprobe event of the same thread nearest to the record's
+ * mapped start within the process's window, each uprobe event used once:
+ * per thread, the records in time order take the nearest unused one. All
+ * of it comes in start order, so:
+ *  - a thread keeps its uprobe events until no record can reach them
+ *    (twice the window behind the pass);
+ *  - a record waits until the pass is a window past it (no nearer uprobe
+ *    event can come), then picks; its result waits for the kernels of its
+ *    id until they came (one kernel, unless a graph launch) or
+ *    JOIN_HORIZON_NS passed;
+ *  - a kernel that comes while its record waits, waits with it; one whose
+ *    record has not come (it would start after the kernel) waits
+ *    JOIN_API_WAIT_NS for it.
+ * What was joined is what a join over the whole recording at once finds,
+ * but for kernels that start more than JOIN_HORIZON_NS after their launch
+ * or JOIN_API_WAIT_NS before it: those are unjoined.
+ */
+
+static int fifo__push(struct fifo *f, __u64 due, __u64 gen, __u32 pid, __u32 corr)
+{
+	if (f->head && f->head >= f->n / 2) {
+		memmove(f->v, f->v + f->head, (f->n - f->head) * sizeof(*f->v));
+		f->n -= f->head;
+		f->head = 0;
+	}
+	if (array__reserve(&f->v, &f->cap, f->n + 1, sizeof(*f->v)))
+		return -ENOMEM;
+	f->v[f->n++] = (struct expiry){ .due = due, .gen = gen, .pid = pid, .corr = corr };
+	return 0;
+}
+
+static bool pending_before(const struct pending *x, const struct pending *y)
+{
+	return x->due < y->due || (x->due == y->due && x->gen < y->gen);
+}
+
+static int pending__push(struct gpu_builder *b, const struct pending *in)
+{
+	size_t i;
+
+	if (array__reserve(&b->pending, &b->pending_cap, b->npending + 1, sizeof(*b->pending)))
+		return -ENOMEM;
+	i = b->npending++;
+	while (i && pending_before(in, &b->pending[(i - 1) / 2])) {
+		b->pending[i] = b->pending[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	b->pending[i] = *in;
+	return 0;
+}
+
+static void pending__pop(struct gpu_builder *b)
+{
+	struct pending x = b->pending[--b->npending];
+	size_t i = 0, n = b->npending;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && pending_before(&b->pending[c + 1], &b->pending[c]))
+			c++;
+		if (!pending_before(&b->pending[c], &x))
+			break;
+		b->pending[i] = b->pending[c];
+		i = c;
+	}
+	if (n)
+		b->pending[i] = x;
+}
+
+static struct corr *corr_find(struct gpu_builder *b, __u32 pid, __u32 corr)
+{
+	struct corr key = { .pid = pid, .corr = corr };
+
+	return htab__find(&b->corrs, &key);
+}
+
+static void corr_remove(struct gpu_builder *b, struct corr *c)
+{
+	struct corr key = { .pid = c->pid, .corr = c->corr };
+
+	free(c->waiting);
+	htab__remove(&b->corrs, &key, NULL);
+}
+
+/* A kernel (mapped start) of process p whose launch's entry is known. */
+static int kernel_join(struct gproc *p, __u64 entry_ts, __u64 start)
+{
+	if (!entry_ts) {
+		p->st.unjoined++;
+		return 0;
+	}
+	p->st.joined++;
+	if (start < entry_ts) {
+		p->st.causality_violations++;
+		if (entry_ts - start > p->st.worst_violation_ns)
+			p->st.worst_violation_ns = entry_ts - start;
+		return 0;
+	}
+	if (!p->lat) {
+		p->lat = calloc(LAT_BUCKETS, sizeof(*p->lat));
+		if (!p->lat)
+			return -ENOMEM;
+	}
+	p->lat[lat_bucket(start - entry_ts)]++;
+	p->nlat++;
+	return 0;
+}
+
+static int corr_wait(struct corr *c, __u64 start)
+{
+	if (array__reserve(&c->waiting, &c->waiting_cap, c->nwaiting + 1, sizeof(*c->waiting)))
+		return -ENOMEM;
+	c->waiting[c->nwaiting++] = start;
+	return 0;
+}
+
+/* The launch uprobe event of thread (pid, tid) nearest to ts within the
+ * window, unused; 0 when none. */
+static __u64 uprobe_take(struct gpu_builder *b, __u32 pid, __u32 tid, __u64 ts, __u64 window)
+{
+	struct uthread key = { .pid = pid, .tid = tid }, *u = htab__find(&b->uthreads, &key);
+	struct uprobe *best = NULL;
+
+	if (!u)
+		return 0;
+	while (u->head < u->n && u->v[u->head].ts + window < ts)
+		u->head++;
+	for (size_t i = u->head; i < u->n && u->v[i].ts <= ts + window; i++) {
+		__u64 d = u->v[i].ts > ts ? u->v[i].ts - ts : ts - u->v[i].ts;
+
+		if (!u->v[i].used && (!best || d < (best->ts > ts ? best->ts - ts : ts - best->ts)))
+			best = &u->v[i];
+	}
+	if (!best)
+		return 0;
+	best->used = true;
+	return best->ts;
+}
+
+/* A launch record whose window has passed: its uprobe event, then the
+ * kernels that waited for it. */
+static int pending_resolve(struct gpu_builder *b, const struct pending *pd)
+{
+	struct gproc key = { .st.pid = pd->pid }, *p = htab__find(&b->procs, &key);
+	__u64 entry = uprobe_take(b, pd->pid, pd->tid, pd->ts, p->window);
+	struct corr *c = corr_find(b, pd->pid, pd->corr);
+	int err = 0;
+
+	if (!c || c->gen != pd->gen)
+		return 0;	/* a later record of the same id took its place */
+	c->state = CORR_RESOLVED;
+	c->entry_ts = entry;
+	for (size_t i = 0; i < c->nwaiting && !err; i++)
+		err = kernel_join(p, entry, c->waiting[i]);
+	if (c->nwaiting && !c->graph)
+		corr_remove(b, c);
+	else
+		c->nwaiting = 0;
+	return err;
+}
+
+/* Whatever has waited long enough by time now. */
+static int join_advance(struct gpu_builder *b, __u64 now)
 {
 	int err = 0;
 
-	for (size_t i = 0; i < r->event_count && !err; i++) {
-		const struct isr_ev_hdr *h = r->events[i];
+	while (b->npending && b->pending[0].due < now && !err) {
+		struct pending pd = b->pending[0];
 
-		switch (h->type) {
-		case ISR_EV_GPU_KERNEL:
-			err = sized(h, sizeof(struct isr_ev_gpu_kernel)) ? ev_list__add(&g->kernels, h) : 0;
-			break;
-		case ISR_EV_GPU_MEMCPY:
-			err = sized(h, sizeof(struct isr_ev_gpu_memcpy)) ? ev_list__add(&g->copies, h) : 0;
-			break;
-		case ISR_EV_GPU_MEMSET:
-			err = sized(h, sizeof(struct isr_ev_gpu_memset)) ? ev_list__add(&g->memsets, h) : 0;
-			break;
-		case ISR_EV_GPU_SYNC:
-			err = sized(h, sizeof(struct isr_ev_gpu_sync)) ? ev_list__add(&g->syncs, h) : 0;
-			break;
-		case ISR_EV_GPU_API:
-			err = sized(h, sizeof(struct isr_ev_gpu_api)) ? ev_list__add(&g->apis, h) : 0;
-			break;
-		case ISR_EV_GPU_CLOCK:
-			err = sized(h, sizeof(struct isr_ev_gpu_clock)) ? ev_list__add(&g->clocks, h) : 0;
-			break;
-		case ISR_EV_GPU_STATUS:
-			err = sized(h, sizeof(struct isr_ev_gpu_status)) ? ev_list__add(&g->statuses, h) : 0;
-			break;
-		case ISR_EV_GPU_NAME:
-			err = sized(h, sizeof(struct isr_ev_gpu_name)) ? ev_list__add(&g->names, h) : 0;
-			break;
-		case ISR_EV_CUDA_CALL:
-			if (sized(h, sizeof(struct isr_ev_cuda_call)) &&
-			    launch_family(((const struct isr_ev_cuda_call *)h)->func))
-				err = ev_list__add(&g->launches, h);
-			break;
-		default:
-			break;
+		pending__pop(b);
+		err = pending_resolve(b, &pd);
+	}
+	while (b->await.head < b->await.n && b->await.v[b->await.head].due < now) {
+		const struct expiry *x = &b->await.v[b->await.head++];
+		struct corr *c = corr_find(b, x->pid, x->corr);
+
+		if (c && c->gen == x->gen && c->state == CORR_AWAIT_API) {
+			struct gproc key = { .st.pid = x->pid }, *p = htab__find(&b->procs, &key);
+
+			p->st.unjoined += c->nwaiting;
+			corr_remove(b, c);
 		}
+	}
+	while (b->horizon.head < b->horizon.n && b->horizon.v[b->horizon.head].due < now) {
+		const struct expiry *x = &b->horizon.v[b->horizon.head++];
+		struct corr *c = corr_find(b, x->pid, x->corr);
+
+		if (c && c->gen == x->gen && c->state == CORR_RESOLVED)
+			corr_remove(b, c);
 	}
 	return err;
 }
 
-/* --- per process ------------------------------------------------------------ */
+/* A launch uprobe event of a thread: a candidate for the records near it
+ * (none without a clock fit). Those twice the window behind are out of
+ * every record's reach. */
+static int on_launch_call(struct gpu_builder *b, const struct isr_ev_hdr *h)
+{
+	struct uthread key = { .pid = h->pid, .tid = h->tid }, *u;
+	const struct clock_fit *fit = pass__fit(b->pass, h->pid);
+	__u64 reach;
+	bool added;
+
+	if (!fit)
+		return 0;
+	reach = 2 * (JOIN_WINDOW_NS + (__u64)fit->bound_ns);
+	u = htab__insert(&b->uthreads, &key, &added);
+	if (!u)
+		return -ENOMEM;
+	while (u->head < u->n && u->v[u->head].ts + reach < h->ts_ns)
+		u->head++;
+	if (u->head && u->head >= u->n / 2) {
+		memmove(u->v, u->v + u->head, (u->n - u->head) * sizeof(*u->v));
+		u->n -= u->head;
+		u->head = 0;
+	}
+	if (array__reserve(&u->v, &u->cap, u->n + 1, sizeof(*u->v)))
+		return -ENOMEM;
+	u->v[u->n++] = (struct uprobe){ .ts = h->ts_ns };
+	return 0;
+}
+
+static int on_api(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_api *a, __u64 start)
+{
+	struct corr key = { .pid = a->hdr.pid, .corr = a->correlation_id }, *c;
+	struct pending pd;
+	bool added;
+
+	p->st.api_records++;
+	if (!gpu_launch_cbid(a->api, a->cbid) || !p->fit)
+		return 0;
+	c = htab__insert(&b->corrs, &key, &added);
+	if (!c)
+		return -ENOMEM;
+	c->state = CORR_PENDING;
+	c->gen = ++b->gen;
+	c->graph = gpu_graph_cbid(a->api, a->cbid);
+	pd = (struct pending){ .due = start + p->window, .gen = c->gen, .ts = start, .pid = a->hdr.pid,
+			       .tid = a->thread_id, .corr = a->correlation_id };
+	if (pending__push(b, &pd))
+		return -ENOMEM;
+	return fifo__push(&b->horizon, start + JOIN_HORIZON_NS, c->gen, key.pid, key.corr);
+}
+
+static int on_kernel_join(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gpu_kernel *k, __u64 start)
+{
+	struct corr key = { .pid = k->hdr.pid, .corr = k->correlation_id }, *c;
+	bool added;
+	int err;
+
+	if (!p->fit) {
+		p->st.unjoined++;
+		return 0;
+	}
+	c = htab__insert(&b->corrs, &key, &added);
+	if (!c)
+		return -ENOMEM;
+	if (added) {
+		c->state = CORR_AWAIT_API;
+		c->gen = ++b->gen;
+		err = corr_wait(c, start);
+		return err ?: fifo__push(&b->await, start + JOIN_API_WAIT_NS, c->gen, key.pid, key.corr);
+	}
+	if (c->state != CORR_RESOLVED)
+		return corr_wait(c, start);
+	err = kernel_join(p, c->entry_ts, start);
+	if (!c->graph)
+		corr_remove(b, c);
+	return err;
+}
+
+int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e)
+{
+	const struct isr_ev_hdr *h = e->h;
+	struct gproc *p;
+	int err;
+
+	err = join_advance(b, e->start);
+	if (err)
+		return err;
+	switch (h->type) {
+	case ISR_EV_CUDA_CALL:
+		return launch_family(((const struct isr_ev_cuda_call *)h)->func) ? on_launch_call(b, h) : 0;
+	case ISR_EV_GPU_KERNEL:
+	case ISR_EV_GPU_MEMCPY:
+	case ISR_EV_GPU_MEMSET:
+	case ISR_EV_GPU_SYNC:
+	case ISR_EV_GPU_API:
+	case ISR_EV_GPU_CLOCK:
+	case ISR_EV_GPU_STATUS:
+	case ISR_EV_GPU_NAME:
+		break;
+	default:
+		return 0;
+	}
+	p = proc_get(b, h->pid);
+	if (!p)
+		return -ENOMEM;
+	switch (h->type) {
+	case ISR_EV_GPU_KERNEL:
+		err = on_kernel_stats(b, p, (const void *)h);
+		return err ?: on_kernel_join(b, p, (const void *)h, e->start);
+	case ISR_EV_GPU_MEMCPY:
+		return on_memcpy(b, p, (const void *)h);
+	case ISR_EV_GPU_MEMSET:
+		return on_memset(b, p, (const void *)h);
+	case ISR_EV_GPU_SYNC:
+		p->st.syncs++;
+		return 0;
+	case ISR_EV_GPU_API:
+		return on_api(b, p, (const void *)h, e->start);
+	case ISR_EV_GPU_STATUS: {
+		const struct isr_ev_gpu_status *st = (const void *)h;
+
+		p->st.cupti_dropped = st->cupti_dropped;
+		if (st->state == ISR_GPU_FAILED) {
+			p->st.failed = true;
+			p->st.cupti_error = st->cupti_error;
+		}
+		return 0;
+	}
+	case ISR_EV_GPU_NAME:
+		return on_name(b, (const void *)h);
+	default:
+		return 0;
+	}
+}
+
+/* --- the results -------------------------------------------------------------------- */
 
 static int pid_cmp(const void *a, const void *b)
 {
 	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
 
 	return (x > y) - (x < y);
-}
-
-static struct gpu_process_stat *proc_find(struct summary *s, __u32 pid)
-{
-	struct gpu_process_stat key = { .pid = pid };
-
-	if (!s->gpu_count)
-		return NULL;
-	return bsearch(&key, s->gpu, s->gpu_count, sizeof(*s->gpu), pid_cmp);
-}
-
-/* Every pid with a GPU event, sorted, into s->gpu. */
-static int procs_collect(const struct gpu_events *g, struct summary *s)
-{
-	const struct ev_list *lists[] = { &g->kernels, &g->copies, &g->memsets, &g->syncs, &g->apis,
-					  &g->clocks, &g->statuses, &g->names };
-	size_t total = 0, n = 0, i, j;
-	__u32 *pids;
-
-	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-		total += lists[i]->n;
-	if (!total)
-		return 0;
-	pids = malloc(total * sizeof(*pids));
-	if (!pids)
-		return -ENOMEM;
-	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-		for (j = 0; j < lists[i]->n; j++)
-			pids[n++] = lists[i]->v[j]->pid;
-	qsort(pids, n, sizeof(*pids), pid_cmp);
-	s->gpu = calloc(n, sizeof(*s->gpu));
-	if (!s->gpu) {
-		free(pids);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++)
-		if (!i || pids[i] != pids[i - 1])
-			s->gpu[s->gpu_count++].pid = pids[i];
-	free(pids);
-	return 0;
-}
-
-static int fit_clocks(const struct gpu_events *g, struct summary *s)
-{
-	struct clock_sample *samples = malloc((g->clocks.n ? g->clocks.n : 1) * sizeof(*samples));
-
-	if (!samples)
-		return -ENOMEM;
-	for (size_t p = 0; p < s->gpu_count; p++) {
-		struct gpu_process_stat *ps = &s->gpu[p];
-		size_t n = 0;
-		int e;
-
-		for (size_t i = 0; i < g->clocks.n; i++) {
-			const struct isr_ev_gpu_clock *c = (const void *)g->clocks.v[i];
-
-			if (c->hdr.pid != ps->pid || c->mono_after_ns < c->mono_before_ns)
-				continue;
-			samples[n].gpu_ns = c->gpu_ns;
-			samples[n].mono_before_ns = c->mono_before_ns;
-			samples[n].mono_after_ns = c->mono_after_ns;
-			n++;
-		}
-		ps->clock_pairs = n;
-		e = clock_fit__compute(samples, n, &ps->fit);
-		if (e && e != -EINVAL) {
-			free(samples);
-			return e;
-		}
-	}
-	free(samples);
-	return 0;
-}
-
-/* --- kernel names ------------------------------------------------------------ */
-
-struct name_key {
-	__u32 pid, id;
-	const char *name;
-};
-
-static int name_key_cmp(const void *a, const void *b)
-{
-	const struct name_key *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->id > y->id) - (x->id < y->id);
 }
 
 /* The name's display form: demangled when it is a mangled C++ name. */
@@ -262,16 +846,9 @@ static char *display_name(const char *mangled, __u32 id)
 	return strdup(buf);
 }
 
-/* --- kernels by name --------------------------------------------------------- */
-
-struct kernel_ref {
-	__u32 pid, name_id;
-	__u64 dur;
-};
-
-static int kernel_ref_cmp(const void *a, const void *b)
+static int kgroup_cmp(const void *a, const void *b)
 {
-	const struct kernel_ref *x = a, *y = b;
+	const struct kgroup *x = a, *y = b;
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
@@ -288,80 +865,6 @@ static int kstat_cmp(const void *a, const void *b)
 		return x->total_ns > y->total_ns ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
-
-static __u64 gpu_span(__u64 start, __u64 end)
-{
-	return end > start ? end - start : 0;
-}
-
-static int kernels_by_name(const struct gpu_events *g, struct summary *s)
-{
-	struct kernel_ref *refs = NULL;
-	struct name_key *names = NULL;
-	size_t i, n = g->kernels.n;
-	int err = -ENOMEM;
-
-	if (!n)
-		return 0;
-	refs = malloc(n * sizeof(*refs));
-	names = malloc((g->names.n ? g->names.n : 1) * sizeof(*names));
-	s->gpu_kernels = calloc(n, sizeof(*s->gpu_kernels));
-	s->gpu_names = calloc(n, sizeof(*s->gpu_names));
-	if (!refs || !names || !s->gpu_kernels || !s->gpu_names)
-		goto out;
-	for (i = 0; i < g->names.n; i++) {
-		const struct isr_ev_gpu_name *e = (const void *)g->names.v[i];
-
-		names[i].pid = e->hdr.pid;
-		names[i].id = e->id;
-		names[i].name = e->name;
-	}
-	qsort(names, g->names.n, sizeof(*names), name_key_cmp);
-	for (i = 0; i < n; i++) {
-		const struct isr_ev_gpu_kernel *k = (const void *)g->kernels.v[i];
-
-		refs[i].pid = k->hdr.pid;
-		refs[i].name_id = k->name_id;
-		refs[i].dur = gpu_span(k->start_ns, k->end_ns);
-	}
-	qsort(refs, n, sizeof(*refs), kernel_ref_cmp);
-	for (i = 0; i < n; i++) {
-		struct gpu_kernel_stat *ks;
-
-		if (!i || kernel_ref_cmp(&refs[i], &refs[i - 1])) {
-			struct name_key key = { .pid = refs[i].pid, .id = refs[i].name_id }, *found;
-			char safe[ISR_GPU_NAME_LEN];
-
-			found = g->names.n ? bsearch(&key, names, g->names.n, sizeof(*names), name_key_cmp) : NULL;
-			if (found)
-				snprintf(safe, sizeof(safe), "%.*s", ISR_GPU_NAME_LEN - 1, found->name);
-			ks = &s->gpu_kernels[s->gpu_kernel_count++];
-			ks->pid = refs[i].pid;
-			ks->name = display_name(found ? safe : NULL, refs[i].name_id);
-			if (!ks->name)
-				goto out;
-			s->gpu_names[s->gpu_name_count++] = (struct gpu_kernel_name){ .pid = refs[i].pid,
-										      .id = refs[i].name_id,
-										      .name = ks->name };
-			ks->min_ns = UINT64_MAX;
-		}
-		ks = &s->gpu_kernels[s->gpu_kernel_count - 1];
-		ks->count++;
-		ks->total_ns += refs[i].dur;
-		if (refs[i].dur < ks->min_ns)
-			ks->min_ns = refs[i].dur;
-		if (refs[i].dur > ks->max_ns)
-			ks->max_ns = refs[i].dur;
-	}
-	qsort(s->gpu_kernels, s->gpu_kernel_count, sizeof(*s->gpu_kernels), kstat_cmp);
-	err = 0;
-out:
-	free(refs);
-	free(names);
-	return err;
-}
-
-/* --- copies by kind, work by stream, busy time by device -------------------- */
 
 static int copy_cmp(const void *a, const void *b)
 {
@@ -383,339 +886,188 @@ static int stream_cmp(const void *a, const void *b)
 	return (x->stream > y->stream) - (x->stream < y->stream);
 }
 
-/* The group equal to key among the *count sorted groups of arr, inserted
- * in order when new (arr has room): copy kinds and streams are few. */
-static void *group_get(void *arr, size_t *count, size_t size, const void *key, int (*cmp)(const void *, const void *))
+static int device_cmp(const void *a, const void *b)
 {
-	char *base = arr;
-	size_t lo = 0, hi = *count;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp(base + mid * size, key);
-
-		if (!c)
-			return base + mid * size;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	memmove(base + (lo + 1) * size, base + lo * size, (*count - lo) * size);
-	memcpy(base + lo * size, key, size);
-	(*count)++;
-	return base + lo * size;
-}
-
-struct interval {
-	__u32 pid, device;
-	__u64 start, end;	/* mapped */
-};
-
-static int interval_cmp(const void *a, const void *b)
-{
-	const struct interval *x = a, *y = b;
+	const struct gpu_device_stat *x = a, *y = b;
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	return (x->start > y->start) - (x->start < y->start);
+	return (x->device > y->device) - (x->device < y->device);
 }
 
-static void interval_add(struct interval *iv, size_t *n, const struct gpu_process_stat *ps, __u32 device,
-			 __u64 start, __u64 end, const struct summary *s)
+/* Copies every entry of table h into a new array *out of elements of
+ * the same size. 0 or -ENOMEM. */
+static int table_to_array(const struct htab *h, void **out, size_t *n)
 {
-	__u64 a, b;
+	unsigned char *v = malloc((h->len ? h->len : 1) * h->entry_size);
+	size_t pos = 0;
+	void *e;
 
-	if (!ps || !ps->fit.valid)
-		return;
-	a = clock_fit__apply(&ps->fit, start);
-	b = clock_fit__apply(&ps->fit, end);
-	if (a < s->start_ns)
-		a = s->start_ns;
-	if (b > s->end_ns)
-		b = s->end_ns;
-	if (b <= a)
-		return;
-	iv[*n].pid = ps->pid;
-	iv[*n].device = device;
-	iv[*n].start = a;
-	iv[*n].end = b;
-	(*n)++;
-}
-
-static int work_by_stream(const struct gpu_events *g, struct summary *s)
-{
-	size_t n = g->kernels.n + g->copies.n + g->memsets.n, ni = 0, i;
-	struct interval *iv;
-	__u64 window = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
-
-	if (!n)
-		return 0;
-	s->gpu_copies = calloc(g->copies.n ? g->copies.n : 1, sizeof(*s->gpu_copies));
-	s->gpu_streams = calloc(n, sizeof(*s->gpu_streams));
-	s->gpu_devices = calloc(n, sizeof(*s->gpu_devices));
-	iv = calloc(n, sizeof(*iv));
-	if (!s->gpu_copies || !s->gpu_streams || !s->gpu_devices || !iv) {
-		free(iv);
+	*out = v;
+	*n = 0;
+	if (!v)
 		return -ENOMEM;
-	}
-	for (i = 0; i < g->kernels.n; i++) {
-		const struct isr_ev_gpu_kernel *k = (const void *)g->kernels.v[i];
-		struct gpu_stream_stat key = { .pid = k->hdr.pid, .device = k->device_id, .stream = k->stream_id }, *st;
-		struct gpu_process_stat *ps = proc_find(s, k->hdr.pid);
-
-		st = group_get(s->gpu_streams, &s->gpu_stream_count, sizeof(key), &key, stream_cmp);
-		st->kernels++;
-		st->kernel_ns += gpu_span(k->start_ns, k->end_ns);
-		ps->kernels++;
-		interval_add(iv, &ni, ps, k->device_id, k->start_ns, k->end_ns, s);
-	}
-	for (i = 0; i < g->copies.n; i++) {
-		const struct isr_ev_gpu_memcpy *m = (const void *)g->copies.v[i];
-		struct gpu_stream_stat key = { .pid = m->hdr.pid, .device = m->device_id, .stream = m->stream_id }, *st;
-		struct gpu_copy_stat ckey = { .pid = m->hdr.pid, .copy_kind = m->copy_kind }, *cs;
-		struct gpu_process_stat *ps = proc_find(s, m->hdr.pid);
-		__u64 d = gpu_span(m->start_ns, m->end_ns);
-
-		st = group_get(s->gpu_streams, &s->gpu_stream_count, sizeof(key), &key, stream_cmp);
-		st->copies++;
-		st->copy_bytes += m->bytes;
-		st->copy_ns += d;
-		cs = group_get(s->gpu_copies, &s->gpu_copy_count, sizeof(ckey), &ckey, copy_cmp);
-		cs->count++;
-		cs->bytes += m->bytes;
-		cs->total_ns += d;
-		ps->copies++;
-		interval_add(iv, &ni, ps, m->device_id, m->start_ns, m->end_ns, s);
-	}
-	for (i = 0; i < g->memsets.n; i++) {
-		const struct isr_ev_gpu_memset *m = (const void *)g->memsets.v[i];
-		struct gpu_stream_stat key = { .pid = m->hdr.pid, .device = m->device_id, .stream = m->stream_id }, *st;
-		struct gpu_process_stat *ps = proc_find(s, m->hdr.pid);
-
-		st = group_get(s->gpu_streams, &s->gpu_stream_count, sizeof(key), &key, stream_cmp);
-		st->memsets++;
-		st->memset_bytes += m->bytes;
-		st->memset_ns += gpu_span(m->start_ns, m->end_ns);
-		ps->memsets++;
-		interval_add(iv, &ni, ps, m->device_id, m->start_ns, m->end_ns, s);
-	}
-	/* Busy: the union of each (process, device)'s mapped intervals. */
-	qsort(iv, ni, sizeof(*iv), interval_cmp);
-	for (i = 0; i < ni;) {
-		struct gpu_device_stat *d = &s->gpu_devices[s->gpu_device_count++];
-		__u64 cur_start = iv[i].start, cur_end = iv[i].end;
-		size_t j = i + 1;
-
-		d->pid = iv[i].pid;
-		d->device = iv[i].device;
-		for (; j < ni && iv[j].pid == d->pid && iv[j].device == d->device; j++) {
-			if (iv[j].start > cur_end) {
-				d->busy_ns += cur_end - cur_start;
-				cur_start = iv[j].start;
-			}
-			if (iv[j].end > cur_end)
-				cur_end = iv[j].end;
-		}
-		d->busy_ns += cur_end - cur_start;
-		d->idle_fraction = window ? 1.0 - (double)d->busy_ns / (double)window : 0.0;
-		i = j;
-	}
-	free(iv);
+	while ((e = htab__next(h, &pos)))
+		memcpy(v + (*n)++ * h->entry_size, e, h->entry_size);
 	return 0;
 }
 
-/* --- the join: kernel -> launch API record -> launch uprobe event ------------ */
+static int gpu_name_cmp(const void *a, const void *b);
 
-struct launch_ref {
-	__u32 pid, tid;
-	__u64 ts;		/* mapped start (API record) or entry (uprobe) */
-	__u32 corr;		/* API record's correlation id */
-	bool used;
-};
-
-static int launch_ref_cmp(const void *a, const void *b)
+static int finish_kernels(struct gpu_builder *b, struct summary *s)
 {
-	const struct launch_ref *x = a, *y = b;
+	struct kgroup *g;
+	size_t n;
+	int err = table_to_array(&b->kgroups, (void **)&g, &n);
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return (x->ts > y->ts) - (x->ts < y->ts);
+	if (err)
+		return err;
+	s->gpu_kernels = calloc(n ? n : 1, sizeof(*s->gpu_kernels));
+	s->gpu_names = calloc(n ? n : 1, sizeof(*s->gpu_names));
+	if (!s->gpu_kernels || !s->gpu_names) {
+		free(g);
+		return -ENOMEM;
+	}
+	qsort(g, n, sizeof(*g), kgroup_cmp);
+	for (size_t i = 0; i < n; i++) {
+		struct gname key = { .pid = g[i].pid, .id = g[i].name_id }, *name = htab__find(&b->names, &key);
+		struct gpu_kernel_stat *ks = &s->gpu_kernels[s->gpu_kernel_count++];
+
+		ks->pid = g[i].pid;
+		ks->name = display_name(name ? name->name : NULL, g[i].name_id);
+		if (!ks->name) {
+			free(g);
+			return -ENOMEM;
+		}
+		s->gpu_names[s->gpu_name_count++] = (struct gpu_kernel_name){ .pid = ks->pid,
+									      .id = g[i].name_id,
+									      .name = ks->name };
+		ks->count = g[i].count;
+		ks->total_ns = g[i].total_ns;
+		ks->min_ns = g[i].min_ns;
+		ks->max_ns = g[i].max_ns;
+	}
+	free(g);
+	qsort(s->gpu_kernels, s->gpu_kernel_count, sizeof(*s->gpu_kernels), kstat_cmp);
+	qsort(s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), gpu_name_cmp);
+	return 0;
 }
 
-struct corr_entry {
-	__u32 pid, corr;
-	__u64 entry_ts;		/* the launch call's entry (uprobe), 0: not joined */
-};
-
-static int corr_cmp(const void *a, const void *b)
+static int finish_devices(struct gpu_builder *b, struct summary *s)
 {
-	const struct corr_entry *x = a, *y = b;
+	__u64 window = b->end > b->start ? b->end - b->start : 0;
+	size_t pos = 0;
+	struct gdevice *d;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->corr > y->corr) - (x->corr < y->corr);
+	s->gpu_devices = calloc(b->devices.len ? b->devices.len : 1, sizeof(*s->gpu_devices));
+	if (!s->gpu_devices)
+		return -ENOMEM;
+	while ((d = htab__next(&b->devices, &pos))) {
+		struct gpu_device_stat *ds = &s->gpu_devices[s->gpu_device_count++];
+
+		ds->pid = d->pid;
+		ds->device = d->device;
+		ds->busy_ns = d->busy_ns + (d->cur_end - d->cur_start);
+		ds->idle_fraction = window ? 1.0 - (double)ds->busy_ns / (double)window : 0.0;
+	}
+	qsort(s->gpu_devices, s->gpu_device_count, sizeof(*s->gpu_devices), device_cmp);
+	return 0;
 }
 
-static __u64 absdiff(__u64 a, __u64 b)
+/* The lower median of a process's latencies, from its histogram. */
+static __u64 lat_median(const struct gproc *p)
 {
-	return a > b ? a - b : b - a;
+	__u64 want = (p->nlat - 1) / 2, seen = 0;
+
+	for (size_t i = 0; i < LAT_BUCKETS; i++) {
+		seen += p->lat[i];
+		if (seen > want)
+			return lat_value(i);
+	}
+	return 0;
 }
 
-static int u64_cmp(const void *a, const void *b)
+static int finish_procs(struct gpu_builder *b, struct summary *s)
 {
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+	size_t pos = 0;
+	struct gproc *p;
 
-	return (x > y) - (x < y);
+	s->gpu = calloc(b->procs.len ? b->procs.len : 1, sizeof(*s->gpu));
+	if (!s->gpu)
+		return -ENOMEM;
+	while ((p = htab__next(&b->procs, &pos))) {
+		s->gpu[s->gpu_count] = p->st;
+		if (p->nlat)
+			s->gpu[s->gpu_count].launch_to_start_p50_ns = lat_median(p);
+		s->gpu_count++;
+	}
+	qsort(s->gpu, s->gpu_count, sizeof(*s->gpu), pid_cmp);
+	return 0;
 }
 
-static int join_kernels(const struct gpu_events *g, struct summary *s)
+int gpu_builder__finish(struct gpu_builder *b, struct summary *s)
 {
-	struct launch_ref *api = calloc(g->apis.n ? g->apis.n : 1, sizeof(*api));
-	struct launch_ref *up = calloc(g->launches.n ? g->launches.n : 1, sizeof(*up));
-	struct corr_entry *corr = calloc(g->apis.n ? g->apis.n : 1, sizeof(*corr));
-	__u64 *lat = calloc(g->kernels.n ? g->kernels.n : 1, sizeof(*lat));
-	size_t na = 0, nu = 0, nc = 0, i, j;
-	int err = -ENOMEM;
+	size_t pos = 0;
+	struct corr *c;
+	int err = 0;
 
-	if (!api || !up || !corr || !lat)
-		goto out;
-	for (i = 0; i < g->apis.n; i++) {
-		const struct isr_ev_gpu_api *a = (const void *)g->apis.v[i];
-		const struct gpu_process_stat *ps = proc_find(s, a->hdr.pid);
+	/* the records still waiting have seen every uprobe event there is;
+	 * then the kernels whose record never came are unjoined */
+	while (b->npending && !err) {
+		struct pending pd = b->pending[0];
 
-		s->gpu[ps - s->gpu].api_records++;
-		if (!gpu_launch_cbid(a->api, a->cbid) || !ps->fit.valid)
-			continue;
-		api[na].pid = a->hdr.pid;
-		api[na].tid = a->thread_id;
-		api[na].ts = clock_fit__apply(&ps->fit, a->start_ns);
-		api[na].corr = a->correlation_id;
-		na++;
+		pending__pop(b);
+		err = pending_resolve(b, &pd);
 	}
-	for (i = 0; i < g->launches.n; i++) {
-		up[nu].pid = g->launches.v[i]->pid;
-		up[nu].tid = g->launches.v[i]->tid;
-		up[nu].ts = g->launches.v[i]->ts_ns;
-		nu++;
-	}
-	qsort(api, na, sizeof(*api), launch_ref_cmp);
-	qsort(up, nu, sizeof(*up), launch_ref_cmp);
-	/* Per thread, both in time order: each API record takes the nearest
-	 * unused uprobe event within the window. */
-	for (i = 0, j = 0; i < na; i++) {
-		const struct gpu_process_stat *ps = proc_find(s, api[i].pid);
-		__u64 window = JOIN_WINDOW_NS + (__u64)ps->fit.bound_ns, best_d = UINT64_MAX;
-		size_t k, best = SIZE_MAX;
+	while (!err && (c = htab__next(&b->corrs, &pos))) {
+		if (c->state != CORR_RESOLVED) {
+			struct gproc key = { .st.pid = c->pid }, *p = htab__find(&b->procs, &key);
 
-		while (j < nu && (up[j].pid < api[i].pid || (up[j].pid == api[i].pid && up[j].tid < api[i].tid) ||
-				  (up[j].pid == api[i].pid && up[j].tid == api[i].tid && up[j].ts + window < api[i].ts)))
-			j++;
-		for (k = j; k < nu && up[k].pid == api[i].pid && up[k].tid == api[i].tid && up[k].ts <= api[i].ts + window;
-		     k++) {
-			if (!up[k].used && absdiff(up[k].ts, api[i].ts) < best_d) {
-				best_d = absdiff(up[k].ts, api[i].ts);
-				best = k;
-			}
-		}
-		corr[nc].pid = api[i].pid;
-		corr[nc].corr = api[i].corr;
-		corr[nc].entry_ts = 0;
-		if (best != SIZE_MAX) {
-			up[best].used = true;
-			corr[nc].entry_ts = up[best].ts;
-		}
-		nc++;
-	}
-	qsort(corr, nc, sizeof(*corr), corr_cmp);
-	for (i = 0; i < g->kernels.n; i++) {
-		const struct isr_ev_gpu_kernel *k = (const void *)g->kernels.v[i];
-		struct gpu_process_stat *ps = proc_find(s, k->hdr.pid);
-		struct corr_entry key = { .pid = k->hdr.pid, .corr = k->correlation_id }, *c;
-		__u64 start;
-
-		c = nc ? bsearch(&key, corr, nc, sizeof(*corr), corr_cmp) : NULL;
-		if (!c || !c->entry_ts || !ps->fit.valid) {
-			ps->unjoined++;
-			continue;
-		}
-		ps->joined++;
-		start = clock_fit__apply(&ps->fit, k->start_ns);
-		if (start < c->entry_ts) {
-			ps->causality_violations++;
-			if (c->entry_ts - start > ps->worst_violation_ns)
-				ps->worst_violation_ns = c->entry_ts - start;
+			p->st.unjoined += c->nwaiting;
 		}
 	}
-	/* The median launch-to-start latency of each process's joined kernels. */
-	for (size_t p = 0; p < s->gpu_count; p++) {
-		struct gpu_process_stat *ps = &s->gpu[p];
-		size_t m = 0;
-
-		for (i = 0; i < g->kernels.n; i++) {
-			const struct isr_ev_gpu_kernel *k = (const void *)g->kernels.v[i];
-			struct corr_entry key = { .pid = k->hdr.pid, .corr = k->correlation_id }, *c;
-			__u64 start;
-
-			if (k->hdr.pid != ps->pid || !ps->fit.valid)
-				continue;
-			c = nc ? bsearch(&key, corr, nc, sizeof(*corr), corr_cmp) : NULL;
-			if (!c || !c->entry_ts)
-				continue;
-			start = clock_fit__apply(&ps->fit, k->start_ns);
-			if (start >= c->entry_ts)
-				lat[m++] = start - c->entry_ts;
-		}
-		if (m) {
-			qsort(lat, m, sizeof(*lat), u64_cmp);
-			ps->launch_to_start_p50_ns = lat[(m - 1) / 2];
-		}
-	}
-	err = 0;
-out:
-	free(api);
-	free(up);
-	free(corr);
-	free(lat);
-	return err;
+	err = err ?: finish_procs(b, s);
+	err = err ?: finish_kernels(b, s);
+	err = err ?: table_to_array(&b->copies, (void **)&s->gpu_copies, &s->gpu_copy_count);
+	err = err ?: table_to_array(&b->streams, (void **)&s->gpu_streams, &s->gpu_stream_count);
+	err = err ?: finish_devices(b, s);
+	if (err)
+		return err;
+	qsort(s->gpu_copies, s->gpu_copy_count, sizeof(*s->gpu_copies), copy_cmp);
+	qsort(s->gpu_streams, s->gpu_stream_count, sizeof(*s->gpu_streams), stream_cmp);
+	return 0;
 }
 
-static void statuses(const struct gpu_events *g, struct summary *s)
+void gpu_builder__free(struct gpu_builder *b)
 {
-	for (size_t i = 0; i < g->syncs.n; i++)
-		proc_find(s, g->syncs.v[i]->pid)->syncs++;
-	for (size_t i = 0; i < g->statuses.n; i++) {
-		const struct isr_ev_gpu_status *e = (const void *)g->statuses.v[i];
-		struct gpu_process_stat *ps = proc_find(s, e->hdr.pid);
+	size_t pos = 0;
+	void *e;
 
-		ps->cupti_dropped = e->cupti_dropped;
-		if (e->state == ISR_GPU_FAILED) {
-			ps->failed = true;
-			ps->cupti_error = e->cupti_error;
-		}
-	}
-}
-
-int gpu_summary__compute(const struct recording *r, struct summary *s)
-{
-	struct gpu_events g;
-	int err;
-
-	memset(&g, 0, sizeof(g));
-	err = gpu_events__collect(r, &g);
-	err = err ?: procs_collect(&g, s);
-	err = err ?: fit_clocks(&g, s);
-	err = err ?: kernels_by_name(&g, s);
-	err = err ?: work_by_stream(&g, s);
-	err = err ?: join_kernels(&g, s);
-	if (!err)
-		statuses(&g, s);
-	gpu_events__free(&g);
-	return err;
+	if (!b)
+		return;
+	while ((e = htab__next(&b->procs, &pos)))
+		free(((struct gproc *)e)->lat);
+	pos = 0;
+	while ((e = htab__next(&b->names, &pos)))
+		free(((struct gname *)e)->name);
+	pos = 0;
+	while ((e = htab__next(&b->uthreads, &pos)))
+		free(((struct uthread *)e)->v);
+	pos = 0;
+	while ((e = htab__next(&b->corrs, &pos)))
+		free(((struct corr *)e)->waiting);
+	htab__free(&b->procs);
+	htab__free(&b->names);
+	htab__free(&b->kgroups);
+	htab__free(&b->copies);
+	htab__free(&b->streams);
+	htab__free(&b->devices);
+	htab__free(&b->uthreads);
+	htab__free(&b->corrs);
+	free(b->pending);
+	free(b->await.v);
+	free(b->horizon.v);
+	free(b);
 }
 
 void gpu_summary__free(struct summary *s)

@@ -1,20 +1,30 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The GPU part of the summary (summary.h states the definitions): filled in
- * by summary__compute, freed by summary__free. Pure.
+ * by the summary's builder, freed by summary__free. Pure.
  */
 #ifndef INFERSCOPE_GPU_SUMMARY_H
 #define INFERSCOPE_GPU_SUMMARY_H
 
 #include "summary.h"
+#include "pass.h"
 
-/* Fills s->gpu* from r's events (sorted); s->start_ns/end_ns are set. 0 or
- * -ENOMEM. */
-int gpu_summary__compute(const struct recording *r, struct summary *s);
+/* The GPU part of the summary of the events fed, in pass order (p's fits
+ * map GPU times). NULL when out of memory. */
+struct gpu_builder;
+struct gpu_builder *gpu_builder__new(const struct pass *p);
+/* 0 or -ENOMEM. */
+int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e);
+/* Fills s->gpu* (s->start_ns/end_ns are set). 0 or -ENOMEM. */
+int gpu_builder__finish(struct gpu_builder *b, struct summary *s);
+void gpu_builder__free(struct gpu_builder *b);
+/* Frees what gpu_builder__finish put in s. */
 void gpu_summary__free(struct summary *s);
 
 /* Whether a CUPTI API record (ISR_GPU_API_*, callback id) is a launch
  * call: its correlation id is that of the kernels it started. */
 bool gpu_launch_cbid(__u16 api, __u32 cbid);
+/* Whether it is a graph launch: the kernels of the graph share its id. */
+bool gpu_graph_cbid(__u16 api, __u32 cbid);
 
 #endif

@@ -77,6 +77,7 @@ struct rate {
 struct pf {
 	FILE *f;
 	int err;
+	char errmsg[256];	/* why the second pass could not open */
 	const struct analysis *a;
 	struct pass *pass;
 	struct timeline *tl;
@@ -469,11 +470,13 @@ static size_t cuda_args(const struct isr_ev_cuda_call *c, struct arg *a)
 		break;
 	case ISR_CUDA_FAM_ALLOC:
 	case ISR_CUDA_FAM_VMM_CREATE:
+	case ISR_CUDA_FAM_REGISTER:
 		a[n++] = (struct arg){ .name = "address", .kind = A_PTR, .u = c->args[0] };
 		a[n++] = (struct arg){ .name = "bytes", .kind = A_U64, .u = c->args[1] };
 		break;
 	case ISR_CUDA_FAM_FREE:
 	case ISR_CUDA_FAM_VMM_RELEASE:
+	case ISR_CUDA_FAM_UNREGISTER:
 	case ISR_CUDA_FAM_SYNC:
 	case ISR_CUDA_FAM_GRAPH:
 	case ISR_CUDA_FAM_LAUNCH_EX:
@@ -775,6 +778,16 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 			      0, 0, 0);
 		break;
 	}
+	case ISR_EV_GIL_WAIT: {
+		const struct isr_ev_gil_wait *g = (const void *)h;
+		struct arg a = { .name = "gil_holder", .kind = A_U64, .u = g->holder_tid };
+
+		/* inside --gil's wait of the same take, when both are on: nested */
+		if (th && e->end > e->start)
+			slice(p, thread_child(p, TK_GIL, th->pid, th->tid, th->comm), "GIL blocked", e->start, e->end,
+			      &a, (g->flags & ISR_GIL_WAIT_HOLDER) ? 1 : 0, 0, 0);
+		break;
+	}
 	case ISR_EV_PY_SAMPLE:
 		on_py_sample(p, e, th);
 		break;
@@ -876,7 +889,10 @@ int perfetto__write(FILE *f, const struct analysis *a, struct perfetto_stats *st
 
 	htab__init(&p.names, sizeof(struct interned), interned_hash, interned_equal);
 	htab__init(&p.arg_names, sizeof(struct interned), interned_hash, interned_equal);
-	p.err = pass__open(a->r, &p.pass);
+	/* a second pass: the first (the analysis) found the findings it marks */
+	p.err = pass__reopen(a->pass, &p.pass, p.errmsg, sizeof(p.errmsg));
+	if (p.err)
+		fprintf(stderr, "inferscope-bpf: cannot read the recording again for the trace: %s\n", p.errmsg);
 	if (!p.err) {
 		p.tl = timeline__new(p.pass, a->r);
 		p.attr = p.tl ? attribution__new(p.tl, p.pass) : NULL;

@@ -1,10 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Python stacks (pystacks.h), fed the pass's events: dictionaries of the
+ * code objects and stacks (copied: the events go), counts per thread and
+ * stack, and the CUDA captures per stack; what needs every code object
+ * (function names, lines, the user's frame of a site) is worked out at the
+ * end.
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "py_report.h"
+#include "buf.h"
+#include "htab.h"
 
 /* --- line tables ------------------------------------------------------------ */
 
@@ -173,19 +182,99 @@ void py_report__frame(const struct py_report *p, __u32 pid, const struct isr_py_
 
 /* --- collection --------------------------------------------------------------- */
 
-struct sample_ref {
+/* The samples of one stack in one thread. */
+struct sample_count {
 	__u32 pid, tid, stack_id;
+	__u64 samples;
 };
 
-static int sample_cmp(const void *a, const void *b)
-{
-	const struct sample_ref *x = a, *y = b;
+/* The CUDA captures of one stack, by what the calls were. */
+enum { SITE_SYNC, SITE_LAUNCH };
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+struct capture_count {
+	__u32 stack_id;
+	__u32 kind;		/* SITE_* */
+	__u64 calls, time_ns;
+};
+
+/* A thread's latest CUDA call, to match the capture that follows it with
+ * the same time. */
+struct last_call {
+	__u32 tid, pid;
+	__u64 ts;
+	__u16 func, flags;
+	__u64 duration_ns;
+};
+
+struct py_builder {
+	struct py_report *p;
+	struct htab codes;	/* struct py_code by (pid, addr): the first one */
+	struct htab stacks;	/* struct py_stack by id: the first one */
+	struct htab samples;	/* struct sample_count by (pid, tid, stack) */
+	struct htab captures;	/* struct capture_count by (stack, kind) */
+	struct htab last;	/* struct last_call by tid */
+	struct isr_ev_py_status *statuses;
+	size_t statuses_cap;
+};
+
+static __u64 code_hash(const void *e)
+{
+	const struct py_code *c = e;
+
+	return hash__mix(hash__u64(c->pid), c->addr);
+}
+
+static bool code_equal(const void *a, const void *b)
+{
+	return code_cmp(a, b) == 0;
+}
+
+static __u64 stack_hash(const void *e)
+{
+	return hash__u64(((const struct py_stack *)e)->id);
+}
+
+static bool stack_equal(const void *a, const void *b)
+{
+	return stack_cmp(a, b) == 0;
+}
+
+static __u64 sample_hash(const void *e)
+{
+	const struct sample_count *s = e;
+
+	return hash__mix(hash__u64((__u64)s->pid << 32 | s->tid), s->stack_id);
+}
+
+static bool sample_equal(const void *a, const void *b)
+{
+	const struct sample_count *x = a, *y = b;
+
+	return x->pid == y->pid && x->tid == y->tid && x->stack_id == y->stack_id;
+}
+
+static __u64 capture_hash(const void *e)
+{
+	const struct capture_count *c = e;
+
+	return hash__u64((__u64)c->stack_id << 32 | c->kind);
+}
+
+static bool capture_equal(const void *a, const void *b)
+{
+	const struct capture_count *x = a, *y = b;
+
+	return x->stack_id == y->stack_id && x->kind == y->kind;
+}
+
+static __u64 last_hash(const void *e)
+{
+	return hash__u64(((const struct last_call *)e)->tid);
+}
+
+static bool last_equal(const void *a, const void *b)
+{
+	return ((const struct last_call *)a)->tid == ((const struct last_call *)b)->tid;
 }
 
 static char *text_dup(const char *s, size_t n)
@@ -199,69 +288,72 @@ static char *text_dup(const char *s, size_t n)
 	return d;
 }
 
-static int add_code(struct py_report *p, size_t *cap, const struct isr_ev_py_code *e)
+static void code__free(struct py_code *c)
+{
+	free((void *)c->filename);
+	free((void *)c->qualname);
+	free((void *)c->table);
+}
+
+/* A code object, copied; an address seen again (after an exec) keeps its
+ * first object. */
+static int add_code(struct py_builder *b, const struct isr_ev_py_code *e)
 {
 	const char *text = (const char *)(e + 1);
 	size_t need = sizeof(*e) + (size_t)e->filename_len + e->qualname_len + e->linetable_len;
-	struct py_code *c;
+	struct py_code key = { .pid = e->hdr.pid, .addr = e->code }, *c;
+	bool added;
 
 	if (need > e->hdr.size)
 		return 0; /* malformed: its frames stay unsymbolized */
-	if (p->ncodes == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 256;
-		struct py_code *n = realloc(p->codes, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		p->codes = n;
-		*cap = ncap;
-	}
-	c = &p->codes[p->ncodes];
-	memset(c, 0, sizeof(*c));
-	c->pid = e->hdr.pid;
-	c->addr = e->code;
+	c = htab__insert(&b->codes, &key, &added);
+	if (!c)
+		return -ENOMEM;
+	if (!added)
+		return 0;
 	c->first_line = e->first_line;
 	c->minor = e->py_minor;
 	c->filename = text_dup(text, e->filename_len);
 	c->qualname = text_dup(text + e->filename_len, e->qualname_len);
-	c->table = (const unsigned char *)text + e->filename_len + e->qualname_len;
+	c->table = malloc(e->linetable_len ? e->linetable_len : 1);
 	c->table_len = e->linetable_len;
-	p->ncodes++;
-	if (!c->filename || !c->qualname)
+	if (!c->filename || !c->qualname || !c->table)
 		return -ENOMEM;
+	memcpy((void *)c->table, text + e->filename_len + e->qualname_len, e->linetable_len);
 	return 0;
 }
 
-static int add_stack(struct py_report *p, size_t *cap, const struct isr_ev_py_stack *e)
+static int add_stack(struct py_builder *b, const struct isr_ev_py_stack *e)
 {
-	if (sizeof(*e) + (size_t)e->depth * sizeof(struct isr_py_frame) > e->hdr.size)
-		return 0;
-	if (p->nstacks == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 256;
-		struct py_stack *n = realloc(p->stacks, ncap * sizeof(*n));
+	size_t len = (size_t)e->depth * sizeof(struct isr_py_frame);
+	struct py_stack key = { .id = e->stack_id }, *s;
+	bool added;
 
-		if (!n)
-			return -ENOMEM;
-		p->stacks = n;
-		*cap = ncap;
-	}
-	p->stacks[p->nstacks].pid = e->hdr.pid;
-	p->stacks[p->nstacks].id = e->stack_id;
-	p->stacks[p->nstacks].flags = e->flags;
-	p->stacks[p->nstacks].depth = e->depth;
-	p->stacks[p->nstacks].frames = (const struct isr_py_frame *)(e + 1);
-	p->nstacks++;
+	if (sizeof(*e) + len > e->hdr.size)
+		return 0;
+	s = htab__insert(&b->stacks, &key, &added);
+	if (!s)
+		return -ENOMEM;
+	if (!added)
+		return 0;
+	s->pid = e->hdr.pid;
+	s->flags = e->flags;
+	s->depth = e->depth;
+	s->frames = malloc(len ? len : 1);
+	if (!s->frames)
+		return -ENOMEM;
+	memcpy((void *)s->frames, e + 1, len);
 	return 0;
 }
 
-static int site_add(struct py_site **sites, size_t *n, const char *site, __u64 time_ns)
+static int site_add(struct py_site **sites, size_t *n, const char *site, __u64 calls, __u64 time_ns)
 {
 	struct py_site *s;
 	size_t i;
 
 	for (i = 0; i < *n; i++) {
 		if (strcmp((*sites)[i].site, site) == 0) {
-			(*sites)[i].calls++;
+			(*sites)[i].calls += calls;
 			(*sites)[i].time_ns += time_ns;
 			return 0;
 		}
@@ -272,7 +364,7 @@ static int site_add(struct py_site **sites, size_t *n, const char *site, __u64 t
 	*sites = s;
 	s = &s[*n];
 	snprintf(s->site, sizeof(s->site), "%s", site);
-	s->calls = 1;
+	s->calls = calls;
 	s->time_ns = time_ns;
 	(*n)++;
 	return 0;
@@ -287,48 +379,6 @@ static int site_by_time_desc(const void *a, const void *b)
 	if (x->calls != y->calls)
 		return x->calls > y->calls ? -1 : 1;
 	return strcmp(x->site, y->site);
-}
-
-/* The CUDA call of each thread last seen, to match the capture that
- * follows it with the same time. */
-struct last_call {
-	__u32 tid;
-	const struct isr_ev_cuda_call *call;
-};
-
-static const struct isr_ev_cuda_call *last_call_find(const struct last_call *l, size_t n, __u32 tid)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (l[i].tid == tid)
-			return l[i].call;
-	return NULL;
-}
-
-static int last_call_set(struct last_call **l, size_t *n, size_t *cap, const struct isr_ev_cuda_call *c)
-{
-	size_t i;
-
-	for (i = 0; i < *n; i++) {
-		if ((*l)[i].tid == c->hdr.tid) {
-			(*l)[i].call = c;
-			return 0;
-		}
-	}
-	if (*n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 16;
-		struct last_call *m = realloc(*l, ncap * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		*l = m;
-		*cap = ncap;
-	}
-	(*l)[*n].tid = c->hdr.tid;
-	(*l)[*n].call = c;
-	(*n)++;
-	return 0;
 }
 
 /* Library code: installed packages, the standard library, frozen modules. */
@@ -363,32 +413,61 @@ bool py_report__site(const struct py_report *p, __u32 stack_id, char *buf, size_
 	return true;
 }
 
-/* A CUDA capture: the site of its call (the innermost frame of the user's
- * own code), by family. */
-static int cuda_site(struct py_report *p, const struct isr_ev_py_sample *e, const struct isr_ev_cuda_call *call)
+/* A CUDA capture: counted under its stack and what its call was; the
+ * stack's site (the innermost frame of the user's own code) is known once
+ * every code object is. */
+static int cuda_capture(struct py_builder *b, const struct isr_ev_py_sample *e)
 {
-	const struct py_stack *s = stack_find(p, e->stack_id);
+	struct last_call key = { .tid = e->hdr.tid }, *call = htab__find(&b->last, &key);
 	const struct isr_cuda_fn *fn;
-	char site[PY_SITE_LEN];
+	struct capture_count ck = { .stack_id = e->stack_id }, *c;
+	bool added;
 
-	if (!call || call->hdr.ts_ns != e->hdr.ts_ns || call->hdr.pid != e->hdr.pid) {
-		p->cuda_unmatched++;
+	if (!call || call->ts != e->hdr.ts_ns || call->pid != e->hdr.pid) {
+		b->p->cuda_unmatched++;
 		return 0;
 	}
-	if (!s || !s->depth)
-		snprintf(site, sizeof(site), "<no Python frame>");
-	else
-		py_report__frame(p, s->pid, caller_frame(p, s), site, sizeof(site));
 	fn = isr_cuda_fn(call->func);
 	if (!fn)
 		return 0;
 	if (fn->family == ISR_CUDA_FAM_SYNC || fn->family == ISR_CUDA_FAM_COPY_SYNC)
-		return site_add(&p->sync_sites, &p->nsync, site,
-				(call->flags & ISR_CUDA_RETURNED) ? call->duration_ns : 0);
-	if (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX ||
-	    fn->family == ISR_CUDA_FAM_GRAPH)
-		return site_add(&p->launch_sites, &p->nlaunch, site, 0);
+		ck.kind = SITE_SYNC;
+	else if (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX ||
+		 fn->family == ISR_CUDA_FAM_GRAPH)
+		ck.kind = SITE_LAUNCH;
+	else
+		return 0;
+	c = htab__insert(&b->captures, &ck, &added);
+	if (!c)
+		return -ENOMEM;
+	c->calls++;
+	if (ck.kind == SITE_SYNC && (call->flags & ISR_CUDA_RETURNED))
+		c->time_ns += call->duration_ns;
 	return 0;
+}
+
+/* The sites of the CUDA captures, merged by site. */
+static int capture_sites(struct py_builder *b)
+{
+	struct py_report *p = b->p;
+	struct capture_count *c;
+	size_t pos = 0;
+	int err = 0;
+
+	while (!err && (c = htab__next(&b->captures, &pos))) {
+		const struct py_stack *s = stack_find(p, c->stack_id);
+		char site[PY_SITE_LEN];
+
+		if (!s || !s->depth)
+			snprintf(site, sizeof(site), "<no Python frame>");
+		else
+			py_report__frame(p, s->pid, caller_frame(p, s), site, sizeof(site));
+		if (c->kind == SITE_SYNC)
+			err = site_add(&p->sync_sites, &p->nsync, site, c->calls, c->time_ns);
+		else
+			err = site_add(&p->launch_sites, &p->nlaunch, site, c->calls, 0);
+	}
+	return err;
 }
 
 struct func_acc {
@@ -423,29 +502,27 @@ static int stack_stat_desc(const void *a, const void *b)
 	return x->stack->id < y->stack->id ? -1 : x->stack->id > y->stack->id;
 }
 
-/* One thread's samples refs[0..n) (sorted by stack id). */
-static int thread_stats(struct py_report *p, const struct sample_ref *refs, size_t n, struct py_thread_stats *t)
+/* One thread's counts v[0..n) (sorted by stack id). */
+static int thread_stats(struct py_report *p, const struct sample_count *v, size_t n, struct py_thread_stats *t)
 {
 	struct py_stack_stat *stacks = NULL;
 	struct func_acc *acc = NULL;
-	size_t nstacks = 0, nacc = 0, cap = 0, i, j, k;
+	size_t nstacks = 0, nacc = 0, cap = 0, i, k;
 
 	memset(t, 0, sizeof(*t));
-	t->pid = refs[0].pid;
-	t->tid = refs[0].tid;
-	t->samples = n;
+	t->pid = v[0].pid;
+	t->tid = v[0].tid;
 	stacks = calloc(n, sizeof(*stacks));
 	if (!stacks)
 		return -ENOMEM;
-	for (i = 0; i < n; i = j) {
-		const struct py_stack *s = stack_find(p, refs[i].stack_id);
+	for (i = 0; i < n; i++) {
+		const struct py_stack *s = stack_find(p, v[i].stack_id);
 
-		for (j = i; j < n && refs[j].stack_id == refs[i].stack_id; j++)
-			;
+		t->samples += v[i].samples;
 		if (!s)
 			continue;
 		stacks[nstacks].stack = s;
-		stacks[nstacks].samples = j - i;
+		stacks[nstacks].samples = v[i].samples;
 		nstacks++;
 		for (k = 0; k < s->depth; k++) {
 			size_t m;
@@ -455,21 +532,14 @@ static int thread_stats(struct py_report *p, const struct sample_ref *refs, size
 				;
 			if (m < k)
 				continue;
-			if (nacc == cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				struct func_acc *a = realloc(acc, ncap * sizeof(*a));
-
-				if (!a) {
-					free(acc);
-					free(stacks);
-					return -ENOMEM;
-				}
-				acc = a;
-				cap = ncap;
+			if (array__reserve(&acc, &cap, nacc + 1, sizeof(*acc))) {
+				free(acc);
+				free(stacks);
+				return -ENOMEM;
 			}
 			acc[nacc].code = s->frames[k].code;
-			acc[nacc].inclusive = j - i;
-			acc[nacc].self = k == 0 ? j - i : 0;
+			acc[nacc].inclusive = v[i].samples;
+			acc[nacc].self = k == 0 ? v[i].samples : 0;
 			nacc++;
 		}
 	}
@@ -503,120 +573,230 @@ static int thread_stats(struct py_report *p, const struct sample_ref *refs, size
 	return 0;
 }
 
+static int sample_cmp(const void *a, const void *b)
+{
+	const struct sample_count *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* The entries of table h as a new array of elements of its entry size, in
+ * *out. 0 or -ENOMEM. */
+static int table_to_array(const struct htab *h, void *out, size_t *n)
+{
+	unsigned char *v = malloc((h->len ? h->len : 1) * h->entry_size);
+	size_t pos = 0;
+	void *e;
+
+	memcpy(out, &v, sizeof(v));
+	*n = 0;
+	if (!v)
+		return -ENOMEM;
+	while ((e = htab__next(h, &pos)))
+		memcpy(v + (*n)++ * h->entry_size, e, h->entry_size);
+	return 0;
+}
+
+/* Per thread with samples: its functions and stacks. */
+static int threads_stats(struct py_builder *b)
+{
+	struct py_report *p = b->p;
+	struct sample_count *v;
+	size_t n, i, j;
+	int err = table_to_array(&b->samples, &v, &n);
+
+	if (err)
+		return err;
+	qsort(v, n, sizeof(*v), sample_cmp);
+	p->threads = calloc(n ? n : 1, sizeof(*p->threads));
+	if (!p->threads)
+		err = -ENOMEM;
+	for (i = 0; i < n && !err; i = j) {
+		for (j = i; j < n && v[j].pid == v[i].pid && v[j].tid == v[i].tid; j++)
+			;
+		err = thread_stats(p, v + i, j - i, &p->threads[p->nthreads]);
+		if (!err)
+			p->nthreads++;
+	}
+	free(v);
+	return err;
+}
+
+struct py_builder *py_builder__new(void)
+{
+	struct py_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->p = calloc(1, sizeof(*b->p));
+	if (!b->p) {
+		free(b);
+		return NULL;
+	}
+	htab__init(&b->codes, sizeof(struct py_code), code_hash, code_equal);
+	htab__init(&b->stacks, sizeof(struct py_stack), stack_hash, stack_equal);
+	htab__init(&b->samples, sizeof(struct sample_count), sample_hash, sample_equal);
+	htab__init(&b->captures, sizeof(struct capture_count), capture_hash, capture_equal);
+	htab__init(&b->last, sizeof(struct last_call), last_hash, last_equal);
+	return b;
+}
+
+static int on_status(struct py_builder *b, const struct isr_ev_py_status *e)
+{
+	struct py_report *p = b->p;
+
+	if (p->nstatuses == PY_MAX_STATUSES) {
+		p->statuses_cut++;
+		return 0;
+	}
+	if (array__reserve(&b->statuses, &b->statuses_cap, p->nstatuses + 1, sizeof(*b->statuses)))
+		return -ENOMEM;
+	b->statuses[p->nstatuses++] = *e;
+	return 0;
+}
+
+static int on_call(struct py_builder *b, const struct isr_ev_cuda_call *e)
+{
+	struct last_call key = { .tid = e->hdr.tid }, *c;
+	bool added;
+
+	c = htab__insert(&b->last, &key, &added);
+	if (!c)
+		return -ENOMEM;
+	c->pid = e->hdr.pid;
+	c->ts = e->hdr.ts_ns;
+	c->func = e->func;
+	c->flags = e->flags;
+	c->duration_ns = e->duration_ns;
+	return 0;
+}
+
+static int on_sample(struct py_builder *b, const struct isr_ev_py_sample *e)
+{
+	struct sample_count key = { .pid = e->hdr.pid, .tid = e->hdr.tid, .stack_id = e->stack_id }, *c;
+	bool added;
+
+	if (e->kind == ISR_PY_KIND_CUDA) {
+		b->p->cuda_samples++;
+		return cuda_capture(b, e);
+	}
+	if (e->kind != ISR_PY_KIND_TIMER)
+		return 0;
+	b->p->timer_samples++;
+	c = htab__insert(&b->samples, &key, &added);
+	if (!c)
+		return -ENOMEM;
+	c->samples++;
+	return 0;
+}
+
+int py_builder__event(struct py_builder *b, const struct pass_event *e)
+{
+	const struct isr_ev_hdr *h = e->h;
+
+	if (!pass__usable(h))
+		return 0;
+	switch (h->type) {
+	case ISR_EV_PY_CODE:
+		return add_code(b, (const void *)h);
+	case ISR_EV_PY_STACK:
+		return add_stack(b, (const void *)h);
+	case ISR_EV_PY_STATUS:
+		return on_status(b, (const void *)h);
+	case ISR_EV_PY_SAMPLE:
+		return on_sample(b, (const void *)h);
+	case ISR_EV_CUDA_CALL:
+		return on_call(b, (const void *)h);
+	default:
+		return 0;
+	}
+}
+
+void py_builder__free(struct py_builder *b)
+{
+	size_t pos = 0;
+	void *e;
+
+	if (!b)
+		return;
+	while ((e = htab__next(&b->codes, &pos)))
+		code__free(e);
+	pos = 0;
+	while ((e = htab__next(&b->stacks, &pos)))
+		free((void *)((struct py_stack *)e)->frames);
+	htab__free(&b->codes);
+	htab__free(&b->stacks);
+	htab__free(&b->samples);
+	htab__free(&b->captures);
+	htab__free(&b->last);
+	free(b->statuses);
+	py_report__free(b->p);
+	free(b);
+}
+
+int py_builder__finish(struct py_builder *b, struct py_report **out)
+{
+	struct py_report *p = b->p;
+	int err;
+
+	*out = NULL;
+	/* the dictionaries move into the report, with what their entries own */
+	err = table_to_array(&b->codes, &p->codes, &p->ncodes);
+	if (!err)
+		htab__free(&b->codes);
+	err = err ?: table_to_array(&b->stacks, &p->stacks, &p->nstacks);
+	if (!err) {
+		htab__free(&b->stacks);
+		qsort(p->codes, p->ncodes, sizeof(*p->codes), code_cmp);
+		qsort(p->stacks, p->nstacks, sizeof(*p->stacks), stack_cmp);
+		p->status_data = b->statuses;
+		b->statuses = NULL;
+		p->statuses = calloc(p->nstatuses ? p->nstatuses : 1, sizeof(*p->statuses));
+		if (!p->statuses)
+			err = -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nstatuses && !err; i++)
+		p->statuses[i] = &p->status_data[i];
+	err = err ?: threads_stats(b);
+	err = err ?: capture_sites(b);
+	if (!err) {
+		if (p->nsync)
+			qsort(p->sync_sites, p->nsync, sizeof(*p->sync_sites), site_by_time_desc);
+		if (p->nlaunch)
+			qsort(p->launch_sites, p->nlaunch, sizeof(*p->launch_sites), site_by_time_desc);
+		*out = p;
+		b->p = NULL;
+	}
+	py_builder__free(b);
+	return err;
+}
+
 int py_report__compute(const struct recording *r, struct py_report **out)
 {
-	struct py_report *p = calloc(1, sizeof(*p));
-	struct sample_ref *refs = NULL;
-	struct last_call *last = NULL;
-	size_t ncodes_cap = 0, nstacks_cap = 0, nrefs = 0, refs_cap = 0, nlast = 0, last_cap = 0, i, j;
-	int e = -ENOMEM;
+	struct py_builder *b;
+	struct pass_event e;
+	struct pass *p;
+	int err, n;
 
-	if (!p)
-		return -ENOMEM;
-	/* Codes and stacks first: a sample's stack may sort before its
-	 * definition when both have one time. */
-	for (i = 0; i < r->event_count; i++) {
-		const struct isr_ev_hdr *h = r->events[i];
-
-		if (h->type == ISR_EV_PY_CODE && h->size >= sizeof(struct isr_ev_py_code))
-			e = add_code(p, &ncodes_cap, (const void *)h);
-		else if (h->type == ISR_EV_PY_STACK && h->size >= sizeof(struct isr_ev_py_stack))
-			e = add_stack(p, &nstacks_cap, (const void *)h);
-		else
-			continue;
-		if (e)
-			goto fail;
-	}
-	if (p->ncodes) {
-		qsort(p->codes, p->ncodes, sizeof(*p->codes), code_cmp);
-		/* an address seen again (after an exec) keeps its first object */
-		for (i = 1, j = 1; i < p->ncodes; i++) {
-			if (code_cmp(&p->codes[i], &p->codes[j - 1]) == 0) {
-				free((void *)p->codes[i].filename);
-				free((void *)p->codes[i].qualname);
-			} else {
-				p->codes[j++] = p->codes[i];
-			}
-		}
-		p->ncodes = j;
-	}
-	if (p->nstacks)
-		qsort(p->stacks, p->nstacks, sizeof(*p->stacks), stack_cmp);
-	for (i = 0; i < r->event_count; i++) {
-		const struct isr_ev_hdr *h = r->events[i];
-
-		e = 0;
-		if (h->type == ISR_EV_CUDA_CALL && h->size >= sizeof(struct isr_ev_cuda_call)) {
-			e = last_call_set(&last, &nlast, &last_cap, (const void *)h);
-		} else if (h->type == ISR_EV_PY_STATUS && h->size >= sizeof(struct isr_ev_py_status)) {
-			const struct isr_ev_py_status **s = realloc(p->statuses, (p->nstatuses + 1) * sizeof(*s));
-
-			if (!s) {
-				e = -ENOMEM;
-				goto fail;
-			}
-			p->statuses = s;
-			s[p->nstatuses++] = (const void *)h;
-		} else if (h->type == ISR_EV_PY_SAMPLE && h->size >= sizeof(struct isr_ev_py_sample)) {
-			const struct isr_ev_py_sample *smp = (const void *)h;
-
-			if (smp->kind == ISR_PY_KIND_CUDA) {
-				p->cuda_samples++;
-				e = cuda_site(p, smp, last_call_find(last, nlast, h->tid));
-			} else if (smp->kind == ISR_PY_KIND_TIMER) {
-				p->timer_samples++;
-				if (nrefs == refs_cap) {
-					size_t ncap = refs_cap ? 2 * refs_cap : 1024;
-					struct sample_ref *n = realloc(refs, ncap * sizeof(*n));
-
-					if (!n) {
-						e = -ENOMEM;
-						goto fail;
-					}
-					refs = n;
-					refs_cap = ncap;
-				}
-				refs[nrefs].pid = h->pid;
-				refs[nrefs].tid = h->tid;
-				refs[nrefs].stack_id = smp->stack_id;
-				nrefs++;
-			}
-		}
-		if (e)
-			goto fail;
-	}
-	if (nrefs) {
-		qsort(refs, nrefs, sizeof(*refs), sample_cmp);
-		for (i = 0; i < nrefs; i = j) {
-			struct py_thread_stats *n;
-
-			for (j = i; j < nrefs && refs[j].pid == refs[i].pid && refs[j].tid == refs[i].tid; j++)
-				;
-			n = realloc(p->threads, (p->nthreads + 1) * sizeof(*n));
-			if (!n) {
-				e = -ENOMEM;
-				goto fail;
-			}
-			p->threads = n;
-			e = thread_stats(p, refs + i, j - i, &p->threads[p->nthreads]);
-			if (e)
-				goto fail;
-			p->nthreads++;
-		}
-	}
-	if (p->nsync)
-		qsort(p->sync_sites, p->nsync, sizeof(*p->sync_sites), site_by_time_desc);
-	if (p->nlaunch)
-		qsort(p->launch_sites, p->nlaunch, sizeof(*p->launch_sites), site_by_time_desc);
-	free(refs);
-	free(last);
-	*out = p;
-	return 0;
-fail:
-	free(refs);
-	free(last);
-	py_report__free(p);
-	return e;
+	*out = NULL;
+	err = pass__open(r, &p);
+	if (err)
+		return err;
+	b = py_builder__new();
+	if (!b)
+		err = -ENOMEM;
+	while (!err && (n = pass__next(p, &e)) > 0)
+		err = py_builder__event(b, &e);
+	if (!err)
+		err = py_builder__finish(b, out);
+	else
+		py_builder__free(b);
+	pass__free(p);
+	return err;
 }
 
 void py_report__free(struct py_report *p)
@@ -625,15 +805,16 @@ void py_report__free(struct py_report *p)
 
 	if (!p)
 		return;
-	for (i = 0; i < p->ncodes; i++) {
-		free((void *)p->codes[i].filename);
-		free((void *)p->codes[i].qualname);
-	}
+	for (i = 0; i < p->ncodes; i++)
+		code__free(&p->codes[i]);
 	free(p->codes);
+	for (i = 0; i < p->nstacks; i++)
+		free((void *)p->stacks[i].frames);
 	free(p->stacks);
 	free(p->threads);
 	free(p->sync_sites);
 	free(p->launch_sites);
 	free(p->statuses);
+	free(p->status_data);
 	free(p);
 }

@@ -6,7 +6,9 @@
  * site (the innermost frame outside installed packages and the standard
  * library, "file:line function"), the CUDA
  * synchronization time and the sampled launches captured there; and each
- * process's stack status. Pure: a function of the recording only. Line
+ * process's stack status. Pure: a function of the events it is fed in pass
+ * order (pass.h), with memory per code object, distinct stack, thread and
+ * stack, and call site, never per sample. Line
  * numbers come from the code object's line table (3.10: co_linetable
  * pairs; 3.11+: the location table) at the frame's instruction.
  */
@@ -17,8 +19,11 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "recording.h"
+#include "pass.h"
 
 #define PY_TOP_FUNCS	10
+/* Stack statuses kept (one per process, or per exec, in a recording). */
+#define PY_MAX_STATUSES	16384
 #define PY_TOP_STACKS	3
 #define PY_SITE_LEN	320
 
@@ -29,14 +34,14 @@ struct py_code {
 	const char *qualname;
 	__u32 first_line;
 	__u16 minor;
-	const unsigned char *table;
+	const unsigned char *table;	/* a copy */
 	size_t table_len;
 };
 
 struct py_stack {
 	__u32 pid, id;
 	__u16 flags, depth;
-	const struct isr_py_frame *frames;	/* innermost first */
+	const struct isr_py_frame *frames;	/* innermost first, a copy */
 };
 
 struct py_func_stat {
@@ -76,13 +81,26 @@ struct py_report {
 	size_t nsync;
 	struct py_site *launch_sites;	/* sampled launches, most first */
 	size_t nlaunch;
-	const struct isr_ev_py_status **statuses; /* in file order */
+	const struct isr_ev_py_status **statuses; /* in time order (copies in status_data) */
 	size_t nstatuses;
+	struct isr_ev_py_status *status_data;
+	__u64 statuses_cut;		/* beyond PY_MAX_STATUSES, left out */
 	__u64 timer_samples, cuda_samples;
 	__u64 cuda_unmatched;		/* CUDA captures whose call event is not in the recording */
 };
 
-/* 0 or -ENOMEM. r's events must be sorted (recording__sort_events). */
+/* The report as a stage of a pass: fed every event in pass order. NULL
+ * when out of memory. */
+struct py_builder;
+struct py_builder *py_builder__new(void);
+/* 0 or -ENOMEM. */
+int py_builder__event(struct py_builder *b, const struct pass_event *e);
+/* The report of the events fed; frees b either way. 0 or -ENOMEM. */
+int py_builder__finish(struct py_builder *b, struct py_report **out);
+void py_builder__free(struct py_builder *b);
+
+/* The report of r (its events in memory) in a pass of its own. 0 or
+ * -ENOMEM. */
 int py_report__compute(const struct recording *r, struct py_report **out);
 void py_report__free(struct py_report *p);
 

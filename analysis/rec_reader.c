@@ -6,8 +6,10 @@
  * the recording only once it has been checked completely (header CRC, sizes,
  * payload CRC, decompression, contents), so when reading stops at a damaged
  * or incomplete chunk everything before it is intact and nothing of it is
- * half-applied. Event payloads go into one growing buffer; the pointer array
- * is built once at the end.
+ * half-applied. Events are handed over a chunk at a time (rec_file), and
+ * walked again from the offsets the first walk noted, with the same checks;
+ * recording__load() keeps them all in one growing buffer and builds the
+ * pointer array once at the end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,13 +37,29 @@ struct reader {
 	ZSTD_DCtx *dctx;
 	unsigned char *stored;	/* payload as read from the file, reused */
 	size_t stored_cap;
-	unsigned char *raw;	/* decompressed payload of non-event chunks, reused */
+	unsigned char *raw;	/* decompressed payload, reused */
 	size_t raw_cap;
-	size_t event_data_cap;
 	__u64 last_event_ns;
+	__u64 events;		/* events in the chunks accepted so far */
 	__u32 seen_chunks;	/* valid chunks before the current one */
 	struct isr_section *sections;	/* what the walk found, to check END against */
 	size_t section_count, section_cap;
+	size_t events_chunks;	/* EVENTS chunks among them */
+	/* the EVENTS chunk the last call of reader__chunk accepted, if any */
+	const unsigned char *chunk_events;
+	__u32 chunk_event_count;
+	__u32 chunk_event_len;
+	size_t processes_cap, clock_pairs_cap;
+	/* what the metadata took of the bounds (REC_MAX_*) */
+	size_t threads_kept;
+	size_t maps_kept;
+};
+
+struct rec_file {
+	struct reader rd;
+	bool walked;		/* the first walk ended: rd.rec is complete */
+	size_t next_section;	/* later walks: the next of rd.sections to look at */
+	size_t next_events;	/* later walks: EVENTS chunks handed over */
 };
 
 /* Why a chunk cannot be used; the walk stops there. */
@@ -199,15 +217,21 @@ static int props__check(__u16 kind, const unsigned char *p, size_t len, __u32 co
 	return 0;
 }
 
-/* Replaces *dst with a copy of the value; NUL separators (argv) become
- * spaces, trailing NULs are dropped. 0 or -ENOMEM. */
-static int prop__set_str(char **dst, const unsigned char *val, size_t len, char sep_to)
+/* Replaces *dst with a copy of the value, at most max bytes of it (a value
+ * cut short is counted in *cut); NUL separators (argv) become spaces,
+ * trailing NULs are dropped. 0 or -ENOMEM. */
+static int prop__set_str(char **dst, const unsigned char *val, size_t len, char sep_to, size_t max,
+			 size_t *cut)
 {
 	char *s;
 	size_t i;
 
 	while (len && !val[len - 1])
 		len--;
+	if (len > max) {
+		len = max;
+		(*cut)++;
+	}
 	s = malloc(len + 1);
 	if (!s)
 		return -ENOMEM;
@@ -221,8 +245,26 @@ static int prop__set_str(char **dst, const unsigned char *val, size_t len, char 
 	return 0;
 }
 
+/* Keeps a HOST property the reader does not decode. 0 or -ENOMEM. */
+static int host__keep(struct rec_host *h, __u32 key, const unsigned char *v, __u32 len)
+{
+	struct rec_prop *n = reallocarray(h->props, h->prop_count + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	h->props = n;
+	n[h->prop_count].key = key;
+	n[h->prop_count].len = len;
+	n[h->prop_count].value = malloc(len ? len : 1);
+	if (!n[h->prop_count].value)
+		return -ENOMEM;
+	memcpy(n[h->prop_count].value, v, len);
+	h->prop_count++;
+	return 0;
+}
+
 /* Applies a checked HOST property list. 0 or -ENOMEM. */
-static int host__apply(struct rec_host *h, const unsigned char *p, size_t len)
+static int host__apply(struct rec_host *h, const unsigned char *p, size_t len, size_t *cut)
 {
 	size_t off = 0;
 	int err = 0;
@@ -230,25 +272,29 @@ static int host__apply(struct rec_host *h, const unsigned char *p, size_t len)
 	while (off < len && !err) {
 		struct isr_prop pr;
 		const unsigned char *v;
+		char **str = NULL, sep = 0;
 
 		memcpy(&pr, p + off, sizeof(pr));
 		v = p + off + sizeof(pr);
 		switch (pr.key) {
-		case ISR_PROP_HOST_NAME:	   err = prop__set_str(&h->hostname, v, pr.len, 0); break;
-		case ISR_PROP_HOST_KERNEL:	   err = prop__set_str(&h->kernel, v, pr.len, 0); break;
-		case ISR_PROP_HOST_KERNEL_VERSION: err = prop__set_str(&h->kernel_version, v, pr.len, 0); break;
-		case ISR_PROP_HOST_MACHINE:	   err = prop__set_str(&h->machine, v, pr.len, 0); break;
-		case ISR_PROP_HOST_BOOT_ID:	   err = prop__set_str(&h->boot_id, v, pr.len, 0); break;
-		case ISR_PROP_HOST_TOOL_VERSION:   err = prop__set_str(&h->tool_version, v, pr.len, 0); break;
-		case ISR_PROP_HOST_COMMAND:	   err = prop__set_str(&h->command, v, pr.len, ' '); break;
+		case ISR_PROP_HOST_NAME:	   str = &h->hostname; break;
+		case ISR_PROP_HOST_KERNEL:	   str = &h->kernel; break;
+		case ISR_PROP_HOST_KERNEL_VERSION: str = &h->kernel_version; break;
+		case ISR_PROP_HOST_MACHINE:	   str = &h->machine; break;
+		case ISR_PROP_HOST_BOOT_ID:	   str = &h->boot_id; break;
+		case ISR_PROP_HOST_TOOL_VERSION:   str = &h->tool_version; break;
+		case ISR_PROP_HOST_COMMAND:	   str = &h->command, sep = ' '; break;
 		case ISR_PROP_HOST_NCPUS:	   memcpy(&h->ncpus, v, sizeof(h->ncpus)); break;
 		case ISR_PROP_HOST_START_MONO_NS:  memcpy(&h->start_mono_ns, v, sizeof(__u64)); break;
 		case ISR_PROP_HOST_DURATION_LIMIT_NS:
 			memcpy(&h->duration_limit_ns, v, sizeof(__u64));
 			break;
 		default:
+			err = host__keep(h, pr.key, v, pr.len);
 			break;
 		}
+		if (str)
+			err = prop__set_str(str, v, pr.len, sep, REC_MAX_STRING, cut);
 		off += sizeof(pr) + (((size_t)pr.len + 7) & ~(size_t)7);
 	}
 	return err;
@@ -263,11 +309,19 @@ static void process__free_fields(struct rec_process *p)
 	free(p->threads);
 }
 
-static int process__set_threads(struct rec_process *p, const unsigned char *v, size_t len)
+/* The thread list, as much of it as REC_MAX_THREADS leaves room for. */
+static int process__set_threads(struct reader *rd, struct rec_process *p, const unsigned char *v, size_t len)
 {
-	size_t n = len / sizeof(struct isr_thread_info), i;
-	struct rec_thread *t = calloc(n ? n : 1, sizeof(*t));
+	size_t n = len / sizeof(struct isr_thread_info), i, room;
+	struct rec_thread *t;
 
+	rd->threads_kept -= p->thread_count;	/* a list given twice: the later one */
+	room = REC_MAX_THREADS - rd->threads_kept;
+	if (n > room) {
+		rd->rec->cut.threads += n - room;
+		n = room;
+	}
+	t = calloc(n ? n : 1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -281,14 +335,31 @@ static int process__set_threads(struct rec_process *p, const unsigned char *v, s
 	free(p->threads);
 	p->threads = t;
 	p->thread_count = n;
+	rd->threads_kept += n;
 	return 0;
 }
 
-/* Decodes a checked PROCESS property list into p (zeroed by the caller).
- * 0 or -ENOMEM; p's fields are the caller's to free either way. */
-static int process__apply(struct rec_process *p, const unsigned char *buf, size_t len)
+/* The memory map, as much of it as REC_MAX_MAPS and what the other
+ * processes left of REC_MAX_MAPS_TOTAL allow. */
+static int process__set_maps(struct reader *rd, struct rec_process *p, const unsigned char *v, size_t len)
 {
-	size_t off = 0;
+	size_t room, max;
+	int err;
+
+	rd->maps_kept -= p->maps ? strlen(p->maps) : 0;
+	room = REC_MAX_MAPS_TOTAL - rd->maps_kept;
+	max = room < REC_MAX_MAPS ? room : REC_MAX_MAPS;
+	err = prop__set_str(&p->maps, v, len, 0, max, &rd->rec->cut.strings);
+	rd->maps_kept += p->maps ? strlen(p->maps) : 0;
+	return err;
+}
+
+/* Decodes a checked PROCESS property list into p (zeroed by the caller).
+ * 0 or -ENOMEM; p's fields are the caller's to free either way, and the
+ * caller's to return to the bounds when p is not kept. */
+static int process__apply(struct reader *rd, struct rec_process *p, const unsigned char *buf, size_t len)
+{
+	size_t off = 0, *cut = &rd->rec->cut.strings;
 	int err = 0;
 
 	while (off < len && !err) {
@@ -302,17 +373,24 @@ static int process__apply(struct rec_process *p, const unsigned char *buf, size_
 		case ISR_PROP_PROC_PPID:	 memcpy(&p->ppid, v, sizeof(__u32)); break;
 		case ISR_PROP_PROC_ORIGIN:	 memcpy(&p->origin, v, sizeof(__u32)); break;
 		case ISR_PROP_PROC_SEEN_MONO_NS: memcpy(&p->seen_mono_ns, v, sizeof(__u64)); break;
-		case ISR_PROP_PROC_COMM:	 err = prop__set_str(&p->comm, v, pr.len, 0); break;
-		case ISR_PROP_PROC_CMDLINE:	 err = prop__set_str(&p->cmdline, v, pr.len, ' '); break;
-		case ISR_PROP_PROC_EXE:		 err = prop__set_str(&p->exe, v, pr.len, 0); break;
-		case ISR_PROP_PROC_MAPS:	 err = prop__set_str(&p->maps, v, pr.len, 0); break;
-		case ISR_PROP_PROC_THREADS:	 err = process__set_threads(p, v, pr.len); break;
+		case ISR_PROP_PROC_COMM:	 err = prop__set_str(&p->comm, v, pr.len, 0, REC_MAX_STRING, cut); break;
+		case ISR_PROP_PROC_CMDLINE:	 err = prop__set_str(&p->cmdline, v, pr.len, ' ', REC_MAX_STRING, cut); break;
+		case ISR_PROP_PROC_EXE:		 err = prop__set_str(&p->exe, v, pr.len, 0, REC_MAX_STRING, cut); break;
+		case ISR_PROP_PROC_MAPS:	 err = process__set_maps(rd, p, v, pr.len); break;
+		case ISR_PROP_PROC_THREADS:	 err = process__set_threads(rd, p, v, pr.len); break;
 		default:
 			break;
 		}
 		off += sizeof(pr) + (((size_t)pr.len + 7) & ~(size_t)7);
 	}
 	return err;
+}
+
+/* Gives what a process that is not kept took of the bounds back. */
+static void process__unkeep(struct reader *rd, const struct rec_process *p)
+{
+	rd->threads_kept -= p->thread_count;
+	rd->maps_kept -= p->maps ? strlen(p->maps) : 0;
 }
 
 static bool props__has_key(const unsigned char *p, size_t len, __u32 key)
@@ -346,16 +424,16 @@ static const char *chunk__kind_name(__u16 kind)
 
 /*
  * Reads chunk h's stored payload and checks its CRC. With decode, the raw
- * payload is then produced: in dst when given (raw_size bytes of room), else
- * in a reused buffer. Without decode (unknown kinds) the stored bytes are
- * only verified. *out points at the result.
+ * payload is then produced in a reused buffer. Without decode (unknown
+ * kinds) the stored bytes are only verified. *out points at the result,
+ * valid until the next chunk is read.
  * 1 = good, 0 = bad chunk (f says why), -errno on a read or memory failure.
  */
 static int reader__payload(struct reader *rd, const struct isr_chunk_header *h, bool decode,
-			   unsigned char *dst, const unsigned char **out, struct chunk_fault *f)
+			   const unsigned char **out, struct chunk_fault *f)
 {
 	bool plain = decode && h->compression == ISR_COMPRESS_NONE;
-	unsigned char *src;
+	unsigned char *src, *dst;
 	size_t r;
 	__u32 crc;
 	ssize_t n;
@@ -370,15 +448,10 @@ static int reader__payload(struct reader *rd, const struct isr_chunk_header *h, 
 			   h->stored_size, h->raw_size);
 		return 0;
 	}
-	/* Uncompressed events are read straight into the event buffer. */
-	if (plain && dst) {
-		src = dst;
-	} else {
-		err = buf__reserve(&rd->stored, &rd->stored_cap, h->stored_size);
-		if (err)
-			return err;
-		src = rd->stored;
-	}
+	err = buf__reserve(&rd->stored, &rd->stored_cap, h->stored_size);
+	if (err)
+		return err;
+	src = rd->stored;
 	n = reader__read(rd, src, h->stored_size);
 	if (n < 0)
 		return (int)n;
@@ -395,12 +468,10 @@ static int reader__payload(struct reader *rd, const struct isr_chunk_header *h, 
 		*out = src;
 		return 1;
 	}
-	if (!dst) {
-		err = buf__reserve(&rd->raw, &rd->raw_cap, h->raw_size);
-		if (err)
-			return err;
-		dst = rd->raw;
-	}
+	err = buf__reserve(&rd->raw, &rd->raw_cap, h->raw_size);
+	if (err)
+		return err;
+	dst = rd->raw;
 	r = ZSTD_decompressDCtx(rd->dctx, dst, h->raw_size, src, h->stored_size);
 	if (ZSTD_isError(r)) {
 		fault__set(f, "zstd decompression failed: %s", ZSTD_getErrorName(r));
@@ -437,19 +508,21 @@ static int reader__note_section(struct reader *rd, __u64 offset, const struct is
  * was applied, 0 with f set when its contents are malformed (nothing
  * applied), -errno on failure. */
 
+/* An EVENTS chunk's events are checked and left for the caller. */
 static int reader__apply_events(struct reader *rd, const struct isr_chunk_header *h,
 				const unsigned char *p, struct chunk_fault *f)
 {
-	struct recording *rec = rd->rec;
 	__u64 max_ts = rd->last_event_ns;
 	long unknown = events__check(p, h->raw_size, h->record_count, &max_ts, f);
 
 	if (unknown < 0)
 		return 0;
-	rec->event_data_len += h->raw_size;
-	rec->event_count += h->record_count;
-	rec->unknown_events += (size_t)unknown;
+	rd->events += h->record_count;
+	rd->rec->unknown_events += (size_t)unknown;
 	rd->last_event_ns = max_ts;
+	rd->chunk_events = p;
+	rd->chunk_event_count = h->record_count;
+	rd->chunk_event_len = h->raw_size;
 	return 1;
 }
 
@@ -460,7 +533,7 @@ static int reader__apply_host(struct reader *rd, const struct isr_chunk_header *
 
 	if (props__check(h->kind, p, h->raw_size, h->record_count, f))
 		return 0;
-	err = host__apply(&rd->rec->host, p, h->raw_size);
+	err = host__apply(&rd->rec->host, p, h->raw_size, &rd->rec->cut.strings);
 	return err ? err : 1;
 }
 
@@ -469,7 +542,6 @@ static int reader__apply_process(struct reader *rd, const struct isr_chunk_heade
 {
 	struct recording *rec = rd->rec;
 	struct rec_process proc;
-	void *np;
 	int err;
 
 	if (props__check(h->kind, p, h->raw_size, h->record_count, f))
@@ -478,16 +550,15 @@ static int reader__apply_process(struct reader *rd, const struct isr_chunk_heade
 		fault__set(f, "PROCESS chunk without a PID property");
 		return 0;
 	}
-	memset(&proc, 0, sizeof(proc));
-	err = process__apply(&proc, p, h->raw_size);
-	if (!err) {
-		np = realloc(rec->processes, (rec->process_count + 1) * sizeof(proc));
-		if (np)
-			rec->processes = np;
-		else
-			err = -ENOMEM;
+	if (rec->process_count == REC_MAX_PROCESSES) {
+		rec->cut.processes++;
+		return 1;
 	}
+	memset(&proc, 0, sizeof(proc));
+	err = process__apply(rd, &proc, p, h->raw_size);
+	err = err ?: array__reserve(&rec->processes, &rd->processes_cap, rec->process_count + 1, sizeof(proc));
 	if (err) {
+		process__unkeep(rd, &proc);
 		process__free_fields(&proc);
 		return err;
 	}
@@ -499,20 +570,23 @@ static int reader__apply_clock(struct reader *rd, const struct isr_chunk_header 
 			       const unsigned char *p, struct chunk_fault *f)
 {
 	struct recording *rec = rd->rec;
-	struct isr_clock_pair *np;
+	size_t n = h->record_count;
 
-	if ((size_t)h->raw_size != (size_t)h->record_count * sizeof(*np)) {
+	if ((size_t)h->raw_size != n * sizeof(*rec->clock_pairs)) {
 		fault__set(f, "%u bytes do not hold %u clock pairs", h->raw_size, h->record_count);
 		return 0;
 	}
-	if (!h->record_count)
+	if (n > REC_MAX_CLOCK_PAIRS - rec->clock_pair_count) {
+		rec->cut.clock_pairs += n - (REC_MAX_CLOCK_PAIRS - rec->clock_pair_count);
+		n = REC_MAX_CLOCK_PAIRS - rec->clock_pair_count;
+	}
+	if (!n)
 		return 1;
-	np = realloc(rec->clock_pairs, (rec->clock_pair_count + h->record_count) * sizeof(*np));
-	if (!np)
+	if (array__reserve(&rec->clock_pairs, &rd->clock_pairs_cap, rec->clock_pair_count + n,
+			   sizeof(*rec->clock_pairs)))
 		return -ENOMEM;
-	rec->clock_pairs = np;
-	memcpy(np + rec->clock_pair_count, p, h->raw_size);
-	rec->clock_pair_count += h->record_count;
+	memcpy(rec->clock_pairs + rec->clock_pair_count, p, n * sizeof(*rec->clock_pairs));
+	rec->clock_pair_count += n;
 	return 1;
 }
 
@@ -569,9 +643,9 @@ static int reader__apply_end(struct reader *rd, const struct isr_chunk_header *h
 			return 0;
 		}
 	}
-	if (end.event_count != rd->rec->event_count) {
-		fault__set(f, "counts %llu events, the file holds %zu",
-			   (__u64)end.event_count, rd->rec->event_count);
+	if (end.event_count != rd->events) {
+		fault__set(f, "counts %llu events, the file holds %llu",
+			   (__u64)end.event_count, rd->events);
 		return 0;
 	}
 	rd->rec->complete = true;
@@ -654,9 +728,10 @@ static bool chunk__kind_known(__u16 kind)
 }
 
 /*
- * Reads and applies one chunk. 1 = go on, 0 = stop (after END, at end of
- * file or at a bad chunk: rec->truncated and rec->complete say which),
- * -errno on a read or memory failure.
+ * Reads and applies one chunk. 1 = go on (an EVENTS chunk leaves its
+ * events in rd->chunk_events), 0 = stop (after END, at end of file or at a
+ * bad chunk: rec->truncated and rec->complete say which), -errno on a read
+ * or memory failure.
  */
 static int reader__chunk(struct reader *rd)
 {
@@ -664,11 +739,11 @@ static int reader__chunk(struct reader *rd)
 	struct isr_chunk_header h;
 	struct chunk_fault f = { "" };
 	const unsigned char *p = NULL;
-	unsigned char *dst = NULL;
 	__u64 off = rd->offset;
 	ssize_t n;
 	int ret;
 
+	rd->chunk_events = NULL;
 	memset(&h, 0, sizeof(h));
 	n = reader__read(rd, &h, sizeof(h));
 	if (n < 0)
@@ -685,14 +760,7 @@ static int reader__chunk(struct reader *rd)
 	if (!chunk__check_header(rd, &h, &f))
 		goto bad;
 
-	if (h.kind == ISR_CHUNK_EVENTS && h.raw_size) {
-		ret = buf__reserve(&rec->event_data, &rd->event_data_cap,
-				   rec->event_data_len + h.raw_size);
-		if (ret)
-			return ret;
-		dst = rec->event_data + rec->event_data_len;
-	}
-	ret = reader__payload(rd, &h, chunk__kind_known(h.kind), dst, &p, &f);
+	ret = reader__payload(rd, &h, chunk__kind_known(h.kind), &p, &f);
 	if (ret <= 0)
 		goto done;
 
@@ -728,12 +796,299 @@ done:
 	rd->seen_chunks++;
 	if (h.kind == ISR_CHUNK_END)
 		return reader__trailer(rd, off);
+	rd->events_chunks += h.kind == ISR_CHUNK_EVENTS;
 	ret = reader__note_section(rd, off, &h);
 	return ret ? ret : 1;
 bad:
 	reader__truncated(rd, "chunk %u (%s) at offset %llu: %s; the recording ends at the chunk before it",
 			  rd->seen_chunks, chunk__kind_name(h.kind), off, f.why);
 	return 0;
+}
+
+/* The CRC of a file header of version 1.1 or later: over its header_size
+ * bytes (hdr), the header_crc32 field taken as 0. */
+static __u32 file_header__crc(const unsigned char *hdr, size_t len)
+{
+	static const unsigned char zero[sizeof(__u32)];
+	size_t at = offsetof(struct isr_file_header, header_crc32);
+	uLong crc = crc32(0L, hdr, (uInt)at);
+
+	crc = crc32(crc, zero, sizeof(zero));
+	return (__u32)crc32(crc, hdr + at + sizeof(zero), (uInt)(len - at - sizeof(zero)));
+}
+
+/* Reads and checks the file header. 0, or -errno with err written. */
+static int reader__file_header(struct reader *rd, char *err, size_t errlen)
+{
+	struct recording *rec = rd->rec;
+	struct isr_file_header fh;
+	unsigned char hdr[ISR_FILE_HEADER_MAX];
+	__u32 crc;
+	ssize_t n;
+
+	/* The header of version 1.0 first: it says how long the whole is. */
+	memset(&fh, 0, sizeof(fh));
+	n = reader__read(rd, hdr, ISR_FILE_HEADER_V1_0_SIZE);
+	if (n < 0) {
+		snprintf(err, errlen, "read failed in the file header: %s", strerror((int)-n));
+		return (int)n;
+	}
+	memcpy(&fh, hdr, (size_t)n);
+	if (n < (ssize_t)sizeof(fh.magic)) {
+		snprintf(err, errlen, "not an inferscope recording (%zd bytes, too short for a file header)",
+			 n);
+		return -EINVAL;
+	}
+	if (fh.magic == ISR_MAGIC_SWAPPED) {
+		snprintf(err, errlen, "recorded on a machine of the other byte order (not supported)");
+		return -EINVAL;
+	}
+	if (fh.magic != ISR_MAGIC) {
+		snprintf(err, errlen, "not an inferscope recording (magic 0x%016llx, expected 0x%016llx)",
+			 (__u64)fh.magic, (__u64)ISR_MAGIC);
+		return -EINVAL;
+	}
+	if (n < ISR_FILE_HEADER_V1_0_SIZE) {
+		snprintf(err, errlen, "file header damaged: the file ends after %zd of its %u bytes",
+			 n, ISR_FILE_HEADER_V1_0_SIZE);
+		return -EINVAL;
+	}
+	if (fh.version_major != ISR_VERSION_MAJOR) {
+		snprintf(err, errlen, "record format version %u.%u; this reader reads version %u.x: analyze it with the inferscope-bpf that recorded it",
+			 fh.version_major, fh.version_minor, ISR_VERSION_MAJOR);
+		return -EINVAL;
+	}
+	/* From 1.1 on, the header holds its CRC. */
+	if (fh.header_size < (fh.version_minor >= ISR_VERSION_MINOR_HEADER_CRC ? sizeof(fh)
+									      : ISR_FILE_HEADER_V1_0_SIZE) ||
+	    fh.header_size > ISR_FILE_HEADER_MAX) {
+		snprintf(err, errlen, "file header damaged: header_size %u, expected %zu to %u for version %u.%u",
+			 fh.header_size,
+			 fh.version_minor >= ISR_VERSION_MINOR_HEADER_CRC ? sizeof(fh) : ISR_FILE_HEADER_V1_0_SIZE,
+			 ISR_FILE_HEADER_MAX, fh.version_major, fh.version_minor);
+		return -EINVAL;
+	}
+	/* The CRC, and fields a later minor version appended to the header. */
+	n = reader__read(rd, hdr + ISR_FILE_HEADER_V1_0_SIZE, fh.header_size - ISR_FILE_HEADER_V1_0_SIZE);
+	if (n < 0) {
+		snprintf(err, errlen, "read failed in the file header: %s", strerror((int)-n));
+		return (int)n;
+	}
+	if ((size_t)n < fh.header_size - ISR_FILE_HEADER_V1_0_SIZE) {
+		snprintf(err, errlen, "file header damaged: the file ends after %llu of its %u bytes",
+			 rd->offset, fh.header_size);
+		return -EINVAL;
+	}
+	rec->version_major = fh.version_major;
+	rec->version_minor = fh.version_minor;
+	if (fh.version_minor >= ISR_VERSION_MINOR_HEADER_CRC) {
+		memcpy(&fh, hdr, sizeof(fh));
+		crc = file_header__crc(hdr, fh.header_size);
+		/* The times are what a damaged header would silently get wrong
+		 * (the start time shown); the chunks have CRCs of their own. */
+		if (crc != fh.header_crc32) {
+			rec->header_damaged = true;
+			return 0;
+		}
+	}
+	rec->created_real_ns = fh.created_real_ns;
+	rec->created_mono_ns = fh.created_mono_ns;
+	return 0;
+}
+
+int rec_file__open(const char *path, struct rec_file **out, char *err, size_t errlen)
+{
+	struct rec_file *f;
+	struct reader *rd;
+	struct stat st;
+	int ret;
+
+	*out = NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		snprintf(err, errlen, "out of memory before reading");
+		return -ENOMEM;
+	}
+	rd = &f->rd;
+	rd->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (rd->fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "open failed: %s", strerror(-ret));
+		free(f);
+		return ret;
+	}
+	if (fstat(rd->fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "fstat failed: %s", strerror(-ret));
+		goto fail;
+	}
+	rd->file_size = S_ISREG(st.st_mode) ? (__u64)st.st_size : UINT64_MAX;
+	rd->rec = calloc(1, sizeof(*rd->rec));
+	rd->dctx = ZSTD_createDCtx();
+	if (!rd->rec || !rd->dctx) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory before reading");
+		goto fail;
+	}
+	ret = reader__file_header(rd, err, errlen);
+	if (ret)
+		goto fail;
+	*out = f;
+	return 0;
+fail:
+	rec_file__close(f);
+	return ret;
+}
+
+/* The first walk is over: what it could not tell along the way. */
+static void rec_file__walked(struct rec_file *f)
+{
+	struct reader *rd = &f->rd;
+	struct recording *rec = rd->rec;
+
+	f->walked = true;
+	f->next_section = rd->section_count;	/* until rewound */
+	rec->chunk_count = rd->seen_chunks;
+	if (!rec->complete) {
+		rec->stop_reason = 0;
+		rec->end_mono_ns = rd->last_event_ns;
+		if (!rec->end_mono_ns)
+			rec->end_mono_ns = rec->host.start_mono_ns ? rec->host.start_mono_ns
+								   : rec->created_mono_ns;
+	}
+}
+
+/* Later walks: the next EVENTS chunk the first walk accepted, read and
+ * checked again. 1, 0 at the end, or -errno with err written. */
+static int rec_file__reread(struct rec_file *f, struct rec_events *ev, char *err, size_t errlen)
+{
+	struct reader *rd = &f->rd;
+	const struct isr_section *s = NULL;
+	struct isr_chunk_header h;
+	struct chunk_fault fault = { "" };
+	const unsigned char *p;
+	__u64 max_ts = 0;
+	ssize_t n;
+	int ret;
+
+	while (f->next_section < rd->section_count && !s) {
+		if (rd->sections[f->next_section].kind == ISR_CHUNK_EVENTS)
+			s = &rd->sections[f->next_section];
+		else
+			f->next_section++;
+	}
+	if (!s)
+		return 0;
+	if (lseek(rd->fd, (off_t)s->offset, SEEK_SET) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "seek to offset %llu failed: %s", (__u64)s->offset, strerror(-ret));
+		return ret;
+	}
+	rd->offset = s->offset;
+	rd->seen_chunks = (__u32)f->next_section;
+	memset(&h, 0, sizeof(h));
+	n = reader__read(rd, &h, sizeof(h));
+	if (n < 0) {
+		ret = (int)n;
+		goto read_failed;
+	}
+	if ((size_t)n < sizeof(h)) {
+		fault__set(&fault, "header incomplete: file ends after %zd of %zu bytes", n, sizeof(h));
+		goto changed;
+	}
+	if (!chunk__check_header(rd, &h, &fault))
+		goto changed;
+	if (h.kind != s->kind || h.record_count != s->record_count) {
+		fault__set(&fault, "kind %u with %u records, was kind %u with %u", h.kind, h.record_count, s->kind,
+			   s->record_count);
+		goto changed;
+	}
+	ret = reader__payload(rd, &h, true, &p, &fault);
+	if (ret < 0)
+		goto read_failed;
+	if (!ret || events__check(p, h.raw_size, h.record_count, &max_ts, &fault) < 0)
+		goto changed;
+	ev->data = p;
+	ev->len = h.raw_size;
+	ev->count = h.record_count;
+	ev->index = f->next_events++;
+	f->next_section++;
+	return 1;
+read_failed:
+	snprintf(err, errlen, "read failed at offset %llu: %s", rd->offset, strerror(-ret));
+	return ret;
+changed:
+	snprintf(err, errlen, "chunk %zu (EVENTS) at offset %llu no longer reads as it did: %s (the file changed while it was read)",
+		 f->next_section, (__u64)s->offset, fault.why);
+	return -EIO;
+}
+
+int rec_file__next_events(struct rec_file *f, struct rec_events *ev, char *err, size_t errlen)
+{
+	struct reader *rd = &f->rd;
+	int ret;
+
+	if (f->walked)
+		return rec_file__reread(f, ev, err, errlen);
+	do
+		ret = reader__chunk(rd);
+	while (ret > 0 && !rd->chunk_events);
+	if (ret > 0) {
+		ev->data = rd->chunk_events;
+		ev->len = rd->chunk_event_len;
+		ev->count = rd->chunk_event_count;
+		ev->index = rd->events_chunks - 1;
+		return 1;
+	}
+	if (ret == -ENOMEM) {
+		snprintf(err, errlen, "out of memory after %llu events at offset %llu", rd->events, rd->offset);
+		return ret;
+	}
+	if (ret) {
+		snprintf(err, errlen, "read failed at offset %llu: %s", rd->offset, strerror(-ret));
+		return ret;
+	}
+	rec_file__walked(f);
+	return 0;
+}
+
+int rec_file__rewind(struct rec_file *f, char *err, size_t errlen)
+{
+	if (!f->walked) {
+		snprintf(err, errlen, "the events can be walked again only after the first walk");
+		return -EINVAL;
+	}
+	if (f->rd.file_size == UINT64_MAX) {
+		snprintf(err, errlen, "not a regular file: it cannot be read a second time");
+		return -ESPIPE;
+	}
+	f->next_section = 0;
+	f->next_events = 0;
+	return 0;
+}
+
+const struct recording *rec_file__recording(const struct rec_file *f)
+{
+	return f->rd.rec;
+}
+
+size_t rec_file__events_chunks(const struct rec_file *f)
+{
+	return f->rd.events_chunks;
+}
+
+void rec_file__close(struct rec_file *f)
+{
+	if (!f)
+		return;
+	recording__free(f->rd.rec);
+	ZSTD_freeDCtx(f->rd.dctx);
+	free(f->rd.stored);
+	free(f->rd.raw);
+	free(f->rd.sections);
+	if (f->rd.fd >= 0)
+		close(f->rd.fd);
+	free(f);
 }
 
 /* Builds rec->events from the event buffer, which the walk has validated. */
@@ -760,134 +1115,42 @@ static int recording__index_events(struct recording *rec)
 	return 0;
 }
 
-/* Reads and checks the file header. 0, or -errno with err written. */
-static int reader__file_header(struct reader *rd, char *err, size_t errlen)
-{
-	struct recording *rec = rd->rec;
-	struct isr_file_header fh;
-	unsigned char extra[ISR_FILE_HEADER_MAX];
-	ssize_t n;
-
-	memset(&fh, 0, sizeof(fh));
-	n = reader__read(rd, &fh, sizeof(fh));
-	if (n < 0) {
-		snprintf(err, errlen, "read failed in the file header: %s", strerror((int)-n));
-		return (int)n;
-	}
-	if (n < (ssize_t)sizeof(fh.magic)) {
-		snprintf(err, errlen, "not an inferscope recording (%zd bytes, too short for a file header)",
-			 n);
-		return -EINVAL;
-	}
-	if (fh.magic == ISR_MAGIC_SWAPPED) {
-		snprintf(err, errlen, "recorded on a machine of the other byte order (not supported)");
-		return -EINVAL;
-	}
-	if (fh.magic != ISR_MAGIC) {
-		snprintf(err, errlen, "not an inferscope recording (magic 0x%016llx, expected 0x%016llx)",
-			 (__u64)fh.magic, (__u64)ISR_MAGIC);
-		return -EINVAL;
-	}
-	if (n < (ssize_t)sizeof(fh)) {
-		snprintf(err, errlen, "file header damaged: the file ends after %zd of its %zu bytes",
-			 n, sizeof(fh));
-		return -EINVAL;
-	}
-	if (fh.version_major != ISR_VERSION_MAJOR) {
-		snprintf(err, errlen, "record format version %u.%u; this reader reads version %u.x: analyze it with the inferscope-bpf that recorded it",
-			 fh.version_major, fh.version_minor, ISR_VERSION_MAJOR);
-		return -EINVAL;
-	}
-	if (fh.header_size < sizeof(fh) || fh.header_size > ISR_FILE_HEADER_MAX) {
-		snprintf(err, errlen, "file header damaged: header_size %u, expected %zu to %u",
-			 fh.header_size, sizeof(fh), ISR_FILE_HEADER_MAX);
-		return -EINVAL;
-	}
-	/* Fields a later minor version appended to the header. */
-	n = reader__read(rd, extra, fh.header_size - sizeof(fh));
-	if (n < 0) {
-		snprintf(err, errlen, "read failed in the file header: %s", strerror((int)-n));
-		return (int)n;
-	}
-	if ((size_t)n < fh.header_size - sizeof(fh)) {
-		snprintf(err, errlen, "file header damaged: the file ends after %llu of its %u bytes",
-			 rd->offset, fh.header_size);
-		return -EINVAL;
-	}
-	rec->version_major = fh.version_major;
-	rec->version_minor = fh.version_minor;
-	rec->created_real_ns = fh.created_real_ns;
-	rec->created_mono_ns = fh.created_mono_ns;
-	return 0;
-}
-
 int recording__load(const char *path, struct recording **out, char *err, size_t errlen)
 {
-	struct reader rd;
 	struct recording *rec;
-	struct stat st;
+	struct rec_events ev;
+	struct rec_file *f;
+	size_t cap = 0;
 	int ret;
 
 	*out = NULL;
-	memset(&rd, 0, sizeof(rd));
-	rd.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (rd.fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "open failed: %s", strerror(-ret));
-		return ret;
-	}
-	if (fstat(rd.fd, &st)) {
-		ret = -errno;
-		snprintf(err, errlen, "fstat failed: %s", strerror(-ret));
-		close(rd.fd);
-		return ret;
-	}
-	rd.file_size = S_ISREG(st.st_mode) ? (__u64)st.st_size : UINT64_MAX;
-
-	rec = rd.rec = calloc(1, sizeof(*rec));
-	rd.dctx = ZSTD_createDCtx();
-	if (!rec || !rd.dctx) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "out of memory before reading");
-		goto cleanup;
-	}
-	ret = reader__file_header(&rd, err, errlen);
+	ret = rec_file__open(path, &f, err, errlen);
 	if (ret)
-		goto cleanup;
-
-	do
-		ret = reader__chunk(&rd);
-	while (ret > 0);
-	if (!ret)
-		ret = recording__index_events(rec);
-	if (ret == -ENOMEM) {
-		snprintf(err, errlen, "out of memory after %zu events (%zu bytes) at offset %llu",
-			 rec->event_count, rec->event_data_len, rd.offset);
-		goto cleanup;
+		return ret;
+	rec = f->rd.rec;
+	while ((ret = rec_file__next_events(f, &ev, err, errlen)) > 0) {
+		if (!ev.len)
+			continue;
+		ret = buf__reserve(&rec->event_data, &cap, rec->event_data_len + ev.len);
+		if (ret) {
+			snprintf(err, errlen, "out of memory after %zu events (%zu bytes)", rec->event_count,
+				 rec->event_data_len);
+			break;
+		}
+		memcpy(rec->event_data + rec->event_data_len, ev.data, ev.len);
+		rec->event_data_len += ev.len;
+		rec->event_count += ev.count;
 	}
-	if (ret) {
-		snprintf(err, errlen, "read failed at offset %llu: %s", rd.offset,
-			 strerror(-ret));
-		goto cleanup;
+	if (!ret && recording__index_events(rec)) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory after %zu events (%zu bytes)", rec->event_count,
+			 rec->event_data_len);
 	}
-
-	rec->chunk_count = rd.seen_chunks;
-	if (!rec->complete) {
-		rec->stop_reason = 0;
-		rec->end_mono_ns = rd.last_event_ns;
-		if (!rec->end_mono_ns)
-			rec->end_mono_ns = rec->host.start_mono_ns ? rec->host.start_mono_ns
-								   : rec->created_mono_ns;
+	if (!ret) {
+		*out = rec;
+		f->rd.rec = NULL;
 	}
-	*out = rec;
-	rec = NULL;
-cleanup:
-	recording__free(rec);
-	ZSTD_freeDCtx(rd.dctx);
-	free(rd.stored);
-	free(rd.raw);
-	free(rd.sections);
-	close(rd.fd);
+	rec_file__close(f);
 	return ret;
 }
 
@@ -904,6 +1167,9 @@ void recording__free(struct recording *r)
 	free(r->host.boot_id);
 	free(r->host.tool_version);
 	free(r->host.command);
+	for (i = 0; i < r->host.prop_count; i++)
+		free(r->host.props[i].value);
+	free(r->host.props);
 	for (i = 0; i < r->process_count; i++)
 		process__free_fields(&r->processes[i]);
 	free(r->processes);

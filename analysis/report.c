@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "report.h"
+#include "host_topo.h"
 #include "py_report.h"
 #include "explain.h"
 #include "attribution.h"
@@ -190,8 +191,126 @@ nomem:
 	return NULL;
 }
 
-static json_t *json_recording(const struct recording *r, const struct summary *s)
+static json_t *json_gts(__u32 mts)
 {
+	return mts ? json_real(mts / 1000.0) : json_null();
+}
+
+/* The host's NVIDIA GPUs and NUMA nodes (analysis/host_topo.h), into host. */
+static int json_host_topo(json_t *host, const struct recording *r)
+{
+	struct host_topo t;
+	json_t *gpus, *nodes, *o, *link, *dist;
+	char key[16];
+	int err = host_topo__decode(&r->host, &t);
+
+	if (err)
+		return err;
+	gpus = json_array();
+	SET(host, "gpus", gpus);
+	for (size_t i = 0; i < t.ngpus; i++) {
+		const struct isr_host_gpu *g = &t.gpus[i].g;
+		__u32 mts;
+		__u16 width;
+		double bps = host_gpu__link_bytes_per_s(g, &mts, &width);
+
+		o = json_object();
+		APPEND(gpus, o);
+		SET(o, "pci_address", json_text(g->pci_address, sizeof(g->pci_address)));
+		SET(o, "device_id", json_integer(g->device));
+		SET(o, "numa_node", g->numa_node >= 0 ? json_integer(g->numa_node) : json_null());
+		SET(o, "local_cpus", json_text(t.gpus[i].cpus, SIZE_MAX));
+		link = json_object();
+		SET(o, "pcie", link);
+		SET(link, "speed_gts", json_gts(g->link_speed_mts));
+		SET(link, "width", json_integer(g->link_width));
+		SET(link, "max_speed_gts", json_gts(g->max_link_speed_mts));
+		SET(link, "max_width", json_integer(g->max_link_width));
+		SET(link, "port_max_speed_gts", json_gts(g->port_max_speed_mts));
+		SET(link, "port_max_width", json_integer(g->port_max_width));
+		SET(link, "generation", host_topo__pcie_gen(mts) ? json_integer(host_topo__pcie_gen(mts)) : json_null());
+		SET(link, "gbps_per_direction", bps ? json_real(bps / 1e9) : json_null());
+	}
+	nodes = json_array();
+	SET(host, "numa_nodes", nodes);
+	for (size_t i = 0; i < t.nnodes; i++) {
+		o = json_object();
+		APPEND(nodes, o);
+		SET(o, "node", json_integer(t.nodes[i].node));
+		SET(o, "cpus", json_text(t.nodes[i].cpus, SIZE_MAX));
+		SET(o, "memory_bytes", json_u64(t.nodes[i].memory_bytes));
+		dist = json_object();
+		SET(o, "distances", dist);
+		for (size_t k = 0; k < t.nodes[i].ndist; k++) {
+			snprintf(key, sizeof(key), "%u", t.nodes[i].dist[k].node);
+			SET(dist, key, json_integer(t.nodes[i].dist[k].distance));
+		}
+	}
+	host_topo__free(&t);
+	return 0;
+nomem:
+	host_topo__free(&t);
+	return -ENOMEM;
+}
+
+#define NOTE_LEN 200
+
+/* What the reader and the analysis did not take as written, one sentence
+ * each, into notes[max]: the count. */
+static size_t analysis_notes(const struct analysis *a, char (*notes)[NOTE_LEN], size_t max)
+{
+	const struct recording *r = a->r;
+	size_t n = 0;
+
+#define NOTE(cond, ...)										do {												if ((cond) && n < max)										snprintf(notes[n++], NOTE_LEN, __VA_ARGS__);				} while (0)
+	NOTE(r->header_damaged, "the file header is damaged (CRC mismatch): its creation time is not used, "
+	     "so the start time is unknown");
+	NOTE(r->cut.processes, "%zu PROCESS chunks beyond the reader's bound of %u processes were left out",
+	     r->cut.processes, REC_MAX_PROCESSES);
+	NOTE(r->cut.threads, "%zu listed threads beyond the reader's bound of %u were left out", r->cut.threads,
+	     REC_MAX_THREADS);
+	NOTE(r->cut.strings, "%zu process or host properties (command lines, memory maps) were cut to the "
+	     "reader's bounds", r->cut.strings);
+	NOTE(r->cut.clock_pairs, "%zu realtime clock pairs beyond the reader's bound of %u were left out",
+	     r->cut.clock_pairs, REC_MAX_CLOCK_PAIRS);
+	NOTE(a->gpu_clock_pairs_cut, "%llu GPU clock pairs beyond %u were left out of the clock fits",
+	     (unsigned long long)a->gpu_clock_pairs_cut, PASS_MAX_CLOCK_PAIRS);
+	NOTE(a->thread_events_cut, "%llu events that name threads beyond the first %u were left out",
+	     (unsigned long long)a->thread_events_cut, PASS_MAX_THREADS);
+	NOTE(a->py && a->py->statuses_cut, "%llu Python stack statuses beyond %u were left out",
+	     (unsigned long long)(a->py ? a->py->statuses_cut : 0), PY_MAX_STATUSES);
+	NOTE(a->out_of_order, "%llu events came out of order, further from their place in the file than the "
+	     "analysis holds events to sort them: each was analyzed at the time of the event before it",
+	     (unsigned long long)a->out_of_order);
+#undef NOTE
+	return n;
+}
+
+#define MAX_NOTES 10
+
+static json_t *json_analysis(const struct analysis *a)
+{
+	json_t *o = json_object(), *notes;
+	char text[MAX_NOTES][NOTE_LEN];
+	size_t n = analysis_notes(a, text, MAX_NOTES);
+
+	if (!o)
+		return NULL;
+	SET(o, "out_of_order_events", json_u64(a->out_of_order));
+	notes = json_array();
+	SET(o, "notes", notes);
+	for (size_t i = 0; i < n; i++)
+		APPEND(notes, json_string(text[i]));
+	return o;
+nomem:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *json_recording(const struct analysis *a)
+{
+	const struct recording *r = a->r;
+	const struct summary *s = a->sum;
 	const char *stop = r->stop_reason ? isr_stop_reason_name(r->stop_reason) : NULL;
 	json_t *rec = json_object(), *pids, *host, *drops;
 	__u32 *tp = NULL;
@@ -219,6 +338,8 @@ static json_t *json_recording(const struct recording *r, const struct summary *s
 	SET(host, "kernel", json_text(r->host.kernel, SIZE_MAX));
 	SET(host, "machine", json_text(r->host.machine, SIZE_MAX));
 	SET(host, "ncpus", json_integer(r->host.ncpus));
+	if (json_host_topo(host, r))
+		goto nomem;
 
 	drops = json_object();
 	SET(rec, "drops", drops);
@@ -234,6 +355,7 @@ static json_t *json_recording(const struct recording *r, const struct summary *s
 	}
 	SET(rec, "drops_total", json_u64(s->drops_total));
 	SET(rec, "sampling", json_sampling(&s->sampling));
+	SET(rec, "analysis", json_analysis(a));
 	free(tp);
 	return rec;
 nomem:
@@ -438,10 +560,12 @@ nomem:
 	return -ENOMEM;
 }
 
-static const char *py_status_name(__u32 status)
+/* The status of a subject: the stacks are "sampling", the GIL waits
+ * "traced". */
+static const char *py_status_name(const struct isr_ev_py_status *st)
 {
-	switch (status) {
-	case ISR_PY_STATUS_SAMPLING:		return "sampling";
+	switch (st->status) {
+	case ISR_PY_STATUS_SAMPLING:		return st->subject == ISR_PY_SUBJECT_GIL ? "traced" : "sampling";
 	case ISR_PY_STATUS_LAYOUT_MISMATCH:	return "layout_mismatch";
 	case ISR_PY_STATUS_UNSUPPORTED:		return "unsupported";
 	default:				return "unknown";
@@ -470,21 +594,26 @@ nomem:
 
 static json_t *json_python(const struct py_report *py)
 {
-	json_t *o = json_object(), *procs = json_array(), *p;
+	json_t *o = json_object(), *procs = json_array(), *gils = json_array(), *p;
 
-	if (!o || !procs) {
+	if (!o || !procs || !gils) {
 		json_decref(procs);
+		json_decref(gils);
 		goto nomem;
 	}
 	SET(o, "processes", procs);
+	SET(o, "gil", gils);
 	for (size_t i = 0; i < py->nstatuses; i++) {
 		const struct isr_ev_py_status *st = py->statuses[i];
+		bool gil = st->subject == ISR_PY_SUBJECT_GIL;
 
+		if (st->subject != ISR_PY_SUBJECT_STACKS && !gil)
+			continue;
 		p = json_object();
-		APPEND(procs, p);
+		APPEND(gil ? gils : procs, p);
 		SET(p, "pid", json_integer(st->hdr.pid));
 		SET(p, "version", json_integer(st->py_minor ? 300 + st->py_minor : 0));
-		SET(p, "stacks", json_string(py_status_name(st->status)));
+		SET(p, gil ? "gil_waits" : "stacks", json_string(py_status_name(st)));
 		SET(p, "detail", json_text(st->detail, sizeof(st->detail)));
 	}
 	SET(o, "sampled_stacks", json_u64(py->timer_samples));
@@ -535,6 +664,8 @@ static json_t *json_threads(const struct summary *s, const struct py_report *py)
 		SET(o, "gil_wait_s", json_real(ns_to_s(t->gil_wait_ns)));
 		SET(o, "gil_hold_s", json_real(ns_to_s(t->gil_hold_ns)));
 		SET(o, "gil_acquisitions", json_u64(t->gil_acquisitions));
+		SET(o, "gil_blocked_s", json_real(ns_to_s(t->gil_blocked_ns)));
+		SET(o, "gil_blocks", json_u64(t->gil_blocks));
 		if (json_thread_py(o, py, t))
 			goto nomem;
 	}
@@ -902,7 +1033,7 @@ int report__write_json(FILE *f, const struct analysis *a)
 	if (!root)
 		return -ENOMEM;
 	SET(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
-	SET(root, "recording", json_recording(r, s));
+	SET(root, "recording", json_recording(a));
 	SET(root, "findings", json_findings(a->ex));
 	SET(root, "not_judged", json_not_judged(a->ex));
 	SET(root, "metrics", json_metrics(a));
@@ -987,6 +1118,58 @@ static const char *stop_reason_text(__u32 reason)
 	}
 }
 
+/* The host's NVIDIA GPUs and NUMA nodes, one line each kind. */
+static void md__host_topo(struct md *m, const struct recording *r)
+{
+	struct host_topo t;
+
+	if (host_topo__decode(&r->host, &t)) {
+		m->err = -ENOMEM;
+		return;
+	}
+	if (t.ngpus)
+		md__printf(m, "- **GPUs:** ");
+	for (size_t i = 0; i < t.ngpus; i++) {
+		const struct isr_host_gpu *g = &t.gpus[i].g;
+		__u32 mts;
+		__u16 width;
+		double bps = host_gpu__link_bytes_per_s(g, &mts, &width);
+
+		md__printf(m, "%s", i ? "; " : "");
+		md__text(m, g->pci_address, sizeof(g->pci_address));
+		if (bps && host_topo__pcie_gen(mts))
+			md__printf(m, " PCIe Gen%u x%u (%.1f GB/s each way", host_topo__pcie_gen(mts), width, bps / 1e9);
+		else if (bps)
+			md__printf(m, " PCIe x%u at %.1f GT/s (%.1f GB/s each way", width, mts / 1000.0, bps / 1e9);
+		else
+			md__printf(m, " PCIe link unknown (");
+		md__printf(m, "; %.1f GT/s x%u when recording began)", g->link_speed_mts / 1000.0, g->link_width);
+		if (g->numa_node >= 0)
+			md__printf(m, ", NUMA node %d", g->numa_node);
+		if (t.gpus[i].cpus[0]) {
+			md__printf(m, ", local CPUs ");
+			md__text(m, t.gpus[i].cpus, SIZE_MAX);
+		}
+	}
+	if (t.ngpus)
+		md__printf(m, "\n");
+	if (t.nnodes > 1) {
+		md__printf(m, "- **NUMA:** ");
+		for (size_t i = 0; i < t.nnodes; i++) {
+			md__printf(m, "%snode %u: CPUs ", i ? "; " : "", t.nodes[i].node);
+			md__text(m, t.nodes[i].cpus[0] ? t.nodes[i].cpus : "none", SIZE_MAX);
+			if (t.nodes[i].memory_bytes)
+				md__printf(m, ", %.1f GiB", (double)t.nodes[i].memory_bytes / (1ull << 30));
+			for (size_t k = 0; k < t.nodes[i].ndist; k++)
+				if (t.nodes[i].dist[k].node != t.nodes[i].node)
+					md__printf(m, ", distance %u to node %u", t.nodes[i].dist[k].distance,
+						   t.nodes[i].dist[k].node);
+		}
+		md__printf(m, "\n");
+	}
+	host_topo__free(&t);
+}
+
 static void md__header(struct md *m, const struct recording *r, const struct summary *s)
 {
 	const char *stop = stop_reason_text(r->stop_reason);
@@ -1000,6 +1183,7 @@ static void md__header(struct md *m, const struct recording *r, const struct sum
 	md__printf(m, " (");
 	md__text(m, or_unknown(r->host.machine), SIZE_MAX);
 	md__printf(m, "), %u CPUs\n", r->host.ncpus);
+	md__host_topo(m, r);
 	md__printf(m, "- **Recorded:** %.3f s from %s\n", s->duration_s,
 		   start_time(r, s, when, sizeof(when)) ? when : "an unknown wall-clock time");
 	if (stop)
@@ -1048,16 +1232,25 @@ static const char *const drop_advice[ISR_SRC_MAX] = {
 			      "incomplete: increase --ringbuf-size (default 32 MiB) or lower --py-stacks",
 	[ISR_SRC_PY_CODE] = "Python code objects the recorder could not read (their process exited or "
 			    "freed them first): their frames have no file and line",
+	[ISR_SRC_RECLAIM] = "direct-reclaim events lost, reclaim times are too low: increase "
+			    "--ringbuf-size (default 32 MiB) or trace fewer targets",
 };
 
-static void md__warnings(struct md *m, const struct recording *r, const struct summary *s)
+static void md__warnings(struct md *m, const struct analysis *a)
 {
+	const struct recording *r = a->r;
+	const struct summary *s = a->sum;
+	char notes[MAX_NOTES][NOTE_LEN];
+	size_t n = analysis_notes(a, notes, MAX_NOTES);
+
 	if (r->truncated) {
 		md__printf(m, "> **WARNING: the recording is truncated** (");
 		md__text(m, r->truncation[0] ? r->truncation : "no reason recorded",
 			 sizeof(r->truncation));
 		md__printf(m, "): events after that point are lost.\n\n");
 	}
+	for (size_t i = 0; i < n; i++)
+		md__printf(m, "> **WARNING:** %s.\n\n", notes[i]);
 	if (!s->drops_total)
 		return;
 	md__printf(m, "> **WARNING: %" PRIu64 " events were dropped** and are missing from "
@@ -1419,7 +1612,7 @@ static int by_gil_wait_desc(const void *a, const void *b)
 
 static bool has_gil(const struct thread_summary *t)
 {
-	return t->gil_acquisitions || t->gil_hold_ns;
+	return t->gil_acquisitions || t->gil_hold_ns || t->gil_blocks;
 }
 
 /* The Python threads (any GIL event), most GIL wait first. */
@@ -1429,17 +1622,20 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 
 	if (!k)
 		return;
-	md__printf(m, "## Python GIL\n\nWait: inside PyEval_RestoreThread, taking the GIL back after a "
-		      "blocking call (sleep, I/O, a C extension that released it). Hold: from taking it to "
+	md__printf(m, "## Python GIL\n\nBlocked: off its CPU waiting for the GIL, as the scheduler saw it (on by "
+		      "default). With --gil, wait: inside PyEval_RestoreThread, taking the GIL back after a "
+		      "blocking call (sleep, I/O, a C extension that released it); hold: from taking it to "
 		      "the next PyEval_SaveThread, an upper bound (hand-overs on the switch interval inside "
-		      "the interpreter are not seen).\n\n");
-	md__printf(m, "| pid | tid | comm | GIL wait s | GIL hold s | acquisitions |\n|---:|---:|---|---:|---:|---:|\n");
+		      "the interpreter are not seen), acquisitions: its returns.\n\n");
+	md__printf(m, "| pid | tid | comm | GIL blocked s | blocks | GIL wait s | GIL hold s | acquisitions |\n"
+		      "|---:|---:|---|---:|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
 		const struct thread_summary *t = order[i];
 
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
 		md__text(m, t->comm, sizeof(t->comm));
-		md__printf(m, " | %.3f | %.3f | %" PRIu64 " |\n", ns_to_s(t->gil_wait_ns), ns_to_s(t->gil_hold_ns),
+		md__printf(m, " | %.3f | %" PRIu64 " | %.3f | %.3f | %" PRIu64 " |\n", ns_to_s(t->gil_blocked_ns),
+			   (uint64_t)t->gil_blocks, ns_to_s(t->gil_wait_ns), ns_to_s(t->gil_hold_ns),
 			   (uint64_t)t->gil_acquisitions);
 	}
 	if (k > TOP_THREADS)
@@ -1482,9 +1678,10 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 	for (size_t i = 0; i < py->nstatuses; i++) {
 		const struct isr_ev_py_status *st = py->statuses[i];
 
-		if (st->status != ISR_PY_STATUS_SAMPLING) {
-			md__printf(m, "**Python stacks of pid %u not captured** (%s): ", st->hdr.pid,
-				   py_status_name(st->status));
+		if (st->status != ISR_PY_STATUS_SAMPLING && st->subject <= ISR_PY_SUBJECT_GIL) {
+			md__printf(m, "**%s of pid %u not %s** (%s): ",
+				   st->subject == ISR_PY_SUBJECT_GIL ? "GIL waits" : "Python stacks", st->hdr.pid,
+				   st->subject == ISR_PY_SUBJECT_GIL ? "traced" : "captured", py_status_name(st));
 			md__text(m, st->detail, sizeof(st->detail));
 			md__printf(m, "\n\n");
 		}
@@ -1682,7 +1879,7 @@ int report__write_markdown(FILE *f, const struct analysis *a)
 	struct md m = { .f = f };
 
 	md__header(&m, a->r, a->sum);
-	md__warnings(&m, a->r, a->sum);
+	md__warnings(&m, a);
 	md__findings(&m, a->ex);
 	md__details(&m, a);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))

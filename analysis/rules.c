@@ -10,10 +10,8 @@
 
 #include "rules.h"
 
-int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
+static int claim_add(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause, __u64 ns)
 {
-	if (rule_claimed(c, pid, tid, cause))
-		return 0;
 	if (c->nclaims == c->claims_cap) {
 		size_t cap = c->claims_cap ? 2 * c->claims_cap : 16;
 		struct rule_claim *n = reallocarray(c->claims, cap, sizeof(*n));
@@ -23,14 +21,25 @@ int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
 		c->claims = n;
 		c->claims_cap = cap;
 	}
-	c->claims[c->nclaims++] = (struct rule_claim){ .pid = pid, .tid = tid, .cause = cause };
+	c->claims[c->nclaims++] = (struct rule_claim){ .pid = pid, .tid = tid, .cause = cause, .ns = ns };
 	return 0;
+}
+
+int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
+{
+	return rule_claimed(c, pid, tid, cause) ? 0 : claim_add(c, pid, tid, cause, 0);
+}
+
+int rule_claim_part(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause, __u64 ns)
+{
+	return ns && !rule_claimed(c, pid, tid, cause) ? claim_add(c, pid, tid, cause, ns) : 0;
 }
 
 bool rule_claimed(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
 {
 	for (size_t i = 0; i < c->nclaims; i++)
-		if (c->claims[i].pid == pid && c->claims[i].cause == cause && (!c->claims[i].tid || c->claims[i].tid == tid))
+		if (c->claims[i].pid == pid && c->claims[i].cause == cause && !c->claims[i].ns &&
+		    (!c->claims[i].tid || c->claims[i].tid == tid))
 			return true;
 	return false;
 }
@@ -38,9 +47,20 @@ bool rule_claimed(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cau
 bool rule_claimed_any(const struct rule_ctx *c, __u32 pid, enum cause cause)
 {
 	for (size_t i = 0; i < c->nclaims; i++)
-		if (c->claims[i].pid == pid && c->claims[i].cause == cause)
+		if (c->claims[i].pid == pid && c->claims[i].cause == cause && !c->claims[i].ns)
 			return true;
 	return false;
+}
+
+__u64 rule_claimed_part(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause)
+{
+	__u64 ns = 0;
+
+	for (size_t i = 0; i < c->nclaims; i++)
+		if (c->claims[i].pid == pid && c->claims[i].cause == cause && c->claims[i].ns &&
+		    (!tid || c->claims[i].tid == tid))
+			ns += c->claims[i].ns;
+	return ns;
 }
 
 static const char *process_comm(const struct recording *r, __u32 pid)
@@ -59,18 +79,36 @@ static void unquote(char *s)
 			*s = '\'';
 }
 
+/* A task that is not traced, by the names task_info gave it: "pid 900
+ * `ffmpeg`", "thread 901 `worker` of pid 900 `ffmpeg`"; "(not traced)"
+ * for what no name was recorded for. */
+static void untraced_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len)
+{
+	char comm[16], process[16];
+
+	timeline__task_name(c->tl, pid, tid, comm, process);
+	unquote(comm);
+	unquote(process);
+	if (pid == tid && (process[0] || comm[0]))
+		snprintf(buf, len, "pid %u `%s`", pid, process[0] ? process : comm);
+	else if (pid == tid)
+		snprintf(buf, len, "pid %u (not traced)", pid);
+	else if (comm[0] && process[0])
+		snprintf(buf, len, "thread %u `%s` of pid %u `%s`", tid, comm, pid, process);
+	else if (comm[0])
+		snprintf(buf, len, "thread %u `%s` of pid %u", tid, comm, pid);
+	else if (process[0])
+		snprintf(buf, len, "thread %u of pid %u `%s`", tid, pid, process);
+	else
+		snprintf(buf, len, "thread %u of pid %u (not traced)", tid, pid);
+}
+
 void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len)
 {
-	const struct tl_thread *t = NULL;
+	const struct tl_thread *t = timeline__thread_latest(c->tl, pid, tid);
 	const char *comm = NULL;
 	char name[64];
 
-	for (size_t i = 0; i < timeline__thread_count(c->tl); i++) {
-		const struct tl_thread *x = timeline__thread_at(c->tl, i);
-
-		if (x->tid == tid && x->pid == pid)
-			t = x;
-	}
 	if (t)
 		comm = t->comm[0] ? t->comm : process_comm(c->r, pid);
 	snprintf(name, sizeof(name), "%s", comm ? comm : "");
@@ -81,10 +119,8 @@ void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, s
 		snprintf(buf, len, "thread %u", tid);
 	else if (!tid)
 		snprintf(buf, len, "an unknown task");
-	else if (pid == tid)
-		snprintf(buf, len, "pid %u (not traced)", pid);
 	else
-		snprintf(buf, len, "thread %u of pid %u (not traced)", tid, pid);
+		untraced_task_name(c, pid, tid, buf, len);
 }
 
 bool rule_stack_site(const struct rule_ctx *c, __u32 stack_id, char *buf, size_t len)
@@ -132,4 +168,20 @@ __u64 rule_thread_base(const struct rule_ctx *c, const struct attr_thread *t)
 			best = d->observed_ns;
 	}
 	return best;
+}
+
+bool rule_any_launcher(const struct rule_ctx *c)
+{
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++)
+		if (attribution__thread_at(c->attr, i)->launcher)
+			return true;
+	return false;
+}
+
+bool rule_gpu_recorded(const struct rule_ctx *c)
+{
+	for (size_t i = 0; i < c->r->process_count; i++)
+		if (pass__fit(c->pass, c->r->processes[i].pid))
+			return true;
+	return attribution__device_count(c->attr) > 0;
 }

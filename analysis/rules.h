@@ -33,8 +33,9 @@ struct rule_ctx {
 	const struct summary *sum;	/* per process CUDA memory, kernels, GPU figures */
 	struct findings *out;
 	__u64 start, end;		/* the recording's window */
-	/* causes claimed by a finding, per process */
-	struct rule_claim { __u32 pid, tid; enum cause cause; } *claims;
+	/* causes claimed by a finding, per process: the whole cause (ns 0),
+	 * or ns of it */
+	struct rule_claim { __u32 pid, tid; enum cause cause; __u64 ns; } *claims;
 	size_t nclaims, claims_cap;
 };
 
@@ -59,13 +60,26 @@ int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause);
 bool rule_claimed(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause);
 /* Whether any thread of pid had cause claimed. */
 bool rule_claimed_any(const struct rule_ctx *c, __u32 pid, enum cause cause);
+/* Claims ns of cause for thread (pid, tid): a finding that counted part of
+ * a cause (host_memory_pressure: the swap-in share of the page faults);
+ * later rules count the rest. 0 or -ENOMEM. */
+int rule_claim_part(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause, __u64 ns);
+/* The time of cause claimed in parts for (pid, tid); tid 0: every thread
+ * of pid. */
+__u64 rule_claimed_part(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause);
 
-/* "thread 4242 `python3`" for a target thread, "pid 900 (not traced)"
- * otherwise, into buf. */
+/* "thread 4242 `python3`" for a target thread; for a task that is not
+ * traced, the names the recording has of it ("pid 900 `ffmpeg`", "thread
+ * 901 `worker` of pid 900 `ffmpeg`"), or "pid 900 (not traced)"; into buf. */
 void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len);
 /* The "file:line function" of a Python stack (the user's own innermost
  * frame); false when it has none. */
 bool rule_stack_site(const struct rule_ctx *c, __u32 stack_id, char *buf, size_t len);
+
+/* Whether a process launched GPU work: the GPU judgements concern it. */
+bool rule_any_launcher(const struct rule_ctx *c);
+/* Whether the GPU activity of a process was recorded (--gpu). */
+bool rule_gpu_recorded(const struct rule_ctx *c);
 
 /* The launching threads' time counted by the rules: their idle-gap time
  * when pid's GPU activity was recorded, else their whole window, by cause. */

@@ -38,23 +38,6 @@ static enum finding_severity severity_of(__u64 cost, __u64 base)
 	return base && cost * 4 >= base ? SEV_CRITICAL : SEV_WARNING;
 }
 
-/* Whether a process launched GPU work: the GPU judgements concern it. */
-static bool any_launcher(const struct rule_ctx *c)
-{
-	for (size_t i = 0; i < attribution__thread_count(c->attr); i++)
-		if (attribution__thread_at(c->attr, i)->launcher)
-			return true;
-	return false;
-}
-
-static bool any_gpu(const struct rule_ctx *c)
-{
-	for (size_t i = 0; i < c->r->process_count; i++)
-		if (pass__fit(c->pass, c->r->processes[i].pid))
-			return true;
-	return attribution__device_count(c->attr) > 0;
-}
-
 /* The Python sites of the synchronization time, as evidence and prose. */
 static int sync_sites(const struct rule_ctx *c, struct finding *f)
 {
@@ -289,8 +272,8 @@ const struct rule rule_sync_stall = {
 static int launch_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
-	if (!any_gpu(c))
-		return any_launcher(c) ? findings__not_judged(c->out, "launch_bound", "--gpu (kernel durations come from CUPTI)") : 0;
+	if (!rule_gpu_recorded(c))
+		return rule_any_launcher(c) ? findings__not_judged(c->out, "launch_bound", "--gpu (kernel durations come from CUPTI)") : 0;
 	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
 		const struct attr_device *d = attribution__device_at(c->attr, i);
 		__u64 cost = d->idle_ns[CAUSE_LAUNCH_OVERHEAD], kernels = 0, kernel_ns = 0;
@@ -341,7 +324,8 @@ const struct rule rule_launch_bound = {
 /* Copies between the GPU and pageable host memory. With GPU activity the
  * copy records say so; without, a copy's host pointer is checked against
  * the pinned memory the recording knows: pinned allocations made while
- * recording and mappings of the NVIDIA device files in the memory map
+ * recording, host memory the program registered (page-locked) while
+ * recording, and mappings of the NVIDIA device files in the memory map
  * (pinned memory allocated before). */
 struct region {
 	__u32 pid;
@@ -481,11 +465,15 @@ static void copy_call(struct copy_state *s, const struct pass_event *e, const st
 	struct copy_tally *t;
 	__u64 host;
 
-	if (fn->family == ISR_CUDA_FAM_ALLOC && fn->aux == ISR_ALLOC_HOST && ok && (call->flags & ISR_CUDA_RETURNED)) {
+	/* pinned by the driver (cuMemHostAlloc, cuMemAllocHost) or
+	 * page-locked where the program allocated it (cuMemHostRegister) */
+	if (((fn->family == ISR_CUDA_FAM_ALLOC && fn->aux == ISR_ALLOC_HOST) || fn->family == ISR_CUDA_FAM_REGISTER) &&
+	    ok && (call->flags & ISR_CUDA_RETURNED)) {
 		s->err = region_add(s, call->hdr.pid, call->args[0], call->args[0] + call->args[1]);
 		return;
 	}
-	if (fn->family == ISR_CUDA_FAM_FREE && fn->aux == ISR_ALLOC_HOST && ok) {
+	if (((fn->family == ISR_CUDA_FAM_FREE && fn->aux == ISR_ALLOC_HOST) || fn->family == ISR_CUDA_FAM_UNREGISTER) &&
+	    ok) {
 		region_del(s, call->hdr.pid, call->args[0]);
 		return;
 	}
@@ -680,11 +668,34 @@ static int idle_causes_evidence(struct finding *f, const __u64 idle[CAUSE_MAX])
 	return 0;
 }
 
+/* The idle time of device d by cause that no finding claimed. */
+static __u64 unclaimed_idle(const struct rule_ctx *c, const struct attr_device *d, enum cause k)
+{
+	__u64 part;
+
+	if (rule_claimed_any(c, d->pid, k))
+		return 0;
+	part = rule_claimed_part(c, d->pid, 0, k);
+	return part < d->idle_ns[k] ? d->idle_ns[k] - part : 0;
+}
+
+/* The time of thread t by cause that no finding claimed. */
+static __u64 unclaimed_thread(const struct rule_ctx *c, const struct attr_thread *t, const __u64 causes[CAUSE_MAX],
+			      enum cause k)
+{
+	__u64 part;
+
+	if (rule_claimed(c, t->pid, t->tid, k))
+		return 0;
+	part = rule_claimed_part(c, t->pid, t->tid, k);
+	return part < causes[k] ? causes[k] - part : 0;
+}
+
 static int idle_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
-	if (!any_gpu(c))
-		return any_launcher(c) ? findings__not_judged(c->out, "gpu_idle", "--gpu (GPU busy and idle time come from CUPTI)") : 0;
+	if (!rule_gpu_recorded(c))
+		return rule_any_launcher(c) ? findings__not_judged(c->out, "gpu_idle", "--gpu (GPU busy and idle time come from CUPTI)") : 0;
 	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
 		const struct attr_device *d = attribution__device_at(c->attr, i);
 		const struct attr_thread *t = main_launcher(c, d);
@@ -695,11 +706,11 @@ static int idle_finish(void *state, struct rule_ctx *c)
 		int err = 0;
 
 		for (int k = 0; k < CAUSE_MAX; k++) {
+			__u64 left = unclaimed_idle(c, d, (enum cause)k);
+
 			idle += d->idle_ns[k];
-			if (rule_claimed_any(c, d->pid, (enum cause)k))
-				explained += d->idle_ns[k];
-			else
-				cost += d->idle_ns[k];
+			explained += d->idle_ns[k] - left;
+			cost += left;
 		}
 		if (!d->observed_ns || (double)idle < IDLE_SHARE * (double)d->observed_ns || cost < MIN_COST_NS ||
 		    (double)cost < MIN_SHARE * (double)d->observed_ns)
@@ -728,9 +739,9 @@ static int idle_finish(void *state, struct rule_ctx *c)
 		err |= finding__say(f, ". Not explained by another finding:");
 		for (size_t k = 0; k < sizeof(idle_order) / sizeof(idle_order[0]); k++) {
 			enum cause cs = idle_order[k];
-			__u64 ns = d->idle_ns[cs];
+			__u64 ns = unclaimed_idle(c, d, cs);
 
-			if (!ns || rule_claimed_any(c, d->pid, cs) || (double)ns < 0.01 * (double)idle)
+			if (!ns || (double)ns < 0.01 * (double)idle)
 				continue;
 			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_text(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
@@ -773,7 +784,7 @@ static int host_finish(void *state, struct rule_ctx *c)
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
 		__u64 causes[CAUSE_MAX], window = tl_acc__total(&t->window), cost = 0;
-		const struct tl_thread *th = NULL;
+		const struct tl_thread *th;
 		char who[96], site[PY_SITE_LEN];
 		struct finding *f;
 		bool first = true;
@@ -781,12 +792,7 @@ static int host_finish(void *state, struct rule_ctx *c)
 
 		if (attribution__gpu_observed(c->attr, t->pid) || !window)
 			continue;
-		for (size_t k = 0; k < timeline__thread_count(c->tl); k++) {
-			const struct tl_thread *x = timeline__thread_at(c->tl, k);
-
-			if (x->pid == t->pid && x->tid == t->tid)
-				th = x;
-		}
+		th = timeline__thread_latest(c->tl, t->pid, t->tid);
 		if (!th || th->launches < HOST_BOUND_MIN_LAUNCHES)
 			continue;
 		if (!t->critical)
@@ -795,8 +801,8 @@ static int host_finish(void *state, struct rule_ctx *c)
 		if ((double)causes[CAUSE_SYNC] >= HOST_BOUND_SYNC_SHARE * (double)window)
 			continue;
 		for (int k = 0; k < CAUSE_MAX; k++)
-			if (k != CAUSE_SYNC && !rule_claimed(c, t->pid, t->tid, (enum cause)k))
-				cost += causes[k];
+			if (k != CAUSE_SYNC)
+				cost += unclaimed_thread(c, t, causes, (enum cause)k);
 		if (cost < MIN_COST_NS || (double)cost < MIN_SHARE * (double)window)
 			continue;
 		f = findings__add(c->out, "host_bound", SEV_WARNING, secs(cost), t->pid, t->tid);
@@ -815,11 +821,11 @@ static int host_finish(void *state, struct rule_ctx *c)
 				    who, pct(causes[CAUSE_SYNC], window), secs(window), (unsigned long long)th->launches);
 		for (size_t k = 0; k < sizeof(idle_order) / sizeof(idle_order[0]); k++) {
 			enum cause cs = idle_order[k];
+			__u64 ns = unclaimed_thread(c, t, causes, cs);
 
-			if (cs == CAUSE_SYNC || !causes[cs] || rule_claimed(c, t->pid, t->tid, cs) ||
-			    (double)causes[cs] < 0.01 * (double)window)
+			if (cs == CAUSE_SYNC || !ns || (double)ns < 0.01 * (double)window)
 				continue;
-			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(causes[cs]), cause_label(cs));
+			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_label(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
 				err |= finding__say(f, " (most at `%s`)", site);
 				ev_set(f->evidence, "top_python_site", json_string(site));

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Rules about what held a launching thread back on the host: the GIL, the
- * CPU, page faults, another thread, CUDA's allocator. Each takes its cost
- * from the attribution (rules.h: rule_thread_causes) and claims it.
+ * CPU, page faults, memory pressure, another thread, CUDA's allocator. Each
+ * takes its cost from the attribution (rules.h: rule_thread_causes) and
+ * claims it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,7 +61,7 @@ static struct finding *thread_finding(struct rule_ctx *c, const char *rule, cons
 }
 
 /* The items of a list as evidence ([{pid, tid, name, seconds}]) and as
- * prose ("pid 900 (not traced) 70%, ..."), shares of total. */
+ * prose ("pid 900 `ffmpeg` 70%, ..."), shares of total. */
 static int tasks_evidence(struct rule_ctx *c, struct finding *f, const char *key, const struct attr_items *l,
 			  __u64 total)
 {
@@ -88,9 +89,12 @@ static int tasks_evidence(struct rule_ctx *c, struct finding *f, const char *key
 
 /* --- gil_contention ------------------------------------------------------------ */
 
-/* Who held the GIL while a launching thread waited for it: the threads of
- * its process sampled running Python meanwhile (the holder runs, the waiter
- * sleeps), with the stacks they ran. */
+/* Who held the GIL while a thread waited for it. The GIL waits the
+ * scheduler saw name the holder (the attribution's gil_holders); without
+ * them (--gil alone), the threads of its process sampled running Python
+ * meanwhile (the holder runs, the waiter sleeps). Either way the holder's
+ * Python line is the stack it was sampled running while the thread
+ * waited. */
 struct gil_seen {
 	__u32 pid, waiter, holder, stack;
 	__u64 samples;
@@ -100,8 +104,8 @@ struct gil_state {
 	struct rule_ctx *c;
 	struct gil_seen *v;
 	size_t n, cap;
-	bool any_gil_events;
-	bool python;		/* a Python target (its stacks were looked for) */
+	bool any_gil_events;	/* GIL waits measured: --gil, or the scheduler's */
+	bool python;		/* a Python target (its stacks or GIL were looked for) */
 	int err;
 };
 
@@ -134,8 +138,12 @@ static void gil_event(void *ctx, const struct pass_event *e, const struct tl_thr
 {
 	struct gil_state *s = ctx;
 	const struct isr_ev_py_sample *smp = (const void *)e->h;
+	const struct isr_ev_py_status *st = (const void *)e->h;
 
-	if (e->h->type == ISR_EV_GIL)
+	if (e->h->type == ISR_EV_GIL || e->h->type == ISR_EV_GIL_WAIT)
+		s->any_gil_events = true;
+	/* a GIL whose waits are traced: no wait is a finding too */
+	if (e->h->type == ISR_EV_PY_STATUS && st->subject == ISR_PY_SUBJECT_GIL && st->status == ISR_PY_STATUS_SAMPLING)
 		s->any_gil_events = true;
 	if (e->h->type == ISR_EV_PY_STATUS || e->h->type == ISR_EV_PY_SAMPLE)
 		s->python = true;
@@ -144,8 +152,7 @@ static void gil_event(void *ctx, const struct pass_event *e, const struct tl_thr
 	for (size_t i = 0; i < timeline__thread_count(s->c->tl); i++) {
 		const struct tl_thread *w = timeline__thread_at(s->c->tl, i);
 
-		if (w->pid == th->pid && w != th && !w->exited && w->launches &&
-		    timeline__thread_cat(w) == TL_GIL)
+		if (w->pid == th->pid && w != th && !w->exited && timeline__thread_cat(w) == TL_GIL)
 			gil_count(s, th->pid, w->tid, th->tid, smp->stack_id);
 	}
 }
@@ -161,6 +168,57 @@ static void *gil_start(struct rule_ctx *c, struct tl_observer *obs)
 	return s;
 }
 
+/* The threads sampled running Python while t waited, by samples, into
+ * *out (most first). 0 or -ENOMEM. */
+static int gil_sampled_holders(const struct gil_state *s, const struct attr_thread *t, struct attr_items *out)
+{
+	for (size_t k = 0; k < s->n; k++) {
+		const struct gil_seen *g = &s->v[k];
+		__u64 key = (__u64)g->pid << 32 | g->holder;
+		struct attr_item *it = NULL;
+
+		if (g->pid != t->pid || g->waiter != t->tid)
+			continue;
+		for (size_t j = 0; j < out->n && !it; j++)
+			if (out->v[j].key == key)
+				it = &out->v[j];
+		if (!it) {
+			struct attr_item *n = reallocarray(out->v, out->n + 1, sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			out->v = n;
+			it = &out->v[out->n++];
+			it->key = key;
+			it->ns = 0;
+		}
+		it->ns += g->samples;
+	}
+	for (size_t a = 1; a < out->n; a++)
+		for (size_t b = a; b > 0 && out->v[b].ns > out->v[b - 1].ns; b--) {
+			struct attr_item x = out->v[b];
+
+			out->v[b] = out->v[b - 1];
+			out->v[b - 1] = x;
+		}
+	return 0;
+}
+
+/* The stack holder was sampled running most while t waited (0: none). */
+static __u32 gil_holder_stack(const struct gil_state *s, const struct attr_thread *t, __u32 holder)
+{
+	__u64 best = 0;
+	__u32 stack = 0;
+
+	for (size_t k = 0; k < s->n; k++)
+		if (s->v[k].pid == t->pid && s->v[k].waiter == t->tid && s->v[k].holder == holder &&
+		    s->v[k].samples > best) {
+			best = s->v[k].samples;
+			stack = s->v[k].stack;
+		}
+	return stack;
+}
+
 static int gil_finish(void *state, struct rule_ctx *c)
 {
 	struct gil_state *s = state;
@@ -169,14 +227,18 @@ static int gil_finish(void *state, struct rule_ctx *c)
 		return s->err;
 	if (!s->any_gil_events)
 		return s->python ? findings__not_judged(c->out, "gil_contention",
-							  "--gil (GIL waits are measured with uprobes on libpython)") : 0;
+							  "GIL waits: traced by default for CPython 3.10-3.13 whose GIL "
+							  "layout checks out (python.gil says why not; --no-gil-waits "
+							  "turns them off), or --gil (uprobes on libpython)") : 0;
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0, best = 0;
-		struct attr_items holders = { 0 };
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0;
+		struct attr_items sampled = { 0 };
+		const struct attr_items *holders = &t->gil_holders;
+		bool measured = t->gil_holders.n > 0;
 		char who[96], site[PY_SITE_LEN];
-		__u32 best_stack = 0, best_holder = 0;
 		struct finding *f;
+		__u32 stack;
 		int err = 0;
 
 		if (!t->critical)
@@ -188,51 +250,26 @@ static int gil_finish(void *state, struct rule_ctx *c)
 		if (!f)
 			return -ENOMEM;
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		for (size_t k = 0; k < s->n; k++) {
-			const struct gil_seen *g = &s->v[k];
-			struct attr_item *it = NULL;
-
-			if (g->pid != t->pid || g->waiter != t->tid)
-				continue;
-			total += g->samples;
-			for (size_t j = 0; j < holders.n; j++)
-				if (holders.v[j].key == ((__u64)g->pid << 32 | g->holder))
-					it = &holders.v[j];
-			if (!it) {
-				struct attr_item *n = reallocarray(holders.v, holders.n + 1, sizeof(*n));
-
-				if (!n) {
-					free(holders.v);
-					return -ENOMEM;
-				}
-				holders.v = n;
-				it = &holders.v[holders.n++];
-				it->key = (__u64)g->pid << 32 | g->holder;
-				it->ns = 0;
-			}
-			it->ns += g->samples;
-		}
-		for (size_t a = 1; a < holders.n; a++)
-			for (size_t b = a; b > 0 && holders.v[b].ns > holders.v[b - 1].ns; b--) {
-				struct attr_item x = holders.v[b];
-
-				holders.v[b] = holders.v[b - 1];
-				holders.v[b - 1] = x;
-			}
 		err |= finding__say(f, "%s waited %.3f s for the GIL (%.0f%% %s)", who, secs(causes[CAUSE_GIL]),
 				    pct(causes[CAUSE_GIL], base), base_text(c, t));
-		if (holders.n) {
-			best_holder = (__u32)holders.v[0].key;
-			for (size_t k = 0; k < s->n; k++)
-				if (s->v[k].pid == t->pid && s->v[k].waiter == t->tid && s->v[k].holder == best_holder &&
-				    s->v[k].samples > best) {
-					best = s->v[k].samples;
-					best_stack = s->v[k].stack;
-				}
-			err |= finding__say(f, "; sampled holding it meanwhile: ");
-			err |= tasks_evidence(c, f, "holders", &holders, total);
-			ev_set(f->evidence, "holder_samples", ev_u64(total));
-			if (best_stack && rule_stack_site(c, best_stack, site, sizeof(site))) {
+		if (!measured) {
+			if (gil_sampled_holders(s, t, &sampled)) {
+				free(sampled.v);
+				return -ENOMEM;
+			}
+			holders = &sampled;
+		}
+		for (size_t k = 0; k < holders->n; k++)
+			total += holders->v[k].ns;
+		total += holders->rest;
+		if (holders->n) {
+			err |= finding__say(f, measured ? "; held by " : "; sampled holding it meanwhile: ");
+			err |= tasks_evidence(c, f, "holders", holders, total);
+			ev_set(f->evidence, "holder_source", json_string(measured ? "gil_waits" : "samples"));
+			if (!measured)
+				ev_set(f->evidence, "holder_samples", ev_u64(total));
+			stack = gil_holder_stack(s, t, (__u32)holders->v[0].key);
+			if (stack && rule_stack_site(c, stack, site, sizeof(site))) {
 				err |= finding__say(f, " — running `%s`", site);
 				ev_set(f->evidence, "holder_site", json_string(site));
 			}
@@ -241,7 +278,7 @@ static int gil_finish(void *state, struct rule_ctx *c)
 			err |= finding__say(f, "; no other thread of the process was sampled running Python meanwhile "
 					       "(the holder may run native code that keeps the GIL).");
 		}
-		free(holders.v);
+		free(sampled.v);
 		err |= finding__suggest(f, "Keep CPU-heavy Python off the launching process's other threads: move it to "
 					   "worker processes (DataLoader workers, multiprocessing) or to code that "
 					   "releases the GIL (NumPy/PyTorch ops, C extensions).");
@@ -531,6 +568,207 @@ const struct rule rule_page_fault_storm = {
 	.start = fault_start,
 	.finish = fault_finish,
 	.free = fault_free,
+};
+
+/* --- host_memory_pressure ------------------------------------------------------ */
+
+/*
+ * The host short of memory for a launching thread: it reclaimed memory
+ * itself before it could go on (direct reclaim, or its memory cgroup's
+ * reclaim at the cgroup's limit), and it waited for pages swapped out
+ * (major faults on anonymous memory). The reclaim time is its own cause
+ * (the timeline counts a reclaim inside a fault as reclaim); the swap-in
+ * time is the anonymous major faults' share of the thread's fault time,
+ * counted here only when page_fault_storm, which runs before, did not
+ * claim the faults (its finding then names them), and claimed as a part:
+ * the other faults stay for gpu_idle and host_bound.
+ */
+struct pressure_tally {
+	__u32 pid, tid;
+	__u64 reclaims, reclaim_ns, pages;
+	__u64 direct, memcg;			/* reclaims by kind */
+	/* anonymous major faults, all faults (timed), less the reclaims
+	 * inside them (the timeline counts those as reclaim) */
+	__u64 swapins, swapin_ns, fault_ns;
+	__u64 fault_start, fault_end;		/* its latest fault */
+	bool fault_swapin;
+};
+
+struct pressure_state {
+	struct rule_ctx *c;
+	struct pressure_tally *v;
+	size_t n, cap;
+	int err;
+};
+
+static struct pressure_tally *pressure_of(struct pressure_state *s, __u32 pid, __u32 tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == pid && s->v[i].tid == tid)
+			return &s->v[i];
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		struct pressure_tally *n = reallocarray(s->v, cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->v = n;
+		s->cap = cap;
+	}
+	memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
+	s->v[s->n].pid = pid;
+	s->v[s->n].tid = tid;
+	return &s->v[s->n++];
+}
+
+static void pressure_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
+{
+	struct pressure_state *s = ctx;
+	struct pressure_tally *t;
+	char path[256];
+
+	if (s->err || !th || (e->h->type != ISR_EV_RECLAIM && e->h->type != ISR_EV_PAGE_FAULT))
+		return;
+	t = pressure_of(s, th->pid, th->tid);
+	if (!t) {
+		s->err = -ENOMEM;
+		return;
+	}
+	if (e->h->type == ISR_EV_RECLAIM) {
+		const struct isr_ev_reclaim *r = (const void *)e->h;
+		__u64 end = e->start + r->duration_ns, lo, hi, in_fault = 0;
+
+		t->reclaims++;
+		t->reclaim_ns += r->duration_ns;
+		t->pages += r->nr_reclaimed;
+		t->direct += r->kind == ISR_RECLAIM_DIRECT;
+		t->memcg += r->kind == ISR_RECLAIM_MEMCG;
+		/* a fault starts before the reclaim it waits for: it came first */
+		lo = e->start > t->fault_start ? e->start : t->fault_start;
+		hi = end < t->fault_end ? end : t->fault_end;
+		if (hi > lo)
+			in_fault = hi - lo;
+		t->fault_ns -= in_fault < t->fault_ns ? in_fault : t->fault_ns;
+		if (t->fault_swapin)
+			t->swapin_ns -= in_fault < t->swapin_ns ? in_fault : t->swapin_ns;
+		return;
+	}
+	{
+		const struct isr_ev_page_fault *f = (const void *)e->h;
+		__u64 ns = (f->flags & ISR_FAULT_HAS_START) ? f->duration_ns : 0;
+
+		t->fault_ns += ns;
+		t->fault_start = e->start;
+		t->fault_end = e->end;
+		t->fault_swapin = (f->flags & ISR_FAULT_MAJOR) &&
+				  !mapped_file(s->c->r, th->pid, f->address, path, sizeof(path));
+		if (t->fault_swapin) {
+			t->swapins++;
+			t->swapin_ns += ns;
+		}
+	}
+}
+
+static void *pressure_start(struct rule_ctx *c, struct tl_observer *obs)
+{
+	struct pressure_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->c = c;
+	obs->event = pressure_event;
+	return s;
+}
+
+static int pressure_finish(void *state, struct rule_ctx *c)
+{
+	struct pressure_state *s = state;
+
+	if (s->err)
+		return s->err;
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), swapin = 0, cost;
+		const struct pressure_tally *pt = NULL;
+		bool faults_claimed;
+		char who[96];
+		struct finding *f;
+		int err = 0;
+
+		if (!t->critical)
+			continue;
+		for (size_t k = 0; k < s->n; k++)
+			if (s->v[k].pid == t->pid && s->v[k].tid == t->tid)
+				pt = &s->v[k];
+		if (!pt)
+			continue;
+		rule_thread_causes(c, t, causes);
+		faults_claimed = rule_claimed(c, t->pid, t->tid, CAUSE_FAULT);
+		if (!faults_claimed && pt->fault_ns)
+			swapin = (__u64)((double)causes[CAUSE_FAULT] * ((double)pt->swapin_ns / (double)pt->fault_ns));
+		cost = causes[CAUSE_RECLAIM] + swapin;
+		if (!over_threshold(cost, base))
+			continue;
+		f = thread_finding(c, "host_memory_pressure", t, cost, base, CAUSE_RECLAIM);
+		if (!f || rule_claim_part(c, t->pid, t->tid, CAUSE_FAULT, swapin))
+			return -ENOMEM;
+		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
+		ev_set(f->evidence, "reclaim_s", ev_seconds(causes[CAUSE_RECLAIM]));
+		ev_set(f->evidence, "reclaims", ev_u64(pt->reclaims));
+		ev_set(f->evidence, "direct_reclaims", ev_u64(pt->direct));
+		ev_set(f->evidence, "cgroup_reclaims", ev_u64(pt->memcg));
+		ev_set(f->evidence, "pages_reclaimed", ev_u64(pt->pages));
+		ev_set(f->evidence, "all_reclaim_s", ev_seconds(pt->reclaim_ns));
+		ev_set(f->evidence, "swapin_faults", ev_u64(pt->swapins));
+		ev_set(f->evidence, "swapin_s", ev_seconds(swapin));
+		ev_set(f->evidence, "swapins_counted_by_page_fault_storm", json_boolean(faults_claimed && pt->swapins));
+		err |= finding__say(f, "%s was held back %.3f s by memory pressure (%.0f%% %s)", who, secs(cost),
+				    pct(cost, base), base_text(c, t));
+		if (causes[CAUSE_RECLAIM])
+			err |= finding__say(f, ": %.3f s reclaiming memory itself before it could allocate (%llu reclaims "
+					       "freeing %llu pages; %llu at its memory cgroup's limit, %llu short of free "
+					       "memory on the host)",
+					    secs(causes[CAUSE_RECLAIM]), (unsigned long long)pt->reclaims,
+					    (unsigned long long)pt->pages, (unsigned long long)pt->memcg,
+					    (unsigned long long)pt->direct);
+		if (swapin)
+			err |= finding__say(f, "%s %.3f s waiting for %llu pages swapped out (major faults on anonymous "
+					       "memory)", causes[CAUSE_RECLAIM] ? ";" : ":", secs(swapin),
+					    (unsigned long long)pt->swapins);
+		else if (faults_claimed && pt->swapins)
+			err |= finding__say(f, "; its %llu swap-ins are counted under page faults",
+					    (unsigned long long)pt->swapins);
+		err |= finding__say(f, ".");
+		if (pt->memcg >= pt->direct)
+			err |= finding__suggest(f, "The job's memory cgroup (container) is at its limit: raise it (memory.high, "
+						   "memory.max, the container's memory limit) or lower what the job keeps "
+						   "resident: fewer or lighter DataLoader workers, smaller prefetch and pinned "
+						   "memory pools, memory-mapped datasets instead of copies in every worker.");
+		else
+			err |= finding__suggest(f, "The host is short of free memory: run fewer jobs on it, lower what the job "
+						   "keeps resident (DataLoader workers, prefetch, caches), or give it a host "
+						   "with more memory; swap-ins mean pages it needs were swapped out.");
+		if (err)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void pressure_free(void *state)
+{
+	struct pressure_state *s = state;
+
+	if (s)
+		free(s->v);
+	free(s);
+}
+
+const struct rule rule_host_memory_pressure = {
+	.id = "host_memory_pressure",
+	.title = "Host memory pressure",
+	.start = pressure_start,
+	.finish = pressure_finish,
+	.free = pressure_free,
 };
 
 /* --- blocked_on_thread --------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "sampling.h"
 #include "cuda_funcs.h"
+#include "buf.h"
 
 struct window {
 	__u64 start, end;
@@ -22,7 +23,8 @@ struct proc_acc {
 	__u32 pid;
 	__u64 first, last;	/* its first and last CUDA call event, then the span's end */
 	__u64 exit;		/* its last thread exited; 0: it outlived the recording */
-	__u64 *per_window;
+	__u64 *per_window;	/* [nwin], windows it had no call in past the end are 0 */
+	size_t nwin;
 	__u64 observed;
 	/* intervals between a thread's consecutive calls of the probes that
 	 * stay on, both inside one window or both inside one gap */
@@ -48,76 +50,13 @@ static bool is_hot_call(const struct isr_ev_hdr *h)
 	return fn && ISR_CUDA_FAM_ENTRY_ONLY(fn->family);
 }
 
-/* The windows from the sampling events into *out (NULL, *n = 0, when the
- * hot path was never switched off, or there was no budget). 0 or -ENOMEM. */
-static int collect_windows(const struct recording *r, __u64 start, __u64 end, struct sampling *s,
-			   struct window **out, size_t *n)
-{
-	struct window *w = NULL;
-	size_t cap = 0;
-	bool open = false;
-
-	*n = 0;
-	for (size_t i = 0; i < r->event_count; i++) {
-		const struct isr_ev_sampling *e = (const void *)r->events[i];
-		__u64 ts;
-
-		if (e->hdr.type != ISR_EV_SAMPLING || e->hdr.size < sizeof(*e))
-			continue;
-		ts = e->hdr.ts_ns < start ? start : e->hdr.ts_ns > end ? end : e->hdr.ts_ns;
-		if (e->switch_ns > s->switch_ns_max)
-			s->switch_ns_max = e->switch_ns;
-		if (e->kind == ISR_SAMPLING_START) {
-			s->budget = true;
-			s->budget_pct = e->budget_ppm / 1e4;
-			s->hit_cost_ns = e->hit_cost_ps / 1e3;
-			ts = start;
-		} else if (e->kind == ISR_SAMPLING_ON) {
-			ts = e->hdr.ts_ns < start ? start : e->hdr.ts_ns;
-		} else if (e->kind != ISR_SAMPLING_OFF) {
-			continue;
-		}
-		if (e->kind == ISR_SAMPLING_OFF) {
-			s->sampled = true;
-			if (open) {
-				w[*n - 1].end = ts;
-				w[*n - 1].released = ts + e->switch_ns;
-			}
-			open = false;
-			continue;
-		}
-		if (open)
-			continue; /* a second start: the window goes on */
-		if (*n == cap) {
-			struct window *nw = reallocarray(w, cap ? 2 * cap : 16, sizeof(*w));
-
-			if (!nw) {
-				free(w);
-				return -ENOMEM;
-			}
-			w = nw;
-			cap = cap ? 2 * cap : 16;
-		}
-		w[*n].start = ts;
-		w[*n].end = end;
-		w[*n].released = end;
-		(*n)++;
-		open = true;
-	}
-	if (!s->sampled) {
-		free(w);
-		w = NULL;
-		*n = 0;
-	}
-	*out = w;
-	return 0;
-}
-
 /* The last window starting at or before ts (0 for earlier events). */
 static size_t window_of(const struct window *w, size_t n, __u64 ts)
 {
 	size_t lo = 0, hi = n;
 
+	if (!n)
+		return 0;
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
 
@@ -136,7 +75,7 @@ static long window_where(const struct window *w, size_t n, __u64 ts)
 {
 	size_t k = window_of(w, n, ts);
 
-	if (ts < w[k].start)
+	if (!n || ts < w[k].start)
 		return -1;
 	if (ts < w[k].end)
 		return 2 * (long)k;
@@ -211,11 +150,16 @@ static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
 
 /* The call rate of p in window k (calls per ns), or -1 when p was not
  * alive in it. */
+static __u64 calls_in(const struct proc_acc *p, size_t k)
+{
+	return k < p->nwin ? p->per_window[k] : 0;
+}
+
 static double window_rate(const struct proc_acc *p, const struct window *w, size_t k)
 {
 	__u64 len = overlap(w[k].start, w[k].end, p->first, p->last + 1);
 
-	return len ? (double)p->per_window[k] / (double)len : -1;
+	return len ? (double)calls_in(p, k) / (double)len : -1;
 }
 
 /* observed + each gap's length x the rate of the windows around it x
@@ -253,116 +197,190 @@ static __u64 activity_end(const struct proc_acc *p, const struct window *w, size
 	size_t k = window_of(w, n, p->last);
 	__u64 len, interval;
 
-	if (p->last > w[k].released || w[k].end >= end || !p->per_window[k])
+	if (p->last > w[k].released || w[k].end >= end || !calls_in(p, k))
 		return p->last;
 	len = overlap(w[k].start, w[k].end, p->first, p->last + 1);
-	interval = len / p->per_window[k];
+	interval = len / calls_in(p, k);
 	if (p->last < w[k].end && w[k].end - p->last > 3 * interval + 1000000)
 		return p->last;
 	return p->exit ? p->exit : end;
 }
 
-static struct proc_acc *proc_get(struct proc_acc **procs, size_t *count, size_t *cap, __u32 pid, size_t nwin)
-{
-	for (size_t i = 0; i < *count; i++)
-		if ((*procs)[i].pid == pid)
-			return &(*procs)[i];
-	if (*count == *cap) {
-		struct proc_acc *np = reallocarray(*procs, *cap ? 2 * *cap : 8, sizeof(**procs));
+struct sampling_builder {
+	__u64 start, end;	/* the recording window */
+	struct sampling s;	/* the budget's settings, as they come */
+	struct window *w;	/* every window so far, the last one open when `open` */
+	size_t nwin, win_cap;
+	bool open;
+	struct proc_acc *procs;
+	size_t count, cap;
+};
 
-		if (!np)
-			return NULL;
-		*procs = np;
-		*cap = *cap ? 2 * *cap : 8;
-	}
-	memset(&(*procs)[*count], 0, sizeof(**procs));
-	(*procs)[*count].pid = pid;
-	(*procs)[*count].first = ~0ULL;
-	(*procs)[*count].per_window = calloc(nwin, sizeof(__u64));
-	if (!(*procs)[*count].per_window)
+static struct proc_acc *proc_get(struct sampling_builder *b, __u32 pid)
+{
+	for (size_t i = 0; i < b->count; i++)
+		if (b->procs[i].pid == pid)
+			return &b->procs[i];
+	if (array__reserve(&b->procs, &b->cap, b->count + 1, sizeof(*b->procs)))
 		return NULL;
-	return &(*procs)[(*count)++];
+	memset(&b->procs[b->count], 0, sizeof(*b->procs));
+	b->procs[b->count].pid = pid;
+	b->procs[b->count].first = ~0ULL;
+	return &b->procs[b->count++];
 }
 
-int sampling__compute(const struct recording *r, __u64 start, __u64 end, struct sampling *out)
+/* The budget's settings, and the windows: from the recording start (or an
+ * ON event, the end of an attach) to the next OFF event (the start of a
+ * release), or to the end. */
+static int on_sampling(struct sampling_builder *b, const struct isr_ev_sampling *e)
 {
-	struct proc_acc *procs = NULL;
-	size_t nwin, count = 0, cap = 0, i;
-	struct window *w;
-	int err;
+	struct sampling *s = &b->s;
+	__u64 ts = e->hdr.ts_ns < b->start ? b->start : e->hdr.ts_ns > b->end ? b->end : e->hdr.ts_ns;
+
+	if (e->switch_ns > s->switch_ns_max)
+		s->switch_ns_max = e->switch_ns;
+	if (e->kind == ISR_SAMPLING_START) {
+		s->budget = true;
+		s->budget_pct = e->budget_ppm / 1e4;
+		s->hit_cost_ns = e->hit_cost_ps / 1e3;
+		ts = b->start;
+	} else if (e->kind == ISR_SAMPLING_ON) {
+		ts = e->hdr.ts_ns < b->start ? b->start : e->hdr.ts_ns;
+	} else if (e->kind != ISR_SAMPLING_OFF) {
+		return 0;
+	}
+	if (e->kind == ISR_SAMPLING_OFF) {
+		s->sampled = true;
+		if (b->open) {
+			b->w[b->nwin - 1].end = ts;
+			b->w[b->nwin - 1].released = ts + e->switch_ns;
+		}
+		b->open = false;
+		return 0;
+	}
+	if (b->open)
+		return 0; /* a second start: the window goes on */
+	if (array__reserve(&b->w, &b->win_cap, b->nwin + 1, sizeof(*b->w)))
+		return -ENOMEM;
+	b->w[b->nwin].start = ts;
+	b->w[b->nwin].end = b->end;
+	b->w[b->nwin].released = b->end;
+	b->nwin++;
+	b->open = true;
+	return 0;
+}
+
+/* The span of each process's CUDA calls (the synchronizations that are
+ * never switched off tell when its launching started and ended better than
+ * its lifetime: a job loads for a while before it launches, and tears its
+ * context down after), and its hot calls per window. A call comes after
+ * every window that starts before it: the one it falls in is known. */
+static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
+{
+	struct proc_acc *p = proc_get(b, h->pid);
+	size_t k;
+
+	if (!p)
+		return -ENOMEM;
+	if (h->ts_ns < p->first)
+		p->first = h->ts_ns;
+	if (h->ts_ns > p->last)
+		p->last = h->ts_ns;
+	if (!is_hot_call(h))
+		return cold_call(p, b->w, b->nwin, h);
+	k = window_of(b->w, b->nwin, h->ts_ns);
+	if (k >= p->nwin) {
+		size_t cap = p->nwin;
+
+		if (array__reserve(&p->per_window, &cap, b->nwin ? b->nwin : 1, sizeof(*p->per_window)))
+			return -ENOMEM;
+		memset(p->per_window + p->nwin, 0, (cap - p->nwin) * sizeof(*p->per_window));
+		p->nwin = cap;
+	}
+	p->per_window[k]++;
+	p->observed++;
+	return 0;
+}
+
+struct sampling_builder *sampling_builder__new(__u64 start, __u64 end)
+{
+	struct sampling_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->start = start;
+	b->end = end;
+	return b;
+}
+
+int sampling_builder__event(struct sampling_builder *b, const struct isr_ev_hdr *h)
+{
+	struct proc_acc *p;
+
+	if (h->type == ISR_EV_SAMPLING && h->size >= sizeof(struct isr_ev_sampling))
+		return on_sampling(b, (const void *)h);
+	if (h->type == ISR_EV_PROC_EXIT && h->size >= sizeof(struct isr_ev_proc_exit) &&
+	    (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD)) {
+		p = proc_get(b, h->pid);
+		if (!p)
+			return -ENOMEM;
+		p->exit = h->ts_ns;
+		return 0;
+	}
+	if (h->type == ISR_EV_CUDA_CALL && h->size >= sizeof(struct isr_ev_cuda_call))
+		return on_cuda_call(b, h);
+	return 0;
+}
+
+int sampling_builder__finish(struct sampling_builder *b, struct sampling *out)
+{
+	const struct window *w = b->w;
+	size_t nwin = b->nwin, i;
 
 	memset(out, 0, sizeof(*out));
-	err = collect_windows(r, start, end, out, &w, &nwin);
-	if (err || !w)
-		return err;
+	/* the settings and windows, when the hot path was ever switched off */
+	out->budget = b->s.budget;
+	out->budget_pct = b->s.budget_pct;
+	out->hit_cost_ns = b->s.hit_cost_ns;
+	out->switch_ns_max = b->s.switch_ns_max;
+	out->sampled = b->s.sampled;
+	if (!out->sampled || !nwin)
+		return 0;
 	out->windows = nwin;
 	for (i = 0; i < nwin; i++)
 		out->on_ns += w[i].end - w[i].start;
-	out->coverage = end > start ? (double)out->on_ns / (double)(end - start) : 1;
-
-	/* The span of each process's CUDA calls (the synchronizations that
-	 * are never switched off tell when its launching started and ended
-	 * better than its lifetime: a job loads for a while before it
-	 * launches, and tears its context down after), and its hot calls. */
-	for (i = 0; i < r->event_count && !err; i++) {
-		const struct isr_ev_hdr *h = r->events[i];
-		struct proc_acc *p;
-
-		if (h->type == ISR_EV_PROC_EXIT && h->size >= sizeof(struct isr_ev_proc_exit) &&
-		    (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD)) {
-			p = proc_get(&procs, &count, &cap, h->pid, nwin);
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			p->exit = h->ts_ns;
-			continue;
-		}
-		if (h->type != ISR_EV_CUDA_CALL || h->size < sizeof(struct isr_ev_cuda_call))
-			continue;
-		p = proc_get(&procs, &count, &cap, h->pid, nwin);
-		if (!p) {
-			err = -ENOMEM;
-			break;
-		}
-		if (h->ts_ns < p->first)
-			p->first = h->ts_ns;
-		if (h->ts_ns > p->last)
-			p->last = h->ts_ns;
-		if (is_hot_call(h)) {
-			p->per_window[window_of(w, nwin, h->ts_ns)]++;
-			p->observed++;
-		} else {
-			err = cold_call(p, w, nwin, h);
-		}
-	}
-	if (!err) {
-		out->procs = calloc(count ? count : 1, sizeof(*out->procs));
-		if (!out->procs)
-			err = -ENOMEM;
-	}
-	for (i = 0; i < count && !err; i++) {
+	out->coverage = b->end > b->start ? (double)out->on_ns / (double)(b->end - b->start) : 1;
+	out->procs = calloc(b->count ? b->count : 1, sizeof(*out->procs));
+	if (!out->procs)
+		return -ENOMEM;
+	for (i = 0; i < b->count; i++) {
+		struct proc_acc *p = &b->procs[i];
 		struct sampling_process *sp;
 
-		if (!procs[i].observed)
+		if (!p->observed)
 			continue;
-		procs[i].last = activity_end(&procs[i], w, nwin, end);
+		p->last = activity_end(p, w, nwin, b->end);
 		sp = &out->procs[out->proc_count++];
-		sp->pid = procs[i].pid;
-		sp->observed = procs[i].observed;
-		sp->slowdown = slowdown(&procs[i]);
-		sp->estimated = estimate(&procs[i], w, nwin, end, sp->slowdown);
+		sp->pid = p->pid;
+		sp->observed = p->observed;
+		sp->slowdown = slowdown(p);
+		sp->estimated = estimate(p, w, nwin, b->end, sp->slowdown);
 		sp->scale = sp->estimated / (double)sp->observed;
 	}
-	for (i = 0; i < count; i++) {
-		free(procs[i].per_window);
-		free(procs[i].cold);
+	return 0;
+}
+
+void sampling_builder__free(struct sampling_builder *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->count; i++) {
+		free(b->procs[i].per_window);
+		free(b->procs[i].cold);
 	}
-	free(procs);
-	free(w);
-	if (err)
-		sampling__free(out);
-	return err;
+	free(b->procs);
+	free(b->w);
+	free(b);
 }
 
 double sampling__scale(const struct sampling *s, __u32 pid)

@@ -2,7 +2,9 @@
 /*
  * The overhead budget as a recording tells it (isr_ev_sampling), and the
  * extrapolation of the hot-path CUDA calls it sampled. Pure: a function of
- * the recording only.
+ * the events it is fed, in pass order (pass.h): a window is known when its
+ * sampling event comes, before the calls inside it; what the calls of each
+ * window extrapolate to is reckoned at the end.
  *
  * Windows: the hot-path probes (entry-only families: launches, async
  * copies, memsets) are on from the recording start to the first OFF event,
@@ -40,7 +42,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "recording.h"
+#include "registry.h"
 
 struct sampling_process {
 	__u32 pid;
@@ -63,8 +65,16 @@ struct sampling {
 	size_t proc_count;
 };
 
-/* r's events sorted; [start, end] the recording window. 0 or -ENOMEM. */
-int sampling__compute(const struct recording *r, __u64 start, __u64 end, struct sampling *out);
+/* The sampling of the events fed, in pass order; [start, end] the
+ * recording window. NULL when out of memory. */
+struct sampling_builder;
+struct sampling_builder *sampling_builder__new(__u64 start, __u64 end);
+/* 0 or -ENOMEM. */
+int sampling_builder__event(struct sampling_builder *b, const struct isr_ev_hdr *h);
+/* Fills out (sampling__free frees it). 0 or -ENOMEM. */
+int sampling_builder__finish(struct sampling_builder *b, struct sampling *out);
+void sampling_builder__free(struct sampling_builder *b);
+
 /* The scale of pid's hot-path counts: 1 when not sampled. */
 double sampling__scale(const struct sampling *s, __u32 pid);
 void sampling__free(struct sampling *s);

@@ -39,7 +39,7 @@ struct series {
 	const struct pass *pass;
 	struct timeline *tl;
 	struct attribution *attr;
-	const struct py_report *py;
+	struct htab py_stacks;		/* stack id -> 1: the stacks with a Python frame */
 	__u64 start, end, width;
 	struct htab by_dev;		/* pid << 32 | device -> index */
 	struct dev **devs;
@@ -209,22 +209,14 @@ static void on_span(void *ctx, const struct tl_span *sp)
 	}
 }
 
-static int stack_cmp(const void *key, const void *elem)
-{
-	__u32 id = *(const __u32 *)key, other = ((const struct py_stack *)elem)->id;
-
-	return (id > other) - (id < other);
-}
-
-/* Whether stack id has a Python frame. */
+/* Whether stack id has a Python frame: its ISR_EV_PY_STACK came before
+ * (the recorder writes a stack just before the first sample naming it, at
+ * the same time, and file order breaks ties). */
 static bool python_stack(const struct series *s, __u32 id)
 {
-	const struct py_stack *st;
+	__u64 v;
 
-	if (!s->py || !s->py->nstacks)
-		return false;
-	st = bsearch(&id, s->py->stacks, s->py->nstacks, sizeof(*s->py->stacks), stack_cmp);
-	return st && st->depth > 0;
+	return htab_u64__get(&s->py_stacks, id, &v);
 }
 
 static struct mem *mem_of(struct series *s, __u32 pid)
@@ -268,6 +260,13 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	if (s->err)
 		return;
 	switch (h->type) {
+	case ISR_EV_PY_STACK: {
+		const struct isr_ev_py_stack *ps = (const void *)h;
+
+		if (ps->depth && htab_u64__put(&s->py_stacks, ps->stack_id, 1))
+			s->err = -ENOMEM;
+		return;
+	}
 	case ISR_EV_GPU_KERNEL:
 	case ISR_EV_GPU_MEMCPY:
 	case ISR_EV_GPU_MEMSET: {
@@ -316,8 +315,7 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	}
 }
 
-struct series *series__new(const struct pass *p, struct timeline *tl, struct attribution *attr,
-			   const struct py_report *py)
+struct series *series__new(const struct pass *p, struct timeline *tl, struct attribution *attr)
 {
 	struct series *s = calloc(1, sizeof(*s));
 	struct attr_gap_hook hook;
@@ -327,7 +325,6 @@ struct series *series__new(const struct pass *p, struct timeline *tl, struct att
 	s->pass = p;
 	s->tl = tl;
 	s->attr = attr;
-	s->py = py;
 	s->start = pass__start(p);
 	s->end = pass__end(p);
 	s->width = (s->end - s->start + SERIES_BUCKETS - 1) / SERIES_BUCKETS;
@@ -433,6 +430,7 @@ void series__free(struct series *s)
 	htab__free(&s->by_dev);
 	htab__free(&s->by_thread);
 	htab__free(&s->by_pid);
+	htab__free(&s->py_stacks);
 	devmem__free(s->dm);
 	free(s);
 }

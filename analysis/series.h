@@ -24,7 +24,6 @@
 #include <linux/types.h>
 #include "timeline.h"
 #include "attribution.h"
-#include "py_report.h"
 
 #define SERIES_BUCKETS		1000
 #define SERIES_BEFORE_FIRST	CAUSE_MAX	/* idle index: before the device's first work */
@@ -53,10 +52,10 @@ struct series_memory {
 struct series;
 
 /* A series over the window of pass p, fed by tl and attr (the observer and
- * the gap hook are registered here: add it after the attribution). py: the
- * Python stacks (NULL: running is native). NULL + errno. */
-struct series *series__new(const struct pass *p, struct timeline *tl, struct attribution *attr,
-			   const struct py_report *py);
+ * the gap hook are registered here: add it after the attribution). Running
+ * is Python in a bucket where most of the thread's samples had a Python
+ * frame (the pass's own stack records tell). NULL + errno. */
+struct series *series__new(const struct pass *p, struct timeline *tl, struct attribution *attr);
 void series__free(struct series *s);
 /* After attribution__finish. 0 or -errno. */
 int series__finish(struct series *s);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Per-thread scheduling summary: one pass over the time-sorted events with a
- * small state machine per thread (see summary.h for the definitions).
+ * Per-thread scheduling summary: fed the pass's events (pass.h) one by one,
+ * with a small state machine per thread (see summary.h for the definitions).
  *
  * Threads are looked up by tid in an open-addressing hash table, so a pass
  * costs O(events + threads). A tid can be reused after its thread exited:
@@ -51,7 +51,7 @@ struct tstate {
 	__u64 since;		/* start of the current ON or OFF interval */
 	__u64 runnable_since;
 	__u64 *sync_ns_by_fn;	/* [ISR_CUDA_FN_MAX], once the thread synchronizes */
-	double calls_est, launches_est;	/* CUDA calls, sampled ones scaled */
+	__u64 hot_calls;	/* calls of the entry-only families (scaled when sampled) */
 	bool gil_seen;		/* any GIL event of the thread yet */
 	__u64 gil_held_since;	/* holds the GIL since (PyEval_RestoreThread returned); 0: not */
 	struct htab waker_idx;	/* pid << 32 | tid of a waker -> index in wakers */
@@ -67,6 +67,7 @@ struct pstate {
 	struct htab host_allocs;	/* address -> bytes (HOST: pinned) */
 	struct htab vmm_handles;	/* physical handle -> bytes */
 	struct htab kernels;		/* launch handle -> index in ctx.kernels */
+	__u64 *hot_by_fn;		/* [ISR_CUDA_FN_MAX]: entry-only calls, once it made one */
 };
 
 /* A launch handle of a process. */
@@ -74,16 +75,18 @@ struct kstate {
 	__u32 pid;
 	__u64 handle;
 	__u64 owner;		/* unnamed alias: the kernel whose name it takes */
-	__u64 launches;
-	double launches_est;	/* sampled ones scaled */
+	__u64 launches;		/* all of the entry-only families: scaled when sampled */
 	bool has_name;
 	char name[ISR_KERNEL_NAME_LEN + 1];
 };
 
 struct ctx {
 	const struct recording *r;
+	const struct pass *pass;
 	__u64 start, end;
-	struct htab targets;	/* pids whose threads are summarized */
+	struct summary *s;	/* being filled */
+	struct sampling_builder *sampling;
+	struct gpu_builder *gpu;
 	struct htab by_tid;	/* tid -> index of its latest incarnation */
 	struct tstate *threads;
 	size_t count, cap;
@@ -95,8 +98,11 @@ struct ctx {
 	size_t proc_count, proc_cap;
 	struct kstate *kernels;
 	size_t kernel_count, kernel_cap;
-	const struct sampling *sm;
-	double fn_est[ISR_CUDA_FN_MAX];	/* calls by known function, sampled ones scaled */
+};
+
+/* The handlers' state. */
+struct summary_builder {
+	struct ctx c;
 };
 
 /* The element under key in map, of the array *arrp of *count elements of
@@ -132,9 +138,7 @@ static void copy_comm(char dst[16], const char *src, size_t srclen)
 
 static bool is_target(const struct ctx *c, __u32 pid)
 {
-	__u64 one;
-
-	return pid && htab_u64__get(&c->targets, pid, &one);
+	return pass__is_target(c->pass, pid);
 }
 
 /* Appends a thread whose window starts at `start` and maps tid to it.
@@ -547,16 +551,14 @@ static int proc__apply_call(struct pstate *p, __u16 family, const struct isr_ev_
 	}
 }
 
-static int thread__cuda_call(struct tstate *t, __u16 family, const struct isr_ev_cuda_call *e, double weight)
+static int thread__cuda_call(struct tstate *t, __u16 family, const struct isr_ev_cuda_call *e)
 {
 	thread__running(t);
 	t->s.cuda_calls++;
-	t->calls_est += weight;
+	t->hot_calls += ISR_CUDA_FAM_ENTRY_ONLY(family);
 	if (family == ISR_CUDA_FAM_LAUNCH || family == ISR_CUDA_FAM_LAUNCH_EX ||
-	    family == ISR_CUDA_FAM_GRAPH) {
+	    family == ISR_CUDA_FAM_GRAPH)
 		t->s.cuda_launches++;
-		t->launches_est += weight;
-	}
 	if ((family != ISR_CUDA_FAM_SYNC && family != ISR_CUDA_FAM_COPY_SYNC) ||
 	    !(e->flags & ISR_CUDA_RETURNED))
 		return 0;
@@ -580,18 +582,24 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 	struct pstate *p;
 	struct tstate *t;
 	int err = 0;
-	/* what one recorded call stands for: more than one where sampled */
-	double weight = ISR_CUDA_FAM_ENTRY_ONLY(family) ? sampling__scale(c->sm, e->hdr.pid) : 1;
 
 	f = ctx__fn(c, e->func, &err);
 	if (!f)
 		return err;
 	f->calls++;
-	if (fn)
-		c->fn_est[e->func] += weight;
 	p = ctx__proc(c, e->hdr.pid, &err);
 	if (!p)
 		return err;
+	/* what a recorded call of the hot path stands for is known at the
+	 * end (sampling.h): counted per process and function until then */
+	if (ISR_CUDA_FAM_ENTRY_ONLY(family)) {
+		if (!p->hot_by_fn) {
+			p->hot_by_fn = calloc(ISR_CUDA_FN_MAX, sizeof(*p->hot_by_fn));
+			if (!p->hot_by_fn)
+				return -ENOMEM;
+		}
+		p->hot_by_fn[e->func]++;	/* a known function: it has a family */
+	}
 	if (returned) {
 		f->returned++;
 		f->total_ns += e->duration_ns;
@@ -615,13 +623,12 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 		if (!k)
 			return err;
 		k->launches++;
-		k->launches_est += weight;
 	}
 	t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
 	if (!t)
 		return err;
 	t->seen = true;
-	return thread__cuda_call(t, family, e, weight);
+	return thread__cuda_call(t, family, e);
 }
 
 static int on_cuda_name(void *ctx, const struct isr_ev_cuda_name *e)
@@ -864,6 +871,22 @@ static void thread__gil(struct tstate *t, const struct isr_ev_gil *e, __u64 ts, 
 	t->gil_seen = true;
 }
 
+static int on_gil_wait(void *ctx, const struct isr_ev_gil_wait *e)
+{
+	struct ctx *c = ctx;
+	int err = 0;
+	struct tstate *t = ctx__subject(c, &e->hdr, &err);
+	__u64 ts, end;
+
+	if (!t)
+		return err;
+	ts = ctx__clamp(c, e->hdr.ts_ns);
+	end = ctx__clamp(c, e->hdr.ts_ns + e->duration_ns);
+	t->s.gil_blocked_ns += span(ts, end);
+	t->s.gil_blocks++;
+	return 0;
+}
+
 static int on_gil(void *ctx, const struct isr_ev_gil *e)
 {
 	struct ctx *c = ctx;
@@ -897,6 +920,7 @@ static const struct isr_ev_handlers summary_handlers = {
 	.cuda_call = on_cuda_call,
 	.cuda_name = on_cuda_name,
 	.gil = on_gil,
+	.gil_wait = on_gil_wait,
 	.sampling = on_sampling,
 };
 
@@ -909,38 +933,6 @@ static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
 	if (err == ISR_EV_UNHANDLED) {
 		err = 0;
 		ctx__subject(c, h, &err);
-	}
-	return err;
-}
-
-/* A registered event long enough to read as its type; others are only
- * counted. */
-static bool event_usable(const struct isr_ev_hdr *h)
-{
-	return isr_event_name(h->type) && h->size >= isr_event_min_size(h->type);
-}
-
-/* Target pids: the recording's processes, the subjects of every event that
- * is emitted only for targets, and children the recorder followed. */
-static int ctx__collect_targets(struct ctx *c)
-{
-	const struct recording *r = c->r;
-	int err = 0;
-
-	for (size_t i = 0; i < r->process_count && !err; i++)
-		if (r->processes[i].pid)
-			err = htab_u64__put(&c->targets, r->processes[i].pid, 1);
-	for (size_t i = 0; i < r->event_count && !err; i++) {
-		const struct isr_ev_hdr *h = r->events[i];
-		const struct isr_ev_proc_fork *f = (const void *)h;
-
-		if (!event_usable(h) || h->type == ISR_EV_SCHED_SWITCH || h->type == ISR_EV_SAMPLING)
-			continue;
-		if (h->pid)
-			err = htab_u64__put(&c->targets, h->pid, 1);
-		if (!err && h->type == ISR_EV_PROC_FORK && f->child_pid &&
-		    (f->flags & (ISR_FORK_FOLLOWED | ISR_FORK_THREAD)))
-			err = htab_u64__put(&c->targets, f->child_pid, 1);
 	}
 	return err;
 }
@@ -989,20 +981,6 @@ static int thread_cmp(const void *a, const void *b)
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
 	return 0;
-}
-
-static void ctx__window(struct ctx *c)
-{
-	const struct recording *r = c->r;
-
-	c->start = r->host.start_mono_ns;
-	c->end = r->end_mono_ns;
-	if (!c->start && r->event_count)
-		c->start = r->events[0]->ts_ns;
-	if (!c->end && r->event_count)
-		c->end = r->events[r->event_count - 1]->ts_ns;
-	if (c->end < c->start)
-		c->end = c->start;
 }
 
 /* The functions with the most sync time, most first. */
@@ -1074,6 +1052,7 @@ static char *kernel__display_name(const struct kstate *k)
 static int ctx__finish_kernels(struct ctx *c, struct summary *s)
 {
 	size_t n = 0;
+	double scale;
 
 	for (size_t i = 0; i < c->kernel_count; i++)
 		n += c->kernels[i].launches > 0;
@@ -1092,8 +1071,9 @@ static int ctx__finish_kernels(struct ctx *c, struct summary *s)
 		ks->handle = k->handle;
 		ks->launches = k->launches;
 		ks->observed_launches = k->launches;
-		if (s->sampling.sampled && k->launches_est != (double)k->launches) {
-			ks->launches = llround(k->launches_est);
+		scale = sampling__scale(&s->sampling, k->pid);
+		if (s->sampling.sampled && scale != 1) {
+			ks->launches = llround((double)k->launches * scale);
 			ks->estimated = true;
 		}
 		ks->named = k->has_name;
@@ -1105,6 +1085,21 @@ static int ctx__finish_kernels(struct ctx *c, struct summary *s)
 	return 0;
 }
 
+/* The calls of function f, its sampled ones scaled by their process's
+ * scale. */
+static double ctx__fn_estimate(const struct ctx *c, const struct summary *s, const struct cuda_fn_summary *f)
+{
+	const struct isr_cuda_fn *fn = isr_cuda_fn(f->func);
+	double est = 0;
+
+	if (!fn || !ISR_CUDA_FAM_ENTRY_ONLY(fn->family))
+		return (double)f->calls;
+	for (size_t i = 0; i < c->proc_count; i++)
+		if (c->procs[i].hot_by_fn)
+			est += (double)c->procs[i].hot_by_fn[f->func] * sampling__scale(&s->sampling, c->procs[i].s.pid);
+	return est;
+}
+
 /* Moves the CUDA tables into s. */
 static int ctx__finish_cuda(struct ctx *c, struct summary *s)
 {
@@ -1114,10 +1109,11 @@ static int ctx__finish_cuda(struct ctx *c, struct summary *s)
 	c->fn_count = 0;
 	for (size_t i = 0; i < s->cuda_fn_count; i++) {
 		struct cuda_fn_summary *f = &s->cuda_fns[i];
+		double est = ctx__fn_estimate(c, s, f);
 
 		f->observed = f->calls;
-		if (s->sampling.sampled && f->func < ISR_CUDA_FN_MAX && c->fn_est[f->func] != (double)f->calls) {
-			f->calls = llround(c->fn_est[f->func]);
+		if (s->sampling.sampled && est != (double)f->calls) {
+			f->calls = llround(est);
 			f->estimated = true;
 		}
 	}
@@ -1139,36 +1135,14 @@ static int ctx__finish_cuda(struct ctx *c, struct summary *s)
 	return ctx__finish_kernels(c, s);
 }
 
-static int ctx__run(struct ctx *c, struct summary *s)
+static int ctx__finish_threads(struct ctx *c, struct summary *s)
 {
-	const struct recording *r = c->r;
-	int err;
-
-	err = ctx__collect_targets(c);
-	if (!err)
-		err = ctx__add_listed(c);
-	for (size_t i = 0; i < r->event_count && !err; i++) {
-		const struct isr_ev_hdr *h = r->events[i];
-
-		s->event_total++;
-		if (h->type > 0 && h->type < ISR_EV_TYPE_MAX)
-			s->event_counts[h->type]++;
-		if (!event_usable(h))
-			continue;
-		if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE)
-			s->gil_acquire_events++;
-		else if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_RELEASE)
-			s->gil_release_events++;
-		err = on_event(c, h);
-	}
-	if (err)
-		return err;
-
 	s->threads = calloc(c->count ? c->count : 1, sizeof(*s->threads));
 	if (!s->threads)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->count; i++) {
 		struct tstate *t = &c->threads[i];
+		double scale = sampling__scale(&s->sampling, t->s.pid);
 
 		if (!t->s.exited) {
 			thread__close(t, c->end, TS_OFF);
@@ -1176,8 +1150,10 @@ static int ctx__run(struct ctx *c, struct summary *s)
 		}
 		if (t->gil_held_since)
 			t->s.gil_hold_ns += span(t->gil_held_since, t->s.end_ns);
+		if (!t->s.gil_acquisitions)
+			t->s.gil_wait_ns = t->s.gil_blocked_ns;
 		if (!t->s.comm[0]) {
-			const char *comm = process_comm(r, t->s.pid);
+			const char *comm = process_comm(c->r, t->s.pid);
 
 			if (comm)
 				copy_comm(t->s.comm, comm, strlen(comm));
@@ -1185,21 +1161,26 @@ static int ctx__run(struct ctx *c, struct summary *s)
 		thread__top_sync_fns(t);
 		thread__top_waker(t);
 		t->s.cuda_launches_observed = t->s.cuda_launches;
-		if (s->sampling.sampled && t->calls_est != (double)t->s.cuda_calls) {
+		/* every launch is of an entry-only family */
+		if (s->sampling.sampled && t->hot_calls && scale != 1) {
 			t->s.cuda_estimated = true;
-			t->s.cuda_calls = llround(t->calls_est);
-			t->s.cuda_launches = llround(t->launches_est);
+			t->s.cuda_calls = llround((double)(t->s.cuda_calls - t->hot_calls) +
+						  (double)t->hot_calls * scale);
+			t->s.cuda_launches = llround((double)t->s.cuda_launches * scale);
 		}
 		s->threads[i] = t->s;
 	}
 	s->thread_count = c->count;
 	qsort(s->threads, s->thread_count, sizeof(*s->threads), thread_cmp);
-	return ctx__finish_cuda(c, s);
+	return 0;
 }
 
-static void ctx__free(struct ctx *c)
+void summary_builder__free(struct summary_builder *b)
 {
-	htab__free(&c->targets);
+	struct ctx *c = b ? &b->c : NULL;
+
+	if (!b)
+		return;
 	htab__free(&c->by_tid);
 	htab__free(&c->fn_by_id);
 	htab__free(&c->proc_by_pid);
@@ -1214,6 +1195,7 @@ static void ctx__free(struct ctx *c)
 		struct pstate *p = &c->procs[i];
 
 		free(p->s.failed);
+		free(p->hot_by_fn);
 		htab__free(&p->device_allocs);
 		htab__free(&p->host_allocs);
 		htab__free(&p->vmm_handles);
@@ -1221,40 +1203,115 @@ static void ctx__free(struct ctx *c)
 	}
 	free(c->procs);
 	free(c->kernels);
+	sampling_builder__free(c->sampling);
+	gpu_builder__free(c->gpu);
+	summary__free(c->s);
+	free(b);
 }
 
-int summary__compute(const struct recording *r, struct summary **out)
+struct summary_builder *summary_builder__new(const struct pass *p)
 {
-	struct ctx c = { .r = r };
+	struct summary_builder *b = calloc(1, sizeof(*b));
+	const struct recording *r = pass__recording(p);
 	struct summary *s;
+	struct ctx *c;
 	int err;
 
-	*out = NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	ctx__window(&c);
-	s->start_ns = c.start;
-	s->end_ns = c.end;
-	s->duration_s = (double)(c.end - c.start) / 1e9;
+	if (!b)
+		return NULL;
+	c = &b->c;
+	c->r = r;
+	c->pass = p;
+	c->start = pass__start(p);
+	c->end = pass__end(p);
+	s = c->s = calloc(1, sizeof(*s));
+	c->sampling = sampling_builder__new(c->start, c->end);
+	c->gpu = gpu_builder__new(p);
+	if (!s || !c->sampling || !c->gpu) {
+		summary_builder__free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->start_ns = c->start;
+	s->end_ns = c->end;
+	s->duration_s = (double)(c->end - c->start) / 1e9;
 	s->truncated = r->truncated;
 	for (int i = 0; i < ISR_SRC_MAX; i++) {
 		s->drops[i] = r->drops[i];
 		s->drops_total += r->drops[i];
 	}
-
-	err = sampling__compute(r, c.start, c.end, &s->sampling);
-	c.sm = &s->sampling;
-	if (!err)
-		err = ctx__run(&c, s);
-	ctx__free(&c);
-	err = err ?: gpu_summary__compute(r, s);
+	err = ctx__add_listed(c);
 	if (err) {
-		summary__free(s);
-		return err;
+		summary_builder__free(b);
+		errno = -err;
+		return NULL;
 	}
-	*out = s;
-	return 0;
+	return b;
+}
+
+int summary_builder__event(struct summary_builder *b, const struct pass_event *e)
+{
+	const struct isr_ev_hdr *h = e->h;
+	struct ctx *c = &b->c;
+	struct summary *s = c->s;
+	int err;
+
+	s->event_total++;
+	if (h->type > 0 && h->type < ISR_EV_TYPE_MAX)
+		s->event_counts[h->type]++;
+	if (!pass__usable(h))
+		return 0;
+	if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE)
+		s->gil_acquire_events++;
+	else if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_RELEASE)
+		s->gil_release_events++;
+	err = sampling_builder__event(c->sampling, h);
+	err = err ?: gpu_builder__event(c->gpu, e);
+	return err ?: on_event(c, h);
+}
+
+int summary_builder__finish(struct summary_builder *b, struct summary **out)
+{
+	struct ctx *c = &b->c;
+	struct summary *s = c->s;
+	int err;
+
+	*out = NULL;
+	err = sampling_builder__finish(c->sampling, &s->sampling);
+	err = err ?: ctx__finish_threads(c, s);
+	err = err ?: ctx__finish_cuda(c, s);
+	err = err ?: gpu_builder__finish(c->gpu, s);
+	if (!err) {
+		*out = s;
+		c->s = NULL;
+	}
+	summary_builder__free(b);
+	return err;
+}
+
+int summary__compute(const struct recording *r, struct summary **out)
+{
+	struct summary_builder *b = NULL;
+	struct pass_event e;
+	struct pass *p;
+	int err, n;
+
+	*out = NULL;
+	err = pass__open(r, &p);
+	if (!err) {
+		b = summary_builder__new(p);
+		if (!b)
+			err = -errno;
+	}
+	while (!err && (n = pass__next(p, &e)) > 0)
+		err = summary_builder__event(b, &e);
+	if (!err) {
+		err = summary_builder__finish(b, out);
+		b = NULL;
+	}
+	summary_builder__free(b);
+	pass__free(p);
+	return err;
 }
 
 void summary__free(struct summary *s)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Per-thread scheduling and fault summary of a recording. Pure: a function
- * of the recording only.
+ * of the events it is fed in pass order (pass.h), with memory per thread,
+ * process, function, kernel and live allocation, never per event.
  *
  * Definitions (docs/report-json.md states them for users):
  *   on-CPU         switched in until switched out.
@@ -61,14 +62,27 @@
  *                  event (isr_ev_cuda_call of family LAUNCH, LAUNCH_EX or
  *                  GRAPH) of the same thread nearest to the record's mapped
  *                  start, within JOIN_WINDOW_NS plus the fit's bound, each
- *                  event used once.
+ *                  event used once. A kernel that starts more than 10 s
+ *                  after its launch record, or more than 1 s before it, is
+ *                  unjoined (gpu_summary.c: the join's state is bounded in
+ *                  time).
  *   causality      a joined kernel whose mapped GPU start is before its
  *                  launch call's entry is a violation (the clock mapping or
  *                  the join is wrong); counted, with the worst gap.
+ *   launch to start  the median over the joined kernels of a process from
+ *                  launch entry to mapped GPU start, from a histogram whose
+ *                  buckets span 1/64 of a power of two: the middle of the
+ *                  bucket of the exact (lower) median, within 0.8% of it
+ *                  (exact below 128 ns).
  *
- * Python (isr_ev_gil):
+ * Python (isr_ev_gil, isr_ev_gil_wait):
  *   GIL wait       entry to return of PyEval_RestoreThread: a thread taking
- *                  the GIL back after a call that released it.
+ *                  the GIL back after a call that released it (--gil); for
+ *                  a thread with no such return, its GIL blocked time.
+ *   GIL blocked    the scheduler's GIL waits: from leaving its CPU inside
+ *                  futex() on its interpreter's GIL to being switched back
+ *                  in (every take of the GIL that had to wait, the first
+ *                  of a new thread's too).
  *   GIL hold       from RestoreThread's return (for a thread whose first
  *                  GIL event is a release: from its window start) to its
  *                  next PyEval_SaveThread, or to its exit / the end. An
@@ -82,6 +96,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "recording.h"
+#include "pass.h"
 #include "sampling.h"
 #include "clock_fit.h"
 
@@ -118,9 +133,11 @@ struct thread_summary {
 	bool cuda_estimated;		/* its counts include sampled calls */
 	__u64 cuda_sync_ns;
 	__u16 cuda_sync_fns[SUMMARY_SYNC_FNS];	/* most sync time first; 0 ends the list */
-	__u64 gil_wait_ns;		/* in PyEval_RestoreThread, waiting for the GIL */
+	__u64 gil_wait_ns;		/* waiting for the GIL: --gil's when measured, else gil_blocked_ns */
 	__u64 gil_hold_ns;		/* holding the GIL (upper bound, see above) */
 	__u64 gil_acquisitions;		/* PyEval_RestoreThread returns */
+	__u64 gil_blocked_ns;		/* blocked on its GIL (isr_ev_gil_wait: the scheduler's) */
+	__u64 gil_blocks;		/* isr_ev_gil_wait events */
 };
 
 /* The calls of one CUDA function in the whole recording. */
@@ -210,7 +227,7 @@ struct gpu_process_stat {
 	__u64 unjoined;			/* kernels with no launch API record or no matching uprobe event */
 	__u64 causality_violations;
 	__u64 worst_violation_ns;	/* the largest launch entry - mapped GPU start */
-	__u64 launch_to_start_p50_ns;	/* joined kernels: launch entry to mapped GPU start */
+	__u64 launch_to_start_p50_ns;	/* joined kernels: launch entry to mapped GPU start (within 0.8%) */
 	__u64 cupti_dropped;		/* latest gpu_status */
 	bool failed;			/* the bridge reported a failure */
 	__s32 cupti_error;
@@ -249,7 +266,17 @@ struct summary {
 	size_t gpu_device_count;
 };
 
-/* r's events must be sorted (recording__sort_events). 0 or -errno. */
+/* The summary as a stage of a pass: fed every event of p in its order.
+ * NULL + errno when out of memory. */
+struct summary_builder;
+struct summary_builder *summary_builder__new(const struct pass *p);
+/* 0 or -errno. */
+int summary_builder__event(struct summary_builder *b, const struct pass_event *e);
+/* The summary of the events fed; frees b either way. 0 or -errno. */
+int summary_builder__finish(struct summary_builder *b, struct summary **out);
+void summary_builder__free(struct summary_builder *b);
+
+/* The summary of r (its events in memory) in a pass of its own. 0 or -errno. */
 int summary__compute(const struct recording *r, struct summary **out);
 void summary__free(struct summary *s);
 

@@ -29,6 +29,8 @@
 /* API launch records older than this are dropped: their kernels ran long
  * ago or never will. */
 #define LAUNCH_RECORD_TTL_NS	30000000000ull
+/* The fewest launch records worth a purge of those past the TTL. */
+#define LAUNCH_PURGE_MIN	1024
 
 static const char *const cat_names[TL_CAT_MAX] = {
 	[TL_GIL] = "gil_wait",
@@ -113,9 +115,12 @@ struct gdev {
 	size_t nsnaps, snap_cap;
 };
 
+/* A launch API record, until the work it launched came (a kernel; the
+ * kernels of a graph launch share its id: it stays) or the TTL passed. */
 struct launch_rec {
 	__u32 corr, tid;
 	__u64 start;
+	bool graph;
 };
 
 struct proc {
@@ -125,14 +130,18 @@ struct proc {
 	__u64 gpu_enabled_ns;		/* the bridge started collecting (0: not seen) */
 	__u32 *launchers;		/* tids that launched work */
 	size_t nlaunchers, launcher_cap;
-	struct htab by_corr;		/* correlation id + 1 -> index in recs */
-	struct launch_rec *recs;
-	size_t nrecs, rec_cap;
-	__u64 last_purge;
+	struct htab launches;		/* struct launch_rec by correlation id */
+	size_t purge_at;		/* records in it at the next purge */
 	/* the synchronization in progress (the latest that entered) */
 	__u32 sync_tid;
 	__u16 sync_fn;
 	__u64 sync_entry, sync_return;
+};
+
+/* A task that is not a target, as a task_info event named it. */
+struct task_name {
+	__u32 pid, tid;
+	char comm[16], process_comm[16];
 };
 
 /* What happens at a time no event marks: a device's work ends, a probed
@@ -163,6 +172,10 @@ struct timeline {
 	size_t ntimers, timer_cap;
 	struct tl_other *cpu_curr;	/* the task last seen switched in, per CPU */
 	size_t ncpus;
+	struct htab name_by_tid;	/* tid -> index in names */
+	struct htab name_by_pid;	/* pid -> index in names: the latest of its tasks named */
+	struct task_name *names;	/* one per task: what grows with the tasks seen, not the events */
+	size_t nnames, names_cap;
 	__u64 now;
 	const struct pass *pass;
 };
@@ -247,8 +260,11 @@ static enum tl_cat thr_cat(const struct thr *t, struct tl_other *other, __u16 *f
 	enum tl_cat c = base_cat(t);
 	int best = -1;
 
+	/* of two GIL waits (--gil's and the scheduler's), the one that names
+	 * the holder */
 	for (int i = 0; i < t->nov; i++)
-		if (t->ov[i].cat < c) {
+		if (t->ov[i].cat < c || (best >= 0 && t->ov[i].cat == c && !t->ov[best].other.tid &&
+					 t->ov[i].other.tid)) {
 			c = t->ov[i].cat;
 			best = i;
 		}
@@ -459,6 +475,16 @@ static int thr_overlay(struct timeline *tl, struct thr *t, enum tl_cat cat, __u6
 
 /* --- processes and devices ------------------------------------------------------------ */
 
+static __u64 launch_rec_hash(const void *e)
+{
+	return hash__u64(((const struct launch_rec *)e)->corr);
+}
+
+static bool launch_rec_equal(const void *a, const void *b)
+{
+	return ((const struct launch_rec *)a)->corr == ((const struct launch_rec *)b)->corr;
+}
+
 static struct proc *proc_get(struct timeline *tl, __u32 pid)
 {
 	struct proc *n, *p;
@@ -475,6 +501,8 @@ static struct proc *proc_get(struct timeline *tl, __u32 pid)
 	p = &tl->procs[tl->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	htab__init(&p->launches, sizeof(struct launch_rec), launch_rec_hash, launch_rec_equal);
+	p->purge_at = LAUNCH_PURGE_MIN;
 	return p;
 }
 
@@ -500,43 +528,38 @@ static int proc_add_launcher(struct proc *p, __u32 tid)
 	return 0;
 }
 
-/* Drops launch records older than the TTL once the table doubled. */
-static int proc_purge(struct proc *p, __u64 now)
+static bool launch_rec_expired(void *e, void *now)
 {
-	size_t keep = 0;
+	return ((struct launch_rec *)e)->start + LAUNCH_RECORD_TTL_NS < *(__u64 *)now;
+}
 
-	if (p->nrecs < 1024 || p->nrecs < 2 * p->last_purge)
-		return 0;
-	htab__free(&p->by_corr);
-	for (size_t i = 0; i < p->nrecs; i++) {
-		if (p->recs[i].start + LAUNCH_RECORD_TTL_NS < now)
-			continue;
-		p->recs[keep] = p->recs[i];
-		if (htab_u64__put(&p->by_corr, p->recs[keep].corr, keep))
-			return -ENOMEM;
-		keep++;
+/* Records past the TTL go once the table doubled since the last purge. */
+static int proc_launch_record(struct proc *p, __u32 corr, __u32 tid, __u64 start, bool graph)
+{
+	struct launch_rec key = { .corr = corr }, *r;
+	bool added;
+
+	if (p->launches.len >= p->purge_at) {
+		htab__remove_if(&p->launches, launch_rec_expired, &start);
+		p->purge_at = 2 * p->launches.len > LAUNCH_PURGE_MIN ? 2 * p->launches.len : LAUNCH_PURGE_MIN;
 	}
-	p->nrecs = keep;
-	p->last_purge = keep ? keep : 1;
+	r = htab__insert(&p->launches, &key, &added);
+	if (!r)
+		return -ENOMEM;
+	*r = (struct launch_rec){ .corr = corr, .tid = tid, .start = start, .graph = graph };
 	return 0;
 }
 
-static int proc_launch_record(struct proc *p, __u32 corr, __u32 tid, __u64 start)
+/* The work of launch record corr came: the record goes, unless other work
+ * of a graph launch will come. */
+static void proc_launch_done(struct proc *p, __u32 corr)
 {
-	struct launch_rec *n;
-	int err = proc_purge(p, start);
+	struct launch_rec key = { .corr = corr }, *r;
 
-	if (err)
-		return err;
-	n = grow(p->recs, p->nrecs, &p->rec_cap, sizeof(*p->recs));
-	if (!n)
-		return -ENOMEM;
-	p->recs = n;
-	p->recs[p->nrecs] = (struct launch_rec){ .corr = corr, .tid = tid, .start = start };
-	if (htab_u64__put(&p->by_corr, corr, p->nrecs))
-		return -ENOMEM;
-	p->nrecs++;
-	return 0;
+	r = htab__find(&p->launches, &key);
+	if (!r || r->graph)
+		return;
+	htab__remove(&p->launches, &key, NULL);
 }
 
 static struct gdev *dev_get(struct timeline *tl, __u32 pid, __u32 device, __u32 *index)
@@ -719,16 +742,17 @@ static void fire_timers(struct timeline *tl, __u64 upto, int *err)
 static __u32 work_launcher(struct timeline *tl, __u32 pid, __u32 corr, __u64 at, __u64 *launch_ns)
 {
 	const struct proc *p = proc_find(tl, pid);
-	__u64 idx;
+	struct launch_rec key = { .corr = corr };
+	const struct launch_rec *r;
 	__u32 best = 0;
 	__u64 best_t = 0;
 
 	*launch_ns = 0;
 	if (!p)
 		return 0;
-	if (corr && htab_u64__get(&p->by_corr, corr, &idx)) {
-		*launch_ns = p->recs[idx].start;
-		return p->recs[idx].tid;
+	if (corr && (r = htab__find(&p->launches, &key))) {
+		*launch_ns = r->start;
+		return r->tid;
 	}
 	for (size_t i = 0; i < p->nlaunchers; i++) {
 		const struct thr *t = live_thread(tl, pid, p->launchers[i]);
@@ -785,6 +809,7 @@ static int on_gpu_work(struct timeline *tl, const struct pass_event *e, __u32 de
 			dev_close_gap(tl, d, at, tid, launch_ns, false, leading);
 		d->gap_open = false;
 	}
+	proc_launch_done(proc_get(tl, e->h->pid), corr);	/* the gap's observers may have moved p */
 	d->seen_any = true;
 	if (d->active++ == 0)
 		d->busy_since = clamp(tl, e->start);
@@ -822,7 +847,7 @@ static int proc_gone(struct timeline *tl, __u32 pid, __u64 ts)
 static struct tl_other *cpu_slot(struct timeline *tl, __u32 cpu)
 {
 	if (cpu >= tl->ncpus) {
-		size_t n = cpu + 1 > 2 * tl->ncpus ? cpu + 1 : 2 * tl->ncpus;
+		size_t n = (size_t)cpu + 1 > 2 * tl->ncpus ? (size_t)cpu + 1 : 2 * tl->ncpus;
 		struct tl_other *c;
 
 		if (n > 65536)
@@ -945,6 +970,32 @@ static int on_exec(struct timeline *tl, const struct isr_ev_proc_exec *e, __u64 
 	return 0;
 }
 
+static int on_task_info(struct timeline *tl, const struct isr_ev_task_info *e)
+{
+	struct task_name *n;
+	__u64 idx;
+
+	if (!e->task_tid)
+		return 0;
+	if (htab_u64__get(&tl->name_by_tid, e->task_tid, &idx)) {
+		n = &tl->names[idx];
+	} else {
+		n = grow(tl->names, tl->nnames, &tl->names_cap, sizeof(*tl->names));
+		if (!n)
+			return -ENOMEM;
+		tl->names = n;
+		idx = tl->nnames;
+		if (htab_u64__put(&tl->name_by_tid, e->task_tid, idx))
+			return -ENOMEM;
+		n = &tl->names[tl->nnames++];
+	}
+	n->pid = e->task_pid;
+	n->tid = e->task_tid;
+	copy_comm(n->comm, e->comm);
+	copy_comm(n->process_comm, e->process_comm);
+	return htab_u64__put(&tl->name_by_pid, e->task_pid, idx) ? -ENOMEM : 0;
+}
+
 static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_event *e)
 {
 	const struct isr_ev_cuda_call *c = (const void *)e->h;
@@ -985,6 +1036,8 @@ static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_ev
 	case ISR_CUDA_FAM_VMM_RELEASE:
 	case ISR_CUDA_FAM_VMM_MAP:
 	case ISR_CUDA_FAM_VMM_UNMAP:
+	case ISR_CUDA_FAM_REGISTER:
+	case ISR_CUDA_FAM_UNREGISTER:
 		cat = TL_CUDA_MEM;
 		break;
 	default:
@@ -1016,7 +1069,7 @@ static int on_gpu_api(struct timeline *tl, const struct pass_event *e)
 			t->pub.last_launch_ns = e->start;
 		}
 	}
-	return proc_launch_record(p, a->correlation_id, a->thread_id, e->start);
+	return proc_launch_record(p, a->correlation_id, a->thread_id, e->start, gpu_graph_cbid(a->api, a->cbid));
 }
 
 static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass_event *e, __u64 ts)
@@ -1048,6 +1101,14 @@ static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass
 		return thr_overlay(tl, t, TL_FAULT, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
 	}
+	case ISR_EV_RECLAIM: {
+		/* an instant of the pass at its start: its end is here */
+		const struct isr_ev_reclaim *rc = (const void *)h;
+		__u64 end = e->start + rc->duration_ns < e->start ? UINT64_MAX : e->start + rc->duration_ns;
+
+		return thr_overlay(tl, t, TL_RECLAIM, clamp(tl, e->start), clamp(tl, end), (struct tl_other){ 0, 0 },
+				   0);
+	}
 	case ISR_EV_CUDA_CALL:
 		return on_cuda_call(tl, t, e);
 	case ISR_EV_GIL: {
@@ -1059,6 +1120,14 @@ static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass
 		}
 		return thr_overlay(tl, t, TL_GIL, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
+	}
+	case ISR_EV_GIL_WAIT: {
+		const struct isr_ev_gil_wait *g = (const void *)h;
+		struct tl_other holder = { 0, 0 };
+
+		if ((g->flags & ISR_GIL_WAIT_HOLDER) && g->holder_tid && g->holder_tid != t->pub.tid)
+			holder = (struct tl_other){ h->pid, g->holder_tid };
+		return thr_overlay(tl, t, TL_GIL, clamp(tl, e->start), clamp(tl, e->end), holder, 0);
 	}
 	case ISR_EV_PY_SAMPLE: {
 		const struct isr_ev_py_sample *s = (const void *)h;
@@ -1143,6 +1212,9 @@ int timeline__event(struct timeline *tl, const struct pass_event *e)
 	}
 	case ISR_EV_GPU_API:
 		err = on_gpu_api(tl, e);
+		goto out;
+	case ISR_EV_TASK_INFO:
+		err = on_task_info(tl, (const void *)h);
 		goto out;
 	case ISR_EV_GPU_STATUS: {
 		const struct isr_ev_gpu_status *st = (const void *)h;
@@ -1251,8 +1323,7 @@ void timeline__free(struct timeline *tl)
 		return;
 	for (size_t i = 0; i < tl->nprocs; i++) {
 		free(tl->procs[i].launchers);
-		free(tl->procs[i].recs);
-		htab__free(&tl->procs[i].by_corr);
+		htab__free(&tl->procs[i].launches);
 	}
 	for (size_t i = 0; i < tl->ndevs; i++)
 		free(tl->devs[i].snaps);
@@ -1261,6 +1332,9 @@ void timeline__free(struct timeline *tl)
 	htab__free(&tl->by_tid);
 	htab__free(&tl->by_pid);
 	htab__free(&tl->by_dev);
+	htab__free(&tl->name_by_tid);
+	htab__free(&tl->name_by_pid);
+	free(tl->names);
 	free(tl->thr);
 	free(tl->procs);
 	free(tl->devs);
@@ -1293,6 +1367,20 @@ enum tl_cat timeline__thread_cat(const struct tl_thread *pub)
 	return t->cur;
 }
 
+const struct tl_thread *timeline__thread_latest(const struct timeline *tl, __u32 pid, __u32 tid)
+{
+	__u64 idx;
+
+	if (!htab_u64__get(&tl->by_tid, tid, &idx))
+		return NULL;
+	/* the tid's latest thread is the last seen; when another process
+	 * reused the tid since, an earlier one may be (pid, tid)'s */
+	for (size_t i = idx + 1; i-- > 0;)
+		if (tl->thr[i]->pub.tid == tid && tl->thr[i]->pub.pid == pid)
+			return &tl->thr[i]->pub;
+	return NULL;
+}
+
 size_t timeline__thread_count(const struct timeline *tl)
 {
 	return tl->nthr;
@@ -1317,6 +1405,20 @@ bool timeline__gpu_idle(const struct timeline *tl, __u32 pid, __u64 *since)
 		idle = true;
 	}
 	return idle;
+}
+
+bool timeline__task_name(const struct timeline *tl, __u32 pid, __u32 tid, char comm[16], char process_comm[16])
+{
+	__u64 idx;
+
+	comm[0] = process_comm[0] = '\0';
+	if (tid && htab_u64__get(&tl->name_by_tid, tid, &idx) && tl->names[idx].pid == pid) {
+		copy_comm(comm, tl->names[idx].comm);
+		copy_comm(process_comm, tl->names[idx].process_comm);
+	} else if (htab_u64__get(&tl->name_by_pid, pid, &idx)) {
+		copy_comm(process_comm, tl->names[idx].process_comm);
+	}
+	return comm[0] || process_comm[0];
 }
 
 bool timeline__has_gpu(const struct timeline *tl, __u32 pid)

@@ -8,8 +8,8 @@
  * A thread is, at any moment, in exactly one category (enum tl_cat). The
  * scheduler gives the base (running, waiting for a CPU, blocked, in
  * uninterruptible sleep); intervals known from probed calls lie over it
- * (waiting for the GIL, inside a CUDA call, in a page fault), the one of
- * highest priority winning. Each thread keeps the running total of its
+ * (waiting for the GIL, inside a CUDA call, in direct reclaim, in a page
+ * fault), the one of highest priority winning. Each thread keeps the running total of its
  * time per category, so "what was thread T doing during [a, b)" is the
  * difference of two readings (timeline__thread_acc at a and at b), which is
  * how every rule asks it.
@@ -35,8 +35,8 @@ enum tl_cat {
 	TL_SYNC,	/* inside a CUDA synchronization or synchronous copy */
 	TL_CUDA_MEM,	/* inside a CUDA allocation or free */
 	TL_CUDA,	/* inside another CUDA call whose return was probed */
+	TL_RECLAIM,	/* in direct memory reclaim (also inside a fault: what the fault waited for) */
 	TL_FAULT,	/* in a page fault */
-	TL_RECLAIM,	/* in direct memory reclaim */
 	TL_RUNQUEUE,	/* runnable, waiting for a CPU */
 	TL_IO,		/* uninterruptible sleep (disk, network filesystem, kernel lock) */
 	TL_BLOCKED,	/* sleeping until another task or a timer wakes it */
@@ -137,6 +137,10 @@ void timeline__thread_acc(struct timeline *tl, const struct tl_thread *t, __u64 
 /* The category thread t is in now (at the latest event fed). */
 enum tl_cat timeline__thread_cat(const struct tl_thread *t);
 
+/* The latest incarnation of thread (pid, tid), exited or not; NULL when
+ * none was seen. */
+const struct tl_thread *timeline__thread_latest(const struct timeline *tl, __u32 pid, __u32 tid);
+
 /* Every thread seen, in order of first sight (also exited ones). */
 size_t timeline__thread_count(const struct timeline *tl);
 const struct tl_thread *timeline__thread_at(const struct timeline *tl, size_t i);
@@ -155,6 +159,12 @@ void timeline__device(const struct timeline *tl, size_t i, struct tl_device *out
 /* Whether a device of pid is idle now (its last gap is open), and since
  * when (the earliest open gap's start). */
 bool timeline__gpu_idle(const struct timeline *tl, __u32 pid, __u64 *since);
+/* The names of a task that is not a target, from the task_info events fed
+ * so far: its thread name (of tid, when tid is a task of pid named) and its
+ * process's name (from any task of pid named); "" when not known. False
+ * when neither is. */
+bool timeline__task_name(const struct timeline *tl, __u32 pid, __u32 tid, char comm[16], char process_comm[16]);
+
 /* Whether GPU activity was seen for pid (kernels, copies or memsets). */
 bool timeline__has_gpu(const struct timeline *tl, __u32 pid);
 

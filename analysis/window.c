@@ -19,22 +19,23 @@ const char *window_severity_name(int severity)
 	return severity >= SEV_INFO && severity <= SEV_CRITICAL ? finding_severity_name(severity) : "none";
 }
 
-/* The one place the daemon reads and analyzes a recording file: r is
- * kept alive as long as the analysis needs it. 0, or -errno with why in
- * err. */
-static int analyze_file(const char *path, struct recording **r, struct analysis **a, char *err, size_t errlen)
+/* The one place the daemon reads and analyzes a recording file: streamed
+ * from the file (pass.h), as `analyze` does; the analysis owns the pass.
+ * 0, or -errno with why in err. */
+static int analyze_file(const char *path, struct analysis **a, char *err, size_t errlen)
 {
+	struct pass *p = NULL;
 	int e;
 
-	*r = NULL;
 	*a = NULL;
-	e = recording__load(path, r, err, errlen);
+	e = pass__open_file(path, NULL, &p, err, errlen);
 	if (e)
 		return e;
-	recording__sort_events(*r);
-	e = analysis__run(*r, a);
-	if (e)
-		snprintf(err, errlen, "cannot analyze %s: %s", path, strerror(-e));
+	e = analysis__run_pass(p, a);
+	if (e) {
+		snprintf(err, errlen, "cannot analyze %s: %s", path, pass__error(p) ? pass__error(p) : strerror(-e));
+		pass__free(p);
+	}
 	return e;
 }
 
@@ -156,10 +157,9 @@ static int fill(struct window_result *w, const struct analysis *a)
 
 int analyze__window(const char *path, struct window_result **out, char *err, size_t errlen)
 {
-	struct recording *r;
 	struct analysis *a;
 	struct window_result *w = NULL;
-	int e = analyze_file(path, &r, &a, err, errlen);
+	int e = analyze_file(path, &a, err, errlen);
 
 	if (!e) {
 		w = calloc(1, sizeof(*w));
@@ -168,7 +168,6 @@ int analyze__window(const char *path, struct window_result **out, char *err, siz
 			snprintf(err, errlen, "out of memory analyzing %s", path);
 	}
 	analysis__free(a);
-	recording__free(r);
 	if (e) {
 		window_result__free(w);
 		w = NULL;

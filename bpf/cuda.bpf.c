@@ -3,11 +3,13 @@
  * CUDA driver API calls of target processes, from uprobes on libcuda.
  *
  * Every probed function is one line of format/cuda_funcs.h; its line travels
- * as the attach cookie (format/cuda_cookie.h), so three programs serve every
+ * as the attach cookie (format/cuda_cookie.h), so a few programs serve every
  * function: cuda_hot (the entry of every entry-only family), cuda_enter and
- * cuda_ret (entry and return of the "+ret" families). Exactly one entry
- * program runs per probed address (kernel 6.18 loses most hits when two
- * entry programs share an address).
+ * cuda_ret (entry and return of the "+ret" families), and cuda_learn_enter
+ * and cuda_learn_ret (those of cuKernelGetFunction, which the recorder
+ * releases once it teaches nothing new). Exactly one entry program runs
+ * per probed address (kernel 6.18 loses most hits when two entry programs
+ * share an address).
  *
  * Entry-only families (launches, graph launches, async copies, memsets)
  * emit their event at entry: one probe hit per call on the hot path. They
@@ -35,12 +37,19 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Python call sites (--py-stacks; 0: none): the Python stack of every
- * synchronization that lasted PY_SYNC_MIN_NS or more and of every
- * py_launch_every-th launch on each CPU is emitted with the call's time
- * (bpf/py_stacks.bpf.h). A capture costs about 0.25 us per frame: polling
- * queries that return at once are not worth one. */
+ * synchronization that lasted PY_SYNC_MIN_NS or more, of every
+ * py_launch_every-th launch on each CPU, and of device memory allocations
+ * (at most PY_ALLOC_PER_WINDOW per PY_ALLOC_WINDOW_NS on each CPU) is
+ * emitted with the call's time (bpf/py_stacks.bpf.h). A capture costs about
+ * 0.25 us per frame: polling queries that return at once are not worth one;
+ * an allocation is (PyTorch's caching allocator calls the driver seldom,
+ * and the report names the line that allocated what a process held), but
+ * a program that allocates at a high rate (no caching allocator) is not
+ * charged a capture for each. */
 const volatile __u32 py_launch_every = 0;
-#define PY_SYNC_MIN_NS	20000
+#define PY_SYNC_MIN_NS		20000
+#define PY_ALLOC_WINDOW_NS	100000000ULL
+#define PY_ALLOC_PER_WINDOW	50
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -48,6 +57,41 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } py_launch_count SEC(".maps");
+
+struct alloc_window {
+	__u64 start;
+	__u32 captures;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct alloc_window);
+} py_alloc_window SEC(".maps");
+
+/* The stack of a device memory allocation that succeeded, taken with its
+ * entry's time, while this CPU's window has captures left. */
+static __always_inline void py_at_alloc(__u64 id, __u64 start, __u64 now)
+{
+	struct alloc_window *w;
+	__u32 zero = 0;
+
+	if (!py_launch_every)
+		return;
+	w = bpf_map_lookup_elem(&py_alloc_window, &zero);
+	if (!w)
+		return;
+	if (now - w->start >= PY_ALLOC_WINDOW_NS) {
+		w->start = now;
+		w->captures = 0;
+	}
+	if (w->captures >= PY_ALLOC_PER_WINDOW)
+		return;
+	w->captures++;
+	py_capture(id, start, ISR_PY_KIND_CUDA);
+}
 
 static __always_inline void py_at_launch(__u64 id, __u64 ts)
 {
@@ -337,9 +381,8 @@ int cuda_hot(struct pt_regs *ctx)
 
 /* --- "+ret" families -------------------------------------------------------- */
 
-/* The entry of every "+ret" family: remember when and with what. */
-SEC("uprobe")
-int cuda_enter(struct pt_regs *ctx)
+/* The entry of a "+ret" family: remember when and with what. */
+static __always_inline int remember_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct cuda_key key;
@@ -359,6 +402,13 @@ int cuda_enter(struct pt_regs *ctx)
 	if (bpf_map_update_elem(&cuda_inflight, &key, &ent, BPF_ANY))
 		count_drop(ISR_SRC_CUDA_INFLIGHT);
 	return 0;
+}
+
+/* The entry of every "+ret" family but ALIAS. */
+SEC("uprobe")
+int cuda_enter(struct pt_regs *ctx)
+{
+	return remember_entry(ctx);
 }
 
 static __always_inline __u64 read_user_u64(__u64 addr)
@@ -480,19 +530,50 @@ static __always_inline int cuda_return(struct pt_regs *ctx, __u8 family)
 		e->args[2] = ent->args[2];
 		e->args[3] = aux;
 		break;
+	case ISR_CUDA_FAM_REGISTER:
+		/* (p, bytesize, Flags) */
+		e->args[0] = ent->args[0];
+		e->args[1] = ent->args[1];
+		e->args[2] = (__u32)ent->args[2];
+		break;
+	case ISR_CUDA_FAM_UNREGISTER:
+		/* (p) */
+		e->args[0] = ent->args[0];
+		break;
 	}
 	bpf_map_delete_elem(&cuda_inflight, &key);
 	submit_bulk(e);
 	if (py_launch_every && (family == ISR_CUDA_FAM_SYNC || family == ISR_CUDA_FAM_COPY_SYNC) &&
 	    now - start >= PY_SYNC_MIN_NS)
 		py_capture(id, start, ISR_PY_KIND_CUDA);
+	else if (family == ISR_CUDA_FAM_ALLOC && aux != ISR_ALLOC_HOST && status == 0)
+		py_at_alloc(id, start, now);
 	return 0;
 }
 
-/* One return program for every "+ret" family: the family travels in the
- * attach cookie like the function does. */
+/* One return program for every "+ret" family but ALIAS: the family
+ * travels in the attach cookie like the function does. */
 SEC("uretprobe")
 int cuda_ret(struct pt_regs *ctx)
 {
 	return cuda_return(ctx, ISR_CUDA_COOKIE_FAMILY(bpf_get_attach_cookie(ctx)));
+}
+
+/*
+ * ALIAS (cuKernelGetFunction): the same work in programs of their own.
+ * The CUDA runtime calls it once per launch, to learn a handle mapping
+ * that never changes: the recorder releases these two once the calls
+ * teach nothing new, and attaches them again when a kernel is named or a
+ * while later (user/family_cuda.c).
+ */
+SEC("uprobe")
+int cuda_learn_enter(struct pt_regs *ctx)
+{
+	return remember_entry(ctx);
+}
+
+SEC("uretprobe")
+int cuda_learn_ret(struct pt_regs *ctx)
+{
+	return cuda_return(ctx, ISR_CUDA_FAM_ALIAS);
 }

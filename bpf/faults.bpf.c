@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Page faults of target threads on user memory, minor vs major, with the
- * time spent resolving each.
+ * time spent resolving each; and the direct reclaim of target threads.
  *
  * Entry: the page_fault_user BTF tracepoint (user-mode faults) remembers the
  * start time per thread. Completion: BPF programs on the kernel's software
@@ -103,4 +103,89 @@ SEC("perf_event")
 int handle_fault_major(struct bpf_perf_event_data *ctx)
 {
 	return fault_done(ctx, true);
+}
+
+/*
+ * Direct reclaim: a target thread that must free memory itself before it
+ * can allocate (the page allocator's slow path: mm_vmscan_direct_reclaim_*),
+ * or because its memory cgroup is at its limit or over memory.high
+ * (mm_vmscan_memcg_reclaim_*, in the charge or on the way back to user
+ * space). BTF tracepoints, filtered here to the targets; one event per
+ * reclaim, at its end, with its start and the pages it freed. The two
+ * kinds do not nest. A kernel without one of them (no memory cgroups) has
+ * its programs left out at load (user/family_kernel.c).
+ */
+
+/* Reclaims in progress, by tid. LRU: a thread that dies inside one leaves
+ * an entry that its tid's next reclaim overwrites or that ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} reclaim_start SEC(".maps");
+
+static __always_inline int reclaim_begin(void)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u32 tid = (__u32)id;
+
+	if (!is_target(id >> 32))
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&reclaim_start, &tid, &now, BPF_ANY))
+		count_drop(ISR_SRC_RECLAIM);
+	return 0;
+}
+
+static __always_inline int reclaim_end(unsigned long nr_reclaimed, __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now, *start;
+	struct isr_ev_reclaim *e;
+	__u32 tid = (__u32)id;
+
+	if (!is_target(id >> 32))
+		return 0;
+	start = bpf_map_lookup_elem(&reclaim_start, &tid);
+	if (!start)
+		return 0; /* began before the recording, or not remembered: counted then */
+	now = bpf_ktime_get_ns();
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(ISR_SRC_RECLAIM);
+		bpf_map_delete_elem(&reclaim_start, &tid);
+		return 0;
+	}
+	fill_hdr(&e->hdr, ISR_EV_RECLAIM, sizeof(*e), id >> 32, tid, *start);
+	e->duration_ns = now - *start;
+	e->nr_reclaimed = nr_reclaimed;
+	e->kind = kind;
+	e->pad = 0;
+	bpf_map_delete_elem(&reclaim_start, &tid);
+	submit_bulk(e);
+	return 0;
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
+int BPF_PROG(handle_direct_reclaim_begin)
+{
+	return reclaim_begin();
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_end")
+int BPF_PROG(handle_direct_reclaim_end, unsigned long nr_reclaimed)
+{
+	return reclaim_end(nr_reclaimed, ISR_RECLAIM_DIRECT);
+}
+
+SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
+int BPF_PROG(handle_memcg_reclaim_begin)
+{
+	return reclaim_begin();
+}
+
+SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
+int BPF_PROG(handle_memcg_reclaim_end, unsigned long nr_reclaimed)
+{
+	return reclaim_end(nr_reclaimed, ISR_RECLAIM_MEMCG);
 }

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Scheduler and process-lifecycle probes: on/off-CPU and run-queue wait of
- * target threads (sched_switch, sched_wakeup*), and the target set's
- * evolution (fork, exec, exit, rename). All are BTF tracepoints (tp_btf):
+ * target threads (sched_switch, sched_wakeup*), the target set's evolution
+ * (fork, exec, exit, rename), the names of the tasks that are not targets
+ * but take a target thread's CPU or wake it (task_info, once per task: the
+ * scheduler events carry only their ids), and, for the Python family, the
+ * GIL waits of target threads (bpf/gil_wait.bpf.h: a thread blocking on its
+ * interpreter's GIL, seen at the switches this program looks at anyway).
+ * All are BTF tracepoints (tp_btf):
  * no tracefs needed, arguments typed, cheapest attachment there is.
  */
 #include "vmlinux.h"
@@ -10,11 +15,21 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
+#include "gil_wait.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Add child processes of targets to the targets (threads always are). */
 const volatile bool follow_children = true;
+
+/* Tasks that are not targets, named already (isr_ev_task_info): tid ->
+ * its start time, so that a tid reused by a new task is named again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} named_tasks SEC(".maps");
 
 /* task_struct's "state" became "__state" in 5.14 */
 struct task_struct___pre514 {
@@ -28,31 +43,74 @@ static __always_inline __u32 task_state(struct task_struct *t)
 	return (__u32)BPF_CORE_READ((struct task_struct___pre514 *)t, state);
 }
 
+/* Names task, which is not a target, the first time it is seen taking the
+ * CPU of target thread (pid, tid) or waking it: one event per task. */
+static __always_inline void name_task(struct task_struct *task, __u32 pid, __u32 tid, __u64 ts)
+{
+	__u32 task_tid = BPF_CORE_READ(task, pid);
+	__u64 born = BPF_CORE_READ(task, start_time), *seen;
+	struct isr_ev_task_info *e;
+
+	if (!task_tid)
+		return; /* the idle task: a CPU with nothing to run */
+	seen = bpf_map_lookup_elem(&named_tasks, &task_tid);
+	if (seen && *seen == born)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(ISR_SRC_SCHED);
+		return;
+	}
+	fill_hdr(&e->hdr, ISR_EV_TASK_INFO, sizeof(*e), pid, tid, ts);
+	e->task_pid = BPF_CORE_READ(task, tgid);
+	e->task_tid = task_tid;
+	/* whole arrays: the kernel keeps comm zero-padded */
+	BPF_CORE_READ_INTO(&e->comm, task, comm);
+	BPF_CORE_READ_INTO(&e->process_comm, task, group_leader, comm);
+	submit_bulk(e);
+	bpf_map_update_elem(&named_tasks, &task_tid, &born, BPF_ANY);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 prev_pid = BPF_CORE_READ(prev, tgid), next_pid = BPF_CORE_READ(next, tgid);
+	bool prev_target = is_target(prev_pid), next_target = is_target(next_pid);
 	struct isr_ev_sched_switch *e;
-	__u32 state;
+	__u32 state, prev_tid, next_tid;
+	__u64 ts;
 
-	if (!is_target(prev_pid) && !is_target(next_pid))
+	/* two booleans, not two map values the compiler may OR together */
+	barrier_var(prev_target);
+	barrier_var(next_target);
+	if (!prev_target && !next_target)
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_drop(ISR_SRC_SCHED);
-		return 0;
-	}
 	state = task_state(prev);
-	fill_hdr(&e->hdr, ISR_EV_SCHED_SWITCH, sizeof(*e), prev_pid, BPF_CORE_READ(prev, pid),
-		 bpf_ktime_get_ns());
-	e->next_pid = next_pid;
-	e->next_tid = BPF_CORE_READ(next, pid);
-	e->prev_state = state;
-	/* A preempted task stays queued whatever its state says; a task that
-	 * leaves with state 0 (TASK_RUNNING) yielded and is queued too. */
-	e->flags = (preempt ? ISR_SWITCH_PREEMPT : 0) |
-		   (preempt || state == 0 ? ISR_SWITCH_RUNNABLE : 0);
-	submit_bulk(e);
+	prev_tid = BPF_CORE_READ(prev, pid);
+	next_tid = BPF_CORE_READ(next, pid);
+	ts = bpf_ktime_get_ns();
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (e) {
+		fill_hdr(&e->hdr, ISR_EV_SCHED_SWITCH, sizeof(*e), prev_pid, prev_tid, ts);
+		e->next_pid = next_pid;
+		e->next_tid = next_tid;
+		e->prev_state = state;
+		/* A preempted task stays queued whatever its state says; a task
+		 * that leaves with state 0 (TASK_RUNNING) yielded and is queued
+		 * too. */
+		e->flags = (preempt ? ISR_SWITCH_PREEMPT : 0) |
+			   (preempt || state == 0 ? ISR_SWITCH_RUNNABLE : 0);
+		submit_bulk(e);
+	} else {
+		count_drop(ISR_SRC_SCHED);
+	}
+	if (prev_target && !preempt && state != 0)
+		gil_blocking(prev, prev_pid, prev_tid, ts);
+	if (next_target)
+		gil_resumed(next_pid, next_tid, ts);
+	/* the task that has the CPU of a target thread now, if untraced */
+	if (prev_target && !next_target)
+		name_task(next, prev_pid, prev_tid, ts);
 	return 0;
 }
 
@@ -60,7 +118,8 @@ static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
 	struct isr_ev_sched_wakeup *e;
-	__u64 waker;
+	__u64 waker, ts;
+	__u32 tid;
 
 	if (!is_target(pid))
 		return 0;
@@ -69,13 +128,17 @@ static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 		count_drop(ISR_SRC_SCHED);
 		return 0;
 	}
-	fill_hdr(&e->hdr, type, sizeof(*e), pid, BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
+	tid = BPF_CORE_READ(p, pid);
+	ts = bpf_ktime_get_ns();
+	fill_hdr(&e->hdr, type, sizeof(*e), pid, tid, ts);
 	waker = bpf_get_current_pid_tgid();
 	e->waker_pid = waker >> 32;
 	e->waker_tid = (__u32)waker;
 	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
 	e->pad = 0;
 	submit_bulk(e);
+	if (!is_target(waker >> 32))
+		name_task(bpf_get_current_task_btf(), pid, tid, ts);
 	return 0;
 }
 

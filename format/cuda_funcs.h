@@ -41,6 +41,8 @@
 #define ISR_CUDA_FAM_NAME	16 /* +ret (out_handle *, owner, const char *name): names kernels */
 #define ISR_CUDA_FAM_ALIAS	17 /* +ret (out_function *, kernel): a function of a named kernel */
 #define ISR_CUDA_FAM_COPY_SYNC	18 /* +ret (dst, src, bytes): a synchronous copy, timed */
+#define ISR_CUDA_FAM_REGISTER	19 /* +ret (p, bytes, flags): page-locks host memory the program allocated */
+#define ISR_CUDA_FAM_UNREGISTER	20 /* +ret (p): unlocks it */
 
 /* Families 1..8 are entry-only: one probe hit per call, at entry. They are
  * the hot path that the overhead budget switches (user/budget.h). */
@@ -126,7 +128,10 @@
 	X(62, cuMemUnmap, ISR_CUDA_FAM_VMM_UNMAP, 0, 0)                                    \
 	X(63, cuModuleGetFunction, ISR_CUDA_FAM_NAME, 0, 0)                                \
 	X(64, cuLibraryGetKernel, ISR_CUDA_FAM_NAME, 0, 0)                                 \
-	X(65, cuKernelGetFunction, ISR_CUDA_FAM_ALIAS, 0, 0)
+	X(65, cuKernelGetFunction, ISR_CUDA_FAM_ALIAS, 0, 0)                               \
+	X(66, cuMemHostRegister_v2, ISR_CUDA_FAM_REGISTER, 0, 0)                           \
+	X(67, cuMemHostUnregister, ISR_CUDA_FAM_UNREGISTER, 0, 0)                          \
+	X(68, cuMemHostRegister, ISR_CUDA_FAM_REGISTER, 0, 0)
 
 #define ISR_CUDA_FN_ENUM(id, sym, fam, aux, flags) ISR_CUDA_FN_##sym = id,
 enum { ISR_CUDA_FUNCS(ISR_CUDA_FN_ENUM) ISR_CUDA_FN_MAX };

@@ -62,7 +62,10 @@
 	X(PY_SAMPLE,		py_sample,		23, isr_ev_py_sample,		ISR_SRC_PY_STACKS)	\
 	X(PY_STACK,		py_stack,		24, isr_ev_py_stack,		ISR_SRC_PY_STACKS)	\
 	X(PY_CODE,		py_code,		25, isr_ev_py_code,		ISR_SRC_PY_CODE)	\
-	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)
+	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)		\
+	X(GIL_WAIT,		gil_wait,		28, isr_ev_gil_wait,		ISR_SRC_PYTHON)		\
+	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED)		\
+	X(RECLAIM,		reclaim,		30, isr_ev_reclaim,		ISR_SRC_RECLAIM)
 
 #define ISR_EV_ENUM_ROW(ID, name, value, st, drops) ISR_EV_##ID = value,
 enum {
@@ -71,7 +74,7 @@ enum {
 	 * the Python stack walker saw (struct isr_ev_py_frames), which the
 	 * recorder turns into PY_STACK, PY_CODE and PY_SAMPLE records. */
 	ISR_EV_PY_FRAMES = 27,
-	ISR_EV_TYPE_MAX = 28,	/* one past the highest type */
+	ISR_EV_TYPE_MAX = 31,	/* one past the highest type */
 };
 #undef ISR_EV_ENUM_ROW
 
@@ -88,7 +91,7 @@ enum {
  * every source; the recorder's own (WRITER, PY_CODE) stay 0 there.
  */
 #define ISR_DROP_SOURCES(X)										\
-	X(SCHED,	sched,		0,  "sched_switch / sched_wakeup ring-buffer reservations")		\
+	X(SCHED,	sched,		0,  "sched_switch / sched_wakeup / task_info ring-buffer reservations")	\
 	X(FAULTS,	faults,		1,  "page-fault ring-buffer reservations")				\
 	X(PROC,		proc,		2,  "fork/exec/exit/rename on the critical ring buffer")		\
 	X(FAULT_START,	fault_start,	3,  "fault entries with no room left to remember their start")	\
@@ -96,11 +99,12 @@ enum {
 	X(CUDA,		cuda,		5,  "CUDA call events the bulk ring buffer had no room for")		\
 	X(CUDA_INFLIGHT, cuda_inflight,	6,  "CUDA calls whose entry could not be remembered for their return") \
 	X(WRITER,	writer,		7,  "events the recorder could not write (disk full, I/O error)")	\
-	X(PYTHON,	python,		8,  "GIL events the bulk ring buffer had no room for, or GIL waits whose start could not be remembered") \
+	X(PYTHON,	python,		8,  "GIL events (--gil, and the GIL waits seen by the scheduler) the bulk ring buffer had no room for, or GIL waits whose start could not be remembered") \
 	X(GPU,		gpu,		9,  "GPU activity records (CUPTI bridge) the bulk ring buffer had no room for, or beyond the per-batch bound") \
 	X(CUPTI,	cupti,		10, "GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords)") \
 	X(PY_STACKS,	py_stacks,	11, "Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for") \
-	X(PY_CODE,	py_code,	12, "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read")
+	X(PY_CODE,	py_code,	12, "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read") \
+	X(RECLAIM,	reclaim,	13, "direct-reclaim events the bulk ring buffer had no room for, or reclaims whose start could not be remembered")
 
 #define ISR_SRC_ENUM_ROW(ID, name, value, meaning) ISR_SRC_##ID = value,
 enum {
@@ -167,6 +171,27 @@ _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, target_cpu) == 32,
 _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, pad) == 36, "sched_wakeup.pad");
 
 #define ISR_COMM_LEN 16
+
+/*
+ * A task that is not a target, named the first time it is seen taking the
+ * CPU of a target thread (the next task of a sched_switch whose prev is a
+ * target) or waking one (the waker of a sched_wakeup): the scheduler events
+ * carry only its pid and tid. hdr.pid/tid: that target thread; hdr.ts_ns:
+ * when. Emitted once per task (by tid, remembered in an LRU of 16,384
+ * tasks): a task renamed later keeps its first name.
+ */
+struct isr_ev_task_info {
+	struct isr_ev_hdr hdr;
+	__u32 task_pid;		/* the task named: its process (tgid) */
+	__u32 task_tid;		/* and thread */
+	char comm[ISR_COMM_LEN];	/* its thread name, NUL-terminated */
+	char process_comm[ISR_COMM_LEN]; /* its process's name: the thread-group leader's */
+};
+_Static_assert(sizeof(struct isr_ev_task_info) == 64, "isr_ev_task_info size");
+_Static_assert(__builtin_offsetof(struct isr_ev_task_info, task_pid) == 24, "task_info.task_pid");
+_Static_assert(__builtin_offsetof(struct isr_ev_task_info, task_tid) == 28, "task_info.task_tid");
+_Static_assert(__builtin_offsetof(struct isr_ev_task_info, comm) == 32, "task_info.comm");
+_Static_assert(__builtin_offsetof(struct isr_ev_task_info, process_comm) == 48, "task_info.process_comm");
 
 /* Flags of isr_ev_proc_fork.flags */
 #define ISR_FORK_THREAD		0x1 /* child shares the parent's process (a new thread) */
@@ -254,6 +279,29 @@ _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, duration_ns) == 40, 
 _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, flags) == 48, "page_fault.flags");
 _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, pad) == 52, "page_fault.pad");
 
+/* isr_ev_reclaim.kind */
+#define ISR_RECLAIM_DIRECT	1 /* the page allocator found too little free memory (mm_vmscan_direct_reclaim_*) */
+#define ISR_RECLAIM_MEMCG	2 /* the thread's memory cgroup is at its limit or over memory.high (mm_vmscan_memcg_reclaim_*) */
+
+/*
+ * A target thread reclaimed memory itself before it could go on (direct
+ * reclaim: the allocator's slow path, or its memory cgroup's limit).
+ * hdr.ts_ns is when it began, duration_ns how long it took; emitted when
+ * it ended.
+ */
+struct isr_ev_reclaim {
+	struct isr_ev_hdr hdr;
+	__u64 duration_ns;
+	__u64 nr_reclaimed;	/* pages it freed (the tracepoint's nr_reclaimed) */
+	__u32 kind;		/* ISR_RECLAIM_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct isr_ev_reclaim) == 48, "isr_ev_reclaim size");
+_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, duration_ns) == 24, "reclaim.duration_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, nr_reclaimed) == 32, "reclaim.nr_reclaimed");
+_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, kind) == 40, "reclaim.kind");
+_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, pad) == 44, "reclaim.pad");
+
 /* Flags of isr_ev_cuda_call.flags (ISR_CUDA_ASYNC, ISR_CUDA_PTDS and
  * ISR_CUDA_RUNTIME from format/cuda_funcs.h are copied in as well) */
 #define ISR_CUDA_RETURNED	0x1 /* the return was probed: status and duration_ns are valid */
@@ -274,6 +322,8 @@ _Static_assert(__builtin_offsetof(struct isr_ev_page_fault, pad) == 52, "page_fa
  *   VMM_RELEASE        handle
  *   VMM_MAP            address, size, offset, handle
  *   VMM_UNMAP          address, size
+ *   REGISTER           address, bytes, flags
+ *   UNREGISTER         address
  */
 struct isr_ev_cuda_call {
 	struct isr_ev_hdr hdr;
@@ -337,6 +387,32 @@ _Static_assert(sizeof(struct isr_ev_gil) == 40, "isr_ev_gil size");
 _Static_assert(__builtin_offsetof(struct isr_ev_gil, wait_ns) == 24, "gil.wait_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_gil, kind) == 32, "gil.kind");
 _Static_assert(__builtin_offsetof(struct isr_ev_gil, pad) == 36, "gil.pad");
+
+/* Flags of isr_ev_gil_wait.flags */
+#define ISR_GIL_WAIT_HOLDER	0x1 /* holder_tid is known */
+#define ISR_GIL_WAIT_MUTEX	0x2 /* it blocked on the GIL's mutex, not on its condition variable */
+
+/*
+ * A thread of a CPython 3.10-3.13 target blocked waiting for the GIL, seen
+ * by the scheduler (bpf/gil_wait.bpf.c, on by default): the thread left its
+ * CPU inside futex() on a word of its interpreter's GIL (the condition
+ * variable or the mutex of _gil_runtime_state) and came back. hdr.ts_ns:
+ * when it left its CPU; duration_ns: until it was switched back in. The
+ * holder is gil->last_holder read when it blocked: the thread that held the
+ * GIL then. One take_gil that times out (the switch interval) and waits
+ * again is several of these, a few microseconds of the waiter's own CPU
+ * time apart.
+ */
+struct isr_ev_gil_wait {
+	struct isr_ev_hdr hdr;
+	__u64 duration_ns;
+	__u32 holder_tid;	/* the GIL holder's kernel tid (flag HOLDER) */
+	__u32 flags;		/* ISR_GIL_WAIT_* */
+};
+_Static_assert(sizeof(struct isr_ev_gil_wait) == 40, "isr_ev_gil_wait size");
+_Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, duration_ns) == 24, "gil_wait.duration_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, holder_tid) == 32, "gil_wait.holder_tid");
+_Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, flags) == 36, "gil_wait.flags");
 
 /* isr_ev_sampling.kind */
 #define ISR_SAMPLING_START	1 /* the budget's settings; the hot-path probes are on */
@@ -676,23 +752,28 @@ _Static_assert(__builtin_offsetof(struct isr_ev_py_code, linetable_len) == 44, "
 #define ISR_PY_CODE_LINETABLE_CUT	0x1 /* the line table was longer than a record holds: later lines unknown */
 
 /* isr_ev_py_status.status */
-#define ISR_PY_STATUS_SAMPLING		1 /* layout validated: stacks of this process are captured */
-#define ISR_PY_STATUS_LAYOUT_MISMATCH	2 /* the interpreter's memory does not match the expected layout: no stacks */
-#define ISR_PY_STATUS_UNSUPPORTED	3 /* a version or build without a known layout: no stacks */
+#define ISR_PY_STATUS_SAMPLING		1 /* layout validated: stacks captured (subject STACKS), GIL waits traced (subject GIL) */
+#define ISR_PY_STATUS_LAYOUT_MISMATCH	2 /* the interpreter's memory does not match the expected layout: not captured */
+#define ISR_PY_STATUS_UNSUPPORTED	3 /* a version or build without a known layout: not captured */
 
-/* Whether the Python stacks of process hdr.pid are captured, and why not. */
+/* isr_ev_py_status.subject */
+#define ISR_PY_SUBJECT_STACKS		0 /* the Python stacks (files written before subjects existed hold 0) */
+#define ISR_PY_SUBJECT_GIL		1 /* the GIL waits seen by the scheduler (isr_ev_gil_wait) */
+
+/* Whether the Python stacks (or the GIL waits) of process hdr.pid are
+ * captured, and why not. */
 struct isr_ev_py_status {
 	struct isr_ev_hdr hdr;
 	__u32 status;		/* ISR_PY_STATUS_* */
 	__u16 py_minor;
-	__u16 pad;
+	__u16 subject;		/* ISR_PY_SUBJECT_* */
 	__u64 runtime;		/* address of _PyRuntime in the target */
 	char detail[160];	/* what was checked, or what did not match (NUL-terminated) */
 };
 _Static_assert(sizeof(struct isr_ev_py_status) == 200, "isr_ev_py_status size");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, status) == 24, "py_status.status");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, py_minor) == 28, "py_status.py_minor");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_status, pad) == 30, "py_status.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_py_status, subject) == 30, "py_status.subject");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, runtime) == 32, "py_status.runtime");
 _Static_assert(__builtin_offsetof(struct isr_ev_py_status, detail) == 40, "py_status.detail");
 
@@ -722,6 +803,24 @@ struct isr_py_layout {
 	__u16 pad;
 };
 _Static_assert(sizeof(struct isr_py_layout) == 48, "isr_py_layout size");
+
+/*
+ * Where a process's GIL is (the main interpreter's _gil_runtime_state):
+ * the value of the BPF map "py_gils" (tgid -> this), filled by the
+ * recorder once the GIL's layout is validated (user/py_gil.h). A thread
+ * that blocks in futex() on a word in [cond, end) waits for the GIL.
+ */
+struct isr_py_gil {
+	__u64 cond;		/* address of gil->cond: the first word of the GIL's waits */
+	__u64 mutex;		/* address of gil->mutex */
+	__u64 end;		/* one past gil->mutex (switch_cond, which the dropping holder waits on, is not a GIL wait) */
+	__u64 last_holder;	/* address of gil->last_holder (a PyThreadState *) */
+	__u16 minor;		/* 3.<minor> */
+	__u16 tstate_tid;	/* PyThreadState: native_thread_id (3.11+), thread_id = pthread_self() (3.10) */
+	__u16 pthread_tid;	/* 3.10: the kernel tid in glibc's struct pthread (0: holders not named) */
+	__u16 pad;
+};
+_Static_assert(sizeof(struct isr_py_gil) == 40, "isr_py_gil size");
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096

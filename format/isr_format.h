@@ -23,7 +23,11 @@
 #define ISR_MAGIC		0x44524f4345525349ULL
 #define ISR_MAGIC_SWAPPED	0x4953524543524f44ULL
 #define ISR_VERSION_MAJOR	1 /* readers refuse other majors */
-#define ISR_VERSION_MINOR	0 /* added fields/kinds; readers accept any minor */
+#define ISR_VERSION_MINOR	2 /* added fields/kinds; readers accept any minor */
+
+/* The first minor version whose file header carries header_crc32. 2 added
+ * GPU and NUMA host properties and the reclaim events. */
+#define ISR_VERSION_MINOR_HEADER_CRC	1
 
 struct isr_file_header {
 	__u64 magic;		/* ISR_MAGIC */
@@ -32,14 +36,22 @@ struct isr_file_header {
 	__u32 header_size;	/* sizeof(struct isr_file_header) when written */
 	__u64 created_real_ns;	/* CLOCK_REALTIME when the file was created */
 	__u64 created_mono_ns;	/* CLOCK_MONOTONIC at the same moment */
+	/* Since 1.1: */
+	__u32 header_crc32;	/* zlib crc32 of the header_size bytes of the header, this field as 0 */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct isr_file_header) == 32, "isr_file_header size");
+_Static_assert(sizeof(struct isr_file_header) == 40, "isr_file_header size");
 _Static_assert(__builtin_offsetof(struct isr_file_header, magic) == 0, "file_header.magic");
 _Static_assert(__builtin_offsetof(struct isr_file_header, version_major) == 8, "file_header.version_major");
 _Static_assert(__builtin_offsetof(struct isr_file_header, version_minor) == 10, "file_header.version_minor");
 _Static_assert(__builtin_offsetof(struct isr_file_header, header_size) == 12, "file_header.header_size");
 _Static_assert(__builtin_offsetof(struct isr_file_header, created_real_ns) == 16, "file_header.created_real_ns");
 _Static_assert(__builtin_offsetof(struct isr_file_header, created_mono_ns) == 24, "file_header.created_mono_ns");
+_Static_assert(__builtin_offsetof(struct isr_file_header, header_crc32) == 32, "file_header.header_crc32");
+_Static_assert(__builtin_offsetof(struct isr_file_header, pad) == 36, "file_header.pad");
+
+/* The file header of version 1.0, which had no CRC. */
+#define ISR_FILE_HEADER_V1_0_SIZE	32
 
 #define ISR_CHUNK_MAGIC 0x4b484349U /* "ICHK" */
 
@@ -107,6 +119,69 @@ _Static_assert(__builtin_offsetof(struct isr_prop, len) == 4, "prop.len");
 #define ISR_PROP_HOST_COMMAND		8 /* the recorder's argv, NUL-separated */
 #define ISR_PROP_HOST_START_MONO_NS	9 /* __u64, recording start */
 #define ISR_PROP_HOST_DURATION_LIMIT_NS 10 /* __u64, 0 = until targets exit or Ctrl-C */
+#define ISR_PROP_HOST_GPU		11 /* struct isr_host_gpu + local CPU list; one per NVIDIA GPU */
+#define ISR_PROP_HOST_NUMA_NODE		12 /* struct isr_host_numa_node + distances + CPU list; one per node */
+
+/*
+ * An NVIDIA GPU of the host (PCI vendor 0x10de, class 0x03xxxx), from
+ * sysfs (/sys/bus/pci/devices): where it sits and what its PCIe link can
+ * carry. Link speeds are in MT/s per lane (2500 = 2.5 GT/s, PCIe 1.0;
+ * 32000 = PCIe 5.0), widths in lanes; 0 where sysfs did not say. A GPU
+ * parks its link at 2.5 GT/s when idle: the maximum speeds tell what it
+ * runs at under load. Followed by its local CPU list (local_cpulist, the
+ * kernel's "0-7,16-23" text, no NUL) to the end of the property's value.
+ */
+struct isr_host_gpu {
+	char pci_address[16];	/* "0000:3b:00.0", NUL-terminated */
+	__u16 vendor;
+	__u16 device;
+	__u32 class_code;	/* 0x030200: 3D controller, 0x030000: VGA */
+	__u32 link_speed_mts;	/* current_link_speed when recording began */
+	__u32 max_link_speed_mts; /* max_link_speed: the GPU's */
+	__u16 link_width;	/* current_link_width */
+	__u16 max_link_width;
+	__u32 port_max_speed_mts; /* the upstream port's max_link_speed (the link's other end) */
+	__u16 port_max_width;
+	__u16 pad;
+	__s32 numa_node;	/* -1: none */
+};
+_Static_assert(sizeof(struct isr_host_gpu) == 48, "isr_host_gpu size");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, pci_address) == 0, "host_gpu.pci_address");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, vendor) == 16, "host_gpu.vendor");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, device) == 18, "host_gpu.device");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, class_code) == 20, "host_gpu.class_code");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, link_speed_mts) == 24, "host_gpu.link_speed_mts");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, max_link_speed_mts) == 28, "host_gpu.max_link_speed_mts");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, link_width) == 32, "host_gpu.link_width");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, max_link_width) == 34, "host_gpu.max_link_width");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, port_max_speed_mts) == 36, "host_gpu.port_max_speed_mts");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, port_max_width) == 40, "host_gpu.port_max_width");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, pad) == 42, "host_gpu.pad");
+_Static_assert(__builtin_offsetof(struct isr_host_gpu, numa_node) == 44, "host_gpu.numa_node");
+
+/* One NUMA node's distance to another (the kernel's node distance: 10 is
+ * local). */
+struct isr_numa_distance {
+	__u32 node;
+	__u32 distance;
+};
+_Static_assert(sizeof(struct isr_numa_distance) == 8, "isr_numa_distance size");
+_Static_assert(__builtin_offsetof(struct isr_numa_distance, node) == 0, "numa_distance.node");
+_Static_assert(__builtin_offsetof(struct isr_numa_distance, distance) == 4, "numa_distance.distance");
+
+/* A NUMA node of the host (/sys/devices/system/node/nodeN). Followed by
+ * distance_count struct isr_numa_distance (to every online node, itself
+ * included), then its CPU list (cpulist, text, no NUL) to the end of the
+ * property's value. */
+struct isr_host_numa_node {
+	__u32 node;
+	__u32 distance_count;
+	__u64 memory_bytes;	/* its MemTotal; 0: unknown */
+};
+_Static_assert(sizeof(struct isr_host_numa_node) == 16, "isr_host_numa_node size");
+_Static_assert(__builtin_offsetof(struct isr_host_numa_node, node) == 0, "host_numa_node.node");
+_Static_assert(__builtin_offsetof(struct isr_host_numa_node, distance_count) == 4, "host_numa_node.distance_count");
+_Static_assert(__builtin_offsetof(struct isr_host_numa_node, memory_bytes) == 8, "host_numa_node.memory_bytes");
 
 /* PROCESS properties: strings unless noted */
 #define ISR_PROP_PROC_PID		1 /* __u32 */

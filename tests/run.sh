@@ -1,9 +1,11 @@
 #!/bin/sh
-# Runs the cmocka test binaries and prints one closing line:
+# Runs the cmocka test binaries, then the recording fuzzer for
+# FUZZ_SECONDS (default 60; one test), and prints one closing line:
 # "tests: N passed, N failed". Integration tests need root (they load BPF).
 #   tests/run.sh               all
 #   tests/run.sh unit          unit tests only
 #   tests/run.sh integration   integration tests only
+#   tests/run.sh fuzz          the fuzzer only
 set -u
 cd "$(dirname "$0")/.." || exit 1
 which=${1:-all}
@@ -33,6 +35,15 @@ for b in $bins; do
 	fi
 done
 rm -f "$log"
+if [ "$which" = all ] || [ "$which" = fuzz ]; then
+	echo "== fuzz (${FUZZ_SECONDS:-60} s)"
+	if sh tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failed_bins="$failed_bins fuzz"
+	fi
+fi
 [ -n "$failed_bins" ] && echo "failing:$failed_bins"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

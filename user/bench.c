@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "bench_mech.h"
 #include "bench_stats.h"
 #include "ktap.h"
+#include "out_file.h"
 #include "recorder.h"
 #include "clock.h"
 #include "proc.h"
@@ -365,7 +367,7 @@ static int run_round(const struct bench_opts *o, const struct workload *w, bool 
 	if (pid < 0)
 		return -errno;
 	if (!traced) {
-		int rf = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		int rf = open(ready, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 		if (rf >= 0)
 			close(rf);
@@ -388,13 +390,13 @@ static int run_round(const struct bench_opts *o, const struct workload *w, bool 
 		struct record_result res;
 
 		e = record__run(&ro, &res);
+		unlink(rec);
 		if (e) {
 			kill(pid, SIGKILL);
 			read_result(fd, pid, &r);
 			return e;
 		}
 		e = read_result(fd, pid, &r);
-		unlink(rec);
 		if (e)
 			return e;
 		s->traced = r.ops / r.seconds;
@@ -671,8 +673,58 @@ static void describe_baseline(struct ktap *k, const char *path, json_t *baseline
 		printf("%s\n", line);
 }
 
-int bench__run(const struct bench_opts *o)
+/* The results as JSON in path, a new file (lib/out_file.h). 0 or -errno
+ * after saying why. */
+static int write_results(json_t *doc, const char *path, const struct out_file_share *share)
 {
+	struct out_file f;
+	int e = out_file__create(&f, path, share);
+
+	if (e) {
+		fprintf(stderr, "bench: cannot create %s: %s\n", path, out_file__strerror(e));
+		return e;
+	}
+	if (json_dumpfd(doc, f.fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
+		e = -EIO;
+	e = e ?: out_file__commit(&f);
+	e = out_file__close(&f) ?: e;
+	if (e)
+		fprintf(stderr, "bench: writing %s failed: %s; nothing was written\n", path, strerror(-e));
+	return e;
+}
+
+/* Where the rounds' recordings and ready files go: a fresh directory of
+ * our own (mkdtemp, 0700) under the chosen one, so that nothing another
+ * user of a shared /tmp planted can redirect them. */
+static int make_workdir(const char *under, char *out, size_t len)
+{
+	if ((size_t)snprintf(out, len, "%s/inferscope-bench-XXXXXX", under) >= len)
+		return -ENAMETOOLONG;
+	if (!mkdtemp(out)) {
+		int e = -errno;
+
+		fprintf(stderr, "bench: cannot create a directory in %s: %s; choose another with --tmpdir\n", under,
+			strerror(-e));
+		return e;
+	}
+	return 0;
+}
+
+static void remove_workdir(const char *dir)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/bench.ready", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/bench.isr", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+int bench__run(const struct bench_opts *opts)
+{
+	struct bench_opts local = *opts, *o = &local;
+	char workdir[400] = "";	/* run_round's paths hold it */
 	json_t *doc = NULL, *results = json_array(), *mechanisms = json_array(), *checks = json_array();
 	json_t *th = NULL, *baseline = NULL, *machine = machine_info();
 	struct bench_cmp_opts cmp = { o->max_ratio, o->alpha, BENCH_CMP_MIN_ROUNDS };
@@ -713,6 +765,12 @@ int bench__run(const struct bench_opts *o)
 			goto out;
 		}
 	}
+	e = make_workdir(opts->tmpdir, workdir, sizeof(workdir));
+	if (e) {
+		workdir[0] = '\0';
+		goto out;
+	}
+	local.tmpdir = workdir;
 	bench_load__begin(&load);
 	ktap__begin(&k, o->ktap ? stdout : NULL, planned);
 	ktap__diag(&k, "inferscope-bpf %s bench%s: kernel %s (%s), %s, %d CPUs", ISR_VERSION,
@@ -790,10 +848,8 @@ int bench__run(const struct bench_opts *o)
 		if (json_array_size(json_object_get(doc, "results")))
 			print_table(json_object_get(doc, "results"));
 	}
-	if (o->output && json_dump_file(doc, o->output, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
-		fprintf(stderr, "bench: cannot write %s\n", o->output);
+	if (o->output && write_results(doc, o->output, &o->share))
 		e = -EIO;
-	}
 	if (!e && th && !k.out) {
 		int t = check_thresholds(json_object_get(doc, "results"), th, NULL, &k);
 
@@ -804,6 +860,8 @@ int bench__run(const struct bench_opts *o)
 	if (ktap__end(&k))
 		failed = 1;
 out:
+	if (workdir[0])
+		remove_workdir(workdir);
 	json_decref(doc);
 	json_decref(results);
 	json_decref(mechanisms);

@@ -14,6 +14,7 @@
 #define INFERSCOPE_BENCH_H
 
 #include <stdbool.h>
+#include "out_file.h"
 
 struct bench_opts {
 	int rounds;			/* A/B pairs per benchmark; 0: each part's default */
@@ -21,7 +22,8 @@ struct bench_opts {
 	const char *output;		/* JSON results, or NULL */
 	const char *thresholds;		/* JSON {"bench.metric": limit}, or NULL */
 	const char *only;		/* run only the benchmarks of these names (comma-separated), or NULL */
-	const char *tmpdir;		/* where recordings go while measuring */
+	const char *tmpdir;		/* a fresh directory is made here for the recordings made while measuring */
+	struct out_file_share share;	/* who may read output besides its owner (--group) */
 	const char *self_exe;		/* this executable (the CUDA benchmarks probe it) */
 	bool kci;			/* the kernel-CI suite (user/bench_mech.h) and the recorder workloads */
 	bool quick;			/* with kci: its quick subset, shorter runs, no workloads */

@@ -8,11 +8,17 @@
  * process that has already opened a GPU (CUDA initialized: the bridge
  * subscribes to CUPTI in a context that exists), from a copy of the bridge
  * the process can see (its own mount namespace: a container gets a copy in
- * its /tmp), and a refusal says why and what to do instead.
+ * its /tmp), and a refusal says why and what to do instead. A container's
+ * filesystem is its user's: every path in it is resolved inside its root
+ * without following a link (lib/root_path.h), the copy goes into a fresh
+ * directory of the tracer's own under a random name, and right before the
+ * target loads it the file is checked to be the one written
+ * (docs/security.md).
  */
 #ifndef INFERSCOPE_BRIDGE_H
 #define INFERSCOPE_BRIDGE_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -28,6 +34,21 @@ int bridge__mapped(__u32 pid, char *path, size_t len);
  * else the file next to this executable. 0 with its absolute path in out,
  * or -errno (-ENOENT: not there). */
 int bridge__locate(const char *explicit_path, char *out, size_t len);
+
+/* The bridge where pid can load it: path, as pid sees it, names the file
+ * (dev, ino) in pid's root directory (root_dev, root_ino). */
+struct bridge_placed {
+	char path[PATH_MAX];
+	dev_t dev, root_dev;
+	ino_t ino, root_ino;
+};
+
+/* Finds bridge (a path here) at the same path in pid's root, or copies it
+ * into a fresh directory of pid's /tmp. 0, or -errno with msg filled. */
+int bridge__place(pid_t pid, const char *bridge, struct bridge_placed *p, char *msg, size_t len);
+/* 0 while p->path in pid's root is still the file placed; -ESTALE (or
+ * -ESRCH: pid is gone) with msg filled. */
+int bridge__check_placed(pid_t pid, const struct bridge_placed *p, char *msg, size_t len);
 
 /* 0 once bridge (a path here) is loaded in pid; -errno with msg filled:
  * -ENODEV when pid maps no libcuda, -EAGAIN when it has no GPU open yet, or

@@ -14,11 +14,14 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "events.h"
+#include "out_file.h"
+#include "run_as.h"
 
 #define CONFIG_MAX_PIDS		ISR_MAX_TARGETS
 #define CONFIG_MAX_CUDA_LIBS	8
 
 #define DEFAULT_RINGBUF_MIB		32
+#define MAX_RINGBUF_MIB			2048	/* the kernel counts a ring buffer's bytes in 32 bits */
 #define DEFAULT_BUDGET_PCT		1.0
 #define DEFAULT_PY_STACKS_HZ		99
 #define DEFAULT_PY_LAUNCH_EVERY		64	/* CUDA launches per Python stack, per CPU */
@@ -31,11 +34,14 @@ struct record_config {
 		char **command;		/* -- CMD: NULL-terminated argv to launch, or NULL */
 		bool follow_children;	/* processes the targets start too (--no-follow: false) */
 		__u64 duration_ns;	/* -d; 0: until Ctrl-C or the targets exit */
+		enum run_as_mode run_as; /* who the command runs as: under sudo the invoking user (--run-as-root, --user) */
+		const char *run_as_user; /* --user: NAME or UID[:GID] */
 	} targets;
 	struct {			/* the recording */
 		const char *path;	/* -o */
 		int zstd_level;		/* --compress-level; 0: stored uncompressed */
 		const char *ready_file;	/* --ready-file: created once the probes are live */
+		struct out_file_share share; /* --group: who may read the outputs besides root (zero: nobody) */
 		int argc;		/* the recorder's own command line, kept in the file */
 		char **argv;
 	} output;
@@ -45,7 +51,7 @@ struct record_config {
 		double budget_pct;	/* --budget: overhead budget, % of a thread's time; 0: none */
 	} tracer;
 	struct {			/* kernel tracepoints beyond the scheduler's */
-		bool page_faults;	/* --no-faults: false */
+		bool page_faults;	/* page faults and direct reclaim (--no-faults: false) */
 	} kernel;
 	struct {			/* the CUDA driver API (libcuda) */
 		bool enabled;		/* --no-cuda: false */
@@ -53,7 +59,8 @@ struct record_config {
 		size_t lib_count;
 	} cuda;
 	struct {			/* CPython 3.10-3.13 */
-		bool gil;		/* --gil: GIL waits and holds */
+		bool gil;		/* --gil: GIL waits and holds, exactly (uprobes on libpython) */
+		bool gil_waits;		/* GIL waits and their holders, from the scheduler (--no-gil-waits: false) */
 		unsigned int stacks_hz;	/* --py-stacks: stack samples per second and thread on CPU; 0: no stacks */
 		unsigned int launch_every; /* --py-launch-every: the stack of every Nth CUDA launch per CPU; 0: none */
 	} python;
@@ -68,7 +75,7 @@ struct record_config {
 		 * recorder handles them). Otherwise the caller handles signals
 		 * and the recording stops once *stop is non-zero. */
 		volatile sig_atomic_t *stop;
-		void (*tick)(void *ctx);	/* called once the probes are live, then once a second */
+		void (*tick)(void *ctx);	/* called between the set-up's steps, then once a second */
 		void *ctx;
 	} control;
 	bool verbose;			/* -v */

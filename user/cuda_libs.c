@@ -62,6 +62,8 @@ static bool family_has_return(__u8 fam)
 	case ISR_CUDA_FAM_NAME:
 	case ISR_CUDA_FAM_ALIAS:
 	case ISR_CUDA_FAM_COPY_SYNC:
+	case ISR_CUDA_FAM_REGISTER:
+	case ISR_CUDA_FAM_UNREGISTER:
 		return true;
 	default:
 		return false;

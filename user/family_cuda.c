@@ -4,10 +4,12 @@
  * libcuda file a target maps (user/cuda_libs.h finds them and chooses
  * the sites), in the files given with --cuda-lib, and, for a process about
  * to load its libraries (the launched command, followed children), in the
- * candidate files it would load, by path. Three BPF programs serve every
- * function (bpf/cuda.bpf.c): cuda_hot for the entry-only families (the hot
- * path the overhead budget switches), cuda_enter and cuda_ret for those
- * whose return is probed too.
+ * candidate files it would load, by path. The BPF programs of
+ * bpf/cuda.bpf.c serve every function: cuda_hot for the entry-only
+ * families (the hot path the overhead budget switches), cuda_enter and
+ * cuda_ret for those whose return is probed too, cuda_learn_enter and
+ * cuda_learn_ret for cuKernelGetFunction, released in a process while its
+ * calls teach nothing new (user/alias_learn.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -16,6 +18,8 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include "family.h"
+#include "alias_learn.h"
+#include "registry.h"
 #include "clock.h"
 #include "cuda_libs.h"
 #include "selfprobe.h"
@@ -31,6 +35,9 @@ struct cuda_family {
 	size_t ncand;
 	const struct cuda_lib *described[CUDA_MAX_LIBS];	/* site lists already printed (-v) */
 	size_t ndescribed;
+	struct alias_learn learn;	/* when cuKernelGetFunction's probes are worth it */
+	bool learn_switched;		/* they can be switched (uprobe_multi links) */
+	bool learn_warned;
 };
 
 static bool cuda_enabled(const struct record_config *cfg)
@@ -46,6 +53,7 @@ static void cuda_free(void *st)
 		return;
 	cuda_libs__free(c->libs);
 	cuda_bpf__destroy(c->obj);
+	alias_learn__free(&c->learn);
 	free(c);
 }
 
@@ -59,6 +67,8 @@ static void *cuda_open(const struct family_ctx *ctx, char *err, size_t errlen)
 		return NULL;
 	}
 	c->ctx = ctx;
+	alias_learn__init(&c->learn);
+	c->learn_switched = tracer__uprobe_multi(ctx->t);
 	c->obj = cuda_bpf__open();
 	if (c->obj) {
 		tracer__use_uprobe_multi(ctx->t, c->obj->obj);
@@ -124,18 +134,20 @@ static size_t sites_of(const struct cuda_family *c, const struct cuda_lib *lib, 
 
 	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
 		const struct cuda_site *s = &lib->sites[i];
-		bool hot = ISR_CUDA_FAM_ENTRY_ONLY(s->family);
+		bool hot = ISR_CUDA_FAM_ENTRY_ONLY(s->family), learn = s->family == ISR_CUDA_FAM_ALIAS;
+		struct bpf_program *enter = hot ? c->obj->progs.cuda_hot :
+					    learn ? c->obj->progs.cuda_learn_enter : c->obj->progs.cuda_enter;
 
 		if (s->kind == CUDA_SITE_ABSENT)
 			continue;
 		/* cuda_hot decodes the entry-only families, cuda_enter and
-		 * cuda_ret the "+ret" ones; the entry program first: a return
-		 * probe needs the entry's record. */
-		out[n++] = (struct uprobe_site){ hot ? c->obj->progs.cuda_hot : c->obj->progs.cuda_enter, s->name,
-						 s->offset, s->cookie, false, hot };
+		 * cuda_ret the "+ret" ones, cuda_learn_* cuKernelGetFunction;
+		 * the entry program first: a return probe needs the entry's
+		 * record. */
+		out[n++] = (struct uprobe_site){ enter, s->name, s->offset, s->cookie, false, hot };
 		if (s->ret)
-			out[n++] = (struct uprobe_site){ c->obj->progs.cuda_ret, s->name, s->offset, s->cookie, true,
-							 false };
+			out[n++] = (struct uprobe_site){ learn ? c->obj->progs.cuda_learn_ret : c->obj->progs.cuda_ret,
+							 s->name, s->offset, s->cookie, true, false };
 	}
 	return n;
 }
@@ -245,6 +257,82 @@ static int cuda_probe_process(void *st, __u32 pid, enum probe_when when)
 	}
 }
 
+/* Attaches (on) or releases pid's cuKernelGetFunction probes, as the
+ * learner asked. */
+static void learn_switch(struct cuda_family *c, __u32 pid, bool on)
+{
+	struct bpf_program *progs[] = { c->obj->progs.cuda_learn_enter, c->obj->progs.cuda_learn_ret };
+	char err[512];
+	int e;
+
+	e = tracer__switch_programs(c->ctx->t, pid, progs, 2, on, err, sizeof(err));
+	if (e == -EOPNOTSUPP) {
+		c->learn_switched = false;
+		return;
+	}
+	if (e && e != -ESRCH && !c->learn_warned) {
+		fprintf(stderr, "inferscope-bpf: %s; kernels first launched through a function handle from now on "
+			"may be reported unnamed\n", err);
+		c->learn_warned = true;
+	}
+	alias_learn__switched(&c->learn, pid, on, clock__mono_ns());
+	if (c->ctx->cfg->verbose)
+		fprintf(stderr, "inferscope-bpf: pid %u: cuKernelGetFunction probes %s\n", pid,
+			on ? "attached again, to learn new kernel handles" :
+			     "released: its last calls taught no new kernel handle");
+}
+
+/* What cuKernelGetFunction calls teach, and when a kernel is named: its
+ * probes are released while they teach nothing new. */
+static int cuda_on_event(void *st, const struct isr_ev_hdr *h, size_t size)
+{
+	const struct isr_ev_cuda_name *n = (const void *)h;
+	struct cuda_family *c = st;
+	const struct isr_cuda_fn *fn;
+	enum alias_action act;
+	int e;
+
+	if (!c->learn_switched || h->type != ISR_EV_CUDA_NAME || size < sizeof(*n))
+		return 0;
+	fn = isr_cuda_fn(n->func);
+	if (!fn)
+		return 0;
+	if (fn->family == ISR_CUDA_FAM_ALIAS)
+		e = alias_learn__mapped(&c->learn, h->pid, n->owner, n->handle, &act);
+	else
+		e = alias_learn__named(&c->learn, h->pid, &act);
+	if (e)
+		return e;
+	if (act != ALIAS_KEEP)
+		learn_switch(c, h->pid, act == ALIAS_ATTACH);
+	return 0;
+}
+
+/* Processes whose cuKernelGetFunction probes were released a while ago
+ * learn again: a new context maps known kernels to new handles. */
+static void cuda_tick(void *st, int *poll_ms)
+{
+	struct cuda_family *c = st;
+	__u32 pids[64];
+	size_t n, i;
+
+	(void)poll_ms;
+	if (!c->learn_switched)
+		return;
+	n = alias_learn__due(&c->learn, clock__mono_ns(), pids, sizeof(pids) / sizeof(pids[0]));
+	for (i = 0; i < n; i++)
+		learn_switch(c, pids[i], true);
+}
+
+/* A new process or image: what its predecessor under the pid taught is void. */
+static void cuda_on_new_process(void *st, __u32 pid, __u32 origin)
+{
+	struct cuda_family *c = st;
+
+	(void)origin;
+	alias_learn__forget(&c->learn, pid);
+}
+
 #define COST_CALLS	1001
 #define COST_GAP_NS	20000
 
@@ -347,6 +435,9 @@ const struct probe_family family_cuda = {
 	.open = cuda_open,
 	.prepare = cuda_prepare,
 	.probe_process = cuda_probe_process,
+	.on_new_process = cuda_on_new_process,
+	.on_event = cuda_on_event,
+	.tick = cuda_tick,
 	.measure_hit_cost = cuda_measure_hit_cost,
 	.free = cuda_free,
 };

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * CPython 3.10-3.13 (user/py_libs.h finds the interpreters): the GIL
- * (--gil: uprobes on PyEval_RestoreThread, entry and return, and
- * PyEval_SaveThread, bpf/python.bpf.c) and the Python stacks (sampled by a
- * CPU-clock perf event on every CPU, bpf/py_stacks.bpf.c, and taken at CUDA
- * calls by bpf/cuda.bpf.c with the same walker, whose maps this family
- * shares). A process's stacks are captured once its interpreter's layout
- * is checked (user/py_stacks.h); one that is not initialized yet is asked
- * again soon, and a new image that maps no interpreter yet is watched for
- * one for a while.
+ * CPython 3.10-3.13 (user/py_libs.h finds the interpreters): the GIL waits
+ * the scheduler sees (on by default: the scheduler's sched_switch program
+ * keeps the target threads that block on their interpreter's GIL,
+ * bpf/gil_wait.bpf.h, once this family gave it the GIL's place), the
+ * GIL exactly (--gil: uprobes on PyEval_RestoreThread, entry and return,
+ * and PyEval_SaveThread, bpf/python.bpf.c) and the Python stacks (sampled
+ * by a CPU-clock perf event on every CPU, bpf/py_stacks.bpf.c, and taken
+ * at CUDA calls by bpf/cuda.bpf.c with the same walker, whose maps this
+ * family shares). A process's stacks are captured, and its GIL waits
+ * traced, once its interpreter's layout is checked (user/py_stacks.h,
+ * user/py_gil.h); one that is not initialized yet is asked again soon, and
+ * a new image that maps no interpreter yet is watched for one for a while.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +24,7 @@
 #include "clock.h"
 #include "htab.h"
 #include "proc.h"
+#include "py_gil.h"
 #include "py_libs.h"
 #include "py_stacks.h"
 #include "python.skel.h"
@@ -33,6 +37,7 @@
 struct python_family {
 	const struct family_ctx *ctx;
 	struct python_bpf *gil;		/* --gil */
+	int gils_fd;			/* the scheduler object's py_gils; -1: --no-gil-waits */
 	struct py_stacks_bpf *sampler;	/* --py-stacks */
 	struct cpu_links samples;
 	struct py_libs *libs;
@@ -40,6 +45,7 @@ struct python_family {
 	size_t ndescribed;
 	struct py_stacks *stacks;	/* NULL without stacks */
 	struct htab decided;		/* processes whose stack status is written */
+	struct htab gil_decided;	/* processes whose GIL status is written */
 	struct py_mapping waiting[MAX_WAITING];	/* interpreters not initialized yet */
 	__u32 waiting_pid[MAX_WAITING];
 	size_t nwaiting;
@@ -50,7 +56,7 @@ struct python_family {
 
 static bool python_enabled(const struct record_config *cfg)
 {
-	return cfg->python.gil || cfg->python.stacks_hz;
+	return cfg->python.gil || cfg->python.gil_waits || cfg->python.stacks_hz;
 }
 
 static void python_free(void *st)
@@ -63,6 +69,7 @@ static void python_free(void *st)
 	py_stacks__free(p->stacks);
 	py_libs__free(p->libs);
 	htab__free(&p->decided);
+	htab__free(&p->gil_decided);
 	python_bpf__destroy(p->gil);
 	py_stacks_bpf__destroy(p->sampler);
 	free(p);
@@ -83,6 +90,7 @@ static void *python_open(const struct family_ctx *ctx, char *err, size_t errlen)
 		return NULL;
 	}
 	p->ctx = ctx;
+	p->gils_fd = -1;
 	if (cfg->python.stacks_hz) {
 		p->sampler = py_stacks_bpf__open();
 		e = tracer__load(ctx->t, p->sampler ? p->sampler->skeleton : NULL, "Python stack", "--no-py-stacks",
@@ -92,6 +100,14 @@ static void *python_open(const struct family_ctx *ctx, char *err, size_t errlen)
 		if (!e && !(p->stacks = py_stacks__new())) {
 			e = -errno;
 			snprintf(err, errlen, "cannot set up Python stacks: %s", strerror(-e));
+		}
+	}
+	if (!e && cfg->python.gil_waits) {
+		p->gils_fd = tracer__map_fd(ctx->t, "py_gils");
+		if (p->gils_fd < 0) {
+			e = p->gils_fd;
+			snprintf(err, errlen, "the scheduler's BPF object has no map py_gils: %s (--no-gil-waits "
+				 "traces without GIL waits)", strerror(-e));
 		}
 	}
 	if (!e && cfg->python.gil) {
@@ -105,6 +121,7 @@ static void *python_open(const struct family_ctx *ctx, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up the ELF reader for Python: %s", strerror(-e));
 	}
 	htab__init(&p->decided, sizeof(struct htab_u64), htab_u64__hash, htab_u64__equal);
+	htab__init(&p->gil_decided, sizeof(struct htab_u64), htab_u64__hash, htab_u64__equal);
 	if (e) {
 		python_free(p);
 		errno = -e;
@@ -146,12 +163,16 @@ static void python_on_new_process(void *st, __u32 pid, __u32 origin)
 	__u64 v;
 	size_t i;
 
-	if (origin != ISR_ORIGIN_EXEC || !p->stacks)
+	if (origin != ISR_ORIGIN_EXEC)
 		return;
-	py_stacks__forget(p->stacks, pid);
+	if (p->stacks)
+		py_stacks__forget(p->stacks, pid);
 	if (p->sampler)
 		bpf_map_delete_elem(bpf_map__fd(p->sampler->maps.py_procs), &pid);
+	if (p->gils_fd >= 0)
+		bpf_map_delete_elem(p->gils_fd, &pid);
 	htab_u64__take(&p->decided, pid, &v);
+	htab_u64__take(&p->gil_decided, pid, &v);
 	for (i = 0; i < p->nwaiting; i++) {
 		if (p->waiting_pid[i] == pid) {
 			unwait(p, i);
@@ -167,31 +188,22 @@ static void python_on_new_process(void *st, __u32 pid, __u32 origin)
 }
 
 /* Validates the interpreter of pid at m and starts its stack capture, or
- * says why not (once per process, in the recording and on stderr). An
- * interpreter not initialized yet waits for the next tick. */
-static void stacks_start(struct python_family *p, __u32 pid, const struct py_mapping *m)
+ * says why not (once per process, in the recording and on stderr). True
+ * when the interpreter is not initialized yet: ask again. */
+static bool stacks_start(struct python_family *p, __u32 pid, const struct py_mapping *m)
 {
 	struct isr_ev_py_status status;
 	struct isr_py_layout layout;
-	size_t i;
 	__u64 v;
 	int e;
 
-	if (htab_u64__get(&p->decided, pid, &v))
-		return;
+	if (!p->stacks || htab_u64__get(&p->decided, pid, &v))
+		return false;
 	e = py_stacks__setup(p->stacks, pid, m, &layout, &status);
-	if (e == -EAGAIN) {
-		for (i = 0; i < p->nwaiting && p->waiting_pid[i] != pid; i++)
-			;
-		if (i == p->nwaiting && i < MAX_WAITING) {
-			p->waiting[i] = *m;
-			p->waiting_pid[i] = pid;
-			p->nwaiting++;
-		}
-		return;
-	}
+	if (e == -EAGAIN)
+		return true;
 	if (e == -ESRCH)
-		return;
+		return false;
 	if (e == 0 && bpf_map_update_elem(bpf_map__fd(p->sampler->maps.py_procs), &pid, &layout, BPF_ANY)) {
 		status.status = ISR_PY_STATUS_UNSUPPORTED;
 		snprintf(status.detail, sizeof(status.detail), "the stack walker's map refused pid %u: %s", pid,
@@ -205,6 +217,58 @@ static void stacks_start(struct python_family *p, __u32 pid, const struct py_map
 	/* Asked again at the next rescan when it cannot be remembered. */
 	htab_u64__put(&p->decided, pid, 1);
 	p->ctx->emit(p->ctx->emit_ctx, &status, sizeof(status));
+	return false;
+}
+
+/* Finds the GIL of the interpreter of pid at m and starts tracing its
+ * waits, or says why not (once per process, in the recording and on
+ * stderr). True when the interpreter is not initialized yet. */
+static bool gil_start(struct python_family *p, __u32 pid, const struct py_mapping *m)
+{
+	struct isr_ev_py_status status;
+	struct isr_py_gil gil;
+	__u64 v;
+	int e;
+
+	if (p->gils_fd < 0 || htab_u64__get(&p->gil_decided, pid, &v))
+		return false;
+	e = py_gil__setup(pid, m, &gil, &status);
+	if (e == -EAGAIN)
+		return true;
+	if (e == -ESRCH)
+		return false;
+	if (e == 0 && bpf_map_update_elem(p->gils_fd, &pid, &gil, BPF_ANY)) {
+		status.status = ISR_PY_STATUS_UNSUPPORTED;
+		snprintf(status.detail, sizeof(status.detail), "the GIL waits' map refused pid %u: %s", pid,
+			 strerror(errno));
+	}
+	if (status.status != ISR_PY_STATUS_SAMPLING)
+		fprintf(stderr, "inferscope-bpf: pid %u: %s: %s; its GIL waits are not traced (--gil measures them "
+			"with uprobes)\n", pid, m->file, status.detail);
+	else if (p->ctx->cfg->verbose)
+		fprintf(stderr, "inferscope-bpf: pid %u: GIL waits traced (%s)\n", pid, status.detail);
+	htab_u64__put(&p->gil_decided, pid, 1);
+	p->ctx->emit(p->ctx->emit_ctx, &status, sizeof(status));
+	return false;
+}
+
+/* The stacks and the GIL of the interpreter of pid at m; one not
+ * initialized yet waits for the next tick. */
+static void interp_start(struct python_family *p, __u32 pid, const struct py_mapping *m)
+{
+	bool again = stacks_start(p, pid, m);
+	size_t i;
+
+	again |= gil_start(p, pid, m);
+	if (!again)
+		return;
+	for (i = 0; i < p->nwaiting && p->waiting_pid[i] != pid; i++)
+		;
+	if (i == p->nwaiting && i < MAX_WAITING) {
+		p->waiting[i] = *m;
+		p->waiting_pid[i] = pid;
+		p->nwaiting++;
+	}
 }
 
 /* The GIL probes of interpreter m in pid. late: it may have run Python
@@ -262,8 +326,7 @@ static int probe_interpreters(struct python_family *p, __u32 pid, bool late)
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {
-		if (p->stacks)
-			stacks_start(p, pid, &mapped[i]);
+		interp_start(p, pid, &mapped[i]);
 		e = p->gil ? gil_probe(p, pid, &mapped[i], late) : 0;
 		if (e && !first_err)
 			first_err = e;
@@ -339,7 +402,7 @@ static void fresh_rescan(struct python_family *p)
 
 /* Interpreters that were not initialized when first seen: asked again
  * (each goes back on the list while it is still not initialized). */
-static void stacks_retry(struct python_family *p)
+static void interp_retry(struct python_family *p)
 {
 	struct py_mapping m[MAX_WAITING];
 	__u32 pid[MAX_WAITING];
@@ -350,7 +413,7 @@ static void stacks_retry(struct python_family *p)
 	p->nwaiting = 0;
 	for (i = 0; i < n; i++)
 		if (proc__alive(pid[i]))
-			stacks_start(p, pid[i], &m[i]);
+			interp_start(p, pid[i], &m[i]);
 }
 
 /* An interpreter still initializing is asked again soon: its stacks are
@@ -362,7 +425,7 @@ static void python_tick(void *st, int *poll_ms)
 	if (p->nfresh)
 		fresh_rescan(p);
 	if (p->nwaiting)
-		stacks_retry(p);
+		interp_retry(p);
 	if ((p->nwaiting || p->nfresh) && *poll_ms > WAIT_POLL_MS)
 		*poll_ms = WAIT_POLL_MS;
 }
@@ -393,6 +456,9 @@ static void python_describe(void *st, FILE *out)
 {
 	struct python_family *p = st;
 
+	if (p->gils_fd >= 0)
+		fprintf(out, "  %-22s the scheduler's sched_switch program: target threads blocking on their GIL\n",
+			"gil-waits");
 	if (p->sampler)
 		fprintf(out, "  %-22s perf_event cpu-clock, %d CPUs, %u Hz (Python stacks)\n", "py-stacks",
 			p->samples.attached, p->ctx->cfg->python.stacks_hz);

@@ -10,7 +10,7 @@
 
 #define TERM_GRACE_NS	5000000000ULL
 
-int launch__fork(struct launch *l, char **cmd, const struct launch_env *env)
+int launch__fork(struct launch *l, char **cmd, const struct launch_env *env, const struct run_as *as)
 {
 	int go[2], st[2], e;
 	size_t i;
@@ -44,8 +44,13 @@ int launch__fork(struct launch *l, char **cmd, const struct launch_env *env)
 		for (i = 0; i < env->n; i++)
 			if (setenv(env->name[i], env->value[i], 1))
 				_exit(127);
-		execvp(cmd[0], cmd);
-		e = errno;
+		/* Its credentials, for good, or it does not run: a negative
+		 * errno tells the recorder which step failed. */
+		e = run_as__apply(as);
+		if (!e) {
+			execvp(cmd[0], cmd);
+			e = errno;
+		}
 		if (write(st[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);
@@ -80,7 +85,8 @@ int launch__release(struct launch *l)
 	/* It did not start: gone, nothing to stop at the end. */
 	waitpid(l->pid, NULL, 0);
 	l->pid = -1;
-	return -e;
+	l->cred_failed = e < 0;
+	return e < 0 ? e : -e;
 }
 
 void launch__poll(struct launch *l)

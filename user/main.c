@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "accounts.h"
 #include "config.h"
 #include "daemon.h"
 #include "settings.h"
@@ -37,6 +38,7 @@ enum {
 	OPT_LIST_PROBES,
 	OPT_CUDA_LIB,
 	OPT_GIL,
+	OPT_NO_GIL_WAITS,
 	OPT_BUDGET,
 	OPT_LEGACY_UPROBES,
 	OPT_NO_CUPTI,
@@ -46,6 +48,9 @@ enum {
 	OPT_PY_STACKS,
 	OPT_NO_PY_STACKS,
 	OPT_PY_LAUNCH_EVERY,
+	OPT_GROUP,
+	OPT_RUN_AS_ROOT,
+	OPT_USER,
 	OPT_CONFIG,
 	OPT_JSON,
 	OPT_STATE_DIR,
@@ -73,20 +78,38 @@ struct cli_setting {
  * what the CLI itself does with them. */
 struct cli {
 	const char *cmd_name;	/* "", "record", "analyze", "diff", "daemon" or "config" */
-	const char *input;	/* analyze FILE, diff BASE */
+	const char *input;	/* analyze FILE, diff BASE, config show */
 	const char *input2;	/* diff NEW */
 	const char *output;	/* -o: the recording (record, -p/--), the report (analyze) */
 	const char *config_path; /* --config */
 	bool json;		/* config show --json */
 	bool list_probes;
-	struct record_config rec;	/* the targets, -v and -q only: the rest comes from the settings */
+	/* What only the command line says: the targets, who runs the command,
+	 * who may read the outputs (rec.output.share, --group), -v, -q. The
+	 * rest comes from the settings. */
+	struct record_config rec;
 	struct cli_setting sets[MAX_CLI_SETTINGS];
 	size_t nsets;
+	struct settings *scratch; /* checks each option's value as it is parsed */
 };
 
+/* A bad value is a usage error at once (exit 64, as argp's), with the
+ * option's name and the setting's reason. */
 static error_t cli_set(struct cli *cli, struct argp_state *state, const char *key, const char *value,
 		       const char *option)
 {
+	char why[1024];
+
+	if (!cli->scratch)
+		cli->scratch = settings__new();
+	if (!cli->scratch) {
+		argp_failure(state, 1, ENOMEM, "parsing %s", option);
+		return ENOMEM;
+	}
+	if (settings__set(cli->scratch, key, value, SRC_OPTION, option, why, sizeof(why))) {
+		argp_error(state, "%s: %s", option, why);
+		return EINVAL;
+	}
 	if (cli->nsets == MAX_CLI_SETTINGS) {
 		argp_error(state, "too many options");
 		return EINVAL;
@@ -124,6 +147,14 @@ static struct settings *load_settings(void *ctx, char *err, size_t errlen)
 	return s;
 }
 
+static bool pid_listed(const struct record_config *rec, __u32 pid)
+{
+	for (size_t i = 0; i < rec->targets.pid_count; i++)
+		if (rec->targets.pids[i] == pid)
+			return true;
+	return false;
+}
+
 static int parse_pids(const char *arg, struct record_config *rec, struct argp_state *state)
 {
 	const char *p = arg;
@@ -138,12 +169,14 @@ static int parse_pids(const char *arg, struct record_config *rec, struct argp_st
 			argp_error(state, "-p: '%s' is not a list of process ids (expected PID[,PID...])", arg);
 			return EINVAL;
 		}
+		p = *end ? end + 1 : end;
+		if (pid_listed(rec, (__u32)v))
+			continue;	/* -p 7,7 or -p 7 -p 7: traced once */
 		if (rec->targets.pid_count == CONFIG_MAX_PIDS) {
 			argp_error(state, "-p: at most %d pids", CONFIG_MAX_PIDS);
 			return EINVAL;
 		}
 		rec->targets.pids[rec->targets.pid_count++] = (__u32)v;
-		p = *end ? end + 1 : end;
 	}
 	return 0;
 }
@@ -164,6 +197,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		s = strtod(arg, &end);
 		if (errno || end == arg || *end || !(s > 0) || s > 1e7)
 			argp_error(state, "-d: '%s' is not a duration in seconds (e.g. 10 or 2.5)", arg);
+		else if (s < 1e-3)
+			argp_error(state, "-d: '%s' is shorter than a millisecond, too short to record anything "
+				   "(leave -d out to record until the targets exit or Ctrl-C)", arg);
 		rec->targets.duration_ns = (__u64)(s * 1e9);
 		return 0;
 	}
@@ -186,6 +222,8 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return cli_set(cli, state, "record.cuda", "false", "--no-cuda");
 	case OPT_GIL:
 		return cli_set(cli, state, "record.gil", "true", "--gil");
+	case OPT_NO_GIL_WAITS:
+		return cli_set(cli, state, "record.gil_waits", "false", "--no-gil-waits");
 	case OPT_BUDGET:
 		return cli_set(cli, state, "record.budget", arg, "--budget");
 	case OPT_LEGACY_UPROBES:
@@ -213,6 +251,26 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return cli_set(cli, state, "record.cuda_libs", arg, "--cuda-lib");
 	case OPT_READY_FILE:
 		rec->output.ready_file = arg;
+		return 0;
+	case OPT_GROUP: {
+		int e = accounts__group(arg, &rec->output.share.gid);
+
+		if (e)
+			argp_error(state, "--group: %s '%s'%s", e == -ENOENT ? "no group" : "cannot look up group", arg,
+				   e == -ENOENT ? " in /etc/group (give its number)" : "");
+		rec->output.share.group = true;
+		return 0;
+	}
+	case OPT_RUN_AS_ROOT:
+		if (rec->targets.run_as == RUN_AS_USER)
+			argp_error(state, "--run-as-root and --user: choose one");
+		rec->targets.run_as = RUN_AS_ROOT;
+		return 0;
+	case OPT_USER:
+		if (rec->targets.run_as == RUN_AS_ROOT)
+			argp_error(state, "--run-as-root and --user: choose one");
+		rec->targets.run_as = RUN_AS_USER;
+		rec->targets.run_as_user = arg;
 		return 0;
 	case OPT_ZSTD_LEVEL:
 		return cli_set(cli, state, "record.compress_level", arg, "--compress-level");
@@ -266,14 +324,19 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	}
 }
 
+#define GROUP_OPTION                                                                                \
+	{ "group", OPT_GROUP, "GROUP", 0,                                                              \
+	  "Let GROUP read what is written (mode 0640; default: the owner only, 0600)", 0 }
+
 /* Options that set a recording's settings (settings.h): also in the
  * configuration file and the environment. */
 #define RECORD_SETTING_OPTIONS                                                                      \
-	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two (default 32)", 0 }, \
+	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two up to 2048 (default 32)", 0 }, \
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
-	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults", 0 },                         \
+	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults and direct reclaim", 0 },       \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
-	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
+	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits and holds exactly (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
+	{ "no-gil-waits", OPT_NO_GIL_WAITS, NULL, 0, "Do not record the Python GIL waits the scheduler sees (on by default: no probe hit, the holder named)", 0 }, \
 	{ "budget", OPT_BUDGET, "PCT|off", 0, "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and extrapolate", 0 }, \
 	{ "legacy-uprobes", OPT_LEGACY_UPROBES, NULL, 0, "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)", 0 }, \
 	{ "py-stacks", OPT_PY_STACKS, "HZ", OPTION_ARG_OPTIONAL,                                        \
@@ -301,6 +364,10 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \
 	  "Print the CUDA and Python GIL probe sites chosen in the targets and exit (starts nothing)", 0 }, \
 	{ "ready-file", OPT_READY_FILE, "FILE", 0, "Create FILE once the probes are live (for scripts)", 0 }, \
+	{ "run-as-root", OPT_RUN_AS_ROOT, NULL, 0,                                                     \
+	  "Run the command as root even under sudo (default: as the user who ran sudo)", 0 },            \
+	{ "user", OPT_USER, "USER", 0, "Run the command as USER (a name, or UID:GID)", 0 },          \
+	GROUP_OPTION,                                                                                   \
 	{ "verbose", 'v', NULL, 0, "Show the attached probes and libbpf's messages", 0 },            \
 	{ "quiet", 'q', NULL, 0, "No status line or banners", 0 },                                    \
 	CONFIG_OPTION
@@ -344,6 +411,7 @@ static const struct argp_option record_options[] = {
 static const struct argp_option analyze_options[] = {
 	ANALYZE_FORMAT_OPTION,
 	{ "output", 'o', "FILE", 0, "Write the report to FILE (default: standard output)", 0 },
+	GROUP_OPTION,
 	CONFIG_OPTION,
 	{ 0 },
 };
@@ -351,6 +419,7 @@ static const struct argp_option analyze_options[] = {
 static const struct argp_option diff_options[] = {
 	{ "format", OPT_FORMAT, "md|json|html", 0, "Format of the comparison (default md)", 0 },
 	{ "output", 'o', "FILE", 0, "Write it to FILE (default: standard output)", 0 },
+	GROUP_OPTION,
 	CONFIG_OPTION,
 	{ 0 },
 };
@@ -383,6 +452,7 @@ enum {
 	OPT_BASELINE,
 	OPT_MAX_RATIO,
 	OPT_ALPHA,
+	OPT_BENCH_GROUP,
 };
 
 static double parse_positive(const char *arg, const char *opt, double max, struct argp_state *state)
@@ -442,6 +512,15 @@ static error_t parse_bench(int key, char *arg, struct argp_state *state)
 	case OPT_ALPHA:
 		b->o.alpha = parse_positive(arg, "--alpha", 0.5, state);
 		return 0;
+	case OPT_BENCH_GROUP: {
+		int e = accounts__group(arg, &b->o.share.gid);
+
+		if (e)
+			argp_error(state, "--group: %s '%s'%s", e == -ENOENT ? "no group" : "cannot look up group", arg,
+				   e == -ENOENT ? " in /etc/group (give its number)" : "");
+		b->o.share.group = true;
+		return 0;
+	}
 	case ARGP_KEY_END:
 		if (b->o.quick && !b->o.kci)
 			argp_error(state, "--quick selects the quick subset of --kci: give both");
@@ -467,6 +546,7 @@ static const struct argp_option bench_options[] = {
 	{ "baseline", OPT_BASELINE, "FILE", 0, "Compare every cost with this earlier run's (bench -o FILE); exit 1 on a regression", 0 },
 	{ "max-ratio", OPT_MAX_RATIO, "R", 0, "With --baseline: a regression raises a median by more than R (default 1.5) ...", 0 },
 	{ "alpha", OPT_ALPHA, "P", 0, "... and is significant at level P by a Mann-Whitney U test over the rounds (default 0.01)", 0 },
+	{ "group", OPT_BENCH_GROUP, "GROUP", 0, "Let GROUP read the results (mode 0640; default 0600)", 0 },
 	{ 0 },
 };
 
@@ -540,21 +620,24 @@ static const struct argp config_argp = {
 	NULL, NULL, NULL
 };
 
-/* The recording's configuration: the settings, then the targets and what
- * only the command line says. */
-static void record_config_from(struct record_config *o, const struct settings *s, const struct cli *cli)
+/* The recording's configuration: the settings, then what only the command
+ * line says (the targets, who runs the command, who may read the outputs). */
+static void record_config_from(struct record_config *o, struct settings *s, const struct cli *cli)
 {
-	*o = *settings__record((struct settings *)s);
+	*o = *settings__record(s);
 	memcpy(o->targets.pids, cli->rec.targets.pids, sizeof(o->targets.pids));
 	o->targets.pid_count = cli->rec.targets.pid_count;
 	o->targets.command = cli->rec.targets.command;
 	o->targets.duration_ns = cli->rec.targets.duration_ns;
+	o->targets.run_as = cli->rec.targets.run_as;
+	o->targets.run_as_user = cli->rec.targets.run_as_user;
 	o->output.ready_file = cli->rec.output.ready_file;
+	o->output.share = cli->rec.output.share;
 	o->verbose = cli->rec.verbose;
 	o->quiet = cli->rec.quiet;
 }
 
-static int do_record(struct cli *cli, const struct settings *s, int argc, char **argv, bool then_analyze)
+static int do_record(struct cli *cli, struct settings *s, int argc, char **argv, bool then_analyze)
 {
 	static struct record_config rc;
 	struct record_config *o = &rc;
@@ -578,6 +661,11 @@ static int do_record(struct cli *cli, const struct settings *s, int argc, char *
 			return 2;
 		}
 		return record__list_probes(o) ? 1 : 0;
+	}
+	if (o->targets.run_as != RUN_AS_INVOKER && !o->targets.command) {
+		fprintf(stderr, "inferscope-bpf: --%s says who runs the command after --: there is none\n",
+			o->targets.run_as == RUN_AS_USER ? "user" : "run-as-root");
+		return 2;
 	}
 	if (!o->targets.pid_count && !o->targets.command) {
 		fprintf(stderr, "inferscope-bpf: nothing to trace: give -p PID or a command after --\n"
@@ -604,7 +692,7 @@ static int do_record(struct cli *cli, const struct settings *s, int argc, char *
 		if (!o->quiet)
 			fprintf(stderr, "inferscope-bpf: analyze it again with: inferscope-bpf analyze %s\n\n",
 				o->output.path);
-		if (analyze__run(o->output.path, (enum report_format)settings__report_format(s), NULL))
+		if (analyze__run(o->output.path, (enum report_format)settings__report_format(s), NULL, NULL))
 			return 1;
 	}
 	return e ? 1 : 0;
@@ -626,6 +714,11 @@ static int do_config(const struct cli *cli, const struct settings *s)
 int main(int argc, char **argv)
 {
 	static struct cli cli;
+	static const struct {
+		const char *name;
+		const struct argp *argp;
+	} subs[] = { { "record", &record_argp }, { "analyze", &analyze_argp }, { "diff", &diff_argp },
+		     { "daemon", &daemon_argp }, { "config", &config_argp } };
 	const struct argp *argp = &main_argp;
 	struct daemon_loader loader = { load_settings, &cli };
 	struct settings *s;
@@ -650,11 +743,6 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "bench") == 0)
 		return do_bench(argc - 1, argv + 1);
-	static const struct {
-		const char *name;
-		const struct argp *argp;
-	} subs[] = { { "record", &record_argp }, { "analyze", &analyze_argp }, { "diff", &diff_argp },
-		     { "daemon", &daemon_argp }, { "config", &config_argp } };
 	for (size_t k = 0; nargs > 1 && k < sizeof(subs) / sizeof(subs[0]); k++)
 		if (strcmp(argv[1], subs[k].name) == 0) {
 			argp = subs[k].argp;
@@ -665,6 +753,8 @@ int main(int argc, char **argv)
 	 * "inferscope-bpf record". */
 	if (argp_parse(argp, nargs - sub, argv + sub, 0, NULL, &cli))
 		return 2;
+	settings__free(cli.scratch);
+	cli.scratch = NULL;
 	if (cli.rec.targets.command && strcmp(cli.cmd_name, "") && strcmp(cli.cmd_name, "record")) {
 		fprintf(stderr, "inferscope-bpf %s: takes no command\n", cli.cmd_name);
 		return 2;
@@ -687,7 +777,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "inferscope-bpf analyze: a Perfetto trace is binary: give the file with -o FILE\n");
 			rc = 2;
 		} else {
-			rc = analyze__run(cli.input, fmt, cli.output) ? 1 : 0;
+			rc = analyze__run(cli.input, fmt, cli.output, &cli.rec.output.share) ? 1 : 0;
 		}
 	} else if (strcmp(cli.cmd_name, "diff") == 0) {
 		if (!cli.input2) {
@@ -698,7 +788,7 @@ int main(int argc, char **argv)
 					"--format md, json or html\n");
 			rc = 2;
 		} else {
-			rc = analyze__diff(cli.input, cli.input2, fmt, cli.output) ? 1 : 0;
+			rc = analyze__diff(cli.input, cli.input2, fmt, cli.output, &cli.rec.output.share) ? 1 : 0;
 		}
 	} else if (strcmp(cli.cmd_name, "record") == 0) {
 		if (!cli.output && !cli.list_probes) {

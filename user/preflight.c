@@ -68,8 +68,8 @@ int preflight__pid(__u32 pid, char *err, size_t errlen)
 	}
 	snprintf(path, sizeof(path), "/proc/%u", pid);
 	if (access(path, F_OK) != 0) {
-		snprintf(err, errlen, "no process with pid %u (has it exited? list candidates with: pgrep -af python)",
-			 pid);
+		snprintf(err, errlen, "no process with pid %u (has it exited? find the job's pid with: pgrep -af NAME, "
+			 "NAME a part of its command line)", pid);
 		return -ESRCH;
 	}
 	if (!proc__alive(pid)) {

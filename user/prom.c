@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "prom.h"
+#include "out_file.h"
 
 const char *daemon_error_name(enum daemon_error e)
 {
@@ -277,10 +278,11 @@ int prom__format(FILE *f, const struct window_result *w, const struct discovered
 int prom__write(const char *dir, const struct window_result *w, const struct discovered *targets, size_t ntargets,
 		const struct daemon_health *h, char *err, size_t errlen)
 {
-	char tmp[4200], path[4200], *buf = NULL;
-	size_t len = 0, done = 0;
+	struct out_file of = { .fd = -1, .dirfd = -1 };
+	char path[4200], *buf = NULL;
+	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
-	int fd, e;
+	int e;
 
 	if (!mem)
 		return -errno;
@@ -293,17 +295,16 @@ int prom__write(const char *dir, const struct window_result *w, const struct dis
 		return e;
 	}
 	snprintf(path, sizeof(path), "%s/%s", dir, PROM_FILE);
-	/* node_exporter reads *.prom only: the temporary name is not one. */
-	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, PROM_FILE);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		e = -errno;
+	/* A temporary name beginning with a dot, which node_exporter does not
+	 * read (it reads *.prom), then rename(2) (lib/out_file.h). */
+	e = out_file__create(&of, path, NULL);
+	if (e) {
 		free(buf);
-		snprintf(err, errlen, "cannot create a file in %s: %s", dir, strerror(-e));
+		snprintf(err, errlen, "cannot create %s: %s", path, out_file__strerror(e));
 		return e;
 	}
-	while (done < len && !e) {
-		ssize_t n = write(fd, buf + done, len - done);
+	for (size_t done = 0; done < len && !e;) {
+		ssize_t n = write(of.fd, buf + done, len - done);
 
 		if (n < 0 && errno != EINTR)
 			e = -errno;
@@ -312,17 +313,11 @@ int prom__write(const char *dir, const struct window_result *w, const struct dis
 	}
 	free(buf);
 	/* node_exporter reads it as whoever it runs as. */
-	if (!e && fchmod(fd, 0644))
+	if (!e && fchmod(of.fd, 0644))
 		e = -errno;
-	if (!e && fsync(fd))
-		e = -errno;
-	if (close(fd) && !e)
-		e = -errno;
-	if (!e && rename(tmp, path))
-		e = -errno;
-	if (e) {
-		unlink(tmp);
+	e = e ?: out_file__commit(&of);
+	out_file__close(&of);
+	if (e)
 		snprintf(err, errlen, "writing %s failed: %s; the previous metrics stay", path, strerror(-e));
-	}
 	return e;
 }

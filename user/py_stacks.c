@@ -172,9 +172,7 @@ __u64 py_stacks__code_failures(const struct py_stacks *ps)
 	return ps->code_failures;
 }
 
-/* Reads len bytes of pid's memory at addr: 0, or -errno (-EFAULT for a
- * short read). */
-static int mem_read(__u32 pid, __u64 addr, void *buf, size_t len)
+int py_mem__read(__u32 pid, __u64 addr, void *buf, size_t len)
 {
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
@@ -188,10 +186,10 @@ static int mem_read(__u32 pid, __u64 addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-static __u64 mem_ptr(__u32 pid, __u64 addr, int *err)
+__u64 py_mem__u64(__u32 pid, __u64 addr, int *err)
 {
 	__u64 v = 0;
-	int e = mem_read(pid, addr, &v, sizeof(v));
+	int e = py_mem__read(pid, addr, &v, sizeof(v));
 
 	if (e && !*err)
 		*err = e;
@@ -208,7 +206,7 @@ static const struct py_version *version_of(int minor)
 	return NULL;
 }
 
-static bool task_exists(__u32 pid, __u64 tid)
+bool py_thread__exists(__u32 pid, __u64 tid)
 {
 	char path[64];
 	struct stat st;
@@ -242,7 +240,7 @@ static int debug_offsets_apply(__u32 pid, struct isr_py_layout *l, const struct 
 	size_t i;
 	int e;
 
-	e = mem_read(pid, l->runtime, w, sizeof(w));
+	e = py_mem__read(pid, l->runtime, w, sizeof(w));
 	if (e) {
 		snprintf(why, len, "cannot read _Py_DebugOffsets at %#llx: %s", (unsigned long long)l->runtime,
 			 strerror(-e));
@@ -287,47 +285,47 @@ static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, si
 	__u64 interp, t, v;
 	int err = 0;
 
-	interp = mem_ptr(pid, l->runtime + l->runtime_interp_head, &err);
+	interp = py_mem__u64(pid, l->runtime + l->runtime_interp_head, &err);
 	if (err == -ESRCH)
 		return err;
 	if (!interp)
 		return -EAGAIN;
-	t = mem_ptr(pid, interp + l->interp_threads_head, &err);
+	t = py_mem__u64(pid, interp + l->interp_threads_head, &err);
 	if (!t)
 		return err == -ESRCH ? err : -EAGAIN;
 	for (; t && threads < MAX_THREADS_CHECKED; threads++) {
 		__u64 frame, code;
 		unsigned int k;
 
-		v = mem_ptr(pid, t + l->tstate_interp, &err);
+		v = py_mem__u64(pid, t + l->tstate_interp, &err);
 		if (v != interp) {
 			snprintf(why, len, "thread state %#llx points at interpreter %#llx, not %#llx",
 				 (unsigned long long)t, (unsigned long long)v, (unsigned long long)interp);
 			return err == -ESRCH ? err : -EPROTO;
 		}
-		v = mem_ptr(pid, t + l->tstate_tid, &err);
+		v = py_mem__u64(pid, t + l->tstate_tid, &err);
 		if (l->minor >= 11)
-			live += task_exists(pid, v);
+			live += py_thread__exists(pid, v);
 		else
 			live += v >= 4096; /* pthread_self(): an address */
 		if (l->tstate_cframe) {
-			__u64 cf = mem_ptr(pid, t + l->tstate_cframe, &err);
+			__u64 cf = py_mem__u64(pid, t + l->tstate_cframe, &err);
 
-			frame = cf ? mem_ptr(pid, cf + l->cframe_frame, &err) : 0;
+			frame = cf ? py_mem__u64(pid, cf + l->cframe_frame, &err) : 0;
 		} else {
-			frame = mem_ptr(pid, t + l->tstate_frame, &err);
+			frame = py_mem__u64(pid, t + l->tstate_frame, &err);
 		}
 		for (k = 0; frame && k < MAX_FRAMES_CHECKED; k++) {
 			if (l->frame_owner) {
 				__u8 owner = 0;
 
-				if (mem_read(pid, frame + l->frame_owner, &owner, 1) == 0 && owner == l->owner_cstack) {
-					frame = mem_ptr(pid, frame + l->frame_previous, &err);
+				if (py_mem__read(pid, frame + l->frame_owner, &owner, 1) == 0 && owner == l->owner_cstack) {
+					frame = py_mem__u64(pid, frame + l->frame_previous, &err);
 					continue;
 				}
 			}
-			code = mem_ptr(pid, frame + l->frame_code, &err);
-			v = code ? mem_ptr(pid, code + 8, &err) : 0;
+			code = py_mem__u64(pid, frame + l->frame_code, &err);
+			v = code ? py_mem__u64(pid, code + 8, &err) : 0;
 			if (v != l->code_type) {
 				snprintf(why, len, "frame %#llx of thread state %#llx: its code %#llx has type %#llx, "
 					 "PyCode_Type is %#llx", (unsigned long long)frame, (unsigned long long)t,
@@ -336,9 +334,9 @@ static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, si
 				return err == -ESRCH ? err : -EPROTO;
 			}
 			frames++;
-			frame = mem_ptr(pid, frame + l->frame_previous, &err);
+			frame = py_mem__u64(pid, frame + l->frame_previous, &err);
 		}
-		t = mem_ptr(pid, t + l->tstate_next, &err);
+		t = py_mem__u64(pid, t + l->tstate_next, &err);
 	}
 	if (err == -ESRCH)
 		return err;
@@ -352,8 +350,8 @@ static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, si
 	return 0;
 }
 
-static void status_fill(struct isr_ev_py_status *st, __u32 pid, __u32 status, int minor, __u64 runtime,
-			const char *detail)
+void py_status__fill(struct isr_ev_py_status *st, __u32 pid, __u16 subject, __u32 status, int minor, __u64 runtime,
+		     const char *detail)
 {
 	memset(st, 0, sizeof(*st));
 	st->hdr.type = ISR_EV_PY_STATUS;
@@ -363,6 +361,7 @@ static void status_fill(struct isr_ev_py_status *st, __u32 pid, __u32 status, in
 	st->hdr.tid = pid;
 	st->status = status;
 	st->py_minor = minor < 0 ? 0 : (__u16)minor;
+	st->subject = subject;
 	st->runtime = runtime;
 	snprintf(st->detail, sizeof(st->detail), "%s", detail);
 }
@@ -404,27 +403,24 @@ static const struct py_proc *proc_find(const struct py_stacks *ps, __u32 pid)
 	return NULL;
 }
 
-int py_stacks__setup(struct py_stacks *ps, __u32 pid, const struct py_mapping *m, struct isr_py_layout *layout,
-		     struct isr_ev_py_status *status)
+int py_layout__find(__u32 pid, const struct py_mapping *m, struct isr_py_layout *layout, char *why, size_t len)
 {
 	const struct py_lib *lib = m->lib;
 	const struct py_version *v = version_of(lib->minor);
 	const char *skew = getenv("INFERSCOPE_TEST_PY_SKEW");
 	unsigned int threads = 0, frames = 0;
-	char why[sizeof(status->detail)] = "";
 	__u64 bias;
 	int e = -EPROTO, i;
 
+	memset(layout, 0, sizeof(*layout));
 	if (!v) {
-		snprintf(why, sizeof(why), "no known layout for Python 3.%d (supported: 3.10 to 3.13)", lib->minor);
-		status_fill(status, pid, ISR_PY_STATUS_UNSUPPORTED, lib->minor, 0, why);
+		snprintf(why, len, "no known layout for Python 3.%d (supported: 3.10 to 3.13)", lib->minor);
 		return -ENOTSUP;
 	}
 	if (!lib->runtime_vaddr || !lib->code_type_vaddr || !m->base) {
-		snprintf(why, sizeof(why), "the interpreter file has no %s",
+		snprintf(why, len, "the interpreter file has no %s",
 			 !lib->runtime_vaddr ? "symbol _PyRuntime" : !lib->code_type_vaddr ? "symbol PyCode_Type" :
 			 "mapping at offset 0");
-		status_fill(status, pid, ISR_PY_STATUS_UNSUPPORTED, lib->minor, 0, why);
 		return -ENOTSUP;
 	}
 	bias = m->base - (lib->load_vaddr & ~0xfffULL);
@@ -433,40 +429,48 @@ int py_stacks__setup(struct py_stacks *ps, __u32 pid, const struct py_mapping *m
 	layout->code_type = bias + lib->code_type_vaddr;
 	if (skew) {
 		char *end;
-		long v = strtol(skew, &end, 10);
+		long k = strtol(skew, &end, 10);
 
-		if (end != skew && !*end && v > -4096 && v < 4096)
-			layout->tstate_tid = (__u16)(layout->tstate_tid + v);
+		if (end != skew && !*end && k > -4096 && k < 4096)
+			layout->tstate_tid = (__u16)(layout->tstate_tid + k);
 	}
 	if (v->l.minor == 13) {
-		e = debug_offsets_apply(pid, layout, v, why, sizeof(why));
-		if (e == -ESRCH)
-			return e;
-		if (e) {
-			status_fill(status, pid, e == -ENOTSUP ? ISR_PY_STATUS_UNSUPPORTED : ISR_PY_STATUS_LAYOUT_MISMATCH,
-				    lib->minor, layout->runtime, why);
-			return e == -ENOTSUP ? e : -EPROTO;
-		}
+		e = debug_offsets_apply(pid, layout, v, why, len);
+		if (e)
+			return e == -ESRCH || e == -ENOTSUP ? e : -EPROTO;
 	}
 	/* The target runs while it is read: a torn read may fail one pass. */
 	for (i = 0; i < VALIDATE_ATTEMPTS; i++) {
-		e = validate_once(pid, layout, why, sizeof(why), &threads, &frames);
+		e = validate_once(pid, layout, why, len, &threads, &frames);
 		if (e != -EPROTO)
 			break;
 		usleep(2000);
 	}
+	if (e)
+		return e;
+	snprintf(why, len, "Python 3.%d: %u thread states and %u frames checked", lib->minor, threads, frames);
+	return 0;
+}
+
+int py_stacks__setup(struct py_stacks *ps, __u32 pid, const struct py_mapping *m, struct isr_py_layout *layout,
+		     struct isr_ev_py_status *status)
+{
+	char why[sizeof(status->detail)] = "";
+	int minor = m->lib->minor, e;
+
+	e = py_layout__find(pid, m, layout, why, sizeof(why));
 	if (e == -EAGAIN || e == -ESRCH)
 		return e;
 	if (e) {
-		status_fill(status, pid, ISR_PY_STATUS_LAYOUT_MISMATCH, lib->minor, layout->runtime, why);
-		return -EPROTO;
+		py_status__fill(status, pid, ISR_PY_SUBJECT_STACKS,
+				e == -ENOTSUP ? ISR_PY_STATUS_UNSUPPORTED : ISR_PY_STATUS_LAYOUT_MISMATCH, minor,
+				layout->runtime, why);
+		return e == -ENOTSUP ? e : -EPROTO;
 	}
-	e = proc_remember(ps, pid, v, layout->code_type);
+	e = proc_remember(ps, pid, version_of(minor), layout->code_type);
 	if (e)
 		return e;
-	snprintf(why, sizeof(why), "Python 3.%d: %u thread states and %u frames checked", lib->minor, threads,
-		 frames);
-	status_fill(status, pid, ISR_PY_STATUS_SAMPLING, lib->minor, layout->runtime, why);
+	py_status__fill(status, pid, ISR_PY_SUBJECT_STACKS, ISR_PY_STATUS_SAMPLING, minor, layout->runtime, why);
 	return 0;
 }
 
@@ -517,7 +521,7 @@ static int read_str(__u32 pid, const struct py_version *v, __u64 obj, char *out)
 	size_t n = 0, want;
 	int e;
 
-	e = mem_read(pid, obj, hdr, sizeof(hdr));
+	e = py_mem__read(pid, obj, hdr, sizeof(hdr));
 	if (e)
 		return e;
 	memcpy(&length, hdr + 16, 8);
@@ -528,11 +532,11 @@ static int read_str(__u32 pid, const struct py_version *v, __u64 obj, char *out)
 	if (length > MAX_TEXT)
 		length = MAX_TEXT;
 	if ((state >> 6) & 1) { /* ASCII: the text follows the object */
-		e = length ? mem_read(pid, obj + v->ascii_size, out, length) : 0;
+		e = length ? py_mem__read(pid, obj + v->ascii_size, out, length) : 0;
 		return e ? e : (int)length;
 	}
 	want = length * kind;
-	e = want ? mem_read(pid, obj + v->compact_size, raw, want) : 0;
+	e = want ? py_mem__read(pid, obj + v->compact_size, raw, want) : 0;
 	if (e)
 		return e;
 	for (i = 0; i < length && n + 4 <= MAX_TEXT; i++) {
@@ -567,7 +571,7 @@ static int code_emit(struct py_stacks *ps, const struct py_proc *p, __u64 code, 
 	size_t room, size;
 
 	memset(c, 0, sizeof(*c));
-	if (mem_read(p->pid, code, obj, sizeof(obj)))
+	if (py_mem__read(p->pid, code, obj, sizeof(obj)))
 		goto unreadable;
 	memcpy(&type, obj + 8, 8);
 	if (type != p->code_type)
@@ -583,14 +587,14 @@ static int code_emit(struct py_stacks *ps, const struct py_proc *p, __u64 code, 
 	if (ql < 0)
 		goto unreadable;
 	/* bytes: ob_size at 16, the data at 32 */
-	if (linetable && mem_read(p->pid, linetable + 16, &table_len, 8))
+	if (linetable && py_mem__read(p->pid, linetable + 16, &table_len, 8))
 		goto unreadable;
 	room = MAX_RECORD - sizeof(*c) - (size_t)fl - (size_t)ql;
 	if (table_len > room) {
 		table_len = room;
 		c->flags |= ISR_PY_CODE_LINETABLE_CUT;
 	}
-	if (table_len && mem_read(p->pid, linetable + 32, text + fl + ql, table_len))
+	if (table_len && py_mem__read(p->pid, linetable + 32, text + fl + ql, table_len))
 		goto unreadable;
 	size = (sizeof(*c) + (size_t)fl + (size_t)ql + table_len + 7) & ~(size_t)7;
 	memset(ps->buf + sizeof(*c) + fl + ql + table_len, 0, size - (sizeof(*c) + fl + ql + table_len));

@@ -16,6 +16,7 @@
 #ifndef INFERSCOPE_PY_STACKS_H
 #define INFERSCOPE_PY_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "events.h"
@@ -25,6 +26,30 @@ struct py_stacks;
 
 struct py_stacks *py_stacks__new(void);
 void py_stacks__free(struct py_stacks *ps);
+
+/*
+ * The interpreter's layout, which the GIL (py_gil.h) shares: finds the
+ * interpreter of pid mapped at m and checks the layout of its version
+ * against its memory (INFERSCOPE_TEST_PY_SKEW applies, below). Returns 0
+ * with *layout filled and why saying what was checked, -EAGAIN while the
+ * interpreter is not initialized yet, -ESRCH when pid is gone, or -EPROTO
+ * (a mismatch) / -ENOTSUP (an unsupported version or build) with why
+ * saying what.
+ */
+int py_layout__find(__u32 pid, const struct py_mapping *m, struct isr_py_layout *layout, char *why, size_t len);
+
+/* Reads len bytes of pid's memory at addr: 0, or -errno (-EFAULT for a
+ * short read, or at address 0). */
+int py_mem__read(__u32 pid, __u64 addr, void *buf, size_t len);
+/* The 64-bit word at addr, 0 when it cannot be read (the first error then
+ * goes to *err if it holds none yet). */
+__u64 py_mem__u64(__u32 pid, __u64 addr, int *err);
+/* Whether tid is a thread of pid now. */
+bool py_thread__exists(__u32 pid, __u64 tid);
+
+/* A status record of subject (ISR_PY_SUBJECT_*) for pid, stamped now. */
+void py_status__fill(struct isr_ev_py_status *st, __u32 pid, __u16 subject, __u32 status, int minor, __u64 runtime,
+		     const char *detail);
 
 /*
  * Finds the interpreter of pid mapped at m and checks its layout. Returns

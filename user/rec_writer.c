@@ -26,12 +26,14 @@
 #include "isr_format.h"
 #include "buf.h"
 #include "clock.h"
+#include "out_file.h"
 
 #define REC_DEFAULT_CHUNK_BYTES	(1U << 20)
 /* The largest record hdr.size can describe, rounded down to a multiple of 8. */
 #define REC_MAX_EVENT_SIZE	(UINT16_MAX & ~7U)
 
 struct rec_writer {
+	struct out_file out;	/* the file; out.fd is written */
 	int fd;
 	int err;		/* first write error (negative errno), sticky */
 	bool finished;
@@ -208,6 +210,9 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_writer_op
 		return NULL;
 	}
 	w->fd = -1;
+	w->out.fd = -1;
+	w->out.dirfd = -1;
+	w->out.tmp[0] = '\0';
 	w->chunk_bytes = chunk_bytes;
 	w->zstd_level = level;
 	/* An event always fits an empty buffer, whatever the threshold. */
@@ -225,11 +230,10 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_writer_op
 		}
 	}
 
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		err = -errno;
+	err = out_file__create(&w->out, path, opts ? &opts->share : NULL);
+	if (err)
 		goto cleanup;
-	}
+	w->fd = w->out.fd;
 
 	memset(&fh, 0, sizeof(fh));
 	fh.magic = ISR_MAGIC;
@@ -238,7 +242,12 @@ struct rec_writer *rec_writer__open(const char *path, const struct rec_writer_op
 	fh.header_size = sizeof(fh);
 	fh.created_real_ns = clock__now_ns(CLOCK_REALTIME);
 	fh.created_mono_ns = clock__now_ns(CLOCK_MONOTONIC);
+	fh.header_crc32 = (__u32)crc32(0L, (const Bytef *)&fh, sizeof(fh));
 	err = fd__write_full(w->fd, &fh, sizeof(fh));
+	/* Under its name from the start of the recording: one cut short
+	 * reads back up to its last complete chunk where the user looks. */
+	if (!opts || !opts->unnamed)
+		err = err ?: out_file__commit(&w->out);
 	if (err)
 		goto cleanup;
 	w->offset = sizeof(fh);
@@ -248,6 +257,11 @@ cleanup:
 	rec_writer__free(w);
 	errno = -err;
 	return NULL;
+}
+
+int rec_writer__name(struct rec_writer *w)
+{
+	return out_file__commit(&w->out);
 }
 
 struct rec_props *rec_props__new(void)
@@ -466,8 +480,7 @@ void rec_writer__free(struct rec_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
+	out_file__close(&w->out);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->ev_buf);
 	free(w->zbuf);

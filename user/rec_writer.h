@@ -13,16 +13,27 @@
 
 #include <stddef.h>
 #include <linux/types.h>
+#include "out_file.h"
 
 struct rec_writer;
 
 struct rec_writer_opts {
 	size_t chunk_bytes;	/* raw bytes per EVENTS chunk; 0 = 1 MiB */
 	int zstd_level;		/* 0 = store uncompressed; default used by the CLI: 1 */
+	struct out_file_share share;	/* who may read it besides its owner; zero: nobody */
+	bool unnamed;		/* it takes its name at rec_writer__name(), not at once */
 };
 
-/* Creates (truncates) path and writes the file header. NULL + errno on error. */
+/* Creates path as a new file (lib/out_file.h: never through a link, never
+ * into a file that was there before; mode 0600, or 0640 with a group) and
+ * writes the file header. NULL + errno on error (out_file__strerror()
+ * explains it). */
 struct rec_writer *rec_writer__open(const char *path, const struct rec_writer_opts *opts);
+
+/* Gives the file its name (opts.unnamed): once recording has begun, so
+ * that a start that fails leaves nothing behind and replaces nothing.
+ * 0 or -errno. A file that is never named is removed by rec_writer__free. */
+int rec_writer__name(struct rec_writer *w);
 
 /* Property-list chunks. A prop builder collects key/value pairs, then
  * rec_writer__write_props() writes them as one chunk of the given kind. */

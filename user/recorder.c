@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "recorder.h"
 #include "budget_ctl.h"
 #include "clock.h"
@@ -64,6 +65,8 @@ struct recorder {
 	size_t nfam;
 	struct budget_ctl budget;
 	struct launch launch;
+	struct run_as run_as;		/* who the command runs as */
+	struct out_file ready;		/* --ready-file, until it is given its name */
 	bool launched_exec_seen;	/* its first exec is the launch, snapshotted already */
 	__u64 start;
 	__u64 events;
@@ -263,27 +266,25 @@ static void status_line(const struct recorder *r, __u64 elapsed_ns, __u64 prev_e
 		(unsigned long long)r->drops_total, rec_writer__bytes_written(r->w) / 1048576.0);
 }
 
-static int create_ready_file(const char *path)
+/* The ready file holds the recorder's pid. Created with the recording, as
+ * every output is (lib/out_file.h), so that a path that cannot be used
+ * stops the start; it takes its name once the probes are live. */
+static int commit_ready_file(struct out_file *f)
 {
 	char buf[32];
-	int fd, n;
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid()), e = 0;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	if (write(fd, buf, n) != n) {
-		n = -errno;
-		close(fd);
-		return n;
-	}
-	return close(fd) ? -errno : 0;
+	if (write(f->fd, buf, n) != n)
+		e = errno ? -errno : -EIO;
+	e = e ?: out_file__commit(f);
+	n = out_file__close(f);
+	return e ?: n;
 }
 
 static void print_drop_advice(const __u64 *drops, const struct record_config *cfg)
 {
 	__u64 ring = drops[ISR_SRC_SCHED] + drops[ISR_SRC_FAULTS] + drops[ISR_SRC_CUDA] + drops[ISR_SRC_PYTHON] +
-		     drops[ISR_SRC_PY_STACKS];
+		     drops[ISR_SRC_PY_STACKS] + drops[ISR_SRC_RECLAIM];
 
 	if (ring)
 		fprintf(stderr,
@@ -311,7 +312,7 @@ static void print_drop_advice(const __u64 *drops, const struct record_config *cf
 			(unsigned long long)drops[ISR_SRC_WRITER], cfg->output.path);
 }
 
-static int preflight(const struct record_config *cfg)
+static int preflight(const struct record_config *cfg, struct run_as *as)
 {
 	char err[512];
 	size_t i;
@@ -321,6 +322,8 @@ static int preflight(const struct record_config *cfg)
 	e = e ?: preflight__btf(err, sizeof(err));
 	for (i = 0; !e && i < cfg->targets.pid_count; i++)
 		e = preflight__pid(cfg->targets.pids[i], err, sizeof(err));
+	if (!e && cfg->targets.command)
+		e = run_as__resolve(cfg->targets.run_as, cfg->targets.run_as_user, as, err, sizeof(err));
 	if (e)
 		fprintf(stderr, "inferscope-bpf: %s\n", err);
 	return e;
@@ -358,7 +361,8 @@ static void budget_setup(struct recorder *r)
 static int open_all(struct recorder *r, struct launch_env *env)
 {
 	const struct record_config *cfg = r->cfg;
-	struct rec_writer_opts wopts = { .chunk_bytes = 0, .zstd_level = cfg->output.zstd_level };
+	struct rec_writer_opts wopts = { .chunk_bytes = 0, .zstd_level = cfg->output.zstd_level,
+					 .share = cfg->output.share, .unnamed = true };
 	char err[512];
 	size_t i;
 	int e = 0;
@@ -366,9 +370,17 @@ static int open_all(struct recorder *r, struct launch_env *env)
 	r->w = rec_writer__open(cfg->output.path, &wopts);
 	if (!r->w) {
 		e = -errno;
-		fprintf(stderr, "inferscope-bpf: cannot create the recording %s: %s; choose another path with -o\n",
-			cfg->output.path, strerror(-e));
+		fprintf(stderr, "inferscope-bpf: cannot create the recording %s: %s%s\n", cfg->output.path,
+			out_file__strerror(e), e == -ELOOP || e == -EISDIR || e == -EINVAL ? "" : "; choose another path with -o");
 		return e;
+	}
+	if (cfg->output.ready_file) {
+		e = out_file__create(&r->ready, cfg->output.ready_file, &cfg->output.share);
+		if (e) {
+			fprintf(stderr, "inferscope-bpf: cannot create the ready file %s: %s\n", cfg->output.ready_file,
+				out_file__strerror(e));
+			return e;
+		}
 	}
 	r->t = tracer__open(cfg, on_event, r, err, sizeof(err));
 	if (!r->t) {
@@ -396,6 +408,24 @@ static int open_all(struct recorder *r, struct launch_env *env)
 	return e;
 }
 
+/* What the families give the command to read (the CUPTI bridge) must be
+ * readable by the user it runs as: said now, not found missing later. */
+static void check_env_readable(const struct recorder *r, const struct launch_env *env)
+{
+	for (size_t i = 0; i < env->n; i++) {
+		int e;
+
+		if (env->value[i][0] != '/')
+			continue;
+		e = run_as__can_read(&r->run_as, env->value[i]);
+		if (e)
+			fprintf(stderr, "inferscope-bpf: %s runs as %s (uid %u) and cannot read %s=%s (%s): put it where "
+				"that user can read it, or use --run-as-root\n", r->cfg->targets.command[0],
+				r->run_as.user[0] ? r->run_as.user : "another user", (unsigned int)r->run_as.uid,
+				env->name[i], env->value[i], strerror(-e));
+	}
+}
+
 /* Every family probes every target it is asked to at the start. */
 static int probe_all(struct recorder *r, __u32 pid, enum probe_when when)
 {
@@ -420,7 +450,9 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 	int e;
 
 	if (cfg->targets.command) {
-		e = launch__fork(&r->launch, cfg->targets.command, env);
+		if (r->run_as.change)
+			check_env_readable(r, env);
+		e = launch__fork(&r->launch, cfg->targets.command, env, &r->run_as);
 		if (e) {
 			fprintf(stderr, "inferscope-bpf: cannot start %s: %s\n", cfg->targets.command[0], strerror(-e));
 			return e;
@@ -468,6 +500,10 @@ static void banner(const struct recorder *r)
 	fprintf(stderr, "inferscope-bpf: recording ");
 	if (cfg->targets.command)
 		fprintf(stderr, "%s (pid %d)", cfg->targets.command[0], r->launch.pid);
+	if (cfg->targets.command && r->run_as.change)
+		fprintf(stderr, " running as %s (uid %u, %s)", r->run_as.user[0] ? r->run_as.user : "uid",
+			(unsigned int)r->run_as.uid, !strcmp(r->run_as.source, "sudo") ?
+			"who ran sudo; --run-as-root keeps root" : "--user");
 	for (i = 0; i < cfg->targets.pid_count; i++)
 		fprintf(stderr, "%spid %u", i || cfg->targets.command ? ", " : "", cfg->targets.pids[i]);
 	fprintf(stderr, "%s to %s", cfg->targets.follow_children ? " and its children" : "", cfg->output.path);
@@ -487,7 +523,14 @@ static int begin(struct recorder *r)
 	int e;
 
 	r->start = clock__mono_ns();
-	host = procinfo__host(cfg->output.argc, cfg->output.argv, r->start, cfg->targets.duration_ns);
+	e = rec_writer__name(r->w);
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: cannot name the recording %s: %s\n", cfg->output.path, strerror(-e));
+		return e;
+	}
+	/* INFERSCOPE_SYSFS_ROOT: a fake sysfs tree, for tests */
+	host = procinfo__host(cfg->output.argc, cfg->output.argv, r->start, cfg->targets.duration_ns,
+			      getenv("INFERSCOPE_SYSFS_ROOT"));
 	e = host ? rec_writer__write_props(r->w, ISR_CHUNK_HOST, host) : -errno;
 	rec_props__free(host);
 	e = e ?: write_clock(r->w);
@@ -507,6 +550,12 @@ static int begin(struct recorder *r)
 
 	if (cfg->targets.command) {
 		e = launch__release(&r->launch);
+		if (e && r->launch.cred_failed) {
+			fprintf(stderr, "inferscope-bpf: cannot run %s as %s (uid %u, gid %u): %s\n", cfg->targets.command[0],
+				r->run_as.user[0] ? r->run_as.user : "that user", (unsigned int)r->run_as.uid,
+				(unsigned int)r->run_as.gid, strerror(-e));
+			return e;
+		}
 		if (e) {
 			fprintf(stderr, "inferscope-bpf: cannot run %s: %s\n", cfg->targets.command[0], strerror(-e));
 			return e;
@@ -518,7 +567,7 @@ static int begin(struct recorder *r)
 		FAMILIES_DO(r, probe_process, (__u32)r->launch.pid, PROBE_AFTER_EXEC);
 	}
 	if (cfg->output.ready_file) {
-		e = create_ready_file(cfg->output.ready_file);
+		e = commit_ready_file(&r->ready);
 		if (e) {
 			fprintf(stderr, "inferscope-bpf: cannot create the ready file %s: %s\n", cfg->output.ready_file,
 				strerror(-e));
@@ -543,6 +592,13 @@ static void tick(struct recorder *r)
 		r->write_err = e;
 }
 
+/* The caller's tick (the daemon's watchdog), if any. */
+static void control_tick(const struct record_config *cfg)
+{
+	if (cfg->control.tick)
+		cfg->control.tick(cfg->control.ctx);
+}
+
 /* Consumes and writes until a stop: the ISR_STOP_* reason, or -errno when
  * the ring buffer cannot be read. */
 static int loop(struct recorder *r)
@@ -555,8 +611,7 @@ static int loop(struct recorder *r)
 	/* What the families began (an interpreter still initializing) may
 	 * need them back before the first poll would end. */
 	FAMILIES_DO(r, tick, &poll_ms);
-	if (cfg->control.tick)
-		cfg->control.tick(cfg->control.ctx);	/* set up: the probes are live */
+	control_tick(cfg);	/* set up: the probes are live */
 	while (!stop) {
 		n = tracer__poll(r->t, budget_ctl__wait_ms(&r->budget, clock__mono_ns(), poll_ms));
 		if (n < 0) {
@@ -586,8 +641,7 @@ static int loop(struct recorder *r)
 		if (!stop && now >= next_tick) {
 			next_tick += TICK_NS;
 			tick(r);
-			if (cfg->control.tick)
-				cfg->control.tick(cfg->control.ctx);
+			control_tick(cfg);
 			if (tty)
 				status_line(r, now - r->start, shown);
 			shown = r->events;
@@ -645,17 +699,55 @@ static void report_write_failed(const struct recorder *r, int e)
 		e == -ENOSPC ? "; free disk space or record to another filesystem with -o" : "");
 }
 
-static void close_all(struct recorder *r)
+/* The probes off and the BPF programs gone: nothing of the tracer is
+ * left in the targets. */
+static void release_probes(struct recorder *r)
 {
 	size_t i;
 
+	tracer__free(r->t);
+	r->t = NULL;
+	for (i = r->nfam; i-- > 0;)
+		r->fam[i].ops->free(r->fam[i].st);
+	r->nfam = 0;
+}
+
+/* A recording that could not be written is no reason to end the user's
+ * job: the launched command runs on untraced until it exits, or until the
+ * -d duration or a signal ends it as it would have ended a recording. */
+static void wait_for_command(struct recorder *r)
+{
+	const struct record_config *cfg = r->cfg;
+	__u64 now;
+
+	launch__poll(&r->launch);
+	if (r->launch.pid <= 0 || r->launch.go_fd >= 0 || r->launch.exited)
+		return;
+	release_probes(r);
+	fprintf(stderr, "inferscope-bpf: %s (pid %d) keeps running, untraced; waiting for it to exit%s (Ctrl-C "
+		"stops it)\n", cfg->targets.command[0], r->launch.pid, cfg->targets.duration_ns ?
+		" or for the end of the -d duration" : "");
+	for (;;) {
+		launch__poll(&r->launch);
+		now = clock__mono_ns();
+		if (r->launch.exited || stop_signal ||
+		    (cfg->targets.duration_ns && now - r->start >= cfg->targets.duration_ns))
+			break;
+		usleep(LIVENESS_NS / 1000);
+	}
+	if (r->launch.exited && WIFEXITED(r->launch.status))
+		fprintf(stderr, "inferscope-bpf: %s exited with status %d\n", cfg->targets.command[0],
+			WEXITSTATUS(r->launch.status));
+}
+
+static void close_all(struct recorder *r)
+{
 	launch__end(&r->launch);
 	r->res->command_exited = r->launch.exited;
 	r->res->command_stopped = r->launch.stopped;
 	r->res->command_status = r->launch.status;
-	tracer__free(r->t);
-	for (i = r->nfam; i-- > 0;)
-		r->fam[i].ops->free(r->fam[i].st);
+	release_probes(r);
+	out_file__close(&r->ready);
 	rec_writer__free(r->w);
 	if (r->cfg->control.stop)
 		return;
@@ -666,15 +758,17 @@ static void close_all(struct recorder *r)
 
 int record__run(const struct record_config *cfg, struct record_result *res)
 {
-	struct recorder r = { .cfg = cfg, .res = res, .launch = LAUNCH_NONE };
+	struct recorder r = { .cfg = cfg, .res = res, .launch = LAUNCH_NONE, .ready = { .fd = -1, .dirfd = -1 } };
 	struct launch_env env = { .n = 0 };
 	int e, stop = 0;
 
 	memset(res, 0, sizeof(*res));
 	stop_signal = 0;
-	e = preflight(cfg);
+	e = preflight(cfg, &r.run_as);
 	e = e ?: open_all(&r, &env);
+	control_tick(cfg);	/* loading the BPF objects takes a while on a busy host */
 	e = e ?: start_targets(&r, &env);
+	control_tick(cfg);
 	e = e ?: begin(&r);
 	if (!e) {
 		stop = loop(&r);	/* ISR_STOP_*, or -errno: the ring buffer failed */
@@ -688,6 +782,7 @@ int record__run(const struct record_config *cfg, struct record_result *res)
 	if (r.write_err) {
 		report_write_failed(&r, r.write_err);
 		res->stop_reason = ISR_STOP_WRITE_ERROR;
+		wait_for_command(&r);
 	}
 	res->events = r.events;
 	res->drops_total = r.drops_total;

@@ -69,12 +69,15 @@ static const struct setting table[] = {
 	{ "record.cuda", T_BOOL, F(rec.cuda.enabled), 0, 0, 0, 0, "--no-cuda", "probe the CUDA driver API (libcuda)" },
 	{ "record.cuda_libs", T_PATHS, LIST(rec.cuda.libs, rec.cuda.lib_count, CONFIG_MAX_CUDA_LIBS), 0, 0,
 	  "--cuda-lib", "more libcuda files to probe in every target" },
-	{ "record.gil", T_BOOL, F(rec.python.gil), 0, 0, 0, 0, "--gil", "measure Python GIL waits" },
+	{ "record.gil", T_BOOL, F(rec.python.gil), 0, 0, 0, 0, "--gil",
+	  "measure Python GIL waits and holds exactly (uprobes on libpython)" },
+	{ "record.gil_waits", T_BOOL, F(rec.python.gil_waits), 0, 0, 0, 0, "--no-gil-waits",
+	  "the Python GIL waits the scheduler sees, with their holders" },
 	{ "record.budget", T_BUDGET, F(rec.tracer.budget_pct), 0, 0, 0, 100, "--budget",
 	  "overhead budget, % of a thread's time, or off" },
 	{ "record.legacy_uprobes", T_BOOL, F(rec.tracer.legacy_uprobes), 0, 0, 0, 0, "--legacy-uprobes",
 	  "one perf-event uprobe per function" },
-	{ "record.ringbuf_mib", T_RINGBUF, F(rec.tracer.ringbuf_bytes), 0, 0, 1, 4096, "--ringbuf-size",
+	{ "record.ringbuf_mib", T_RINGBUF, F(rec.tracer.ringbuf_bytes), 0, 0, 1, MAX_RINGBUF_MIB, "--ringbuf-size",
 	  "event ring buffer, MiB, a power of two" },
 	{ "record.py_stacks_hz", T_UINT, F(rec.python.stacks_hz), 0, 0, 0, 10000, "--py-stacks",
 	  "Python stack samples per second and thread on CPU; 0: no Python stacks" },
@@ -317,8 +320,8 @@ static int parse_value(struct settings *s, const struct setting *st, const char 
 
 		errno = 0;
 		v = strtoull(text, &end, 10);
-		if (errno || end == text || *end || v == 0 || v > 4096 || (v & (v - 1))) {
-			say(err, len, "%s: '%s' is not a power of two between 1 and 4096 (MiB)", st->key, text);
+		if (errno || end == text || *end || v == 0 || v > st->max || (v & (v - 1))) {
+			say(err, len, "%s: '%s' is not a power of two between 1 and %.0f (MiB)", st->key, text, st->max);
 			return -EINVAL;
 		}
 		*(size_t *)f = (size_t)v << 20;

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "proc.h"
 #include "tracer.h"
 #include "sched.skel.h"
 
@@ -51,7 +52,7 @@ struct probe_group {
 	int fd;			/* the link, -1 while not attached */
 };
 
-#define MAX_GROUPS 4	/* programs per file: cuda_hot, cuda_enter, cuda_ret; 3 for Python */
+#define MAX_GROUPS 6	/* programs per file: cuda_hot, cuda_enter, cuda_ret, cuda_learn_enter, cuda_learn_ret; 3 for Python */
 #define MAX_SITES 256	/* probe sites per file */
 #define MAX_SHARED 8	/* objects whose maps later objects share */
 
@@ -141,6 +142,13 @@ static int reuse_maps(struct bpf_object *obj, const struct shared_maps *src)
 			return err;
 	}
 	return 0;
+}
+
+int tracer__map_fd(const struct tracer *t, const char *name)
+{
+	const struct bpf_map *m = bpf_object__find_map_by_name(t->sched->obj, name);
+
+	return m ? bpf_map__fd(m) : -ENOENT;
 }
 
 int tracer__share_maps(struct tracer *t, struct bpf_object *obj, const char *const *names, size_t n)
@@ -541,11 +549,63 @@ int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
 			if (g->fd >= 0)
 				continue;
 			e = group_attach(g, a->pid, a->path);
-			/* A process that is exiting keeps the others traced. */
-			if (e && e != -ESRCH && !first) {
+			/* A process that is exiting or gone (its files no
+			 * longer open through /proc/PID/root) is past probing:
+			 * nothing to say, the others stay traced. */
+			if (e && e != -ESRCH && !first && proc__alive(a->pid)) {
 				first = e;
 				set_err(err, errlen, "cannot attach the %u hot-path uprobes of %s for pid %u: %s",
 					g->n, a->path, a->pid, strerror(-e));
+			}
+		}
+	}
+	return first;
+}
+
+static bool prog_among(const struct bpf_program *prog, struct bpf_program *const *progs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (progs[i] == prog)
+			return true;
+	return false;
+}
+
+int tracer__switch_programs(struct tracer *t, __u32 pid, struct bpf_program *const *progs, size_t n, bool on,
+			    char *err, size_t errlen)
+{
+	unsigned int pass, k;
+	size_t i;
+	int e, first = 0;
+
+	if (!t->multi) {
+		set_err(err, errlen, "probes can only be switched as uprobe_multi links (Linux 6.6+)");
+		return -EOPNOTSUPP;
+	}
+	/* Entries before returns when attaching, returns first when
+	 * releasing: a return program reads what its entry kept. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < t->att_count; i++) {
+			struct uprobe_attachment *a = &t->att[i];
+
+			if (a->pid != pid || a->usdt)
+				continue;
+			for (k = 0; k < a->ngroups; k++) {
+				struct probe_group *g = &a->groups[k];
+
+				if (g->hot || !prog_among(g->prog, progs, n) || g->ret != (on ? pass == 1 : pass == 0))
+					continue;
+				if (!on) {
+					group_detach(g);
+					continue;
+				}
+				if (g->fd >= 0)
+					continue;
+				e = group_attach(g, a->pid, a->path);
+				if (e && !first) {
+					first = e;
+					set_err(err, errlen, "cannot attach the %u uprobes of %s in %s for pid %u: %s", g->n,
+						bpf_program__name(g->prog), a->path, a->pid, strerror(-e));
+				}
 			}
 		}
 	}
@@ -686,9 +746,9 @@ int tracer__add_usdt_each(struct tracer *t, const char *what, struct bpf_program
 		if (!a->usdt || strcmp(a->what, what) || a->nlinks != 1 || kill((pid_t)a->pid, 0))
 			continue;
 		link = bpf_program__attach_usdt(prog, (pid_t)a->pid, a->path, provider, name, NULL);
-		/* A process that exited (a zombie answers kill) is past
-		 * asking. */
-		if (!link && errno == ESRCH)
+		/* A process that exited (a zombie answers kill, and its files
+		 * no longer open through /proc/PID/root) is past asking. */
+		if (!link && (errno == ESRCH || !proc__alive(a->pid)))
 			continue;
 		if (!link) {
 			e = -errno;

@@ -41,6 +41,10 @@ struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn,
  * filled. */
 int tracer__load(struct tracer *t, struct bpf_object_skeleton *skel, const char *what, const char *off_option,
 		 char *err, size_t errlen);
+/* A map of the scheduler object that a family fills (py_gils: the GIL
+ * waits its sched_switch program keeps, bpf/gil_wait.bpf.h): its fd, or
+ * -ENOENT. */
+int tracer__map_fd(const struct tracer *t, const char *name);
 /* Objects loaded after this one reuse its maps of these names. */
 int tracer__share_maps(struct tracer *t, struct bpf_object *obj, const char *const *names, size_t n);
 /* Whether uprobes are attached as uprobe_multi links (Linux 6.6+, and not
@@ -115,6 +119,15 @@ bool tracer__can_switch_hot(const struct tracer *t);
  * probed later follow the current state. 0, or the first error (-errno,
  * err filled; the other processes are still switched). */
 int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen);
+
+/* Attaches (on) or releases (off) the sites of pid's uprobe attachments
+ * that belong to one of the n programs progs (sites that are not hot):
+ * for probes needed only until they taught what they teach. Files probed
+ * later start with them attached. 0, -EOPNOTSUPP where they cannot be
+ * switched (no uprobe_multi links), or the first error (-errno, err
+ * filled; -ESRCH: the process is gone). */
+int tracer__switch_programs(struct tracer *t, __u32 pid, struct bpf_program *const *progs, size_t n, bool on,
+			    char *err, size_t errlen);
 
 /* Waits up to timeout_ms for events and consumes what is there: the number
  * of events consumed or -errno. */

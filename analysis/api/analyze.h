@@ -8,15 +8,20 @@
 #ifndef INFERSCOPE_ANALYZE_H
 #define INFERSCOPE_ANALYZE_H
 
+#include "out_file.h"
+
 enum report_format { REPORT_MD, REPORT_JSON, REPORT_HTML, REPORT_PERFETTO };
 
 /* Writes the report of the recording at path to out_path ("-" or NULL:
- * stdout). 0, or -errno after printing why. */
-int analyze__run(const char *path, enum report_format fmt, const char *out_path);
+ * stdout), a new file readable as share says (NULL: by its owner only;
+ * lib/out_file.h) that takes its name once complete. 0, or -errno after
+ * printing why. */
+int analyze__run(const char *path, enum report_format fmt, const char *out_path, const struct out_file_share *share);
 
 /* Writes what changed from the recording at base_path to the one at
  * new_path (docs/outputs.md; REPORT_MD, REPORT_JSON or REPORT_HTML) to
  * out_path. 0, or -errno after printing why. */
-int analyze__diff(const char *base_path, const char *new_path, enum report_format fmt, const char *out_path);
+int analyze__diff(const char *base_path, const char *new_path, enum report_format fmt, const char *out_path,
+		  const struct out_file_share *share);
 
 #endif

@@ -9,8 +9,11 @@
 #       daemon's CPU seconds (utime + stime), RSS and peak RSS (OUTDIR/samples.csv)
 #   tests/bench/daemon.sh window-cost ROUNDS SECONDS OUTDIR
 #       a launch-bound job (launch_rate bound, 5 us of work per launch)
-#       for SECONDS, untraced and with one daemon window over all of it,
-#       interleaved ROUNDS times: launches made (OUTDIR/window-cost.csv)
+#       for SECONDS + 5 s, untraced and with one daemon window of SECONDS
+#       (started 0.5 s into it), interleaved ROUNDS times: launches made,
+#       the job's CPU time (user + system: what the probes cost it lands
+#       there, while a busy machine's run-queue waits do not) and CPU ns per
+#       launch (OUTDIR/window-cost.csv)
 set -eu
 BIN=${BIN:-build/dyn/inferscope-bpf}
 W=build/tests/workloads
@@ -48,18 +51,25 @@ resources() {
 
 window_cost() {
 	rounds=$1 seconds=$2 out=$3
+	run=$((seconds + 5))
 	mkdir -p "$out/state" "$out/textfile"
-	echo "round,mode,launches" > "$out/window-cost.csv"
+	echo "round,mode,launches,job_cpu_s,job_wall_s,ns_cpu_per_launch" > "$out/window-cost.csv"
 	for r in $(seq "$rounds"); do
-		$W/launch_rate "$seconds" bound "$out/count" 5 1000
-		echo "$r,untraced,$(cat "$out/count")" >> "$out/window-cost.csv"
-		$W/launch_rate "$seconds" bound "$out/count" 5 1000 &
-		job=$!
-		$BIN daemon --once --window "$seconds" --state-dir "$out/state" --textfile-dir "$out/textfile" \
-			--no-cuda-processes --match "launch_rate $seconds bound" --keep-severity none --keep-last 1 \
-			2>> "$out/daemon.log"
-		wait $job
-		echo "$r,window,$(cat "$out/count")" >> "$out/window-cost.csv"
+		for mode in untraced window; do
+			/usr/bin/time -f '%U %S %e' -o "$out/time" $W/launch_rate "$run" bound "$out/count" 5 1000 &
+			job=$!
+			if [ $mode = window ]; then
+				sleep 0.5
+				$BIN daemon --once --window "$seconds" --state-dir "$out/state" --textfile-dir "$out/textfile" \
+					--no-cuda-processes --match "^$W/launch_rate $run bound" --keep-severity none --keep-last 1 \
+					2>> "$out/daemon.log"
+			fi
+			wait $job
+			set -- $(cat "$out/time")
+			cpu=$(echo "$1 + $2" | bc)
+			n=$(cat "$out/count")
+			echo "$r,$mode,$n,$cpu,$3,$(echo "scale=1; $cpu * 1000000000 / $n" | bc)" >> "$out/window-cost.csv"
+		done
 	done
 	cat "$out/window-cost.csv"
 }

@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include "harness.h"
+#include "analysis.h"
+#include "report.h"
 
 double th_now(void)
 {
@@ -153,9 +155,31 @@ char *th_slurp(const char *path)
 	return buf;
 }
 
+/* The JSON report of isr analyzed with its events in memory, as a string
+ * (the caller frees). */
+static char *report_in_memory(const char *isr)
+{
+	struct recording *r = NULL;
+	struct analysis *a = NULL;
+	char err[512], *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (recording__load(isr, &r, err, sizeof(err)))
+		fail_msg("recording__load(%s): %s", isr, err);
+	assert_int_equal(analysis__run(r, &a), 0);
+	m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	assert_int_equal(report__write_json(m, a), 0);
+	assert_int_equal(fclose(m), 0);
+	analysis__free(a);
+	recording__free(r);
+	return buf;
+}
+
 json_t *th_report(const char *isr)
 {
-	char out[512], errp[512];
+	char out[512], errp[512], *streamed, *in_memory;
 	json_error_t jerr;
 	json_t *j;
 	int status;
@@ -179,6 +203,14 @@ json_t *th_report(const char *isr)
 		print_error("report %s is not JSON: %s (line %d)\n", out, jerr.text, jerr.line);
 		fail();
 	}
+	/* analyze streams the file: the same report as with the events in memory */
+	streamed = th_slurp(out);
+	in_memory = report_in_memory(isr);
+	assert_non_null(streamed);
+	if (strcmp(streamed, in_memory))
+		fail_msg("the report of %s streamed (%s) differs from the one in memory", isr, out);
+	free(streamed);
+	free(in_memory);
 	return j;
 }
 

@@ -51,7 +51,8 @@ bool th_wait_file(const char *path, double timeout_s);
 char *th_slurp(const char *path);
 
 /* `inferscope-bpf analyze ISR --format json`, parsed. Fails the test if
- * analyze fails. */
+ * analyze fails, or if its report (analyze streams the file) differs from
+ * the one of the recording analyzed with its events in memory. */
 json_t *th_report(const char *isr);
 /* The first thread in report["threads"] named comm, or NULL. */
 json_t *th_thread(json_t *report, const char *comm);

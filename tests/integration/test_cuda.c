@@ -368,6 +368,14 @@ static void check_call(struct checker *ck, const struct isr_ev_cuda_call *e)
 		EXPECT("address", e->args[0], PLAN_VMM_VA(i));
 		EXPECT("size", e->args[1], 0x200000);
 		break;
+	case ISR_CUDA_FAM_REGISTER:
+		EXPECT("address", e->args[0], PLAN_REGISTER_ADDR(f, i));
+		EXPECT("bytes", e->args[1], PLAN_REGISTER_BYTES(i));
+		EXPECT("flags", e->args[2], PLAN_REGISTER_FLAGS);
+		break;
+	case ISR_CUDA_FAM_UNREGISTER:
+		EXPECT("address (the range registered)", e->args[0], plan_unregister_addr(i));
+		break;
 	default:
 		mismatch(ck, f, i, "family", fam, 0);
 		break;
@@ -674,7 +682,7 @@ static void test_list_probes(void **state)
 	o = th_slurp(out);
 	assert_non_null(o);
 	assert_non_null(strstr(o, "libcuda.so.1 candidates"));
-	assert_non_null(strstr(o, "65 of 65 functions"));
+	assert_non_null(strstr(o, "68 of 68 functions"));
 	for (i = 0; i < sizeof(endbr) / sizeof(endbr[0]); i++)
 		assert_non_null(strstr(probe_line(o, endbr[i], line, sizeof(line)), "after endbr64 (+4)"));
 	for (i = 0; i < sizeof(stepped) / sizeof(stepped[0]); i++)
@@ -823,6 +831,50 @@ static void test_budget_off_exact(void **state)
 	json_decref(r);
 }
 
+/* The CUDA runtime's launch loop (launch_rate "alias"): each launch maps
+ * its kernel with cuKernelGetFunction and launches the function. Kernels
+ * 8: the mapping teaches nothing new after the first launches, and the
+ * mapping's probes are released (a few hundred calls recorded of the
+ * hundreds of thousands made); every launch is still recorded and named.
+ * Kernels 0: a new kernel at each launch, and every mapping is recorded. */
+static void test_alias_probes_released_once_learned(void **state)
+{
+	struct ctx *c = *state;
+	static const char *const kernels[] = { "8", "0" };
+	char count_file[600], *text;
+	json_t *r, *k;
+	size_t i, j;
+
+	snprintf(count_file, sizeof(count_file), "%s/launches", c->f.dir);
+	for (j = 0; j < 2; j++) {
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--budget", "off", "--", LAUNCH_RATE_WORKLOAD,
+				 "2", "alias", count_file, (char *)kernels[j], NULL };
+		long long made, mapped, named = 0;
+
+		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+		text = th_slurp(count_file);
+		assert_non_null(text);
+		made = atoll(text);
+		free(text);
+		r = th_report(c->f.isr);
+		mapped = th_count(r, "cuKernelGetFunction");
+		assert_int_equal(th_count(r, "cuLaunchKernel"), made);
+		json_array_foreach(json_object_get(json_object_get(r, "cuda"), "kernels"), i, k)
+			if (json_string_value(json_object_get(k, "name")))
+				named += (long long)th_num(k, "launches");
+		print_message("kernels %s: %lld launches, %lld mappings recorded, %lld launches named\n", kernels[j],
+			      made, mapped, named);
+		assert_true(made > 10000);
+		if (j == 0) {
+			assert_true(mapped >= 8 && mapped < made / 10);
+			assert_int_equal(named, made);
+		} else {
+			assert_int_equal(mapped, made);
+		}
+		json_decref(r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -836,6 +888,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_budget_samples_launch_heavy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_launch_bound_slowdown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_off_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alias_probes_released_once_learned, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -344,29 +344,31 @@ static void test_windows_pickup_and_policy(void **state)
 	char *argv[] = { TRACER, "daemon", "--interval", "1.5", "--window", "1", "--state-dir", c->state,
 			 "--textfile-dir", c->prom_dir, "--no-cuda-processes", "--match", "cuda_steady [0-9.]+ 4242[0-9]",
 			 "--keep-severity", "none", "--keep-last", "2", NULL };
-	double windows = 0;
+	double windows;
 	bool seen2 = false;
 	int n;
 
 	c->job = start_job("60", "42420");
 	c->daemon = th_spawn(argv, NULL, c->log);
-	assert_true(wait_windows(c->prom, "recorded", 1, 30));
-	/* Picked up at the next scan; it exits during a later window, or
-	 * between two. */
-	c->job2 = start_job("5", "42421");
+	assert_true(wait_windows(c->prom, "recorded", 1, 90));
+	/* Started after a window: picked up at the next scan. */
+	c->job2 = start_job("120", "42421");
 	pid_label(label, sizeof(label), c->job2);
-	for (double end = th_now() + 40; th_now() < end && !(seen2 && windows >= 4);) {
+	for (double end = th_now() + 90; th_now() < end && !seen2;) {
 		char *text = th_slurp(c->prom);
 
-		if (text) {
-			seen2 |= prom_value(text, "inferscope_process_device_memory_peak_bytes", label, NULL) == 42421.0;
-			windows = prom_value(text, "inferscope_daemon_windows_total", "result=\"recorded\"", NULL);
-		}
+		if (text)
+			seen2 = prom_value(text, "inferscope_process_device_memory_peak_bytes", label, NULL) == 42421.0;
 		free(text);
 		usleep(50000);
 	}
 	assert_true(seen2);
-	assert_true(windows >= 4);
+	/* It dies now, in a window or between two: the windows go on, and
+	 * every recording kept reads. */
+	windows = prom_file_value(c->prom, "inferscope_daemon_windows_total", "result=\"recorded\"");
+	th_reap(c->job2);
+	c->job2 = 0;
+	assert_true(wait_windows(c->prom, "recorded", windows + 2, 90));
 	kill(c->daemon, SIGTERM);
 	expect_daemon_exit(c, 0, 30);
 
@@ -387,7 +389,7 @@ static void test_windows_pickup_and_policy(void **state)
 		char *log = th_slurp(c->log);
 
 		assert_non_null(log);
-		assert_non_null(strstr(log, "window 4:"));
+		assert_non_null(strstr(log, "window 3:"));
 		assert_non_null(strstr(log, "stopping on a signal"));
 		free(log);
 	}
@@ -409,7 +411,7 @@ static void test_size_cap(void **state)
 
 	c->job = start_job("60", "5353");
 	c->daemon = th_spawn(argv, NULL, c->log);
-	assert_true(wait_windows(c->prom, "recorded", 4, 40));
+	assert_true(wait_windows(c->prom, "recorded", 4, 120));
 	kill(c->daemon, SIGTERM);
 	expect_daemon_exit(c, 0, 30);
 	n = recordings(c->state, names, 64);
@@ -541,10 +543,10 @@ static void test_sighup_reload(void **state)
 	write_text(cfg, "daemon:\n  interval: 1\n  window: 0.5\n  match: ['cuda_steady [0-9.]+ 8686']\n");
 	c->job = start_job("60", "8686");
 	c->daemon = th_spawn(argv, NULL, c->log);
-	assert_true(wait_windows(c->prom, "recorded", 1, 30));
+	assert_true(wait_windows(c->prom, "recorded", 1, 90));
 	write_text(cfg, "daemon:\n  interval: 1\n  window: 0.5\n  windw: 3\n");
 	kill(c->daemon, SIGHUP);
-	assert_true(wait_windows(c->prom, "recorded", 3, 30));
+	assert_true(wait_windows(c->prom, "recorded", 3, 90));
 	assert_true(prom_file_value(c->prom, "inferscope_daemon_config_reloads_total", "result=\"refused\"") == 1);
 	assert_true(prom_file_value(c->prom, "inferscope_daemon_config_reloads_total", "result=\"applied\"") == 0);
 	/* Still the old one: its pattern still finds the job. */
@@ -593,13 +595,13 @@ static void test_notify_socket(void **state)
 	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 	c->job = start_job("60", "9797");
 	setenv("NOTIFY_SOCKET", a.sun_path, 1);
-	setenv("WATCHDOG_USEC", "5000000", 1);
+	setenv("WATCHDOG_USEC", "8000000", 1);
 	setenv("JOURNAL_STREAM", "8:1234", 1);
 	c->daemon = th_spawn(argv, NULL, c->log);
 	unsetenv("NOTIFY_SOCKET");
 	unsetenv("WATCHDOG_USEC");
 	unsetenv("JOURNAL_STREAM");
-	for (t0 = th_now(); th_now() - t0 < 7;) {
+	for (t0 = th_now(); th_now() - t0 < 12;) {
 		ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
 
 		if (n <= 0)
@@ -632,9 +634,10 @@ static void test_notify_socket(void **state)
 	assert_int_equal(ready, 1);
 	assert_true(order_ok);
 	/* Pinged within the interval asked for, windows of 1.5 s included:
-	 * once the probes are live and then at every second of a window. */
-	if (watchdog < 2 || max_gap >= 5.0) {
-		print_error("%d watchdog pings in 7 s, at most %.2f s apart\n", watchdog, max_gap);
+	 * between the window's set-up steps (loading BPF takes seconds on a
+	 * loaded machine), then at every second of it. */
+	if (watchdog < 2 || max_gap >= 8.0) {
+		print_error("%d watchdog pings in 12 s, at most %.2f s apart\n", watchdog, max_gap);
 		fail();
 	}
 	assert_true(status >= 1);

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include "harness.h"
+#include "recording.h"
 
 struct ctx {
 	struct th_files f;
@@ -66,6 +67,15 @@ static void test_unknown_pid(void **state)
 
 	expect_failure(th_run(argv, c->f.err), 1, c->f.err, "no process with pid 4194304");
 	assert_int_equal(access(c->f.isr, F_OK), -1); /* nothing half-made left behind */
+	/* The hint fits any program, not only Python. */
+	{
+		char *e = th_slurp(c->f.err);
+
+		assert_non_null(e);
+		assert_non_null(strstr(e, "pgrep -af NAME"));
+		assert_null(strstr(e, "python"));
+		free(e);
+	}
 }
 
 static void test_bad_pid_syntax(void **state)
@@ -82,6 +92,54 @@ static void test_bad_duration(void **state)
 	char *argv[] = { TRACER, "record", "-o", c->f.isr, "-d", "10s", "--", WORKLOAD, "sleep", NULL };
 
 	expect_failure(th_run(argv, c->f.err), 64, c->f.err, "is not a duration in seconds");
+}
+
+/* 1e-10 s is not "no limit". */
+static void test_duration_too_short(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-o", c->f.isr, "-d", "1e-10", "--", WORKLOAD, "sleep", NULL };
+
+	expect_failure(th_run(argv, c->f.err), 64, c->f.err, "shorter than a millisecond");
+}
+
+/* The kernel counts a ring buffer's bytes in 32 bits: 4096 MiB cannot
+ * load, so it is refused with the range that can. */
+static void test_ringbuf_size_range(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-o", c->f.isr, "--ringbuf-size", "4096", "--", WORKLOAD, "sleep", NULL };
+
+	expect_failure(th_run(argv, c->f.err), 64, c->f.err, "is not a power of two between 1 and 2048 (MiB)");
+}
+
+/* -p 7,7,7 traces pid 7 once: one snapshot of it in the recording. */
+static void test_duplicate_pids(void **state)
+{
+	struct ctx *c = *state;
+	char pids[64], err[512], buf[16];
+	char *wl[] = { WORKLOAD, "--wait-signal", "sleep", NULL };
+	struct recording *rec;
+	size_t attached = 0;
+	int out_fd;
+	pid_t w;
+
+	w = th_spawn(wl, &out_fd, NULL);
+	assert_int_equal(read(out_fd, buf, 6), 6);	/* "ready\n" */
+	snprintf(pids, sizeof(pids), "%d,%d,%d", w, w, w);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-d", "0.5", "-o", c->f.isr, "-p", pids, "-p", pids, NULL };
+		int status = th_run(argv, c->f.err);
+
+		th_reap(w);
+		close(out_fd);
+		expect_failure(status, 0, c->f.err, "");
+	}
+	assert_int_equal(recording__load(c->f.isr, &rec, err, sizeof(err)), 0);
+	for (size_t i = 0; i < rec->process_count; i++)
+		attached += rec->processes[i].origin == ISR_ORIGIN_ATTACHED;
+	recording__free(rec);
+	assert_int_equal(attached, 1);
 }
 
 static void test_output_not_writable(void **state)
@@ -204,6 +262,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_pid_syntax, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_duration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duration_too_short, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ringbuf_size_range, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duplicate_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_not_writable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_btf, setup, teardown),

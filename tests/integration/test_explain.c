@@ -6,6 +6,8 @@
  * within 20% where the plant has a time — and a healthy workload must get
  * no finding.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 #include "harness.h"
@@ -26,6 +29,7 @@ struct ctx {
 	struct th_files f;
 	json_t *report;
 	pid_t spawned;
+	char cgroup[1024];	/* a memory cgroup the test made: removed by teardown */
 };
 
 static int setup(void **state)
@@ -42,6 +46,8 @@ static int teardown(void **state)
 	struct ctx *c = *state;
 
 	th_reap(c->spawned);
+	if (c->cgroup[0] && rmdir(c->cgroup))
+		print_error("cannot remove the test's cgroup %s: %s\n", c->cgroup, strerror(errno));
 	json_decref(c->report);
 	th_rmrf(c->f.dir);
 	free(c);
@@ -137,23 +143,33 @@ static void test_sync_stall(void **state)
 	assert_int_equal((long long)th_num(json_object_get(f, "evidence"), "synchronizations"), 5);
 }
 
-/* The launcher waits for the GIL the hog holds; the hog is named. */
+/* The launcher waits for the GIL the hog holds: found by default (the
+ * scheduler's GIL waits), the hog named as the holder with its line. */
 static void test_gil_contention(void **state)
 {
 	struct ctx *c = *state;
-	json_t *f, *holders;
+	json_t *f, *ev, *holders;
+	const char *site;
 
 	if (!have_python())
 		skip();
-	record_planted(c, "gil", "--gil");
+	record_planted(c, "gil", NULL);
 	f = finding(c->report, "gil_contention");
 	expect_in_summary(f, "`launcher` waited");
-	holders = json_object_get(json_object_get(f, "evidence"), "holders");
+	expect_in_summary(f, "held by thread");
+	ev = json_object_get(f, "evidence");
+	holders = json_object_get(ev, "holders");
 	assert_true(json_array_size(holders) >= 1);
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(holders, 0), "name")), "`hog`"));
+	assert_string_equal(json_string_value(json_object_get(ev, "holder_source")), "gil_waits");
+	site = json_string_value(json_object_get(ev, "holder_site"));
+	assert_non_null(site);
+	assert_non_null(strstr(site, "py_planted.py:"));
+	assert_non_null(strstr(site, "hog"));
 }
 
-/* Copies into a bytearray are pageable; into cuMemHostAlloc memory not. */
+/* Copies into a bytearray are pageable; into cuMemHostAlloc memory, or a
+ * bytearray registered with cuMemHostRegister_v2, not. */
 static void test_pageable_copies_without_gpu(void **state)
 {
 	struct ctx *c = *state;
@@ -167,11 +183,29 @@ static void test_pageable_copies_without_gpu(void **state)
 	assert_int_equal((long long)th_num(json_object_get(f, "evidence"), "device_to_host"), 100);
 }
 
-/* 240 MiB allocated and never freed: held at exit. */
+/* The line of path that holds needle: "py_planted.py:LINE" into out. */
+static void script_line(const char *path, const char *needle, char *out, size_t len)
+{
+	char *text = th_slurp(path), *at;
+	int line = 1;
+
+	assert_non_null(text);
+	at = strstr(text, needle);
+	assert_non_null(at);
+	for (char *p = text; p < at; p++)
+		line += *p == '\n';
+	snprintf(out, len, "%s:%d", strrchr(path, '/') + 1, line);
+	free(text);
+}
+
+/* 240 MiB allocated and never freed: held at exit, with the Python line
+ * that allocated it (a stack captured at the allocation). */
 static void test_memory_held_at_exit(void **state)
 {
 	struct ctx *c = *state;
-	json_t *f, *procs, *p;
+	json_t *f, *procs, *p, *site;
+	const char *named;
+	char line[64];
 	size_t i;
 	bool seen = false;
 
@@ -185,6 +219,13 @@ static void test_memory_held_at_exit(void **state)
 		if (th_num(p, "device_memory_held_at_exit_bytes") == (double)(240LL << 20))
 			seen = true;
 	assert_true(seen);
+	script_line(PLANTED, "cuda.cuMemAlloc_v2(ctypes.byref(ptr), 240 << 20)", line, sizeof(line));
+	site = json_array_get(json_object_get(json_object_get(f, "evidence"), "sites"), 0);
+	assert_int_equal((long long)th_num(site, "bytes"), 240LL << 20);
+	named = json_string_value(json_object_get(site, "site"));
+	if (!named || !strstr(named, line) || !strstr(named, "held"))
+		fail_msg("the allocation's site is %s, not %s held()", named ? named : "unknown", line);
+	expect_in_summary(f, line);
 }
 
 /* Page faults: the C workload's "toucher" writes 60,000 fresh pages. */
@@ -202,7 +243,8 @@ static void test_page_fault_storm(void **state)
 }
 
 /* A process not traced spins on the CPU the workload's runner uses: the
- * runner waits for that CPU, and the finding names the process. */
+ * runner waits for that CPU, and the finding names the process, by pid and
+ * name (`workload`, the hog's process name). */
 static void test_cpu_contention_names_the_competitor(void **state)
 {
 	struct ctx *c = *state;
@@ -210,6 +252,8 @@ static void test_cpu_contention_names_the_competitor(void **state)
 	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "taskset", "-c", "0", WORKLOAD, "run", "2",
 			 NULL };
 	json_t *f, *who;
+	const char *name = NULL;
+	char want[64];
 	bool named = false;
 	size_t i;
 
@@ -223,11 +267,234 @@ static void test_cpu_contention_names_the_competitor(void **state)
 	expect_in_summary(f, "`runner`");
 	/* the competitor among the tasks that had the CPU (a loaded machine
 	 * has others too) */
-	json_array_foreach(json_object_get(json_object_get(f, "evidence"), "ran_instead"), i, who)
-		named |= (pid_t)th_num(who, "pid") == c->spawned;
+	json_array_foreach(json_object_get(json_object_get(f, "evidence"), "ran_instead"), i, who) {
+		if ((pid_t)th_num(who, "pid") != c->spawned)
+			continue;
+		named = true;
+		name = json_string_value(json_object_get(who, "name"));
+	}
 	if (!named)
 		print_findings(c->report);
 	assert_true(named);
+	snprintf(want, sizeof(want), "pid %d `workload`", (int)c->spawned);
+	print_message("competitor: %s\n", name);
+	assert_string_equal(name, want);
+	expect_in_summary(f, want);
+}
+
+/* --- memory pressure in a memory cgroup ------------------------------------ */
+
+#define CG_FILE_MIB	128	/* what the scanner reads, twice */
+#define CG_LIMIT_MIB	16	/* its cgroup's memory.high (v2) or memory.limit_in_bytes (v1) */
+
+static bool write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	return close(fd) == 0 && ok;
+}
+
+/* A whole file that reports no size (/proc, cgroupfs), NUL-terminated;
+ * NULL if it cannot be read. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&text, &cap, '\0', f) < 0) {
+		free(text);
+		text = NULL;
+	}
+	fclose(f);
+	return text;
+}
+
+/* The mount point and root of the cgroup hierarchy of fstype (with `option`
+ * among its super options, for v1), from /proc/self/mountinfo. */
+static bool cgroup_mount(const char *fstype, const char *option, char *mnt, size_t mlen, char *root, size_t rlen)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[1024];
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char r[256], m[256], type[64], opts[512];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %255s %255s", r, m) != 2 ||
+		    sscanf(dash + 3, "%63s %*s %511s", type, opts) != 2 || strcmp(type, fstype))
+			continue;
+		if (option) {
+			char *tok, *save;
+
+			for (tok = strtok_r(opts, ",", &save); tok && strcmp(tok, option); tok = strtok_r(NULL, ",", &save))
+				;
+			if (!tok)
+				continue;
+		}
+		snprintf(mnt, mlen, "%s", m);
+		snprintf(root, rlen, "%s", strcmp(r, "/") ? r : "");
+		found = true;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* This process's cgroup in the hierarchy whose /proc/self/cgroup line has
+ * controllers `ctl` ("" for v2). */
+static bool own_cgroup(const char *ctl, char *path, size_t len)
+{
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	char line[1024];
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		*b = '\0';
+		b[strcspn(b + 1, "\n") + 1] = '\0';
+		if (strcmp(a + 1, ctl) == 0 || (ctl[0] && strstr(a + 1, ctl))) {
+			snprintf(path, len, "%s", b + 1);
+			found = true;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* A new memory cgroup limited to CG_LIMIT_MIB (c->cgroup): cgroup v2's
+ * memory controller with memory.high, or v1's memory hierarchy with
+ * memory.limit_in_bytes. The version, or 0 when neither is available
+ * (why in why). */
+static int make_memory_cgroup(struct ctx *c, char *why, size_t wlen)
+{
+	char mnt[256], root[256], own[256], path[1200], limit[32], *ctls;
+
+	snprintf(limit, sizeof(limit), "%d", CG_LIMIT_MIB << 20);
+	if (cgroup_mount("cgroup2", NULL, mnt, sizeof(mnt), root, sizeof(root))) {
+		snprintf(path, sizeof(path), "%s/cgroup.controllers", mnt);
+		ctls = read_text(path);
+		if (ctls && strstr(ctls, "memory")) {
+			/* a child of the hierarchy's root, where a controller can
+			 * be enabled whatever processes it holds */
+			snprintf(path, sizeof(path), "%s/cgroup.subtree_control", mnt);
+			write_text(path, "+memory");
+			snprintf(c->cgroup, sizeof(c->cgroup), "%s/inferscope-test-%d", mnt, (int)getpid());
+			snprintf(path, sizeof(path), "%s/memory.high", c->cgroup);
+			if (mkdir(c->cgroup, 0755) == 0 && write_text(path, limit)) {
+				free(ctls);
+				return 2;
+			}
+			if (c->cgroup[0])
+				rmdir(c->cgroup);
+			c->cgroup[0] = '\0';
+		}
+		free(ctls);
+	}
+	if (cgroup_mount("cgroup", "memory", mnt, sizeof(mnt), root, sizeof(root)) && own_cgroup("memory", own, sizeof(own))) {
+		const char *rel = strncmp(own, root, strlen(root)) == 0 ? own + strlen(root) : own;
+
+		snprintf(c->cgroup, sizeof(c->cgroup), "%s%s/inferscope-test-%d", mnt, strcmp(rel, "/") ? rel : "",
+			 (int)getpid());
+		snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", c->cgroup);
+		if (mkdir(c->cgroup, 0755) == 0 && write_text(path, limit))
+			return 1;
+		snprintf(why, wlen, "cannot make a memory cgroup at %s: %s", c->cgroup, strerror(errno));
+		rmdir(c->cgroup);
+		c->cgroup[0] = '\0';
+		return 0;
+	}
+	snprintf(why, wlen, "neither cgroup v2 with the memory controller nor a cgroup v1 memory hierarchy is mounted");
+	return 0;
+}
+
+/* Reads key's value from the stat file at path (v2 memory.stat,
+ * /proc/vmstat): -1 when absent. */
+static long long stat_value(const char *path, const char *key)
+{
+	char *text = read_text(path), *at;
+	long long v = -1;
+	size_t n = strlen(key);
+
+	for (at = text; at && (at = strstr(at, key)); at += n)
+		if ((at == text || at[-1] == '\n') && at[n] == ' ') {
+			v = atoll(at + n + 1);
+			break;
+		}
+	free(text);
+	return v;
+}
+
+/* A thread reads a 128 MiB file twice through a 16 MiB memory cgroup: every
+ * page it reads must be charged, so its cgroup reclaims at least 240 MiB,
+ * and the finding names the thread with the reclaim time the recording
+ * measured. The pages reclaimed are checked against the kernel's counters:
+ * at least what the limit forces, at most what was read from disk (with v2,
+ * the cgroup's own pgsteal). */
+static void test_memory_pressure_in_cgroup(void **state)
+{
+	struct ctx *c = *state;
+	char file[600], cmd[2048], stat[1100], why[1200];
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "/bin/sh", "-c", cmd, NULL };
+	long long disk_kb0, disk_kb1, steal = -1, pages, least;
+	double cost, measured;
+	json_t *f, *ev;
+	int version, fd;
+
+	version = make_memory_cgroup(c, why, sizeof(why));
+	if (!version) {
+		print_message("skipped: %s\n", why);
+		skip();
+	}
+	snprintf(file, sizeof(file), "%s/scan.bin", c->f.dir);
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	{
+		static char mib[1 << 20];
+
+		memset(mib, 'x', sizeof(mib));
+		for (int i = 0; i < CG_FILE_MIB; i++)
+			assert_int_equal(write(fd, mib, sizeof(mib)), (ssize_t)sizeof(mib));
+	}
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s cachescan %s 2", c->cgroup, WORKLOAD, file);
+	disk_kb0 = stat_value("/proc/vmstat", "pgpgin");
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	disk_kb1 = stat_value("/proc/vmstat", "pgpgin");
+	if (version == 2) {
+		snprintf(stat, sizeof(stat), "%s/memory.stat", c->cgroup);
+		steal = stat_value(stat, "pgsteal");
+	}
+	c->report = th_report(c->f.isr);
+	f = finding(c->report, "host_memory_pressure");
+	ev = json_object_get(f, "evidence");
+	expect_in_summary(f, "`scanner`");
+	cost = json_real_value(json_object_get(f, "cost_s"));
+	measured = th_num(ev, "all_reclaim_s");
+	pages = (long long)th_num(ev, "pages_reclaimed");
+	least = (long long)(2 * CG_FILE_MIB - CG_LIMIT_MIB) << 8;
+	print_message("cgroup v%d: %.0f reclaims in the cgroup, %.3f s measured, cost %.3f s; %lld pages reclaimed, "
+		      "at least %lld, at most %lld read from disk; the cgroup's pgsteal %lld (-1: v1 has none)\n",
+		      version, th_num(ev, "cgroup_reclaims"), measured, cost, pages, least, (disk_kb1 - disk_kb0) / 4, steal);
+	assert_true(th_num(ev, "cgroup_reclaims") > 0);
+	assert_true(cost >= 0.02);
+	assert_true(fabs(cost - measured) <= 0.05 * measured);
+	assert_true(pages >= least * 95 / 100);
+	assert_true(pages <= (disk_kb1 - disk_kb0) / 4 * 105 / 100);
+	if (version == 2)
+		assert_true(pages >= steal * 95 / 100 && pages <= steal * 105 / 100);
 }
 
 int main(void)
@@ -240,6 +507,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memory_held_at_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_page_fault_storm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_contention_names_the_competitor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memory_pressure_in_cgroup, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,7 +80,10 @@
 	X(cuMemUnmap, 66)                   \
 	X(cuModuleGetFunction, 67)          \
 	X(cuLibraryGetKernel, 68)           \
-	X(cuKernelGetFunction, 69)
+	X(cuKernelGetFunction, 69)          \
+	X(cuMemHostRegister_v2, 70)         \
+	X(cuMemHostUnregister, 71)          \
+	X(cuMemHostRegister, 72)
 
 #define PLAN_CALL_COUNT(sym, n) [ISR_CUDA_FN_##sym] = n,
 static const unsigned int plan_calls[ISR_CUDA_FN_MAX] = { PLAN_CALLS(PLAN_CALL_COUNT) };
@@ -152,6 +155,20 @@ static inline uint64_t plan_alloc_bytes(unsigned int f, unsigned int i)
 	case ISR_CUDA_FN_cuMemCreate:		return (i + 1) * 0x200000ULL;
 	default:				return 0;
 	}
+}
+/* Host memory registered: call i of a register function F page-locks
+ * PLAN_REGISTER_BYTES(i) bytes at PLAN_REGISTER_ADDR(F, i) (never touched);
+ * the unregistrations release cuMemHostRegister_v2's ranges in order, then
+ * the legacy cuMemHostRegister's. */
+#define PLAN_REGISTER_ADDR(F, i)	(0x300000000ULL + 0x1000000ULL * (F) + 0x10000ULL * (i))
+#define PLAN_REGISTER_BYTES(i)		(((i) + 1) * 0x1000ULL)
+#define PLAN_REGISTER_FLAGS		0x1u	/* CU_MEMHOSTREGISTER_PORTABLE */
+static inline uint64_t plan_unregister_addr(unsigned int i)
+{
+	unsigned int n = plan_calls[ISR_CUDA_FN_cuMemHostRegister_v2];
+
+	return i < n ? PLAN_REGISTER_ADDR(ISR_CUDA_FN_cuMemHostRegister_v2, i)
+		     : PLAN_REGISTER_ADDR(ISR_CUDA_FN_cuMemHostRegister, i - n);
 }
 #define PLAN_MANAGED_FLAGS	0x1u	/* CU_MEM_ATTACH_GLOBAL */
 #define PLAN_HOSTALLOC_FLAGS	0x2u	/* CU_MEMHOSTALLOC_DEVICEMAP */

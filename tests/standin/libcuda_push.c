@@ -299,6 +299,25 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Registration page-locks memory the program owns: the stand-in only
+ * checks the arguments. */
+CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+	(void)Flags;
+	return p && bytesize ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+	(void)Flags;
+	return p && bytesize ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void *p)
+{
+	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
 			     unsigned long long flags)
 {

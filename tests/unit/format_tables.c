@@ -74,6 +74,9 @@ static const struct field file_header[] = {
 	FIELD(isr_file_header, header_size, "u32", "bytes of file header; the first chunk starts here"),
 	FIELD(isr_file_header, created_real_ns, "u64", "CLOCK_REALTIME when the file was created"),
 	FIELD(isr_file_header, created_mono_ns, "u64", "CLOCK_MONOTONIC at the same moment"),
+	FIELD(isr_file_header, header_crc32, "u32",
+	      "since 1.1: CRC-32 of the `header_size` header bytes with this field as 0"),
+	FIELD(isr_file_header, pad, "u32", "zero"),
 };
 
 static const struct field chunk_header[] = {
@@ -98,6 +101,32 @@ static const struct field thread_info[] = {
 	FIELD(isr_thread_info, tid, "u32", "thread id"),
 	FIELD(isr_thread_info, pad, "u32", "zero"),
 	FIELD(isr_thread_info, comm, "char[16]", "thread name, NUL-terminated"),
+};
+
+static const struct field host_gpu[] = {
+	FIELD(isr_host_gpu, pci_address, "char[16]", "PCI address, \"0000:3b:00.0\", NUL-terminated"),
+	FIELD(isr_host_gpu, vendor, "u16", "PCI vendor (0x10de)"),
+	FIELD(isr_host_gpu, device, "u16", "PCI device id"),
+	FIELD(isr_host_gpu, class_code, "u32", "PCI class (0x030200: 3D controller)"),
+	FIELD(isr_host_gpu, link_speed_mts, "u32", "current link speed when recording began, MT/s per lane (16000 = 16 GT/s); 0: unknown"),
+	FIELD(isr_host_gpu, max_link_speed_mts, "u32", "the GPU's maximum link speed, MT/s"),
+	FIELD(isr_host_gpu, link_width, "u16", "current link width, lanes; 0: unknown"),
+	FIELD(isr_host_gpu, max_link_width, "u16", "the GPU's maximum link width"),
+	FIELD(isr_host_gpu, port_max_speed_mts, "u32", "the upstream port's maximum link speed (the link's other end), MT/s; 0: unknown"),
+	FIELD(isr_host_gpu, port_max_width, "u16", "the upstream port's maximum link width"),
+	FIELD(isr_host_gpu, pad, "u16", "zero"),
+	FIELD(isr_host_gpu, numa_node, "s32", "NUMA node; -1: none"),
+};
+
+static const struct field numa_distance[] = {
+	FIELD(isr_numa_distance, node, "u32", "the other node"),
+	FIELD(isr_numa_distance, distance, "u32", "the kernel's node distance (10: local)"),
+};
+
+static const struct field host_numa_node[] = {
+	FIELD(isr_host_numa_node, node, "u32", "node id"),
+	FIELD(isr_host_numa_node, distance_count, "u32", "struct isr_numa_distance that follow"),
+	FIELD(isr_host_numa_node, memory_bytes, "u64", "its MemTotal; 0: unknown"),
 };
 
 static const struct field clock_pair[] = {
@@ -184,6 +213,14 @@ static const struct field ev_exit[] = {
 	FIELD(isr_ev_proc_exit, comm, "char[16]", "name of the exiting thread, NUL-terminated"),
 };
 
+static const struct field ev_task_info[] = {
+	HDR(isr_ev_task_info),
+	FIELD(isr_ev_task_info, task_pid, "u32", "the task named: its process (tgid)"),
+	FIELD(isr_ev_task_info, task_tid, "u32", "the task named: its thread"),
+	FIELD(isr_ev_task_info, comm, "char[16]", "its thread name, NUL-terminated"),
+	FIELD(isr_ev_task_info, process_comm, "char[16]", "its process's name (the thread-group leader's), NUL-terminated"),
+};
+
 static const struct field ev_rename[] = {
 	HDR(isr_ev_task_rename),
 	FIELD(isr_ev_task_rename, comm, "char[16]", "new name, NUL-terminated"),
@@ -198,6 +235,14 @@ static const struct field ev_fault[] = {
 	FIELD(isr_ev_page_fault, pad, "u32", "zero"),
 };
 
+static const struct field ev_reclaim[] = {
+	HDR(isr_ev_reclaim),
+	FIELD(isr_ev_reclaim, duration_ns, "u64", "from the reclaim's begin (hdr.ts_ns) to its end"),
+	FIELD(isr_ev_reclaim, nr_reclaimed, "u64", "pages it freed"),
+	FIELD(isr_ev_reclaim, kind, "u32", "`ISR_RECLAIM_*`"),
+	FIELD(isr_ev_reclaim, pad, "u32", "zero"),
+};
+
 static const struct field ev_cuda_call[] = {
 	HDR(isr_ev_cuda_call),
 	FIELD(isr_ev_cuda_call, func, "u16", "`ISR_CUDA_FN_*`: the function called ([CUDA functions](#cuda-functions))"),
@@ -208,7 +253,8 @@ static const struct field ev_cuda_call[] = {
 	      "GRAPH graph exec, -, -, -, -, stream; COPY*/SET dst, src (SET: value), bytes, direction (`ISR_COPY_*`), -, stream; "
 	      "SYNC handle, second handle; ALLOC address (read at return), bytes, flags, kind (`ISR_ALLOC_*`), -, stream; "
 	      "FREE address, -, -, kind, -, stream; VMM_CREATE handle (read at return), size; VMM_RELEASE handle; "
-	      "VMM_MAP address, size, offset, handle; VMM_UNMAP address, size"),
+	      "VMM_MAP address, size, offset, handle; VMM_UNMAP address, size; REGISTER address, bytes, flags; "
+	      "UNREGISTER address"),
 };
 
 static const struct field ev_cuda_name[] = {
@@ -226,6 +272,13 @@ static const struct field ev_gil[] = {
 	FIELD(isr_ev_gil, wait_ns, "u64", "ACQUIRE: entry to return of PyEval_RestoreThread, the wait to take the GIL; RELEASE: 0"),
 	FIELD(isr_ev_gil, kind, "u32", "`ISR_GIL_*`"),
 	FIELD(isr_ev_gil, pad, "u32", "zero"),
+};
+
+static const struct field ev_gil_wait[] = {
+	HDR(isr_ev_gil_wait),
+	FIELD(isr_ev_gil_wait, duration_ns, "u64", "from leaving its CPU, blocked on the GIL, to being switched back in"),
+	FIELD(isr_ev_gil_wait, holder_tid, "u32", "the kernel tid of the GIL's holder when it blocked (`gil->last_holder`); valid with `ISR_GIL_WAIT_HOLDER`"),
+	FIELD(isr_ev_gil_wait, flags, "u32", "`ISR_GIL_WAIT_*`"),
 };
 
 static const struct field ev_sampling[] = {
@@ -368,7 +421,7 @@ static const struct field ev_py_status[] = {
 	HDR(isr_ev_py_status),
 	FIELD(isr_ev_py_status, status, "u32", "`ISR_PY_STATUS_*`"),
 	FIELD(isr_ev_py_status, py_minor, "u16", "3.<py_minor>, 0 when unknown"),
-	FIELD(isr_ev_py_status, pad, "u16", "zero"),
+	FIELD(isr_ev_py_status, subject, "u16", "`ISR_PY_SUBJECT_*`: what the status is about (0, the stacks, in files written before it existed)"),
 	FIELD(isr_ev_py_status, runtime, "u64", "address of _PyRuntime in the target, 0 when not found"),
 	FIELD(isr_ev_py_status, detail, "char[160]", "what was checked, or what did not match; NUL-terminated"),
 };
@@ -378,6 +431,9 @@ static const struct struct_doc file_structs[] = {
 	STRUCT(isr_chunk_header, "Starts every chunk; the stored payload follows it.", chunk_header),
 	STRUCT(isr_prop, "One property of a HOST or PROCESS chunk; len value bytes and zero padding to a multiple of 8 follow it.", prop),
 	STRUCT(isr_thread_info, "One element of the PROCESS property `ISR_PROP_PROC_THREADS`.", thread_info),
+	STRUCT(isr_host_gpu, "The value of a HOST property `ISR_PROP_HOST_GPU` (one per NVIDIA GPU), followed by the GPU's local CPU list as text (sysfs local_cpulist, \"0-7,16-23\", no NUL) to the end of the value.", host_gpu),
+	STRUCT(isr_host_numa_node, "The value of a HOST property `ISR_PROP_HOST_NUMA_NODE` (one per node), followed by distance_count struct isr_numa_distance, then the node's CPU list as text to the end of the value.", host_numa_node),
+	STRUCT(isr_numa_distance, "One distance of a NUMA node, in `ISR_PROP_HOST_NUMA_NODE`.", numa_distance),
 	STRUCT(isr_clock_pair, "One element of a CLOCK chunk.", clock_pair),
 	STRUCT(isr_drop_count, "One element of a DROPS chunk.", drop_count),
 	STRUCT(isr_end, "Start of the END chunk's payload; section_count struct isr_section follow it.", end),
@@ -392,8 +448,10 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_proc_fork, "`ISR_EV_PROC_FORK`: a new process or thread. hdr.pid/tid: the parent thread.", ev_fork),
 	STRUCT(isr_ev_proc_exec, "`ISR_EV_PROC_EXEC`: a new program image. hdr.pid/tid: the task after exec (the thread-group leader).", ev_exec),
 	STRUCT(isr_ev_proc_exit, "`ISR_EV_PROC_EXIT`: a thread exits. hdr.pid/tid: the exiting thread.", ev_exit),
+	STRUCT(isr_ev_task_info, "`ISR_EV_TASK_INFO`: the name of a task that is not a target, the first time it took a target thread's CPU or woke one. hdr.pid/tid: that target thread.", ev_task_info),
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
+	STRUCT(isr_ev_reclaim, "`ISR_EV_RECLAIM`: a target thread reclaimed memory itself before it could go on (direct reclaim, or its memory cgroup's); hdr.ts_ns is when it began, emitted when it ended.", ev_reclaim),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
 	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release).", ev_sampling),
@@ -410,7 +468,8 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_py_sample, "`ISR_EV_PY_SAMPLE`: a capture of the Python stack of thread hdr.tid at hdr.ts_ns. Kind CUDA: taken at the `isr_ev_cuda_call` of the same thread with the same hdr.ts_ns.", ev_py_sample),
 	STRUCT(isr_ev_py_stack, "`ISR_EV_PY_STACK`: an interned stack of process hdr.pid, written once, before the first sample naming it; depth struct isr_py_frame follow (hdr.size = 32 + 16 x depth).", ev_py_stack),
 	STRUCT(isr_ev_py_code, "`ISR_EV_PY_CODE`: a code object of process hdr.pid as read from the live target when a stack first named it; the file name, the qualified name and the line table follow, then zeros to a multiple of 8.", ev_py_code),
-	STRUCT(isr_ev_py_status, "`ISR_EV_PY_STATUS`: whether the Python stacks of process hdr.pid are captured, written once per process image when its interpreter was checked.", ev_py_status),
+	STRUCT(isr_ev_gil_wait, "`ISR_EV_GIL_WAIT`: a thread of a CPython 3.10-3.13 target blocked in futex() on its interpreter's GIL (seen by the scheduler, on by default). hdr.ts_ns: when it left its CPU.", ev_gil_wait),
+	STRUCT(isr_ev_py_status, "`ISR_EV_PY_STATUS`: whether the Python stacks (subject STACKS) or the GIL waits (subject GIL) of process hdr.pid are captured, written once per process image and subject when its interpreter was checked.", ev_py_status),
 };
 
 /* ---- constants ---------------------------------------------------------------- */
@@ -453,6 +512,8 @@ static const struct constant host_props[] = {
 	CONST(ISR_PROP_HOST_COMMAND, "strings", "the recorder's argv, NUL-separated"),
 	CONST(ISR_PROP_HOST_START_MONO_NS, "u64", "CLOCK_MONOTONIC when recording started"),
 	CONST(ISR_PROP_HOST_DURATION_LIMIT_NS, "u64", "the -d limit; 0 = until the targets exit or Ctrl-C"),
+	CONST(ISR_PROP_HOST_GPU, "struct isr_host_gpu + text", "an NVIDIA GPU: PCI address, PCIe link, NUMA node, local CPUs (one property per GPU; since minor 2)"),
+	CONST(ISR_PROP_HOST_NUMA_NODE, "struct isr_host_numa_node + distances + text", "a NUMA node: memory, distances, CPUs (one property per node; since minor 2)"),
 };
 
 static const struct constant proc_props[] = {
@@ -512,13 +573,23 @@ static const struct constant sampling_kinds[] = {
 
 static const struct constant py_kinds[] = {
 	CONST(ISR_PY_KIND_TIMER, "sampled", "CPU-clock sample (--py-stacks HZ)"),
-	CONST(ISR_PY_KIND_CUDA, "cuda", "at a CUDA synchronization or a sampled launch (--py-launch-every)"),
+	CONST(ISR_PY_KIND_CUDA, "cuda", "at a CUDA synchronization, a sampled launch (--py-launch-every) or a device memory allocation"),
+};
+
+static const struct constant reclaim_kinds[] = {
+	CONST(ISR_RECLAIM_DIRECT, NULL, "the page allocator found too little free memory (mm_vmscan_direct_reclaim_*)"),
+	CONST(ISR_RECLAIM_MEMCG, NULL, "the thread's memory cgroup is at its limit or over memory.high (mm_vmscan_memcg_reclaim_*)"),
 };
 
 static const struct constant py_statuses[] = {
 	CONST(ISR_PY_STATUS_SAMPLING, "sampling", "layout validated: stacks captured"),
 	CONST(ISR_PY_STATUS_LAYOUT_MISMATCH, "layout_mismatch", "the interpreter's memory does not match its version's layout: no stacks"),
 	CONST(ISR_PY_STATUS_UNSUPPORTED, "unsupported", "no known layout for this version or build: no stacks"),
+};
+
+static const struct constant py_subjects[] = {
+	CONST(ISR_PY_SUBJECT_STACKS, "stacks", "the Python stacks: the report's `python.processes[]`"),
+	CONST(ISR_PY_SUBJECT_GIL, "gil_waits", "the GIL waits the scheduler sees: the report's `python.gil[]`"),
 };
 
 static const struct constant gil_kinds[] = {
@@ -543,6 +614,8 @@ static const struct constant event_flags[] = {
 	CONST(ISR_PY_STACK_TRUNCATED, NULL, "py_stack: deeper than 64 frames, the outermost are missing"),
 	CONST(ISR_PY_STACK_INVALID, NULL, "py_stack: the walk met a frame whose code is not a code object and stopped there"),
 	CONST(ISR_PY_CODE_LINETABLE_CUT, NULL, "py_code: the line table was cut to fit the record; later lines unknown"),
+	CONST(ISR_GIL_WAIT_HOLDER, NULL, "gil_wait: holder_tid is known"),
+	CONST(ISR_GIL_WAIT_MUTEX, NULL, "gil_wait: it blocked on the GIL's mutex, not on its condition variable"),
 };
 
 #define SOURCE_ROW(ID, name, value, meaning) CONST(ISR_SRC_##ID, #name, meaning),
@@ -572,6 +645,8 @@ static const struct constant cuda_families[] = {
 	CONST(ISR_CUDA_FAM_NAME, "NAME", "+ret, names a kernel: (out handle, owner, const char *name); emits cuda_name"),
 	CONST(ISR_CUDA_FAM_ALIAS, "ALIAS", "+ret, a function of a named kernel: (out function, kernel); emits cuda_name"),
 	CONST(ISR_CUDA_FAM_COPY_SYNC, "COPY_SYNC", "+ret, synchronous copy, timed: (dst, src, bytes)"),
+	CONST(ISR_CUDA_FAM_REGISTER, "REGISTER", "+ret, page-locks host memory the program allocated: (pointer, bytes, flags)"),
+	CONST(ISR_CUDA_FAM_UNREGISTER, "UNREGISTER", "+ret, unlocks registered host memory: (pointer)"),
 };
 
 static const struct constant copy_directions[] = {
@@ -602,11 +677,13 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Event flags", NULL, 1, "bit", NULL, event_flags),
 	CONSTS("GIL event kinds (`isr_ev_gil.kind`)", "Name: the probed function, the key of the event in the report's event_counts.", 0, "kind", "name", gil_kinds),
 	CONSTS("Sampling event kinds (`isr_ev_sampling.kind`)", NULL, 0, "kind", NULL, sampling_kinds),
+	CONSTS("Reclaim kinds (`isr_ev_reclaim.kind`)", NULL, 0, "kind", NULL, reclaim_kinds),
 	CONSTS("GPU bridge states (`isr_ev_gpu_status.state`)", NULL, 0, "state", "name", gpu_states),
 	CONSTS("GPU API kinds (`isr_ev_gpu_api.api`)", NULL, 0, "api", "name", gpu_apis),
 	CONSTS("GPU batch limits", NULL, 0, "value", NULL, gpu_limits),
 	CONSTS("Python capture kinds (`isr_ev_py_sample.kind`)", NULL, 0, "kind", "name", py_kinds),
-	CONSTS("Python stack status (`isr_ev_py_status.status`)", "Name: the report's `python.processes[].stacks`.", 0, "status", "name", py_statuses),
+	CONSTS("Python stack status (`isr_ev_py_status.status`)", "Name: the report's `python.processes[].stacks` (subject STACKS); for subject GIL `sampling` reads `traced` (`python.gil[].gil_waits`).", 0, "status", "name", py_statuses),
+	CONSTS("Python status subjects (`isr_ev_py_status.subject`)", NULL, 0, "subject", "name", py_subjects),
 	CONSTS("Drop sources (`isr_drop_count.source`)", "Name: what readers display.", 0, "source", "name", sources),
 	CONSTS("CUDA function families (`format/cuda_funcs.h`)", "+ret: the return is probed too (duration and status known).", 0, "family", "name", cuda_families),
 	CONSTS("Copy directions (aux of the COPY families, args[3] of their calls)", NULL, 0, "value", "name", copy_directions),

@@ -3,15 +3,23 @@
  * Synthetic recordings for the unit tests: a recording built in memory,
  * event by event, in any order; synth__recording() sorts the events by time
  * (stably) and returns the recording the analysis reads. Times are
- * CLOCK_MONOTONIC nanoseconds. Test helpers: they fail the test on error.
+ * CLOCK_MONOTONIC nanoseconds. synth__write() writes it to a file as the
+ * recorder does (user/rec_writer.c), and synth__check_streamed() checks
+ * that the file analyzed in memory and streamed gives the same reports.
+ * Test helpers: they fail the test on error.
  */
 #ifndef INFERSCOPE_TEST_SYNTH_H
 #define INFERSCOPE_TEST_SYNTH_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "recording.h"
+#include "rec_writer.h"
+#include "analysis.h"
+#include "report.h"
 
 /* A recording under construction: events are appended in any order and
  * sorted by time (stably) when the recording is made. */
@@ -148,6 +156,25 @@ static inline void synth__process(struct synth *b, __u32 pid, const char *comm, 
 	}
 }
 
+/* A HOST property the reader keeps as written (an NVIDIA GPU, a NUMA
+ * node): the struct, then len bytes of more. */
+static inline void synth__host_prop(struct synth *b, __u32 key, const void *fixed, size_t flen, const void *more,
+				    size_t len)
+{
+	struct rec_prop *p;
+
+	b->rec.host.props = realloc(b->rec.host.props, (b->rec.host.prop_count + 1) * sizeof(*p));
+	assert_non_null(b->rec.host.props);
+	p = &b->rec.host.props[b->rec.host.prop_count++];
+	p->key = key;
+	p->len = (__u32)(flen + len);
+	p->value = malloc(flen + len + 1);
+	assert_non_null(p->value);
+	memcpy(p->value, fixed, flen);
+	if (len)
+		memcpy(p->value + flen, more, len);
+}
+
 static struct synth *sort_target __attribute__((unused));
 
 static inline int off_cmp(const void *a, const void *b)
@@ -166,6 +193,7 @@ static inline const struct recording *synth__recording(struct synth *b)
 	sort_target = b;
 	if (b->count)
 		qsort(b->offs, b->count, sizeof(*b->offs), off_cmp);
+	free(b->rec.events);
 	b->rec.events = calloc(b->count ? b->count : 1, sizeof(*b->rec.events));
 	assert_non_null(b->rec.events);
 	for (size_t i = 0; i < b->count; i++)
@@ -185,6 +213,9 @@ static inline void synth__free(struct synth *b)
 		free(b->rec.processes[i].threads);
 	}
 	free(b->rec.processes);
+	for (size_t i = 0; i < b->rec.host.prop_count; i++)
+		free(b->rec.host.props[i].value);
+	free(b->rec.host.props);
 	free(b->rec.events);
 	free(b->data);
 	free(b->offs);
@@ -330,6 +361,103 @@ static inline void ev_py_sample(struct synth *b, __u64 ts, __u32 pid, __u32 tid,
 
 	e->stack_id = id;
 	e->kind = kind;
+}
+
+/* Writes b's recording (synth__recording: its events in their order) to
+ * path in EVENTS chunks of chunk_bytes, with its host start, processes and
+ * end, as the recorder does. */
+static inline void synth__write(struct synth *b, const char *path, size_t chunk_bytes)
+{
+	struct rec_writer_opts opts = { .chunk_bytes = chunk_bytes, .zstd_level = 1 };
+	const struct recording *r = synth__recording(b);
+	struct rec_writer *w = rec_writer__open(path, &opts);
+	struct rec_props *p = rec_props__new();
+
+	assert_non_null(w);
+	assert_non_null(p);
+	assert_int_equal(rec_props__add_u64(p, ISR_PROP_HOST_START_MONO_NS, r->host.start_mono_ns), 0);
+	assert_int_equal(rec_writer__write_props(w, ISR_CHUNK_HOST, p), 0);
+	rec_props__free(p);
+	for (size_t i = 0; i < r->process_count; i++) {
+		const struct rec_process *rp = &r->processes[i];
+		struct isr_thread_info *t = calloc(rp->thread_count + 1, sizeof(*t));
+
+		p = rec_props__new();
+		assert_non_null(p);
+		assert_non_null(t);
+		for (size_t j = 0; j < rp->thread_count; j++) {
+			t[j].tid = rp->threads[j].tid;
+			memcpy(t[j].comm, rp->threads[j].comm, sizeof(t[j].comm));
+		}
+		assert_int_equal(rec_props__add_u32(p, ISR_PROP_PROC_PID, rp->pid), 0);
+		assert_int_equal(rec_props__add_u32(p, ISR_PROP_PROC_ORIGIN, rp->origin), 0);
+		if (rp->comm)
+			assert_int_equal(rec_props__add_str(p, ISR_PROP_PROC_COMM, rp->comm), 0);
+		if (rp->maps)
+			assert_int_equal(rec_props__add_str(p, ISR_PROP_PROC_MAPS, rp->maps), 0);
+		assert_int_equal(rec_props__add(p, ISR_PROP_PROC_THREADS, t, rp->thread_count * sizeof(*t)), 0);
+		assert_int_equal(rec_writer__write_props(w, ISR_CHUNK_PROCESS, p), 0);
+		rec_props__free(p);
+		free(t);
+	}
+	for (size_t i = 0; i < r->event_count; i++)
+		assert_int_equal(rec_writer__append_event(w, r->events[i], r->events[i]->size), 0);
+	assert_int_equal(rec_writer__finish(w, r->end_mono_ns, ISR_STOP_DURATION), 0);
+	rec_writer__free(w);
+}
+
+/* A report of a, rendered by writer, as a string (the caller frees). */
+static inline char *synth__render(const struct analysis *a, int (*writer)(FILE *, const struct analysis *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	assert_non_null(m);
+	assert_int_equal(writer(m, a), 0);
+	assert_int_equal(fclose(m), 0);
+	return buf;
+}
+
+/* b written to a file (in chunks of chunk_bytes), analyzed with its events
+ * in memory (recording__load) and streamed (pass__open_file, reorder
+ * buffer of buffer_bytes; 0: the default): the JSON and Markdown reports
+ * are the same, byte for byte. The streamed analysis, for the caller to
+ * look at (analysis__free). */
+static inline struct analysis *synth__check_streamed(struct synth *b, size_t chunk_bytes, size_t buffer_bytes)
+{
+	struct pass_opts opts = { .buffer_bytes = buffer_bytes };
+	char path[] = "/tmp/isr-synth-XXXXXX", err[512];
+	struct analysis *mem = NULL, *streamed = NULL;
+	char *want[2], *got[2];
+	struct recording *r = NULL;
+	struct pass *p = NULL;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	synth__write(b, path, chunk_bytes);
+	if (recording__load(path, &r, err, sizeof(err)))
+		fail_msg("recording__load: %s", err);
+	assert_int_equal(analysis__run(r, &mem), 0);
+	if (pass__open_file(path, &opts, &p, err, sizeof(err)))
+		fail_msg("pass__open_file(%s): %s", path, err);
+	assert_int_equal(analysis__run_pass(p, &streamed), 0);
+	unlink(path);
+	want[0] = synth__render(mem, report__write_json);
+	got[0] = synth__render(streamed, report__write_json);
+	want[1] = synth__render(mem, report__write_markdown);
+	got[1] = synth__render(streamed, report__write_markdown);
+	for (int i = 0; i < 2; i++) {
+		if (strcmp(want[i], got[i]))
+			fail_msg("the streamed %s report differs from the one in memory:\n%s\n---- streamed:\n%s",
+				 i ? "Markdown" : "JSON", want[i], got[i]);
+		free(want[i]);
+		free(got[i]);
+	}
+	analysis__free(mem);
+	recording__free(r);
+	return streamed;
 }
 
 #endif

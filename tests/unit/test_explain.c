@@ -39,6 +39,7 @@ static struct analysis *analyze(struct synth *b)
 
 	assert_int_equal(analysis__run(synth__recording(b), &a), 0);
 	assert_non_null(a);
+	analysis__free(synth__check_streamed(b, 4096, 0));
 	return a;
 }
 
@@ -122,6 +123,39 @@ static void python_stack(struct synth *b)
 	ev_py_stack(b, T0, PID, 1, 1, &code);
 }
 
+/* A GIL wait the scheduler saw: tid blocked on its GIL at ts for dur,
+ * while holder (0: unknown) held it. */
+static void ev_gil_wait(struct synth *b, __u64 ts, __u32 tid, __u64 dur, __u32 holder)
+{
+	struct isr_ev_gil_wait *e = synth__event(b, ISR_EV_GIL_WAIT, sizeof(*e), ts, PID, tid);
+
+	e->duration_ns = dur;
+	e->holder_tid = holder;
+	e->flags = holder ? ISR_GIL_WAIT_HOLDER : 0;
+}
+
+/* The GIL of the process was found: its waits are traced. */
+static void gil_traced(struct synth *b)
+{
+	struct isr_ev_py_status *e = synth__event(b, ISR_EV_PY_STATUS, sizeof(*e), T0, PID, PID);
+
+	e->status = ISR_PY_STATUS_SAMPLING;
+	e->subject = ISR_PY_SUBJECT_GIL;
+	e->py_minor = 12;
+}
+
+/* A task that is not traced, named when it took thread tid's CPU. */
+static void ev_task_info(struct synth *b, __u64 ts, __u32 tid, __u32 task_pid, __u32 task_tid, const char *comm,
+			 const char *process_comm)
+{
+	struct isr_ev_task_info *e = synth__event(b, ISR_EV_TASK_INFO, sizeof(*e), ts, PID, tid);
+
+	e->task_pid = task_pid;
+	e->task_tid = task_tid;
+	strncpy(e->comm, comm, sizeof(e->comm) - 1);
+	strncpy(e->process_comm, process_comm, sizeof(e->process_comm) - 1);
+}
+
 /* --- healthy ------------------------------------------------------------------------ */
 
 /* A GPU-bound loop without GPU activity: every 10 ms, 5 launches, then a
@@ -193,24 +227,123 @@ static void test_gil_contention(void **state)
 	synth__free(b);
 }
 
-/* Preempted by pid 900 (not traced) for 20 x 10 ms. */
-static void test_cpu_contention(void **state)
+/* The scheduler's GIL waits name the holder: 3 waits of 100 ms of a
+ * thread of a process that launched nothing (it waits, it hardly runs)
+ * while thread 102 holds the GIL running collate(); thread 103, sampled
+ * running Python too, held nothing. */
+static void test_gil_contention_holder_named(void **state)
 {
 	struct synth *b = job(1000 * MS);
 	const struct finding *f;
 	struct analysis *a;
+	json_t *holders;
 
 	(void)state;
-	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
-	for (int i = 0; i < 20; i++) {
-		__u64 t = T0 + 10 * MS + (__u64)i * 40 * MS;
+	python_stack(b);
+	gil_traced(b);
+	blocked(b, T0 + 1 * MS, T0 + 100 * MS, LAUNCHER, 0, 0);
+	for (int i = 0; i < 3; i++) {
+		__u64 t = T0 + 100 * MS + (__u64)i * 300 * MS;
 
-		ev_switch(b, t, PID, LAUNCHER, 900, 900, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
-		ev_switch(b, t + 10 * MS, 900, 900, PID, LAUNCHER, 0, 0);
+		ev_gil_wait(b, t, LAUNCHER, 100 * MS, OTHER);
+		blocked(b, t, t + 100 * MS, LAUNCHER, PID, OTHER);
+		blocked(b, t + 100 * MS + 10 * US, t + 300 * MS, LAUNCHER, 0, 0);
+		for (int k = 0; k < 10; k++) {
+			ev_py_sample(b, t + 5 * MS + (__u64)k * 10 * MS, PID, OTHER, 1, ISR_PY_KIND_TIMER);
+			ev_py_sample(b, t + 6 * MS + (__u64)k * 10 * MS, PID, 103, 1, ISR_PY_KIND_TIMER);
+		}
 	}
 	a = analyze(b);
-	f = expect(a, "cpu_contention", LAUNCHER, 0.2);
-	expect_text(f, "pid 900 (not traced) 100%");
+	f = expect(a, "gil_contention", LAUNCHER, 0.3);
+	expect_text(f, "held by thread 102 `augment` 100%");
+	expect_text(f, "running `/home/u/train.py:88 collate`");
+	assert_string_equal(json_string_value(json_object_get(f->evidence, "holder_source")), "gil_waits");
+	holders = json_object_get(f->evidence, "holders");
+	assert_int_equal(json_array_size(holders), 1);
+	assert_true(fabs(json_real_value(json_object_get(json_array_get(holders, 0), "seconds")) - 0.3) < 0.001);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The GIL traced, no thread waited for it: judged, nothing found. */
+static void test_gil_traced_no_contention(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	python_stack(b);
+	gil_traced(b);
+	ev_gil_wait(b, T0 + 100 * MS, LAUNCHER, 1 * MS, OTHER);
+	for (int i = 0; i < 10; i++)
+		ev_py_sample(b, T0 + (__u64)i * 90 * MS, PID, LAUNCHER, 1, ISR_PY_KIND_TIMER);
+	a = analyze(b);
+	assert_null(find_rule(a, "gil_contention", 0));
+	for (size_t i = 0; i < a->ex->findings.nnj; i++)
+		assert_string_not_equal(a->ex->findings.nj[i].rule, "gil_contention");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Preempted by pid 900 for 20 x 10 ms: named by pid when nothing named it,
+ * by its name when the recording has it (task_info). */
+static void test_cpu_contention(void **state)
+{
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	for (int named = 0; named < 2; named++) {
+		struct synth *b = job(1000 * MS);
+
+		ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		for (int i = 0; i < 20; i++) {
+			__u64 t = T0 + 10 * MS + (__u64)i * 40 * MS;
+
+			ev_switch(b, t, PID, LAUNCHER, 900, 901, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+			if (named && i == 0)
+				ev_task_info(b, t, LAUNCHER, 900, 901, "ffmpeg-enc", "ffmpeg");
+			ev_switch(b, t + 10 * MS, 900, 901, PID, LAUNCHER, 0, 0);
+		}
+		a = analyze(b);
+		f = expect(a, "cpu_contention", LAUNCHER, 0.2);
+		expect_text(f, named ? "the CPU went to pid 900 `ffmpeg` 100%" : "pid 900 (not traced) 100%");
+		analysis__free(a);
+		synth__free(b);
+	}
+}
+
+/* Names of tasks that are not traced, as the report writes them. */
+static void test_untraced_task_names(void **state)
+{
+	struct synth *b = job(100 * MS);
+	struct rule_ctx c = { 0 };
+	struct analysis *a;
+	char buf[96];
+
+	(void)state;
+	ev_task_info(b, T0 + 1 * MS, LAUNCHER, 900, 901, "ffmpeg-enc", "ffmpeg");
+	ev_task_info(b, T0 + 2 * MS, LAUNCHER, 77, 77, "kworker/0:1", "kworker/0:1");
+	ev_task_info(b, T0 + 3 * MS, LAUNCHER, 500, 501, "a`b", "");
+	a = analyze(b);
+	c.tl = a->ex->tl;
+	c.r = &b->rec;
+	rule_task_name(&c, 900, 900, buf, sizeof(buf));
+	assert_string_equal(buf, "pid 900 `ffmpeg`");
+	rule_task_name(&c, 900, 901, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 901 `ffmpeg-enc` of pid 900 `ffmpeg`");
+	rule_task_name(&c, 900, 902, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 902 of pid 900 `ffmpeg`");
+	rule_task_name(&c, 77, 77, buf, sizeof(buf));
+	assert_string_equal(buf, "pid 77 `kworker/0:1`");
+	rule_task_name(&c, 500, 501, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 501 `a'b` of pid 500");
+	rule_task_name(&c, 600, 600, buf, sizeof(buf));
+	assert_string_equal(buf, "pid 600 (not traced)");
+	rule_task_name(&c, 600, 601, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 601 of pid 600 (not traced)");
+	rule_task_name(&c, PID, LAUNCHER, buf, sizeof(buf));
+	assert_string_equal(buf, "thread 101 `trainer`");
 	analysis__free(a);
 	synth__free(b);
 }
@@ -237,6 +370,87 @@ static void test_page_fault_storm(void **state)
 	f = expect(a, "page_fault_storm", LAUNCHER, 0.15);
 	expect_text(f, "/data/weights.bin");
 	expect_text(f, "30 major (30 from files");
+	analysis__free(a);
+	synth__free(b);
+}
+
+static void ev_reclaim(struct synth *b, __u64 ts, __u32 tid, __u64 duration, __u64 pages, __u32 kind)
+{
+	struct isr_ev_reclaim *e = synth__event(b, ISR_EV_RECLAIM, sizeof(*e), ts, PID, tid);
+
+	e->duration_ns = duration;
+	e->nr_reclaimed = pages;
+	e->kind = kind;
+}
+
+/* A page fault of the launcher at addr, over [start, start + duration). */
+static void fault_at(struct synth *b, __u64 start, __u64 duration, __u64 addr, __u32 flags)
+{
+	struct isr_ev_page_fault *e = synth__event(b, ISR_EV_PAGE_FAULT, sizeof(*e), start + duration, PID, LAUNCHER);
+
+	e->address = addr;
+	e->duration_ns = duration;
+	e->flags = flags | ISR_FAULT_HAS_START;
+}
+
+/* The launcher reclaims 20 x 10 ms at its cgroup's limit, 5 of them inside
+ * 12 ms minor faults (1 ms of fault on each side), and waits 6 x 5 ms for
+ * anonymous pages (swap-in): faults stay under page_fault_storm's
+ * threshold (40 ms, 4%), so host_memory_pressure counts the reclaims and
+ * the swap-ins, 0.23 s. */
+static void plant_pressure(struct synth *b, int swapins)
+{
+	b->rec.processes[0].maps = strdup("7f0000000000-7f0010000000 r--s 00000000 08:01 42 /data/weights.bin\n");
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 20; i++) {
+		__u64 t = T0 + 20 * MS + (__u64)i * 40 * MS;
+
+		ev_reclaim(b, t, LAUNCHER, 10 * MS, 256, ISR_RECLAIM_MEMCG);
+		if (i < 5)
+			fault_at(b, t - 1 * MS, 12 * MS, 0x7f0000001000ULL + (__u64)i * 4096, 0);
+	}
+	/* between the reclaims and their faults (free from 31 to 59 ms after
+	 * T0 + 40 ms x slot), up to 5 a slot */
+	for (int i = 0; i < swapins; i++) {
+		__u64 slot = swapins <= 20 ? (__u64)i : (__u64)i / 5, off = swapins <= 20 ? 0 : (__u64)(i % 5) * 5 * MS;
+
+		fault_at(b, T0 + 32 * MS + slot * 40 * MS + off, 5 * MS, 0x10000000ULL + (__u64)i * 4096, ISR_FAULT_MAJOR);
+	}
+}
+
+static void test_host_memory_pressure(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	plant_pressure(b, 6);
+	a = analyze(b);
+	f = expect(a, "host_memory_pressure", LAUNCHER, 0.2 + 0.03);
+	expect_text(f, "0.200 s reclaiming memory itself");
+	expect_text(f, "20 reclaims freeing 5120 pages; 20 at its memory cgroup's limit");
+	expect_text(f, "0.030 s waiting for 6 pages swapped out");
+	assert_null(find_rule(a, "page_fault_storm", LAUNCHER));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* With 100 swap-ins of 5 ms page_fault_storm claims the faults (0.51 s,
+ * the swap-ins and the minor faults' 10 ms outside their reclaims): memory
+ * pressure counts the reclaims alone, and says where the swap-ins went. */
+static void test_host_memory_pressure_faults_claimed(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	plant_pressure(b, 100);
+	a = analyze(b);
+	expect(a, "page_fault_storm", LAUNCHER, 0.5 + 0.01);
+	f = expect(a, "host_memory_pressure", LAUNCHER, 0.2);
+	expect_text(f, "its 100 swap-ins are counted under page faults");
 	analysis__free(a);
 	synth__free(b);
 }
@@ -308,12 +522,12 @@ static void test_host_bound(void **state)
 	expect_text(f, "running Python (most at `/home/u/train.py:88 collate`)");
 	/* a Python launcher without GPU activity or GIL events: what could not
 	 * be judged, and the flags that would let it be */
-	assert_int_equal(a->ex->findings.nnj, 3);
+	assert_int_equal(a->ex->findings.nnj, 4);
 	for (size_t i = 0; i < a->ex->findings.nnj; i++) {
 		const struct not_judged *nj = &a->ex->findings.nj[i];
 
 		assert_true(strcmp(nj->rule, "gil_contention") == 0 || strcmp(nj->rule, "launch_bound") == 0 ||
-			    strcmp(nj->rule, "gpu_idle") == 0);
+			    strcmp(nj->rule, "pcie_saturation") == 0 || strcmp(nj->rule, "gpu_idle") == 0);
 		assert_non_null(strstr(nj->needs, strcmp(nj->rule, "gil_contention") ? "--gpu" : "--gil"));
 	}
 	analysis__free(a);
@@ -445,6 +659,153 @@ static void test_pageable_memcpy_host(void **state)
 	expect_text(f, "100 copies");
 	analysis__free(a);
 	synth__free(b);
+}
+
+/* Without GPU activity: a buffer the program page-locked with
+ * cuMemHostRegister_v2 is pinned until its cuMemHostUnregister: 10 copies
+ * into it while registered (1 ms), 100 after (2 ms) are pageable. */
+static void test_pageable_memcpy_registered(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct isr_ev_cuda_call *e;
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	e = ev_call(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemHostRegister_v2, 0, 100 * US);
+	e->args[0] = 0x600000000ULL;
+	e->args[1] = 64 * MIB;
+	for (int i = 0; i < 110; i++) {
+		if (i == 10) {
+			e = ev_call(b, T0 + 10 * MS + (__u64)i * 8 * MS - 3 * MS, PID, LAUNCHER,
+				    ISR_CUDA_FN_cuMemHostUnregister, 0, 100 * US);
+			e->args[0] = 0x600000000ULL;
+		}
+		e = ev_call(b, T0 + 10 * MS + (__u64)i * 8 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyHtoD_v2, 0,
+			    (i < 10 ? 1 : 2) * MS);
+		e->args[0] = 0x7000000000ULL;
+		e->args[1] = 0x600000000ULL + (__u64)(i % 10) * 4 * MIB;
+		e->args[2] = 4 * MIB;
+	}
+	a = analyze(b);
+	f = expect(a, "pageable_memcpy", 0, 0.1);
+	expect_text(f, "100 copies");
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "host_to_device")), 100);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The host's one NVIDIA GPU, on a PCIe link of speed mts (MT/s) and width:
+ * idle when recording began (2.5 GT/s), its port as fast as it. */
+static void host_gpu(struct synth *b, __u32 mts, __u16 width)
+{
+	struct isr_host_gpu g = { .vendor = 0x10de, .device = 0x2330, .class_code = 0x030200,
+				  .link_speed_mts = 2500, .max_link_speed_mts = mts, .link_width = width,
+				  .max_link_width = width, .port_max_speed_mts = mts, .port_max_width = width,
+				  .numa_node = 1 };
+
+	strcpy(g.pci_address, "0000:3b:00.0");
+	synth__host_prop(b, ISR_PROP_HOST_GPU, &g, sizeof(g), "8-15", 4);
+}
+
+static void gpu_copy(struct synth *b, __u64 start, __u64 bytes, double gbps, __u8 kind)
+{
+	struct isr_ev_gpu_memcpy *m = synth__event(b, ISR_EV_GPU_MEMCPY, sizeof(*m), T0 + 990 * MS, PID, PID);
+
+	m->start_ns = start + GPU_AHEAD;
+	m->end_ns = m->start_ns + (__u64)((double)bytes / gbps);
+	m->bytes = bytes;
+	m->copy_kind = kind;
+	m->src_kind = kind == 1 ? 2 : 3;
+	m->dst_kind = kind == 1 ? 3 : 2;
+}
+
+static void gpu_kernel(struct synth *b, __u64 start, __u64 end)
+{
+	struct isr_ev_gpu_kernel *k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), T0 + 990 * MS, PID, PID);
+
+	k->start_ns = start + GPU_AHEAD;
+	k->end_ns = end + GPU_AHEAD;
+	k->stream_id = 7;
+}
+
+/* 60 copies of 64 MiB to the GPU at 28 GB/s (89% of a Gen4 x16 link's
+ * 31.5 GB/s per direction), 10 of them under a kernel; 30 copies of
+ * 16 MiB back at 10 GB/s: the link was the limit for the 50 copies with
+ * no kernel running. */
+static void plant_pcie(struct synth *b)
+{
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 60; i++) {
+		__u64 t = T0 + 10 * MS + (__u64)i * 15 * MS;
+
+		gpu_copy(b, t, 64 * MIB, 28.0, 1);
+		if (i % 6 == 0)
+			gpu_kernel(b, t - 1 * MS, t + 4 * MS);
+		if (i < 30)
+			gpu_copy(b, t + 5 * MS, 16 * MIB, 10.0, 2);
+	}
+}
+
+static void test_pcie_saturation(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+	json_t *h;
+
+	(void)state;
+	host_gpu(b, 16000, 16);
+	plant_pcie(b);
+	a = analyze(b);
+	f = expect(a, "pcie_saturation", 0, 50 * (64.0 * MIB / 28e9));
+	expect_text(f, "PCIe Gen4 x16 (16.0 GT/s) link (31.5 GB/s each way)");
+	expect_text(f, "60 of 60 copies to the GPU at 28.0 GB/s");
+	h = json_object_get(f->evidence, "device_to_host");
+	assert_int_equal(json_integer_value(json_object_get(h, "saturated_copies")), 0);
+	assert_int_equal(json_integer_value(json_object_get(h, "copies")), 30);
+	assert_true(fabs(json_real_value(json_object_get(f->evidence, "overlapped_with_kernels_s")) -
+			 10 * (64.0 * MIB / 28e9)) < 1e-6);
+	analysis__free(a);
+	synth__free(b);
+}
+
+static bool not_judged(const struct analysis *a, const char *rule, const char *needs)
+{
+	for (size_t i = 0; i < a->ex->findings.nnj; i++)
+		if (strcmp(a->ex->findings.nj[i].rule, rule) == 0 && strstr(a->ex->findings.nj[i].needs, needs))
+			return true;
+	return false;
+}
+
+/* The same copies without link information, on a link slower than they
+ * ran (an emulated bridge), and on a host of two GPUs on different links:
+ * not judged, each with its reason. */
+static void test_pcie_saturation_not_judged(void **state)
+{
+	static const char *const needs[] = { "the GPU's PCIe link", "a PCIe link that matches the copies",
+					     "which PCI device each CUDA device is" };
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct synth *b = job(1000 * MS);
+		struct analysis *a;
+
+		if (k == 1)
+			host_gpu(b, 2500, 1);
+		if (k == 2) {
+			host_gpu(b, 16000, 16);
+			host_gpu(b, 32000, 16);
+		}
+		plant_pcie(b);
+		a = analyze(b);
+		assert_null(find_rule(a, "pcie_saturation", 0));
+		assert_true(not_judged(a, "pcie_saturation", needs[k]));
+		analysis__free(a);
+		synth__free(b);
+	}
 }
 
 /* --- memory and errors --------------------------------------------------------------------- */
@@ -689,8 +1050,13 @@ int main(void)
 		cmocka_unit_test(test_healthy_gpu_bound_host_view),
 		cmocka_unit_test(test_healthy_gpu_busy),
 		cmocka_unit_test(test_gil_contention),
+		cmocka_unit_test(test_gil_contention_holder_named),
+		cmocka_unit_test(test_gil_traced_no_contention),
 		cmocka_unit_test(test_cpu_contention),
+		cmocka_unit_test(test_untraced_task_names),
 		cmocka_unit_test(test_page_fault_storm),
+		cmocka_unit_test(test_host_memory_pressure),
+		cmocka_unit_test(test_host_memory_pressure_faults_claimed),
 		cmocka_unit_test(test_blocked_on_thread),
 		cmocka_unit_test(test_sync_stall_host_view),
 		cmocka_unit_test(test_host_bound),
@@ -699,6 +1065,9 @@ int main(void)
 		cmocka_unit_test(test_launch_bound),
 		cmocka_unit_test(test_pageable_memcpy_gpu),
 		cmocka_unit_test(test_pageable_memcpy_host),
+		cmocka_unit_test(test_pageable_memcpy_registered),
+		cmocka_unit_test(test_pcie_saturation),
+		cmocka_unit_test(test_pcie_saturation_not_judged),
 		cmocka_unit_test(test_memory_held_at_exit),
 		cmocka_unit_test(test_memory_growth),
 		cmocka_unit_test(test_cuda_errors),

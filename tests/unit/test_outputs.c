@@ -268,7 +268,9 @@ static void test_html_escapes_the_recording(void **state)
 	char *html;
 
 	(void)state;
-	ev_gpu_name(b, JOB_T0 + 3 * JOB_MS, JOB_PID, 1, "<img src=x onerror=alert(1)>");
+	/* a kernel of its own: an id keeps the first name it was given */
+	ev_gpu_name(b, JOB_T0 + 3 * JOB_MS, JOB_PID, 3, "<img src=x onerror=alert(1)>");
+	gpu_launch(b, JOB_T0 + 4 * JOB_MS, JOB_PID, JOB_LAUNCHER, 100000, 20 * (long long)SYNTH_US, JOB_MS, 3);
 	free(b->rec.processes[0].cmdline);
 	b->rec.processes[0].cmdline = strdup("python3 '\"><svg onload=alert(2)>' </script>");
 	a = analyze(b);

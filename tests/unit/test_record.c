@@ -1012,6 +1012,8 @@ struct builder {
 	__u64 seq;
 };
 
+/* A file header of version 1.minor: of 1.0 (no CRC) when header_size is
+ * ISR_FILE_HEADER_V1_0_SIZE, with its CRC from 1.1 on. */
 static void builder__header(struct builder *b, __u16 minor, __u32 header_size)
 {
 	struct isr_file_header fh = {
@@ -1020,8 +1022,13 @@ static void builder__header(struct builder *b, __u16 minor, __u32 header_size)
 	};
 
 	memset(b, 0, sizeof(*b));
-	memcpy(b->buf, &fh, sizeof(fh));
+	memcpy(b->buf, &fh, header_size < sizeof(fh) ? header_size : sizeof(fh));
 	b->len = header_size;	/* later-minor header fields stay zero */
+	if (minor >= ISR_VERSION_MINOR_HEADER_CRC) {
+		fh.header_crc32 = (__u32)crc32(0L, b->buf, header_size);
+		memcpy(b->buf + offsetof(struct isr_file_header, header_crc32), &fh.header_crc32,
+		       sizeof(fh.header_crc32));
+	}
 }
 
 static void builder__chunk(struct builder *b, __u16 kind, __u16 compression, const void *payload,
@@ -1166,7 +1173,7 @@ static void test_malformed_props(void **state)
 
 	(void)state;
 	assert_non_null(b);
-	builder__header(b, 0, sizeof(struct isr_file_header));
+	builder__header(b, 0, ISR_FILE_HEADER_V1_0_SIZE);
 	memcpy(payload, &pr, sizeof(pr));
 	builder__chunk(b, ISR_CHUNK_HOST, ISR_COMPRESS_NONE, payload, 16, 1);
 	file__write(path, b->buf, b->len);
@@ -1174,7 +1181,7 @@ static void test_malformed_props(void **state)
 	assert_contains(r->truncation, "chunk 0 (HOST) at offset 32: property key 6 is 8 bytes, expected 4");
 	recording__free(r);
 
-	builder__header(b, 0, sizeof(struct isr_file_header));
+	builder__header(b, 0, ISR_FILE_HEADER_V1_0_SIZE);
 	pr.key = ISR_PROP_PROC_COMM;
 	pr.len = 100;
 	memcpy(payload, &pr, sizeof(pr));
@@ -1185,7 +1192,7 @@ static void test_malformed_props(void **state)
 	assert_int_equal(r->process_count, 0);
 	recording__free(r);
 
-	builder__header(b, 0, sizeof(struct isr_file_header));
+	builder__header(b, 0, ISR_FILE_HEADER_V1_0_SIZE);
 	pr.len = 4;
 	memcpy(payload, &pr, sizeof(pr));
 	builder__chunk(b, ISR_CHUNK_PROCESS, ISR_COMPRESS_NONE, payload, 16, 1);
@@ -1194,6 +1201,210 @@ static void test_malformed_props(void **state)
 	assert_contains(r->truncation, "PROCESS chunk without a PID property");
 	recording__free(r);
 	free(b);
+}
+
+/* The file header has a CRC from 1.1 on: one flipped bit in it is told,
+ * and its times (the report's start time) are not used. A 1.0 file has
+ * none and reads as before; a 1.1 header too short to hold one is damaged. */
+static void test_header_crc(void **state)
+{
+	const char *path = tmp_path("crc.isr"), *bad = tmp_path("crc-bad.isr");
+	const size_t flips[] = { offsetof(struct isr_file_header, created_real_ns) + 3,
+				 offsetof(struct isr_file_header, created_mono_ns),
+				 offsetof(struct isr_file_header, header_crc32) + 1,
+				 offsetof(struct isr_file_header, pad) };
+	struct builder *b = malloc(sizeof(*b));
+	union any_event e;
+	unsigned char *file;
+	struct recording *r;
+	size_t len, size;
+
+	(void)state;
+	assert_non_null(b);
+	write_recording(path, 1, 50);
+	r = load_ok(path);
+	assert_false(r->header_damaged);
+	assert_int_equal(r->version_minor, ISR_VERSION_MINOR);
+	assert_true(r->created_real_ns > 0);
+	recording__free(r);
+
+	file = file__read(path, &len);
+	for (size_t i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
+		file[flips[i]] ^= 0x10;
+		file__write(bad, file, len);
+		file[flips[i]] ^= 0x10;
+		r = load_ok(bad);
+		assert_true(r->header_damaged);
+		assert_int_equal(r->created_real_ns, 0);
+		assert_int_equal(r->created_mono_ns, 0);
+		assert_true(r->complete);
+		assert_false(r->truncated);
+		assert_events(r, 50);
+		recording__free(r);
+	}
+	free(file);
+
+	/* version 1.0: a 32-byte header without CRC */
+	builder__header(b, 0, ISR_FILE_HEADER_V1_0_SIZE);
+	size = event__make(1, &e);
+	builder__chunk(b, ISR_CHUNK_EVENTS, ISR_COMPRESS_NONE, &e, (__u32)size, 1);
+	file__write(path, b->buf, b->len);
+	r = load_ok(path);
+	assert_false(r->header_damaged);
+	assert_int_equal(r->version_minor, 0);
+	assert_int_equal(r->created_real_ns, 1);
+	assert_int_equal(r->created_mono_ns, 777);
+	assert_int_equal(r->event_count, 1);
+	recording__free(r);
+
+	/* version 1.1 with the header of 1.0: its CRC would be in the first chunk */
+	builder__header(b, 0, ISR_FILE_HEADER_V1_0_SIZE);
+	b->buf[offsetof(struct isr_file_header, version_minor)] = ISR_VERSION_MINOR_HEADER_CRC;
+	file__write(path, b->buf, b->len);
+	assert_contains(load_rejected(path), "file header damaged: header_size 32, expected 40");
+	free(b);
+}
+
+/* One process chunk with prop values of the given lengths. */
+static void write_big_process(struct rec_writer *w, __u32 pid, size_t threads, size_t maps, size_t cmdline)
+{
+	struct rec_props *p = rec_props__new();
+	struct isr_thread_info *t = calloc(threads ? threads : 1, sizeof(*t));
+	char *text = malloc((maps > cmdline ? maps : cmdline) + 1);
+
+	assert_non_null(p);
+	assert_non_null(t);
+	assert_non_null(text);
+	for (size_t i = 0; i < threads; i++) {
+		t[i].tid = pid + 1 + (__u32)i;
+		snprintf(t[i].comm, sizeof(t[i].comm), "t%u", (unsigned int)(i & 0xffff));
+	}
+	memset(text, 'm', maps > cmdline ? maps : cmdline);
+	assert_int_equal(rec_props__add_u32(p, ISR_PROP_PROC_PID, pid), 0);
+	if (threads)
+		assert_int_equal(rec_props__add(p, ISR_PROP_PROC_THREADS, t, threads * sizeof(*t)), 0);
+	if (maps)
+		assert_int_equal(rec_props__add(p, ISR_PROP_PROC_MAPS, text, maps), 0);
+	if (cmdline)
+		assert_int_equal(rec_props__add(p, ISR_PROP_PROC_CMDLINE, text, cmdline), 0);
+	assert_int_equal(rec_writer__write_props(w, ISR_CHUNK_PROCESS, p), 0);
+	rec_props__free(p);
+	free(t);
+	free(text);
+}
+
+/* The metadata a file can make the reader keep is bounded: what is beyond
+ * the bounds is left out or cut, counted, and the events still read. */
+static void test_metadata_bounds(void **state)
+{
+	struct rec_writer_opts opts = { .chunk_bytes = SMALL_CHUNK, .zstd_level = 3 };
+	const char *path = tmp_path("bounds.isr");
+	struct rec_writer *w = rec_writer__open(path, &opts);
+	struct recording *r;
+	size_t i;
+
+	(void)state;
+	assert_non_null(w);
+	/* issue 19: one thread list of 200,000 entries */
+	write_big_process(w, 100, 200000, REC_MAX_MAPS + 1, REC_MAX_STRING + 1);
+	/* nothing is left of the thread bound; of the maps', 15 more */
+	for (i = 1; i <= REC_MAX_MAPS_TOTAL / REC_MAX_MAPS; i++)
+		write_big_process(w, 100 + 100 * (__u32)i, 10, REC_MAX_MAPS + 1, 0);
+	for (; i < REC_MAX_PROCESSES + 5; i++)
+		write_big_process(w, 1000000 + (__u32)i, 0, 0, 0);
+	append_events(w, 0, 100);
+	assert_int_equal(rec_writer__finish(w, END_MONO_NS, ISR_STOP_SIGNAL), 0);
+	rec_writer__free(w);
+
+	r = load_ok(path);
+	assert_true(r->complete);
+	assert_events(r, 100);
+	assert_int_equal(r->process_count, REC_MAX_PROCESSES);
+	assert_int_equal(r->cut.processes, 5);
+	assert_int_equal(r->processes[0].thread_count, REC_MAX_THREADS);
+	assert_int_equal(r->processes[0].threads[REC_MAX_THREADS - 1].tid, 100 + REC_MAX_THREADS);
+	assert_int_equal(r->processes[1].thread_count, 0);
+	assert_int_equal(r->cut.threads, 200000 - REC_MAX_THREADS + 10 * (REC_MAX_MAPS_TOTAL / REC_MAX_MAPS));
+	assert_int_equal(strlen(r->processes[0].cmdline), REC_MAX_STRING);
+	for (i = 0; i < REC_MAX_MAPS_TOTAL / REC_MAX_MAPS; i++)
+		assert_int_equal(strlen(r->processes[i].maps), REC_MAX_MAPS);
+	assert_int_equal(strlen(r->processes[i].maps), 0);
+	assert_int_equal(r->cut.strings, 1 + REC_MAX_MAPS_TOTAL / REC_MAX_MAPS + 1);
+	recording__free(r);
+}
+
+/* Every walk after the first hands over the same events; a file changed in
+ * between is an error, not other events; a pipe cannot be walked twice. */
+static void test_walks(void **state)
+{
+	const char *path = tmp_path("walks.isr"), *fifo = tmp_path("walks.fifo");
+	struct chunk_info info[4096];
+	struct rec_events ev;
+	struct rec_file *f;
+	unsigned char *file;
+	size_t len, chunks, events, bytes, n, k;
+	uLong sum, sum2;
+	char err[512];
+	pid_t child;
+	int fd, status;
+
+	(void)state;
+	write_recording(path, 1, N_EVENTS);
+	assert_int_equal(rec_file__open(path, &f, err, sizeof(err)), 0);
+	assert_int_equal(rec_file__rewind(f, err, sizeof(err)), -EINVAL);
+	for (int walk = 0; walk < 3; walk++) {
+		chunks = events = bytes = 0;
+		sum = crc32(0L, NULL, 0);
+		if (walk)
+			assert_int_equal(rec_file__rewind(f, err, sizeof(err)), 0);
+		while (rec_file__next_events(f, &ev, err, sizeof(err)) > 0) {
+			assert_int_equal(ev.index, chunks);
+			chunks++;
+			events += ev.count;
+			bytes += ev.len;
+			sum = crc32(sum, ev.data, (uInt)ev.len);
+		}
+		assert_int_equal(events, N_EVENTS);
+		assert_int_equal(chunks, rec_file__events_chunks(f));
+		if (!walk)
+			sum2 = sum;
+		assert_int_equal(sum, sum2);
+	}
+	assert_true(rec_file__recording(f)->complete);
+	assert_null(rec_file__recording(f)->events);
+
+	/* a payload byte of the last EVENTS chunk changes between walks */
+	file = file__read(path, &len);
+	n = chunks__walk(file, len, info, 4096);
+	for (k = n; k-- > 0 && info[k].h.kind != ISR_CHUNK_EVENTS;)
+		;
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "\xff", 1, (off_t)(info[k].offset + sizeof(struct isr_chunk_header) + 9)), 1);
+	close(fd);
+	assert_int_equal(rec_file__rewind(f, err, sizeof(err)), 0);
+	while ((status = rec_file__next_events(f, &ev, err, sizeof(err))) > 0)
+		;
+	assert_int_equal(status, -EIO);
+	assert_contains(err, "no longer reads as it did");
+	rec_file__close(f);
+
+	/* a pipe */
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		fd = open(fifo, O_WRONLY);
+		_exit(fd >= 0 && write(fd, file, len) == (ssize_t)len ? 0 : 1);
+	}
+	assert_int_equal(rec_file__open(fifo, &f, err, sizeof(err)), 0);
+	while (rec_file__next_events(f, &ev, err, sizeof(err)) > 0)
+		;
+	assert_int_equal(rec_file__rewind(f, err, sizeof(err)), -ESPIPE);
+	assert_contains(err, "not a regular file");
+	rec_file__close(f);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	free(file);
 }
 
 /* ---- 4. writer errors ----------------------------------------------------------------- */
@@ -1406,6 +1617,9 @@ int main(void)
 		cmocka_unit_test(test_malformed_events),
 		cmocka_unit_test(test_forward_compatible),
 		cmocka_unit_test(test_malformed_props),
+		cmocka_unit_test(test_header_crc),
+		cmocka_unit_test(test_metadata_bounds),
+		cmocka_unit_test(test_walks),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_disk_full_mid_recording),
 		cmocka_unit_test(test_short_write),

@@ -38,6 +38,7 @@ struct fixture {
 	struct gpu_copy_stat gpu_copies[1];
 	struct gpu_stream_stat gpu_streams[1];
 	struct gpu_device_stat gpu_devices[1];
+	__u64 out_of_order;		/* what the pass would have counted */
 };
 
 static struct thread_summary thread(__u32 pid, __u32 tid, const char *comm, __u64 on, __u64 rq)
@@ -170,7 +171,7 @@ static void fixture__add_cuda(struct fixture *f)
  * explanation of its (event-less) recording. */
 static char *render(int (*writer)(FILE *, const struct analysis *), struct fixture *f)
 {
-	struct analysis a = { .r = &f->rec, .sum = &f->sum };
+	struct analysis a = { .r = &f->rec, .sum = &f->sum, .out_of_order = f->out_of_order };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
@@ -293,6 +294,9 @@ static void test_json_contract(void **state)
 			assert_int(drops, isr_source_name(src), src == ISR_SRC_FAULTS ? 4 : 0);
 	assert_int(rec, "drops_total", 4);
 	assert_true(json_is_null(get(rec, "sampling")));	/* recorded without a budget */
+	t = get(rec, "analysis");
+	assert_int(t, "out_of_order_events", 0);
+	assert_int_equal(json_array_size(get(t, "notes")), 0);
 
 	counts = get(root, "event_counts");
 	assert_int_equal(json_object_size(counts), 6);
@@ -373,12 +377,14 @@ static void test_json_contract(void **state)
 		assert_real(t, "gil_wait_s", (double)ts->gil_wait_ns / 1e9);
 		assert_real(t, "gil_hold_s", (double)ts->gil_hold_ns / 1e9);
 		assert_int(t, "gil_acquisitions", (json_int_t)ts->gil_acquisitions);
+		assert_real(t, "gil_blocked_s", (double)ts->gil_blocked_ns / 1e9);
+		assert_int(t, "gil_blocks", (json_int_t)ts->gil_blocks);
 		/* no Python stacks in this recording: the fields are there, empty */
 		assert_int(t, "py_samples", 0);
 		assert_int_equal(json_array_size(get(t, "py_functions")), 0);
 		assert_int_equal(json_array_size(get(t, "py_stacks")), 0);
 		assert_true(json_is_null(get(t, "top_waker")));
-		assert_int_equal(json_object_size(t), 30);
+		assert_int_equal(json_object_size(t), 32);
 	}
 	assert_real(json_array_get(threads, 1), "cuda_sync_s", 0.4);
 	assert_int(json_array_get(threads, 1), "cuda_calls", 1200);
@@ -419,8 +425,9 @@ static void test_json_contract(void **state)
 	assert_str(json_array_get(kernels, 49), "name", "k49");
 	/* no Python stacks: the section is there, empty */
 	t = get(root, "python");
-	assert_int_equal(json_object_size(t), 5);
+	assert_int_equal(json_object_size(t), 6);
 	assert_int_equal(json_array_size(get(t, "processes")), 0);
+	assert_int_equal(json_array_size(get(t, "gil")), 0);
 	assert_int(t, "sampled_stacks", 0);
 	assert_int(t, "cuda_call_stacks", 0);
 	assert_int_equal(json_array_size(get(t, "sync_sites")), 0);
@@ -584,6 +591,38 @@ static void test_json_truncated(void **state)
 	root = render_json(f);
 	assert_true(json_is_null(get(get(root, "recording"), "start_time")));
 	json_decref(root);
+	free(f);
+}
+
+/* What the reader and the pass did not take as written is said, in both
+ * reports: a damaged file header (no start time), metadata beyond the
+ * reader's bounds, events out of order beyond the reorder buffer. */
+static void test_analysis_notes(void **state)
+{
+	struct fixture *f = fixture__new();
+	json_t *root, *rec, *notes;
+	char *md;
+
+	(void)state;
+	f->rec.header_damaged = true;
+	f->rec.created_real_ns = 0;
+	f->rec.created_mono_ns = 0;
+	f->rec.cut.threads = 134464;
+	f->out_of_order = 77;
+	root = render_json(f);
+	rec = get(root, "recording");
+	assert_true(json_is_null(get(rec, "start_time")));
+	assert_int(get(rec, "analysis"), "out_of_order_events", 77);
+	notes = get(get(rec, "analysis"), "notes");
+	assert_int_equal(json_array_size(notes), 3);
+	assert_non_null(strstr(json_string_value(json_array_get(notes, 0)), "file header is damaged"));
+	assert_non_null(strstr(json_string_value(json_array_get(notes, 1)), "134464 listed threads"));
+	assert_non_null(strstr(json_string_value(json_array_get(notes, 2)), "77 events came out of order"));
+	json_decref(root);
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "> **WARNING:** the file header is damaged"));
+	assert_non_null(strstr(md, "> **WARNING:** 77 events came out of order"));
+	free(md);
 	free(f);
 }
 
@@ -859,10 +898,11 @@ static void test_markdown_gil(void **state)
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, "## Python GIL\n"));
 	/* most GIL wait first; loader, with no GIL events, not in the table */
-	assert_non_null(strstr(md, "| 300 | 300 | python3 | 0.150 | 0.600 | 30 |\n"));
-	assert_non_null(strstr(md, "| 300 | 302 | pt_main_thread | 0.080 | 0.250 | 10 |\n"));
-	assert_true(strstr(md, "| 300 | 300 | python3 | 0.150") < strstr(md, "| 300 | 302 | pt_main_thread | 0.080"));
-	assert_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0.000 | 0 |"));
+	assert_non_null(strstr(md, "| 300 | 300 | python3 | 0.000 | 0 | 0.150 | 0.600 | 30 |\n"));
+	assert_non_null(strstr(md, "| 300 | 302 | pt_main_thread | 0.000 | 0 | 0.080 | 0.250 | 10 |\n"));
+	assert_true(strstr(md, "| 300 | 300 | python3 | 0.000 | 0 | 0.150") <
+		    strstr(md, "| 300 | 302 | pt_main_thread | 0.000 | 0 | 0.080"));
+	assert_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0 | 0.000 | 0.000 | 0 |"));
 	assert_non_null(strstr(md, "| PyEval_RestoreThread | 40 |\n"));
 	assert_non_null(strstr(md, "| PyEval_SaveThread | 38 |\n"));
 	assert_null(strstr(md, "types unknown to this version"));
@@ -871,7 +911,15 @@ static void test_markdown_gil(void **state)
 	/* a thread seen only releasing the GIL held it: listed with no acquisitions */
 	f->threads[0].gil_hold_ns = 40 * MS;
 	md = render(report__write_markdown, f);
-	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0.040 | 0 |\n"));
+	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0 | 0.000 | 0.040 | 0 |\n"));
+	free(md);
+
+	/* the scheduler's GIL waits alone (no --gil): blocked, and the wait */
+	f->threads[0].gil_hold_ns = 0;
+	f->threads[0].gil_blocked_ns = f->threads[0].gil_wait_ns = 70 * MS;
+	f->threads[0].gil_blocks = 7;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.070 | 7 | 0.070 | 0.000 | 0 |\n"));
 	free(md);
 	free(f);
 }
@@ -923,6 +971,7 @@ int main(void)
 		cmocka_unit_test(test_json_gpu),
 		cmocka_unit_test(test_json_truncated),
 		cmocka_unit_test(test_json_invalid_utf8),
+		cmocka_unit_test(test_analysis_notes),
 		cmocka_unit_test(test_markdown_clean),
 		cmocka_unit_test(test_markdown_cuda),
 		cmocka_unit_test(test_markdown_truncated_and_drops),

@@ -50,6 +50,7 @@ static struct summary *compute(struct synth *b)
 	assert_int_equal(summary__compute(synth__recording(b), &s), 0);
 	assert_non_null(s);
 	check_invariants(s);
+	analysis__free(synth__check_streamed(b, 4096, 0));
 	return s;
 }
 

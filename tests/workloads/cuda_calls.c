@@ -117,6 +117,12 @@ static void allocate(void)
 	}
 	for (i = 0; i < N(cuMemMap); i++)
 		check(cuMemMap(PLAN_VMM_VA(i), 0x200000, 0, vmm[i % N(cuMemCreate)], 0), CUDA_SUCCESS, "cuMemMap", i);
+	for (i = 0; i < N(cuMemHostRegister_v2); i++)
+		check(cuMemHostRegister_v2(PTR(PLAN_REGISTER_ADDR(F(cuMemHostRegister_v2), i)), PLAN_REGISTER_BYTES(i),
+					   PLAN_REGISTER_FLAGS), CUDA_SUCCESS, "cuMemHostRegister_v2", i);
+	for (i = 0; i < N(cuMemHostRegister); i++)
+		check(cuMemHostRegister(PTR(PLAN_REGISTER_ADDR(F(cuMemHostRegister), i)), PLAN_REGISTER_BYTES(i),
+					PLAN_REGISTER_FLAGS), CUDA_SUCCESS, "cuMemHostRegister", i);
 }
 
 /* Frees release the first allocations of each kind. */
@@ -136,6 +142,8 @@ static void release(void)
 	for (i = 0; i < N(cuMemFreeAsync_ptsz); i++)
 		check(cuMemFreeAsync_ptsz(async_ptsz_allocs[i], (CUstream)PTR(PLAN_ALLOC_STREAM)), CUDA_SUCCESS,
 		      "cuMemFreeAsync_ptsz", i);
+	for (i = 0; i < N(cuMemHostUnregister); i++)
+		check(cuMemHostUnregister(PTR(plan_unregister_addr(i))), CUDA_SUCCESS, "cuMemHostUnregister", i);
 	for (i = 0; i < N(cuMemFreeHost); i++)
 		check(cuMemFreeHost(i < N(cuMemAllocHost_v2) ? host_allocs[i] :
 				    hostalloc_allocs[i - N(cuMemAllocHost_v2)]), CUDA_SUCCESS, "cuMemFreeHost", i);

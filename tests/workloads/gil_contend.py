@@ -8,8 +8,10 @@ interval, asks the spinner to drop the GIL, and gets it. The planted GIL
 wait of the waiter is therefore about N x INTERVAL; the spinner never calls
 a blocking function while the waiter runs, so its own wait is small.
 
-Usage: gil_contend.py [GO_FILE]  (waits for GO_FILE to exist first, so that
-a tracer attached with -p sees everything). Prints the plan as JSON.
+Usage: gil_contend.py [--idle] [GO_FILE]  (waits for GO_FILE to exist
+first, so that a tracer attached with -p sees everything). Prints the plan
+as JSON. --idle: the spinner sleeps instead of spinning, so nothing
+contends for the GIL (a planted wait of 0).
 """
 import ctypes
 import json
@@ -31,12 +33,16 @@ def set_os_name(name):
 
 
 done = False
+IDLE = "--idle" in sys.argv[1:]
+ARGS = [a for a in sys.argv[1:] if a != "--idle"]
 
 
 def spin():
     set_os_name("spinner")
     x = 0
     while not done:
+        if IDLE:
+            time.sleep(0.005)
         x += 1
 
 
@@ -49,9 +55,9 @@ def wait():
 
 
 def main():
-    if len(sys.argv) > 1:
+    if ARGS:
         deadline = time.monotonic() + 10
-        while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:
+        while not os.path.exists(ARGS[0]) and time.monotonic() < deadline:
             time.sleep(0.01)
     sys.setswitchinterval(INTERVAL)
     spinner = threading.Thread(target=spin, name="spinner")
@@ -60,7 +66,8 @@ def main():
     waiter.start()
     waiter.join()
     spinner.join()
-    print(json.dumps({"iterations": N, "interval_s": INTERVAL, "planted_wait_s": N * INTERVAL}), flush=True)
+    print(json.dumps({"iterations": N, "interval_s": INTERVAL, "planted_wait_s": 0 if IDLE else N * INTERVAL}),
+          flush=True)
 
 
 main()

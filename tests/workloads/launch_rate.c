@@ -6,12 +6,18 @@
  *
  *   launch_rate SECONDS RATE COUNT_FILE
  *   launch_rate SECONDS bound COUNT_FILE WORK_US SYNC_EVERY
+ *   launch_rate SECONDS alias COUNT_FILE KERNELS
  *
  * Launches RATE times a second for SECONDS (each launch at its planned
  * time, or at once when behind), then writes how many launches it made to
  * COUNT_FILE. "bound": launch-bound instead, as a Python loop is: WORK_US of
  * CPU work before each launch, and a cuStreamSynchronize after every
- * SYNC_EVERY launches (whatever a probe costs slows it down).
+ * SYNC_EVERY launches (whatever a probe costs slows it down). "alias": as
+ * the CUDA runtime launches, as fast as it can: the KERNELS kernels are
+ * named once (cuLibraryGetKernel), then each launch maps its kernel to its
+ * function (cuKernelGetFunction) and launches that, kernel after kernel;
+ * KERNELS 0: every launch maps a kernel never mapped before (the mapping
+ * always teaches something new).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +33,27 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The runtime's launch loop over `kernels` named kernels (0: a new kernel
+ * each launch) for `seconds`: how many launches. */
+static long long alias_loop(double seconds, unsigned long kernels)
+{
+	unsigned long long launches = 0, i;
+	CUkernel k;
+	CUfunction fn;
+	double t0;
+
+	for (i = 0; i < kernels; i++)
+		if (cuLibraryGetKernel(&k, (CUlibrary)(uintptr_t)PLAN_LIBRARY, plan_kernel_names[i % 4]) != CUDA_SUCCESS)
+			return -1;
+	for (t0 = now_s(); now_s() < t0 + seconds; launches++) {
+		k = (CUkernel)(uintptr_t)(STANDIN_KERNEL_BASE + 0x100ULL * (kernels ? launches % kernels : launches));
+		if (cuKernelGetFunction(&fn, k) != CUDA_SUCCESS ||
+		    cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS)
+			return -1;
+	}
+	return (long long)launches;
+}
+
 int main(int argc, char **argv)
 {
 	double seconds, rate, t0, next;
@@ -34,6 +61,23 @@ int main(int argc, char **argv)
 	char *end1, *end2;
 	FILE *f;
 
+	if (argc == 5 && strcmp(argv[2], "alias") == 0) {
+		unsigned long kernels = strtoul(argv[4], &end2, 10);
+		long long n;
+
+		seconds = strtod(argv[1], &end1);
+		if (*end1 || *end2 || seconds <= 0) {
+			fprintf(stderr, "launch_rate: SECONDS must be a positive number, KERNELS a count\n");
+			return 2;
+		}
+		n = alias_loop(seconds, kernels);
+		if (n < 0) {
+			fprintf(stderr, "launch_rate: a CUDA call failed\n");
+			return 1;
+		}
+		launches = (unsigned long long)n;
+		goto done;
+	}
 	if (argc == 6 && strcmp(argv[2], "bound") == 0) {
 		double work = atof(argv[4]) / 1e6;
 		long every = atol(argv[5]);
@@ -57,7 +101,8 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY\n");
+		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY | "
+			"SECONDS alias COUNT_FILE KERNELS\n");
 		return 2;
 	}
 	seconds = strtod(argv[1], &end1);

@@ -14,7 +14,9 @@ must name the bottleneck (tests/integration/test_explain.c).
               the GIL around each call) for 2 s while thread "hog" runs
               pure Python: the launcher waits for the GIL the hog holds
   pageable    100 copies from the GPU into pageable memory (a bytearray),
-              10 into pinned memory (cuMemHostAlloc)
+              10 into pinned memory (cuMemHostAlloc), 10 into a bytearray
+              page-locked with cuMemHostRegister_v2 (pinned until its
+              cuMemHostUnregister)
   held        allocates 240 MiB of device memory and exits holding it
 
 Prints the plan as JSON at the end.
@@ -113,8 +115,16 @@ def pageable():
         assert cuda.cuMemcpyDtoH_v2(ctypes.addressof(buf), 0x7f0000000000, 1 << 20) == 0
     for _ in range(10):
         assert cuda.cuMemcpyDtoH_v2(pinned, 0x7f0000000000, 1 << 20) == 0
+    registered = bytearray(1 << 20)
+    reg = (ctypes.c_char * len(registered)).from_buffer(registered)
+    cuda.cuMemHostRegister_v2.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
+    cuda.cuMemHostUnregister.argtypes = [ctypes.c_void_p]
+    assert cuda.cuMemHostRegister_v2(ctypes.addressof(reg), len(registered), 0) == 0
+    for _ in range(10):
+        assert cuda.cuMemcpyDtoH_v2(ctypes.addressof(reg), 0x7f0000000000, 1 << 20) == 0
+    assert cuda.cuMemHostUnregister(ctypes.addressof(reg)) == 0
     assert launch() == 0
-    return {"pageable": 100, "pinned": 10}
+    return {"pageable": 100, "pinned": 10, "registered": 10}
 
 
 def held():

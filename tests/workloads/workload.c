@@ -12,10 +12,23 @@
  *                                             mapped after evicting it from the page cache
  *   workload [--wait-signal] spawn PAGES      forks a child process that runs "anon PAGES"
  *   workload [--wait-signal] run SEC          thread "runner": 10 ms sleep + 5 ms spin, for SEC s
+ *   workload [--wait-signal] cachescan FILE PASSES
+ *                                             thread "scanner" evicts FILE from the page cache,
+ *                                             then reads it PASSES times with read() (in a
+ *                                             memory cgroup smaller than FILE: reclaim)
  *   workload [--wait-signal] faultloop SEC PAGES THREADS
  *                                             THREADS threads "faulter" map, write and unmap
  *                                             PAGES fresh pages over and over for SEC s
  *                                             (an event flood: one event per page)
+ *   workload faultcount SEC PAGES             prints "ready", waits for SIGUSR1, then its
+ *                                             main thread writes PAGES fresh pages over and
+ *                                             over for SEC s counting its own page faults
+ *                                             (getrusage), waits for SIGUSR1 again and
+ *                                             prints "faults N": nothing else faults while
+ *                                             it waits or works, so a tracer's events plus
+ *                                             drops must be exactly N
+ *   workload [--wait-signal] forks N          forks N children that stay until all N exist,
+ *                                             then reaps them and prints "forked N"
  *
  * --wait-signal: print "ready" and wait for SIGUSR1 before working (so a
  * tracer can attach to a process that already runs).
@@ -31,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #define PAGE 4096
@@ -155,6 +169,32 @@ static void make_file(const char *path, long pages)
 	close(fd);
 }
 
+static long passes_arg;
+
+static void *scanner(void *arg)
+{
+	static char buf[1 << 20];
+	ssize_t n;
+	int fd;
+
+	(void)arg;
+	fd = open(file_arg, O_RDONLY);
+	if (fd < 0)
+		die("open");
+	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		die("posix_fadvise");
+	for (long i = 0; i < passes_arg; i++) {
+		if (lseek(fd, 0, SEEK_SET))
+			die("lseek");
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		if (n < 0)
+			die("read");
+	}
+	close(fd);
+	return NULL;
+}
+
 static double run_seconds;
 
 static void *faulter(void *arg)
@@ -191,10 +231,78 @@ static void run_thread(const char *name, void *(*fn)(void *), void *arg)
 	pthread_join(t, NULL);
 }
 
+/* Everything that could fault is done before "ready": the mapping, the
+ * first clock read (the vDSO's data page), the rusage structs, stdout's
+ * buffer; then only the pages written fault. */
+static void faultcount(double seconds, long pages)
+{
+	size_t len = (size_t)pages * PAGE;
+	struct rusage r0, r1;
+	double end;
+	sigset_t set;
+	char *p;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	madvise(p, len, MADV_NOHUGEPAGE);
+	memset(&r0, 0, sizeof(r0));
+	memset(&r1, 0, sizeof(r1));
+	getrusage(RUSAGE_SELF, &r0);
+	getrusage(RUSAGE_SELF, &r1);
+	end = now_s();
+	printf("ready\n");
+	fflush(stdout);
+	sigwait(&set, &sig);
+	getrusage(RUSAGE_SELF, &r0);
+	end = now_s() + seconds;
+	while (now_s() < end) {
+		for (long i = 0; i < pages; i++)
+			p[i * PAGE] = 1;
+		madvise(p, len, MADV_DONTNEED);
+	}
+	getrusage(RUSAGE_SELF, &r1);
+	sigwait(&set, &sig);
+	printf("faults %ld\n", (r1.ru_minflt - r0.ru_minflt) + (r1.ru_majflt - r0.ru_majflt));
+}
+
+/* N children alive at once: each waits for the pipe to close. */
+static void forks(int n)
+{
+	int fds[2], made = 0;
+	char c;
+
+	if (pipe(fds))
+		die("pipe");
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			close(fds[1]);
+			if (read(fds[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		made++;
+	}
+	close(fds[1]);
+	close(fds[0]);
+	while (made && wait(NULL) > 0)
+		made--;
+	printf("forked %d\n", n);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: workload [--wait-signal] sleep | hog SEC | anon PAGES | "
-			"filemap FILE PAGES | spawn PAGES | run SEC | faultloop SEC PAGES THREADS\n");
+			"filemap FILE PAGES | cachescan FILE PASSES | spawn PAGES | run SEC | faultloop SEC PAGES THREADS | "
+			"faultcount SEC PAGES | forks N\n");
 	exit(2);
 }
 
@@ -236,6 +344,10 @@ int main(int argc, char **argv)
 		pages_arg = atol(argv[a + 2]);
 		make_file(file_arg, pages_arg);
 		run_thread("reader", reader, NULL);
+	} else if (strcmp(argv[a], "cachescan") == 0 && argc > a + 2) {
+		file_arg = argv[a + 1];
+		passes_arg = atol(argv[a + 2]);
+		run_thread("scanner", scanner, NULL);
 	} else if (strcmp(argv[a], "spawn") == 0 && argc > a + 1) {
 		pid_t pid = fork();
 		int status;
@@ -267,6 +379,10 @@ int main(int argc, char **argv)
 			total += rounds[i];
 		}
 		printf("faults %lu rate %.0f\n", total * pages_arg, total * pages_arg / (now_s() - t0));
+	} else if (strcmp(argv[a], "faultcount") == 0 && argc > a + 2 && a == 1) {
+		faultcount(atof(argv[a + 1]), atol(argv[a + 2]));
+	} else if (strcmp(argv[a], "forks") == 0 && argc > a + 1) {
+		forks(atoi(argv[a + 1]));
 	} else if (strcmp(argv[a], "run") == 0 && argc > a + 1) {
 		run_seconds = atof(argv[a + 1]);
 		run_thread("runner", runner, NULL);

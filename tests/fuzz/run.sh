@@ -1,0 +1,33 @@
+#!/bin/sh
+# Runs the recording fuzzer (build/fuzz/fuzz_recording: the reader, the
+# analysis and every report writer under ASan and UBSan) for SECONDS
+# (default 60) from seed recordings written by make_corpus (from the unit
+# tests' synthetic jobs, into build/fuzz/seeds/), after checking that they
+# hold every event type. What it finds that reaches new
+# code is kept in build/fuzz/corpus/ for the next run; a crash, a leak, an
+# undefined behaviour, an input slower than 20 s or one that needs more
+# than 2 GB fails the run, the input saved in build/fuzz/crashes/.
+#   tests/fuzz/run.sh [SECONDS]
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+secs=${1:-60}
+bin=build/fuzz/fuzz_recording
+out=build/fuzz
+mkdir -p "$out/corpus" "$out/crashes"
+rm -rf "$out/seeds" && mkdir -p "$out/seeds" || exit 1
+build/asan/tests/fuzz/make_corpus "$out/seeds" && build/asan/tests/fuzz/make_corpus --check "$out/seeds" || exit 1
+log="$out/fuzz.log"
+ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	"$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -dict=tests/fuzz/isr.dict \
+	-print_final_stats=1 -artifact_prefix="$out/crashes/" "$out/corpus" "$out/seeds" >"$log" 2>&1
+rc=$?
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+edges=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+features=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+if [ "$rc" -eq 0 ]; then
+	echo "fuzz: ${execs:-0} executions in ${secs} s, ${edges:-0} edges, ${features:-0} features, $(ls "$out/corpus" | wc -l) inputs in $out/corpus: no failure"
+else
+	grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|artifact_prefix|Test unit written)' "$log" | head -20
+	echo "fuzz: FAILED after ${execs:-?} executions (exit $rc); the log is $log, the input in $out/crashes/"
+fi
+exit "$rc"
