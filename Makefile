@@ -335,6 +335,23 @@ $(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate $(OUT)/test
 	$(Q)$(CC) $(STANDIN_CFLAGS) $< -L$(STANDIN_DIR) -l:libcuda.so.1 -Wl,--enable-new-dtags \
 		-Wl,-rpath,'$$ORIGIN/../standin' -pthread -o $@
 
+# The stand-in libnccl.so.2 (tests/standin/libnccl.c): push %rbp first, as
+# the CUDA stand-in; nccl_job finds it through RUNPATH $ORIGIN/../standin.
+STANDIN_NCCL := $(STANDIN_DIR)/libnccl.so.2
+NCCL_HDRS    := tests/standin/nccl_api.h tests/standin/nccl_plan.h
+
+$(STANDIN_NCCL): tests/standin/libnccl.c $(NCCL_HDRS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) $(CSTD) $(WARN) -O2 -g -fPIC -Itests/standin $(STANDIN_FP) -fcf-protection=none -shared \
+		-Wl,-soname,libnccl.so.2 -Wl,-z,defs $< -o $@
+
+$(OUT)/tests/workloads/nccl_job: tests/workloads/nccl_job.c $(STANDIN_NCCL) $(NCCL_HDRS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -g -Itests/standin $< -L$(STANDIN_DIR) -l:libnccl.so.2 \
+		-Wl,--enable-new-dtags -Wl,-rpath,'$$ORIGIN/../standin' -o $@
+
 # Injection tests: the same target linked statically (nothing to dlopen
 # with), and the library they load.
 INJECT_TARGETS := $(OUT)/tests/workloads/inject_target_static $(OUT)/tests/workloads/libinject_probe.so \

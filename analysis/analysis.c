@@ -19,6 +19,7 @@ static int analysis__pass(struct analysis *a)
 		err = summary_builder__event(sum, &e);
 		err = err ?: py_builder__event(py, &e);
 		err = err ?: explain__event(a->ex, &e);
+		err = err ?: nccl_calls__event(&a->nccl, &e);
 	}
 	if (!err && n < 0)
 		err = n;
@@ -31,6 +32,15 @@ static int analysis__pass(struct analysis *a)
 		py = NULL;
 	}
 	err = err ?: explain__finish(a->ex, a->sum, a->py);
+	if (!err && a->nccl.narrivals) {
+		/* several ranks in one recording: lined up as several recordings are */
+		struct ranks_source src = { a, NULL };
+		char msg[256];
+
+		err = ranks__compute(&src, 1, &a->ex->findings, &a->ranks, msg, sizeof(msg));
+		if (!err)
+			findings__rank(&a->ex->findings);
+	}
 	a->out_of_order = pass__out_of_order(a->pass);
 	a->gpu_clock_pairs_cut = pass__clock_pairs_cut(a->pass);
 	a->thread_events_cut = pass__thread_events_cut(a->pass);
@@ -78,6 +88,8 @@ void analysis__free(struct analysis *a)
 {
 	if (!a)
 		return;
+	ranks__free(a->ranks);
+	nccl_calls__free(&a->nccl);
 	explain__free(a->ex);
 	py_report__free(a->py);
 	summary__free(a->sum);

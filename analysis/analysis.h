@@ -15,6 +15,8 @@
 #include "summary.h"
 #include "py_report.h"
 #include "explain.h"
+#include "nccl.h"
+#include "ranks.h"
 
 struct analysis {
 	const struct recording *r;	/* the pass's */
@@ -22,6 +24,8 @@ struct analysis {
 	struct summary *sum;
 	struct py_report *py;
 	struct explain *ex;
+	struct nccl_calls nccl;		/* its NCCL calls */
+	struct ranks *ranks;		/* its ranks side by side: NULL unless two or more processes made collectives */
 	__u64 out_of_order;		/* pass__out_of_order */
 	__u64 gpu_clock_pairs_cut;	/* pass__clock_pairs_cut */
 	__u64 thread_events_cut;	/* pass__thread_events_cut */

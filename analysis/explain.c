@@ -8,7 +8,8 @@
 
 extern const struct rule rule_gil_contention, rule_cpu_contention, rule_page_fault_storm, rule_host_memory_pressure,
 	rule_blocked_on_thread, rule_allocator_churn, rule_sync_stall, rule_launch_bound, rule_pageable_memcpy,
-	rule_pcie_saturation, rule_device_memory_leak, rule_gpu_idle, rule_host_bound, rule_cuda_errors;
+	rule_pcie_saturation, rule_device_memory_leak, rule_gpu_idle, rule_host_bound, rule_cuda_errors,
+	rule_nccl_straggler;
 
 /* The causes a thread's time splits into are claimed by the specific rules
  * first; gpu_idle and host_bound, last, count what is left. */
@@ -25,6 +26,7 @@ const struct rule *const rules_all[] = {
 	&rule_pcie_saturation,
 	&rule_device_memory_leak,
 	&rule_cuda_errors,
+	&rule_nccl_straggler,
 	&rule_gpu_idle,
 	&rule_host_bound,
 };
@@ -119,7 +121,7 @@ int explain__finish(struct explain *e, const struct summary *sum, const struct p
 	e->ctx->sum = sum;
 	e->ctx->py = py;
 	for (size_t i = 0; i < rules_count && !err; i++)
-		err = rules_all[i]->finish(e->state[i], e->ctx);
+		err = rules_all[i]->finish ? rules_all[i]->finish(e->state[i], e->ctx) : 0;
 	if (!err)
 		err = series__finish(e->series);
 	if (!err)

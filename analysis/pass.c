@@ -27,6 +27,7 @@
 
 #include "pass.h"
 #include "buf.h"
+#include "htab.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -101,6 +102,8 @@ struct pass {
 	size_t ntids;
 	__u64 thread_events_cut;
 	__u64 nevents;
+	struct htab gpu_last;		/* pid -> the latest GPU end of its CUPTI records (GPU clock) */
+	struct htab gpu_flushed;	/* pid -> the latest FLUSHED status of its bridge (CPU clock) */
 	char err[512];
 
 	/* in memory */
@@ -171,15 +174,34 @@ bool pass__is_target(const struct pass *p, __u32 pid)
 /* Every pid named by the recording's processes, by an event that only
  * targets emit, or as a child the recorder followed; and every GPU clock
  * pair. idx: the event's place in file order. */
+static bool gpu_times(const struct isr_ev_hdr *h, __u64 *start, __u64 *end);
+
+/* Raises pid's value in h to v. */
+static int raise_to(struct htab *h, __u32 pid, __u64 v)
+{
+	__u64 old;
+
+	if (htab_u64__get(h, pid, &old) && old >= v)
+		return 0;
+	return htab_u64__put(h, pid, v);
+}
+
 static int collect(struct pass *p, const struct isr_ev_hdr *h, __u64 idx)
 {
 	const struct isr_ev_proc_fork *f = (const void *)h;
 	const struct isr_ev_gpu_clock *c = (const void *)h;
 	struct clock_ref *ref;
+	__u64 g0, g1;
 	int err = 0;
 
 	if (!pass__usable(h))
 		return 0;
+	if (gpu_times(h, &g0, &g1))
+		err = raise_to(&p->gpu_last, h->pid, g1 > g0 ? g1 : g0);
+	else if (h->type == ISR_EV_GPU_STATUS && ((const struct isr_ev_gpu_status *)h)->state == ISR_GPU_FLUSHED)
+		err = raise_to(&p->gpu_flushed, h->pid, h->ts_ns);
+	if (err)
+		return err;
 	if (h->type == ISR_EV_GPU_CLOCK) {
 		if (c->mono_after_ns < c->mono_before_ns)
 			return 0;
@@ -318,6 +340,22 @@ out:
 	p->clocks = NULL;
 	p->nclocks = 0;
 	return err;
+}
+
+bool pass__gpu_complete_until(const struct pass *p, __u32 pid, __u64 *until)
+{
+	const struct clock_fit *f = pass__fit(p, pid);
+	__u64 last = 0, flushed = 0;
+	bool any = false;
+
+	if (f && htab_u64__get(&p->gpu_last, pid, &last)) {
+		last = clock_fit__apply(f, last);
+		any = true;
+	}
+	if (htab_u64__get(&p->gpu_flushed, pid, &flushed))
+		any = true;
+	*until = last > flushed ? last : flushed;
+	return any;
 }
 
 const struct clock_fit *pass__fit(const struct pass *p, __u32 pid)
@@ -842,6 +880,8 @@ void pass__free(struct pass *p)
 	free(p->clocks);
 	free(p->order);
 	rec_file__close(p->file);
+	htab__free(&p->gpu_last);
+	htab__free(&p->gpu_flushed);
 	free(p->path);
 	free(p->bounds);
 	free(p->heap);

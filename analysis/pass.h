@@ -103,6 +103,15 @@ bool pass__is_target(const struct pass *p, __u32 pid);
  * clock pairs. */
 const struct clock_fit *pass__fit(const struct pass *p, __u32 pid);
 
+/* Through when pid's GPU activity is known complete (CPU clock), into
+ * *until: the end of its latest CUPTI record, or its bridge's latest
+ * FLUSHED status (every record completed before it was handed over),
+ * whichever is later. A process that ends without its bridge flushing
+ * (killed, os._exit) leaves the records of its last buffer undelivered:
+ * after *until, its GPU was not observed. false: no GPU record and no
+ * flush. */
+bool pass__gpu_complete_until(const struct pass *p, __u32 pid, __u64 *until);
+
 /* Events served after an event that starts later (their start raised to
  * it): 0 unless the reorder buffer reached its bound. */
 __u64 pass__out_of_order(const struct pass *p);

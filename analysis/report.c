@@ -21,6 +21,7 @@
 #include "explain.h"
 #include "attribution.h"
 #include "text.h"
+#include "proc_tree.h"
 
 #define NS_PER_S 1e9
 #define TOP_THREADS 30
@@ -45,6 +46,8 @@ static const char *origin_name(__u32 origin)
 		return "child";
 	case ISR_ORIGIN_EXEC:
 		return "exec";
+	case ISR_ORIGIN_DESCENDANT:
+		return "descendant";
 	default:
 		return "unknown";
 	}
@@ -184,6 +187,22 @@ static json_t *json_sampling(const struct sampling *sm)
 		SET(p, "observed", json_u64(sp->observed));
 		SET(p, "estimated", json_real(sp->estimated));
 		SET(p, "slowdown", json_real(sp->slowdown));
+		SET(p, "slowdown_status", json_string(sampling_slowdown__name(sp->slowdown_status)));
+		if (sp->slowdown_status == SAMPLING_SLOWDOWN_NOT_MEASURED) {
+			SET(p, "slowdown_measured", json_null());
+			SET(p, "slowdown_ci95", json_null());
+		} else {
+			json_t *ci = json_array();
+
+			SET(p, "slowdown_measured", json_real(sp->slowdown_measured));
+			SET(p, "slowdown_ci95", ci);
+			APPEND(ci, json_real(sp->slowdown_lo));
+			APPEND(ci, json_real(sp->slowdown_hi));
+		}
+		SET(p, "slowdown_windows", json_u64(sp->slowdown_windows));
+		SET(p, "slowdown_gaps", json_u64(sp->slowdown_gaps));
+		SET(p, "slowdown_calls_in_windows", json_u64(sp->slowdown_calls_windows));
+		SET(p, "slowdown_calls_in_gaps", json_u64(sp->slowdown_calls_gaps));
 	}
 	return o;
 nomem:
@@ -446,6 +465,44 @@ static json_t *json_processes(const struct recording *r, const struct summary *s
 	}
 	return a;
 nomem:
+	json_decref(a);
+	return NULL;
+}
+
+/* The traced processes as a tree, in tree order (analysis/proc_tree.h). */
+static json_t *json_process_tree(const struct recording *r, const struct summary *s)
+{
+	struct proc_tree t;
+	json_t *a = NULL, *p;
+
+	if (proc_tree__build(r, s, &t))
+		goto nomem;
+	a = json_array();
+	if (!a)
+		goto nomem;
+	for (size_t i = 0; i < t.count; i++) {
+		const struct proc_node *n = &t.nodes[i];
+		const char *role = proc_role__id(n->role);
+
+		p = json_object();
+		APPEND(a, p);
+		SET(p, "pid", json_integer(n->pid));
+		SET(p, "ppid", json_integer(n->ppid));
+		SET(p, "parent", n->parent == PROC_TREE_NO_PARENT ? json_null() : json_integer(t.nodes[n->parent].pid));
+		SET(p, "depth", json_u64(n->depth));
+		SET(p, "children", json_u64(n->children));
+		SET(p, "comm", json_text(n->comm, 16));
+		SET(p, "role", role ? json_string(role) : json_null());
+		SET(p, "role_text", role ? json_string(proc_role__text(n->role)) : json_null());
+		SET(p, "origin", json_string(origin_name(n->origin)));
+		SET(p, "cmdline", json_text(n->latest->cmdline, SIZE_MAX));
+		SET(p, "threads", json_u64(n->threads));
+		SET(p, "on_cpu_s", json_real(ns_to_s(n->on_cpu_ns)));
+	}
+	proc_tree__free(&t);
+	return a;
+nomem:
+	proc_tree__free(&t);
 	json_decref(a);
 	return NULL;
 }
@@ -1022,6 +1079,134 @@ nomem:
 	return NULL;
 }
 
+/* "ranks": one object per rank (ranks.h); [] without two ranks. */
+static json_t *json_ranks(const struct ranks *r)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && r && i < r->nrows; i++) {
+		const struct rank_row *w = &r->rows[i];
+		json_t *o = json_object(), *calls = json_object(), *others = json_array(), *when = json_object();
+
+		if (!o || !calls || !others || !when || json_array_append_new(arr, o)) {
+			json_decref(o);
+			json_decref(calls);
+			json_decref(others);
+			json_decref(when);
+			json_decref(arr);
+			return NULL;
+		}
+		json_object_set_new(o, "rank", json_integer(w->rank));
+		json_object_set_new(o, "rank_from", json_string(w->rank_from));
+		json_object_set_new(o, "world_size", json_integer(w->world_size));
+		json_object_set_new(o, "local_rank", json_integer(w->local_rank));
+		json_object_set_new(o, "recording", json_integer((json_int_t)w->source));
+		json_object_set_new(o, "pid", json_integer(w->pid));
+		json_object_set_new(o, "tid", json_integer(w->tid));
+		for (__u16 f = 1; f < ISR_NCCL_FN_MAX; f++)
+			if (w->calls[f])
+				json_object_set_new(calls, nccl_func_name(f), json_u64(w->calls[f]));
+		json_object_set_new(o, "calls", calls);
+		json_object_set_new(o, "bytes", json_u64(w->bytes));
+		json_object_set_new(o, "collectives", json_u64(w->collectives));
+		json_object_set_new(o, "last_arrivals", json_u64(w->last));
+		json_object_set_new(o, "late_arrivals", json_u64(w->late));
+		json_object_set_new(o, "lateness_p50_s", json_real(w->lateness_p50_ns / 1e9));
+		json_object_set_new(o, "lateness_p99_s", json_real(w->lateness_p99_ns / 1e9));
+		json_object_set_new(o, "lateness_total_s", json_real(w->lateness_total_ns / 1e9));
+		json_object_set_new(o, "first_rank_wait_s", json_real(w->late_ns / 1e9));
+		json_object_set_new(o, "others_wait_s", json_real(w->waited_ns / 1e9));
+		json_object_set_new(o, "gpu_busy_s", json_real(w->gpu_busy_ns / 1e9));
+		json_object_set_new(o, "gpu_observed_s", json_real(w->gpu_observed_ns / 1e9));
+		json_object_set_new(o, "sync_stall_s", json_real(w->sync_ns / 1e9));
+		json_object_set_new(o, "top_finding", w->top_rule ? json_string(w->top_rule) : json_null());
+		for (int c = 0; c < TL_CAT_MAX; c++)
+			if (w->when_late.ns[c])
+				json_object_set_new(when, tl_cat_name((enum tl_cat)c), json_real(w->when_late.ns[c] / 1e9));
+		json_object_set_new(o, "before_late_arrivals_s", when);
+		when = json_object();
+		for (int c = 0; when && c < TL_CAT_MAX; c++)
+			if (w->when_on_time.ns[c])
+				json_object_set_new(when, tl_cat_name((enum tl_cat)c), json_real(w->when_on_time.ns[c] / 1e9));
+		json_object_set_new(o, "before_others_late_arrivals_s", when ? when : json_null());
+		for (size_t k = 0; k < w->nothers; k++) {
+			json_t *t = json_object();
+
+			if (!t)
+				break;
+			json_object_set_new(t, "pid", json_integer(w->others[k].pid));
+			json_object_set_new(t, "tid", json_integer(w->others[k].tid));
+			json_object_set_new(t, "comm", json_text(w->others[k].comm, sizeof(w->others[k].comm)));
+			json_object_set_new(t, "process_comm",
+					    json_text(w->others[k].process_comm, sizeof(w->others[k].process_comm)));
+			json_object_set_new(t, "seconds", json_real(w->others[k].ns / 1e9));
+			json_array_append_new(others, t);
+		}
+		json_object_set_new(o, "cpu_taken_by_when_late", others);
+	}
+	return arr;
+}
+
+/* "collectives": the alignment and the communicators; null without two ranks. */
+static json_t *json_collectives(const struct ranks *r)
+{
+	json_t *o, *comms, *clocks;
+
+	if (!r)
+		return json_null();
+	o = json_object();
+	comms = json_array();
+	clocks = json_array();
+	if (!o || !comms || !clocks) {
+		json_decref(o);
+		json_decref(comms);
+		json_decref(clocks);
+		return NULL;
+	}
+	json_object_set_new(o, "late_threshold_s", json_real(NCCL_LATE_NS / 1e9));
+	json_object_set_new(o, "alignment_uncertainty_s", json_real(r->uncertainty_ns / 1e9));
+	json_object_set_new(o, "unaligned", json_boolean(r->unaligned));
+	for (size_t i = 0; i < r->nsources; i++) {
+		json_t *c = json_object();
+
+		if (!c)
+			break;
+		json_object_set_new(c, "recording", r->names[i] ? json_string(r->names[i]) : json_null());
+		json_object_set_new(c, "realtime_offset_s", json_real(r->clocks[i].offset_ns / 1e9));
+		json_object_set_new(c, "uncertainty_s", json_real(r->clocks[i].uncertainty_ns / 1e9));
+		json_object_set_new(c, "clock_pairs", json_u64(r->clocks[i].pairs));
+		json_array_append_new(clocks, c);
+	}
+	json_object_set_new(o, "clocks", clocks);
+	for (size_t i = 0; i < r->ncomms; i++) {
+		const struct ranks_comm *c = &r->comms[i];
+		json_t *j = json_object(), *calls = json_object();
+		char id[24];
+
+		if (!j || !calls) {
+			json_decref(j);
+			json_decref(calls);
+			break;
+		}
+		snprintf(id, sizeof(id), "%016llx", (unsigned long long)c->id_hash);
+		json_object_set_new(j, "id_hash", c->id_hash ? json_string(id) : json_null());
+		json_object_set_new(j, "ranks", json_integer(c->nranks));
+		json_object_set_new(j, "size", json_integer(c->size));
+		json_object_set_new(j, "collectives", json_u64(c->collectives));
+		for (__u16 f = 1; f < ISR_NCCL_FN_MAX; f++)
+			if (c->calls[f])
+				json_object_set_new(calls, nccl_func_name(f), json_u64(c->calls[f]));
+		json_object_set_new(j, "calls", calls);
+		json_object_set_new(j, "bytes_per_rank", json_u64(c->bytes));
+		json_object_set_new(j, "spread_s", json_real(c->spread_ns / 1e9));
+		json_object_set_new(j, "others_wait_s", json_real(c->straggler_waits_ns / 1e9));
+		json_object_set_new(j, "late", json_u64(c->late));
+		json_array_append_new(comms, j);
+	}
+	json_object_set_new(o, "communicators", comms);
+	return o;
+}
+
 int report__write_json(FILE *f, const struct analysis *a)
 {
 	const struct recording *r = a->r;
@@ -1039,10 +1224,13 @@ int report__write_json(FILE *f, const struct analysis *a)
 	SET(root, "metrics", json_metrics(a));
 	SET(root, "event_counts", json_event_counts(s));
 	SET(root, "processes", json_processes(r, s));
+	SET(root, "process_tree", json_process_tree(r, s));
 	SET(root, "threads", json_threads(s, a->py));
 	SET(root, "cuda", json_cuda(s));
 	SET(root, "gpu", json_gpu(s));
 	SET(root, "python", json_python(a->py));
+	SET(root, "ranks", json_ranks(a->ranks));
+	SET(root, "collectives", json_collectives(a->ranks));
 	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) || fputc('\n', f) == EOF ||
 	    fflush(f) == EOF || ferror(f))
 		err = -EIO;
@@ -1170,6 +1358,44 @@ static void md__host_topo(struct md *m, const struct recording *r)
 	host_topo__free(&t);
 }
 
+/* The targets as a tree: each child under its parent, with its role
+ * when its names tell (analysis/proc_tree.h). */
+static void md__process_tree(struct md *m, const struct recording *r, const struct summary *s)
+{
+	struct proc_tree t;
+
+	if (proc_tree__build(r, s, &t)) {
+		proc_tree__free(&t);
+		m->err = m->err ?: -ENOMEM;
+		return;
+	}
+	md__printf(m, "- **Targets:**%s", t.count ? "" : " none recorded\n");
+	if (t.count)
+		md__printf(m, " %zu process%s%s\n", t.count, t.count == 1 ? "" : "es",
+			   t.count > t.roots ? " (a child under its parent)" : "");
+	for (size_t i = 0; i < t.count; i++) {
+		const struct proc_node *n = &t.nodes[i];
+
+		md__printf(m, "%*s- pid %u (", 2 + 2 * (int)(n->depth < 16 ? n->depth : 16), "", n->pid);
+		md__text(m, or_unknown(n->comm), 16);
+		md__printf(m, ", %s", origin_name(n->origin));
+		if (n->role)
+			md__printf(m, "; %s", proc_role__text(n->role));
+		if (n->children)
+			md__printf(m, "; %zu child%s traced", n->children, n->children == 1 ? "" : "ren");
+		md__printf(m, "; %zu thread%s, %.2f s on CPU): ", n->threads, n->threads == 1 ? "" : "s",
+			   ns_to_s(n->on_cpu_ns));
+		md__text(m, n->p->cmdline && *n->p->cmdline ? n->p->cmdline : "(no command line)", SIZE_MAX);
+		if (n->latest != n->p) {
+			md__printf(m, " → exec: ");
+			md__text(m, n->latest->cmdline && *n->latest->cmdline ? n->latest->cmdline : "(no command line)",
+				 SIZE_MAX);
+		}
+		md__printf(m, "\n");
+	}
+	proc_tree__free(&t);
+}
+
 static void md__header(struct md *m, const struct recording *r, const struct summary *s)
 {
 	const char *stop = stop_reason_text(r->stop_reason);
@@ -1192,16 +1418,7 @@ static void md__header(struct md *m, const struct recording *r, const struct sum
 		md__printf(m, "- **Stopped:** unknown (the recording is truncated)\n");
 	else
 		md__printf(m, "- **Stopped:** unknown (reason %u)\n", r->stop_reason);
-	md__printf(m, "- **Targets:**%s\n", r->process_count ? "" : " none recorded");
-	for (size_t i = 0; i < r->process_count; i++) {
-		const struct rec_process *p = &r->processes[i];
-
-		md__printf(m, "  - pid %u (", p->pid);
-		md__text(m, or_unknown(p->comm), SIZE_MAX);
-		md__printf(m, ", %s): ", origin_name(p->origin));
-		md__text(m, p->cmdline && *p->cmdline ? p->cmdline : "(no command line)", SIZE_MAX);
-		md__printf(m, "\n");
-	}
+	md__process_tree(m, r, s);
 	md__printf(m, "\n");
 }
 
@@ -1266,6 +1483,45 @@ static void md__warnings(struct md *m, const struct analysis *a)
 	md__printf(m, "\n");
 }
 
+/* What the windows tell of how much the probes slowed a process: a
+ * slowdown only with its confidence interval, and only applied when the
+ * data support it (analysis/sampling.h). */
+static void md__slowdown(struct md *m, const struct sampling_process *p)
+{
+	double lo = 100 * (p->slowdown_lo - 1), hi = 100 * (p->slowdown_hi - 1);
+
+	switch (p->slowdown_status) {
+	case SAMPLING_SLOWDOWN_APPLIED:
+		md__printf(m, "> Process %u ran %.1f%% slower while its hot path was probed (95%% confidence interval "
+			      "%+.1f%% to %+.1f%%, from the rate of its synchronizations and other always-probed calls: "
+			      "%" PRIu64 " in %zu windows, %" PRIu64 " in %zu gaps): its estimates are corrected for it.\n\n",
+			   p->pid, 100 * (p->slowdown_measured - 1), lo, hi, (uint64_t)p->slowdown_calls_windows,
+			   p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps, p->slowdown_gaps);
+		break;
+	case SAMPLING_SLOWDOWN_NONE:
+		md__printf(m, "> Process %u: no slowdown measurable while its hot path was probed (%+.1f%%, 95%% "
+			      "confidence interval %+.1f%% to %+.1f%%, from %" PRIu64 " always-probed calls in %zu windows "
+			      "and %" PRIu64 " in %zu gaps): its estimates are not corrected.\n\n", p->pid,
+			   100 * (p->slowdown_measured - 1), lo, hi, (uint64_t)p->slowdown_calls_windows,
+			   p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps, p->slowdown_gaps);
+		break;
+	case SAMPLING_SLOWDOWN_IMPLAUSIBLE:
+		md__printf(m, "> Process %u called its always-probed functions at a rate %+.1f%% different outside the "
+			      "windows (95%% confidence interval %+.1f%% to %+.1f%%): %s, so its pace changed for "
+			      "another reason (the job's phases); its estimates are not corrected.\n\n", p->pid,
+			   100 * (p->slowdown_measured - 1), lo, hi, p->slowdown_hi < 1 ?
+			   "faster while probed, which probes cannot cause" : "more than the probes can cost");
+		break;
+	default:
+		md__printf(m, "> Process %u: too few windows, gaps or always-probed calls (%" PRIu64 " in %zu windows, "
+			      "%" PRIu64 " in %zu gaps; at least 20 in 2 of each are needed) to tell whether the probes "
+			      "slowed it: its estimates are not corrected.\n\n", p->pid,
+			   (uint64_t)p->slowdown_calls_windows, p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps,
+			   p->slowdown_gaps);
+		break;
+	}
+}
+
 /* Sampled counts are estimates: say so before any table shows one. */
 static void md__sampling(struct md *m, const struct summary *s)
 {
@@ -1279,11 +1535,7 @@ static void md__sampling(struct md *m, const struct summary *s)
 		      "(`--budget off` traces every call).\n\n",
 		   sm->budget_pct, sm->hit_cost_ns / 1e3, 100 * sm->coverage, sm->windows);
 	for (size_t i = 0; i < sm->proc_count; i++)
-		if (sm->procs[i].slowdown > 1.005 || sm->procs[i].slowdown < 0.995)
-			md__printf(m, "> Process %u ran %.1f%% %s while its hot path was probed (the intervals between "
-				      "its synchronizations and other always-probed calls): its estimates are corrected "
-				      "for it.\n\n", sm->procs[i].pid, 100 * fabs(sm->procs[i].slowdown - 1),
-				   sm->procs[i].slowdown > 1 ? "slower" : "faster");
+		md__slowdown(m, &sm->procs[i]);
 }
 
 static int by_on_cpu_desc(const void *a, const void *b)
@@ -1840,6 +2092,77 @@ static void md__findings(struct md *m, const struct explain *ex)
 	}
 }
 
+/* The ranks side by side (ranks.h): the alignment, one row per rank, the
+ * communicators. */
+static void md__ranks(struct md *m, const struct ranks *r)
+{
+	if (!r)
+		return;
+	md__printf(m, "## Ranks\n\n");
+	if (r->nsources > 1) {
+		md__printf(m, "%zu recordings lined up on CLOCK_REALTIME (their clock pairs): uncertainty %.1f us "
+			      "between the two least certain%s.\n\n", r->nsources, r->uncertainty_ns / 1e3,
+			   r->unaligned ? "; a recording without realtime clock pairs was taken as on the same "
+					  "clock, its arrivals may be off" : "");
+		md__printf(m, "| recording | realtime - monotonic s | uncertainty us | clock pairs |\n"
+			      "|---|---:|---:|---:|\n");
+		for (size_t i = 0; i < r->nsources; i++) {
+			md__printf(m, "| ");
+			md__text(m, r->names[i] ? r->names[i] : "", SIZE_MAX);
+			md__printf(m, " | %.6f | %.1f | %zu |\n", r->clocks[i].offset_ns / 1e9,
+				   r->clocks[i].uncertainty_ns / 1e3, r->clocks[i].pairs);
+		}
+		md__printf(m, "\n");
+	} else {
+		md__printf(m, "The ranks' processes are in one recording: one clock.\n\n");
+	}
+	md__printf(m, "Lateness: a rank's arrival at a collective (its entry into the call) after the first "
+		      "rank's. Last: collectives it arrived last at; late: last by %.0f ms or more.\n\n",
+		   NCCL_LATE_NS / 1e6);
+	md__printf(m, "| rank | pid | tid | rank from | collectives | last | late | lateness p50 ms | p99 ms | "
+		      "total s | others waited s | GPU busy | sync stall s | top finding |\n"
+		      "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct rank_row *w = &r->rows[i];
+
+		md__printf(m, "| %d | %u | %u | %s | %llu | %llu | %llu | %.3f | %.3f | %.3f | %.3f | ", w->rank, w->pid,
+			   w->tid, w->rank_from, (unsigned long long)w->collectives, (unsigned long long)w->last,
+			   (unsigned long long)w->late, w->lateness_p50_ns / 1e6, w->lateness_p99_ns / 1e6,
+			   w->lateness_total_ns / 1e9, w->waited_ns / 1e9);
+		if (w->gpu_observed_ns)
+			md__printf(m, "%.0f%%", 100.0 * w->gpu_busy_ns / w->gpu_observed_ns);
+		else
+			md__printf(m, "-");
+		md__printf(m, " | %.3f | ", w->sync_ns / 1e9);
+		if (w->top_rule)
+			md__printf(m, "`%s` (%.3f s)", w->top_rule, w->top_cost_s);
+		else
+			md__printf(m, "-");
+		md__printf(m, " |\n");
+	}
+	md__printf(m, "\n### Collectives\n\n| communicator | ranks | collectives | calls | bytes per rank | "
+		      "spread s | others' wait s | late |\n|---|---:|---:|---|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < r->ncomms; i++) {
+		const struct ranks_comm *c = &r->comms[i];
+		bool first = true;
+
+		if (c->id_hash)
+			md__printf(m, "| `%016llx` | %d", (unsigned long long)c->id_hash, c->nranks);
+		else
+			md__printf(m, "| set up before the recording | %d", c->nranks);
+		md__printf(m, " | %llu | ", (unsigned long long)c->collectives);
+		for (__u16 f = 1; f < ISR_NCCL_FN_MAX; f++) {
+			if (!c->calls[f])
+				continue;
+			md__printf(m, "%s%s %llu", first ? "" : ", ", nccl_func_name(f), (unsigned long long)c->calls[f]);
+			first = false;
+		}
+		md__printf(m, " | %llu | %.3f | %.3f | %llu |\n", (unsigned long long)c->bytes, c->spread_ns / 1e9,
+			   c->straggler_waits_ns / 1e9, (unsigned long long)c->late);
+	}
+	md__printf(m, "\n");
+}
+
 /* Everything after the findings: the tables that are their evidence. */
 static void md__details(struct md *m, const struct analysis *a)
 {
@@ -1854,6 +2177,7 @@ static void md__details(struct md *m, const struct analysis *a)
 	for (size_t i = 0; i < s->thread_count; i++)
 		order[i] = &s->threads[i];
 	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
+	md__ranks(m, a->ranks);
 	md__sampling(m, s);
 	md__threads(m, order, s->thread_count);
 	md__cuda(m, a->r, s, order);

@@ -22,6 +22,7 @@
 #include "report.h"
 #include "series.h"
 #include "text.h"
+#include "proc_tree.h"
 
 #define LABEL_W		170	/* label column of the time charts */
 #define PLOT_W		SERIES_BUCKETS	/* one pixel per bucket */
@@ -104,7 +105,7 @@ static const char *const css =
 	"code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}"
 	"code{background:#f1f3f5;padding:1px 4px;border-radius:3px}"
 	"pre{background:#f6f8fa;padding:8px 10px;border-radius:4px;overflow-x:auto}"
-	".meta{color:#4a5560;margin:0 0 4px}.meta b{color:#1d2329}"
+	".meta{color:#4a5560;margin:0 0 4px}.meta b{color:#1d2329}ul.tree,ul.tree ul{margin:2px 0;padding-left:18px}"
 	".warn{background:#fff4e5;border-left:4px solid #f0a030;padding:8px 12px;margin:12px 0}"
 	"blockquote{margin:10px 0;background:#fff8ec;border-left:4px solid #f0a030;padding:6px 12px}"
 	"ol.findings{list-style:none;padding:0;margin:0}"
@@ -297,6 +298,52 @@ static void findings(struct html *h, const struct explain *ex)
 
 /* --- header -------------------------------------------------------------------------- */
 
+/* The targets as nested lists: each child under its parent, its role
+ * when its names tell (analysis/proc_tree.h). */
+static void process_tree(struct html *h, const struct recording *r, const struct summary *s)
+{
+	struct proc_tree t;
+	size_t depth = 0;
+
+	if (proc_tree__build(r, s, &t)) {
+		proc_tree__free(&t);
+		h->err = h->err ?: -ENOMEM;
+		return;
+	}
+	if (!t.count) {
+		proc_tree__free(&t);
+		return;
+	}
+	hp(h, "<div class=\"meta\" id=\"process-tree\"><b>Targets</b> (%zu process%s%s):\n<ul class=\"tree\">", t.count,
+	   t.count == 1 ? "" : "es", t.count > t.roots ? ", a child under its parent" : "");
+	for (size_t i = 0; i < t.count; i++) {
+		const struct proc_node *n = &t.nodes[i];
+
+		if (i && n->depth > depth)
+			hp(h, "\n<ul>");
+		else if (i)
+			hp(h, "</li>");
+		for (; depth > n->depth; depth--)
+			hp(h, "</ul></li>");
+		depth = n->depth;
+		hp(h, "\n<li>pid %u <code>", n->pid);
+		ht(h, n->comm ? n->comm : "?", 16);
+		hp(h, "</code>");
+		if (n->role) {
+			hp(h, " <b>");
+			ht(h, proc_role__text(n->role), SIZE_MAX);
+			hp(h, "</b>");
+		}
+		hp(h, " · %zu thread%s, %.2f s on CPU · ", n->threads, n->threads == 1 ? "" : "s", (double)n->on_cpu_ns / 1e9);
+		ht(h, n->latest->cmdline ? n->latest->cmdline : "", 400);
+	}
+	hp(h, "</li>");
+	for (; depth > 0; depth--)
+		hp(h, "</ul></li>");
+	hp(h, "</ul></div>\n");
+	proc_tree__free(&t);
+}
+
 static void header(struct html *h, const struct analysis *a)
 {
 	const struct recording *r = a->r;
@@ -308,15 +355,7 @@ static void header(struct html *h, const struct analysis *a)
 	ht(h, r->host.kernel ? r->host.kernel : "unknown", SIZE_MAX);
 	hp(h, ", %u CPUs · <b>Recorded:</b> %.3f s · <b>Events:</b> %" PRIu64 "</p>\n", r->host.ncpus, s->duration_s,
 	   (uint64_t)s->event_total);
-	for (size_t i = 0; i < r->process_count; i++) {
-		const struct rec_process *p = &r->processes[i];
-
-		hp(h, "<p class=\"meta\"><b>Target:</b> pid %u <code>", p->pid);
-		ht(h, p->comm ? p->comm : "?", SIZE_MAX);
-		hp(h, "</code> ");
-		ht(h, p->cmdline ? p->cmdline : "", 400);
-		hp(h, "</p>\n");
-	}
+	process_tree(h, r, s);
 	hp(h, "</header>\n");
 	if (r->truncated) {
 		hp(h, "<p class=\"warn\"><b>The recording is truncated</b> (");

@@ -45,7 +45,9 @@ struct rule {
 	/* Optional: state for the pass, with the observer it wants (obs->ctx
 	 * is set to the state by the caller). NULL + errno on error. */
 	void *(*start)(struct rule_ctx *c, struct tl_observer *obs);
-	/* Adds the rule's findings and not-judged notes. 0 or -errno. */
+	/* Adds the rule's findings and not-judged notes. 0 or -errno. NULL
+	 * for a rule whose findings come from a stage after the explanation
+	 * (nccl_straggler: the ranks side by side, analysis/ranks.h). */
 	int (*finish)(void *state, struct rule_ctx *c);
 	void (*free)(void *state);
 };

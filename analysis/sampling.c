@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sampling.h"
@@ -11,11 +12,13 @@ struct window {
 	__u64 released;		/* end of the release: calls may still be seen until then */
 };
 
-/* A thread's last call of the probes that stay on, and where it fell. */
-struct cold_thread {
-	__u32 tid;
-	long where;		/* window_where() of last */
-	__u64 last;
+/* The calls of the probes that stay on in one bin of a window or a gap:
+ * the block's `where` (window_where()) and the bin's index from the block's
+ * start, SLOWDOWN_BIN_NS each. */
+struct cold_bin {
+	long where;
+	__u64 idx;
+	__u64 calls;
 };
 
 /* A process's hot-path calls per window and the span of its CUDA calls. */
@@ -26,18 +29,33 @@ struct proc_acc {
 	__u64 *per_window;	/* [nwin], windows it had no call in past the end are 0 */
 	size_t nwin;
 	__u64 observed;
-	/* intervals between a thread's consecutive calls of the probes that
-	 * stay on, both inside one window or both inside one gap */
-	struct cold_thread *cold;
-	size_t ncold, cold_cap;
-	double win_sum, gap_sum;
-	__u64 win_n, gap_n;
+	__u64 last_hot;		/* its latest hot call, and the window it fell in */
+	long last_hot_where;
+	__u64 longest_pause;	/* between two consecutive hot calls inside one window */
+	/* calls of the probes that stay on, by bin, in time order */
+	struct cold_bin *bins;
+	size_t nbins, bins_cap;
 };
 
-/* The fewest intervals of each kind for a slowdown, and its bounds. */
-#define SLOWDOWN_MIN_INTERVALS	3
-#define SLOWDOWN_MIN		0.5
+/*
+ * The slowdown: the rate of a process's calls of the probes that stay on
+ * (synchronizations, allocations) in the gaps over the same in the
+ * windows, from bins of SLOWDOWN_BIN_NS (a bin less than half inside the
+ * process's span, or cut shorter by its block's end, is left out). Told only
+ * with at least SLOWDOWN_MIN_BLOCKS windows and as many gaps, and
+ * SLOWDOWN_MIN_CALLS calls in each kind; applied only when its 95%
+ * confidence interval lies above 1 and it is at most SLOWDOWN_MAX.
+ */
+#define SLOWDOWN_BIN_NS		100000000ULL
+#define SLOWDOWN_MIN_BLOCKS	2
+#define SLOWDOWN_MIN_CALLS	20
+#define SLOWDOWN_MIN_BINS	6
 #define SLOWDOWN_MAX		2.0
+
+/* A silence at the end of a window is the process seen to stop only when
+ * it is longer than all of these: 3 mean intervals + 1 ms, twice its
+ * longest pause inside the windows, and a preemption on a busy machine. */
+#define STOP_MIN_SILENCE_NS	20000000ULL
 
 static bool is_hot_call(const struct isr_ev_hdr *h)
 {
@@ -85,60 +103,25 @@ static long window_where(const struct window *w, size_t n, __u64 ts)
 }
 
 /* A call of a probe that is never switched off (a synchronization, an
- * allocation): the interval since the thread's previous one counts when
- * both lie in the same window, or in the same gap. */
+ * allocation), counted in its bin of the window or gap it falls in. */
 static int cold_call(struct proc_acc *p, const struct window *w, size_t n, const struct isr_ev_hdr *h)
 {
 	long where = window_where(w, n, h->ts_ns);
-	struct cold_thread *c = NULL;
+	size_t k = (size_t)(where / 2);
+	__u64 block_start, idx;
 
-	for (size_t i = 0; i < p->ncold && !c; i++)
-		if (p->cold[i].tid == h->tid)
-			c = &p->cold[i];
-	if (!c) {
-		if (p->ncold == p->cold_cap) {
-			size_t cap = p->cold_cap ? 2 * p->cold_cap : 8;
-			struct cold_thread *nc = reallocarray(p->cold, cap, sizeof(*nc));
-
-			if (!nc)
-				return -ENOMEM;
-			p->cold = nc;
-			p->cold_cap = cap;
-		}
-		c = &p->cold[p->ncold++];
-		c->tid = h->tid;
-		c->where = -1;
-		c->last = 0;
+	if (where < 0)
+		return 0;
+	block_start = where % 2 ? w[k].released : w[k].start;
+	idx = (h->ts_ns - block_start) / SLOWDOWN_BIN_NS;
+	if (p->nbins && p->bins[p->nbins - 1].where == where && p->bins[p->nbins - 1].idx == idx) {
+		p->bins[p->nbins - 1].calls++;
+		return 0;
 	}
-	if (where >= 0 && where == c->where) {
-		if (where % 2 == 0) {
-			p->win_sum += (double)(h->ts_ns - c->last);
-			p->win_n++;
-		} else {
-			p->gap_sum += (double)(h->ts_ns - c->last);
-			p->gap_n++;
-		}
-	}
-	c->where = where;
-	c->last = h->ts_ns;
+	if (array__reserve(&p->bins, &p->bins_cap, p->nbins + 1, sizeof(*p->bins)))
+		return -ENOMEM;
+	p->bins[p->nbins++] = (struct cold_bin){ .where = where, .idx = idx, .calls = 1 };
 	return 0;
-}
-
-/* How much slower the process ran while its hot path was probed: the mean
- * interval between its threads' calls of the probes that stay on, in
- * windows over in gaps. A launch-bound thread loses the probes' cost per
- * launch in the windows (at 150k launches/s, 10% of its speed), which a
- * rate taken there would carry into every gap; a thread whose pace is set
- * elsewhere (the GPU, a timer) runs alike in both: 1. 1 too when there are
- * too few intervals to tell. */
-static double slowdown(const struct proc_acc *p)
-{
-	double k;
-
-	if (p->win_n < SLOWDOWN_MIN_INTERVALS || p->gap_n < SLOWDOWN_MIN_INTERVALS || p->gap_sum <= 0)
-		return 1;
-	k = (p->win_sum / (double)p->win_n) / (p->gap_sum / (double)p->gap_n);
-	return k < SLOWDOWN_MIN ? SLOWDOWN_MIN : k > SLOWDOWN_MAX ? SLOWDOWN_MAX : k;
 }
 
 static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
@@ -146,6 +129,135 @@ static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
 	__u64 lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
 
 	return hi > lo ? hi - lo : 0;
+}
+
+/* The 97.5% quantile of Student's t with df degrees of freedom (df >= 1):
+ * the table to 30, then within 0.1% of it. */
+static double t975(size_t df)
+{
+	static const double t[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+				    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+				    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
+
+	if (df >= 1 && df <= 30)
+		return t[df - 1];
+	return 1.96 + 2.5 / (double)df;
+}
+
+/* One bin: its kind (0 window, 1 gap), length inside the span, calls. */
+struct bin_obs {
+	int gap;
+	double t;
+	__u64 calls;
+};
+
+/* Every bin of every block inside p's span [first, last] (p->last is the
+ * activity end by now) that is at least half a bin long, with the calls
+ * counted in it, into *out (malloc'ed) of *n; the blocks of each kind that
+ * gave one in blocks[2]. 0 or -ENOMEM. */
+static int collect_bins(const struct proc_acc *p, const struct window *w, size_t nwin, __u64 end,
+			struct bin_obs **out, size_t *n, size_t blocks[2])
+{
+	struct bin_obs *o = NULL;
+	size_t cap = 0, count = 0, next = 0;
+
+	blocks[0] = blocks[1] = 0;
+	for (size_t k = 0; k < nwin; k++) {
+		for (int gap = 0; gap < 2; gap++) {
+			long where = 2 * (long)k + gap;
+			__u64 bs = gap ? w[k].released : w[k].start;
+			__u64 be = gap ? (k + 1 < nwin ? w[k + 1].start : end) : w[k].end;
+			bool counted = false;
+
+			if (gap && w[k].end >= end)
+				continue;	/* the last window ran to the end: no gap */
+			for (__u64 idx = 0; be > bs && idx <= (be - bs - 1) / SLOWDOWN_BIN_NS; idx++) {
+				__u64 b0 = bs + idx * SLOWDOWN_BIN_NS, b1 = b0 + SLOWDOWN_BIN_NS;
+				__u64 t = overlap(b0, b1 < be ? b1 : be, p->first, p->last + 1), calls = 0;
+
+				while (next < p->nbins &&
+				       (p->bins[next].where < where || (p->bins[next].where == where && p->bins[next].idx < idx)))
+					next++;
+				if (next < p->nbins && p->bins[next].where == where && p->bins[next].idx == idx)
+					calls = p->bins[next].calls;
+				if (2 * t < SLOWDOWN_BIN_NS)
+					continue;
+				if (array__reserve(&o, &cap, count + 1, sizeof(*o))) {
+					free(o);
+					return -ENOMEM;
+				}
+				o[count++] = (struct bin_obs){ .gap = gap, .t = (double)t, .calls = calls };
+				counted = true;
+			}
+			blocks[gap] += counted;
+		}
+	}
+	*out = o;
+	*n = count;
+	return 0;
+}
+
+/*
+ * How much slower p ran while its hot path was probed, and whether that is
+ * told at all. The rate of its calls of the probes that stay on is R_w in
+ * the windows and R_g in the gaps (calls over time, of the bins); the
+ * slowdown is R_g / R_w. Its uncertainty is that of two rates whose bins
+ * scatter around them with a dispersion phi estimated from all the bins
+ * (a quasi-Poisson rate ratio: var(c) = phi R t for a bin of length t
+ * with c calls): se(log k) = sqrt(phi (1/C_w + 1/C_g)), C the calls of
+ * each kind; the interval is k exp(+-t975(bins - 2) se). A launch-bound
+ * thread slowed by the probes' cost per launch shows it; a thread whose
+ * pace is set elsewhere (the GPU, a timer) runs alike (the interval holds
+ * 1); a job whose pace changed with its phases scatters widely.
+ */
+static void measure_slowdown(const struct proc_acc *p, const struct window *w, size_t nwin, __u64 end,
+			     struct sampling_process *sp, int *err)
+{
+	double cw = 0, cg = 0, tw = 0, tg = 0, rate[2], phi = 0, se, k, q;
+	struct bin_obs *o;
+	size_t n, blocks[2];
+
+	sp->slowdown = 1;
+	sp->slowdown_status = SAMPLING_SLOWDOWN_NOT_MEASURED;
+	*err = collect_bins(p, w, nwin, end, &o, &n, blocks);
+	if (*err)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		*(o[i].gap ? &cg : &cw) += (double)o[i].calls;
+		*(o[i].gap ? &tg : &tw) += o[i].t;
+	}
+	sp->slowdown_windows = blocks[0];
+	sp->slowdown_gaps = blocks[1];
+	sp->slowdown_calls_windows = (__u64)cw;
+	sp->slowdown_calls_gaps = (__u64)cg;
+	if (blocks[0] < SLOWDOWN_MIN_BLOCKS || blocks[1] < SLOWDOWN_MIN_BLOCKS || cw < SLOWDOWN_MIN_CALLS ||
+	    cg < SLOWDOWN_MIN_CALLS || n < SLOWDOWN_MIN_BINS) {
+		free(o);
+		return;
+	}
+	rate[0] = cw / tw;
+	rate[1] = cg / tg;
+	for (size_t i = 0; i < n; i++) {
+		double mean = rate[o[i].gap] * o[i].t, d = (double)o[i].calls - mean;
+
+		phi += d * d / mean;
+	}
+	free(o);
+	phi /= (double)(n - 2);
+	k = rate[1] / rate[0];
+	se = sqrt(phi * (1 / cw + 1 / cg));
+	q = t975(n - 2);
+	sp->slowdown_measured = k;
+	sp->slowdown_lo = k * exp(-q * se);
+	sp->slowdown_hi = k * exp(q * se);
+	if (sp->slowdown_lo <= 1 && sp->slowdown_hi >= 1)
+		sp->slowdown_status = SAMPLING_SLOWDOWN_NONE;
+	else if (sp->slowdown_hi < 1 || k > SLOWDOWN_MAX)
+		sp->slowdown_status = SAMPLING_SLOWDOWN_IMPLAUSIBLE;
+	else {
+		sp->slowdown_status = SAMPLING_SLOWDOWN_APPLIED;
+		sp->slowdown = k;
+	}
 }
 
 /* The call rate of p in window k (calls per ns), or -1 when p was not
@@ -188,20 +300,28 @@ static double estimate(const struct proc_acc *p, const struct window *w, size_t 
 /*
  * Where p's CUDA activity ends, as far as the recording tells. Its last
  * CUDA call in a gap, or one in a window that stopped well before the window
- * did (it was seen to stop), is the end. A last call at the very end of a
+ * did (it was seen to stop), is the end. A last call near the end of a
  * window that was then switched off says nothing: the process may have gone
- * on calling in the gap, so the end is its exit, or the recording's.
+ * on calling in the gap, so the end is its exit, or the recording's. "Well
+ * before" is a silence longer than any the process showed while it ran: 3
+ * of its mean intervals + 1 ms, twice its longest pause between hot calls
+ * inside a window, and STOP_MIN_SILENCE_NS (a launcher preempted just
+ * before the window ended on a busy machine has not stopped).
  */
 static __u64 activity_end(const struct proc_acc *p, const struct window *w, size_t n, __u64 end)
 {
 	size_t k = window_of(w, n, p->last);
-	__u64 len, interval;
+	__u64 len, threshold;
 
 	if (p->last > w[k].released || w[k].end >= end || !calls_in(p, k))
 		return p->last;
 	len = overlap(w[k].start, w[k].end, p->first, p->last + 1);
-	interval = len / calls_in(p, k);
-	if (p->last < w[k].end && w[k].end - p->last > 3 * interval + 1000000)
+	threshold = 3 * (len / calls_in(p, k)) + 1000000;
+	if (threshold < 2 * p->longest_pause)
+		threshold = 2 * p->longest_pause;
+	if (threshold < STOP_MIN_SILENCE_NS)
+		threshold = STOP_MIN_SILENCE_NS;
+	if (p->last < w[k].end && w[k].end - p->last > threshold)
 		return p->last;
 	return p->exit ? p->exit : end;
 }
@@ -226,6 +346,7 @@ static struct proc_acc *proc_get(struct sampling_builder *b, __u32 pid)
 	memset(&b->procs[b->count], 0, sizeof(*b->procs));
 	b->procs[b->count].pid = pid;
 	b->procs[b->count].first = ~0ULL;
+	b->procs[b->count].last_hot_where = -1;
 	return &b->procs[b->count++];
 }
 
@@ -278,6 +399,7 @@ static int on_sampling(struct sampling_builder *b, const struct isr_ev_sampling 
 static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
 {
 	struct proc_acc *p = proc_get(b, h->pid);
+	long where;
 	size_t k;
 
 	if (!p)
@@ -288,6 +410,11 @@ static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
 		p->last = h->ts_ns;
 	if (!is_hot_call(h))
 		return cold_call(p, b->w, b->nwin, h);
+	where = window_where(b->w, b->nwin, h->ts_ns);
+	if (where >= 0 && where % 2 == 0 && where == p->last_hot_where && h->ts_ns - p->last_hot > p->longest_pause)
+		p->longest_pause = h->ts_ns - p->last_hot;
+	p->last_hot = h->ts_ns;
+	p->last_hot_where = where;
 	k = window_of(b->w, b->nwin, h->ts_ns);
 	if (k >= p->nwin) {
 		size_t cap = p->nwin;
@@ -336,6 +463,7 @@ int sampling_builder__finish(struct sampling_builder *b, struct sampling *out)
 {
 	const struct window *w = b->w;
 	size_t nwin = b->nwin, i;
+	int e;
 
 	memset(out, 0, sizeof(*out));
 	/* the settings and windows, when the hot path was ever switched off */
@@ -363,7 +491,9 @@ int sampling_builder__finish(struct sampling_builder *b, struct sampling *out)
 		sp = &out->procs[out->proc_count++];
 		sp->pid = p->pid;
 		sp->observed = p->observed;
-		sp->slowdown = slowdown(p);
+		measure_slowdown(p, w, nwin, b->end, sp, &e);
+		if (e)
+			return e;
 		sp->estimated = estimate(p, w, nwin, b->end, sp->slowdown);
 		sp->scale = sp->estimated / (double)sp->observed;
 	}
@@ -376,11 +506,25 @@ void sampling_builder__free(struct sampling_builder *b)
 		return;
 	for (size_t i = 0; i < b->count; i++) {
 		free(b->procs[i].per_window);
-		free(b->procs[i].cold);
+		free(b->procs[i].bins);
 	}
 	free(b->procs);
 	free(b->w);
 	free(b);
+}
+
+const char *sampling_slowdown__name(enum sampling_slowdown s)
+{
+	switch (s) {
+	case SAMPLING_SLOWDOWN_NONE:
+		return "none";
+	case SAMPLING_SLOWDOWN_APPLIED:
+		return "applied";
+	case SAMPLING_SLOWDOWN_IMPLAUSIBLE:
+		return "implausible";
+	default:
+		return "not_measured";
+	}
 }
 
 double sampling__scale(const struct sampling *s, __u32 pid)

@@ -30,11 +30,15 @@
  * The probes slow a launch-bound thread in the windows (by their cost per
  * launch: 10% at 150k launches/s), so a window's rate understates its gaps.
  * The calls of the probes that stay on (synchronizations, allocations) tell
- * by how much: the mean interval between a thread's consecutive such calls
- * inside one window, over the same inside one gap, is the process's
- * slowdown, by which the gaps' rates are raised (1 when its pace is set
- * elsewhere, e.g. by the GPU or a timer, or with fewer than 3 intervals of
- * either kind; bounded to 0.5-2).
+ * by how much: their rate in the gaps over their rate in the windows is the
+ * process's slowdown, by which the gaps' rates are raised. It is told only
+ * from enough data, with its 95% confidence interval (sampling.c,
+ * measure_slowdown: bins of 100 ms, a quasi-Poisson rate ratio), and
+ * applied only when that interval lies above 1 and the slowdown is at most
+ * 2: with fewer than 2 windows or 2 gaps, 20 calls in each kind or 6
+ * bins it is not measured; an interval that holds 1 is no slowdown; one
+ * below 1, or a slowdown above 2, is a pace that changed for another reason
+ * (the job's phases): none of these is applied.
  */
 #ifndef INFERSCOPE_SAMPLING_H
 #define INFERSCOPE_SAMPLING_H
@@ -44,13 +48,28 @@
 #include <linux/types.h>
 #include "registry.h"
 
+enum sampling_slowdown {
+	SAMPLING_SLOWDOWN_NOT_MEASURED,	/* too few windows, gaps, calls or bins to tell */
+	SAMPLING_SLOWDOWN_NONE,		/* measured: its interval holds 1 */
+	SAMPLING_SLOWDOWN_APPLIED,	/* measured: slower in the windows, the gaps' rates raised by it */
+	SAMPLING_SLOWDOWN_IMPLAUSIBLE,	/* faster in the windows, or more than twice as slow: not applied */
+};
+
 struct sampling_process {
 	__u32 pid;
 	__u64 observed;		/* hot-path calls recorded */
 	double estimated;	/* observed + the gaps' estimates */
-	double slowdown;	/* how much slower it ran in the windows (1: alike, or unknown) */
+	double slowdown;	/* the factor applied: slowdown_measured when APPLIED, else 1 */
+	enum sampling_slowdown slowdown_status;
+	double slowdown_measured;	/* unless NOT_MEASURED: gap rate / window rate */
+	double slowdown_lo, slowdown_hi;	/* its 95% confidence interval */
+	size_t slowdown_windows, slowdown_gaps;	/* blocks that gave a bin */
+	__u64 slowdown_calls_windows, slowdown_calls_gaps;	/* always-probed calls in those bins */
 	double scale;		/* estimated / observed; 1 when nothing was observed */
 };
+
+/* "not_measured", "none", "applied", "implausible". */
+const char *sampling_slowdown__name(enum sampling_slowdown s);
 
 struct sampling {
 	bool budget;		/* the recording ran with an overhead budget */

@@ -776,6 +776,27 @@ static void close_trailing(struct timeline *tl, struct gdev *d, __u64 at)
 	dev_close_gap(tl, d, at, tid, 0, true, false);
 }
 
+/* The end of a device's observation at ts (its process gone, or the
+ * recording over): at ts, unless the bridge's records stop before (it did
+ * not flush the last of them: pass__gpu_complete_until), when what came
+ * after the last delivered record was not observed, neither busy nor idle.
+ * An open gap closes there. */
+static void dev_observation_end(struct timeline *tl, struct gdev *d, __u64 ts)
+{
+	__u64 at = ts, until;
+
+	if (pass__gpu_complete_until(tl->pass, d->pid, &until) && clamp(tl, until) < at)
+		at = clamp(tl, until);
+	if (d->gap_open) {
+		if (at > d->gap_start)
+			close_trailing(tl, d, at);
+		else
+			d->gap_open = false;
+	}
+	if (!d->observed_end)
+		d->observed_end = at > d->observed_start ? at : d->observed_start;
+}
+
 static int on_gpu_work(struct timeline *tl, const struct pass_event *e, __u32 device, __u32 corr)
 {
 	struct proc *p = proc_get(tl, e->h->pid);
@@ -827,10 +848,7 @@ static int proc_gone(struct timeline *tl, __u32 pid, __u64 ts)
 
 		if (d->pid != pid)
 			continue;
-		if (d->gap_open)
-			close_trailing(tl, d, ts);
-		if (!d->observed_end)
-			d->observed_end = ts;
+		dev_observation_end(tl, d, ts);
 	}
 	{
 		struct proc *p = proc_get(tl, pid);
@@ -1275,10 +1293,8 @@ int timeline__finish(struct timeline *tl)
 	for (size_t i = 0; i < tl->ndevs; i++) {
 		struct gdev *d = &tl->devs[i];
 
-		if (d->gap_open && !proc_find(tl, d->pid)->gone)
-			close_trailing(tl, d, tl->end);
-		if (!d->observed_end)
-			d->observed_end = tl->end;
+		if (!proc_find(tl, d->pid)->gone)
+			dev_observation_end(tl, d, tl->end);
 	}
 	return 0;
 }

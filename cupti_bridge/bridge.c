@@ -56,7 +56,14 @@ __extension__ volatile unsigned short inferscope_gpu_flush_semaphore __attribute
 
 #define WATCH_MS	25			/* semaphore polling period: enable within 100 ms */
 #define TICK_NS		1000000000ull		/* clock pair + CUPTI flush while traced */
-#define BUFFER_BYTES	(4u << 20)		/* one CUPTI activity buffer */
+/* One CUPTI activity buffer. CUPTI hands over a buffer when it is full (or
+ * at a forced flush), so what a process that ends without a flush
+ * (os._exit, a kill) never delivers is the one it was filling: small
+ * buffers keep that tail short (512 KiB: about 0.2 s of the GPU-bound
+ * loop of tests/gpu/planted.py, whose records came at about 2.7 MB/s; 4 MiB
+ * lost its last 2 s), and the analysis stops observing where the records
+ * stop. */
+#define BUFFER_BYTES	(512u << 10)
 #define CLOCK_TRIES	8			/* sandwiches per clock pair: the narrowest wins */
 
 static const CUpti_ActivityKind kinds[] = {

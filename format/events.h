@@ -65,7 +65,10 @@
 	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)		\
 	X(GIL_WAIT,		gil_wait,		28, isr_ev_gil_wait,		ISR_SRC_PYTHON)		\
 	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED)		\
-	X(RECLAIM,		reclaim,		30, isr_ev_reclaim,		ISR_SRC_RECLAIM)
+	X(RECLAIM,		reclaim,		30, isr_ev_reclaim,		ISR_SRC_RECLAIM)		\
+	X(NCCL_COMM,		nccl_comm,		33, isr_ev_nccl_comm,		ISR_SRC_NCCL)		\
+	X(NCCL_CALL,		nccl_call,		34, isr_ev_nccl_call,		ISR_SRC_NCCL)		\
+	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER)
 
 #define ISR_EV_ENUM_ROW(ID, name, value, st, drops) ISR_EV_##ID = value,
 enum {
@@ -74,7 +77,7 @@ enum {
 	 * the Python stack walker saw (struct isr_ev_py_frames), which the
 	 * recorder turns into PY_STACK, PY_CODE and PY_SAMPLE records. */
 	ISR_EV_PY_FRAMES = 27,
-	ISR_EV_TYPE_MAX = 31,	/* one past the highest type */
+	ISR_EV_TYPE_MAX = 36,	/* one past the highest type */
 };
 #undef ISR_EV_ENUM_ROW
 
@@ -104,7 +107,8 @@ enum {
 	X(CUPTI,	cupti,		10, "GPU activity records CUPTI dropped (cuptiActivityGetNumDroppedRecords)") \
 	X(PY_STACKS,	py_stacks,	11, "Python stacks (samples, CUDA call sites) the bulk ring buffer had no room for") \
 	X(PY_CODE,	py_code,	12, "Python code objects the recorder could not read from the target (gone, or not code), and stacks of a process image replaced by exec before they were read") \
-	X(RECLAIM,	reclaim,	13, "direct-reclaim events the bulk ring buffer had no room for, or reclaims whose start could not be remembered")
+	X(RECLAIM,	reclaim,	13, "direct-reclaim events the bulk ring buffer had no room for, or reclaims whose start could not be remembered") \
+	X(NCCL,		nccl,		14, "NCCL call and communicator events the bulk ring buffer had no room for, communicator set-ups whose entry could not be remembered for their return, and communicators beyond the sequence map's bound (their calls carry sequence 0)")
 
 #define ISR_SRC_ENUM_ROW(ID, name, value, meaning) ISR_SRC_##ID = value,
 enum {
@@ -821,6 +825,92 @@ struct isr_py_gil {
 	__u16 pad;
 };
 _Static_assert(sizeof(struct isr_py_gil) == 40, "isr_py_gil size");
+
+/*
+ * A communicator set up by ncclCommInitRank, ncclCommInitRankConfig or
+ * ncclCommInitRankScalable (format/nccl_funcs.h), emitted at its return.
+ * hdr.ts_ns: the entry. comm is the handle the process's later calls name
+ * (0 when the call failed); id_hash (FNV-1a, 64 bits, of the 128-byte
+ * ncclUniqueId, the first one for the scalable set-up) is the same in
+ * every process of the communicator, which is how recordings of its ranks
+ * are matched. The communicator's sequence numbers start again at 1.
+ */
+struct isr_ev_nccl_comm {
+	struct isr_ev_hdr hdr;
+	__u64 comm;		/* ncclComm_t */
+	__u64 id_hash;
+	__u64 duration_ns;	/* entry to return */
+	__s32 rank;		/* this process's rank in it */
+	__s32 nranks;
+	__s32 status;		/* ncclResult_t */
+	__u16 func;		/* ISR_NCCL_FN_* */
+	__u16 pad;
+};
+_Static_assert(sizeof(struct isr_ev_nccl_comm) == 64, "isr_ev_nccl_comm size");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, comm) == 24, "nccl_comm.comm");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, id_hash) == 32, "nccl_comm.id_hash");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, duration_ns) == 40, "nccl_comm.duration_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, rank) == 48, "nccl_comm.rank");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, nranks) == 52, "nccl_comm.nranks");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, status) == 56, "nccl_comm.status");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, func) == 60, "nccl_comm.func");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, pad) == 62, "nccl_comm.pad");
+
+/*
+ * An NCCL collective, point-to-point or group call, at its entry (one probe
+ * hit, no return). seq: the call's number among the collectives of its
+ * communicator in this process (1, 2, ...; counted in BPF from the
+ * communicator's set-up, or from the first call traced), among its
+ * point-to-point calls for ncclSend/ncclRecv, 0 for ncclGroupStart/End and
+ * when the sequence map was full. Every rank calls a communicator's
+ * collectives in the same order, so one seq is one collective on every
+ * rank. Bytes are count times the size of dtype.
+ */
+struct isr_ev_nccl_call {
+	struct isr_ev_hdr hdr;
+	__u64 comm;		/* ncclComm_t (0: group calls) */
+	__u64 count;		/* elements (ncclAllGather: per rank sent; ncclReduceScatter: per rank received) */
+	__u64 stream;		/* cudaStream_t */
+	__u64 seq;
+	__s32 peer;		/* root (ncclBroadcast, ncclBcast, ncclReduce), peer (ncclSend, ncclRecv); -1: none */
+	__u16 func;		/* ISR_NCCL_FN_* */
+	__u8 dtype;		/* ncclDataType_t */
+	__u8 op;		/* ncclRedOp_t (built-in ones; 0xff: none) */
+};
+_Static_assert(sizeof(struct isr_ev_nccl_call) == 64, "isr_ev_nccl_call size");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, comm) == 24, "nccl_call.comm");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, count) == 32, "nccl_call.count");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, stream) == 40, "nccl_call.stream");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, seq) == 48, "nccl_call.seq");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, peer) == 56, "nccl_call.peer");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, func) == 60, "nccl_call.func");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, dtype) == 62, "nccl_call.dtype");
+_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, op) == 63, "nccl_call.op");
+
+/* Flags of isr_ev_rank_env.flags: which variables were set (as integers) */
+#define ISR_RANK_ENV_RANK		0x1 /* RANK */
+#define ISR_RANK_ENV_LOCAL_RANK		0x2 /* LOCAL_RANK */
+#define ISR_RANK_ENV_WORLD_SIZE		0x4 /* WORLD_SIZE */
+
+/*
+ * The rank a launcher (torchrun, mpirun with its wrappers, a job script)
+ * gave a target process, from its environment when the recorder first
+ * probed it (/proc/PID/environ): these three variables only, never the
+ * rest of the environment. hdr.pid: the process; hdr.ts_ns: when it was
+ * read. Written only when one of them is set to an integer.
+ */
+struct isr_ev_rank_env {
+	struct isr_ev_hdr hdr;
+	__s32 rank;		/* RANK (-1: unset) */
+	__s32 local_rank;	/* LOCAL_RANK (-1: unset) */
+	__s32 world_size;	/* WORLD_SIZE (-1: unset) */
+	__u32 flags;		/* ISR_RANK_ENV_* */
+};
+_Static_assert(sizeof(struct isr_ev_rank_env) == 40, "isr_ev_rank_env size");
+_Static_assert(__builtin_offsetof(struct isr_ev_rank_env, rank) == 24, "rank_env.rank");
+_Static_assert(__builtin_offsetof(struct isr_ev_rank_env, local_rank) == 28, "rank_env.local_rank");
+_Static_assert(__builtin_offsetof(struct isr_ev_rank_env, world_size) == 32, "rank_env.world_size");
+_Static_assert(__builtin_offsetof(struct isr_ev_rank_env, flags) == 36, "rank_env.flags");
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096

@@ -198,6 +198,7 @@ _Static_assert(__builtin_offsetof(struct isr_host_numa_node, memory_bytes) == 8,
 #define ISR_ORIGIN_LAUNCHED	2 /* started by the recorder (-- CMD) */
 #define ISR_ORIGIN_CHILD	3 /* forked by a target after recording began */
 #define ISR_ORIGIN_EXEC		4 /* a target that called exec (new image) */
+#define ISR_ORIGIN_DESCENDANT	5 /* a descendant of a -p process, running when recording began */
 
 struct isr_thread_info {
 	__u32 tid;

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,79 @@ bool proc__leader_running(__u32 pid)
 	if (proc__stat(pid, &ppid, &state))
 		return false;
 	return state != 'Z' && state != 'X';
+}
+
+struct pid_parent {
+	__u32 pid, ppid;
+};
+
+/* Every live process of /proc with its parent: 0 with *out (malloc'ed) of
+ * *n, or -errno. */
+static int list_processes(struct pid_parent **out, size_t *n)
+{
+	struct pid_parent *all = NULL;
+	size_t cap = 0, count = 0;
+	struct dirent *de;
+	int e = 0;
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (!e && (de = readdir(d))) {
+		char *end, state;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+		__u32 ppid;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || *end || pid > UINT32_MAX)
+			continue;
+		if (proc__stat((__u32)pid, &ppid, &state) || state == 'Z' || state == 'X')
+			continue;	/* gone meanwhile, or exited */
+		e = array__reserve(&all, &cap, count + 1, sizeof(*all));
+		if (!e) {
+			all[count].pid = (__u32)pid;
+			all[count].ppid = ppid;
+			count++;
+		}
+	}
+	closedir(d);
+	if (e) {
+		free(all);
+		return e;
+	}
+	*out = all;
+	*n = count;
+	return 0;
+}
+
+static bool pid_listed(const __u32 *pids, size_t n, __u32 pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+int proc__descendants(const __u32 *roots, size_t nroots, __u32 *out, size_t max)
+{
+	struct pid_parent *all = NULL;
+	size_t n = 0, found = 0, i, j;
+	int e;
+
+	e = list_processes(&all, &n);
+	if (e)
+		return e;
+	/* breadth first: the roots' children, then theirs */
+	for (i = 0; i < nroots + found && found < max; i++) {
+		__u32 parent = i < nroots ? roots[i] : out[i - nroots];
+
+		for (j = 0; j < n && found < max; j++)
+			if (all[j].ppid == parent && !pid_listed(roots, nroots, all[j].pid) &&
+			    !pid_listed(out, found, all[j].pid))
+				out[found++] = all[j].pid;
+	}
+	free(all);
+	return (int)found;
 }
 
 int proc__for_each_thread(__u32 pid, int (*fn)(void *ctx, __u32 pid, __u32 tid), void *ctx)

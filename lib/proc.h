@@ -29,6 +29,13 @@ bool proc__leader_running(__u32 pid);
  * called pthread_exit stays a zombie while its other threads run). */
 bool proc__alive(__u32 pid);
 
+/* The live processes descended from any of roots (children, their
+ * children, ...; zombies and the roots themselves left out), parents before
+ * their children, into out: how many (at most max), or -errno when /proc
+ * cannot be listed. A process that forks or exits meanwhile may be missed
+ * or listed gone. */
+int proc__descendants(const __u32 *roots, size_t nroots, __u32 *out, size_t max);
+
 /* Calls fn for every thread of process pid (/proc/PID/task) until it
  * returns non-zero, and returns that; 0 when it never did, -errno when the
  * threads cannot be listed (-ENOENT: no such process). */

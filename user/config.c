@@ -11,6 +11,7 @@ void record_config__defaults(struct record_config *c)
 	c->tracer.budget_pct = DEFAULT_BUDGET_PCT;
 	c->kernel.page_faults = true;
 	c->cuda.enabled = true;
+	c->nccl.enabled = true;
 	c->python.gil_waits = true;
 	c->python.stacks_hz = DEFAULT_PY_STACKS_HZ;
 	c->python.launch_every = DEFAULT_PY_LAUNCH_EVERY;

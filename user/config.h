@@ -32,7 +32,8 @@ struct record_config {
 		__u32 pids[CONFIG_MAX_PIDS];	/* -p: running processes */
 		size_t pid_count;
 		char **command;		/* -- CMD: NULL-terminated argv to launch, or NULL */
-		bool follow_children;	/* processes the targets start too (--no-follow: false) */
+		bool follow_children;	/* the -p processes' running descendants and the processes
+					 * the targets start, too (--no-follow: false) */
 		__u64 duration_ns;	/* -d; 0: until Ctrl-C or the targets exit */
 		enum run_as_mode run_as; /* who the command runs as: under sudo the invoking user (--run-as-root, --user) */
 		const char *run_as_user; /* --user: NAME or UID[:GID] */
@@ -58,6 +59,11 @@ struct record_config {
 		const char *libs[CONFIG_MAX_CUDA_LIBS];	/* --cuda-lib: more libcuda files, probed in every target */
 		size_t lib_count;
 	} cuda;
+	struct {			/* NCCL (libnccl.so*): collectives, point-to-point and group calls, communicators */
+		bool enabled;		/* --no-nccl: false */
+		const char *libs[CONFIG_MAX_CUDA_LIBS];	/* --nccl-lib: more libnccl files, probed in every target */
+		size_t lib_count;
+	} nccl;
 	struct {			/* CPython 3.10-3.13 */
 		bool gil;		/* --gil: GIL waits and holds, exactly (uprobes on libpython) */
 		bool gil_waits;		/* GIL waits and their holders, from the scheduler (--no-gil-waits: false) */

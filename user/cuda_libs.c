@@ -14,6 +14,7 @@
 #include "proc.h"
 #include "cuda_libs.h"
 #include "cuda_cookie.h"
+#include "lib_search.h"
 
 #define MAX_RESOLVED 64	/* distinct library files per recording */
 
@@ -325,151 +326,27 @@ int cuda_libs__mapped(struct cuda_libs *c, __u32 pid, struct cuda_mapping *out, 
 	return r < 0 ? r : (int)n;
 }
 
-/* Tries dir/libcuda.so.1. */
-static void candidate_try(struct cuda_libs *c, const char *dir, size_t dirlen, struct cuda_mapping *out,
-			  size_t max, size_t *n, FILE *note)
+struct candidates {
+	struct cuda_libs *c;
+	struct cuda_mapping *out;
+	size_t max, n;
+	FILE *note;
+};
+
+/* A libcuda.so.1 the loader would find (user/lib_search.h). */
+static void candidate_found(void *ctx, const char *path)
 {
-	char path[PATH_MAX], err[PATH_MAX + 128];
+	struct candidates *k = ctx;
+	char err[PATH_MAX + 128];
 	const struct cuda_lib *lib;
 
-	if (dirlen == 0) {
-		dir = ".";
-		dirlen = 1;
-	}
-	if ((size_t)snprintf(path, sizeof(path), "%.*s/libcuda.so.1", (int)dirlen, dir) >= sizeof(path) ||
-	    access(path, F_OK))
-		return;
-	lib = cuda_libs__resolve(c, path, err, sizeof(err));
+	lib = cuda_libs__resolve(k->c, path, err, sizeof(err));
 	if (!lib) {
-		if (note)
-			fprintf(note, "inferscope-bpf: skipping candidate CUDA library: %s\n", err);
+		if (k->note)
+			fprintf(k->note, "inferscope-bpf: skipping candidate CUDA library: %s\n", err);
 		return;
 	}
-	mapping_add(out, max, n, lib, path);
-}
-
-/* Each directory of a ':'-separated list; $ORIGIN replaced by origin. */
-static void candidate_dirs(struct cuda_libs *c, const char *list, const char *origin, struct cuda_mapping *out,
-			   size_t max, size_t *n, FILE *note)
-{
-	const char *p = list;
-
-	while (p) {
-		const char *end = strpbrk(p, ":;");
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char dir[PATH_MAX];
-
-		if (origin && len >= 7 && strncmp(p, "$ORIGIN", 7) == 0) {
-			snprintf(dir, sizeof(dir), "%s%.*s", origin, (int)(len - 7), p + 7);
-			candidate_try(c, dir, strlen(dir), out, max, n, note);
-		} else if (origin && len >= 9 && strncmp(p, "${ORIGIN}", 9) == 0) {
-			snprintf(dir, sizeof(dir), "%s%.*s", origin, (int)(len - 9), p + 9);
-			candidate_try(c, dir, strlen(dir), out, max, n, note);
-		} else {
-			candidate_try(c, p, len, out, max, n, note);
-		}
-		p = end ? end + 1 : NULL;
-	}
-}
-
-/* The executable the kernel will run for argv[0]: as given when it has a
- * slash, else the first executable match in PATH. */
-static int exe_locate(const char *exe, char out[PATH_MAX])
-{
-	const char *path = getenv("PATH"), *p;
-
-	if (strchr(exe, '/'))
-		return realpath(exe, out) ? 0 : -errno;
-	for (p = path; p && *p;) {
-		const char *end = strchr(p, ':');
-		size_t dlen = end ? (size_t)(end - p) : strlen(p);
-		char cand[PATH_MAX];
-
-		snprintf(cand, sizeof(cand), "%.*s/%s", (int)dlen, dlen ? p : ".", exe);
-		if (access(cand, X_OK) == 0 && realpath(cand, out))
-			return 0;
-		p = end ? end + 1 : NULL;
-	}
-	return -ENOENT;
-}
-
-/* DT_RUNPATH (or, without it, DT_RPATH) of the executable. */
-static void candidate_runpath(struct cuda_libs *c, const char *exe, struct cuda_mapping *out, size_t max,
-			      size_t *n, FILE *note)
-{
-	char real[PATH_MAX], origin[PATH_MAX], *slash;
-	const char *runpath;
-	struct elf_file *elf;
-	int fd;
-
-	if (exe_locate(exe, real))
-		return;
-	fd = open(real, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	elf = elf_file__open(fd, real, NULL, 0);
-	runpath = elf ? elf_file__runpath(elf) : NULL;
-	snprintf(origin, sizeof(origin), "%s", real);
-	slash = strrchr(origin, '/');
-	if (slash)
-		*slash = 0;
-	if (runpath)
-		candidate_dirs(c, runpath, origin, out, max, n, note);
-	elf_file__close(elf);
-	close(fd);
-}
-
-/* glibc's /etc/ld.so.cache ("glibc-ld.so.cache1.1" format): the paths of
- * x86-64 entries named libcuda.so.1. */
-#define LDCACHE_MAGIC "glibc-ld.so.cache1.1"
-#define LDCACHE_HDR 48
-#define LDCACHE_ENTRY 24
-#define LDCACHE_X8664 0x0300
-
-static void candidate_ldcache(struct cuda_libs *c, struct cuda_mapping *out, size_t max, size_t *n, FILE *note)
-{
-	unsigned char *buf = NULL;
-	struct stat st;
-	__u32 nlibs, i;
-	int fd;
-
-	fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) || st.st_size < LDCACHE_HDR || st.st_size > (64 << 20))
-		goto out;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf || read(fd, buf, (size_t)st.st_size) != st.st_size)
-		goto out;
-	buf[st.st_size] = 0;
-	if (memcmp(buf, LDCACHE_MAGIC, strlen(LDCACHE_MAGIC))) {
-		if (note)
-			fprintf(note, "inferscope-bpf: /etc/ld.so.cache is not in the format this version reads; "
-				"use --cuda-lib if libcuda is only found through it\n");
-		goto out;
-	}
-	memcpy(&nlibs, buf + 20, sizeof(nlibs));
-	for (i = 0; i < nlibs && LDCACHE_HDR + (size_t)(i + 1) * LDCACHE_ENTRY <= (size_t)st.st_size; i++) {
-		const unsigned char *ent = buf + LDCACHE_HDR + (size_t)i * LDCACHE_ENTRY;
-		__s32 flags;
-		__u32 key, value;
-
-		memcpy(&flags, ent, 4);
-		memcpy(&key, ent + 4, 4);
-		memcpy(&value, ent + 8, 4);
-		if ((flags & 0xff00) != LDCACHE_X8664 || key >= st.st_size || value >= st.st_size ||
-		    strcmp((const char *)buf + key, "libcuda.so.1"))
-			continue;
-		{
-			const char *p = (const char *)buf + value, *slash = strrchr(p, '/');
-
-			if (slash)
-				candidate_try(c, p, (size_t)(slash - p), out, max, n, note);
-		}
-	}
-out:
-	free(buf);
-	close(fd);
+	mapping_add(k->out, k->max, &k->n, lib, path);
 }
 
 int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapping *out, size_t max,
@@ -478,16 +355,10 @@ int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapp
 	static const char *const std_dirs =
 		"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/usr/lib:"
 		"/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/local/cuda/lib64:/usr/lib/wsl/lib";
-	const char *ld_path = getenv("LD_LIBRARY_PATH");
-	size_t n = 0;
+	struct candidates k = { c, out, max, 0, note };
 
-	if (ld_path && *ld_path)
-		candidate_dirs(c, ld_path, NULL, out, max, &n, note);
-	if (exe)
-		candidate_runpath(c, exe, out, max, &n, note);
-	candidate_ldcache(c, out, max, &n, note);
-	candidate_dirs(c, std_dirs, NULL, out, max, &n, note);
-	return (int)n;
+	lib_search__candidates("libcuda.so.1", exe, std_dirs, candidate_found, &k, note);
+	return (int)k.n;
 }
 
 const char *cuda_site__describe(const struct cuda_site *s, char *buf, size_t len)

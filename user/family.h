@@ -96,7 +96,7 @@ struct probe_family {
 
 /* The families, in the order they open: the Python stack walker's maps
  * are shared with the CUDA programs, which load after it. */
-#define PROBE_FAMILIES(X) X(kernel) X(python) X(cuda) X(gpu)
+#define PROBE_FAMILIES(X) X(kernel) X(python) X(cuda) X(nccl) X(gpu)
 
 #define PROBE_FAMILY_DECLARE(name) extern const struct probe_family family_##name;
 PROBE_FAMILIES(PROBE_FAMILY_DECLARE)

@@ -37,6 +37,8 @@ enum {
 	OPT_NO_CUDA,
 	OPT_LIST_PROBES,
 	OPT_CUDA_LIB,
+	OPT_NO_NCCL,
+	OPT_NCCL_LIB,
 	OPT_GIL,
 	OPT_NO_GIL_WAITS,
 	OPT_BUDGET,
@@ -249,6 +251,10 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_CUDA_LIB:
 		return cli_set(cli, state, "record.cuda_libs", arg, "--cuda-lib");
+	case OPT_NO_NCCL:
+		return cli_set(cli, state, "record.nccl", "false", "--no-nccl");
+	case OPT_NCCL_LIB:
+		return cli_set(cli, state, "record.nccl_libs", arg, "--nccl-lib");
 	case OPT_READY_FILE:
 		rec->output.ready_file = arg;
 		return 0;
@@ -332,7 +338,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
  * configuration file and the environment. */
 #define RECORD_SETTING_OPTIONS                                                                      \
 	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two up to 2048 (default 32)", 0 }, \
-	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Do not trace child processes that targets start", 0 },   \
+	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Trace only the named processes: not their running descendants, nor the processes the targets start", 0 },   \
 	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults and direct reclaim", 0 },       \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
 	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits and holds exactly (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
@@ -346,6 +352,8 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "py-launch-every", OPT_PY_LAUNCH_EVERY, "N", 0,                                              \
 	  "Python call site of every Nth CUDA launch per CPU (default 64; 0: no Python stacks at CUDA calls)", 0 }, \
 	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0, "Also probe this libcuda file in every target (repeatable)", 0 }, \
+	{ "no-nccl", OPT_NO_NCCL, NULL, 0, "Do not probe NCCL (libnccl.so*)", 0 },                       \
+	{ "nccl-lib", OPT_NCCL_LIB, "PATH", 0, "Also probe this libnccl file in every target (repeatable)", 0 }, \
 	{ "gpu", OPT_GPU, NULL, 0, "Record GPU activity (CUPTI): hand the bridge to the command, load it into -p processes (about 2 us per kernel)", 0 }, \
 	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "Do not record GPU activity through the CUPTI bridge", 0 },    \
 	{ "no-inject", OPT_NO_INJECT, NULL, 0, "Do not load the CUPTI bridge into -p processes started without it (ptrace + dlopen)", 0 }, \
@@ -358,7 +366,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	  ", when it exists; docs/daemon.md)", 0 }
 
 #define RECORD_OPTIONS                                                                              \
-	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes (and their threads)", 0 },   \
+	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes, their threads and their running descendants (--no-follow: only these)", 0 },   \
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the targets exit or on Ctrl-C)", 0 }, \
 	RECORD_SETTING_OPTIONS,                                                                      \
 	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \

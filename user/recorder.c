@@ -72,6 +72,8 @@ struct recorder {
 	__u64 events;
 	__u64 drops_total;
 	int write_err;
+	__u32 *descendants;		/* of the -p processes, running at the attach, traced too */
+	size_t ndescendants;
 	struct pending_snapshot pending[MAX_PENDING];	/* new processes to snapshot and probe */
 	size_t npending;
 	size_t pending_overflow;
@@ -440,6 +442,51 @@ static int probe_all(struct recorder *r, __u32 pid, enum probe_when when)
 	return 0;
 }
 
+/*
+ * The -p processes' descendants that run already (forked before the
+ * attach: DataLoader workers, a multiprocessing pool), targets too unless
+ * --no-follow. Looked for once the fork tracepoint follows the targets'
+ * new children, so that a child forked meanwhile is either found here or
+ * followed there; one already followed is left to its fork event.
+ */
+static int add_descendants(struct recorder *r)
+{
+	const struct record_config *cfg = r->cfg;
+	__u32 *found;
+	int n, i, e = 0;
+
+	if (!cfg->targets.follow_children || !cfg->targets.pid_count)
+		return 0;
+	found = calloc(ISR_MAX_TARGETS, sizeof(*found));
+	if (!found)
+		return -ENOMEM;
+	n = proc__descendants(cfg->targets.pids, cfg->targets.pid_count, found, ISR_MAX_TARGETS);
+	if (n < 0) {
+		fprintf(stderr, "inferscope-bpf: cannot list the processes in /proc to find the descendants of the "
+			"targets: %s; only the named processes are traced\n", strerror(-n));
+		free(found);
+		return 0;
+	}
+	for (i = 0; i < n && !e; i++) {
+		if (tracer__is_target(r->t, found[i]))
+			continue;
+		e = tracer__add_target(r->t, found[i]);
+		if (e == -E2BIG || e == -ENOSPC) {
+			fprintf(stderr, "inferscope-bpf: %d running descendants of the targets are not traced: more "
+				"than %d targets\n", n - i, ISR_MAX_TARGETS);
+			e = 0;
+			break;
+		}
+		if (e)
+			fprintf(stderr, "inferscope-bpf: cannot add pid %u to the targets: %s\n", found[i],
+				strerror(-e));
+		else
+			found[r->ndescendants++] = found[i];
+	}
+	r->descendants = found;
+	return e;
+}
+
 /* The targets (the command forked, held before its exec), the probes of
  * every family attached and live in them. */
 static int start_targets(struct recorder *r, const struct launch_env *env)
@@ -473,6 +520,13 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 		}
 	}
 	e = tracer__attach(r->t, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: %s\n", err);
+		return e;
+	}
+	e = add_descendants(r);
+	if (e)
+		return e;
 	for (i = 0; i < r->nfam && !e; i++)
 		e = r->fam[i].ops->attach ? r->fam[i].ops->attach(r->fam[i].st, err, sizeof(err)) : 0;
 	if (e) {
@@ -481,6 +535,8 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 	}
 	for (i = 0, e = 0; i < cfg->targets.pid_count && !e; i++)
 		e = probe_all(r, cfg->targets.pids[i], PROBE_AT_START);
+	for (i = 0; i < r->ndescendants && !e; i++)
+		e = probe_all(r, r->descendants[i], PROBE_AT_START);
 	if (!e && cfg->targets.command)
 		e = probe_all(r, (__u32)r->launch.pid, PROBE_BEFORE_EXEC);
 	if (!e && cfg->verbose) {
@@ -506,7 +562,11 @@ static void banner(const struct recorder *r)
 			"who ran sudo; --run-as-root keeps root" : "--user");
 	for (i = 0; i < cfg->targets.pid_count; i++)
 		fprintf(stderr, "%spid %u", i || cfg->targets.command ? ", " : "", cfg->targets.pids[i]);
-	fprintf(stderr, "%s to %s", cfg->targets.follow_children ? " and its children" : "", cfg->output.path);
+	if (r->ndescendants)
+		fprintf(stderr, ", %zu running descendant%s", r->ndescendants, r->ndescendants == 1 ? "" : "s");
+	fprintf(stderr, "%s to %s", !cfg->targets.follow_children ? " (--no-follow: not their children)" :
+		cfg->targets.command || cfg->targets.pid_count > 1 || r->ndescendants ? " and the processes they start" :
+		" and the processes it starts", cfg->output.path);
 	if (cfg->targets.duration_ns)
 		fprintf(stderr, " for %.1f s", cfg->targets.duration_ns / 1e9);
 	fprintf(stderr, "; Ctrl-C stops\n");
@@ -537,6 +597,8 @@ static int begin(struct recorder *r)
 	e = e ?: budget_ctl__start(&r->budget, r->start, emit, r);
 	for (i = 0; !e && i < cfg->targets.pid_count; i++)
 		e = write_snapshot(r->w, cfg->targets.pids[i], ISR_ORIGIN_ATTACHED);
+	for (i = 0; !e && i < r->ndescendants; i++)
+		e = write_snapshot(r->w, r->descendants[i], ISR_ORIGIN_DESCENDANT);
 	if (e)
 		return r->write_err = e;
 
@@ -749,6 +811,7 @@ static void close_all(struct recorder *r)
 	release_probes(r);
 	out_file__close(&r->ready);
 	rec_writer__free(r->w);
+	free(r->descendants);
 	if (r->cfg->control.stop)
 		return;
 	signal(SIGINT, SIG_DFL);

@@ -64,11 +64,14 @@ struct settings {
 
 static const struct setting table[] = {
 	{ "record.follow", T_BOOL, F(rec.targets.follow_children), 0, 0, 0, 0, "--no-follow",
-	  "trace the processes the targets start" },
+	  "trace the targets' running descendants and the processes they start" },
 	{ "record.page_faults", T_BOOL, F(rec.kernel.page_faults), 0, 0, 0, 0, "--no-faults", "trace page faults" },
 	{ "record.cuda", T_BOOL, F(rec.cuda.enabled), 0, 0, 0, 0, "--no-cuda", "probe the CUDA driver API (libcuda)" },
 	{ "record.cuda_libs", T_PATHS, LIST(rec.cuda.libs, rec.cuda.lib_count, CONFIG_MAX_CUDA_LIBS), 0, 0,
 	  "--cuda-lib", "more libcuda files to probe in every target" },
+	{ "record.nccl", T_BOOL, F(rec.nccl.enabled), 0, 0, 0, 0, "--no-nccl", "probe NCCL (libnccl.so*)" },
+	{ "record.nccl_libs", T_PATHS, LIST(rec.nccl.libs, rec.nccl.lib_count, CONFIG_MAX_CUDA_LIBS), 0, 0,
+	  "--nccl-lib", "more libnccl files to probe in every target" },
 	{ "record.gil", T_BOOL, F(rec.python.gil), 0, 0, 0, 0, "--gil",
 	  "measure Python GIL waits and holds exactly (uprobes on libpython)" },
 	{ "record.gil_waits", T_BOOL, F(rec.python.gil_waits), 0, 0, 0, 0, "--no-gil-waits",

@@ -306,6 +306,13 @@ int tracer__add_target(struct tracer *t, __u32 pid)
 	return 0;
 }
 
+bool tracer__is_target(struct tracer *t, __u32 pid)
+{
+	__u8 v;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->sched->maps.targets), &pid, &v) == 0;
+}
+
 int tracer__remove_target(struct tracer *t, __u32 pid)
 {
 	if (bpf_map_delete_elem(bpf_map__fd(t->sched->maps.targets), &pid) && errno != ENOENT)

@@ -55,6 +55,8 @@ void tracer__use_uprobe_multi(const struct tracer *t, struct bpf_object *obj);
 
 int tracer__add_target(struct tracer *t, __u32 pid);
 int tracer__remove_target(struct tracer *t, __u32 pid);
+/* Whether pid is in the targets (named, or followed by the fork tracepoint). */
+bool tracer__is_target(struct tracer *t, __u32 pid);
 /* Current target pids (including followed children); count or -errno. */
 int tracer__targets(struct tracer *t, __u32 *pids, size_t max);
 /* Attaches the scheduler and process tracepoints; 0 or -errno with err. */

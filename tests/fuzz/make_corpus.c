@@ -24,6 +24,7 @@
 
 #include "synth.h"
 #include "isr_format.h"
+#include "nccl_funcs.h"
 #include "rec_writer.h"
 
 #define MS 1000000ULL
@@ -169,6 +170,30 @@ static struct synth *job(void)
 		rc->duration_ns = 2 * MS;
 		rc->nr_reclaimed = 32;
 		rc->kind = ISR_RECLAIM_MEMCG;
+	}
+	{
+		struct isr_ev_nccl_comm *nc = synth__event(b, ISR_EV_NCCL_COMM, sizeof(*nc), T0 + 151 * MS, PID, LAUNCHER);
+		struct isr_ev_nccl_call *call;
+		struct isr_ev_rank_env *env;
+
+		nc->comm = 0x5500aa00ULL;
+		nc->id_hash = 0x1234567890abcdefULL;
+		nc->duration_ns = MS;
+		nc->nranks = 2;
+		nc->func = ISR_NCCL_FN_ncclCommInitRank;
+		call = synth__event(b, ISR_EV_NCCL_CALL, sizeof(*call), T0 + 153 * MS, PID, LAUNCHER);
+		call->comm = nc->comm;
+		call->count = 1024;
+		call->seq = 1;
+		call->peer = -1;
+		call->func = ISR_NCCL_FN_ncclAllReduce;
+		call->dtype = 7;
+		call->op = 0;
+		env = synth__event(b, ISR_EV_RANK_ENV, sizeof(*env), T0 + 2 * MS, PID, PID);
+		env->rank = 0;
+		env->local_rank = 0;
+		env->world_size = 2;
+		env->flags = ISR_RANK_ENV_RANK | ISR_RANK_ENV_LOCAL_RANK | ISR_RANK_ENV_WORLD_SIZE;
 	}
 	ev_fork(b, T0 + 160 * MS, PID, LAUNCHER, CHILD, CHILD, ISR_FORK_FOLLOWED, "python3");
 	ev_wakeup(b, T0 + 160 * MS, CHILD, CHILD, true);

@@ -776,11 +776,14 @@ static void test_budget_samples_launch_heavy(void **state)
 /*
  * A launch-bound thread (30 us of work per launch, a synchronization every
  * 100): the probe slows it in the windows by its cost per launch, which the
- * intervals between its synchronizations show. What holds on a loaded
- * 2-core machine every time: the process ran slower in the windows (k > 1),
- * by the measured hit cost per launch within a factor of 3 (the time in
- * synchronizations dilutes it), and the corrected estimate is within 8% of
- * the launches made (measured here: -2.5% ... +1.2%, k 1.08-1.10 at a
+ * rate of its synchronizations shows. What holds on a loaded 2-core machine
+ * every time: the 95% interval of the slowdown holds the one the measured
+ * hit cost per launch makes, within a factor of 3 (the time in
+ * synchronizations dilutes it); when the interval lies above 1 it is
+ * applied and the corrected estimate is within 8% of the launches made;
+ * when the machine is too noisy for the interval to exclude 1 (seen: 0.99-
+ * 1.74 from 134 synchronizations), nothing is applied and the report says
+ * no slowdown was measurable (measured here: -2.5% ... +1.2%, k 1.08-1.10 at a
  * 5.2-7.0 us hit). The
  * estimator's arithmetic is checked exactly on planted windows in
  * tests/unit/test_summary.c (test_sampled_slowdown).
@@ -790,9 +793,10 @@ static void test_budget_launch_bound_slowdown(void **state)
 	struct ctx *c = *state;
 	char md[600], *text;
 	char *md_argv[] = { TRACER, "analyze", c->f.isr, NULL };
-	json_t *sm, *p;
+	json_t *sm, *p, *ci;
+	const char *status;
 	long long made, est;
-	double k, hit_us, expect;
+	double k, hit_us, expect, lo, hi;
 
 	snprintf(md, sizeof(md), "%s/report.md", c->f.dir);
 	made = record_launch_rate(c, "1", "bound", "30", "100", &c->report);
@@ -800,18 +804,37 @@ static void test_budget_launch_bound_slowdown(void **state)
 	p = json_array_get(json_object_get(sm, "processes"), 0);
 	assert_non_null(p);
 	k = th_num(p, "slowdown");
+	ci = json_object_get(p, "slowdown_ci95");
+	print_message("slowdown %s, 95%% interval %.3f-%.3f, from %g calls in %g windows and %g in %g gaps\n",
+		      json_string_value(json_object_get(p, "slowdown_status")), json_real_value(json_array_get(ci, 0)),
+		      json_real_value(json_array_get(ci, 1)), th_num(p, "slowdown_calls_in_windows"),
+		      th_num(p, "slowdown_windows"), th_num(p, "slowdown_calls_in_gaps"), th_num(p, "slowdown_gaps"));
+	status = json_string_value(json_object_get(p, "slowdown_status"));
+	assert_non_null(status);
+	lo = json_real_value(json_array_get(ci, 0));
+	hi = json_real_value(json_array_get(ci, 1));
 	hit_us = th_num(sm, "hit_cost_ns") / 1000;
 	expect = 1 + hit_us / 30;
 	est = (long long)th_num(cuda_calls_of(c->report, "cuLaunchKernel"), "count");
 	print_message("launches made %lld, estimated %lld (%+.2f%%), slowdown %.3f (hit %.2f us: about %.3f)\n",
 		      made, est, 100.0 * (est - made) / made, k, hit_us, expect);
-	assert_true(k > 1 && k < 2);
-	assert_true(k > 1 + (expect - 1) / 3 && k < 1 + (expect - 1) * 3);
-	assert_true(est > made * 0.92 && est < made * 1.08);
+	/* the interval holds the slowdown the hit cost makes (within a factor of 3) */
+	assert_true(lo <= 1 + (expect - 1) * 3 && hi >= 1 + (expect - 1) / 3);
 	th_expect_exit(th_run_to(md_argv, md, c->f.err), 0, c->f.err);
 	text = th_slurp(md);
 	assert_non_null(text);
-	assert_non_null(strstr(text, "slower while its hot path was probed"));
+	if (!strcmp(status, "applied")) {
+		assert_true(lo > 1 && lo <= k && hi >= k && k < 2);
+		assert_true(est > made * 0.92 && est < made * 1.08);
+		assert_non_null(strstr(text, "slower while its hot path was probed (95% confidence interval"));
+	} else {
+		/* too noisy a machine to tell: nothing applied, the estimate
+		 * uncorrected (low by the true slowdown), and said so */
+		assert_string_equal(status, "none");
+		assert_true(k == 1.0 && lo <= 1 && hi >= 1);
+		assert_true(est > made * 0.92 / (1 + (expect - 1) * 3) && est < made * 1.08);
+		assert_non_null(strstr(text, "no slowdown measurable while its hot path was probed"));
+	}
 	free(text);
 }
 
@@ -875,6 +898,152 @@ static void test_alias_probes_released_once_learned(void **state)
 	}
 }
 
+#define PROC_TREE_WORKLOAD "tests/workloads/proc_tree.py"
+
+/* The process_tree node of pid, or NULL. */
+static json_t *tree_node(json_t *report, json_int_t pid)
+{
+	json_t *tree = json_object_get(report, "process_tree"), *n;
+	size_t i;
+
+	json_array_foreach(tree, i, n)
+		if (json_integer_value(json_object_get(n, "pid")) == pid)
+			return n;
+	return NULL;
+}
+
+/* Whether the report's threads include one of process pid. */
+static bool has_thread_of(json_t *report, json_int_t pid)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "threads"), i, t)
+		if (json_integer_value(json_object_get(t, "pid")) == pid)
+			return true;
+	return false;
+}
+
+/* Starts tests/workloads/proc_tree.py (a parent whose multiprocessing pool,
+ * spawned process and two stand-in CUDA workloads run before the attach),
+ * records it with -p parent and `extra` (NULL or an option), lets it do
+ * its work and returns the pids it printed, as JSON; the report in
+ * c->report. */
+static json_t *record_tree(struct ctx *c, char *extra)
+{
+	char *wl[] = { "/usr/bin/python3", PROC_TREE_WORKLOAD, CUDA_WORKLOAD, NULL };
+	char ready[512], pidstr[32], line[512];
+	size_t len = 0;
+	int out_fd, status;
+	pid_t wpid, tpid;
+	json_t *pids;
+
+	wpid = c->spawned[0] = th_spawn(wl, &out_fd, NULL);
+	while (len + 1 < sizeof(line) && read(out_fd, line + len, 1) == 1 && line[len] != '\n')
+		len++;
+	line[len] = '\0';
+	close(out_fd);
+	pids = json_loads(line, 0, NULL);
+	if (!pids)
+		fail_msg("proc_tree.py printed \"%s\", not its pids", line);
+	assert_int_equal(json_integer_value(json_object_get(pids, "parent")), wpid);
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--budget", "off", "--no-py-stacks",
+				 "--ready-file", ready, extra, NULL };
+
+		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	kill(wpid, SIGUSR1);
+	assert_int_equal(waitpid(wpid, &status, 0), wpid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(waitpid(tpid, &status, 0), tpid);	/* every target exited */
+	th_expect_exit(status, 0, c->f.err);
+	c->report = th_report(c->f.isr);
+	return pids;
+}
+
+/*
+ * -p PARENT takes the workers it forked before the attach: the pool's, the
+ * spawned one, the stand-in CUDA workloads (every launch of both counted),
+ * each traced (its threads in the report) and shown under its parent in
+ * the process tree, with its role; --no-follow takes the parent only.
+ */
+static void test_attached_descendants(void **state)
+{
+	struct ctx *c = *state;
+	char md[600], *text, want[64];
+	char *md_argv[] = { TRACER, "analyze", c->f.isr, NULL };
+	json_int_t parent, pid;
+	json_t *pids, *n, *v;
+	size_t i, found = 0;
+
+	pids = record_tree(c, NULL);
+	parent = json_integer_value(json_object_get(pids, "parent"));
+	n = tree_node(c->report, parent);
+	assert_non_null(n);
+	assert_int_equal(json_integer_value(json_object_get(n, "depth")), 0);
+	assert_string_equal(json_string_value(json_object_get(n, "origin")), "attached");
+	json_array_foreach(json_object_get(pids, "pool"), i, v) {
+		pid = json_integer_value(v);
+		n = tree_node(c->report, pid);
+		assert_non_null(n);
+		assert_int_equal(json_integer_value(json_object_get(n, "parent")), parent);
+		assert_int_equal(json_integer_value(json_object_get(n, "depth")), 1);
+		assert_string_equal(json_string_value(json_object_get(n, "origin")), "descendant");
+		assert_string_equal(json_string_value(json_object_get(n, "role")), "fork");
+		assert_true(has_thread_of(c->report, pid));
+		found++;
+	}
+	assert_int_equal(found, 2);
+	pid = json_integer_value(json_object_get(pids, "spawn"));
+	n = tree_node(c->report, pid);
+	assert_non_null(n);
+	assert_int_equal(json_integer_value(json_object_get(n, "parent")), parent);
+	assert_string_equal(json_string_value(json_object_get(n, "role")), "multiprocessing_spawn");
+	assert_true(has_thread_of(c->report, pid));
+	json_array_foreach(json_object_get(pids, "cuda"), i, v) {
+		pid = json_integer_value(v);
+		n = tree_node(c->report, pid);
+		assert_non_null(n);
+		assert_int_equal(json_integer_value(json_object_get(n, "parent")), parent);
+		assert_string_equal(json_string_value(json_object_get(n, "origin")), "descendant");
+		assert_true(has_thread_of(c->report, pid));
+	}
+	assert_int_equal(th_count(c->report, "cuLaunchKernel"), 2 * (long long)plan_calls[FN(cuLaunchKernel)]);
+	json_array_foreach(json_object_get(c->report, "process_tree"), i, n)
+		if (json_is_string(json_object_get(n, "role")) &&
+		    !strcmp(json_string_value(json_object_get(n, "role")), "multiprocessing_resource_tracker"))
+			assert_int_equal(json_integer_value(json_object_get(n, "parent")), parent);
+	snprintf(md, sizeof(md), "%s/report.md", c->f.dir);
+	th_expect_exit(th_run_to(md_argv, md, c->f.err), 0, c->f.err);
+	text = th_slurp(md);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "(a child under its parent)"));
+	snprintf(want, sizeof(want), "\n    - pid %lld (", (long long)json_integer_value(json_array_get(
+		json_object_get(pids, "pool"), 0)));
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "descendant; forked worker (its parent's command line)"));
+	free(text);
+	json_decref(pids);
+	json_decref(c->report);
+	c->report = NULL;
+	th_rmrf(c->f.dir);
+	th_files_init(&c->f);
+
+	/* --no-follow: the parent only */
+	pids = record_tree(c, "--no-follow");
+	parent = json_integer_value(json_object_get(pids, "parent"));
+	assert_int_equal(json_array_size(json_object_get(c->report, "process_tree")), 1);
+	assert_non_null(tree_node(c->report, parent));
+	json_array_foreach(json_object_get(c->report, "threads"), i, n)
+		assert_int_equal(json_integer_value(json_object_get(n, "pid")), parent);
+	assert_int_equal(th_count(c->report, "cuLaunchKernel"), 0);
+	json_decref(pids);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -882,6 +1051,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_launched_exact_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launched_exact_calls_legacy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attached_exact_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attached_descendants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_without_libcuda, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libcuda_loaded_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_probes, setup, teardown),

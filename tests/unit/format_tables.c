@@ -235,6 +235,38 @@ static const struct field ev_fault[] = {
 	FIELD(isr_ev_page_fault, pad, "u32", "zero"),
 };
 
+static const struct field ev_nccl_comm[] = {
+	HDR(isr_ev_nccl_comm),
+	FIELD(isr_ev_nccl_comm, comm, "u64", "the ncclComm_t the process's later calls name (0 when the set-up failed)"),
+	FIELD(isr_ev_nccl_comm, id_hash, "u64", "FNV-1a of the 128-byte ncclUniqueId (the first one of ncclCommInitRankScalable): the same on every rank"),
+	FIELD(isr_ev_nccl_comm, duration_ns, "u64", "entry (hdr.ts_ns) to return"),
+	FIELD(isr_ev_nccl_comm, rank, "s32", "this process's rank in it"),
+	FIELD(isr_ev_nccl_comm, nranks, "s32", "its size"),
+	FIELD(isr_ev_nccl_comm, status, "s32", "ncclResult_t"),
+	FIELD(isr_ev_nccl_comm, func, "u16", "`ISR_NCCL_FN_*` (`format/nccl_funcs.h`)"),
+	FIELD(isr_ev_nccl_comm, pad, "u16", "zero"),
+};
+
+static const struct field ev_nccl_call[] = {
+	HDR(isr_ev_nccl_call),
+	FIELD(isr_ev_nccl_call, comm, "u64", "ncclComm_t (0: group calls)"),
+	FIELD(isr_ev_nccl_call, count, "u64", "elements"),
+	FIELD(isr_ev_nccl_call, stream, "u64", "cudaStream_t"),
+	FIELD(isr_ev_nccl_call, seq, "u64", "its number among the communicator's collectives in this process (1, 2, ...; counted in BPF from the set-up), among its point-to-point calls for ncclSend/ncclRecv; 0 for group calls"),
+	FIELD(isr_ev_nccl_call, peer, "s32", "root or peer; -1: none"),
+	FIELD(isr_ev_nccl_call, func, "u16", "`ISR_NCCL_FN_*` (`format/nccl_funcs.h`)"),
+	FIELD(isr_ev_nccl_call, dtype, "u8", "ncclDataType_t"),
+	FIELD(isr_ev_nccl_call, op, "u8", "ncclRedOp_t; 0xff: none"),
+};
+
+static const struct field ev_rank_env[] = {
+	HDR(isr_ev_rank_env),
+	FIELD(isr_ev_rank_env, rank, "s32", "RANK (-1: unset)"),
+	FIELD(isr_ev_rank_env, local_rank, "s32", "LOCAL_RANK (-1: unset)"),
+	FIELD(isr_ev_rank_env, world_size, "s32", "WORLD_SIZE (-1: unset)"),
+	FIELD(isr_ev_rank_env, flags, "u32", "`ISR_RANK_ENV_*`: which were set"),
+};
+
 static const struct field ev_reclaim[] = {
 	HDR(isr_ev_reclaim),
 	FIELD(isr_ev_reclaim, duration_ns, "u64", "from the reclaim's begin (hdr.ts_ns) to its end"),
@@ -452,6 +484,9 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
 	STRUCT(isr_ev_reclaim, "`ISR_EV_RECLAIM`: a target thread reclaimed memory itself before it could go on (direct reclaim, or its memory cgroup's); hdr.ts_ns is when it began, emitted when it ended.", ev_reclaim),
+	STRUCT(isr_ev_nccl_comm, "`ISR_EV_NCCL_COMM`: a communicator set up (ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitRankScalable), emitted at the return; hdr.ts_ns is the entry. Its sequence numbers start again.", ev_nccl_comm),
+	STRUCT(isr_ev_nccl_call, "`ISR_EV_NCCL_CALL`: an NCCL collective, point-to-point or group call at its entry (one probe hit, no return): the host's arrival.", ev_nccl_call),
+	STRUCT(isr_ev_rank_env, "`ISR_EV_RANK_ENV`: written by the recorder: RANK, LOCAL_RANK and WORLD_SIZE of process hdr.pid, read from /proc/PID/environ when it was first probed (nothing else of the environment); only when one is set to an integer.", ev_rank_env),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
 	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release).", ev_sampling),
@@ -533,6 +568,7 @@ static const struct constant origins[] = {
 	CONST(ISR_ORIGIN_LAUNCHED, NULL, "started by the recorder (-- CMD)"),
 	CONST(ISR_ORIGIN_CHILD, NULL, "forked by a target after recording began"),
 	CONST(ISR_ORIGIN_EXEC, NULL, "a target that called exec (new image)"),
+	CONST(ISR_ORIGIN_DESCENDANT, NULL, "a descendant of a -p process, running when recording began"),
 };
 
 static const struct constant clocks[] = {
@@ -616,6 +652,9 @@ static const struct constant event_flags[] = {
 	CONST(ISR_PY_CODE_LINETABLE_CUT, NULL, "py_code: the line table was cut to fit the record; later lines unknown"),
 	CONST(ISR_GIL_WAIT_HOLDER, NULL, "gil_wait: holder_tid is known"),
 	CONST(ISR_GIL_WAIT_MUTEX, NULL, "gil_wait: it blocked on the GIL's mutex, not on its condition variable"),
+	CONST(ISR_RANK_ENV_RANK, NULL, "rank_env: RANK was set"),
+	CONST(ISR_RANK_ENV_LOCAL_RANK, NULL, "rank_env: LOCAL_RANK was set"),
+	CONST(ISR_RANK_ENV_WORLD_SIZE, NULL, "rank_env: WORLD_SIZE was set"),
 };
 
 #define SOURCE_ROW(ID, name, value, meaning) CONST(ISR_SRC_##ID, #name, meaning),

@@ -289,6 +289,15 @@ static inline void ev_gpu_clock(struct synth *b, __u64 mono, __u32 pid)
 	e->mono_after_ns = mono + 500;
 }
 
+/* The bridge's FLUSHED status at mono time ts: every GPU record completed
+ * before it was handed over. */
+static inline void ev_gpu_flushed(struct synth *b, __u64 ts, __u32 pid)
+{
+	struct isr_ev_gpu_status *e = synth__event(b, ISR_EV_GPU_STATUS, sizeof(*e), ts, pid, pid);
+
+	e->state = ISR_GPU_FLUSHED;
+}
+
 static inline void ev_gpu_name(struct synth *b, __u64 ts, __u32 pid, __u32 id, const char *name)
 {
 	struct isr_ev_gpu_name *e = synth__event(b, ISR_EV_GPU_NAME, sizeof(*e), ts, pid, pid);

@@ -29,6 +29,8 @@ static inline struct synth *synth_job(bool sync_stall, const char *comm)
 	b->rec.processes[0].cmdline = strdup("python3 train.py --steps 50");
 	ev_gpu_clock(b, JOB_T0 + 1 * JOB_MS, JOB_PID);
 	ev_gpu_clock(b, JOB_T0 + 999 * JOB_MS, JOB_PID);
+	/* the bridge's answer to the tracer's last flush: every record came */
+	ev_gpu_flushed(b, JOB_T0 + 1000 * JOB_MS, JOB_PID);
 	ev_gpu_name(b, JOB_T0 + 2 * JOB_MS, JOB_PID, 1, "_Z11gemm_kernelPfS_i");
 	ev_gpu_name(b, JOB_T0 + 2 * JOB_MS, JOB_PID, 2, "relu_kernel");
 	ev_py_code(b, JOB_T0, JOB_PID, code[0], "/home/u/train.py", "train_step", 40);

@@ -577,11 +577,44 @@ static void test_sync_stall_gpu(void **state)
 		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 5 * MS, 0);
 		sync_call(b, t + 100 * US, LAUNCHER, 4920 * US + 5 * US);
 	}
+	/* the tracer's flush request at the end, answered */
+	ev_gpu_flushed(b, T0 + 999 * MS, PID);
 	a = analyze(b);
 	/* each gap: from the sync's return (kernel end + 5 us) to the next
 	 * kernel 25 ms after the last; the last one to the end (45 ms) */
 	expect(a, "sync_stall", LAUNCHER, 38 * (25e-3 - 5e-3 - 5e-6) + 45e-3);
 	assert_null(find_rule(a, "gpu_idle", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* A process that ends without its bridge flushing (os._exit, a kill): the
+ * records of its last buffer never come. After the last record it was not
+ * observed: its launches go on, its GPU is neither busy nor idle there. */
+static void test_gpu_records_end_unflushed(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct tl_device td;
+	struct analysis *a;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 20; i++) {
+		__u64 t = T0 + (__u64)i * 20 * MS;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 20 * MS, 0);
+	}
+	/* 600 ms more of launches whose kernels were never delivered */
+	for (int i = 20; i < 50; i++)
+		ev_launch(b, T0 + (__u64)i * 20 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+	ev_exit(b, T0 + 1000 * MS - 1, PID, LAUNCHER, "python3");
+	a = analyze(b);
+	expect_none(a);
+	assert_int_equal(timeline__device_count(a->ex->tl), 1);
+	timeline__device(a->ex->tl, 0, &td);
+	/* observed from the first kernel (20 us in) to the last record's end */
+	assert_true(td.observed_ns >= 399 * MS && td.observed_ns <= 401 * MS);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -898,6 +931,7 @@ static void test_causes_not_double_counted(void **state)
 		ev_py_sample(b, t + 15 * MS, PID, OTHER, 1, ISR_PY_KIND_TIMER);
 		ev_py_sample(b, t + 35 * MS, PID, LAUNCHER, 1, ISR_PY_KIND_TIMER);
 	}
+	ev_gpu_flushed(b, T0 + 999 * MS, PID);
 	a = analyze(b);
 	expect(a, "gil_contention", LAUNCHER, 20 * 0.020);
 	expect(a, "gpu_idle", LAUNCHER, 19 * 0.020 + 0.120);
@@ -1062,6 +1096,7 @@ int main(void)
 		cmocka_unit_test(test_host_bound),
 		cmocka_unit_test(test_gpu_idle_python),
 		cmocka_unit_test(test_sync_stall_gpu),
+		cmocka_unit_test(test_gpu_records_end_unflushed),
 		cmocka_unit_test(test_launch_bound),
 		cmocka_unit_test(test_pageable_memcpy_gpu),
 		cmocka_unit_test(test_pageable_memcpy_host),

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "proc.h"
@@ -96,12 +97,70 @@ static void test_files_and_stat(void **state)
 	assert_false(proc__alive(0x7ffffff0));
 }
 
+/* This process forks a child that forks a grandchild, and a second child
+ * that exits at once (a zombie until reaped): the descendants are the
+ * child and the grandchild, parents first; the zombie is left out. */
+static void test_descendants(void **state)
+{
+	int to_child[2], from_child[2];
+	__u32 self = (__u32)getpid(), out[16], grandchild = 0;
+	pid_t child, zombie;
+	char c = 0;
+	int n;
+
+	(void)state;
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(from_child), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pid_t g = fork();
+
+		if (g == 0) {
+			(void)!read(to_child[0], &c, 1);
+			_exit(0);
+		}
+		(void)!write(from_child[1], &g, sizeof(g));
+		(void)!read(to_child[0], &c, 1);
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	assert_int_equal(read(from_child[0], &grandchild, sizeof(grandchild)), sizeof(grandchild));
+	zombie = fork();
+	assert_true(zombie >= 0);
+	if (zombie == 0)
+		_exit(0);
+	while (1) {	/* until it is a zombie */
+		__u32 pp;
+		char st = 0;
+
+		if (proc__stat((__u32)zombie, &pp, &st) || st == 'Z')
+			break;
+		usleep(1000);
+	}
+	n = proc__descendants(&self, 1, out, 16);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0], (__u32)child);
+	assert_int_equal(out[1], grandchild);
+	assert_int_equal(proc__descendants(&self, 1, out, 1), 1);	/* bounded */
+	assert_int_equal(proc__descendants(out, 1, out + 1, 15), 1);	/* from the child: the grandchild */
+	assert_int_equal(out[1], grandchild);
+	(void)!write(to_child[1], "xx", 2);
+	waitpid(child, NULL, 0);
+	waitpid(zombie, NULL, 0);
+	close(to_child[0]);
+	close(to_child[1]);
+	close(from_child[0]);
+	close(from_child[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_lines),
 		cmocka_unit_test(test_own_maps),
 		cmocka_unit_test(test_files_and_stat),
+		cmocka_unit_test(test_descendants),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

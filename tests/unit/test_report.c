@@ -242,8 +242,11 @@ static void test_json_contract(void **state)
 	f->sum.drops_total = 4;
 	fixture__add_cuda(f);
 	root = render_json(f);
-	assert_int_equal(json_object_size(root), 11);
+	assert_int_equal(json_object_size(root), 14);
 	assert_int(root, "schema_version", REPORT_SCHEMA_VERSION);
+	/* no NCCL collective: no ranks side by side */
+	assert_true(json_is_array(get(root, "ranks")) && json_array_size(get(root, "ranks")) == 0);
+	assert_true(json_is_null(get(root, "collectives")));
 	assert_int_equal(REPORT_SCHEMA_VERSION, 2);
 
 	/* findings: the two failed allocations, from the summary alone */
@@ -963,10 +966,120 @@ static void test_json_top_waker(void **state)
 	free(f);
 }
 
+/*
+ * A trainer (pid 500, attached with -p) with 4 DataLoader workers forked
+ * before the attach (named pt_data_worker: two by their snapshot, two by
+ * the name they took while recorded), a multiprocessing pool started by
+ * fork (the same command line) and by spawn, the resource tracker; one
+ * process whose parent was not traced; two that name each other as parent
+ * (a file is untrusted). The tree: each child under its parent, children by
+ * pid, the roles, in JSON, Markdown and HTML.
+ */
+static void test_process_tree(void **state)
+{
+	struct fixture *f = fixture__new();
+	static const char *const train = "python3 train.py --workers 4";
+	struct rec_process procs[12];
+	json_t *root, *tree, *n;
+	char *md, *html;
+	size_t i;
+
+	(void)state;
+	procs[0] = (struct rec_process){ .pid = 500, .ppid = 1, .origin = ISR_ORIGIN_ATTACHED, .comm = "python3",
+					 .cmdline = (char *)train, .exe = "/usr/bin/python3.12" };
+	for (i = 0; i < 4; i++)
+		procs[1 + i] = (struct rec_process){ .pid = 510 + (__u32)i, .ppid = 500,
+						     .origin = ISR_ORIGIN_DESCENDANT,
+						     .comm = i < 2 ? "pt_data_worker" : "python3", .cmdline = (char *)train,
+						     .exe = "/usr/bin/python3.12" };
+	procs[5] = (struct rec_process){ .pid = 520, .ppid = 500, .origin = ISR_ORIGIN_CHILD, .comm = "python3",
+					 .cmdline = (char *)train, .exe = "/usr/bin/python3.12" };
+	procs[6] = (struct rec_process){ .pid = 521, .ppid = 500, .origin = ISR_ORIGIN_CHILD, .comm = "python3",
+					 .cmdline = (char *)train, .exe = "/usr/bin/python3.12", .seen_mono_ns = 1 };
+	procs[7] = (struct rec_process){ .pid = 521, .ppid = 500, .origin = ISR_ORIGIN_EXEC, .comm = "python3",
+					 .cmdline = "/usr/bin/python3.12 -c from multiprocessing.spawn import "
+						    "spawn_main; spawn_main(tracker_fd=5, pipe_handle=7) --multiprocessing-fork",
+					 .exe = "/usr/bin/python3.12", .seen_mono_ns = 2 };
+	procs[8] = (struct rec_process){ .pid = 522, .ppid = 500, .origin = ISR_ORIGIN_DESCENDANT, .comm = "python3",
+					 .cmdline = "/usr/bin/python3.12 -c from multiprocessing.resource_tracker "
+						    "import main;main(6)", .exe = "/usr/bin/python3.12" };
+	procs[9] = (struct rec_process){ .pid = 400, .ppid = 77, .origin = ISR_ORIGIN_ATTACHED, .comm = "server",
+					 .cmdline = "server", .exe = "/bin/server" };
+	procs[10] = (struct rec_process){ .pid = 901, .ppid = 902, .origin = ISR_ORIGIN_CHILD, .comm = "a" };
+	procs[11] = (struct rec_process){ .pid = 902, .ppid = 901, .origin = ISR_ORIGIN_CHILD, .comm = "b" };
+	f->rec.processes = procs;
+	f->rec.process_count = 12;
+	/* what the summary saw: the later two workers renamed, CPU time */
+	f->threads[0] = thread(500, 500, "python3", 900 * MS, 0);
+	f->threads[1] = thread(500, 501, "pt_autograd_0", 100 * MS, 0);
+	f->threads[2] = thread(512, 512, "pt_data_worker", 400 * MS, 0);
+	f->threads[3] = thread(513, 513, "pt_data_worker", 300 * MS, 0);
+	f->sum.thread_count = 4;
+
+	root = render_json(f);
+	tree = get(root, "process_tree");
+	assert_int_equal(json_array_size(tree), 11);
+	{
+		static const __u32 order[] = { 400, 500, 510, 511, 512, 513, 520, 521, 522, 901, 902 };
+		static const int depth[] = { 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 1 };
+
+		for (i = 0; i < 11; i++) {
+			n = json_array_get(tree, i);
+			assert_int(n, "pid", order[i]);
+			assert_int(n, "depth", depth[i]);
+		}
+	}
+	/* the cycle is broken at its smallest pid: 902 under 901 */
+	assert_int(json_array_get(tree, 10), "parent", 901);
+	n = json_array_get(tree, 1);
+	assert_true(json_is_null(get(n, "parent")));
+	assert_str(n, "role", "dataloader_parent");
+	assert_int(n, "children", 7);
+	assert_int(n, "threads", 2);
+	assert_real(n, "on_cpu_s", 1.0);
+	assert_str(n, "origin", "attached");
+	for (i = 2; i < 6; i++) {
+		n = json_array_get(tree, i);
+		assert_int(n, "parent", 500);
+		assert_str(n, "role", "dataloader_worker");
+		assert_str(n, "role_text", "PyTorch DataLoader worker");
+		assert_str(n, "origin", "descendant");
+		assert_str(n, "comm", "pt_data_worker");
+	}
+	assert_str(json_array_get(tree, 6), "role", "fork");
+	assert_str(json_array_get(tree, 7), "role", "multiprocessing_spawn");
+	assert_str(json_array_get(tree, 7), "origin", "child");
+	assert_str(json_array_get(tree, 8), "role", "multiprocessing_resource_tracker");
+	assert_true(json_is_null(get(json_array_get(tree, 0), "role")));
+	assert_true(json_is_null(get(json_array_get(tree, 0), "parent")));
+	json_decref(root);
+
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "- **Targets:** 11 processes (a child under its parent)\n"
+				   "  - pid 400 (server, attached; 0 threads, 0.00 s on CPU): server\n"
+				   "  - pid 500 (python3, attached; parent of PyTorch DataLoader workers; 7 children traced; "
+				   "2 threads, 1.00 s on CPU): python3 train.py --workers 4\n"
+				   "    - pid 510 (pt_data_worker, descendant; PyTorch DataLoader worker; 0 threads, 0.00 s on "
+				   "CPU): python3 train.py --workers 4\n"));
+	assert_non_null(strstr(md, "    - pid 521 (python3, child; Python multiprocessing worker (spawn); 0 threads, "
+				   "0.00 s on CPU): python3 train.py --workers 4 → exec: /usr/bin/python3.12 -c"));
+	assert_non_null(strstr(md, "  - pid 901 (a, child; 1 child traced; 0 threads, 0.00 s on CPU): (no command line)\n"
+				   "    - pid 902 (b, child; 0 threads, 0.00 s on CPU): (no command line)\n"));
+	free(md);
+	html = render(report__write_html, f);
+	assert_non_null(strstr(html, "<ul class=\"tree\">\n<li>pid 400 <code>server</code>"));
+	assert_non_null(strstr(html, "\n<ul>\n<li>pid 510 <code>pt_data_worker</code> <b>PyTorch DataLoader worker</b>"));
+	assert_non_null(strstr(html, "</li></ul></li>\n<li>pid 901"));
+	assert_non_null(strstr(html, "</li></ul></li></ul></div>"));
+	free(html);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_contract),
+		cmocka_unit_test(test_process_tree),
 		cmocka_unit_test(test_json_no_cuda),
 		cmocka_unit_test(test_json_gpu),
 		cmocka_unit_test(test_json_truncated),

@@ -1099,12 +1099,13 @@ static void test_sampled_hot_path(void **state)
 /*
  * A launch-bound thread slowed by the probes: 900 launches/s in the windows
  * and 1000/s in the gaps, with a synchronization (never switched off) every
- * 100 launches, so 111.1 ms apart in windows and 100 ms apart in gaps. The
- * slowdown read from those intervals (1.111) raises the gaps' rate to
- * 1000/s: 4 x 900 recorded + 3 gaps of 2 s x 1000 = 9600 (the windows'
- * rate alone would have made it 9000). A thread paced alike in both (the
- * same run with its synchronizations 100 ms apart everywhere) is not
- * corrected.
+ * 10 launches, so 11.1 ms apart in windows and 10 ms apart in gaps. The
+ * slowdown read from their rates (1.111, its 95% interval within a few
+ * percent, above 1) raises the gaps' rate to 1000/s: 4 x 900 recorded + 3
+ * gaps of 2 s x 1000 = 9600 (the windows' rate alone would have made it
+ * 9000). A thread paced alike in both (the same run with its
+ * synchronizations 10 ms apart everywhere) shows no slowdown: its interval
+ * holds 1, and nothing is applied.
  */
 static void test_sampled_slowdown(void **state)
 {
@@ -1115,7 +1116,8 @@ static void test_sampled_slowdown(void **state)
 	(void)state;
 	for (int paced = 0; paced < 2; paced++) {
 		struct synth *b = synth__new(T0, T0 + 10000 * MS);
-		__u64 sync_ns = paced ? 100 * MS : 1000 * MS / 9;
+		__u64 sync_ns = paced ? 10 * MS : 100 * MS / 9 + 1;
+		const struct sampling_process *p;
 		struct summary *s;
 
 		synth__process(b, 100, "python3", 1, tids, comms);
@@ -1130,22 +1132,173 @@ static void test_sampled_slowdown(void **state)
 				ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
 			if (w < 3) {
 				ev_sampling(b, T0 + off[w] * MS, ISR_SAMPLING_OFF, 30 * MS);
-				for (__u64 t = off[w] * MS + 50 * MS; t < on[w + 1] * MS; t += 100 * MS)
+				for (__u64 t = off[w] * MS + 35 * MS; t < on[w + 1] * MS; t += 10 * MS)
 					ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
 			}
 		}
 		s = compute(b);
 		assert_int_equal(s->sampling.proc_count, 1);
-		print_message("%s: slowdown %.4f, estimated %.1f\n", paced ? "paced" : "launch-bound",
-			      s->sampling.procs[0].slowdown, s->sampling.procs[0].estimated);
-		assert_int_equal(s->sampling.procs[0].observed, 3600);
+		p = &s->sampling.procs[0];
+		print_message("%s: slowdown %.4f (%.4f-%.4f, %s), estimated %.1f\n", paced ? "paced" : "launch-bound",
+			      p->slowdown_measured, p->slowdown_lo, p->slowdown_hi,
+			      sampling_slowdown__name(p->slowdown_status), p->estimated);
+		assert_int_equal(p->observed, 3600);
+		assert_int_equal(p->slowdown_windows, 4);
+		assert_int_equal(p->slowdown_gaps, 3);
+		assert_true(p->slowdown_calls_windows >= 355 && p->slowdown_calls_windows <= 400);
+		assert_true(p->slowdown_calls_gaps >= 590 && p->slowdown_calls_gaps <= 600);
 		if (paced) {
-			assert_true(s->sampling.procs[0].slowdown == 1.0);
-			assert_true(fabs(s->sampling.procs[0].estimated - 9000) < 5);
+			assert_int_equal(p->slowdown_status, SAMPLING_SLOWDOWN_NONE);
+			assert_true(p->slowdown_lo < 1 && p->slowdown_hi > 1);
+			assert_true(p->slowdown == 1.0);
+			assert_true(fabs(p->estimated - 9000) < 5);
 		} else {
-			assert_true(fabs(s->sampling.procs[0].slowdown - 10.0 / 9) < 0.001);
-			assert_true(fabs(s->sampling.procs[0].estimated - 9600) < 10);
+			assert_int_equal(p->slowdown_status, SAMPLING_SLOWDOWN_APPLIED);
+			assert_true(fabs(p->slowdown_measured - 10.0 / 9) < 0.01);
+			assert_true(p->slowdown == p->slowdown_measured);
+			assert_true(p->slowdown_lo > 1 && p->slowdown_lo < p->slowdown && p->slowdown_hi > p->slowdown);
+			assert_true(p->slowdown_hi - p->slowdown_lo < 0.05);
+			assert_true(fabs(p->estimated - 9600) < 60);
 		}
+		summary__free(s);
+		synth__free(b);
+	}
+}
+
+/*
+ * The recording that printed "ran 100.0% slower" (the old estimator's
+ * bound): the hot path on 99% of a 15 s job in 4 windows, the 3 gaps 55 ms
+ * each. The job synchronizes once a step, its steps alternate between
+ * 10 ms and 90 ms (a data wait); the gaps happen to hold only short steps.
+ * The intervals inside the gaps (10 ms) against those inside the windows
+ * (50 ms on average) made a slowdown of 5, printed as its bound of 2. Its 9
+ * calls in the gaps are too few to tell anything: nothing is measured,
+ * nothing applied, and the launches are extrapolated at the windows' rate.
+ */
+static void test_slowdown_not_supported(void **state)
+{
+	const __u64 on[] = { 0, 3760, 7510, 11260 }, off[] = { 3700, 7450, 11200, 15000 };
+	struct synth *b = synth__new(T0, T0 + 15000 * MS);
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "python3" };
+	const struct sampling_process *p;
+	__u64 launches = 0;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 100, "python3", 1, tids, comms);
+	ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+	for (int w = 0; w < 4; w++) {
+		__u64 t = on[w] * MS + 1;
+
+		if (w)
+			ev_sampling(b, T0 + on[w] * MS, ISR_SAMPLING_ON, 4 * MS);
+		for (__u64 ms = on[w]; ms < off[w]; ms++, launches++)
+			ev_launch(b, T0 + ms * MS, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
+		for (int i = 0; t < off[w] * MS; t += (i++ % 2 ? 90 : 10) * MS)
+			ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
+		if (w < 3) {
+			ev_sampling(b, T0 + off[w] * MS, ISR_SAMPLING_OFF, 5 * MS);
+			for (int i = 0; i < 3; i++)
+				ev_call(b, T0 + (off[w] + 10 + 10 * (__u64)i) * MS, 100, 101, ISR_CUDA_FN_cuStreamSynchronize,
+					0, 1000);
+		}
+	}
+	s = compute(b);
+	assert_true(s->sampling.coverage > 0.98);
+	assert_int_equal(s->sampling.proc_count, 1);
+	p = &s->sampling.procs[0];
+	assert_int_equal(p->observed, launches);
+	assert_int_equal(p->slowdown_status, SAMPLING_SLOWDOWN_NOT_MEASURED);
+	assert_int_equal(p->slowdown_calls_gaps, 9);
+	assert_true(p->slowdown == 1.0);
+	/* 1000 launches/s over the 3 gaps of 60 ms (from each OFF to the next ON) */
+	assert_true(fabs(p->estimated - (double)(launches + 180)) < 2);
+	summary__free(s);
+	synth__free(b);
+}
+
+/*
+ * A pace that changes with the job's phases rather than with the probes:
+ * synchronizations 30 ms apart in the windows and 10 ms apart in the gaps,
+ * a slowdown of 3, more than the probes can cost; the reverse (faster
+ * while probed) which probes cannot cause. Measured, said, not applied.
+ */
+static void test_slowdown_implausible(void **state)
+{
+	const __u64 on[] = { 0, 3000, 6000, 9000 }, off[] = { 1000, 4000, 7000, 10000 };
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "python3" };
+
+	(void)state;
+	for (int faster = 0; faster < 2; faster++) {
+		struct synth *b = synth__new(T0, T0 + 10000 * MS);
+		const struct sampling_process *p;
+		struct summary *s;
+
+		synth__process(b, 100, "python3", 1, tids, comms);
+		ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+		for (int w = 0; w < 4; w++) {
+			if (w)
+				ev_sampling(b, T0 + on[w] * MS, ISR_SAMPLING_ON, 4 * MS);
+			for (__u64 ms = on[w]; ms < off[w]; ms++)
+				ev_launch(b, T0 + ms * MS, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
+			for (__u64 t = on[w] * MS + 1; t < off[w] * MS; t += (faster ? 10 : 30) * MS)
+				ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
+			if (w < 3) {
+				ev_sampling(b, T0 + off[w] * MS, ISR_SAMPLING_OFF, 30 * MS);
+				for (__u64 t = off[w] * MS + 35 * MS; t < on[w + 1] * MS; t += (faster ? 30 : 10) * MS)
+					ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
+			}
+		}
+		s = compute(b);
+		p = &s->sampling.procs[0];
+		assert_int_equal(p->slowdown_status, SAMPLING_SLOWDOWN_IMPLAUSIBLE);
+		assert_true(faster ? p->slowdown_hi < 1 : p->slowdown_measured > 2.8);
+		assert_true(p->slowdown == 1.0);
+		assert_true(fabs(p->estimated - 10000) < 5);
+		summary__free(s);
+		synth__free(b);
+	}
+}
+
+/*
+ * A launcher preempted for 15 ms just before its window was switched off,
+ * which had paused up to 5 ms inside the window before: the silence says
+ * nothing, its launches went on in the gap until its exit, 1 s after the
+ * window, as long as the window: twice the launches seen (9350). The old
+ * rule (a silence of 3 mean intervals + 1 ms) cut the gap off. The same
+ * process silent for 200 ms before the switch was seen to stop.
+ */
+static void test_sampled_preempted_at_window_end(void **state)
+{
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "launcher" };
+
+	(void)state;
+	for (int stopped = 0; stopped < 2; stopped++) {
+		struct synth *b = synth__new(T0, T0 + 4000 * MS);
+		__u64 last = stopped ? 800 * MS : 985 * MS, seen = 0;
+		struct summary *s;
+
+		synth__process(b, 100, "launcher", 1, tids, comms);
+		ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+		ev_sampling(b, T0 + 1000 * MS, ISR_SAMPLING_OFF, 30 * MS);
+		ev_sampling(b, T0 + 3000 * MS, ISR_SAMPLING_ON, 4 * MS);
+		for (__u64 t = 0; t < last; t += 100000, seen++) {
+			if (t % (100 * MS) == 50 * MS)
+				t += 5 * MS;	/* paused now and then */
+			ev_launch(b, T0 + t, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
+		}
+		ev_exit(b, T0 + 2000 * MS, 100, 101, "launcher");
+		s = compute(b);
+		print_message("%s: %llu seen, %llu estimated\n", stopped ? "stopped" : "preempted", (unsigned long long)seen,
+			      (unsigned long long)s->kernels[0].launches);
+		assert_int_equal(s->kernels[0].observed_launches, seen);
+		if (stopped)
+			assert_int_equal(s->kernels[0].launches, seen);
+		else
+			assert_true(s->kernels[0].launches > 2 * seen - 100 && s->kernels[0].launches < 2 * seen + 100);
 		summary__free(s);
 		synth__free(b);
 	}
@@ -1327,6 +1480,9 @@ int main(void)
 		cmocka_unit_test(test_sampled_hot_path),
 		cmocka_unit_test(test_sampled_exit_in_gap),
 		cmocka_unit_test(test_sampled_slowdown),
+		cmocka_unit_test(test_slowdown_not_supported),
+		cmocka_unit_test(test_slowdown_implausible),
+		cmocka_unit_test(test_sampled_preempted_at_window_end),
 		cmocka_unit_test(test_budget_not_sampled),
 		cmocka_unit_test(test_gpu_activity),
 		cmocka_unit_test(test_gpu_without_clock),

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The traced processes as a tree: which process is whose parent (among
+ * the traced ones), and what each one is when its names tell (a PyTorch
+ * DataLoader worker, a Python multiprocessing worker), so that a report
+ * shows which worker belongs to which trainer. Pure: a function of the
+ * recording's PROCESS chunks and the summary (the names threads took
+ * while recorded, on-CPU time).
+ */
+#ifndef INFERSCOPE_PROC_TREE_H
+#define INFERSCOPE_PROC_TREE_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "recording.h"
+#include "summary.h"
+
+#define PROC_TREE_NO_PARENT ((size_t)-1)
+
+enum proc_role {
+	PROC_ROLE_NONE,			/* nothing tells */
+	PROC_ROLE_DATALOADER_WORKER,	/* PyTorch DataLoader worker: named pt_data_worker */
+	PROC_ROLE_DATALOADER_PARENT,	/* the process whose DataLoader workers these are */
+	PROC_ROLE_MP_SPAWN_WORKER,	/* Python multiprocessing, spawn start method */
+	PROC_ROLE_MP_FORKSERVER,	/* Python multiprocessing's fork server */
+	PROC_ROLE_MP_FORKSERVER_WORKER,	/* forked by the fork server */
+	PROC_ROLE_MP_RESOURCE_TRACKER,	/* Python multiprocessing's resource tracker */
+	PROC_ROLE_FORK,			/* the same command line as its parent: a forked worker */
+};
+
+struct proc_node {
+	__u32 pid, ppid;		/* ppid as last recorded (the parent may not be traced) */
+	const struct rec_process *p;	/* its first snapshot: how it became a target, its command then */
+	const struct rec_process *latest;	/* its latest snapshot: p, or its image after an exec */
+	__u32 origin;			/* ISR_ORIGIN_* of p */
+	const char *comm;		/* its main thread's last name: the summary's, or the snapshot's */
+	size_t parent;			/* index of its traced parent, PROC_TREE_NO_PARENT when none */
+	size_t depth;			/* 0 for a root */
+	size_t children;		/* traced children */
+	enum proc_role role;
+	size_t threads;			/* threads seen (summary), or listed in the snapshot */
+	__u64 on_cpu_ns;		/* its threads' on-CPU time while recorded */
+};
+
+/* In tree order: each root (a process whose parent was not traced), by
+ * pid, followed by its descendants depth first, children by pid. */
+struct proc_tree {
+	struct proc_node *nodes;
+	size_t count;
+	size_t roots;
+};
+
+/* 0 or -ENOMEM; out is proc_tree__free's to free either way. s may be
+ * NULL (names and times from the snapshots only). */
+int proc_tree__build(const struct recording *r, const struct summary *s, struct proc_tree *out);
+void proc_tree__free(struct proc_tree *t);
+
+/* "dataloader_worker", ...; NULL for PROC_ROLE_NONE. */
+const char *proc_role__id(enum proc_role role);
+/* What the role means, for a reader: "PyTorch DataLoader worker", ... */
+const char *proc_role__text(enum proc_role role);
+
+#endif

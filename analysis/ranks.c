@@ -1,0 +1,900 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ranks.h"
+#include "analysis.h"
+#include "nccl.h"
+#include "htab.h"
+
+/* --- clocks ----------------------------------------------------------------------------- */
+
+void ranks__clock(const struct recording *rec, struct ranks_clock *out)
+{
+	const struct isr_clock_pair *best = NULL;
+	__s64 lo = 0, hi = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < rec->clock_pair_count; i++) {
+		const struct isr_clock_pair *p = &rec->clock_pairs[i];
+		__s64 off = (__s64)(p->other_ns - p->mono_ns);
+
+		if (p->clock != ISR_CLOCK_REALTIME)
+			continue;
+		if (!out->pairs || off < lo)
+			lo = off;
+		if (!out->pairs || off > hi)
+			hi = off;
+		if (!best || p->uncertainty_ns < best->uncertainty_ns)
+			best = p;
+		out->pairs++;
+	}
+	if (!best)
+		return;
+	out->offset_ns = (__s64)(best->other_ns - best->mono_ns);
+	out->uncertainty_ns = best->uncertainty_ns + (__u64)(hi - lo) / 2;
+}
+
+/* --- state ------------------------------------------------------------------------------ */
+
+struct u64s {
+	__u64 *v;
+	size_t n, cap;
+};
+
+static int u64s_push(struct u64s *a, __u64 x)
+{
+	if (a->n == a->cap) {
+		size_t c = a->cap ? a->cap * 2 : 64;
+		__u64 *p = realloc(a->v, c * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		a->v = p;
+		a->cap = c;
+	}
+	a->v[a->n++] = x;
+	return 0;
+}
+
+/* A window before one arrival of a rank. */
+struct window {
+	__u32 pid, tid;
+	__u64 start, end;	/* CPU clock of its recording */
+	size_t row;
+	bool late;		/* the straggler's window, else another rank's */
+	bool opened;
+	struct tl_acc at_start;
+};
+
+struct windows {
+	struct window *v;
+	size_t n, cap;
+};
+
+struct member {
+	size_t row, source;
+	__u32 comm;		/* index in its source's nccl_calls.comms */
+	size_t *idx;		/* its arrivals, indices in its source's list */
+	size_t n, cur;
+};
+
+struct group {
+	__u64 key;
+	bool setup;
+	struct member *m;
+	size_t nm;
+	int size;
+};
+
+struct builder {
+	const struct ranks_source *src;
+	size_t nsrc;
+	struct ranks *r;
+	struct u64s *lateness;		/* per row (before the rows are sorted) */
+	size_t nlateness;
+	struct windows *win;		/* per source */
+	struct group *groups;
+	size_t ngroups;
+};
+
+static const struct nccl_calls *calls_of(const struct builder *b, size_t s)
+{
+	return &b->src[s].a->nccl;
+}
+
+/* --- rows ------------------------------------------------------------------------------- */
+
+/* The thread of pid that made most of its collectives. */
+static __u32 calling_thread(const struct nccl_calls *c, __u32 pid)
+{
+	struct {
+		__u32 tid;
+		__u64 n;
+	} t[8] = { { 0, 0 } };
+	size_t nt = 0, best = 0;
+
+	for (size_t i = 0; i < c->narrivals; i++) {
+		size_t k;
+
+		if (c->arrivals[i].pid != pid)
+			continue;
+		for (k = 0; k < nt && t[k].tid != c->arrivals[i].tid; k++)
+			;
+		if (k == nt && nt < 8)
+			t[nt++].tid = c->arrivals[i].tid;
+		if (k < nt)
+			t[k].n++;
+	}
+	for (size_t k = 1; k < nt; k++)
+		if (t[k].n > t[best].n)
+			best = k;
+	return nt ? t[best].tid : pid;
+}
+
+static int add_rows(struct builder *b)
+{
+	struct ranks *r = b->r;
+	size_t cap = 0;
+
+	for (size_t s = 0; s < b->nsrc; s++)
+		cap += calls_of(b, s)->nprocs;
+	r->rows = calloc(cap ? cap : 1, sizeof(*r->rows));
+	b->lateness = calloc(cap ? cap : 1, sizeof(*b->lateness));
+	b->nlateness = cap;
+	if (!r->rows || !b->lateness)
+		return -ENOMEM;
+	for (size_t s = 0; s < b->nsrc; s++) {
+		const struct nccl_calls *c = calls_of(b, s);
+
+		for (size_t i = 0; i < c->nprocs; i++) {
+			const struct nccl_proc *p = &c->procs[i];
+			struct rank_row *row = &r->rows[r->nrows];
+			bool any = false;
+
+			for (size_t k = 0; k < c->ncomms; k++)
+				any |= c->comms[k].pid == p->pid && c->comms[k].collectives;
+			if (!any)
+				continue;
+			r->nrows++;
+			row->source = s;
+			row->pid = p->pid;
+			row->tid = calling_thread(c, p->pid);
+			row->rank = row->world_size = -1;
+			row->local_rank = p->env_local_rank;
+			memcpy(row->calls, p->calls, sizeof(row->calls));
+			for (size_t k = 0; k < c->ncomms; k++) {
+				if (c->comms[k].pid == p->pid && c->comms[k].setup_seen && row->rank < 0) {
+					row->rank = c->comms[k].rank;
+					row->world_size = c->comms[k].nranks;
+					row->rank_from = "communicator";
+				}
+			}
+			if (row->rank < 0 && p->env_rank >= 0) {
+				row->rank = p->env_rank;
+				row->world_size = p->env_world_size;
+				row->rank_from = "environment";
+			}
+		}
+	}
+	/* the rest by order: the lowest ranks not taken */
+	for (size_t i = 0; i < r->nrows; i++) {
+		int k = 0;
+
+		if (r->rows[i].rank >= 0)
+			continue;
+		for (bool taken = true; taken; k += taken) {
+			taken = false;
+			for (size_t j = 0; j < r->nrows && !taken; j++)
+				taken = r->rows[j].rank == k;
+		}
+		r->rows[i].rank = k;
+		r->rows[i].rank_from = "order";
+	}
+	return 0;
+}
+
+static size_t row_of(const struct builder *b, size_t s, __u32 pid)
+{
+	for (size_t i = 0; i < b->r->nrows; i++)
+		if (b->r->rows[i].source == s && b->r->rows[i].pid == pid)
+			return i;
+	return SIZE_MAX;
+}
+
+/* --- communicators ------------------------------------------------------------------------ */
+
+static int add_member(struct builder *b, __u64 key, bool setup, int size, size_t row, size_t s, __u32 comm)
+{
+	struct group *g = NULL;
+	struct member *m;
+
+	for (size_t i = 0; i < b->ngroups && !g; i++)
+		if (b->groups[i].key == key && b->groups[i].setup == setup)
+			g = &b->groups[i];
+	if (!g) {
+		struct group *p = realloc(b->groups, (b->ngroups + 1) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		b->groups = p;
+		g = &b->groups[b->ngroups++];
+		*g = (struct group){ .key = key, .setup = setup, .size = size };
+	}
+	m = realloc(g->m, (g->nm + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	g->m = m;
+	g->m[g->nm++] = (struct member){ .row = row, .source = s, .comm = comm };
+	return 0;
+}
+
+/* Every communicator with collectives, grouped across processes: by the
+ * unique id's hash, or (set up before the recording) by the world size and
+ * its order of first use in the process. */
+static int add_groups(struct builder *b)
+{
+	for (size_t s = 0; s < b->nsrc; s++) {
+		const struct nccl_calls *c = calls_of(b, s);
+
+		for (size_t k = 0; k < c->ncomms; k++) {
+			const struct nccl_comm *m = &c->comms[k];
+			size_t row = row_of(b, s, m->pid), order = 0;
+			int e;
+
+			if (!m->collectives || row == SIZE_MAX)
+				continue;
+			if (m->setup_seen) {
+				e = add_member(b, m->id_hash, true, m->nranks, row, s, (__u32)k);
+			} else {
+				for (size_t j = 0; j < k; j++)
+					order += c->comms[j].pid == m->pid && !c->comms[j].setup_seen &&
+						 c->comms[j].collectives;
+				e = add_member(b, hash__mix(hash__u64((__u64)(__s64)b->r->rows[row].world_size), order),
+					       false, b->r->rows[row].world_size, row, s, (__u32)k);
+			}
+			if (e)
+				return e;
+		}
+	}
+	return 0;
+}
+
+static int add_window(struct builder *b, size_t s, const struct rank_row *row, size_t ri, __u64 end, __u64 len,
+		      bool late)
+{
+	struct windows *w = &b->win[s];
+
+	if (!len)
+		return 0;
+
+	if (w->n == w->cap) {
+		size_t c = w->cap ? w->cap * 2 : 64;
+		struct window *p = realloc(w->v, c * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		w->v = p;
+		w->cap = c;
+	}
+	w->v[w->n++] = (struct window){ .pid = row->pid, .tid = row->tid, .start = end > len ? end - len : 0,
+					.end = end, .row = ri, .late = late };
+	return 0;
+}
+
+/* One collective: the arrivals of the members at positions at (count n).
+ * *prev_last: the last arrival at the communicator's previous collective
+ * (realtime), when it could complete: the windows start no earlier, so
+ * that no rank's wait in the previous collective counts as what it did
+ * before this one. */
+static int collective(struct builder *b, struct group *g, struct ranks_comm *rc, const size_t *at, size_t n,
+		      __s64 *prev_last)
+{
+	__s64 t[64], first = INT64_MAX, last = INT64_MIN, second = INT64_MIN;
+	size_t li = 0;
+	int e = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct member *m = &g->m[at[i]];
+		const struct nccl_arrival *a = &calls_of(b, m->source)->arrivals[m->idx[m->cur]];
+
+		t[i] = (__s64)a->ns + b->r->clocks[m->source].offset_ns;
+		if (t[i] < first)
+			first = t[i];
+		if (t[i] > last) {
+			second = last;
+			last = t[i];
+			li = i;
+		} else if (t[i] > second) {
+			second = t[i];
+		}
+		if (i == 0) {
+			rc->calls[a->func]++;
+			rc->bytes += a->bytes;
+		}
+	}
+	rc->collectives++;
+	rc->spread_ns += (__u64)(last - first);
+	for (size_t i = 0; i < n && !e; i++) {
+		struct rank_row *row = &b->r->rows[g->m[at[i]].row];
+
+		row->collectives++;
+		row->lateness_total_ns += (__u64)(t[i] - first);
+		e = u64s_push(&b->lateness[g->m[at[i]].row], (__u64)(t[i] - first));
+		if (i != li)
+			rc->straggler_waits_ns += (__u64)(last - t[i]);
+	}
+	{
+		struct rank_row *row = &b->r->rows[g->m[at[li]].row];
+
+		row->last++;
+		if ((__u64)(last - second) < NCCL_LATE_NS) {
+			*prev_last = last;
+			return e;
+		}
+		row->late++;
+		rc->late++;
+		row->late_ns += (__u64)(last - first);
+		for (size_t i = 0; i < n; i++)
+			if (i != li)
+				row->waited_ns += (__u64)(last - t[i]);
+	}
+	/* what each rank did over the straggler's lateness before its
+	 * arrival, since the previous collective could complete */
+	for (size_t i = 0; i < n && !e; i++) {
+		const struct member *m = &g->m[at[i]];
+		const struct nccl_arrival *a = &calls_of(b, m->source)->arrivals[m->idx[m->cur]];
+		__s64 from = t[i] - (last - first);
+
+		if (from < *prev_last)
+			from = *prev_last;
+		e = add_window(b, m->source, &b->r->rows[m->row], m->row, a->ns,
+			       t[i] > from ? (__u64)(t[i] - from) : 0, i == li);
+	}
+	*prev_last = last;
+	return e;
+}
+
+static int match_group(struct builder *b, struct group *g)
+{
+	struct ranks_comm *rc;
+	__s64 prev_last = INT64_MIN;
+	size_t at[64];
+	int e = 0;
+
+	if (g->nm < 2)
+		return 0;
+	rc = &b->r->comms[b->r->ncomms++];
+	memset(rc, 0, sizeof(*rc));
+	rc->id_hash = g->setup ? g->key : 0;
+	rc->nranks = (int)g->nm;
+	rc->size = g->size;
+	for (size_t i = 0; i < g->nm; i++) {
+		struct member *m = &g->m[i];
+		const struct nccl_calls *c = calls_of(b, m->source);
+
+		m->idx = malloc((c->comms[m->comm].collectives + 1) * sizeof(*m->idx));
+		if (!m->idx)
+			return -ENOMEM;
+		for (size_t k = 0; k < c->narrivals; k++)
+			if (c->arrivals[k].comm == m->comm)
+				m->idx[m->n++] = k;
+	}
+	for (;;) {
+		__u64 s = UINT64_MAX;
+		size_t n = 0;
+
+		for (size_t i = 0; i < g->nm; i++) {
+			const struct member *m = &g->m[i];
+
+			if (m->cur < m->n && calls_of(b, m->source)->arrivals[m->idx[m->cur]].seq < s)
+				s = calls_of(b, m->source)->arrivals[m->idx[m->cur]].seq;
+		}
+		if (s == UINT64_MAX)
+			break;
+		for (size_t i = 0; i < g->nm && n < 64; i++) {
+			const struct member *m = &g->m[i];
+
+			if (m->cur < m->n && calls_of(b, m->source)->arrivals[m->idx[m->cur]].seq == s)
+				at[n++] = i;
+		}
+		if (n >= 2)
+			e = collective(b, g, rc, at, n, &prev_last);
+		if (e)
+			return e;
+		for (size_t i = 0; i < g->nm; i++) {
+			struct member *m = &g->m[i];
+
+			if (m->cur < m->n && calls_of(b, m->source)->arrivals[m->idx[m->cur]].seq == s)
+				m->cur++;
+		}
+	}
+	return 0;
+}
+
+/* --- the reason: a second pass over each recording with windows -------------------------- */
+
+struct reason_pass {
+	struct builder *b;
+	struct timeline *tl;
+	struct window **late_by_thread;	/* the late windows, by (tid, start) */
+	size_t nlate;
+};
+
+static int cmp_start(const void *x, const void *y)
+{
+	const struct window *a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static int cmp_end(const void *x, const void *y)
+{
+	const struct window *a = *(const struct window *const *)x, *b = *(const struct window *const *)y;
+
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+static int cmp_thread_start(const void *x, const void *y)
+{
+	const struct window *a = *(const struct window *const *)x, *b = *(const struct window *const *)y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static void other_add(struct rank_row *row, __u32 pid, __u32 tid, __u64 ns)
+{
+	size_t i;
+
+	for (i = 0; i < row->nothers; i++)
+		if (row->others[i].pid == pid && row->others[i].tid == tid)
+			break;
+	if (i == row->nothers) {
+		if (row->nothers < RANKS_TOP_OTHERS) {
+			row->nothers++;
+		} else {
+			/* replace the least */
+			i = RANKS_TOP_OTHERS - 1;
+			for (size_t k = 0; k < RANKS_TOP_OTHERS; k++)
+				if (row->others[k].ns < row->others[i].ns)
+					i = k;
+			if (row->others[i].ns > ns)
+				return;
+		}
+		memset(&row->others[i], 0, sizeof(row->others[i]));
+		row->others[i].pid = pid;
+		row->others[i].tid = tid;
+	}
+	row->others[i].ns += ns;
+}
+
+/* A finished stretch of a thread: who had its CPU while it waited for one
+ * during a late window. */
+static void on_span(void *ctx, const struct tl_span *s)
+{
+	struct reason_pass *rp = ctx;
+	size_t lo = 0, hi = rp->nlate;
+
+	if (s->cat != TL_RUNQUEUE || !s->other.tid || !rp->nlate)
+		return;
+	/* the first late window of the thread that ends after the span starts */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct window *w = rp->late_by_thread[mid];
+
+		if (w->tid < s->thread->tid || (w->tid == s->thread->tid && w->end <= s->start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < rp->nlate; lo++) {
+		const struct window *w = rp->late_by_thread[lo];
+		__u64 a, z;
+
+		if (w->tid != s->thread->tid || w->pid != s->thread->pid || w->start >= s->end)
+			break;
+		a = w->start > s->start ? w->start : s->start;
+		z = w->end < s->end ? w->end : s->end;
+		if (z > a)
+			other_add(&rp->b->r->rows[w->row], s->other.pid, s->other.tid, z - a);
+	}
+}
+
+static void window_open(struct reason_pass *rp, struct window *w)
+{
+	const struct tl_thread *t = timeline__thread(rp->tl, w->pid, w->tid);
+
+	if (!t)
+		return;
+	timeline__thread_acc(rp->tl, t, w->start, &w->at_start);
+	w->opened = true;
+}
+
+static void window_close(struct reason_pass *rp, struct window *w)
+{
+	const struct tl_thread *t = timeline__thread(rp->tl, w->pid, w->tid);
+	struct rank_row *row = &rp->b->r->rows[w->row];
+	struct tl_acc now, d;
+	struct tl_acc *sum;
+
+	if (!w->opened || !t)
+		return;
+	timeline__thread_acc(rp->tl, t, w->end, &now);
+	tl_acc__diff(&now, &w->at_start, &d);
+	sum = w->late ? &row->when_late : &row->when_on_time;
+	for (int c = 0; c < TL_CAT_MAX; c++)
+		sum->ns[c] += d.ns[c];
+	if (w->late)
+		row->late_windows++;
+	else
+		row->on_time_windows++;
+}
+
+static int reason_source(struct builder *b, size_t s, char *err, size_t errlen)
+{
+	struct windows *w = &b->win[s];
+	const struct analysis *a = b->src[s].a;
+	struct reason_pass rp = { .b = b };
+	struct window **by_end = NULL;
+	struct tl_observer obs = { .ctx = &rp, .span = on_span };
+	struct pass *p = NULL;
+	struct pass_event ev;
+	size_t is = 0, ie = 0;
+	int e, n;
+
+	if (!w->n)
+		return 0;
+	qsort(w->v, w->n, sizeof(*w->v), cmp_start);
+	by_end = malloc(w->n * sizeof(*by_end));
+	rp.late_by_thread = malloc(w->n * sizeof(*rp.late_by_thread));
+	if (!by_end || !rp.late_by_thread) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < w->n; i++) {
+		by_end[i] = &w->v[i];
+		if (w->v[i].late)
+			rp.late_by_thread[rp.nlate++] = &w->v[i];
+	}
+	qsort(by_end, w->n, sizeof(*by_end), cmp_end);
+	qsort(rp.late_by_thread, rp.nlate, sizeof(*rp.late_by_thread), cmp_thread_start);
+	e = pass__reopen(a->pass, &p, err, errlen);
+	if (e)
+		goto out;
+	rp.tl = timeline__new(p, pass__recording(p));
+	if (!rp.tl || timeline__observe(rp.tl, &obs)) {
+		e = -ENOMEM;
+		goto out;
+	}
+	while ((n = pass__next(p, &ev)) > 0) {
+		while (is < w->n && w->v[is].start <= ev.start)
+			window_open(&rp, &w->v[is++]);
+		while (ie < w->n && by_end[ie]->end <= ev.start)
+			window_close(&rp, by_end[ie++]);
+		e = timeline__event(rp.tl, &ev);
+		if (e)
+			goto out;
+	}
+	if (n < 0) {
+		e = n;
+		snprintf(err, errlen, "%s", pass__error(p) ? pass__error(p) : strerror(-n));
+		goto out;
+	}
+	while (is < w->n)
+		window_open(&rp, &w->v[is++]);
+	while (ie < w->n)
+		window_close(&rp, by_end[ie++]);
+	e = timeline__finish(rp.tl);
+	/* the names of who had the CPU */
+	for (size_t i = 0; !e && i < b->r->nrows; i++) {
+		struct rank_row *row = &b->r->rows[i];
+
+		if (row->source != s)
+			continue;
+		for (size_t k = 0; k < row->nothers; k++) {
+			struct ranks_other *o = &row->others[k];
+			const struct tl_thread *t = timeline__thread_latest(rp.tl, o->pid, o->tid);
+
+			if (t) {
+				memcpy(o->comm, t->comm, sizeof(o->comm));
+				o->comm[sizeof(o->comm) - 1] = 0;
+			} else {
+				timeline__task_name(rp.tl, o->pid, o->tid, o->comm, o->process_comm);
+			}
+		}
+	}
+out:
+	timeline__free(rp.tl);
+	pass__free(p);
+	free(by_end);
+	free(rp.late_by_thread);
+	return e;
+}
+
+/* --- per rank: its recording's view ------------------------------------------------------- */
+
+static int cmp_u64(const void *x, const void *y)
+{
+	__u64 a = *(const __u64 *)x, b = *(const __u64 *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static void row_finish(struct builder *b, size_t i)
+{
+	struct rank_row *row = &b->r->rows[i];
+	const struct analysis *a = b->src[row->source].a;
+	struct u64s *l = &b->lateness[i];
+	const struct attr_thread *th;
+
+	if (l->n) {
+		qsort(l->v, l->n, sizeof(*l->v), cmp_u64);
+		row->lateness_p50_ns = l->v[(l->n - 1) / 2];
+		row->lateness_p99_ns = l->v[(l->n - 1) * 99 / 100];
+	}
+	for (size_t k = 0; k < ISR_NCCL_FN_MAX; k++)
+		row->bytes += nccl_calls__proc(&a->nccl, row->pid)->bytes[k];
+	for (size_t k = 0; a->ex && k < attribution__device_count(a->ex->attr); k++) {
+		const struct attr_device *d = attribution__device_at(a->ex->attr, k);
+
+		if (d->pid == row->pid) {
+			row->gpu_busy_ns += d->busy_ns;
+			row->gpu_observed_ns += d->observed_ns;
+		}
+	}
+	th = a->ex ? attribution__thread(a->ex->attr, row->pid, row->tid) : NULL;
+	if (th)
+		row->sync_ns = th->window.ns[TL_SYNC];
+	for (size_t k = 0; a->ex && k < a->ex->findings.n; k++) {
+		const struct finding *f = &a->ex->findings.v[k];
+
+		if (f->pid == row->pid && strcmp(f->rule, "nccl_straggler")) {
+			row->top_rule = f->rule;
+			row->top_cost_s = f->cost_s;
+			break;
+		}
+	}
+}
+
+/* --- the finding -------------------------------------------------------------------------- */
+
+static double share(const struct tl_acc *a, enum tl_cat c)
+{
+	__u64 t = tl_acc__total(a);
+
+	return t ? (double)a->ns[c] / (double)t : 0;
+}
+
+/* The category the straggler's late windows had most more of than the
+ * others' windows, in share of the window. */
+static enum tl_cat reason_of(const struct rank_row *row, const struct tl_acc *others)
+{
+	enum tl_cat best = TL_RUNNING;
+	double best_d = -1;
+
+	for (int c = 0; c < TL_CAT_MAX; c++) {
+		double d = share(&row->when_late, (enum tl_cat)c) - share(others, (enum tl_cat)c);
+
+		if (c != TL_UNKNOWN && d > best_d) {
+			best_d = d;
+			best = (enum tl_cat)c;
+		}
+	}
+	return best;
+}
+
+static int straggler_finding(struct builder *b, struct findings *out)
+{
+	struct ranks *r = b->r;
+	struct rank_row *row = NULL;
+	struct tl_acc others = { { 0 } };
+	__u64 all_collectives = 0, late_total = 0;
+	struct finding *f;
+	enum tl_cat cat;
+	json_t *ev, *reason, *list;
+	double job_s;
+
+	for (size_t i = 0; i < r->nrows; i++)
+		if (!row || r->rows[i].late_ns > row->late_ns)
+			row = &r->rows[i];
+	for (size_t i = 0; i < r->ncomms; i++) {
+		all_collectives += r->comms[i].collectives;
+		late_total += r->comms[i].late;
+	}
+	if (!row || row->waited_ns < NCCL_STRAGGLER_MIN_NS || !row->late)
+		return 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		if (&r->rows[i] != row)
+			for (int c = 0; c < TL_CAT_MAX; c++)
+				others.ns[c] += r->rows[i].when_on_time.ns[c];
+	cat = reason_of(row, &others);
+	job_s = row->late_ns / 1e9;
+	f = findings__add(out, "nccl_straggler", row->late * 2 >= late_total && row->late * 10 >= row->collectives ?
+			  SEV_CRITICAL : SEV_WARNING, job_s, row->pid, row->tid);
+	if (!f)
+		return -ENOMEM;
+	finding__say(f, "Rank %d (pid %u) arrived last at %llu of its %llu collectives, late by %.0f ms or more at "
+		     "%llu of them: the first rank waited %.3f s for it in total, the other ranks %.3f s together.",
+		     row->rank, row->pid, (unsigned long long)row->last, (unsigned long long)row->collectives,
+		     NCCL_LATE_NS / 1e6, (unsigned long long)row->late, job_s, row->waited_ns / 1e9);
+	if (row->late_windows) {
+		finding__say(f, " Before those late arrivals (from the first rank's arrival to its own) its calling "
+			     "thread (tid %u) was %s %.0f%% of the time", row->tid,
+			     cause_label(cause_of_category(cat)), 100 * share(&row->when_late, cat));
+		if (cat == TL_RUNQUEUE && row->nothers) {
+			const struct ranks_other *o = &row->others[0];
+
+			finding__say(f, " (pid %u `%s` had its CPU for %.3f s)", o->pid,
+				     o->process_comm[0] ? o->process_comm : o->comm[0] ? o->comm : "?", o->ns / 1e9);
+		}
+		finding__say(f, "; the other ranks' calling threads, over as long before their own arrivals: %.0f%%.",
+			     100 * share(&others, cat));
+	}
+	switch (cat) {
+	case TL_RUNQUEUE:
+		finding__suggest(f, "Give rank %d's calling thread a CPU of its own: move what competes with it "
+				 "(the tasks named) elsewhere, or pin the ranks to separate cores (taskset, "
+				 "the launcher's --cpu-bind).", row->rank);
+		break;
+	case TL_BLOCKED:
+	case TL_IO:
+		finding__suggest(f, "Rank %d's calling thread sleeps or waits before its collectives where the others "
+				 "do not: look at what it waits for there (data loading, I/O, a lock, a sleep) in its "
+				 "timeline.", row->rank);
+		break;
+	default:
+		finding__suggest(f, "Rank %d has more host work before its collectives than the others: balance the "
+				 "work between ranks or look at its own findings.", row->rank);
+		break;
+	}
+	ev = f->evidence;
+	ev_set(ev, "rank", json_integer(row->rank));
+	ev_set(ev, "recording", json_string(b->src[row->source].name ? b->src[row->source].name : ""));
+	ev_set(ev, "collectives", ev_u64(row->collectives));
+	ev_set(ev, "last_arrivals", ev_u64(row->last));
+	ev_set(ev, "late_arrivals", ev_u64(row->late));
+	ev_set(ev, "late_threshold_s", ev_seconds(NCCL_LATE_NS));
+	ev_set(ev, "first_rank_wait_s", ev_seconds(row->late_ns));
+	ev_set(ev, "others_wait_s", ev_seconds(row->waited_ns));
+	ev_set(ev, "all_collectives", ev_u64(all_collectives));
+	reason = json_object();
+	ev_set(reason, "category", json_string(tl_cat_name(cat)));
+	ev_set(reason, "cause", json_string(cause_name(cause_of_category(cat))));
+	ev_set(reason, "share", json_real(share(&row->when_late, cat)));
+	ev_set(reason, "others_share", json_real(share(&others, cat)));
+	ev_set(reason, "windows", ev_u64(row->late_windows));
+	ev_set(reason, "window_s", ev_seconds(tl_acc__total(&row->when_late)));
+	list = json_array();
+	for (size_t k = 0; k < row->nothers; k++) {
+		json_t *o = json_object();
+
+		ev_set(o, "pid", json_integer(row->others[k].pid));
+		ev_set(o, "tid", json_integer(row->others[k].tid));
+		ev_set(o, "comm", json_string(row->others[k].comm));
+		ev_set(o, "process_comm", json_string(row->others[k].process_comm));
+		ev_set(o, "seconds", ev_seconds(row->others[k].ns));
+		json_array_append_new(list, o);
+	}
+	ev_set(reason, "cpu_taken_by", list);
+	ev_set(ev, "reason", reason);
+	return 0;
+}
+
+static int cmp_others(const void *x, const void *y)
+{
+	const struct ranks_other *a = x, *b = y;
+
+	return a->ns > b->ns ? -1 : a->ns < b->ns;
+}
+
+static int cmp_rows(const void *x, const void *y)
+{
+	const struct rank_row *a = x, *b = y;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->source != b->source)
+		return a->source < b->source ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+int ranks__compute(const struct ranks_source *src, size_t n, struct findings *out, struct ranks **res, char *err,
+		   size_t errlen)
+{
+	struct builder b = { .src = src, .nsrc = n };
+	struct ranks *r = calloc(1, sizeof(*r));
+	int e = -ENOMEM;
+
+	*res = NULL;
+	snprintf(err, errlen, "out of memory");
+	if (!r)
+		return -ENOMEM;
+	b.r = r;
+	r->nsources = n;
+	r->clocks = calloc(n ? n : 1, sizeof(*r->clocks));
+	r->names = calloc(n ? n : 1, sizeof(*r->names));
+	b.win = calloc(n ? n : 1, sizeof(*b.win));
+	if (!r->clocks || !r->names || !b.win)
+		goto out;
+	for (size_t s = 0; s < n; s++) {
+		r->names[s] = src[s].name;
+		ranks__clock(src[s].a->r, &r->clocks[s]);
+		if (n > 1 && !r->clocks[s].pairs)
+			r->unaligned = true;
+	}
+	if (n > 1) {
+		__u64 u1 = 0, u2 = 0;
+
+		for (size_t s = 0; s < n; s++) {
+			__u64 u = r->clocks[s].uncertainty_ns;
+
+			if (u > u1) {
+				u2 = u1;
+				u1 = u;
+			} else if (u > u2) {
+				u2 = u;
+			}
+		}
+		r->uncertainty_ns = u1 + u2;
+	}
+	e = add_rows(&b);
+	e = e ?: add_groups(&b);
+	if (e)
+		goto out;
+	r->comms = calloc(b.ngroups ? b.ngroups : 1, sizeof(*r->comms));
+	if (!r->comms) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (size_t g = 0; g < b.ngroups && !e; g++)
+		e = match_group(&b, &b.groups[g]);
+	if (e)
+		goto out;
+	if (r->nrows < 2 || !r->ncomms) {
+		e = 0;
+		goto out;
+	}
+	for (size_t s = 0; s < n && !e; s++)
+		e = reason_source(&b, s, err, errlen);
+	if (e)
+		goto out;
+	for (size_t i = 0; i < r->nrows; i++) {
+		row_finish(&b, i);
+		qsort(r->rows[i].others, r->rows[i].nothers, sizeof(r->rows[i].others[0]), cmp_others);
+	}
+	e = straggler_finding(&b, out);
+	if (e)
+		goto out;
+	qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_rows);
+	*res = r;
+	r = NULL;
+out:
+	for (size_t g = 0; g < b.ngroups; g++) {
+		for (size_t i = 0; i < b.groups[g].nm; i++)
+			free(b.groups[g].m[i].idx);
+		free(b.groups[g].m);
+	}
+	free(b.groups);
+	for (size_t i = 0; i < b.nlateness; i++)
+		free(b.lateness[i].v);
+	free(b.lateness);
+	for (size_t s = 0; b.win && s < n; s++)
+		free(b.win[s].v);
+	free(b.win);
+	ranks__free(r);
+	return e;
+}
+
+void ranks__free(struct ranks *r)
+{
+	if (!r)
+		return;
+	free(r->rows);
+	free(r->comms);
+	free(r->clocks);
+	free(r->names);
+	free(r);
+}

@@ -1,0 +1,80 @@
+#!/bin/bash
+# NCCL ranks side by side on a host with two GPUs, from the repository root,
+# with a prebuilt static build/inferscope-bpf:
+#   tests/gpu/nccl.sh OUTDIR
+# torch.distributed, NCCL backend, two ranks (tests/gpu/nccl_job.py), rank 1's
+# calling thread pinned to a CPU where a busy process (nccl_hog) runs.
+# 1. One recording of both ranks (the launcher script followed into its
+#    children): ncclAllReduce counted exactly per rank (NCCL_ITERS + 1, the
+#    warm-up included), both ranks named from their communicator, rank 1 the
+#    straggler, its reason waiting for a CPU, nccl_hog among those that had it.
+# 2. The cost per NCCL call: the job without the busy process, untraced and
+#    traced (wall time, two rounds).
+# (Several recordings analysed together, `analyze r0.isr r1.isr`, is not
+# implemented yet.) Prints PASS/FAIL lines and "nccl.sh: all passed" on
+# success. About 3 minutes.
+set -u
+OUT=${1:?usage: nccl.sh OUTDIR}
+PY=${PY:-/opt/torch/.venv/bin/python3}
+T=build/inferscope-bpf
+ITERS=${NCCL_ITERS:-200}
+export NCCL_ITERS=$ITERS
+mkdir -p "$OUT"
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+fail=0
+# shellcheck source=tests/gpu/common.sh
+. "$(dirname "$0")/common.sh"
+[ -x "$T" ] || { echo "FAIL build/inferscope-bpf missing"; exit 1; }
+[ "$($PY -c 'import torch; print(torch.cuda.device_count())')" -ge 2 ] || { echo "FAIL needs two GPUs"; exit 1; }
+HOG_CPU=$(( $(nproc) - 1 ))
+
+# the job: both ranks, rank 1 pinned to HOG_CPU
+cat > "$OUT/launch.sh" <<EOS
+#!/bin/bash
+export MASTER_ADDR=127.0.0.1 MASTER_PORT=\$((29500 + RANDOM % 1000)) WORLD_SIZE=2
+RANK=0 LOCAL_RANK=0 $PY $(pwd)/tests/gpu/nccl_job.py -1 &
+RANK=1 LOCAL_RANK=1 $PY $(pwd)/tests/gpu/nccl_job.py $HOG_CPU &
+wait
+EOS
+chmod +x "$OUT/launch.sh"
+start_hog() {
+	taskset -c "$HOG_CPU" $PY -c "import ctypes
+ctypes.CDLL(None).prctl(15, b'nccl_hog', 0, 0, 0)
+while True:
+    pass" &
+	HOG=$!
+}
+stop_hog() { kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null; }
+now() { $PY -c 'import time; print(time.monotonic())'; }
+# the wheel's libnccl, probed by path in every rank from its start
+NCCL_LIB=$($PY -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
+NCCL_OPT=()
+[ -n "$NCCL_LIB" ] && [ -e "$NCCL_LIB" ] && NCCL_OPT=(--nccl-lib "$NCCL_LIB")
+echo "libnccl: ${NCCL_LIB:-not found in the wheel (found in the maps of the ranks at the rescan)}"
+
+# 1. one recording, the launcher followed into both ranks
+start_hog
+$T record -o "$OUT/job.isr" "${NCCL_OPT[@]}" -- "$OUT/launch.sh" > "$OUT/job.out" 2> "$OUT/job.err"
+echo "job: tracer exit $?"
+stop_hog
+$T analyze "$OUT/job.isr" --format json -o "$OUT/job.json" && $T analyze "$OUT/job.isr" > "$OUT/job.md"
+j=$OUT/job.json
+for r in 0 1; do
+	check "rank $r ncclAllReduce" "$(get "$j" "[x['calls'].get('ncclAllReduce', 0) for x in d['ranks'] if x['rank'] == $r]")" "[$((ITERS + 1))]"
+	check "rank $r named from" "$(get "$j" "[x['rank_from'] for x in d['ranks'] if x['rank'] == $r]")" "['communicator']"
+done
+S="[f['evidence'] for f in d['findings'] if f['rule'] == 'nccl_straggler']"
+check "straggler" "$(get "$j" "[e['rank'] for e in $S]")" "[1]"
+check "reason" "$(get "$j" "[e['reason']['category'] for e in $S]")" "['runqueue']"
+check "busy process named" "$(get "$j" "any(t['comm'] == 'nccl_hog' for e in $S for t in e['reason']['cpu_taken_by'])")" True
+get "$j" "[(e['late_arrivals'], e['collectives'], e['first_rank_wait_s'], e['reason']) for e in $S]"
+
+# 2. cost per NCCL call: untraced and traced, without the busy process
+for round in 1 2; do
+	s=$(now); "$OUT/launch.sh" > /dev/null 2>&1; u=$($PY -c "print($(now) - $s)")
+	s=$(now); $T record -q -o "$OUT/cost.isr" "${NCCL_OPT[@]}" -- "$OUT/launch.sh" > /dev/null 2>&1
+	t=$($PY -c "print($(now) - $s)")
+	echo "cost round $round: untraced $u s, traced $t s, $(( 2 * (ITERS + 1) )) all-reduces"
+done
+[ $fail = 0 ] && echo "nccl.sh: all passed"
+exit $fail

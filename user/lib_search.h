@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Where a command about to be launched would find a shared library by its
+ * soname, as the dynamic loader looks: LD_LIBRARY_PATH, the executable's
+ * RUNPATH (or RPATH, $ORIGIN expanded), /etc/ld.so.cache, then the
+ * standard directories given. Shared by the families that probe a library
+ * before the command loads it (user/cuda_libs.c, user/nccl_libs.c).
+ */
+#ifndef INFERSCOPE_LIB_SEARCH_H
+#define INFERSCOPE_LIB_SEARCH_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Called for each existing file, in the loader's order (a file may come
+ * more than once: the caller deduplicates). */
+typedef void (*lib_search_fn)(void *ctx, const char *path);
+
+/* Every soname file a command would find: exe is argv[0] (searched in PATH
+ * when it has no slash), or NULL for any process (no RUNPATH then);
+ * std_dirs a ':'-separated list. A /etc/ld.so.cache this version cannot
+ * read is said on note (may be NULL). */
+void lib_search__candidates(const char *soname, const char *exe, const char *std_dirs, lib_search_fn found,
+			    void *ctx, FILE *note);
+
+/* The executable the kernel will run for argv[0]: as given when it has a
+ * slash, else the first executable match in PATH; resolved (realpath)
+ * when resolve, else as found. 0 or -errno. */
+int lib_search__exe(const char *exe, bool resolve, char out[4096]);
+
+#endif
