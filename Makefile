@@ -13,6 +13,9 @@
 #   make fuzz     the recording fuzzer (libFuzzer, ASan+UBSan) for FUZZ_SECONDS
 #                 (default 300; make test runs it 60 s: tests/fuzz/run.sh)
 #   make docs     regenerate the generated parts of docs/
+#   make install  the binary, the CUPTI bridge, the systemd unit, a default
+#                 configuration, the man page and bash completion
+#                 (PREFIX=/usr/local, DESTDIR=, SYSCONFDIR=/etc)
 #   V=1           show full commands
 
 OUT      := build
@@ -43,8 +46,13 @@ BINDEP    = -MMD -MP -MT $@ -MF $(OUT)/deps/$(subst /,_,$@).d
 SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 # The release binary carries everything it needs: the GPU hosts have no libbpf.
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lm
-DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lm
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lyaml -lm
+DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lyaml -lm -lsystemd
+# libsystemd (sd_notify, user/notify.c) has no static library on Debian: the
+# static release binary is built without it, the sanitized build and the
+# installed one (build/dyn/inferscope-bpf, linked against the distribution's
+# libraries) with it.
+SYSTEMD_DEFS := -DHAVE_LIBSYSTEMD
 
 # --- the parts and what each may include -------------------------------------
 # Each part is compiled with the include folders it may use and no others,
@@ -128,7 +136,8 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick bench-analysis fuzz
+.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick bench-analysis fuzz \
+	install
 
 BRIDGE     := $(OUT)/libinferscope_cupti.so
 
@@ -161,6 +170,8 @@ $(OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(INC) $(DEFS) $(DEPFLAGS) -c $< -o $@
+
+$(ASAN_OUT)/obj/user/notify.o: DEFS += $(SYSTEMD_DEFS)
 
 $(ASAN_OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -204,6 +215,21 @@ $(LOADER_OBJS) $(ASAN_LOADER_OBJS) $(MAIN_OBJ) $(ASAN_MAIN_OBJ): | $(BPF_SKELS)
 $(OUT)/inferscope-bpf: $(MAIN_OBJ) $(CORE_OBJS) $(LOADER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static $(CFLAGS) $^ $(STATIC_LIBS) -o $@
+
+# The installed binary: the release objects linked against the
+# distribution's libraries, libsystemd's sd_notify among them (the unit is
+# Type=notify). Built on the host it is installed on.
+DYN_OUT := $(OUT)/dyn
+
+$(DYN_OUT)/notify.o: user/notify.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(USER_INC) $(DEFS) $(SYSTEMD_DEFS) $(DEPFLAGS) -c $< -o $@
+
+$(DYN_OUT)/inferscope-bpf: $(MAIN_OBJ) $(filter-out $(OUT)/obj/user/notify.o,$(CORE_OBJS)) $(LOADER_OBJS) \
+		$(DYN_OUT)/notify.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(DYN_LIBS) -o $@
 
 $(ASAN_OUT)/inferscope-bpf: $(ASAN_MAIN_OBJ) $(ASAN_CORE_OBJS) $(ASAN_LOADER_OBJS)
 	$(call msg,LINK-SAN,$@)
@@ -302,7 +328,7 @@ $(STANDIN_LIB): $(STANDIN_DIR)/push.o $(STANDIN_DIR)/endbr.o $(STANDIN_DIR)/step
 	$(Q)$(CLANG) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,defs $^ -o $@
 
 # Linked against the stand-in, found through RUNPATH $ORIGIN/../standin.
-$(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate: $(OUT)/tests/workloads/%: tests/workloads/%.c \
+$(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate $(OUT)/tests/workloads/cuda_steady: $(OUT)/tests/workloads/%: tests/workloads/%.c \
 		$(STANDIN_LIB) $(STANDIN_HDRS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -420,7 +446,7 @@ boundaries:
 		{ echo "an include across parts must go through the part's include folders (Makefile: *_INC)" >&2; \
 		  exit 1; }
 
-test-build: boundaries $(OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
+test-build: boundaries $(OUT)/inferscope-bpf $(DYN_OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
 	$(EXAMPLES) $(FORMAT_TABLES) $(SYNTH_REC) $(PEAK_RSS) $(FUZZ_BIN) $(MAKE_CORPUS)
 
 test: deps
@@ -468,6 +494,34 @@ $(OUT)/kci-init: scripts/kci-init.c
 # events and on the files of issue 19 (tests/bench/analysis.sh).
 bench-analysis: $(OUT)/inferscope-bpf $(SYNTH_REC) $(PEAK_RSS)
 	$(Q)sh tests/bench/analysis.sh
+
+# --- install -----------------------------------------------------------------
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+SBINDIR    ?= $(PREFIX)/sbin
+LIBDIR     ?= $(PREFIX)/lib/inferscope-bpf
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+
+# An existing configuration is never overwritten.
+install: $(DYN_OUT)/inferscope-bpf $(BRIDGE)
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf
+	$(Q)install -m 0755 $(DYN_OUT)/inferscope-bpf $(DESTDIR)$(SBINDIR)/inferscope-bpf
+	$(Q)install -m 0644 $(BRIDGE) $(DESTDIR)$(LIBDIR)/libinferscope_cupti.so
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' dist/inferscope-bpf.service.in \
+		> $(DESTDIR)$(UNITDIR)/inferscope-bpf.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/inferscope-bpf.service
+	$(Q)install -m 0644 dist/man/man8/inferscope-bpf.8 $(DESTDIR)$(MANDIR)/man8/inferscope-bpf.8
+	$(Q)install -m 0644 dist/inferscope-bpf.bash $(DESTDIR)$(BASHCOMPDIR)/inferscope-bpf
+	$(Q)if [ -e $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf/config.yaml ]; then \
+		echo "install: keeping $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf/config.yaml"; \
+	else \
+		sed -e 's|^  # cupti_bridge: .*|  cupti_bridge: $(LIBDIR)/libinferscope_cupti.so|' dist/config.yaml \
+			> $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf/config.yaml && \
+		chmod 0644 $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf/config.yaml; \
+	fi
 
 docs: $(FORMAT_TABLES)
 	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES)

@@ -9,6 +9,7 @@
 #ifndef INFERSCOPE_CONFIG_H
 #define INFERSCOPE_CONFIG_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
@@ -101,6 +102,14 @@ struct record_config {
 		struct flight_triggers trig;	/* --trigger: the live checks */
 	} flight;
 	const struct record_live *live;	/* NULL, or what sees the events live (top) */
+	struct {			/* a caller that runs recordings one after another (the daemon) */
+		/* NULL: SIGINT, SIGTERM and SIGHUP stop the recording (the
+		 * recorder handles them). Otherwise the caller handles signals
+		 * and the recording stops once *stop is non-zero. */
+		volatile sig_atomic_t *stop;
+		void (*tick)(void *ctx);	/* called between the set-up's steps, then once a second */
+		void *ctx;
+	} control;
 	bool verbose;			/* -v */
 	bool quiet;			/* -q: no status line or banners */
 };

@@ -283,7 +283,7 @@ static void mapping_add(struct cuda_mapping *out, size_t max, size_t *n, const s
 	(*n)++;
 }
 
-static bool is_libcuda(const char *path)
+bool cuda_libs__is_libcuda(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
@@ -304,7 +304,7 @@ int cuda_libs__mapped(struct cuda_libs *c, __u32 pid, struct cuda_mapping *out, 
 		const struct cuda_lib *lib;
 		const char *file = m.path;
 
-		if (!proc_map__is_file(&m) || !is_libcuda(file))
+		if (!proc_map__is_file(&m) || !cuda_libs__is_libcuda(file))
 			continue;
 		if (strstr(file, " (deleted)")) {
 			if (warn)

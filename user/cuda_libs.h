@@ -74,6 +74,8 @@ const struct cuda_lib *cuda_libs__resolve(struct cuda_libs *c, const char *path,
 int cuda_libs__resolve_paths(struct cuda_libs *c, const char *const *paths, size_t n, struct cuda_mapping *out,
 			     size_t max, FILE *warn);
 
+/* Whether path names a libcuda (its file name begins with libcuda.so). */
+bool cuda_libs__is_libcuda(const char *path);
 /* The libcuda files pid maps now (deduplicated), resolved: how many were
  * stored in out (at most max), or -errno when its maps cannot be read
  * (-ESRCH: it is gone). A mapped file that cannot be resolved is reported

@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include "accounts.h"
 #include "config.h"
+#include "daemon.h"
+#include "settings.h"
 #include "recorder.h"
 #include "analyze.h"
 #include "bench.h"
@@ -61,20 +63,102 @@ enum {
 	OPT_FLIGHT,
 	OPT_FLIGHT_MEMORY,
 	OPT_TRIGGER,
+	OPT_CONFIG,
+	OPT_JSON,
+	OPT_STATE_DIR,
+	OPT_TEXTFILE_DIR,
+	OPT_INTERVAL,
+	OPT_WINDOW,
+	OPT_ONCE,
+	OPT_KEEP_SEVERITY,
+	OPT_KEEP_LAST,
+	OPT_MAX_SIZE,
+	OPT_MAX_AGE,
+	OPT_MATCH,
+	OPT_NO_CUDA_PROCESSES,
 };
 
-/* The command line: the recording's configuration, and what the CLI itself
- * does with it. */
+#define MAX_CLI_SETTINGS 128
+
+/* A setting given on the command line, applied over the file and the
+ * environment once they are read (settings.h). */
+struct cli_setting {
+	const char *key, *value, *option;
+};
+
+/* The command line: the settings it gives, the targets of a recording, and
+ * what the CLI itself does with them. */
 struct cli {
-	const char *cmd_name;	/* "", "record", "analyze" or "diff" */
+	const char *cmd_name;	/* "", "record", "analyze", "diff", "daemon" or "config" */
 	bool flight_option;	/* --flight-memory or --trigger given */
-	const char *input;	/* analyze FILE, diff BASE */
+	const char *input;	/* analyze FILE, diff BASE, config show */
 	const char *input2;	/* diff NEW */
 	const char *output;	/* -o: the recording (record, -p/--), the report (analyze) */
-	enum report_format format;
+	const char *config_path; /* --config */
+	bool json;		/* config show --json */
 	bool list_probes;
-	struct record_config rec;	/* rec.output.share: who may read every output (--group) */
+	/* What only the command line says: the targets, who runs the command,
+	 * who may read the outputs (rec.output.share, --group), -v, -q. The
+	 * rest comes from the settings. */
+	struct record_config rec;
+	struct cli_setting sets[MAX_CLI_SETTINGS];
+	size_t nsets;
+	struct settings *scratch; /* checks each option's value as it is parsed */
 };
+
+/* A bad value is a usage error at once (exit 64, as argp's), with the
+ * option's name and the setting's reason. */
+static error_t cli_set(struct cli *cli, struct argp_state *state, const char *key, const char *value,
+		       const char *option)
+{
+	char why[1024];
+
+	if (!cli->scratch)
+		cli->scratch = settings__new();
+	if (!cli->scratch) {
+		argp_failure(state, 1, ENOMEM, "parsing %s", option);
+		return ENOMEM;
+	}
+	if (settings__set(cli->scratch, key, value, SRC_OPTION, option, why, sizeof(why))) {
+		argp_error(state, "%s: %s", option, why);
+		return EINVAL;
+	}
+	if (cli->nsets == MAX_CLI_SETTINGS) {
+		argp_error(state, "too many options");
+		return EINVAL;
+	}
+	cli->sets[cli->nsets++] = (struct cli_setting){ key, value, option };
+	return 0;
+}
+
+/* The configuration: defaults < file < environment < command line. NULL
+ * with why in err. */
+static struct settings *load_settings(void *ctx, char *err, size_t errlen)
+{
+	const struct cli *cli = ctx;
+	struct settings *s = settings__new();
+	char why[1024];
+	int e;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	e = settings__load_file(s, cli->config_path, err, errlen);
+	e = e ?: settings__load_env(s, NULL, err, errlen);
+	for (size_t i = 0; !e && i < cli->nsets; i++) {
+		e = settings__set(s, cli->sets[i].key, cli->sets[i].value, SRC_OPTION, cli->sets[i].option, why,
+				  sizeof(why));
+		if (e)
+			snprintf(err, errlen, "%s: %s", cli->sets[i].option, why);
+	}
+	e = e ?: settings__check(s, err, errlen);
+	if (e) {
+		settings__free(s);
+		return NULL;
+	}
+	return s;
+}
 
 static bool pid_listed(const struct record_config *rec, __u32 pid)
 {
@@ -141,53 +225,27 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case 'q':
 		rec->quiet = true;
 		return 0;
-	case OPT_RINGBUF: {
-		unsigned long long v;
-
-		errno = 0;
-		v = strtoull(arg, &end, 10);
-		/* The kernel counts a ring buffer's bytes in 32 bits. */
-		if (errno || end == arg || *end || v == 0 || v > MAX_RINGBUF_MIB || (v & (v - 1)))
-			argp_error(state, "--ringbuf-size: '%s' is not a power of two between 1 and %d (MiB)", arg,
-				   MAX_RINGBUF_MIB);
-		rec->tracer.ringbuf_bytes = (size_t)v << 20;
-		return 0;
-	}
+	case OPT_RINGBUF:
+		return cli_set(cli, state, "record.ringbuf_mib", arg, "--ringbuf-size");
 	case OPT_NO_FOLLOW:
-		rec->targets.follow_children = false;
-		return 0;
+		return cli_set(cli, state, "record.follow", "false", "--no-follow");
 	case OPT_NO_FAULTS:
-		rec->kernel.page_faults = false;
-		return 0;
+		return cli_set(cli, state, "record.page_faults", "false", "--no-faults");
 	case OPT_NO_CUDA:
-		rec->cuda.enabled = false;
-		return 0;
+		return cli_set(cli, state, "record.cuda", "false", "--no-cuda");
 	case OPT_GIL:
-		rec->python.gil = true;
-		return 0;
+		return cli_set(cli, state, "record.gil", "true", "--gil");
 	case OPT_NO_NVTX:
 		rec->nvtx.enabled = false;
 		return 0;
 	case OPT_NO_GIL_WAITS:
-		rec->python.gil_waits = false;
-		return 0;
+		return cli_set(cli, state, "record.gil_waits", "false", "--no-gil-waits");
 	case OPT_BUDGET:
-		if (!strcmp(arg, "off")) {
-			rec->tracer.budget_pct = 0;
-			return 0;
-		}
-		errno = 0;
-		rec->tracer.budget_pct = strtod(arg, &end);
-		if (errno || end == arg || *end || !(rec->tracer.budget_pct > 0) || rec->tracer.budget_pct > 100)
-			argp_error(state, "--budget: '%s' is not a percentage in (0, 100] or 'off'", arg);
-		return 0;
+		return cli_set(cli, state, "record.budget", arg, "--budget");
 	case OPT_LEGACY_UPROBES:
-		rec->tracer.legacy_uprobes = true;
-		return 0;
+		return cli_set(cli, state, "record.legacy_uprobes", "true", "--legacy-uprobes");
 	case OPT_GPU:
-		rec->gpu.load_bridge = true;
-		rec->gpu.all = true;
-		return 0;
+		return cli_set(cli, state, "record.gpu", "true", "--gpu");
 	case OPT_GPU_WINDOWS:
 		rec->gpu.load_bridge = true;
 		rec->gpu.windows = true;
@@ -203,54 +261,28 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return 0;
 	}
 	case OPT_NO_INJECT:
-		rec->gpu.inject = false;
-		return 0;
+		return cli_set(cli, state, "record.inject", "false", "--no-inject");
 	case OPT_NO_CUPTI:
-		rec->gpu.cupti = false;
-		return 0;
+		return cli_set(cli, state, "record.cupti", "false", "--no-cupti");
 	case OPT_CUPTI_BRIDGE:
-		rec->gpu.bridge_path = arg;
-		return 0;
-	case OPT_PY_STACKS: {
-		unsigned long v = DEFAULT_PY_STACKS_HZ;
-
-		errno = 0;
-		if (arg)
-			v = strtoul(arg, &end, 10);
-		if (arg && (errno || end == arg || *end || v < 1 || v > 10000))
-			argp_error(state, "--py-stacks: '%s' is not a rate from 1 to 10000 (samples per second)", arg);
-		rec->python.stacks_hz = (unsigned int)v;
-		return 0;
-	}
+		return cli_set(cli, state, "record.cupti_bridge", arg, "--cupti-bridge");
+	case OPT_PY_STACKS:
+		if (arg && !strcmp(arg, "0"))
+			argp_error(state, "--py-stacks: '0' is not a rate from 1 to 10000 (--no-py-stacks turns them off)");
+		return cli_set(cli, state, "record.py_stacks_hz", arg ? arg : "99", "--py-stacks");
 	case OPT_NO_PY_STACKS:
-		rec->python.stacks_hz = 0;
-		return 0;
-	case OPT_PY_LAUNCH_EVERY: {
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(arg, &end, 10);
-		if (errno || end == arg || *end || v > 1000000)
-			argp_error(state, "--py-launch-every: '%s' is not a count from 0 (never) to 1000000", arg);
-		rec->python.launch_every = (unsigned int)v;
-		return 0;
-	}
+		return cli_set(cli, state, "record.py_stacks_hz", "0", "--no-py-stacks");
+	case OPT_PY_LAUNCH_EVERY:
+		return cli_set(cli, state, "record.py_launch_every", arg, "--py-launch-every");
 	case OPT_LIST_PROBES:
 		cli->list_probes = true;
 		return 0;
 	case OPT_CUDA_LIB:
-		if (rec->cuda.lib_count == CONFIG_MAX_CUDA_LIBS)
-			argp_error(state, "--cuda-lib: at most %d libraries", CONFIG_MAX_CUDA_LIBS);
-		rec->cuda.libs[rec->cuda.lib_count++] = arg;
-		return 0;
+		return cli_set(cli, state, "record.cuda_libs", arg, "--cuda-lib");
 	case OPT_NO_NCCL:
-		rec->nccl.enabled = false;
-		return 0;
+		return cli_set(cli, state, "record.nccl", "false", "--no-nccl");
 	case OPT_NCCL_LIB:
-		if (rec->nccl.lib_count == CONFIG_MAX_CUDA_LIBS)
-			argp_error(state, "--nccl-lib: at most %d libraries", CONFIG_MAX_CUDA_LIBS);
-		rec->nccl.libs[rec->nccl.lib_count++] = arg;
-		return 0;
+		return cli_set(cli, state, "record.nccl_libs", arg, "--nccl-lib");
 	case OPT_READY_FILE:
 		rec->output.ready_file = arg;
 		return 0;
@@ -301,31 +333,43 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--trigger: '%s' is not one of sync=MS, gpu-idle=MS, drops=N or none", arg);
 		cli->flight_option = true;
 		return 0;
-	case OPT_ZSTD_LEVEL: {
-		long v;
-
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || v < 0 || v > 19)
-			argp_error(state, "--compress-level: '%s' is not a level from 0 (none) to 19", arg);
-		rec->output.zstd_level = (int)v;
-		return 0;
-	}
+	case OPT_ZSTD_LEVEL:
+		return cli_set(cli, state, "record.compress_level", arg, "--compress-level");
 	case OPT_FORMAT:
-		if (strcmp(arg, "md") == 0 || strcmp(arg, "markdown") == 0)
-			cli->format = REPORT_MD;
-		else if (strcmp(arg, "json") == 0)
-			cli->format = REPORT_JSON;
-		else if (strcmp(arg, "html") == 0)
-			cli->format = REPORT_HTML;
-		else if (strcmp(arg, "perfetto") == 0 && strcmp(cli->cmd_name, "diff") != 0)
-			cli->format = REPORT_PERFETTO;
-		else
-			argp_error(state, "--format: '%s' is not one of %s", arg,
-				   strcmp(cli->cmd_name, "diff") ? "md, json, html, perfetto" : "md, json, html");
+		if (strcmp(cli->cmd_name, "diff") == 0 && strcmp(arg, "perfetto") == 0)
+			argp_error(state, "--format: '%s' is not one of md, json, html", arg);
+		return cli_set(cli, state, "analyze.format", arg, "--format");
+	case OPT_CONFIG:
+		cli->config_path = arg;
 		return 0;
+	case OPT_JSON:
+		cli->json = true;
+		return 0;
+	case OPT_STATE_DIR:
+		return cli_set(cli, state, "daemon.state_dir", arg, "--state-dir");
+	case OPT_TEXTFILE_DIR:
+		return cli_set(cli, state, "daemon.textfile_dir", arg, "--textfile-dir");
+	case OPT_INTERVAL:
+		return cli_set(cli, state, "daemon.interval", arg, "--interval");
+	case OPT_WINDOW:
+		return cli_set(cli, state, "daemon.window", arg, "--window");
+	case OPT_ONCE:
+		return cli_set(cli, state, "daemon.once", "true", "--once");
+	case OPT_KEEP_SEVERITY:
+		return cli_set(cli, state, "daemon.keep_severity", arg, "--keep-severity");
+	case OPT_KEEP_LAST:
+		return cli_set(cli, state, "daemon.keep_last", arg, "--keep-last");
+	case OPT_MAX_SIZE:
+		return cli_set(cli, state, "daemon.max_size", arg, "--max-size");
+	case OPT_MAX_AGE:
+		return cli_set(cli, state, "daemon.max_age", arg, "--max-age");
+	case OPT_MATCH:
+		return cli_set(cli, state, "daemon.match", arg, "--match");
+	case OPT_NO_CUDA_PROCESSES:
+		return cli_set(cli, state, "daemon.cuda_processes", "false", "--no-cuda-processes");
 	case ARGP_KEY_ARG:
-		if ((strcmp(cli->cmd_name, "analyze") == 0 || strcmp(cli->cmd_name, "diff") == 0) && !cli->input) {
+		if ((strcmp(cli->cmd_name, "analyze") == 0 || strcmp(cli->cmd_name, "diff") == 0 ||
+		     strcmp(cli->cmd_name, "config") == 0) && !cli->input) {
 			cli->input = arg;
 			return 0;
 		}
@@ -345,12 +389,12 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "group", OPT_GROUP, "GROUP", 0,                                                              \
 	  "Let GROUP read what is written (mode 0640; default: the owner only, 0600)", 0 }
 
-#define RECORD_OPTIONS                                                                              \
-	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes, their threads and their running descendants (--no-follow: only these)", 0 },   \
-	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the targets exit or on Ctrl-C)", 0 }, \
+/* Options that set a recording's settings (settings.h): also in the
+ * configuration file and the environment. */
+#define RECORD_SETTING_OPTIONS                                                                      \
 	{ "ringbuf-size", OPT_RINGBUF, "MIB", 0, "Event ring-buffer size, a power of two up to 2048 (default 32)", 0 }, \
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0, "Trace only the named processes: not their running descendants, nor the processes the targets start", 0 },   \
-	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults and direct reclaim", 0 },                         \
+	{ "no-faults", OPT_NO_FAULTS, NULL, 0, "Do not trace page faults and direct reclaim", 0 },       \
 	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not probe the CUDA driver API (libcuda)", 0 },           \
 	{ "no-nvtx", OPT_NO_NVTX, NULL, 0, "Do not probe NVTX ranges and marks (libnvToolsExt)", 0 },    \
 	{ "gil", OPT_GIL, NULL, 0, "Also measure Python GIL waits and holds exactly (3 probe hits per GIL release: PyTorch releases it on every op)", 0 }, \
@@ -373,6 +417,16 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "no-inject", OPT_NO_INJECT, NULL, 0, "Do not load the CUPTI bridge into -p processes started without it (ptrace + dlopen)", 0 }, \
 	{ "cupti-bridge", OPT_CUPTI_BRIDGE, "PATH", 0,                                                 \
 	  "The CUPTI bridge a launched command loads (default: " "libinferscope_cupti.so next to inferscope-bpf)", 0 }, \
+	{ "compress-level", OPT_ZSTD_LEVEL, "N", 0, "zstd level of the recording, 0 = none (default 1)", 0 }
+
+#define CONFIG_OPTION \
+	{ "config", OPT_CONFIG, "FILE", 0, "Read the configuration from FILE (default " SETTINGS_DEFAULT_FILE \
+	  ", when it exists; docs/daemon.md)", 0 }
+
+#define RECORD_OPTIONS                                                                              \
+	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes, their threads and their running descendants (--no-follow: only these)", 0 },   \
+	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds (default: when the targets exit or on Ctrl-C)", 0 }, \
+	RECORD_SETTING_OPTIONS,                                                                      \
 	{ "list-probes", OPT_LIST_PROBES, NULL, 0,                                                     \
 	  "Print the CUDA and Python GIL probe sites chosen in the targets and exit (starts nothing)", 0 }, \
 	{ "ready-file", OPT_READY_FILE, "FILE", 0, "Create FILE once the probes are live (for scripts)", 0 }, \
@@ -380,9 +434,27 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	  "Run the command as root even under sudo (default: as the user who ran sudo)", 0 },            \
 	{ "user", OPT_USER, "USER", 0, "Run the command as USER (a name, or UID:GID)", 0 },          \
 	GROUP_OPTION,                                                                                   \
-	{ "compress-level", OPT_ZSTD_LEVEL, "N", 0, "zstd level of the recording, 0 = none (default 1)", 0 }, \
 	{ "verbose", 'v', NULL, 0, "Show the attached probes and libbpf's messages", 0 },            \
-	{ "quiet", 'q', NULL, 0, "No status line or banners", 0 }
+	{ "quiet", 'q', NULL, 0, "No status line or banners", 0 },                                    \
+	CONFIG_OPTION
+
+#define DAEMON_OPTIONS \
+	{ "state-dir", OPT_STATE_DIR, "DIR", 0, "Keep the recordings in DIR (default /var/lib/inferscope-bpf)", 0 }, \
+	{ "textfile-dir", OPT_TEXTFILE_DIR, "DIR", 0, "Write inferscope.prom into DIR, node_exporter's textfile " \
+	  "collector directory (default /var/lib/prometheus/node-exporter)", 0 }, \
+	{ "interval", OPT_INTERVAL, "SEC", 0, "Start a window every SEC seconds (default 300; 30s, 5m, 1h)", 0 }, \
+	{ "window", OPT_WINDOW, "SEC", 0, "Record SEC seconds per window (default 10)", 0 }, \
+	{ "once", OPT_ONCE, NULL, 0, "One window over the discovered processes, then exit", 0 }, \
+	{ "keep-severity", OPT_KEEP_SEVERITY, "SEV", 0, "Keep the recording of a window with a finding at least " \
+	  "this severe: info, warning (default), critical, none", 0 }, \
+	{ "keep-last", OPT_KEEP_LAST, "N", 0, "Also keep the recordings of the last N windows (default 3)", 0 }, \
+	{ "max-size", OPT_MAX_SIZE, "BYTES", 0, "Total size of the kept recordings, oldest removed first " \
+	  "(default 1G; K, M, G suffixes)", 0 }, \
+	{ "max-age", OPT_MAX_AGE, "SEC", 0, "Remove recordings older than this (default 7d; 0: never)", 0 }, \
+	{ "match", OPT_MATCH, "REGEX", 0, "Also sample processes whose command line matches this extended regex " \
+	  "(repeatable)", 0 }, \
+	{ "no-cuda-processes", OPT_NO_CUDA_PROCESSES, NULL, 0, "Sample only the processes --match names, not " \
+	  "every process that maps libcuda", 0 }
 
 static const struct argp_option main_options[] = {
 	RECORD_OPTIONS,
@@ -406,12 +478,16 @@ static const struct argp_option record_options[] = {
 	{ 0 },
 };
 
+#define ANALYZE_FORMAT_OPTION \
+	{ "format", OPT_FORMAT, "md|json|html|perfetto", 0, \
+	  "Report format (default md): html is one self-contained page with charts, perfetto a trace for " \
+	  "the Perfetto UI (docs/outputs.md)", 0 }
+
 static const struct argp_option analyze_options[] = {
-	{ "format", OPT_FORMAT, "md|json|html|perfetto", 0,
-	  "Report format (default md): html is one self-contained page with charts, perfetto a trace for "
-	  "the Perfetto UI (docs/outputs.md)", 0 },
+	ANALYZE_FORMAT_OPTION,
 	{ "output", 'o', "FILE", 0, "Write the report to FILE (default: standard output)", 0 },
 	GROUP_OPTION,
+	CONFIG_OPTION,
 	{ 0 },
 };
 
@@ -419,6 +495,24 @@ static const struct argp_option diff_options[] = {
 	{ "format", OPT_FORMAT, "md|json|html", 0, "Format of the comparison (default md)", 0 },
 	{ "output", 'o', "FILE", 0, "Write it to FILE (default: standard output)", 0 },
 	GROUP_OPTION,
+	CONFIG_OPTION,
+	{ 0 },
+};
+
+static const struct argp_option daemon_options[] = {
+	DAEMON_OPTIONS,
+	RECORD_SETTING_OPTIONS,
+	CONFIG_OPTION,
+	{ 0 },
+};
+
+/* config show: every option that sets a setting, to see where it lands. */
+static const struct argp_option config_options[] = {
+	{ "json", OPT_JSON, NULL, 0, "Print the configuration as JSON", 0 },
+	DAEMON_OPTIONS,
+	RECORD_SETTING_OPTIONS,
+	ANALYZE_FORMAT_OPTION,
+	CONFIG_OPTION,
 	{ 0 },
 };
 
@@ -567,7 +661,7 @@ struct check_cli {
 	const char *recording;
 };
 
-enum { OPT_JSON = 3000, OPT_BUNDLE, OPT_RECORDING };
+enum { OPT_CHECK_JSON = 3000, OPT_BUNDLE, OPT_RECORDING };
 
 static error_t parse_check(int key, char *arg, struct argp_state *state)
 {
@@ -583,7 +677,7 @@ static error_t parse_check(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-p: '%s' is not a process id", arg);
 		c->pid = (__u32)v;
 		return 0;
-	case OPT_JSON:
+	case OPT_CHECK_JSON:
 		c->json = true;
 		return 0;
 	case OPT_BUNDLE:
@@ -602,7 +696,7 @@ static error_t parse_check(int key, char *arg, struct argp_state *state)
 
 static const struct argp_option check_options[] = {
 	{ "pid", 'p', "PID", 0, "Also check what can be traced in this process (its libcuda, CUPTI, Python, NVTX)", 0 },
-	{ "json", OPT_JSON, NULL, 0, "Print the result as JSON (docs/check.md)", 0 },
+	{ "json", OPT_CHECK_JSON, NULL, 0, "Print the result as JSON (docs/check.md)", 0 },
 	{ "support-bundle", OPT_BUNDLE, "FILE", 0, "Also write FILE, a .tar.gz for bug reports: this output, versions, "
 	  "the kernel configuration lines that matter, the last recording's metadata", 0 },
 	{ "recording", OPT_RECORDING, "ISR", 0, "The recording whose metadata goes into the bundle (default: the newest "
@@ -732,7 +826,7 @@ struct top_cli {
 	struct top_opts o;
 };
 
-enum { OPT_ONCE = 5000, OPT_INTERVAL };
+enum { OPT_TOP_ONCE = 5000, OPT_TOP_INTERVAL };
 
 static error_t parse_top(int key, char *arg, struct argp_state *state)
 {
@@ -751,10 +845,10 @@ static error_t parse_top(int key, char *arg, struct argp_state *state)
 	case 'o':
 		t->o.keep = arg;
 		return 0;
-	case OPT_ONCE:
+	case OPT_TOP_ONCE:
 		t->o.once = true;
 		return 0;
-	case OPT_INTERVAL:
+	case OPT_TOP_INTERVAL:
 		errno = 0;
 		t->o.interval_s = strtod(arg, &end);
 		if (errno || end == arg || *end || !(t->o.interval_s >= 0.1) || t->o.interval_s > 3600)
@@ -774,8 +868,8 @@ static error_t parse_top(int key, char *arg, struct argp_state *state)
 static const struct argp_option top_options[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Watch these processes (default: every process that maps libcuda)", 0 },
 	{ "duration", 'd', "SEC", 0, "Stop after SEC seconds", 0 },
-	{ "interval", OPT_INTERVAL, "SEC", 0, "Refresh every SEC seconds (default 1)", 0 },
-	{ "once", OPT_ONCE, NULL, 0, "Print one interval as text and exit (text is also what a non-terminal gets, "
+	{ "interval", OPT_TOP_INTERVAL, "SEC", 0, "Refresh every SEC seconds (default 1)", 0 },
+	{ "once", OPT_TOP_ONCE, NULL, 0, "Print one interval as text and exit (text is also what a non-terminal gets, "
 	  "every interval)", 0 },
 	{ "gil", OPT_GIL, NULL, 0, "Also measure GIL waits (as record --gil: three probe hits per GIL release)", 0 },
 	{ "output", 'o', "FILE", 0, "Keep the recording top makes in FILE (default: a temporary file, removed)", 0 },
@@ -813,6 +907,8 @@ static const char main_doc[] =
 	"  inferscope-bpf export FILE... --sqlite OUT.db   recordings as SQL tables (docs/sql.md)\n"
 	"  inferscope-bpf check [-p PID]         what will work here, and what will not (before recording)\n"
 	"  inferscope-bpf top [-p PID...]        a live view of CUDA processes, refreshed every second\n"
+	"  inferscope-bpf daemon [--once]        fleet sampling: windows, Prometheus metrics, recordings kept\n"
+	"  inferscope-bpf config show [--json]   the effective configuration and where each value comes from\n"
 	"  inferscope-bpf bench [--check FILE]   overhead benchmarks (a regression gate for CI)\n"
 	"  inferscope-bpf bench --kci --ktap     kernel CI: mechanism costs, delivery checks, KTAP\n\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\v"
@@ -831,14 +927,56 @@ static const struct argp diff_argp = { diff_options, parse_common, "BASE.isr NEW
 				       "Compare two recordings: the findings that appeared or vanished (most added "
 				       "cost first), the metrics that changed, the kernels whose GPU time changed most.",
 				       NULL, NULL, NULL };
+static const struct argp daemon_argp = {
+	daemon_options, parse_common, NULL,
+	"Sample every process that maps libcuda (and those --match names): a recording window every interval, "
+	"analyzed, its metrics written for node_exporter's textfile collector, the recording kept by policy "
+	"(docs/daemon.md). SIGTERM ends the current window cleanly; SIGHUP reloads the configuration.",
+	NULL, NULL, NULL
+};
+static const struct argp config_argp = {
+	config_options, parse_common, "show",
+	"Print the effective configuration: each setting's value and its source (default, the file and line, "
+	"the environment variable, the option). Options given here are applied as they would be elsewhere.",
+	NULL, NULL, NULL
+};
 
-static int do_record(struct cli *cli, int argc, char **argv, bool then_analyze)
+/* The recording's configuration: the settings, then what only the command
+ * line says (the targets, who runs the command, who may read the outputs). */
+static void record_config_from(struct record_config *o, struct settings *s, const struct cli *cli)
 {
-	struct record_config *o = &cli->rec;
+	*o = *settings__record(s);
+	memcpy(o->targets.pids, cli->rec.targets.pids, sizeof(o->targets.pids));
+	o->targets.pid_count = cli->rec.targets.pid_count;
+	o->targets.command = cli->rec.targets.command;
+	o->targets.duration_ns = cli->rec.targets.duration_ns;
+	o->targets.run_as = cli->rec.targets.run_as;
+	o->targets.run_as_user = cli->rec.targets.run_as_user;
+	o->output.ready_file = cli->rec.output.ready_file;
+	o->output.share = cli->rec.output.share;
+	o->verbose = cli->rec.verbose;
+	o->quiet = cli->rec.quiet;
+	/* options the settings do not hold (yet): set on the command line only */
+	o->nvtx = cli->rec.nvtx;
+	o->flight = cli->rec.flight;
+	o->live = cli->rec.live;
+	/* record.gpu (--gpu) is all GPU activity; --gpu-windows collects it in
+	 * windows (--gpu wins) */
+	o->gpu.all = o->gpu.load_bridge;
+	o->gpu.windows = cli->rec.gpu.windows;
+	o->gpu.period_ns = cli->rec.gpu.period_ns;
+	o->gpu.load_bridge = o->gpu.all || o->gpu.windows;
+}
+
+static int do_record(struct cli *cli, struct settings *s, int argc, char **argv, bool then_analyze)
+{
+	static struct record_config rc;
+	struct record_config *o = &rc;
 	struct record_result res;
 	static char default_out[64];
 	int e;
 
+	record_config_from(o, s, cli);
 	o->output.path = cli->output;
 	o->output.argc = argc;
 	o->output.argv = argv;
@@ -885,17 +1023,39 @@ static int do_record(struct cli *cli, int argc, char **argv, bool then_analyze)
 		if (!o->quiet)
 			fprintf(stderr, "inferscope-bpf: analyze it again with: inferscope-bpf analyze %s\n\n",
 				o->output.path);
-		if (analyze__run(o->output.path, cli->format, NULL, NULL))
+		if (analyze__run(o->output.path, (enum report_format)settings__report_format(s), NULL, NULL))
 			return 1;
 	}
 	return e ? 1 : 0;
 }
 
+static int do_config(const struct cli *cli, const struct settings *s)
+{
+	if (!cli->input || strcmp(cli->input, "show")) {
+		fprintf(stderr, "inferscope-bpf config: the only subcommand is show: inferscope-bpf config show [--json]\n");
+		return 2;
+	}
+	if (settings__show(s, stdout, cli->json)) {
+		fprintf(stderr, "inferscope-bpf config show: writing failed: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct cli cli;
+	static const struct {
+		const char *name;
+		const struct argp *argp;
+	} subs[] = { { "record", &record_argp }, { "analyze", &analyze_argp }, { "diff", &diff_argp },
+		     { "daemon", &daemon_argp }, { "config", &config_argp } };
 	const struct argp *argp = &main_argp;
-	int sub = 0, nargs = argc, i;
+	struct daemon_loader loader = { load_settings, &cli };
+	struct settings *s;
+	int sub = 0, nargs = argc, i, rc;
+	enum report_format fmt;
+	char err[4600];
 
 	cli.cmd_name = "";
 	record_config__defaults(&cli.rec);
@@ -920,61 +1080,70 @@ int main(int argc, char **argv)
 		return do_export(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "top") == 0)
 		return do_top(argc - 1, argv + 1);
-	if (nargs > 1 && strcmp(argv[1], "record") == 0) {
-		argp = &record_argp;
-		cli.cmd_name = "record";
-		sub = 1;
-	} else if (nargs > 1 && strcmp(argv[1], "analyze") == 0) {
-		argp = &analyze_argp;
-		cli.cmd_name = "analyze";
-		sub = 1;
-	} else if (nargs > 1 && strcmp(argv[1], "diff") == 0) {
-		argp = &diff_argp;
-		cli.cmd_name = "diff";
-		sub = 1;
-	}
+	for (size_t k = 0; nargs > 1 && k < sizeof(subs) / sizeof(subs[0]); k++)
+		if (strcmp(argv[1], subs[k].name) == 0) {
+			argp = subs[k].argp;
+			cli.cmd_name = subs[k].name;
+			sub = 1;
+		}
 	/* argp names the program after argv[0]; for a subcommand, after
 	 * "inferscope-bpf record". */
 	if (argp_parse(argp, nargs - sub, argv + sub, 0, NULL, &cli))
 		return 2;
-
-	if (strcmp(cli.cmd_name, "analyze") == 0) {
-		if (!cli.input) {
-			fprintf(stderr, "inferscope-bpf analyze: give the recording to analyze\n");
-			return 2;
-		}
-		if (cli.rec.targets.command) {
-			fprintf(stderr, "inferscope-bpf analyze: takes no command\n");
-			return 2;
-		}
-		if (cli.format == REPORT_PERFETTO && !cli.output && isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "inferscope-bpf analyze: a Perfetto trace is binary: give the file with -o FILE\n");
-			return 2;
-		}
-		return analyze__run(cli.input, cli.format, cli.output, &cli.rec.output.share) ? 1 : 0;
-	}
-	if (strcmp(cli.cmd_name, "diff") == 0) {
-		if (!cli.input2 || cli.rec.targets.command) {
-			fprintf(stderr, "inferscope-bpf diff: give the two recordings to compare: BASE.isr NEW.isr\n");
-			return 2;
-		}
-		return analyze__diff(cli.input, cli.input2, cli.format, cli.output, &cli.rec.output.share) ? 1 : 0;
-	}
-	if (strcmp(cli.cmd_name, "record") == 0) {
-		if (cli.flight_option && !cli.rec.flight.window_ns) {
-			fprintf(stderr, "inferscope-bpf record: --flight-memory and --trigger need --flight-recorder SEC\n");
-			return 2;
-		}
-		if (!cli.output && !cli.list_probes) {
-			fprintf(stderr, "inferscope-bpf record: give the output file with -o FILE\n");
-			return 2;
-		}
-		return do_record(&cli, argc, argv, false);
-	}
-	if (cli.format == REPORT_PERFETTO && isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "inferscope-bpf: a Perfetto trace is binary: redirect standard output to a file, or "
-				"record and then run 'inferscope-bpf analyze FILE --format perfetto -o trace.pftrace'\n");
+	settings__free(cli.scratch);
+	cli.scratch = NULL;
+	if (cli.rec.targets.command && strcmp(cli.cmd_name, "") && strcmp(cli.cmd_name, "record")) {
+		fprintf(stderr, "inferscope-bpf %s: takes no command\n", cli.cmd_name);
 		return 2;
 	}
-	return do_record(&cli, argc, argv, true);
+	if (strcmp(cli.cmd_name, "daemon") == 0)
+		return daemon__run(&loader, argc, argv);
+	s = load_settings(&cli, err, sizeof(err));
+	if (!s) {
+		fprintf(stderr, "inferscope-bpf: %s\n", err);
+		return 2;
+	}
+	fmt = (enum report_format)settings__report_format(s);
+	if (strcmp(cli.cmd_name, "config") == 0) {
+		rc = do_config(&cli, s);
+	} else if (strcmp(cli.cmd_name, "analyze") == 0) {
+		if (!cli.input) {
+			fprintf(stderr, "inferscope-bpf analyze: give the recording to analyze\n");
+			rc = 2;
+		} else if (fmt == REPORT_PERFETTO && !cli.output && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "inferscope-bpf analyze: a Perfetto trace is binary: give the file with -o FILE\n");
+			rc = 2;
+		} else {
+			rc = analyze__run(cli.input, fmt, cli.output, &cli.rec.output.share) ? 1 : 0;
+		}
+	} else if (strcmp(cli.cmd_name, "diff") == 0) {
+		if (!cli.input2) {
+			fprintf(stderr, "inferscope-bpf diff: give the two recordings to compare: BASE.isr NEW.isr\n");
+			rc = 2;
+		} else if (fmt == REPORT_PERFETTO) {
+			fprintf(stderr, "inferscope-bpf diff: analyze.format is perfetto, which diff does not write: give "
+					"--format md, json or html\n");
+			rc = 2;
+		} else {
+			rc = analyze__diff(cli.input, cli.input2, fmt, cli.output, &cli.rec.output.share) ? 1 : 0;
+		}
+	} else if (strcmp(cli.cmd_name, "record") == 0) {
+		if (cli.flight_option && !cli.rec.flight.window_ns) {
+			fprintf(stderr, "inferscope-bpf record: --flight-memory and --trigger need --flight-recorder SEC\n");
+			rc = 2;
+		} else if (!cli.output && !cli.list_probes) {
+			fprintf(stderr, "inferscope-bpf record: give the output file with -o FILE\n");
+			rc = 2;
+		} else {
+			rc = do_record(&cli, s, argc, argv, false);
+		}
+	} else if (fmt == REPORT_PERFETTO && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "inferscope-bpf: a Perfetto trace is binary: redirect standard output to a file, or "
+				"record and then run 'inferscope-bpf analyze FILE --format perfetto -o trace.pftrace'\n");
+		rc = 2;
+	} else {
+		rc = do_record(&cli, s, argc, argv, true);
+	}
+	settings__free(s);
+	return rc;
 }

@@ -759,12 +759,15 @@ static int begin(struct recorder *r)
 	if (e)
 		return r->write_err = e;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	if (!cfg->control.stop) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	if (cfg->flight.window_ns) {
+		memset(&sa, 0, sizeof(sa));
 		flight_check__init(&r->check, &cfg->flight.trig, 0);
 		r->next_seal_ns = r->start;
 		sa.sa_handler = on_window_signal;
@@ -838,6 +841,13 @@ static void tick(struct recorder *r)
 		flight_check__drops(&r->check, r->drops_total, r->trigger, sizeof(r->trigger));
 }
 
+/* The caller's tick (the daemon's watchdog), if any. */
+static void control_tick(const struct record_config *cfg)
+{
+	if (cfg->control.tick)
+		cfg->control.tick(cfg->control.ctx);
+}
+
 /* Consumes and writes until a stop: the ISR_STOP_* reason, or -errno when
  * the ring buffer cannot be read. */
 static int loop(struct recorder *r)
@@ -850,6 +860,7 @@ static int loop(struct recorder *r)
 	/* What the families began (an interpreter still initializing) may
 	 * need them back before the first poll would end. */
 	FAMILIES_DO(r, tick, &poll_ms);
+	control_tick(cfg);	/* set up: the probes are live */
 	while (!stop) {
 		n = tracer__poll(r->t, budget_ctl__wait_ms(&r->budget, clock__mono_ns(), poll_ms));
 		if (n < 0) {
@@ -868,7 +879,7 @@ static int loop(struct recorder *r)
 			flight_step(r, now);
 		if (r->write_err)
 			stop = ISR_STOP_WRITE_ERROR;
-		else if (stop_signal)
+		else if (stop_signal || (cfg->control.stop && *cfg->control.stop))
 			stop = ISR_STOP_SIGNAL;
 		else if (cfg->targets.duration_ns && now - r->start >= cfg->targets.duration_ns)
 			stop = ISR_STOP_DURATION;
@@ -883,6 +894,7 @@ static int loop(struct recorder *r)
 		if (!stop && now >= next_tick) {
 			next_tick += TICK_NS;
 			tick(r);
+			control_tick(cfg);
 			if (tty)
 				status_line(r, now - r->start, shown);
 			shown = r->events;
@@ -1004,6 +1016,8 @@ static void close_all(struct recorder *r)
 	out_file__close(&r->ready);
 	rec_writer__free(r->w);
 	free(r->descendants);
+	if (r->cfg->control.stop)
+		return;
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
@@ -1021,7 +1035,9 @@ int record__run(const struct record_config *cfg, struct record_result *res)
 	stop_signal = 0;
 	e = preflight(cfg, &r.run_as);
 	e = e ?: open_all(&r, &env);
+	control_tick(cfg);	/* loading the BPF objects takes a while on a busy host */
 	e = e ?: start_targets(&r, &env);
+	control_tick(cfg);
 	e = e ?: begin(&r);
 	if (!e) {
 		stop = loop(&r);	/* ISR_STOP_*, or -errno: the ring buffer failed */

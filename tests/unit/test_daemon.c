@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The daemon's pure parts: container and pod labels from cgroup paths
+ * (user/discover.h), the state directory's policy and caps
+ * (user/state_dir.h), the Prometheus text (user/prom.h: names, escaping,
+ * a sample per process and label value).
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <cmocka.h>
+
+#include "state_dir.h"
+#include "discover.h"
+#include "prom.h"
+
+#define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define POD "5f1d9a3c-2b7e-4c1a-9d3e-8f7a6b5c4d3e"
+#define POD_ "5f1d9a3c_2b7e_4c1a_9d3e_8f7a6b5c4d3e"
+
+static void expect_labels(const char *cgroup, const char *container, const char *pod)
+{
+	char c[65], p[37];
+
+	discover__cgroup_labels(cgroup, c, p);
+	if (strcmp(c, container) || strcmp(p, pod)) {
+		print_error("%s: container '%s' pod '%s', expected '%s' '%s'\n", cgroup, c, p, container, pod);
+		fail();
+	}
+}
+
+static void test_cgroup_labels(void **state)
+{
+	(void)state;
+	expect_labels("/system.slice/docker-" ID64 ".scope", ID64, "");
+	expect_labels("/docker/" ID64, ID64, "");
+	expect_labels("/system.slice/containerd.service/kubepods-burstable-pod" POD_ ".slice:cri-containerd:" ID64,
+		      ID64, POD);
+	expect_labels("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" POD_
+		      ".slice/cri-containerd-" ID64 ".scope", ID64, POD);
+	expect_labels("/kubepods/burstable/pod" POD "/" ID64, ID64, POD);
+	expect_labels("/machine.slice/libpod-" ID64 ".scope/container", ID64, "");
+	expect_labels("/user.slice/user-1000.slice/session-3.scope", "", "");
+	expect_labels("/", "", "");
+	expect_labels("", "", "");
+	/* Not an id: 63 digits, capitals. */
+	expect_labels("/docker/" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde", "", "");
+	expect_labels("/docker/" "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", "", "");
+}
+
+static char dir[] = "/tmp/inferscope-daemon-XXXXXX";
+
+static void make_file(const char *name, size_t bytes, double age_s)
+{
+	char path[300];
+	struct timeval tv[2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < bytes; i++)
+		fputc('x', f);
+	assert_int_equal(fclose(f), 0);
+	gettimeofday(&tv[0], NULL);
+	tv[0].tv_sec -= (time_t)age_s;
+	tv[1] = tv[0];
+	assert_int_equal(utimes(path, tv), 0);
+}
+
+static bool exists(const char *name)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* Policy, age and size, oldest first; files that are not windows, and
+ * windows with no severity yet (a recording under way or left by a crash),
+ * are not removed by the policy. */
+static void test_prune(void **state)
+{
+	struct daemon_config c = { .keep_severity = 2, .keep_last = 2, .max_bytes = 1 << 20, .max_age_s = 3600 };
+	struct daemon_health h = { .last_error = -1 };
+
+	(void)state;
+	make_file("window-20260101T000000.000Z.none.isr", 4096, 10);
+	make_file("window-20260101T000100.000Z.critical.isr", 4096, 10);
+	make_file("window-20260101T000200.000Z.info.isr", 4096, 10);
+	make_file("window-20260101T000300.000Z.isr", 4096, 10);
+	make_file("window-20260101T000400.000Z.none.isr", 4096, 10);
+	make_file("window-20260101T000500.000Z.none.isr", 4096, 10);
+	make_file("notes.txt", 100000, 1e6);
+	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), NULL, NULL, &h), 0);
+	assert_false(exists("window-20260101T000000.000Z.none.isr"));	/* below warning */
+	assert_true(exists("window-20260101T000100.000Z.critical.isr"));
+	assert_false(exists("window-20260101T000200.000Z.info.isr"));
+	assert_true(exists("window-20260101T000300.000Z.isr"));	/* untagged */
+	assert_true(exists("window-20260101T000400.000Z.none.isr"));	/* the last two */
+	assert_true(exists("window-20260101T000500.000Z.none.isr"));
+	assert_true(exists("notes.txt"));
+	assert_int_equal(h.removed_policy, 2);
+	assert_int_equal(h.recordings_kept, 4);
+
+	/* Age: the critical one is two hours old. */
+	make_file("window-20260101T000100.000Z.critical.isr", 4096, 7200);
+	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), NULL, NULL, &h), 0);
+	assert_false(exists("window-20260101T000100.000Z.critical.isr"));
+	assert_int_equal(h.removed_age, 1);
+
+	/* Size: at most two files' worth, oldest removed first. */
+	c.max_bytes = 2 * 4096;
+	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), NULL, NULL, &h), 0);
+	assert_false(exists("window-20260101T000300.000Z.isr"));
+	assert_true(exists("window-20260101T000400.000Z.none.isr"));
+	assert_true(exists("window-20260101T000500.000Z.none.isr"));
+	assert_int_equal(h.removed_size, 1);
+	assert_int_equal(h.recordings_kept, 2);
+	assert_true(h.recordings_bytes <= 2 * 4096);
+}
+
+static double sample(const char *text, const char *line_prefix)
+{
+	const char *p = strstr(text, line_prefix);
+
+	return p ? strtod(p + strlen(line_prefix), NULL) : NAN;
+}
+
+static void test_prom_text(void **state)
+{
+	struct window_process p = { .pid = 42, .comm = "x", .cuda_sync_s = 1.5, .device_memory_peak_bytes = 1 << 30,
+				    .top_rule = "sync_stall", .top_severity = 2, .top_cost_s = 0.75, .critical_count = 1 };
+	struct window_result w = { .duration_s = 10, .procs = &p, .proc_count = 1, .max_severity = 2, .findings = 1 };
+	struct discovered d = { .pid = 42, .comm = "we\"ird\\na\nme", .container = ID64, .pod = POD };
+	struct daemon_health h = { .windows_recorded = 3, .last_error = DERR_DISK_FULL, .errors = { [DERR_DISK_FULL] = 2 } };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	p.critical[0] = (struct window_amount){ "cuda_sync", 1.5 };
+	assert_int_equal(prom__format(f, &w, &d, 1, &h), 0);
+	fclose(f);
+	/* Label values escaped as the text format says. */
+	assert_true(sample(text, "inferscope_process_cuda_sync_seconds{pid=\"42\",comm=\"we\\\"ird\\\\na\\nme\","
+				 "container=\"" ID64 "\",pod=\"" POD "\"}") == 1.5);
+	assert_non_null(strstr(text, "} 1073741824\n"));
+	assert_non_null(strstr(text, "rule=\"sync_stall\",severity=\"warning\"} 0.75\n"));
+	assert_non_null(strstr(text, "state=\"cuda_sync\"} 1.5\n"));
+	assert_non_null(strstr(text, "inferscope_daemon_windows_total{result=\"recorded\"} 3\n"));
+	assert_non_null(strstr(text, "inferscope_daemon_errors_total{kind=\"disk_full\"} 2\n"));
+	assert_non_null(strstr(text, "inferscope_daemon_last_error{kind=\"disk_full\"} 1\n"));
+	/* Every sample has its HELP and TYPE; counters end in _total. */
+	for (char *l = text; *l; l = strchr(l, '\n') + 1) {
+		if (!strncmp(l, "# TYPE ", 7)) {
+			char name[128], type[16];
+
+			assert_int_equal(sscanf(l, "# TYPE %127s %15s", name, type), 2);
+			assert_int_equal(strcmp(type, "counter") == 0,
+					 strlen(name) > 6 && !strcmp(name + strlen(name) - 6, "_total"));
+			assert_memory_equal(name, "inferscope_", 11);
+		}
+	}
+	free(text);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cgroup_labels),
+		cmocka_unit_test(test_prune),
+		cmocka_unit_test(test_prom_text),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "prom.h"
+#include "out_file.h"
+
+const char *daemon_error_name(enum daemon_error e)
+{
+	static const char *const names[DERR_MAX] = {
+		[DERR_DISCOVER] = "discover", [DERR_RECORD] = "record",	    [DERR_DISK_FULL] = "disk_full",
+		[DERR_ANALYZE] = "analyze",   [DERR_STATE_DIR] = "state_dir", [DERR_TEXTFILE] = "textfile",
+		[DERR_CONFIG] = "config",
+	};
+
+	return e >= 0 && e < DERR_MAX ? names[e] : "unknown";
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void label(FILE *f, const char *name, const char *v, bool first)
+{
+	fprintf(f, "%s%s=\"", first ? "" : ",", name);
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f), fputc(*v, f);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+	fputc('"', f);
+}
+
+static void head(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Counts and bytes exactly; seconds to the nanosecond below 10 s. */
+static void value(FILE *f, double v)
+{
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		fprintf(f, " %.0f\n", v);
+	else
+		fprintf(f, " %.10g\n", v);
+}
+
+static const struct discovered *target(const struct discovered *t, size_t n, __u32 pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].pid == pid)
+			return &t[i];
+	return NULL;
+}
+
+/* name{pid,comm,container,pod[,extra=v]} */
+static void proc_labels(FILE *f, const char *name, const struct window_process *p, const struct discovered *d,
+			const char *k1, const char *v1, const char *k2, const char *v2)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%u", p->pid);
+	fprintf(f, "%s{", name);
+	label(f, "pid", pid, true);
+	label(f, "comm", d && d->comm[0] ? d->comm : p->comm, false);
+	label(f, "container", d ? d->container : "", false);
+	label(f, "pod", d ? d->pod : "", false);
+	if (k1)
+		label(f, k1, v1, false);
+	if (k2)
+		label(f, k2, v2, false);
+	fputc('}', f);
+}
+
+typedef double (*proc_get)(const struct window_process *p);
+
+#define GETTER(fn, expr) \
+	static double fn(const struct window_process *p) { return (double)(expr); }
+GETTER(get_cpu, p->cpu_s)
+GETTER(get_sync, p->cuda_sync_s)
+GETTER(get_gil, p->gil_wait_s)
+GETTER(get_launches, p->cuda_launches)
+GETTER(get_mem, p->device_memory_bytes)
+GETTER(get_mem_peak, p->device_memory_peak_bytes)
+GETTER(get_gpu_observed, p->gpu_observed)
+GETTER(get_findings, p->findings)
+GETTER(get_severity, p->max_severity)
+
+static const struct {
+	const char *name, *help;
+	proc_get get;
+} proc_gauges[] = {
+	{ "inferscope_process_cpu_seconds", "On-CPU time of the process's threads in the last window.", get_cpu },
+	{ "inferscope_process_cuda_sync_seconds",
+	  "Time the process's threads spent in CUDA synchronizations in the last window.", get_sync },
+	{ "inferscope_process_gil_wait_seconds",
+	  "Time the process's threads waited for the Python GIL in the last window (record.gil).", get_gil },
+	{ "inferscope_process_cuda_launches", "CUDA kernel launches in the last window (estimated when sampled).",
+	  get_launches },
+	{ "inferscope_process_device_memory_bytes", "CUDA device memory the process held at the end of the last window.",
+	  get_mem },
+	{ "inferscope_process_device_memory_peak_bytes", "The highest CUDA device memory of the process in the last window.",
+	  get_mem_peak },
+	{ "inferscope_process_gpu_observed",
+	  "1 when the process's GPU activity was recorded (CUPTI bridge), so that GPU busy and idle are known.",
+	  get_gpu_observed },
+	{ "inferscope_process_findings", "Findings about the process in the last window.", get_findings },
+	{ "inferscope_process_max_severity", "The most severe finding about the process: 0 none, 1 info, 2 warning, 3 critical.",
+	  get_severity },
+};
+
+static void window_metrics(FILE *f, const struct window_result *w, const struct discovered *t, size_t nt)
+{
+	for (size_t g = 0; g < sizeof(proc_gauges) / sizeof(proc_gauges[0]); g++) {
+		head(f, proc_gauges[g].name, "gauge", proc_gauges[g].help);
+		for (size_t i = 0; i < w->proc_count; i++) {
+			proc_labels(f, proc_gauges[g].name, &w->procs[i], target(t, nt, w->procs[i].pid), NULL, NULL,
+				    NULL, NULL);
+			value(f, proc_gauges[g].get(&w->procs[i]));
+		}
+	}
+	head(f, "inferscope_process_gpu_busy_seconds", "gauge",
+	     "Time the process's GPU work kept its devices busy in the last window (when observed).");
+	for (size_t i = 0; i < w->proc_count; i++)
+		if (w->procs[i].gpu_observed) {
+			proc_labels(f, "inferscope_process_gpu_busy_seconds", &w->procs[i],
+				    target(t, nt, w->procs[i].pid), NULL, NULL, NULL, NULL);
+			value(f, w->procs[i].gpu_busy_s);
+		}
+	head(f, "inferscope_process_gpu_observed_seconds", "gauge",
+	     "Time the process's devices were observed in the last window (when observed).");
+	for (size_t i = 0; i < w->proc_count; i++)
+		if (w->procs[i].gpu_observed) {
+			proc_labels(f, "inferscope_process_gpu_observed_seconds", &w->procs[i],
+				    target(t, nt, w->procs[i].pid), NULL, NULL, NULL, NULL);
+			value(f, w->procs[i].gpu_observed_s);
+		}
+	head(f, "inferscope_process_gpu_idle_seconds", "gauge",
+	     "GPU idle time of the process in the last window, by the cause it is attributed to (docs/rules.md).");
+	for (size_t i = 0; i < w->proc_count; i++)
+		for (size_t c = 0; c < w->procs[i].gpu_idle_count; c++) {
+			proc_labels(f, "inferscope_process_gpu_idle_seconds", &w->procs[i],
+				    target(t, nt, w->procs[i].pid), "cause", w->procs[i].gpu_idle[c].name, NULL, NULL);
+			value(f, w->procs[i].gpu_idle[c].seconds);
+		}
+	head(f, "inferscope_process_critical_thread_seconds", "gauge",
+	     "Time of the process's critical threads (those that launch GPU work) in the last window, by state.");
+	for (size_t i = 0; i < w->proc_count; i++)
+		for (size_t c = 0; c < w->procs[i].critical_count; c++) {
+			proc_labels(f, "inferscope_process_critical_thread_seconds", &w->procs[i],
+				    target(t, nt, w->procs[i].pid), "state", w->procs[i].critical[c].name, NULL, NULL);
+			value(f, w->procs[i].critical[c].seconds);
+		}
+	head(f, "inferscope_process_top_finding_cost_seconds", "gauge",
+	     "The costliest finding about the process in the last window: its rule, severity and cost.");
+	for (size_t i = 0; i < w->proc_count; i++)
+		if (w->procs[i].top_rule) {
+			proc_labels(f, "inferscope_process_top_finding_cost_seconds", &w->procs[i],
+				    target(t, nt, w->procs[i].pid), "rule", w->procs[i].top_rule, "severity",
+				    window_severity_name(w->procs[i].top_severity));
+			value(f, w->procs[i].top_cost_s);
+		}
+
+	head(f, "inferscope_window_duration_seconds", "gauge", "Length of the last window's recording.");
+	fprintf(f, "inferscope_window_duration_seconds");
+	value(f, w->duration_s);
+	head(f, "inferscope_window_processes", "gauge", "Processes recorded in the last window.");
+	fprintf(f, "inferscope_window_processes");
+	value(f, (double)w->proc_count);
+	head(f, "inferscope_window_events", "gauge", "Events recorded in the last window.");
+	fprintf(f, "inferscope_window_events");
+	value(f, (double)w->events);
+	head(f, "inferscope_window_dropped_events", "gauge", "Events lost in the last window (docs/events.md).");
+	fprintf(f, "inferscope_window_dropped_events");
+	value(f, (double)w->drops_total);
+	head(f, "inferscope_window_truncated", "gauge",
+	     "1 when the last window's recording was cut short (a full disk): it reads up to its last chunk.");
+	fprintf(f, "inferscope_window_truncated");
+	value(f, w->truncated);
+	head(f, "inferscope_window_findings", "gauge", "Findings of the last window.");
+	fprintf(f, "inferscope_window_findings");
+	value(f, (double)w->findings);
+	head(f, "inferscope_window_max_severity", "gauge",
+	     "The most severe finding of the last window: 0 none, 1 info, 2 warning, 3 critical.");
+	fprintf(f, "inferscope_window_max_severity");
+	value(f, w->max_severity);
+}
+
+static void counter(FILE *f, const char *name, const char *help, double v)
+{
+	head(f, name, "counter", help);
+	fprintf(f, "%s", name);
+	value(f, v);
+}
+
+static void gauge(FILE *f, const char *name, const char *help, double v)
+{
+	head(f, name, "gauge", help);
+	fprintf(f, "%s", name);
+	value(f, v);
+}
+
+static void health(FILE *f, const struct daemon_health *h)
+{
+	head(f, "inferscope_daemon_windows_total", "counter", "Windows since the daemon started, by result.");
+	fprintf(f, "inferscope_daemon_windows_total{result=\"recorded\"}");
+	value(f, (double)h->windows_recorded);
+	fprintf(f, "inferscope_daemon_windows_total{result=\"failed\"}");
+	value(f, (double)h->windows_failed);
+	fprintf(f, "inferscope_daemon_windows_total{result=\"empty\"}");
+	value(f, (double)h->windows_empty);
+	counter(f, "inferscope_daemon_events_total", "Events recorded since the daemon started.",
+		(double)h->events_total);
+	counter(f, "inferscope_daemon_dropped_events_total", "Events lost since the daemon started.",
+		(double)h->drops_total);
+	counter(f, "inferscope_daemon_truncated_recordings_total",
+		"Recordings cut short (a full disk) since the daemon started; each reads up to its last chunk.",
+		(double)h->truncated_total);
+	head(f, "inferscope_daemon_errors_total", "counter", "Errors since the daemon started, by kind.");
+	for (int k = 0; k < DERR_MAX; k++) {
+		fprintf(f, "inferscope_daemon_errors_total{");
+		label(f, "kind", daemon_error_name((enum daemon_error)k), true);
+		fputc('}', f);
+		value(f, (double)h->errors[k]);
+	}
+	head(f, "inferscope_daemon_last_error", "gauge", "1 for the kind of the latest error (none when none).");
+	if (h->last_error >= 0) {
+		fprintf(f, "inferscope_daemon_last_error{");
+		label(f, "kind", daemon_error_name((enum daemon_error)h->last_error), true);
+		fputc('}', f);
+		value(f, 1);
+	}
+	gauge(f, "inferscope_daemon_last_error_timestamp_seconds", "Unix time of the latest error; 0: none.",
+	      h->last_error_time);
+	head(f, "inferscope_daemon_recordings_removed_total", "counter",
+	     "Recordings removed from the state directory, by reason.");
+	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"policy\"}");
+	value(f, (double)h->removed_policy);
+	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"size\"}");
+	value(f, (double)h->removed_size);
+	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"age\"}");
+	value(f, (double)h->removed_age);
+	head(f, "inferscope_daemon_config_reloads_total", "counter", "Configuration reloads (SIGHUP), by result.");
+	fprintf(f, "inferscope_daemon_config_reloads_total{result=\"applied\"}");
+	value(f, (double)h->reloads_ok);
+	fprintf(f, "inferscope_daemon_config_reloads_total{result=\"refused\"}");
+	value(f, (double)h->reloads_refused);
+	gauge(f, "inferscope_daemon_recordings", "Recordings kept in the state directory.", (double)h->recordings_kept);
+	gauge(f, "inferscope_daemon_recordings_bytes", "Total size of the recordings kept in the state directory.",
+	      (double)h->recordings_bytes);
+	gauge(f, "inferscope_daemon_budget_percent",
+	      "The overhead budget, % of a traced thread's time (record.budget); 0: off.", h->budget_pct);
+	gauge(f, "inferscope_daemon_budget_sampling",
+	      "1 when the budget sampled the CUDA hot path in the last window (its counts are estimates).",
+	      h->budget_sampled);
+	gauge(f, "inferscope_daemon_interval_seconds", "A window starts every interval (daemon.interval).",
+	      h->interval_s);
+	gauge(f, "inferscope_daemon_window_seconds", "Recording time of a window (daemon.window).", h->window_s);
+	gauge(f, "inferscope_daemon_last_window_timestamp_seconds", "Unix time the last window ended; 0: none yet.",
+	      h->last_window_time);
+	gauge(f, "inferscope_daemon_start_timestamp_seconds", "Unix time the daemon started.", h->start_time);
+}
+
+int prom__format(FILE *f, const struct window_result *w, const struct discovered *targets, size_t ntargets,
+		 const struct daemon_health *h)
+{
+	if (w)
+		window_metrics(f, w, targets, ntargets);
+	health(f, h);
+	return ferror(f) ? -EIO : 0;
+}
+
+int prom__write(const char *dir, const struct window_result *w, const struct discovered *targets, size_t ntargets,
+		const struct daemon_health *h, char *err, size_t errlen)
+{
+	struct out_file of = { .fd = -1, .dirfd = -1 };
+	char path[4200], *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int e;
+
+	if (!mem)
+		return -errno;
+	e = prom__format(mem, w, targets, ntargets, h);
+	if (fclose(mem) && !e)
+		e = -ENOMEM;
+	if (e) {
+		free(buf);
+		snprintf(err, errlen, "formatting the metrics failed: %s", strerror(-e));
+		return e;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, PROM_FILE);
+	/* A temporary name beginning with a dot, which node_exporter does not
+	 * read (it reads *.prom), then rename(2) (lib/out_file.h). */
+	e = out_file__create(&of, path, NULL);
+	if (e) {
+		free(buf);
+		snprintf(err, errlen, "cannot create %s: %s", path, out_file__strerror(e));
+		return e;
+	}
+	for (size_t done = 0; done < len && !e;) {
+		ssize_t n = write(of.fd, buf + done, len - done);
+
+		if (n < 0 && errno != EINTR)
+			e = -errno;
+		else if (n > 0)
+			done += (size_t)n;
+	}
+	free(buf);
+	/* node_exporter reads it as whoever it runs as. */
+	if (!e && fchmod(of.fd, 0644))
+		e = -errno;
+	e = e ?: out_file__commit(&of);
+	out_file__close(&of);
+	if (e)
+		snprintf(err, errlen, "writing %s failed: %s; the previous metrics stay", path, strerror(-e));
+	return e;
+}
