@@ -171,7 +171,12 @@ static int collect_bins(const struct proc_acc *p, const struct window *w, size_t
 
 			if (gap && w[k].end >= end)
 				continue;	/* the last window ran to the end: no gap */
-			for (__u64 idx = 0; be > bs && idx <= (be - bs - 1) / SLOWDOWN_BIN_NS; idx++) {
+			/* only the bins that overlap p's span: outside it a bin
+			 * counts nothing (and a hostile file's span may be 2^64) */
+			__u64 lo = p->first > bs ? p->first : bs, hi = p->last + 1 < be ? p->last + 1 : be;
+
+			for (__u64 idx = lo > bs ? (lo - bs) / SLOWDOWN_BIN_NS : 0; hi > lo && be > bs &&
+			     idx <= (hi - bs - 1) / SLOWDOWN_BIN_NS; idx++) {
 				__u64 b0 = bs + idx * SLOWDOWN_BIN_NS, b1 = b0 + SLOWDOWN_BIN_NS;
 				__u64 t = overlap(b0, b1 < be ? b1 : be, p->first, p->last + 1), calls = 0;
 

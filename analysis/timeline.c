@@ -24,8 +24,11 @@
 #define MAX_OVERLAYS	6	/* nested probed intervals of one thread */
 
 /* A synchronization that returns this long after a device went idle is
- * taken to be what drained it (on top of the clock fit's error bound). */
+ * taken to be what drained it (on top of the clock fit's error bound)... */
 #define SYNC_DRAIN_SLACK_NS	5000000ull
+/* ...and a device seen going idle at most this much later than its return
+ * (the clock fit's bound added): later, work launched since ran first. */
+#define SYNC_AFTER_TOL_NS	10000ULL
 /* API launch records older than this are dropped: their kernels ran long
  * ago or never will. */
 #define LAUNCH_RECORD_TTL_NS	30000000000ull
@@ -677,7 +680,12 @@ static int dev_open_gap(struct timeline *tl, struct gdev *d, __u64 at)
 		d->snaps[d->nsnaps].acc = t->pub.acc;
 		d->nsnaps++;
 	}
-	d->after_sync = p->sync_entry && p->sync_entry <= at && p->sync_return + slack >= at &&
+	/* drained by the synchronization: the device went idle before it
+	 * returned (it returns once the device is idle), not after work
+	 * launched since (a kernel that ran after the return and then left
+	 * the device idle is not the synchronization's) */
+	d->after_sync = p->sync_entry && p->sync_entry <= at &&
+			p->sync_return + SYNC_AFTER_TOL_NS + (fit ? (__u64)fit->bound_ns : 0) >= at &&
 			p->sync_return <= at + slack;
 	if (d->after_sync) {
 		d->sync_return_ns = p->sync_return;

@@ -17,6 +17,14 @@ mkdir -p "$out/corpus" "$out/crashes"
 rm -rf "$out/seeds" && mkdir -p "$out/seeds" || exit 1
 build/asan/tests/fuzz/make_corpus "$out/seeds" && build/asan/tests/fuzz/make_corpus --check "$out/seeds" || exit 1
 log="$out/fuzz.log"
+# What the fuzzer found before, each input once: a crash, a leak or a run
+# over 20 s fails at once (tests/fuzz/regressions/, named after the defect).
+if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	"$bin" -timeout=20 -rss_limit_mb=2048 tests/fuzz/regressions/* >"$out/regressions.log" 2>&1; then
+	tail -20 "$out/regressions.log"
+	echo "fuzz: FAILED on an earlier finding (tests/fuzz/regressions/); the log is $out/regressions.log"
+	exit 1
+fi
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	"$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -dict=tests/fuzz/isr.dict \
 	-print_final_stats=1 -artifact_prefix="$out/crashes/" "$out/corpus" "$out/seeds" >"$log" 2>&1
