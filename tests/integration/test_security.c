@@ -470,7 +470,7 @@ static void child_path(char *buf, size_t len, const char *root, const char *rel)
 
 /*
  * In the child: a mount namespace, a tmpfs root with the host's /usr (read
- * only), the test workloads at /work, a fake /dev/nvidia0 (/dev/null's
+ * only), the test workloads at /job, a fake /dev/nvidia0 (/dev/null's
  * numbers), /proc, and /tmp as kind says; pivot_root into it, uid and gid
  * NOBODY, the planted link where the old tracer copied the bridge, then the
  * CUDA workload that holds the "GPU" open and waits for a tracer.
@@ -485,7 +485,7 @@ static void container_child(const struct container *k, enum container_tmp kind, 
 	if (mount("tmpfs", k->root, "tmpfs", 0, "mode=0755"))
 		die_child("tmpfs");
 	umask(0);
-	static const char *const dirs[] = { "usr", "work", "dev", "proc", "old" };
+	static const char *const dirs[] = { "usr", "job", "dev", "proc", "old" };
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		child_path(p, sizeof(p), k->root, dirs[i]);
 		if (mkdir(p, 0755))
@@ -495,7 +495,7 @@ static void container_child(const struct container *k, enum container_tmp kind, 
 	if (mount("/usr", p, NULL, MS_BIND | MS_REC, NULL) ||
 	    mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL))
 		die_child("bind /usr");
-	child_path(p, sizeof(p), k->root, "work");
+	child_path(p, sizeof(p), k->root, "job");
 	if (mount(work, p, NULL, MS_BIND | MS_REC, NULL))
 		die_child("bind work");
 	static const char *const links[][2] = { { "usr/lib", "lib" }, { "usr/lib64", "lib64" }, { "usr/bin", "bin" } };
@@ -527,7 +527,7 @@ static void container_child(const struct container *k, enum container_tmp kind, 
 	    (mkdir("/tmp/inferscope-bpf", 0777) || symlink(victim, "/tmp/inferscope-bpf/" BRIDGE_NAME)))
 		die_child("plant");
 	setenv("WL_GPU_DEVICE", "/dev/nvidia0", 1);
-	execl("/work/workloads/cupti_workload", "cupti_workload", "attach", "-", "20", "5", "0", (char *)NULL);
+	execl("/job/workloads/cupti_workload", "cupti_workload", "attach", "-", "20", "5", "0", (char *)NULL);
 	die_child("exec");
 }
 
