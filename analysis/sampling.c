@@ -144,61 +144,95 @@ static double t975(size_t df)
 	return 1.96 + 2.5 / (double)df;
 }
 
-/* One bin: its kind (0 window, 1 gap), length inside the span, calls. */
+/* One bin with calls: its kind (0 window, 1 gap), length inside the span,
+ * calls. */
 struct bin_obs {
 	int gap;
 	double t;
 	__u64 calls;
 };
 
+/* The bins of each kind (0 windows, 1 gaps): those with calls one by one,
+ * those without as a count and a length (a quiet bin adds R t to the
+ * dispersion whatever its place, and a hostile file's span holds 2^64 ns:
+ * they are never walked one by one). */
+struct bin_set {
+	struct bin_obs *o;	/* the bins with calls, malloc'ed */
+	size_t n;
+	double quiet_n[2], quiet_t[2];
+	size_t blocks[2];	/* the blocks of each kind that gave a bin */
+};
+
+/* The length of bin idx of the block [bs, be) inside [lo, hi). */
+static __u64 bin_len(__u64 bs, __u64 be, __u64 idx, __u64 lo, __u64 hi)
+{
+	__u64 b0 = bs + idx * SLOWDOWN_BIN_NS, b1 = b0 + SLOWDOWN_BIN_NS;
+
+	return overlap(b0, b1 < be ? b1 : be, lo, hi);
+}
+
 /* Every bin of every block inside p's span [first, last] (p->last is the
  * activity end by now) that is at least half a bin long, with the calls
- * counted in it, into *out (malloc'ed) of *n; the blocks of each kind that
- * gave one in blocks[2]. 0 or -ENOMEM. */
+ * counted in it, into *set. 0 or -ENOMEM. */
 static int collect_bins(const struct proc_acc *p, const struct window *w, size_t nwin, __u64 end,
-			struct bin_obs **out, size_t *n, size_t blocks[2])
+			struct bin_set *set)
 {
-	struct bin_obs *o = NULL;
-	size_t cap = 0, count = 0, next = 0;
+	size_t cap = 0, next = 0;
 
-	blocks[0] = blocks[1] = 0;
+	memset(set, 0, sizeof(*set));
 	for (size_t k = 0; k < nwin; k++) {
 		for (int gap = 0; gap < 2; gap++) {
 			long where = 2 * (long)k + gap;
 			__u64 bs = gap ? w[k].released : w[k].start;
 			__u64 be = gap ? (k + 1 < nwin ? w[k + 1].start : end) : w[k].end;
-			bool counted = false;
+			__u64 first, last, t;
+			double n_all = 0, t_all = 0;
 
 			if (gap && w[k].end >= end)
 				continue;	/* the last window ran to the end: no gap */
 			/* only the bins that overlap p's span: outside it a bin
-			 * counts nothing (and a hostile file's span may be 2^64) */
+			 * counts nothing */
 			__u64 lo = p->first > bs ? p->first : bs, hi = p->last + 1 < be ? p->last + 1 : be;
 
-			for (__u64 idx = lo > bs ? (lo - bs) / SLOWDOWN_BIN_NS : 0; hi > lo && be > bs &&
-			     idx <= (hi - bs - 1) / SLOWDOWN_BIN_NS; idx++) {
-				__u64 b0 = bs + idx * SLOWDOWN_BIN_NS, b1 = b0 + SLOWDOWN_BIN_NS;
-				__u64 t = overlap(b0, b1 < be ? b1 : be, p->first, p->last + 1), calls = 0;
-
-				while (next < p->nbins &&
-				       (p->bins[next].where < where || (p->bins[next].where == where && p->bins[next].idx < idx)))
-					next++;
-				if (next < p->nbins && p->bins[next].where == where && p->bins[next].idx == idx)
-					calls = p->bins[next].calls;
-				if (2 * t < SLOWDOWN_BIN_NS)
+			if (hi <= lo || be <= bs)
+				continue;
+			first = (lo - bs) / SLOWDOWN_BIN_NS;
+			last = (hi - bs - 1) / SLOWDOWN_BIN_NS;
+			/* all of them: the first and the last may be cut, those
+			 * between are whole */
+			t = bin_len(bs, be, first, lo, hi);
+			if (2 * t >= SLOWDOWN_BIN_NS)
+				n_all++, t_all += (double)t;
+			if (last > first) {
+				t = bin_len(bs, be, last, lo, hi);
+				if (2 * t >= SLOWDOWN_BIN_NS)
+					n_all++, t_all += (double)t;
+				n_all += (double)(last - first - 1);
+				t_all += (double)(last - first - 1) * (double)SLOWDOWN_BIN_NS;
+			}
+			set->blocks[gap] += n_all > 0;
+			/* less those with calls, taken one by one */
+			while (next < p->nbins &&
+			       (p->bins[next].where < where || (p->bins[next].where == where && p->bins[next].idx < first)))
+				next++;
+			for (; next < p->nbins && p->bins[next].where == where && p->bins[next].idx <= last; next++) {
+				t = bin_len(bs, be, p->bins[next].idx, lo, hi);
+				if (2 * t < SLOWDOWN_BIN_NS || !p->bins[next].calls)
 					continue;
-				if (array__reserve(&o, &cap, count + 1, sizeof(*o))) {
-					free(o);
+				if (array__reserve(&set->o, &cap, set->n + 1, sizeof(*set->o))) {
+					free(set->o);
+					set->o = NULL;
 					return -ENOMEM;
 				}
-				o[count++] = (struct bin_obs){ .gap = gap, .t = (double)t, .calls = calls };
-				counted = true;
+				set->o[set->n++] = (struct bin_obs){ .gap = gap, .t = (double)t, .calls = p->bins[next].calls };
+				n_all--;
+				t_all -= (double)t;
 			}
-			blocks[gap] += counted;
+			/* (a bin twice in a hostile file's events is not) */
+			set->quiet_n[gap] += n_all > 0 ? n_all : 0;
+			set->quiet_t[gap] += t_all > 0 ? t_all : 0;
 		}
 	}
-	*out = o;
-	*n = count;
 	return 0;
 }
 
@@ -218,18 +252,21 @@ static int collect_bins(const struct proc_acc *p, const struct window *w, size_t
 static void measure_slowdown(const struct proc_acc *p, const struct window *w, size_t nwin, __u64 end,
 			     struct sampling_process *sp, int *err)
 {
-	double cw = 0, cg = 0, tw = 0, tg = 0, rate[2], phi = 0, se, k, q;
-	struct bin_obs *o;
-	size_t n, blocks[2];
+	double cw = 0, cg = 0, tw, tg, rate[2], phi, se, k, q, n;
+	struct bin_set set;
+	size_t *blocks = set.blocks;
 
 	sp->slowdown = 1;
 	sp->slowdown_status = SAMPLING_SLOWDOWN_NOT_MEASURED;
-	*err = collect_bins(p, w, nwin, end, &o, &n, blocks);
+	*err = collect_bins(p, w, nwin, end, &set);
 	if (*err)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		*(o[i].gap ? &cg : &cw) += (double)o[i].calls;
-		*(o[i].gap ? &tg : &tw) += o[i].t;
+	tw = set.quiet_t[0];
+	tg = set.quiet_t[1];
+	n = set.quiet_n[0] + set.quiet_n[1] + (double)set.n;
+	for (size_t i = 0; i < set.n; i++) {
+		*(set.o[i].gap ? &cg : &cw) += (double)set.o[i].calls;
+		*(set.o[i].gap ? &tg : &tw) += set.o[i].t;
 	}
 	sp->slowdown_windows = blocks[0];
 	sp->slowdown_gaps = blocks[1];
@@ -237,21 +274,23 @@ static void measure_slowdown(const struct proc_acc *p, const struct window *w, s
 	sp->slowdown_calls_gaps = (__u64)cg;
 	if (blocks[0] < SLOWDOWN_MIN_BLOCKS || blocks[1] < SLOWDOWN_MIN_BLOCKS || cw < SLOWDOWN_MIN_CALLS ||
 	    cg < SLOWDOWN_MIN_CALLS || n < SLOWDOWN_MIN_BINS) {
-		free(o);
+		free(set.o);
 		return;
 	}
 	rate[0] = cw / tw;
 	rate[1] = cg / tg;
-	for (size_t i = 0; i < n; i++) {
-		double mean = rate[o[i].gap] * o[i].t, d = (double)o[i].calls - mean;
+	/* a quiet bin: (0 - R t)^2 / (R t) = R t */
+	phi = rate[0] * set.quiet_t[0] + rate[1] * set.quiet_t[1];
+	for (size_t i = 0; i < set.n; i++) {
+		double mean = rate[set.o[i].gap] * set.o[i].t, d = (double)set.o[i].calls - mean;
 
 		phi += d * d / mean;
 	}
-	free(o);
-	phi /= (double)(n - 2);
+	free(set.o);
+	phi /= n - 2;
 	k = rate[1] / rate[0];
 	se = sqrt(phi * (1 / cw + 1 / cg));
-	q = t975(n - 2);
+	q = t975(n - 2 < 1e9 ? (size_t)(n - 2) : 1000000000);
 	sp->slowdown_measured = k;
 	sp->slowdown_lo = k * exp(-q * se);
 	sp->slowdown_hi = k * exp(q * se);
