@@ -11,7 +11,8 @@
 #   make kci-quick  its quick subset (under 2 minutes)
 #   make bench-analysis  the analysis's throughput and peak memory
 #   make fuzz     the recording fuzzer (libFuzzer, ASan+UBSan) for FUZZ_SECONDS
-#                 (default 300; make test runs it 60 s: tests/fuzz/run.sh)
+#                 (default 300; make test runs 3000 inputs from a fixed seed:
+#                 tests/fuzz/run.sh)
 #   make docs     regenerate the generated parts of docs/
 #   make install  the binary, the CUPTI bridge, the systemd unit, a default
 #                 configuration, the man page and bash completion

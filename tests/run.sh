@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs the cmocka test binaries, then the recording fuzzer for
-# FUZZ_SECONDS (default 60; one test), and prints one closing line:
+# Runs the cmocka test binaries, then the recording fuzzer (one test):
+# FUZZ_RUNS inputs (default 3000) from FUZZ_SEED (default 1), the same
+# every run, within FUZZ_SECONDS (default 240), and prints one closing line:
 # "tests: N passed, N failed". Integration tests need root (they load BPF).
 #   tests/run.sh               all
 #   tests/run.sh unit          unit tests only
@@ -36,8 +37,8 @@ for b in $bins; do
 done
 rm -f "$log"
 if [ "$which" = all ] || [ "$which" = fuzz ]; then
-	echo "== fuzz (${FUZZ_SECONDS:-60} s)"
-	if sh tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"; then
+	echo "== fuzz (${FUZZ_RUNS:-3000} inputs from seed ${FUZZ_SEED:-1})"
+	if FUZZ_SEED=${FUZZ_SEED:-1} FUZZ_RUNS=${FUZZ_RUNS:-3000} sh tests/fuzz/run.sh "${FUZZ_SECONDS:-240}"; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
