@@ -4,7 +4,8 @@
 # build/inferscope-bpf and build/libinferscope_cupti.so:
 #   tests/gpu/window_estimate.sh OUTDIR [SECONDS]
 # Two jobs, each attached with -p twice in a row for SECONDS: with windows
-# every second (--gpu-windows --gpu-period 1), then with --gpu. The jobs: matrix products
+# every second (--gpu-windows --gpu-period 1), then with --gpu; the crash
+# report of tests/gpu/cupti_detach.c is preloaded into both. The jobs: matrix products
 # with CPU pauses between (tests/gpu/busy_job.py, GPU busy about half the
 # time) and the launch-bound loop (tests/gpu/rate_timeline.py). Prints the
 # busy fraction of each and the windows' error against full collection;
@@ -21,19 +22,25 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracin
 fail=0
 # shellcheck source=tests/gpu/common.sh
 . "$(dirname "$0")/common.sh"
+# the crash report of tests/gpu/cupti_detach.c in both jobs: a crash prints
+# the faulting instruction and every thread's backtrace to OUTDIR/JOB.err
+gcc -O2 -g -shared -fPIC -I/usr/local/cuda/include tests/gpu/cupti_detach.c -o "$OUT/libcupti_detach.so" -ldl -lpthread ||
+	{ echo "FAIL gcc"; exit 1; }
 
 busy() { # json, pid: busy fraction, estimated, windows, observed share
 	get "$1" "' '.join(str(x) for x in [(round(1 - dv['idle_fraction'], 4), p['estimated'], p['windows'], round(p['observed_s'] / max(p['span_s'], 1e-9), 3)) for p in d['gpu']['processes'] if p['pid'] == $2 for dv in d['gpu']['devices'] if dv['pid'] == $2][0])"
 }
 
 for job in busy_job rate_timeline; do
-	$PY "tests/gpu/$job.py" $((2 * SEC + 12)) > "$OUT/$job.out" 2> "$OUT/$job.err" &
+	CD_CRASH_REPORT=1 LD_PRELOAD="$OUT/libcupti_detach.so" $PY "tests/gpu/$job.py" $((2 * SEC + 12)) \
+		> "$OUT/$job.out" 2> "$OUT/$job.err" &
 	P=$!
 	wait_line "$OUT/$job.out" ready || { echo "FAIL $job did not start"; cat "$OUT/$job.err"; exit 1; }
 	$T record -q --gpu-windows --gpu-period 1 -d "$SEC" -o "$OUT/${job}_win.isr" -p "$P" --cupti-bridge "$B" 2> "$OUT/${job}_win.err"
 	$T record -q --gpu -d "$SEC" -o "$OUT/${job}_all.isr" -p "$P" --cupti-bridge "$B" 2> "$OUT/${job}_all.err"
 	wait "$P"
 	check "$job: exit status" "$?" 0
+	grep -h -A30 "=== CRASH" "$OUT/$job.err"
 	$T analyze --format json "$OUT/${job}_win.isr" > "$OUT/${job}_win.json"
 	$T analyze --format json "$OUT/${job}_all.isr" > "$OUT/${job}_all.json"
 	read -r bw ew nw cw <<< "$(busy "$OUT/${job}_win.json" "$P")"
