@@ -211,7 +211,7 @@ static struct {
 } fin;
 
 static pthread_t watcher;
-static atomic_bool watcher_started, stopping, injected;
+static atomic_bool watcher_started, stopping, injected, exit_done, exit_late;
 static pid_t owner_pid;
 
 static bool traced(void)
@@ -648,6 +648,33 @@ static void *open_libcupti(void)
 	} while (0)
 
 /* Loads libcupti and resolves what the bridge calls; attaches nothing. */
+static void CUPTIAPI prime_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+{
+	(void)userdata, (void)domain, (void)cbid, (void)data;
+}
+
+/*
+ * The process's first cuptiSubscribe, made here, before anything of CUPTI
+ * is enabled, and taken back at once. libcupti.so.13 (CUDA 13.0) raises its
+ * "some subscriber" flag before it allocates and publishes its table of
+ * enabled callbacks, the first time only (later subscribes find the table);
+ * its callback dispatch, which libcuda enters in every API call once an
+ * API activity kind was enabled, reads that table behind the flag. Made
+ * first at a window's close, while the job's launching thread was inside
+ * cudaGetDevice or cuLaunchKernel, it killed the job (SIGSEGV reading
+ * NULL + 4 x callback id in libcupti, 2 PyTorch loops of 2 attached with
+ * -p on the H100: docs/overhead.md). Here no API call enters CUPTI yet.
+ * When another client already subscribed, the table exists and this one
+ * is refused: nothing to do.
+ */
+static void prime_subscriber_table(void)
+{
+	CUpti_SubscriberHandle s;
+
+	if (cupti.subscribe(&s, prime_cb, NULL) == CUPTI_SUCCESS)
+		cupti.unsubscribe(s);
+}
+
 static void cupti_init(void)
 {
 	const char *missing = NULL;
@@ -679,6 +706,7 @@ static void cupti_init(void)
 	RESOLVE(enable_domain, cuptiEnableDomain);
 	RESOLVE(finalize, cuptiFinalize);
 	RESOLVE(result_string, cuptiGetResultString);
+	prime_subscriber_table();
 	goto done;
 fail:
 	st.init_error = -1;
@@ -690,6 +718,8 @@ done:
 out:
 	pthread_mutex_unlock(&sess_lock);
 }
+
+static void bridge_exit(void);
 
 /* --- windows (sess_lock held) ------------------------------------------------------ */
 
@@ -742,6 +772,8 @@ static void attach(void)
 	uint64_t t0 = clock__mono_ns();
 	CUptiResult r;
 
+	if (!atomic_exchange(&exit_late, true))
+		atexit(bridge_exit);
 	atomic_store(&quiesced, false);
 	if (cupti.get_thread_id_type(&saved_tid_type) != CUPTI_SUCCESS)
 		saved_tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
@@ -1008,10 +1040,19 @@ static void *watch(void *arg)
 }
 
 /* At exit, while the tracer may still be attached (record -- CMD): hand
- * over what CUPTI still holds, and the window it closes. CUPTI is not
- * detached: the process is ending. */
+ * over what CUPTI still holds, and the window it closes, and the watcher
+ * touches CUPTI no more. CUPTI is not detached: the process is ending.
+ * Registered twice: when the bridge loads, and again at the first window,
+ * after the application's CUDA set-up; exit handlers run last registered
+ * first, so the second runs before the CUDA runtime's own clean-up (which
+ * registers its handler after cuInit, where an injected bridge loads):
+ * the watcher attaching, flushing or subscribing while the runtime tore
+ * down the context killed a job with 4 launching threads at its exit (the
+ * H100, docs/overhead.md). The first does what is left. */
 static void bridge_exit(void)
 {
+	if (atomic_exchange(&exit_done, true))
+		return;
 	atomic_store(&stopping, true);
 	pthread_mutex_lock(&sess_lock);
 	if (sess == SESS_COLLECTING && traced()) {
@@ -1045,8 +1086,16 @@ static void start_watcher(void)
 	if (atomic_exchange(&watcher_started, true))
 		return;
 	owner_pid = getpid();
-	/* The watcher takes no signals meant for the process. */
+	/* The watcher takes no signals meant for the process; a fault of its
+	 * own still reaches the process's handler (blocked, it would kill the
+	 * process unreported). */
 	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGABRT);
+	sigdelset(&all, SIGTRAP);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -18,7 +18,9 @@ import time
 import torch
 
 seconds = float(sys.argv[1])
-x = torch.zeros(1024, device="cuda")
+# float64: exact to 2^53 launches (float32 stops counting at 2^24, 2.2
+# minutes of this loop)
+x = torch.zeros(1024, device="cuda", dtype=torch.float64)
 for _ in range(5000):
     x.add_(1.0)
 torch.cuda.synchronize()

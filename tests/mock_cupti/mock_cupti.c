@@ -37,6 +37,24 @@ static struct {
 	bool active;
 	uint32_t domains;		/* bit d: CUpti_CallbackDomain d */
 } sub;
+/*
+ * CUPTI's table of the callbacks its subscribers enabled, as libcupti.so.13
+ * of CUDA 13.0 keeps it (read from its code after a crash on the H100,
+ * docs/overhead.md): the first cuptiSubscribe of the process raises a "some
+ * subscriber" flag, then allocates the table and publishes it; later
+ * subscribes find it (cuptiUnsubscribe frees its contents, and the pointers
+ * stay). Its callback dispatch, which libcuda enters in every API call
+ * once an API activity kind was enabled (whatever was disabled since),
+ * reads the table behind the flag: an API call between the two reads
+ * through NULL and the process dies. The mock widens that moment to
+ * FIRST_SUBSCRIBE_WINDOW_US and counts what would have crashed
+ * (MOCK_FAULT_CALLBACK_TABLE_UNSET).
+ */
+#define FIRST_SUBSCRIBE_WINDOW_US 3000
+static atomic_bool dispatching;		/* an API activity kind was enabled once */
+static atomic_bool table_flag;
+static uint32_t table_mem[64];
+static _Atomic(uint32_t *) table;
 static CUpti_ActivityThreadIdType tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
 static _Thread_local bool in_exit_callback;
 static unsigned int delivery_period_us, delivery_hold_us;
@@ -159,6 +177,8 @@ EXPORT void mock_cupti_api_call(uint32_t cbid)
 	void *ud = NULL;
 
 	memset(&data, 0, sizeof(data));
+	if (atomic_load(&dispatching) && atomic_load(&table_flag) && !atomic_load(&table))
+		fault(MOCK_FAULT_CALLBACK_TABLE_UNSET);
 	pthread_mutex_lock(&lock);
 	if (sub.active && (sub.domains & (1u << CUPTI_CB_DOMAIN_DRIVER_API))) {
 		cb = sub.cb;
@@ -302,6 +322,8 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 	if (!record_size(kind))
 		return CUPTI_ERROR_NOT_COMPATIBLE;
 	atomic_fetch_add(&enable_calls, 1);
+	if (kind == CUPTI_ACTIVITY_KIND_DRIVER || kind == CUPTI_ACTIVITY_KIND_RUNTIME)
+		atomic_store(&dispatching, true);
 	pthread_mutex_lock(&lock);
 	atomic_fetch_or(&enabled, 1ull << kind);
 	pthread_mutex_unlock(&lock);
@@ -382,6 +404,11 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *handle, CUpti_Callback
 {
 	CUptiResult r = CUPTI_SUCCESS;
 
+	atomic_store(&table_flag, true);
+	if (!atomic_load(&table)) {
+		usleep(FIRST_SUBSCRIBE_WINDOW_US);
+		atomic_store(&table, table_mem);
+	}
 	pthread_mutex_lock(&lock);
 	if (sub.active) {
 		r = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
@@ -407,6 +434,7 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle handle)
 	sub.active = false;
 	sub.domains = 0;
 	pthread_mutex_unlock(&lock);
+	atomic_store(&table_flag, false);
 	return r;
 }
 

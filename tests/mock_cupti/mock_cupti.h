@@ -16,7 +16,8 @@
  * buffer CUPTI was given handed back, while no buffer completion callback
  * runs, after the subscriber is gone; and after it nothing of the old
  * session is used (no flush, enable, record walk, domain change or
- * unsubscribe until the buffer callbacks are registered again).
+ * unsubscribe until the buffer callbacks are registered again). And that
+ * no API call can meet the process's first cuptiSubscribe half done.
  */
 #ifndef INFERSCOPE_MOCK_CUPTI_H
 #define INFERSCOPE_MOCK_CUPTI_H
@@ -35,6 +36,10 @@
 #define MOCK_FAULT_FINALIZE_DURING_COMPLETION	0x08
 #define MOCK_FAULT_FINALIZE_SUBSCRIBED		0x10
 #define MOCK_FAULT_USED_AFTER_FINALIZE		0x20
+/* ... and an attach that would crash real CUPTI 13.0: an API call while the
+ * process's first cuptiSubscribe had raised its flag but not yet published
+ * its callback table (mock_cupti.c) */
+#define MOCK_FAULT_CALLBACK_TABLE_UNSET		0x40
 
 /* The mock's GPU clock now. */
 uint64_t mock_cupti_gpu_now(void);
