@@ -33,7 +33,7 @@ void ranks__clock(const struct recording *rec, struct ranks_clock *out)
 	if (!best)
 		return;
 	out->offset_ns = (__s64)(best->other_ns - best->mono_ns);
-	out->uncertainty_ns = best->uncertainty_ns + (__u64)(hi - lo) / 2;
+	out->uncertainty_ns = best->uncertainty_ns + ((__u64)hi - (__u64)lo) / 2;	/* hi >= lo: exact */
 }
 
 /* --- state ------------------------------------------------------------------------------ */
