@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis.h"
 
@@ -95,4 +97,31 @@ void analysis__free(struct analysis *a)
 	summary__free(a->sum);
 	pass__free(a->pass);
 	free(a);
+}
+
+int analysis_set__compute(struct analysis_set *s, char *err, size_t errlen)
+{
+	struct ranks_source *src = calloc(s->n ? s->n : 1, sizeof(*src));
+	int e;
+
+	s->ranks = NULL;
+	memset(&s->findings, 0, sizeof(s->findings));
+	if (!src) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		src[i] = (struct ranks_source){ s->a[i], s->names[i] };
+	e = ranks__compute(src, s->n, &s->findings, &s->ranks, err, errlen);
+	if (!e)
+		findings__rank(&s->findings);
+	free(src);
+	return e;
+}
+
+void analysis_set__clear(struct analysis_set *s)
+{
+	ranks__free(s->ranks);
+	s->ranks = NULL;
+	findings__free(&s->findings);
 }

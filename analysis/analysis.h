@@ -40,4 +40,22 @@ int analysis__run_pass(struct pass *p, struct analysis **out);
 int analysis__run(const struct recording *r, struct analysis **out);
 void analysis__free(struct analysis *a);
 
+/* Several recordings analysed together (`analyze FILE FILE...`): each
+ * one's analysis, the NCCL ranks lined up across them on CLOCK_REALTIME
+ * (ranks.h) and the straggler findings that only the recordings together
+ * show. The renderers of a set (report.h) show the ranks first, then each
+ * recording's own report. */
+struct analysis_set {
+	const struct analysis *const *a;	/* the caller's, one per recording, in the order given */
+	const char *const *names;	/* their files */
+	size_t n;
+	struct ranks *ranks;		/* across them: NULL unless two or more ranks made collectives */
+	struct findings findings;	/* across them: the straggler's, ranked */
+};
+
+/* Lines up the ranks of s->a[0..n). 0, or -errno with err written. */
+int analysis_set__compute(struct analysis_set *s, char *err, size_t errlen);
+/* Frees what analysis_set__compute made (not the analyses). */
+void analysis_set__clear(struct analysis_set *s);
+
 #endif

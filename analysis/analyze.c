@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "analyze.h"
@@ -135,6 +137,165 @@ int analyze__run(const char *path, enum report_format fmt, const char *out_path,
 	}
 	analysis__free(a);
 	recording__free(r);
+	return e;
+}
+
+struct set_job {
+	const struct analysis_set *set;
+	enum report_format fmt;
+};
+
+static int write_set(FILE *f, const void *arg)
+{
+	const struct set_job *j = arg;
+
+	switch (j->fmt) {
+	case REPORT_JSON:
+		return report__write_json_set(f, j->set);
+	case REPORT_HTML:
+		return report__write_html_set(f, j->set);
+	case REPORT_PERFETTO:
+		return report__write_perfetto_set(f, j->set);
+	default:
+		return report__write_markdown_set(f, j->set);
+	}
+}
+
+struct paths {
+	char **v;
+	size_t n, cap;
+};
+
+static int paths_add(struct paths *p, const char *dir, const char *name)
+{
+	char *s;
+
+	if (p->n == p->cap) {
+		size_t c = p->cap ? 2 * p->cap : 16;
+		char **g = reallocarray(p->v, c, sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		p->v = g;
+		p->cap = c;
+	}
+	if (!dir)
+		s = strdup(name);
+	else if (asprintf(&s, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
+		s = NULL;
+	if (!s)
+		return -ENOMEM;
+	p->v[p->n++] = s;
+	return 0;
+}
+
+static void paths_free(struct paths *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i]);
+	free(p->v);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The regular *.isr files of directory dir, sorted by name, added to p.
+ * 0, or -errno after saying why. */
+static int add_dir(struct paths *p, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t first = p->n;
+	int e = 0;
+
+	if (!d) {
+		e = -errno;
+		fprintf(stderr, "inferscope-bpf: cannot read the directory %s: %s\n", dir, strerror(-e));
+		return e;
+	}
+	while (!e && (errno = 0, de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+
+		if (len <= 4 || strcmp(de->d_name + len - 4, ".isr"))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) || !S_ISREG(st.st_mode))
+			continue;
+		e = paths_add(p, dir, de->d_name);
+	}
+	if (!e && errno)
+		e = -errno;
+	closedir(d);
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: cannot read the directory %s: %s\n", dir, strerror(-e));
+		return e;
+	}
+	if (p->n == first) {
+		fprintf(stderr, "inferscope-bpf: %s holds no recording (no regular file named *.isr): give the "
+			"recordings' files or their directory\n", dir);
+		return -ENOENT;
+	}
+	qsort(p->v + first, p->n - first, sizeof(*p->v), by_name);
+	return 0;
+}
+
+int analyze__run_many(const char *const *inputs, size_t n, enum report_format fmt, const char *out_path,
+		      const struct out_file_share *share)
+{
+	struct analysis_set set = { 0 };
+	struct paths paths = { 0 };
+	struct recording **loaded = NULL;
+	struct analysis **a = NULL;
+	struct set_job j;
+	char err[512];
+	int e = 0;
+
+	for (size_t i = 0; i < n && !e; i++) {
+		struct stat st;
+
+		if (stat(inputs[i], &st) == 0 && S_ISDIR(st.st_mode))
+			e = add_dir(&paths, inputs[i]);
+		else if ((e = paths_add(&paths, NULL, inputs[i])))
+			fprintf(stderr, "inferscope-bpf: out of memory\n");
+	}
+	if (e)
+		goto out;
+	if (paths.n == 1) {
+		e = analyze__run(paths.v[0], fmt, out_path, share);
+		goto out;
+	}
+	loaded = calloc(paths.n, sizeof(*loaded));
+	a = calloc(paths.n, sizeof(*a));
+	if (!loaded || !a) {
+		fprintf(stderr, "inferscope-bpf: out of memory\n");
+		e = -ENOMEM;
+		goto out;
+	}
+	/* each recording streamed as alone; their analyses kept together */
+	for (size_t i = 0; i < paths.n && !e; i++)
+		e = load(paths.v[i], &loaded[i], &a[i]);
+	if (e)
+		goto out;
+	set = (struct analysis_set){ .a = (const struct analysis *const *)a, .names = (const char *const *)paths.v,
+				     .n = paths.n };
+	e = analysis_set__compute(&set, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: cannot line up the ranks of the %zu recordings: %s\n", paths.n, err);
+		goto out;
+	}
+	j = (struct set_job){ .set = &set, .fmt = fmt };
+	e = output(out_path, share, write_set, &j);
+out:
+	analysis_set__clear(&set);
+	for (size_t i = 0; a && i < paths.n; i++)
+		analysis__free(a[i]);
+	for (size_t i = 0; loaded && i < paths.n; i++)
+		recording__free(loaded[i]);
+	free(a);
+	free(loaded);
+	paths_free(&paths);
 	return e;
 }
 

@@ -12,7 +12,7 @@ const char *nccl_func_name(__u16 func)
 	return func < ISR_NCCL_FN_MAX && names[func] ? names[func] : "?";
 }
 
-static bool is_collective(__u16 func)
+bool nccl_func_is_collective(__u16 func)
 {
 #define KIND_ROW(id, sym, kind, layout) [id] = kind,
 	static const __u8 kinds[ISR_NCCL_FN_MAX] = { ISR_NCCL_FUNCS(KIND_ROW) };
@@ -122,7 +122,7 @@ static int on_call(struct nccl_calls *c, const struct pass_event *e, const struc
 		p->calls[ev->func]++;
 		p->bytes[ev->func] += bytes;
 	}
-	if (!is_collective(ev->func))
+	if (!nccl_func_is_collective(ev->func))
 		return 0;
 	if (!ev->seq) {
 		p->unnumbered++;

@@ -68,5 +68,7 @@ const struct nccl_proc *nccl_calls__proc(const struct nccl_calls *c, __u32 pid);
 
 /* "ncclAllReduce", ...; "?" for an id this version does not know. */
 const char *nccl_func_name(__u16 func);
+/* A collective (an entry of nccl_calls.arrivals when it has a sequence number). */
+bool nccl_func_is_collective(__u16 func);
 
 #endif

@@ -9,6 +9,18 @@
  * attribution; the thread states are the timeline's spans, the GPU idle
  * gaps the attribution's split; every other event is exported as it comes.
  * One packet sequence: event and argument names are interned.
+ *
+ * Several recordings (report__write_perfetto_set) are written one after
+ * the other into one trace: recording i's times shifted onto recording 0's
+ * CLOCK_MONOTONIC through their CLOCK_REALTIME offsets (ranks.h), its
+ * processes and threads given ids of their own (i * PASS_PID_LIMIT plus
+ * the pid or tid: two hosts can have the same pid), its processes named
+ * with their rank and real pid.
+ *
+ * An NCCL call is probed at its entry only: a collective that other ranks
+ * reached is a slice from the rank's arrival to the last rank's (what the
+ * collective waited for), cut at the thread's next NCCL call; any other
+ * call is an instant.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,13 +49,14 @@ typedef Perfetto__Protos__TrackDescriptor Track;
 typedef Perfetto__Protos__DebugAnnotation Arg;
 
 enum track_kind { TK_PROCESS = 1, TK_THREAD, TK_CUDA, TK_CUPTI, TK_FAULTS, TK_GIL, TK_PYTHON, TK_DEVICE, TK_STREAM,
-		  TK_MEMORY, TK_BUSY, TK_RATE, TK_FINDINGS, TK_NVTX, TK_NVTX_RANGE, TK_STEPS };
+		  TK_MEMORY, TK_BUSY, TK_RATE, TK_FINDINGS, TK_NVTX, TK_NVTX_RANGE, TK_STEPS, TK_NCCL };
 
 static const char *const track_names[] = {
 	[TK_CUDA] = "CUDA calls", [TK_CUPTI] = "CUDA launches (CUPTI)", [TK_FAULTS] = "page faults",
 	[TK_GIL] = "GIL waits",	  [TK_PYTHON] = "Python",		    [TK_MEMORY] = "device memory",
 	[TK_RATE] = "launches/s", [TK_FINDINGS] = "inferscope-bpf findings",
 	[TK_NVTX] = "NVTX",	  [TK_STEPS] = "steps",
+	[TK_NCCL] = "NCCL calls",
 };
 
 struct interned {
@@ -53,7 +66,7 @@ struct interned {
 
 struct arg {
 	const char *name;
-	enum { A_U64, A_I64, A_DBL, A_STR, A_PTR } kind;
+	enum { A_U64, A_I64, A_DBL, A_STR, A_PTR, A_BOOL } kind;
 	union {
 		__u64 u;
 		__s64 i;
@@ -67,6 +80,14 @@ struct pystate {
 	__u64 last;			/* the latest sample */
 	size_t depth;			/* open frames, outermost first */
 	__u64 codes[PY_DEPTH];
+};
+
+/* A thread's NCCL slice still open: it ends at the collective's last
+ * arrival or at the thread's next NCCL call, whichever comes first. */
+struct nccl_open {
+	__u32 pid, tid;
+	__u64 track, end;
+	bool open;
 };
 
 struct rate {
@@ -97,6 +118,15 @@ struct pf {
 	size_t npy;
 	struct rate *rates;
 	size_t nrates;
+	struct nccl_open *nccl;
+	size_t nnccl;
+	/* the recording being written, and where it stands among the ranks */
+	const struct ranks *ranks;	/* NULL: no ranks lined up */
+	size_t source;			/* its index in ranks */
+	size_t next_arrival;		/* its NCCL arrivals (nccl_calls.arrivals) met so far */
+	const char *rec_name;		/* its file (several recordings), else NULL */
+	__u32 id_base;			/* added to its pids and tids */
+	__s64 shift_ns;			/* added to its times */
 	unsigned char *buf;
 	size_t cap;
 	bool first;
@@ -215,6 +245,15 @@ static __u64 intern(struct pf *p, struct htab *t, const char *s, bool is_arg)
 	return e->iid;
 }
 
+/* A time of the recording being written on the trace's clock (the first
+ * recording's). */
+static __u64 on_trace_clock(const struct pf *p, __u64 ts)
+{
+	__s64 t = (__s64)ts + p->shift_ns;
+
+	return p->shift_ns < 0 && t < 0 ? 0 : (__u64)t;
+}
+
 /* One track event: a slice's begin (name set) or end, an instant, or a
  * counter value. */
 static void event(struct pf *p, __u64 track, __u64 ts, Perfetto__Protos__TrackEvent__Type type, const char *name,
@@ -256,6 +295,10 @@ static void event(struct pf *p, __u64 track, __u64 ts, Perfetto__Protos__TrackEv
 			a[i].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE;
 			a[i].pointer_value = args[i].u;
 			break;
+		case A_BOOL:
+			a[i].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE;
+			a[i].bool_value = args[i].u != 0;
+			break;
 		default:
 			a[i].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
 			a[i].string_value = (char *)args[i].s;
@@ -274,7 +317,7 @@ static void event(struct pf *p, __u64 track, __u64 ts, Perfetto__Protos__TrackEv
 		ev.terminating_flow_ids = &in;
 	}
 	pk.has_timestamp = 1;
-	pk.timestamp = ts;
+	pk.timestamp = on_trace_clock(p, ts);
 	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
 	pk.track_event = &ev;
 	emit(p, &pk);
@@ -309,7 +352,7 @@ static void counter(struct pf *p, __u64 track, __u64 ts, double v)
 	ev.counter_value_field_case = PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE;
 	ev.double_counter_value = v;
 	pk.has_timestamp = 1;
-	pk.timestamp = ts;
+	pk.timestamp = on_trace_clock(p, ts);
 	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
 	pk.track_event = &ev;
 	emit(p, &pk);
@@ -335,6 +378,15 @@ static const struct rec_process *process_of(const struct recording *r, __u32 pid
 
 static __u64 process_track(struct pf *p, __u32 pid);
 
+/* pid's rank in the recording being written; -1: none. */
+static int rank_of(const struct pf *p, __u32 pid)
+{
+	for (size_t i = 0; p->ranks && i < p->ranks->nrows; i++)
+		if (p->ranks->rows[i].source == p->source && p->ranks->rows[i].pid == pid)
+			return p->ranks->rows[i].rank;
+	return -1;
+}
+
 /* The uuid of track (kind, pid, id), described on first use. */
 static __u64 track(struct pf *p, enum track_kind k, __u32 pid, __u64 id, __u64 parent, const char *name)
 {
@@ -344,6 +396,7 @@ static __u64 track(struct pf *p, enum track_kind k, __u32 pid, __u64 id, __u64 p
 	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	Track t = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	__u64 key = track_key(k, pid, id), uuid;
+	char pname[320];
 
 	if (htab_u64__get(&p->tracks, key, &uuid))
 		return uuid;
@@ -364,16 +417,24 @@ static __u64 track(struct pf *p, enum track_kind k, __u32 pid, __u64 id, __u64 p
 	}
 	if (k == TK_PROCESS) {
 		const struct rec_process *rp = process_of(p->a->r, pid);
+		const char *comm = rp && rp->comm ? rp->comm : NULL;
+		int rank = rank_of(p, pid);
 
 		pd.has_pid = 1;
-		pd.pid = (int32_t)pid;
-		pd.process_name = rp && rp->comm ? rp->comm : NULL;
+		pd.pid = (int32_t)(pid + p->id_base);
+		pd.process_name = (char *)comm;
+		if (rank >= 0)
+			snprintf(pname, sizeof(pname), "rank %d: %s (pid %u)", rank, comm ? comm : "?", pid);
+		else if (p->rec_name)
+			snprintf(pname, sizeof(pname), "%s: %s (pid %u)", p->rec_name, comm ? comm : "?", pid);
+		if (rank >= 0 || p->rec_name)
+			pd.process_name = pname;
 		t.process = &pd;
 	} else if (k == TK_THREAD) {
 		td.has_pid = 1;
-		td.pid = (int32_t)pid;
+		td.pid = (int32_t)(pid + p->id_base);
 		td.has_tid = 1;
-		td.tid = (int64_t)id;
+		td.tid = (int64_t)(id + p->id_base);
 		td.thread_name = (char *)name;
 		t.thread = &td;
 		t.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME__NOT_SET;
@@ -717,6 +778,120 @@ static void on_py_sample(struct pf *p, const struct pass_event *e, const struct 
 	s->last = e->start;
 }
 
+/* --- NCCL calls -------------------------------------------------------------------------------------- */
+
+static struct nccl_open *nccl_of(struct pf *p, __u32 pid, __u32 tid)
+{
+	struct nccl_open *n;
+
+	for (size_t i = 0; i < p->nnccl; i++)
+		if (p->nccl[i].tid == tid && p->nccl[i].pid == pid)
+			return &p->nccl[i];
+	n = reallocarray(p->nccl, p->nnccl + 1, sizeof(*n));
+	if (!n)
+		return NULL;
+	p->nccl = n;
+	p->nccl[p->nnccl] = (struct nccl_open){ .pid = pid, .tid = tid };
+	return &p->nccl[p->nnccl++];
+}
+
+/* Ends the thread's open NCCL slice, at its end or at `at` if sooner. */
+static void nccl_close(struct pf *p, struct nccl_open *o, __u64 at)
+{
+	if (!o->open)
+		return;
+	event(p, o->track, o->end < at ? o->end : at, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END, NULL, NULL,
+	      0, 0, 0);
+	p->st.slices++;
+	o->open = false;
+}
+
+/* The collective call as the ranks lined it up: NULL when it is not one
+ * of the recording's arrivals or no other rank reached it. */
+static const struct ranks_arrival *nccl_arrival(struct pf *p, const struct pass_event *e,
+						const struct isr_ev_nccl_call *c, const struct nccl_arrival **arr)
+{
+	const struct nccl_calls *nc = &p->a->nccl;
+	size_t k;
+
+	*arr = NULL;
+	if (!nccl_func_is_collective(c->func) || !c->seq)
+		return NULL;
+	/* the pass serves the events in the order the analysis's did */
+	k = p->next_arrival++;
+	if (k >= nc->narrivals || nc->arrivals[k].pid != c->hdr.pid || nc->arrivals[k].tid != c->hdr.tid ||
+	    nc->arrivals[k].seq != c->seq || nc->arrivals[k].ns != e->start)
+		return NULL;
+	*arr = &nc->arrivals[k];
+	if (!p->ranks || !p->ranks->arrivals[p->source][k].last_ns)
+		return NULL;
+	return &p->ranks->arrivals[p->source][k];
+}
+
+static void on_nccl_call(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_nccl_call *c = (const void *)e->h;
+	const struct nccl_arrival *arr;
+	const struct ranks_arrival *ra = nccl_arrival(p, e, c, &arr);
+	struct nccl_open *o = nccl_of(p, c->hdr.pid, c->hdr.tid);
+	const char *name = nccl_func_name(c->func);
+	struct arg a[MAX_ARGS];
+	char hash[24];
+	size_t n = 0;
+	__u64 t;
+
+	if (!o) {
+		p->err = -ENOMEM;
+		return;
+	}
+	t = thread_child(p, TK_NCCL, c->hdr.pid, c->hdr.tid, comm_of(th));
+	nccl_close(p, o, e->start);
+	a[n++] = (struct arg){ .name = "collective", .kind = A_STR, .s = name };
+	if (arr && p->a->nccl.comms[arr->comm].id_hash) {
+		snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)p->a->nccl.comms[arr->comm].id_hash);
+		a[n++] = (struct arg){ .name = "communicator", .kind = A_STR, .s = hash };
+	} else {
+		a[n++] = (struct arg){ .name = "comm", .kind = A_PTR, .u = c->comm };
+	}
+	a[n++] = (struct arg){ .name = "seq", .kind = A_U64, .u = c->seq };
+	a[n++] = (struct arg){ .name = "bytes", .kind = A_U64, .u = c->count * ISR_NCCL_DTYPE_SIZE(c->dtype) };
+	if (!ra) {
+		instant(p, t, name, e->start, a, n);
+		return;
+	}
+	a[n++] = (struct arg){ .name = "straggler", .kind = A_BOOL, .u = ra->straggler };
+	a[n++] = (struct arg){ .name = "late", .kind = A_BOOL, .u = ra->late };
+	a[n++] = (struct arg){ .name = "last_rank", .kind = A_I64, .i = ra->last_rank };
+	a[n++] = (struct arg){ .name = "wait_for_last_ms", .kind = A_DBL,
+			       .d = ra->last_ns > e->start ? (double)(ra->last_ns - e->start) / 1e6 : 0 };
+	event(p, t, e->start, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, name, a, n, 0, 0);
+	*o = (struct nccl_open){ .pid = c->hdr.pid, .tid = c->hdr.tid, .track = t, .open = true,
+				 .end = ra->last_ns > e->start ? ra->last_ns : e->start };
+}
+
+/* A communicator's set-up: a slice of its duration. */
+static void on_nccl_comm(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_nccl_comm *c = (const void *)e->h;
+	struct nccl_open *o = nccl_of(p, c->hdr.pid, c->hdr.tid);
+	char hash[24];
+	struct arg a[4] = {
+		{ .name = "communicator", .kind = A_STR, .s = hash },
+		{ .name = "rank", .kind = A_I64, .i = c->rank },
+		{ .name = "nranks", .kind = A_I64, .i = c->nranks },
+		{ .name = "status", .kind = A_I64, .i = c->status },
+	};
+
+	if (!o) {
+		p->err = -ENOMEM;
+		return;
+	}
+	nccl_close(p, o, e->start);
+	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)c->id_hash);
+	slice(p, thread_child(p, TK_NCCL, c->hdr.pid, c->hdr.tid, comm_of(th)), nccl_func_name(c->func), e->start,
+	      e->start + c->duration_ns, a, 4, 0, 0);
+}
+
 /* --- the observer ---------------------------------------------------------------------------------- */
 
 static const char *const state_names[TL_CAT_MAX] = {
@@ -793,6 +968,12 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	}
 	case ISR_EV_PY_SAMPLE:
 		on_py_sample(p, e, th);
+		break;
+	case ISR_EV_NCCL_CALL:
+		on_nccl_call(p, e, th);
+		break;
+	case ISR_EV_NCCL_COMM:
+		on_nccl_comm(p, e, th);
 		break;
 	case ISR_EV_NVTX:
 		if (th)
@@ -910,14 +1091,13 @@ static void on_gap(void *ctx, const struct tl_gap *g, const __u64 split[CAUSE_MA
 		counter(p, bt, g->end, 1);
 }
 
-static void findings_events(struct pf *p)
+static void findings_events(struct pf *p, const struct findings *fs, __u64 id, const char *name)
 {
-	const struct findings *fs = &p->a->ex->findings;
 	__u64 t;
 
 	if (!fs->n)
 		return;
-	t = track(p, TK_FINDINGS, 0, 0, 0, track_names[TK_FINDINGS]);
+	t = track(p, TK_FINDINGS, 0, id, 0, name);
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 		struct arg a[4] = {
@@ -929,6 +1109,27 @@ static void findings_events(struct pf *p)
 
 		instant(p, t, explain__rule_title(f->rule), pass__start(p->pass), a, 4);
 	}
+}
+
+/* What a recording's part of the trace needs, freed before the next. */
+static void pf_free_recording(struct pf *p)
+{
+	attribution__free(p->attr);
+	timeline__free(p->tl);
+	pass__free(p->pass);
+	devmem__free(p->dm);
+	free(p->py);
+	free(p->rates);
+	free(p->nccl);
+	p->attr = NULL;
+	p->tl = NULL;
+	p->pass = NULL;
+	p->dm = NULL;
+	p->py = NULL;
+	p->rates = NULL;
+	p->nccl = NULL;
+	p->npy = p->nrates = p->nnccl = 0;
+	p->next_arrival = 0;
 }
 
 static void pf_free(struct pf *p)
@@ -945,65 +1146,129 @@ static void pf_free(struct pf *p)
 		htab__free(t);
 	}
 	htab__free(&p->tracks);
-	attribution__free(p->attr);
-	timeline__free(p->tl);
-	pass__free(p->pass);
-	devmem__free(p->dm);
-	free(p->py);
-	free(p->rates);
+	pf_free_recording(p);
 	free(p->buf);
+}
+
+/* The part of the trace of the recording that p->a is, written from a
+ * pass of its own. set_findings: the findings of several recordings
+ * together, written before the first's (NULL: none). */
+static void write_recording(struct pf *p, const struct findings *set_findings)
+{
+	const struct analysis *a = p->a;
+	struct attr_gap_hook hook = { .ctx = p, .gap = on_gap };
+	struct pass_event ev;
+	char name[320];
+	int n;
+
+	/* a second pass: the first (the analysis) found the findings it marks */
+	p->err = pass__reopen(a->pass, &p->pass, p->errmsg, sizeof(p->errmsg));
+	if (p->err)
+		fprintf(stderr, "inferscope-bpf: cannot read the recording%s%s again for the trace: %s\n",
+			p->rec_name ? " " : "", p->rec_name ? p->rec_name : "", p->errmsg);
+	if (!p->err) {
+		p->tl = timeline__new(p->pass, a->r);
+		p->attr = p->tl ? attribution__new(p->tl, p->pass) : NULL;
+		p->dm = devmem__new();
+		if (!p->attr || !p->dm)
+			p->err = -ENOMEM;
+	}
+	p->obs = (struct tl_observer){ .ctx = p, .span = on_span, .event = on_event };
+	if (!p->err)
+		p->err = timeline__observe(p->tl, attribution__observer(p->attr));
+	if (!p->err)
+		p->err = timeline__observe(p->tl, &p->obs);
+	if (!p->err) {
+		attribution__on_gap(p->attr, &hook);
+		for (size_t i = 0; i < a->r->process_count; i++)
+			process_track(p, a->r->processes[i].pid);
+		if (set_findings)
+			findings_events(p, set_findings, 1, "inferscope-bpf findings across the recordings");
+		if (p->rec_name)
+			snprintf(name, sizeof(name), "%s: %s", track_names[TK_FINDINGS], p->rec_name);
+		findings_events(p, &a->ex->findings, 0, p->rec_name ? name : track_names[TK_FINDINGS]);
+	}
+	while (!p->err && (n = pass__next(p->pass, &ev)) > 0)
+		p->err = timeline__event(p->tl, &ev);
+	if (!p->err)
+		p->err = timeline__finish(p->tl);
+	for (size_t i = 0; i < p->npy && !p->err; i++)
+		py_close(p, &p->py[i], 0, p->py[i].last + PY_TAIL_NS);
+	for (size_t i = 0; i < p->nrates && !p->err; i++)
+		rate_flush(p, &p->rates[i], UINT64_MAX);
+	for (size_t i = 0; i < p->nnccl && !p->err; i++)
+		nccl_close(p, &p->nccl[i], UINT64_MAX);
+	if (!p->err)
+		steps_events(p);
+}
+
+static void pf_init(struct pf *p, FILE *f)
+{
+	*p = (struct pf){ .f = f, .first = true };
+	htab__init(&p->names, sizeof(struct interned), interned_hash, interned_equal);
+	htab__init(&p->arg_names, sizeof(struct interned), interned_hash, interned_equal);
+}
+
+static int pf_finish(struct pf *p, struct perfetto_stats *stats)
+{
+	int err = p->err;
+
+	if (!err && (fflush(p->f) == EOF || ferror(p->f)))
+		err = -EIO;
+	if (stats)
+		*stats = p->st;
+	pf_free(p);
+	return err;
 }
 
 int perfetto__write(FILE *f, const struct analysis *a, struct perfetto_stats *stats)
 {
-	struct pf p = { .f = f, .a = a, .first = true };
-	struct attr_gap_hook hook = { .ctx = &p, .gap = on_gap };
-	struct pass_event ev;
-	int n;
+	struct pf p;
 
-	htab__init(&p.names, sizeof(struct interned), interned_hash, interned_equal);
-	htab__init(&p.arg_names, sizeof(struct interned), interned_hash, interned_equal);
-	/* a second pass: the first (the analysis) found the findings it marks */
-	p.err = pass__reopen(a->pass, &p.pass, p.errmsg, sizeof(p.errmsg));
-	if (p.err)
-		fprintf(stderr, "inferscope-bpf: cannot read the recording again for the trace: %s\n", p.errmsg);
-	if (!p.err) {
-		p.tl = timeline__new(p.pass, a->r);
-		p.attr = p.tl ? attribution__new(p.tl, p.pass) : NULL;
-		p.dm = devmem__new();
-		if (!p.attr || !p.dm)
-			p.err = -ENOMEM;
+	pf_init(&p, f);
+	p.a = a;
+	p.ranks = a->ranks;
+	write_recording(&p, NULL);
+	return pf_finish(&p, stats);
+}
+
+int perfetto__write_set(FILE *f, const struct analysis_set *set, struct perfetto_stats *stats)
+{
+	struct ranks_clock c0, ci;
+	struct pf p;
+
+	pf_init(&p, f);
+	if (set->n > (size_t)INT32_MAX / PASS_PID_LIMIT) {
+		fprintf(stderr, "inferscope-bpf: a trace holds at most %zu recordings, not %zu: give fewer\n",
+			(size_t)INT32_MAX / PASS_PID_LIMIT, set->n);
+		p.err = -E2BIG;
 	}
-	p.obs = (struct tl_observer){ .ctx = &p, .span = on_span, .event = on_event };
-	if (!p.err)
-		p.err = timeline__observe(p.tl, attribution__observer(p.attr));
-	if (!p.err)
-		p.err = timeline__observe(p.tl, &p.obs);
-	if (!p.err) {
-		attribution__on_gap(p.attr, &hook);
-		for (size_t i = 0; i < a->r->process_count; i++)
-			process_track(&p, a->r->processes[i].pid);
-		findings_events(&p);
+	if (set->n)
+		ranks__clock(set->a[0]->r, &c0);
+	for (size_t i = 0; i < set->n && !p.err; i++) {
+		ranks__clock(set->a[i]->r, &ci);
+		p.a = set->a[i];
+		p.ranks = set->ranks;
+		p.source = i;
+		p.rec_name = set->names[i];
+		p.id_base = (__u32)(i * PASS_PID_LIMIT);
+		p.shift_ns = ci.offset_ns - c0.offset_ns;
+		/* the tracks of each recording: its own (their uuids stay unique) */
+		htab__free(&p.tracks);
+		memset(&p.tracks, 0, sizeof(p.tracks));
+		write_recording(&p, i == 0 ? &set->findings : NULL);
+		if (!p.err)
+			pf_free_recording(&p);
 	}
-	while (!p.err && (n = pass__next(p.pass, &ev)) > 0)
-		p.err = timeline__event(p.tl, &ev);
-	if (!p.err)
-		p.err = timeline__finish(p.tl);
-	for (size_t i = 0; i < p.npy && !p.err; i++)
-		py_close(&p, &p.py[i], 0, p.py[i].last + PY_TAIL_NS);
-	for (size_t i = 0; i < p.nrates && !p.err; i++)
-		rate_flush(&p, &p.rates[i], UINT64_MAX);
-	if (!p.err)
-		steps_events(&p);
-	if (!p.err && (fflush(f) == EOF || ferror(f)))
-		p.err = -EIO;
-	if (stats)
-		*stats = p.st;
-	pf_free(&p);
-	return p.err;
+	return pf_finish(&p, stats);
 }
 
 int report__write_perfetto(FILE *f, const struct analysis *a)
 {
 	return perfetto__write(f, a, NULL);
+}
+
+int report__write_perfetto_set(FILE *f, const struct analysis_set *set)
+{
+	return perfetto__write_set(f, set, NULL);
 }

@@ -21,5 +21,8 @@ struct perfetto_stats {
 
 /* Writes the trace of a's recording to f. stats may be NULL. 0 or -errno. */
 int perfetto__write(FILE *f, const struct analysis *a, struct perfetto_stats *stats);
+/* Writes one trace of the set's recordings (report.h,
+ * report__write_perfetto_set) to f. stats may be NULL. 0 or -errno. */
+int perfetto__write_set(FILE *f, const struct analysis_set *set, struct perfetto_stats *stats);
 
 #endif

@@ -316,6 +316,15 @@ static int collective(struct builder *b, struct group *g, struct ranks_comm *rc,
 	}
 	rc->collectives++;
 	rc->spread_ns += (__u64)(last - first);
+	for (size_t i = 0; i < n; i++) {
+		const struct member *m = &g->m[at[i]];
+		struct ranks_arrival *ra = &b->r->arrivals[m->source][m->idx[m->cur]];
+
+		ra->last_ns = (__u64)(last - b->r->clocks[m->source].offset_ns);
+		ra->last_rank = b->r->rows[g->m[at[li]].row].rank;
+		ra->straggler = i == li;
+		ra->late = i == li && (__u64)(last - second) >= NCCL_LATE_NS;
+	}
 	for (size_t i = 0; i < n && !e; i++) {
 		struct rank_row *row = &b->r->rows[g->m[at[i]].row];
 
@@ -817,9 +826,15 @@ int ranks__compute(const struct ranks_source *src, size_t n, struct findings *ou
 	r->clocks = calloc(n ? n : 1, sizeof(*r->clocks));
 	r->names = calloc(n ? n : 1, sizeof(*r->names));
 	b.win = calloc(n ? n : 1, sizeof(*b.win));
-	if (!r->clocks || !r->names || !b.win)
+	r->arrivals = calloc(n ? n : 1, sizeof(*r->arrivals));
+	if (!r->clocks || !r->names || !b.win || !r->arrivals)
 		goto out;
 	for (size_t s = 0; s < n; s++) {
+		size_t na = src[s].a->nccl.narrivals;
+
+		r->arrivals[s] = calloc(na ? na : 1, sizeof(*r->arrivals[s]));
+		if (!r->arrivals[s])
+			goto out;
 		r->names[s] = src[s].name;
 		ranks__clock(src[s].a->r, &r->clocks[s]);
 		if (n > 1 && !r->clocks[s].pairs)
@@ -894,6 +909,9 @@ void ranks__free(struct ranks *r)
 		return;
 	free(r->rows);
 	free(r->comms);
+	for (size_t s = 0; r->arrivals && s < r->nsources; s++)
+		free(r->arrivals[s]);
+	free(r->arrivals);
 	free(r->clocks);
 	free(r->names);
 	free(r);

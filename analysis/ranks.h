@@ -103,6 +103,16 @@ struct ranks_comm {
 	__u64 late;		/* collectives with a late straggler */
 };
 
+/* One collective call of a rank, as lined up: what a renderer shows at the
+ * call (the Perfetto trace's NCCL slices). */
+struct ranks_arrival {
+	__u64 last_ns;		/* the collective's last arrival, on this recording's CPU clock; 0: not matched */
+	__s32 last_rank;	/* who arrived last */
+	__u8 straggler;		/* this rank arrived last */
+	__u8 late;		/* ... by NCCL_LATE_NS or more over the next-to-last */
+	__u16 pad;
+};
+
 struct ranks {
 	struct rank_row *rows;
 	size_t nrows;
@@ -111,6 +121,7 @@ struct ranks {
 	struct ranks_clock *clocks;	/* one per source */
 	size_t nsources;
 	const char **names;		/* the sources' names */
+	struct ranks_arrival **arrivals;	/* per source, one per its NCCL arrival (nccl_calls.arrivals) */
 	__u64 uncertainty_ns;		/* the alignment's, between the two least certain recordings */
 	bool unaligned;			/* a recording without realtime clock pairs was lined up as if on one clock */
 };

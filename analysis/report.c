@@ -938,14 +938,14 @@ nomem:
 	return NULL;
 }
 
-static json_t *json_findings(const struct explain *ex)
+static json_t *json_findings(const struct findings *fs)
 {
 	json_t *arr = json_array();
 
 	if (!arr)
 		return NULL;
-	for (size_t i = 0; i < ex->findings.n; i++) {
-		const struct finding *fd = &ex->findings.v[i];
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct finding *fd = &fs->v[i];
 		json_t *o = json_object();
 
 		if (!o)
@@ -1189,7 +1189,7 @@ static json_t *json_collectives(const struct ranks *r)
 
 		if (!c)
 			break;
-		json_object_set_new(c, "recording", r->names[i] ? json_string(r->names[i]) : json_null());
+		json_object_set_new(c, "recording", r->names[i] ? json_text(r->names[i], SIZE_MAX) : json_null());
 		json_object_set_new(c, "realtime_offset_s", json_real(r->clocks[i].offset_ns / 1e9));
 		json_object_set_new(c, "uncertainty_s", json_real(r->clocks[i].uncertainty_ns / 1e9));
 		json_object_set_new(c, "clock_pairs", json_u64(r->clocks[i].pairs));
@@ -1225,19 +1225,18 @@ static json_t *json_collectives(const struct ranks *r)
 	return o;
 }
 
-int report__write_json(FILE *f, const struct analysis *a)
+/* The report of one recording (docs/report-json.md); NULL when out of memory. */
+static json_t *json_report(const struct analysis *a)
 {
 	const struct recording *r = a->r;
 	const struct summary *s = a->sum;
-	json_t *root;
-	int err = 0;
+	json_t *root = json_object();
 
-	root = json_object();
 	if (!root)
-		return -ENOMEM;
+		return NULL;
 	SET(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
 	SET(root, "recording", json_recording(a));
-	SET(root, "findings", json_findings(a->ex));
+	SET(root, "findings", json_findings(&a->ex->findings));
 	SET(root, "not_judged", json_not_judged(a->ex));
 	SET(root, "metrics", json_metrics(a));
 	SET(root, "event_counts", json_event_counts(s));
@@ -1250,11 +1249,52 @@ int report__write_json(FILE *f, const struct analysis *a)
 	SET(root, "steps", steps_report__json(steps__result(a->ex->steps)));
 	SET(root, "ranks", json_ranks(a->ranks));
 	SET(root, "collectives", json_collectives(a->ranks));
+	return root;
+nomem:
+	json_decref(root);
+	return NULL;
+}
+
+static int json_write(FILE *f, json_t *root)
+{
+	int err = 0;
+
+	if (!root)
+		return -ENOMEM;
 	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) || fputc('\n', f) == EOF ||
 	    fflush(f) == EOF || ferror(f))
 		err = -EIO;
 	json_decref(root);
 	return err;
+}
+
+int report__write_json(FILE *f, const struct analysis *a)
+{
+	return json_write(f, json_report(a));
+}
+
+int report__write_json_set(FILE *f, const struct analysis_set *set)
+{
+	json_t *root = json_object(), *recs = json_array();
+
+	if (!root || !recs) {
+		json_decref(recs);
+		goto nomem;
+	}
+	SET(root, "schema_version", json_integer(REPORT_SET_SCHEMA_VERSION));
+	SET(root, "findings", json_findings(&set->findings));
+	SET(root, "ranks", json_ranks(set->ranks));
+	SET(root, "collectives", json_collectives(set->ranks));
+	SET(root, "recordings", recs);
+	for (size_t i = 0; i < set->n; i++) {
+		json_t *o = json_object();
+
+		if (!o || json_array_append_new(recs, o))
+			goto nomem;
+		SET(o, "file", json_text(set->names[i], SIZE_MAX));
+		SET(o, "report", json_report(set->a[i]));
+	}
+	return json_write(f, root);
 nomem:
 	json_decref(root);
 	return -ENOMEM;
@@ -2093,10 +2133,8 @@ static void md__gpu(struct md *m, const struct summary *s)
 
 /* The findings, most cost first, one paragraph each; then what could not
  * be judged and the flag that would let it be. */
-static void md__findings(struct md *m, const struct explain *ex)
+static void md__findings(struct md *m, const struct findings *fs)
 {
-	const struct findings *fs = &ex->findings;
-
 	md__printf(m, "## Findings\n\n");
 	if (!fs->n)
 		md__printf(m, "No finding: nothing cost this job a noticeable share of its time "
@@ -2153,14 +2191,20 @@ static void md__ranks(struct md *m, const struct ranks *r)
 	md__printf(m, "Lateness: a rank's arrival at a collective (its entry into the call) after the first "
 		      "rank's. Last: collectives it arrived last at; late: last by %.0f ms or more.\n\n",
 		   NCCL_LATE_NS / 1e6);
-	md__printf(m, "| rank | pid | tid | rank from | collectives | last | late | lateness p50 ms | p99 ms | "
+	md__printf(m, "| rank | pid | tid | rank from |%s collectives | last | late | lateness p50 ms | p99 ms | "
 		      "total s | others waited s | GPU busy | sync stall s | top finding |\n"
-		      "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+		      "|---:|---:|---:|---|%s---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+		   r->nsources > 1 ? " recording |" : "", r->nsources > 1 ? "---|" : "");
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct rank_row *w = &r->rows[i];
 
-		md__printf(m, "| %d | %u | %u | %s | %llu | %llu | %llu | %.3f | %.3f | %.3f | %.3f | ", w->rank, w->pid,
-			   w->tid, w->rank_from, (unsigned long long)w->collectives, (unsigned long long)w->last,
+		md__printf(m, "| %d | %u | %u | %s | ", w->rank, w->pid, w->tid, w->rank_from);
+		if (r->nsources > 1) {
+			md__text(m, r->names[w->source] ? r->names[w->source] : "", SIZE_MAX);
+			md__printf(m, " | ");
+		}
+		md__printf(m, "%llu | %llu | %llu | %.3f | %.3f | %.3f | %.3f | ", (unsigned long long)w->collectives,
+			   (unsigned long long)w->last,
 			   (unsigned long long)w->late, w->lateness_p50_ns / 1e6, w->lateness_p99_ns / 1e6,
 			   w->lateness_total_ns / 1e9, w->waited_ns / 1e9);
 		if (w->gpu_observed_ns)
@@ -2224,6 +2268,16 @@ static void md__details(struct md *m, const struct analysis *a)
 	free(order);
 }
 
+int report__write_markdown_ranks(FILE *f, const struct ranks *r)
+{
+	struct md m = { .f = f };
+
+	md__ranks(&m, r);
+	if (!m.err && (fflush(f) == EOF || ferror(f)))
+		m.err = -EIO;
+	return m.err;
+}
+
 int report__write_markdown_details(FILE *f, const struct analysis *a)
 {
 	struct md m = { .f = f };
@@ -2240,8 +2294,81 @@ int report__write_markdown(FILE *f, const struct analysis *a)
 
 	md__header(&m, a->r, a->sum);
 	md__warnings(&m, a);
-	md__findings(&m, a->ex);
+	md__findings(&m, &a->ex->findings);
 	md__details(&m, a);
+	if (!m.err && (fflush(f) == EOF || ferror(f)))
+		m.err = -EIO;
+	return m.err;
+}
+
+/* Recording i's own report under its file's name: its title line left
+ * out, its headings one level down. */
+static void md__recording(struct md *m, const struct analysis_set *set, size_t i)
+{
+	static const char title[] = "# inferscope-bpf report\n";
+	char *buf = NULL, *p;
+	size_t len = 0;
+	FILE *mem;
+	int e;
+
+	if (m->err)
+		return;
+	mem = open_memstream(&buf, &len);
+	if (!mem) {
+		m->err = -errno;
+		return;
+	}
+	e = report__write_markdown(mem, set->a[i]);
+	if (fclose(mem) && !e)
+		e = -EIO;
+	if (e) {
+		m->err = e;
+		free(buf);
+		return;
+	}
+	md__printf(m, "# Recording %zu of %zu: ", i + 1, set->n);
+	md__text(m, set->names[i], SIZE_MAX);
+	md__printf(m, "\n");
+	p = strncmp(buf, title, sizeof(title) - 1) ? buf : buf + sizeof(title) - 1;
+	for (char *nl; *p && !m->err; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (*p == '#')
+			md__printf(m, "#");
+		if (!nl) {
+			md__printf(m, "%s", p);
+			break;
+		}
+		if (fwrite(p, 1, (size_t)(nl - p) + 1, m->f) != (size_t)(nl - p) + 1)
+			m->err = -EIO;
+	}
+	free(buf);
+}
+
+int report__write_markdown_set(FILE *f, const struct analysis_set *set)
+{
+	struct md m = { .f = f };
+
+	md__printf(&m, "# inferscope-bpf report: %zu recordings\n\n", set->n);
+	for (size_t i = 0; i < set->n; i++) {
+		const struct recording *r = set->a[i]->r;
+
+		md__printf(&m, "%zu. ", i + 1);
+		md__text(&m, set->names[i], SIZE_MAX);
+		md__printf(&m, ": ");
+		md__text(&m, or_unknown(r->host.hostname), SIZE_MAX);
+		md__printf(&m, ", %.3f s, %zu target process%s, %zu finding%s\n", set->a[i]->sum->duration_s,
+			   r->process_count, r->process_count == 1 ? "" : "es", set->a[i]->ex->findings.n,
+			   set->a[i]->ex->findings.n == 1 ? "" : "s");
+	}
+	md__printf(&m, "\n");
+	if (set->ranks)
+		md__ranks(&m, set->ranks);
+	else
+		md__printf(&m, "## Ranks\n\nNo two ranks made NCCL collectives in these recordings: nothing to line up "
+			       "(each recording's report follows).\n\n");
+	md__findings(&m, &set->findings);
+	for (size_t i = 0; i < set->n; i++)
+		md__recording(&m, set, i);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))
 		m.err = -EIO;
 	return m.err;

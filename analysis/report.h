@@ -12,6 +12,8 @@
 #include "analysis.h"
 
 #define REPORT_SCHEMA_VERSION 2
+/* The report of several recordings (report__write_json_set). */
+#define REPORT_SET_SCHEMA_VERSION 1
 
 /* 0 or -errno (-EIO when the stream fails). */
 int report__write_markdown(FILE *f, const struct analysis *a);
@@ -20,6 +22,9 @@ int report__write_json(FILE *f, const struct analysis *a);
  * GIL, Python stacks, event counts): what the HTML report shows as its
  * evidence tables. */
 int report__write_markdown_details(FILE *f, const struct analysis *a);
+/* The Markdown report's ranks section (ranks.h): the alignment, one row per
+ * rank, the communicators. */
+int report__write_markdown_ranks(FILE *f, const struct ranks *r);
 /* A self-contained HTML page (docs/outputs.md): findings, charts of the
  * series (series.h), then the evidence tables. */
 int report__write_html(FILE *f, const struct analysis *a);
@@ -29,5 +34,18 @@ int report__write_html_page(FILE *f, const char *title, char *markdown);
 /* The native Perfetto trace (docs/outputs.md, perfetto.h), written packet
  * by packet from a pass of its own over a's recording. */
 int report__write_perfetto(FILE *f, const struct analysis *a);
+
+/* Several recordings analysed together (analysis.h, struct analysis_set):
+ * the ranks lined up across them and their straggler findings first, then
+ * each recording's own report. Markdown: each report under a heading of
+ * its file's name. JSON (docs/report-json.md, REPORT_SET_SCHEMA_VERSION):
+ * one object with "findings", "ranks", "collectives" and "recordings",
+ * each recording's file and complete report. HTML: one page, a landing
+ * table of the ranks linking to each recording's section. Perfetto: one
+ * trace of every recording's processes on the first one's clock. */
+int report__write_markdown_set(FILE *f, const struct analysis_set *set);
+int report__write_json_set(FILE *f, const struct analysis_set *set);
+int report__write_html_set(FILE *f, const struct analysis_set *set);
+int report__write_perfetto_set(FILE *f, const struct analysis_set *set);
 
 #endif

@@ -40,7 +40,19 @@ struct html {
 	FILE *f;
 	int err;
 	int shift;		/* added to Markdown heading levels */
+	/* a page of several recordings (report__write_html_set): */
+	bool set;
+	size_t rec, nrec;	/* the recording being written, of how many */
+	const char *name;	/* its file */
+	const char *idp;	/* what its element ids begin with (NULL: nothing) */
 };
+
+/* What the ids of the part being written begin with: nothing in a
+ * recording's own page, its section's name in a page of several. */
+static const char *idp(const struct html *h)
+{
+	return h->idp ? h->idp : "";
+}
 
 __attribute__((format(printf, 2, 3)))
 static void hp(struct html *h, const char *fmt, ...)
@@ -249,11 +261,9 @@ static void json_html(struct html *h, const json_t *v, int depth)
 	}
 }
 
-static void findings(struct html *h, const struct explain *ex)
+static void findings(struct html *h, const struct findings *fs, const char *title)
 {
-	const struct findings *fs = &ex->findings;
-
-	hp(h, "<section id=\"findings\"><h2>Findings</h2>\n");
+	hp(h, "<section id=\"%sfindings\"><h2>%s</h2>\n", idp(h), title);
 	if (!fs->n)
 		hp(h, "<p class=\"none\">No finding: nothing cost this job a noticeable share of its time "
 		      "(the thresholds are in docs/rules.md).</p>\n");
@@ -262,8 +272,8 @@ static void findings(struct html *h, const struct explain *ex)
 		const struct finding *f = &fs->v[i];
 		const char *sev = finding_severity_name(f->severity);
 
-		hp(h, "<li class=\"finding %s\" id=\"finding-%zu\" data-rule=\"%s\"><div class=\"fhead\">"
-		      "<span class=\"rank\">%zu.</span>", sev, i + 1, f->rule, i + 1);
+		hp(h, "<li class=\"finding %s\" id=\"%sfinding-%zu\" data-rule=\"%s\"><div class=\"fhead\">"
+		      "<span class=\"rank\">%zu.</span>", sev, idp(h), i + 1, f->rule, i + 1);
 		if (f->cost_s > 0)
 			hp(h, "<span class=\"cost\">%.3f s</span>", f->cost_s);
 		hp(h, "<h3>");
@@ -314,7 +324,7 @@ static void process_tree(struct html *h, const struct recording *r, const struct
 		proc_tree__free(&t);
 		return;
 	}
-	hp(h, "<div class=\"meta\" id=\"process-tree\"><b>Targets</b> (%zu process%s%s):\n<ul class=\"tree\">", t.count,
+	hp(h, "<div class=\"meta\" id=\"%sprocess-tree\"><b>Targets</b> (%zu process%s%s):\n<ul class=\"tree\">", idp(h), t.count,
 	   t.count == 1 ? "" : "es", t.count > t.roots ? ", a child under its parent" : "");
 	for (size_t i = 0; i < t.count; i++) {
 		const struct proc_node *n = &t.nodes[i];
@@ -349,7 +359,13 @@ static void header(struct html *h, const struct analysis *a)
 	const struct recording *r = a->r;
 	const struct summary *s = a->sum;
 
-	hp(h, "<header><h1>inferscope-bpf report</h1>\n<p class=\"meta\"><b>Host:</b> ");
+	if (h->set) {
+		hp(h, "<header><h1>Recording %zu of %zu: ", h->rec + 1, h->nrec);
+		ht(h, h->name, SIZE_MAX);
+		hp(h, "</h1>\n<p class=\"meta\"><b>Host:</b> ");
+	} else {
+		hp(h, "<header><h1>inferscope-bpf report</h1>\n<p class=\"meta\"><b>Host:</b> ");
+	}
 	ht(h, r->host.hostname && *r->host.hostname ? r->host.hostname : "unknown", SIZE_MAX);
 	hp(h, ", Linux ");
 	ht(h, r->host.kernel ? r->host.kernel : "unknown", SIZE_MAX);
@@ -404,7 +420,10 @@ static void time_axis(struct html *h, const struct series *s, int top)
 /* The frame of a time chart: an svg with its hover data. */
 static void chart_open(struct html *h, const char *kind, int height, int row_h, int top)
 {
-	hp(h, "<svg class=\"tc\" data-kind=\"%s\" data-rowh=\"%d\" data-top=\"%d\" width=\"%d\" height=\"%d\" "
+	hp(h, "<svg class=\"tc\" ");
+	if (h->set)
+		hp(h, "data-rec=\"%zu\" ", h->rec);
+	hp(h, "data-kind=\"%s\" data-rowh=\"%d\" data-top=\"%d\" width=\"%d\" height=\"%d\" "
 	      "viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">",
 	   kind, row_h, top, CHART_W, height, CHART_W, height);
 }
@@ -450,8 +469,8 @@ static bool gpu_chart(struct html *h, const struct series *s, json_t *data)
 		free(cum);
 		return false;
 	}
-	hp(h, "<figure id=\"chart-gpu\" class=\"chart\"><figcaption>GPU busy (green) and idle time per device, "
-	      "idle coloured by what the launching thread was doing (the attribution of each gap)</figcaption>\n");
+	hp(h, "<figure id=\"%schart-gpu\" class=\"chart\"><figcaption>GPU busy (green) and idle time per device, "
+	      "idle coloured by what the launching thread was doing (the attribution of each gap)</figcaption>\n", idp(h));
 	if (!n) {
 		hp(h, "<p class=\"none\">No GPU activity was recorded (record with <code>--gpu</code>).</p></figure>\n");
 		free(cum);
@@ -559,8 +578,8 @@ static bool thread_chart(struct html *h, const struct analysis *a, json_t *data)
 			strips[k++] = st;
 	}
 	free(v);
-	hp(h, "<figure id=\"chart-threads\" class=\"chart\"><figcaption>What the launching threads were doing "
-	      "(per pixel, the state they spent most of it in)</figcaption>\n");
+	hp(h, "<figure id=\"%schart-threads\" class=\"chart\"><figcaption>What the launching threads were doing "
+	      "(per pixel, the state they spent most of it in)</figcaption>\n", idp(h));
 	if (!k) {
 		hp(h, "<p class=\"none\">No target thread was seen.</p></figure>\n");
 		return true;
@@ -636,8 +655,8 @@ static bool memory_chart(struct html *h, const struct series *s, json_t *data)
 
 	if (!mem || json_object_set_new(data, "mem", mem))
 		return false;
-	hp(h, "<figure id=\"chart-memory\" class=\"chart\"><figcaption>Device memory held per process (the most "
-	      "within each pixel)</figcaption>\n");
+	hp(h, "<figure id=\"%schart-memory\" class=\"chart\"><figcaption>Device memory held per process (the most "
+	      "within each pixel)</figcaption>\n", idp(h));
 	for (size_t i = 0; i < shown; i++)
 		if (series__memory_at(s, i)->peak > top)
 			top = series__memory_at(s, i)->peak;
@@ -682,7 +701,8 @@ static bool memory_chart(struct html *h, const struct series *s, json_t *data)
 
 static void legend(struct html *h)
 {
-	hp(h, "<div class=\"legend\" id=\"legend\"><span><i style=\"background:%s\"></i>GPU busy</span>", BUSY_COLOUR);
+	hp(h, "<div class=\"legend\" id=\"%slegend\"><span><i style=\"background:%s\"></i>GPU busy</span>", idp(h),
+	   BUSY_COLOUR);
 	for (int c = 0; c < CAUSE_MAX; c++)
 		hp(h, "<span data-cause=\"%s\"><i style=\"background:%s\"></i>%s</span>", cause_name((enum cause)c),
 		   cause_colour[c], cause_label((enum cause)c));
@@ -724,7 +744,7 @@ static bool kernel_chart(struct html *h, const struct summary *s)
 		all += v[i]->total_ns;
 	}
 	qsort(v, s->gpu_kernel_count, sizeof(*v), kernel_desc);
-	hp(h, "<figure id=\"chart-kernels\" class=\"chart\"><figcaption>Top kernels by GPU time</figcaption>\n");
+	hp(h, "<figure id=\"%schart-kernels\" class=\"chart\"><figcaption>Top kernels by GPU time</figcaption>\n", idp(h));
 	if (!n) {
 		hp(h, "<p class=\"none\">No GPU kernel was recorded.</p></figure>\n");
 		free(v);
@@ -763,8 +783,8 @@ static void copy_chart(struct html *h, const struct summary *s)
 {
 	__u64 top = 0;
 
-	hp(h, "<figure id=\"chart-copies\" class=\"chart\"><figcaption>Copies by kind: bytes, and the bandwidth they "
-	      "ran at on the GPU</figcaption>\n");
+	hp(h, "<figure id=\"%schart-copies\" class=\"chart\"><figcaption>Copies by kind: bytes, and the bandwidth they "
+	      "ran at on the GPU</figcaption>\n", idp(h));
 	if (!s->gpu_copy_count) {
 		hp(h, "<p class=\"none\">No GPU copy was recorded.</p></figure>\n");
 		return;
@@ -989,7 +1009,7 @@ static void details(struct html *h, const struct analysis *a)
 		h->err = err;
 		return;
 	}
-	hp(h, "<section id=\"details\"><h2>Evidence tables</h2>\n");
+	hp(h, "<section id=\"%sdetails\"><h2>Evidence tables</h2>\n", idp(h));
 	h->shift = 1;
 	md_blocks(h, buf);
 	hp(h, "</section>\n");
@@ -998,9 +1018,17 @@ static void details(struct html *h, const struct analysis *a)
 
 /* --- the script: hover values, a cursor on every time chart, sortable tables ---------------------- */
 
-static const char *const script =
-	"(function(){'use strict';\n"
-	"var D=JSON.parse(document.getElementById('isr-data').textContent),tip=document.getElementById('tip');\n"
+/* The script of a recording's page; a page of several recordings has the
+ * chart data of each (D) in an array, the one of a chart picked by its
+ * data-rec. */
+static const char script_head[] = "(function(){'use strict';\n";
+static const char script_data_one[] =
+	"var D=JSON.parse(document.getElementById('isr-data').textContent),tip=document.getElementById('tip');\n";
+static const char script_data_set[] =
+	"var A=JSON.parse(document.getElementById('isr-data').textContent).recordings,D=A[0],"
+	"tip=document.getElementById('tip');\n";
+static const char script_pick_set[] = "D=A[+svg.dataset.rec];";
+static const char script_charts[] =
 	"var L=D.label_w||0,N=D.n||0;\n"
 	"function secs(b){return (b*D.bucket_ns/1e9).toFixed(D.bucket_ns*N<1e10?4:2)+' s';}\n"
 	"function pct(v){return (v/10).toFixed(1)+'%';}\n"
@@ -1018,7 +1046,9 @@ static const char *const script =
 	" if(x<0){c.setAttribute('visibility','hidden');return;}\n"
 	" c.setAttribute('x1',x);c.setAttribute('x2',x);c.setAttribute('visibility','visible');});}\n"
 	"charts.forEach(function(svg){\n"
-	" svg.addEventListener('mousemove',function(ev){var r=svg.getBoundingClientRect(),\n"
+	" svg.addEventListener('mousemove',function(ev){";
+static const char script_move[] =
+	"var r=svg.getBoundingClientRect(),\n"
 	"  sc=svg.viewBox.baseVal.width/r.width,x=(ev.clientX-r.left)*sc,y=(ev.clientY-r.top)*sc,b=Math.floor(x-L);\n"
 	"  if(b<0||b>=N){tip.style.display='none';cursor(-1);return;}\n"
 	"  var row=Math.floor((y-(+svg.dataset.top))/(+svg.dataset.rowh));\n"
@@ -1099,7 +1129,8 @@ static void page_foot(struct html *h, const json_t *data, double pixel_ms)
 		hp(h, " · one pixel of a time chart is %.3f ms", pixel_ms);
 	hp(h, "</footer></main>\n<script type=\"application/json\" id=\"isr-data\">");
 	script_json(h, data);
-	hp(h, "</script>\n<script>%s</script>\n</body></html>\n", script);
+	hp(h, "</script>\n<script>%s%s%s%s%s</script>\n</body></html>\n", script_head,
+	   h->set ? script_data_set : script_data_one, script_charts, h->set ? script_pick_set : "", script_move);
 	if (!h->err && (fflush(h->f) == EOF || ferror(h->f)))
 		h->err = -EIO;
 }
@@ -1118,29 +1149,167 @@ int report__write_html_page(FILE *f, const char *title, char *markdown)
 	return h.err;
 }
 
-int report__write_html(FILE *f, const struct analysis *a)
+/* The chart data of one recording: the causes, the time axis; its charts
+ * add theirs. NULL when out of memory. */
+static json_t *chart_data(const struct series *s)
 {
-	const struct series *s = a->ex->series;
-	struct html h = { .f = f };
 	json_t *data = cause_table();
 
 	if (!data)
-		return -ENOMEM;
+		return NULL;
 	json_object_set_new(data, "n", json_integer(SERIES_BUCKETS));
 	json_object_set_new(data, "label_w", json_integer(LABEL_W));
 	json_object_set_new(data, "bucket_ns", json_integer((json_int_t)series__bucket_ns(s)));
+	return data;
+}
+
+/* A recording's report: header, findings, charts, evidence tables. */
+static void recording_body(struct html *h, const struct analysis *a, json_t *data)
+{
+	const struct series *s = a->ex->series;
+
+	header(h, a);
+	findings(h, &a->ex->findings, "Findings");
+	hp(h, "<section id=\"%scharts\"><h2>Timeline</h2>\n", idp(h));
+	legend(h);
+	if (!h->err && (!gpu_chart(h, s, data) || !thread_chart(h, a, data) || !memory_chart(h, s, data) ||
+			!kernel_chart(h, a->sum)))
+		h->err = h->err ? h->err : -ENOMEM;
+	copy_chart(h, a->sum);
+	hp(h, "</section>\n");
+	details(h, a);
+}
+
+int report__write_html(FILE *f, const struct analysis *a)
+{
+	struct html h = { .f = f };
+	json_t *data = chart_data(a->ex->series);
+
+	if (!data)
+		return -ENOMEM;
 	page_head(&h, "inferscope-bpf report");
-	header(&h, a);
-	findings(&h, a->ex);
-	hp(&h, "<section id=\"charts\"><h2>Timeline</h2>\n");
-	legend(&h);
-	if (!h.err && (!gpu_chart(&h, s, data) || !thread_chart(&h, a, data) || !memory_chart(&h, s, data) ||
-		       !kernel_chart(&h, a->sum)))
-		h.err = h.err ? h.err : -ENOMEM;
-	copy_chart(&h, a->sum);
-	hp(&h, "</section>\n");
-	details(&h, a);
-	page_foot(&h, data, (double)series__bucket_ns(s) / 1e6);
+	recording_body(&h, a, data);
+	page_foot(&h, data, (double)series__bucket_ns(a->ex->series) / 1e6);
 	json_decref(data);
+	return h.err;
+}
+
+/* --- several recordings: the ranks, then each recording's section --------------------------- */
+
+static void rec_link(struct html *h, const struct analysis_set *set, size_t i)
+{
+	hp(h, "<a href=\"#rec%zu\">", i);
+	ht(h, set->names[i], SIZE_MAX);
+	hp(h, "</a>");
+}
+
+/* One row per rank, each linking to its recording's section (one per
+ * recording when no two ranks made collectives). */
+static void landing(struct html *h, const struct analysis_set *set)
+{
+	const struct ranks *r = set->ranks;
+
+	hp(h, "<section id=\"ranks\"><h2>Ranks</h2>\n");
+	if (!r) {
+		hp(h, "<p class=\"none\">No two ranks made NCCL collectives in these recordings: nothing to line "
+		      "up.</p>\n<table class=\"sortable\"><thead><tr><th>recording</th><th>host</th><th class=\"num\">"
+		      "target processes</th><th class=\"num\">findings</th></tr></thead><tbody>");
+		for (size_t i = 0; i < set->n; i++) {
+			const struct recording *rec = set->a[i]->r;
+
+			hp(h, "<tr><td>");
+			rec_link(h, set, i);
+			hp(h, "</td><td>");
+			ht(h, rec->host.hostname ? rec->host.hostname : "unknown", SIZE_MAX);
+			hp(h, "</td><td class=\"num\">%zu</td><td class=\"num\">%zu</td></tr>", rec->process_count,
+			   set->a[i]->ex->findings.n);
+		}
+		hp(h, "</tbody></table>\n</section>\n");
+		return;
+	}
+	hp(h, "<table class=\"sortable\"><thead><tr><th class=\"num\">rank</th><th>recording</th>"
+	      "<th class=\"num\">pid</th><th class=\"num\">collectives</th><th class=\"num\">last</th>"
+	      "<th class=\"num\">late</th><th class=\"num\">lateness p99 ms</th><th class=\"num\">lateness total s"
+	      "</th><th>top finding</th></tr></thead><tbody>");
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct rank_row *w = &r->rows[i];
+
+		hp(h, "<tr><td class=\"num\">%d</td><td>", w->rank);
+		rec_link(h, set, w->source);
+		hp(h, "</td><td class=\"num\">%u</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td>"
+		      "<td class=\"num\">%llu</td><td class=\"num\">%.3f</td><td class=\"num\">%.3f</td><td>", w->pid,
+		   (unsigned long long)w->collectives, (unsigned long long)w->last, (unsigned long long)w->late,
+		   w->lateness_p99_ns / 1e6, w->lateness_total_ns / 1e9);
+		if (w->top_rule)
+			hp(h, "<code>%s</code> (%.3f s)", w->top_rule, w->top_cost_s);
+		else
+			hp(h, "-");
+		hp(h, "</td></tr>");
+	}
+	hp(h, "</tbody></table>\n</section>\n");
+}
+
+/* The Markdown report's ranks section (alignment, ranks, communicators). */
+static void ranks_details(struct html *h, const struct ranks *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int err;
+
+	if (!r || h->err)
+		return;
+	m = open_memstream(&buf, &len);
+	if (!m) {
+		h->err = -errno;
+		return;
+	}
+	err = report__write_markdown_ranks(m, r);
+	if (fclose(m) && !err)
+		err = -EIO;
+	if (!err) {
+		hp(h, "<section id=\"alignment\">\n");
+		h->shift = 0;
+		md_blocks(h, buf);
+		hp(h, "</section>\n");
+	}
+	h->err = h->err ?: err;
+	free(buf);
+}
+
+int report__write_html_set(FILE *f, const struct analysis_set *set)
+{
+	struct html h = { .f = f, .set = true, .nrec = set->n };
+	json_t *root = json_object(), *recs = json_array();
+	char title[64], prefix[32];
+
+	if (!root || !recs || json_object_set_new(root, "recordings", recs)) {
+		json_decref(root);
+		return -ENOMEM;
+	}
+	snprintf(title, sizeof(title), "inferscope-bpf report: %zu recordings", set->n);
+	page_head(&h, title);
+	hp(&h, "<header><h1>%s</h1></header>\n", title);
+	landing(&h, set);
+	ranks_details(&h, set->ranks);
+	findings(&h, &set->findings, "Findings across the recordings");
+	for (size_t i = 0; i < set->n && !h.err; i++) {
+		json_t *data = chart_data(set->a[i]->ex->series);
+
+		if (!data || json_array_append_new(recs, data)) {
+			h.err = -ENOMEM;
+			break;
+		}
+		snprintf(prefix, sizeof(prefix), "rec%zu-", i);
+		h.rec = i;
+		h.name = set->names[i];
+		h.idp = prefix;
+		hp(&h, "<section id=\"rec%zu\" class=\"recording\">\n", i);
+		recording_body(&h, set->a[i], data);
+		hp(&h, "</section>\n");
+	}
+	h.idp = NULL;
+	page_foot(&h, root, 0);
+	json_decref(root);
 	return h.err;
 }

@@ -92,6 +92,8 @@ struct cli {
 	const char *cmd_name;	/* "", "record", "analyze", "diff", "daemon" or "config" */
 	bool flight_option;	/* --flight-memory or --trigger given */
 	const char *input;	/* analyze FILE, diff BASE, config show */
+	const char **inputs;	/* analyze FILE|DIR...: every one (argv's) */
+	size_t ninputs;
 	const char *input2;	/* diff NEW */
 	const char *output;	/* -o: the recording (record, -p/--), the report (analyze) */
 	const char *config_path; /* --config */
@@ -368,7 +370,19 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_NO_CUDA_PROCESSES:
 		return cli_set(cli, state, "daemon.cuda_processes", "false", "--no-cuda-processes");
 	case ARGP_KEY_ARG:
-		if ((strcmp(cli->cmd_name, "analyze") == 0 || strcmp(cli->cmd_name, "diff") == 0 ||
+		if (strcmp(cli->cmd_name, "analyze") == 0) {
+			const char **v = reallocarray(cli->inputs, cli->ninputs + 1, sizeof(*v));
+
+			if (!v) {
+				argp_failure(state, 1, ENOMEM, "analyze");
+				return ENOMEM;
+			}
+			cli->inputs = v;
+			cli->inputs[cli->ninputs++] = arg;
+			cli->input = cli->inputs[0];
+			return 0;
+		}
+		if ((strcmp(cli->cmd_name, "diff") == 0 ||
 		     strcmp(cli->cmd_name, "config") == 0) && !cli->input) {
 			cli->input = arg;
 			return 0;
@@ -377,8 +391,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 			cli->input2 = arg;
 			return 0;
 		}
-		argp_error(state, "unexpected argument '%s'%s", arg,
-			   strcmp(cli->cmd_name, "analyze") ? " (put the command to launch after --)" : "");
+		argp_error(state, "unexpected argument '%s' (put the command to launch after --)", arg);
 		return EINVAL;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -902,7 +915,8 @@ static const char main_doc[] =
 	"  inferscope-bpf -p PID [-d SEC]        attach, record, then print the report\n"
 	"  inferscope-bpf [-d SEC] -- CMD ARGS   launch CMD, record, then print the report\n"
 	"  inferscope-bpf record -o FILE ...     record only (analyze later, anywhere)\n"
-	"  inferscope-bpf analyze FILE           report on a recording (--format md, json, html, perfetto)\n"
+	"  inferscope-bpf analyze FILE|DIR...    report on recordings, their NCCL ranks lined up (--format md, json,\n"
+	"                                        html, perfetto)\n"
 	"  inferscope-bpf diff BASE NEW          what got slower from one recording to another, and why\n"
 	"  inferscope-bpf export FILE... --sqlite OUT.db   recordings as SQL tables (docs/sql.md)\n"
 	"  inferscope-bpf check [-p PID]         what will work here, and what will not (before recording)\n"
@@ -921,8 +935,12 @@ static const struct argp record_argp = {
 	"Record the target processes into FILE until the duration ends, Ctrl-C, or every target exits.",
 	NULL, NULL, NULL
 };
-static const struct argp analyze_argp = { analyze_options, parse_common, "FILE",
-					  "Analyze a recording and print the report.", NULL, NULL, NULL };
+static const struct argp analyze_argp = {
+	analyze_options, parse_common, "FILE|DIR...",
+	"Analyze a recording and print the report. Several recordings (the files, or a directory's *.isr files) "
+	"make one report: the NCCL ranks of every recording lined up on CLOCK_REALTIME, the straggler and its "
+	"reason, then each recording's own report.", NULL, NULL, NULL
+};
 static const struct argp diff_argp = { diff_options, parse_common, "BASE.isr NEW.isr",
 				       "Compare two recordings: the findings that appeared or vanished (most added "
 				       "cost first), the metrics that changed, the kernels whose GPU time changed most.",
@@ -1108,13 +1126,14 @@ int main(int argc, char **argv)
 		rc = do_config(&cli, s);
 	} else if (strcmp(cli.cmd_name, "analyze") == 0) {
 		if (!cli.input) {
-			fprintf(stderr, "inferscope-bpf analyze: give the recording to analyze\n");
+			fprintf(stderr, "inferscope-bpf analyze: give the recording to analyze (FILE, several, or a "
+					"directory of them)\n");
 			rc = 2;
 		} else if (fmt == REPORT_PERFETTO && !cli.output && isatty(STDOUT_FILENO)) {
 			fprintf(stderr, "inferscope-bpf analyze: a Perfetto trace is binary: give the file with -o FILE\n");
 			rc = 2;
 		} else {
-			rc = analyze__run(cli.input, fmt, cli.output, &cli.rec.output.share) ? 1 : 0;
+			rc = analyze__run_many(cli.inputs, cli.ninputs, fmt, cli.output, &cli.rec.output.share) ? 1 : 0;
 		}
 	} else if (strcmp(cli.cmd_name, "diff") == 0) {
 		if (!cli.input2) {
@@ -1145,5 +1164,6 @@ int main(int argc, char **argv)
 		rc = do_record(&cli, s, argc, argv, true);
 	}
 	settings__free(s);
+	free(cli.inputs);
 	return rc;
 }

@@ -20,6 +20,14 @@ enum report_format { REPORT_MD, REPORT_JSON, REPORT_HTML, REPORT_PERFETTO };
  * printing why. */
 int analyze__run(const char *path, enum report_format fmt, const char *out_path, const struct out_file_share *share);
 
+/* The same for the n inputs, each a recording or a directory (its regular
+ * *.isr files, sorted by name): one recording is analyze__run's report;
+ * several are analysed each as alone, then their NCCL ranks lined up
+ * across them (docs/outputs.md), all in one report. 0, or -errno after
+ * printing why (naming the file that cannot be read). */
+int analyze__run_many(const char *const *inputs, size_t n, enum report_format fmt, const char *out_path,
+		      const struct out_file_share *share);
+
 /* Writes what changed from the recording at base_path to the one at
  * new_path (docs/outputs.md; REPORT_MD, REPORT_JSON or REPORT_HTML) to
  * out_path. 0, or -errno after printing why. */

@@ -9,6 +9,7 @@
  * one recording per rank analysed together.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -18,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 #include "harness.h"
@@ -172,6 +175,118 @@ static void test_rank_behind_a_cpu_hog(void **state)
 	assert_true(named);
 }
 
+/* Each rank recorded by a `record` of its own (two recorders at once, each
+ * launching one rank with its RANK in the environment), then the two
+ * recordings analysed together: by their files, and by their directory. */
+static void test_one_recording_per_rank(void **state)
+{
+	struct ctx *c = *state;
+	const long iters = 80;
+	unsigned char id[128];
+	char hex[2 * sizeof(id) + 1], dir[300], isr[2][400], err[2][400], out[400], md_out[400], errp[400];
+	char env[2][3][32];
+	json_t *recs, *rec, *rows, *row, *coll, *ev, *reason;
+	json_error_t jerr;
+	double unc;
+	char *md, *at;
+	pid_t pids[2];
+	int status;
+	size_t i;
+
+	assert_int_equal(getrandom(id, sizeof(id), 0), (ssize_t)sizeof(id));
+	for (i = 0; i < sizeof(id); i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	snprintf(dir, sizeof(dir), "%s/ranks", c->f.dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	for (int r = 0; r < 2; r++) {
+		snprintf(isr[r], sizeof(isr[r]), "%s/rank%d.isr", dir, r);
+		snprintf(err[r], sizeof(err[r]), "%s/record%d.err", c->f.dir, r);
+		snprintf(env[r][0], sizeof(env[r][0]), "RANK=%d", r);
+		snprintf(env[r][1], sizeof(env[r][1]), "LOCAL_RANK=%d", r);
+		snprintf(env[r][2], sizeof(env[r][2]), "WORLD_SIZE=2");
+		{
+			char *argv[] = { TRACER, "record", "-q", "-o", isr[r], "--", "/usr/bin/env", env[r][0], env[r][1],
+					 env[r][2], NCCL_JOB, "--iters", "80", "--late", "1", "--mode", "sleep",
+					 "--work-us", "300", "--worker", hex, NULL };
+
+			pids[r] = th_spawn(argv, NULL, err[r]);
+		}
+	}
+	for (int r = 0; r < 2; r++) {
+		assert_int_equal(waitpid(pids[r], &status, 0), pids[r]);
+		th_expect_exit(status, 0, err[r]);
+	}
+	/* analyze rank0.isr rank1.isr --format json */
+	snprintf(out, sizeof(out), "%s/ranks.json", c->f.dir);
+	snprintf(errp, sizeof(errp), "%s/analyze.err", c->f.dir);
+	{
+		char *argv[] = { TRACER, "analyze", isr[0], isr[1], "--format", "json", "-o", out, NULL };
+
+		th_expect_exit(th_run(argv, errp), 0, errp);
+	}
+	c->report = json_load_file(out, 0, &jerr);
+	if (!c->report)
+		fail_msg("%s is not JSON: %s", out, jerr.text);
+	recs = json_object_get(c->report, "recordings");
+	assert_int_equal(json_array_size(recs), 2);
+	json_array_foreach(recs, i, rec) {
+		json_t *report = json_object_get(rec, "report");
+
+		assert_string_equal(json_string_value(json_object_get(rec, "file")), isr[i]);
+		/* one rank's calls in each, and nothing to line up in it alone */
+		assert_int_equal(th_count(report, "nccl_call"),
+				 iters + 4 * (iters / NCCL_PLAN_P2P_EVERY) + NCCL_PLAN_TAIL_COLLECTIVES);
+		assert_int_equal(th_count(report, "nccl_comm"), 1);
+		assert_int_equal(json_array_size(json_object_get(report, "ranks")), 0);
+	}
+	rows = json_object_get(c->report, "ranks");
+	assert_int_equal(json_array_size(rows), 2);
+	json_array_foreach(rows, i, row) {
+		assert_int_equal((long)th_num(row, "rank"), (long)i);
+		assert_int_equal((long)th_num(row, "recording"), (long)i);
+		assert_string_equal(json_string_value(json_object_get(row, "rank_from")), "communicator");
+		assert_int_equal((long)th_num(row, "world_size"), 2);
+		check_rank_calls(row, iters);
+	}
+	coll = json_object_get(c->report, "collectives");
+	assert_int_equal(json_array_size(json_object_get(coll, "clocks")), 2);
+	assert_false(json_is_true(json_object_get(coll, "unaligned")));
+	unc = th_num(coll, "alignment_uncertainty_s");
+	assert_int_equal(json_array_size(json_object_get(coll, "communicators")), 1);
+	assert_int_equal((long)th_num(json_array_get(json_object_get(coll, "communicators"), 0), "collectives"),
+			 iters + NCCL_PLAN_TAIL_COLLECTIVES);
+	ev = straggler(c->report);
+	assert_non_null(ev);
+	reason = json_object_get(ev, "reason");
+	print_message("two recordings (one per rank) aligned within %.1f us; rank %d late at %d collectives, %.3f s; "
+		      "blocked %.0f%% vs %.0f%%\n", unc * 1e6, (int)th_num(ev, "rank"), (int)th_num(ev, "late_arrivals"),
+		      th_num(ev, "first_rank_wait_s"), 100 * th_num(reason, "share"), 100 * th_num(reason, "others_share"));
+	assert_true(unc < 1e-3);	/* one host: the clock pairs' windows only */
+	assert_int_equal((long)th_num(ev, "rank"), 1);
+	assert_string_equal(json_string_value(json_object_get(ev, "recording")), isr[1]);
+	assert_true((long)th_num(ev, "late_arrivals") >= iters / NCCL_PLAN_LATE_EVERY);
+	assert_true(th_num(ev, "first_rank_wait_s") >= 0.8 * (iters / NCCL_PLAN_LATE_EVERY) * NCCL_PLAN_SLEEP_MS / 1e3);
+	assert_string_equal(json_string_value(json_object_get(reason, "category")), "blocked");
+	/* analyze DIR: the same two recordings, by name, the uncertainty printed */
+	snprintf(md_out, sizeof(md_out), "%s/ranks.md", c->f.dir);
+	{
+		char *argv[] = { TRACER, "analyze", dir, "-o", md_out, NULL };
+
+		th_expect_exit(th_run(argv, errp), 0, errp);
+	}
+	md = th_slurp(md_out);
+	assert_non_null(md);
+	assert_non_null(strstr(md, "# inferscope-bpf report: 2 recordings"));
+	at = strstr(md, "2 recordings lined up on CLOCK_REALTIME (their clock pairs): uncertainty ");
+	assert_non_null(at);
+	assert_true(fabs(strtod(at + strlen("2 recordings lined up on CLOCK_REALTIME (their clock pairs): uncertainty "),
+			       NULL) - unc * 1e6) < 0.1);
+	assert_true(strstr(md, "# Recording 1 of 2: ") < strstr(md, "# Recording 2 of 2: "));
+	assert_non_null(strstr(md, "rank1.isr"));
+	assert_non_null(strstr(md, "`nccl_straggler`"));
+	free(md);
+}
+
 /* --no-nccl: no probe, no NCCL event, no ranks. */
 static void test_no_nccl(void **state)
 {
@@ -191,6 +306,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_sleeping_rank, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rank_behind_a_cpu_hog, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_recording_per_rank, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_nccl, setup, teardown),
 	};
 

@@ -4,7 +4,8 @@
  * event by event, in any order; synth__recording() sorts the events by time
  * (stably) and returns the recording the analysis reads. Times are
  * CLOCK_MONOTONIC nanoseconds. synth__write() writes it to a file as the
- * recorder does (user/rec_writer.c), and synth__check_streamed() checks
+ * recorder does (user/rec_writer.c; its clock pairs, which the caller
+ * owns, too), and synth__check_streamed() checks
  * that the file analyzed in memory and streamed gives the same reports.
  * Test helpers: they fail the test on error.
  */
@@ -424,6 +425,8 @@ static inline void synth__write(struct synth *b, const char *path, size_t chunk_
 		rec_props__free(p);
 		free(t);
 	}
+	if (r->clock_pair_count)
+		assert_int_equal(rec_writer__write_clock(w, r->clock_pairs, r->clock_pair_count), 0);
 	for (size_t i = 0; i < r->event_count; i++)
 		assert_int_equal(rec_writer__append_event(w, r->events[i], r->events[i]->size), 0);
 	assert_int_equal(rec_writer__finish(w, r->end_mono_ns, ISR_STOP_DURATION), 0);
