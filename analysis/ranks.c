@@ -536,6 +536,7 @@ static void window_close(struct reason_pass *rp, struct window *w)
 	sum = w->late ? &row->when_late : &row->when_on_time;
 	for (int c = 0; c < TL_CAT_MAX; c++)
 		sum->ns[c] += d.ns[c];
+	sum->cpu_wait_ns += d.cpu_wait_ns;
 	if (w->late)
 		row->late_windows++;
 	else
@@ -674,11 +675,15 @@ static double share(const struct tl_acc *a, enum tl_cat c)
 {
 	__u64 t = tl_acc__total(a);
 
-	return t ? (double)a->ns[c] / (double)t : 0;
+	/* waiting for a CPU: inside a call too (a synchronization preempted
+	 * is a wait for the CPU, which the straggler's reason is about) */
+	return t ? (double)(c == TL_RUNQUEUE ? a->cpu_wait_ns : a->ns[c]) / (double)t : 0;
 }
 
 /* The category the straggler's late windows had most more of than the
- * others' windows, in share of the window. */
+ * others' windows, in share of the window; waiting for a CPU counted
+ * inside calls too (share()): a straggler preempted while it spun in a
+ * synchronization waited for its CPU, not for its GPU. */
 static enum tl_cat reason_of(const struct rank_row *row, const struct tl_acc *others)
 {
 	enum tl_cat best = TL_RUNNING;
@@ -699,7 +704,7 @@ static int straggler_finding(struct builder *b, struct findings *out)
 {
 	struct ranks *r = b->r;
 	struct rank_row *row = NULL;
-	struct tl_acc others = { { 0 } };
+	struct tl_acc others = { .cpu_wait_ns = 0 };
 	__u64 all_collectives = 0, late_total = 0;
 	struct finding *f;
 	enum tl_cat cat;
@@ -716,9 +721,11 @@ static int straggler_finding(struct builder *b, struct findings *out)
 	if (!row || row->waited_ns < NCCL_STRAGGLER_MIN_NS || !row->late)
 		return 0;
 	for (size_t i = 0; i < r->nrows; i++)
-		if (&r->rows[i] != row)
+		if (&r->rows[i] != row) {
 			for (int c = 0; c < TL_CAT_MAX; c++)
 				others.ns[c] += r->rows[i].when_on_time.ns[c];
+			others.cpu_wait_ns += r->rows[i].when_on_time.cpu_wait_ns;
+		}
 	cat = reason_of(row, &others);
 	job_s = row->late_ns / 1e9;
 	f = findings__add(out, "nccl_straggler", row->late * 2 >= late_total && row->late * 10 >= row->collectives ?

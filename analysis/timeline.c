@@ -67,6 +67,7 @@ void tl_acc__diff(const struct tl_acc *b, const struct tl_acc *a, struct tl_acc 
 {
 	for (int i = 0; i < TL_CAT_MAX; i++)
 		d->ns[i] = b->ns[i] > a->ns[i] ? b->ns[i] - a->ns[i] : 0;
+	d->cpu_wait_ns = b->cpu_wait_ns > a->cpu_wait_ns ? b->cpu_wait_ns - a->cpu_wait_ns : 0;
 }
 
 /* --- state ------------------------------------------------------------------------ */
@@ -292,6 +293,8 @@ static void thr_integrate(struct thr *t, __u64 to)
 {
 	if (to > t->pub.now) {
 		t->pub.acc.ns[t->cur] += to - t->pub.now;
+		if (base_cat(t) == TL_RUNQUEUE)
+			t->pub.acc.cpu_wait_ns += to - t->pub.now;
 		t->pub.now = to;
 	}
 }
@@ -347,6 +350,8 @@ static void thr_reveal(struct thr *t, int implied)
 		enum tl_cat c = base_cat(t);
 
 		t->pub.acc.ns[c] += t->pub.acc.ns[TL_UNKNOWN];
+		if (c == TL_RUNQUEUE)
+			t->pub.acc.cpu_wait_ns += t->pub.acc.ns[TL_UNKNOWN];
 		t->pub.acc.ns[TL_UNKNOWN] = 0;
 		if (t->cur == TL_UNKNOWN)
 			t->cur = c;

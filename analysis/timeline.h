@@ -47,9 +47,12 @@ enum tl_cat {
 
 const char *tl_cat_name(enum tl_cat c);	/* "gil_wait", "cuda_sync", ... */
 
-/* Time per category. */
+/* Time per category, and the time runnable off a CPU whatever the
+ * category (a thread preempted inside a CUDA synchronization is in
+ * TL_SYNC, and waited for a CPU): cpu_wait_ns >= ns[TL_RUNQUEUE]. */
 struct tl_acc {
 	__u64 ns[TL_CAT_MAX];
+	__u64 cpu_wait_ns;
 };
 
 __u64 tl_acc__total(const struct tl_acc *a);

@@ -98,7 +98,7 @@ static int fill(struct window_result *w, const struct analysis *a)
 		struct window_process *p = &w->procs[i];
 		const struct process_summary *ps = summary__process(s, p->pid);
 		__u64 idle[CAUSE_MAX] = { 0 };
-		struct tl_acc crit = { { 0 } };
+		struct tl_acc crit = { .cpu_wait_ns = 0 };
 
 		if (ps) {
 			p->device_memory_bytes = ps->device_live_bytes;

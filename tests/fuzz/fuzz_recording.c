@@ -4,8 +4,9 @@
  * `inferscope-bpf analyze` and `diff` take one: loaded into memory
  * (recording__load, a pipe) and streamed (pass__open_file, a file), the
  * whole analysis, and every report
- * writer (Markdown, JSON, HTML, Perfetto) and the diff's (of the recording
- * with itself) into /dev/null. Before loading, the chunk CRCs and sequence
+ * writer (Markdown, JSON, HTML, Perfetto), the diff's (of the recording
+ * with itself) and those of a set of recordings (the recording twice) into
+ * /dev/null. Before loading, the chunk CRCs and sequence
  * numbers of the input are recomputed, so that a mutation inside a chunk
  * reaches the decoders instead of stopping at the CRC check (which the
  * unit tests cover). Built with -fsanitize=fuzzer,address,undefined
@@ -97,6 +98,25 @@ static void write_reports(const struct analysis *a)
 	fflush(sink);
 }
 
+/* The recording twice as a set of two (analyze r0.isr r1.isr): the ranks
+ * lined up across them and every set writer. */
+static void write_set(const struct analysis *a)
+{
+	const struct analysis *two[2] = { a, a };
+	const char *names[2] = { "r0.isr", "r1.isr" };
+	struct analysis_set set = { .a = two, .names = names, .n = 2 };
+	char err[256];
+
+	if (analysis_set__compute(&set, err, sizeof(err)) == 0) {
+		report__write_markdown_set(sink, &set);
+		report__write_json_set(sink, &set);
+		report__write_html_set(sink, &set);
+		report__write_perfetto_set(sink, &set);
+		fflush(sink);
+	}
+	analysis_set__clear(&set);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct recording *r = NULL;
@@ -125,9 +145,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* streamed from the file, as a regular file is */
 	a = NULL;
 	if (pass__open_file(path, NULL, &p, err, sizeof(err)) == 0) {
-		if (analysis__run_pass(p, &a) == 0)
+		if (analysis__run_pass(p, &a) == 0) {
 			write_reports(a);
-		else
+			write_set(a);
+		} else
 			pass__free(p);
 		analysis__free(a);
 	}

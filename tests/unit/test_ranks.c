@@ -9,7 +9,8 @@
  * rank 1 named the straggler; the JSON holds both recordings' reports, the
  * HTML's links land on ids that exist once each, the Perfetto trace keeps
  * the two processes apart and puts rank 1's calls on rank 0's clock; a
- * corrupted second file is an error that names it.
+ * corrupted second file is an error that names it. A straggler preempted
+ * inside a synchronization is late for want of a CPU.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +56,17 @@ struct fixture {
 	char dir[64];
 	char path[2][128];
 	struct isr_clock_pair pairs[2][2];
+	bool preempted;		/* setup_preempted: the syncs before each all-reduce (below) */
 };
+
+/* With fx->preempted, both ranks' threads spin in a cuStreamSynchronize
+ * for the 3.4 ms before each all-reduce (to 0.1 ms before it); rank 1's is
+ * preempted by HOG for 2.5 ms of it (switched out runnable at 3 ms before
+ * its arrival, back 0.5 ms before): it waited for a CPU, not its GPU. */
+#define HOG		777
+#define SYNC_BEFORE	(3400 * US)
+#define PREEMPT_FROM	(3000 * US)
+#define PREEMPT_TO	(500 * US)
 
 static void ev_nccl_comm(struct synth *b, __u64 ts, int rank)
 {
@@ -108,7 +119,18 @@ static void write_rank(struct fixture *fx, int rank)
 	for (__u64 k = 1; k <= COLLECTIVES; k++) {
 		long long real = (long long)T0 + TRUE0 + (long long)(100 * MS + k * EVERY) + (rank ? (long long)PLANTED : 0);
 
-		ev_nccl_allreduce(b, (__u64)(real - truth), k);
+		__u64 mono = (__u64)(real - truth);
+
+		if (fx->preempted) {
+			ev_call(b, mono - SYNC_BEFORE - 100 * US, PID, PID, ISR_CUDA_FN_cuStreamSynchronize, 0,
+				SYNC_BEFORE);
+			if (rank) {
+				ev_switch(b, mono - PREEMPT_FROM, PID, PID, HOG, HOG, 0,
+					  ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+				ev_switch(b, mono - PREEMPT_TO, HOG, HOG, PID, PID, 0, 0);
+			}
+		}
+		ev_nccl_allreduce(b, mono, k);
 	}
 	synth__write(b, fx->path[rank], 4096);
 	b->rec.clock_pairs = NULL;
@@ -116,11 +138,12 @@ static void write_rank(struct fixture *fx, int rank)
 	synth__free(b);
 }
 
-static int setup(void **state)
+static int make_fixture(void **state, bool preempted)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 
 	assert_non_null(fx);
+	fx->preempted = preempted;
 	memcpy(fx->dir, "/tmp/isr-ranks-XXXXXX", sizeof("/tmp/isr-ranks-XXXXXX"));
 	assert_non_null(mkdtemp(fx->dir));
 	for (int r = 0; r < 2; r++) {
@@ -132,6 +155,16 @@ static int setup(void **state)
 	}
 	*state = fx;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return make_fixture(state, false);
+}
+
+static int setup_preempted(void **state)
+{
+	return make_fixture(state, true);
 }
 
 static int teardown(void **state)
@@ -269,6 +302,38 @@ static void test_lateness_on_realtime(void **state)
 				assert_int_equal(ra->last_ns, l.a[s]->nccl.arrivals[k].ns + (__u64)measured);
 		}
 	}
+	free_set(&l);
+}
+
+/* The straggler spun in a synchronization before each late arrival, as the
+ * others did; it was late because it waited for its CPU in there: the
+ * reason is the run queue (its share counted inside the call), not the
+ * synchronization both ranks made. */
+static void test_preempted_inside_a_sync(void **state)
+{
+	struct fixture *fx = *state;
+	struct loaded l;
+	const struct finding *f = NULL;
+	json_t *reason;
+	double sh, others;
+
+	load_set(fx, &l);
+	for (size_t i = 0; i < l.set.findings.n; i++)
+		if (strcmp(l.set.findings.v[i].rule, "nccl_straggler") == 0)
+			f = &l.set.findings.v[i];
+	assert_non_null(f);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "rank")), 1);
+	reason = json_object_get(f->evidence, "reason");
+	assert_non_null(reason);
+	sh = json_real_value(json_object_get(reason, "share"));
+	others = json_real_value(json_object_get(reason, "others_share"));
+	print_message("reason %s: %.0f%% of its late windows, the others %.0f%%\n",
+		      json_string_value(json_object_get(reason, "category")), 100 * sh, 100 * others);
+	assert_string_equal(json_string_value(json_object_get(reason, "category")), "runqueue");
+	/* 2.5 ms of the 3 ms from rank 0's arrival to its own, within the
+	 * alignment's uncertainty */
+	assert_true(sh > 0.8 && sh < 0.87);
+	assert_true(others < 0.01);
 	free_set(&l);
 }
 
@@ -637,6 +702,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_perfetto_pid_collision, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_second_file_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directory_and_single, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preempted_inside_a_sync, setup_preempted, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
