@@ -10,9 +10,11 @@
 #    straggler, its reason waiting for a CPU, nccl_hog among those that had it.
 # 2. The cost per NCCL call: the job without the busy process, untraced and
 #    traced (wall time, two rounds).
-# (Several recordings analysed together, `analyze r0.isr r1.isr`, is not
-# implemented yet.) Prints PASS/FAIL lines and "nccl.sh: all passed" on
-# success. About 3 minutes.
+# 3. One recording per rank (two tracers at once, each launching one rank),
+#    analysed together (`analyze r0.isr r1.isr`): the same counts, straggler
+#    and reason, and the alignment uncertainty between the recordings.
+# Prints PASS/FAIL lines and "nccl.sh: all passed" on success. About 4
+# minutes.
 set -u
 OUT=${1:?usage: nccl.sh OUTDIR}
 PY=${PY:-/opt/torch/.venv/bin/python3}
@@ -71,10 +73,33 @@ get "$j" "[(e['late_arrivals'], e['collectives'], e['first_rank_wait_s'], e['rea
 
 # 2. cost per NCCL call: untraced and traced, without the busy process
 for round in 1 2; do
+	[ -n "${NCCL_NO_COST:-}" ] && break	# set: skip the cost rounds
 	s=$(now); "$OUT/launch.sh" > /dev/null 2>&1; u=$($PY -c "print($(now) - $s)")
 	s=$(now); $T record -q -o "$OUT/cost.isr" "${NCCL_OPT[@]}" -- "$OUT/launch.sh" > /dev/null 2>&1
 	t=$($PY -c "print($(now) - $s)")
 	echo "cost round $round: untraced $u s, traced $t s, $(( 2 * (ITERS + 1) )) all-reduces"
 done
+# 3. one recording per rank, analysed together
+start_hog
+port=$((29500 + RANDOM % 1000))
+for r in 0 1; do
+	cpu=-1
+	[ $r = 1 ] && cpu=$HOG_CPU
+	MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 RANK=$r LOCAL_RANK=$r \
+		$T record -q -o "$OUT/r$r.isr" "${NCCL_OPT[@]}" -- $PY "$(pwd)/tests/gpu/nccl_job.py" $cpu \
+		> "$OUT/r$r.out" 2> "$OUT/r$r.err" &
+done
+wait
+stop_hog
+$T analyze "$OUT/r0.isr" "$OUT/r1.isr" --format json -o "$OUT/set.json"
+j=$OUT/set.json
+for r in 0 1; do
+	check "per-rank recordings: rank $r ncclAllReduce" "$(get "$j" "[x['calls'].get('ncclAllReduce', 0) for x in d['ranks'] if x['rank'] == $r]")" "[$((ITERS + 1))]"
+done
+check "per-rank recordings: straggler" "$(get "$j" "[e['rank'] for e in $S]")" "[1]"
+check "per-rank recordings: reason" "$(get "$j" "[e['reason']['category'] for e in $S]")" "['runqueue']"
+echo "per-rank recordings: alignment uncertainty $(get "$j" "d['collectives']['alignment_uncertainty_s'] * 1e6") us," \
+	"recordings $(get "$j" "len(d['recordings'])")"
+
 [ $fail = 0 ] && echo "nccl.sh: all passed"
 exit $fail
