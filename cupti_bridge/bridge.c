@@ -647,7 +647,6 @@ static void *open_libcupti(void)
 		}						\
 	} while (0)
 
-/* Loads libcupti and resolves what the bridge calls; attaches nothing. */
 static void CUPTIAPI prime_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
 	(void)userdata, (void)domain, (void)cbid, (void)data;
@@ -675,6 +674,8 @@ static void prime_subscriber_table(void)
 		cupti.unsubscribe(s);
 }
 
+/* Loads libcupti, resolves what the bridge calls and makes the first
+ * subscribe (above); enables nothing. */
 static void cupti_init(void)
 {
 	const char *missing = NULL;
@@ -1043,12 +1044,13 @@ static void *watch(void *arg)
  * over what CUPTI still holds, and the window it closes, and the watcher
  * touches CUPTI no more. CUPTI is not detached: the process is ending.
  * Registered twice: when the bridge loads, and again at the first window,
- * after the application's CUDA set-up; exit handlers run last registered
- * first, so the second runs before the CUDA runtime's own clean-up (which
- * registers its handler after cuInit, where an injected bridge loads):
- * the watcher attaching, flushing or subscribing while the runtime tore
- * down the context killed a job with 4 launching threads at its exit (the
- * H100, docs/overhead.md). The first does what is left. */
+ * after the application's CUDA set-up. Exit handlers run last registered
+ * first, so the second runs before the clean-up of anything set up before
+ * that window, the CUDA runtime's included (an injected bridge loads inside
+ * cuInit, and the runtime registered its clean-up after it): a job with 4
+ * launching threads died at its exit while the watcher still used CUPTI,
+ * and no longer does (the H100, docs/overhead.md). Whichever runs first
+ * does the work; the other returns. */
 static void bridge_exit(void)
 {
 	if (atomic_exchange(&exit_done, true))
