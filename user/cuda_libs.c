@@ -19,8 +19,7 @@
 #define MAX_RESOLVED 64	/* distinct library files per recording */
 
 struct cuda_libs {
-	struct cuda_lib *libs[MAX_RESOLVED];
-	size_t count;
+	struct lib_cache cache;
 };
 
 /* The table of format/cuda_funcs.h, in id order and sorted by name for the
@@ -71,6 +70,8 @@ static bool family_has_return(__u8 fam)
 	}
 }
 
+static void *lib_resolve(int fd, const char *path, const struct stat *st, char *err, size_t errlen);
+
 struct cuda_libs *cuda_libs__new(void)
 {
 	struct cuda_libs *c;
@@ -82,19 +83,19 @@ struct cuda_libs *cuda_libs__new(void)
 		qsort(rows_by_name, NR_FUNCS, sizeof(rows_by_name[0]), row_cmp);
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	c->cache = (struct lib_cache){ .resolve = lib_resolve, .what = "CUDA", .max = MAX_RESOLVED };
 	return c;
 }
 
 void cuda_libs__free(struct cuda_libs *c)
 {
-	size_t i;
-
 	if (!c)
 		return;
-	for (i = 0; i < c->count; i++)
-		free(c->libs[i]);
+	lib_cache__free(&c->cache);
 	free(c);
 }
 
@@ -150,7 +151,7 @@ static int symbol_note(void *ctx, const struct elf_symbol *sym)
 	return 0;
 }
 
-static struct cuda_lib *lib_resolve(int fd, const char *path, const struct stat *st, char *err, size_t errlen)
+static void *lib_resolve(int fd, const char *path, const struct stat *st, char *err, size_t errlen)
 {
 	__u64 vaddr[ISR_CUDA_FN_MAX] = { 0 }, start = clock__mono_ns();
 	struct cuda_lib *lib = NULL;
@@ -211,41 +212,7 @@ out:
 
 const struct cuda_lib *cuda_libs__resolve(struct cuda_libs *c, const char *path, char *err, size_t errlen)
 {
-	struct cuda_lib *lib;
-	struct stat st;
-	size_t i;
-	int fd, e;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		e = errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		errno = e;
-		return NULL;
-	}
-	for (i = 0; i < c->count; i++) {
-		if (c->libs[i]->dev == st.st_dev && c->libs[i]->ino == st.st_ino) {
-			close(fd);
-			return c->libs[i];
-		}
-	}
-	if (c->count == MAX_RESOLVED) {
-		close(fd);
-		snprintf(err, errlen, "cannot resolve %s: already %d different CUDA libraries", path, MAX_RESOLVED);
-		errno = ENOSPC;
-		return NULL;
-	}
-	lib = lib_resolve(fd, path, &st, err, errlen);
-	e = errno;
-	close(fd);
-	if (!lib) {
-		errno = e;
-		return NULL;
-	}
-	c->libs[c->count++] = lib;
-	return lib;
+	return lib_cache__resolve(&c->cache, path, err, errlen);
 }
 
 int cuda_libs__resolve_paths(struct cuda_libs *c, const char *const *paths, size_t n, struct cuda_mapping *out,
@@ -267,22 +234,6 @@ int cuda_libs__resolve_paths(struct cuda_libs *c, const char *const *paths, size
 	return (int)i;
 }
 
-/* Adds lib reached by path to out unless it is there already. */
-static void mapping_add(struct cuda_mapping *out, size_t max, size_t *n, const struct cuda_lib *lib,
-			const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < *n; i++)
-		if (out[i].lib == lib)
-			return;
-	if (*n == max)
-		return;
-	out[*n].lib = lib;
-	snprintf(out[*n].path, sizeof(out[*n].path), "%s", path);
-	(*n)++;
-}
-
 bool cuda_libs__is_libcuda(const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -290,63 +241,47 @@ bool cuda_libs__is_libcuda(const char *path)
 	return strncmp(base ? base + 1 : path, "libcuda.so", 10) == 0;
 }
 
+/* What a search found, each library once. */
+struct mapping_list {
+	struct cuda_mapping *out;
+	size_t max, n;
+};
+
+/* Adds lib reached by path unless it is there already. */
+static void mapping_found(void *ctx, const void *lib, const char *path)
+{
+	struct mapping_list *l = ctx;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->out[i].lib == lib)
+			return;
+	if (l->n == l->max)
+		return;
+	l->out[l->n].lib = lib;
+	snprintf(l->out[l->n].path, sizeof(l->out[l->n].path), "%s", path);
+	l->n++;
+}
+
 int cuda_libs__mapped(struct cuda_libs *c, __u32 pid, struct cuda_mapping *out, size_t max, FILE *warn)
 {
-	char path[PATH_MAX + 32], err[PATH_MAX + 128];
-	struct proc_maps *maps = proc_maps__open(pid);
-	struct proc_map m;
-	size_t n = 0;
-	int r;
+	struct mapping_list l = { out, max, 0 };
+	int r = lib_cache__mapped(&c->cache, pid, cuda_libs__is_libcuda, mapping_found, &l, warn);
 
-	if (!maps)
-		return -errno;
-	while ((r = proc_maps__next(maps, &m)) > 0) {
-		const struct cuda_lib *lib;
-		const char *file = m.path;
-
-		if (!proc_map__is_file(&m) || !cuda_libs__is_libcuda(file))
-			continue;
-		if (strstr(file, " (deleted)")) {
-			if (warn)
-				fprintf(warn, "inferscope-bpf: pid %u maps %s, a file deleted since: its CUDA calls "
-					"cannot be probed\n", pid, file);
-			continue;
-		}
-		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, file);
-		lib = cuda_libs__resolve(c, path, err, sizeof(err));
-		if (!lib) {
-			if (warn && errno != ENOENT && errno != ESRCH)
-				fprintf(warn, "inferscope-bpf: pid %u: %s; its CUDA calls through it are not traced\n",
-					pid, err);
-			continue;
-		}
-		mapping_add(out, max, &n, lib, path);
-	}
-	proc_maps__close(maps);
-	return r < 0 ? r : (int)n;
+	return r < 0 ? r : (int)l.n;
 }
 
 struct candidates {
 	struct cuda_libs *c;
-	struct cuda_mapping *out;
-	size_t max, n;
+	struct mapping_list l;
 	FILE *note;
 };
 
-/* A libcuda.so.1 the loader would find (user/lib_search.h). */
+/* A CUDA library the loader would find (user/lib_search.h). */
 static void candidate_found(void *ctx, const char *path)
 {
 	struct candidates *k = ctx;
-	char err[PATH_MAX + 128];
-	const struct cuda_lib *lib;
 
-	lib = cuda_libs__resolve(k->c, path, err, sizeof(err));
-	if (!lib) {
-		if (k->note)
-			fprintf(k->note, "inferscope-bpf: skipping candidate CUDA library: %s\n", err);
-		return;
-	}
-	mapping_add(k->out, k->max, &k->n, lib, path);
+	lib_cache__candidate(&k->c->cache, path, mapping_found, &k->l, k->note);
 }
 
 int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapping *out, size_t max,
@@ -355,10 +290,10 @@ int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapp
 	static const char *const std_dirs =
 		"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/usr/lib:"
 		"/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/local/cuda/lib64:/usr/lib/wsl/lib";
-	struct candidates k = { c, out, max, 0, note };
+	struct candidates k = { c, { out, max, 0 }, note };
 
 	lib_search__candidates("libcuda.so.1", exe, std_dirs, candidate_found, &k, note);
-	return (int)k.n;
+	return (int)k.l.n;
 }
 
 const char *cuda_site__describe(const struct cuda_site *s, char *buf, size_t len)

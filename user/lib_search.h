@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <linux/types.h>
 
 /* Called for each existing file, in the loader's order (a file may come
  * more than once: the caller deduplicates). */
@@ -28,5 +31,48 @@ void lib_search__candidates(const char *soname, const char *exe, const char *std
  * slash, else the first executable match in PATH; resolved (realpath)
  * when resolve, else as found. 0 or -errno. */
 int lib_search__exe(const char *exe, bool resolve, char out[4096]);
+
+/* --- library files resolved once each ------------------------------------------- */
+
+#define LIB_CACHE_MAX 64
+
+/* Reads the probe sites of the library file open on fd (path, for
+ * messages): a malloc'ed library of the family, or NULL with err written
+ * and errno set. */
+typedef void *(*lib_resolve_fn)(int fd, const char *path, const struct stat *st, char *err, size_t errlen);
+
+/* The library files of one family resolved so far, by device and inode
+ * (a file reached by several paths, or mapped by several processes, is
+ * read once). Set resolve, what and max (at most LIB_CACHE_MAX), the rest
+ * zero. */
+struct lib_cache {
+	lib_resolve_fn resolve;
+	const char *what;	/* "CUDA", "NCCL": for messages */
+	size_t max;
+	size_t n;
+	struct {
+		dev_t dev;
+		ino_t ino;
+		void *lib;
+	} v[LIB_CACHE_MAX];
+};
+
+/* The library of the file at path: resolved now, or the one resolved
+ * before for the same file. NULL with err written and errno set. */
+void *lib_cache__resolve(struct lib_cache *c, const char *path, char *err, size_t errlen);
+/* Frees every library resolved. */
+void lib_cache__free(struct lib_cache *c);
+
+/* Called with each library found, and the path it was reached by. */
+typedef void (*lib_found_fn)(void *ctx, const void *lib, const char *path);
+
+/* The files of pid's maps that `is` accepts (by path), each resolved and
+ * handed to found; a file deleted since it was mapped, or one that cannot
+ * be resolved, is said on warn (may be NULL). 0 or -errno. */
+int lib_cache__mapped(struct lib_cache *c, __u32 pid, bool (*is)(const char *path), lib_found_fn found, void *ctx,
+		      FILE *warn);
+/* The file at path (a candidate a command would load) resolved and handed
+ * to found; one that cannot be is said on note (may be NULL). */
+void lib_cache__candidate(struct lib_cache *c, const char *path, lib_found_fn found, void *ctx, FILE *note);
 
 #endif

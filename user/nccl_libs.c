@@ -16,8 +16,7 @@
 #define MAX_RESOLVED 32	/* distinct libnccl files per recording */
 
 struct nccl_libs {
-	struct nccl_lib *libs[MAX_RESOLVED];
-	size_t count;
+	struct lib_cache cache;
 };
 
 struct func_row {
@@ -31,12 +30,17 @@ static const struct func_row func_rows[] = { ISR_NCCL_FUNCS(FUNC_ROW) };
 #undef FUNC_ROW
 #define NR_FUNCS (sizeof(func_rows) / sizeof(func_rows[0]))
 
+static void *lib_resolve(int fd, const char *path, const struct stat *st, char *err, size_t errlen);
+
 struct nccl_libs *nccl_libs__new(void)
 {
 	struct nccl_libs *c = calloc(1, sizeof(*c));
 
-	if (!c)
+	if (!c) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	c->cache = (struct lib_cache){ .resolve = lib_resolve, .what = "NCCL", .max = MAX_RESOLVED };
 	return c;
 }
 
@@ -44,8 +48,7 @@ void nccl_libs__free(struct nccl_libs *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->count; i++)
-		free(c->libs[i]);
+	lib_cache__free(&c->cache);
 	free(c);
 }
 
@@ -63,7 +66,7 @@ static int symbol_note(void *ctx, const struct elf_symbol *sym)
 	return 0;
 }
 
-static struct nccl_lib *lib_resolve(int fd, const char *path, const struct stat *st, char *err, size_t errlen)
+static void *lib_resolve(int fd, const char *path, const struct stat *st, char *err, size_t errlen)
 {
 	__u64 vaddr[ISR_NCCL_FN_MAX] = { 0 }, start = clock__mono_ns();
 	struct nccl_lib *lib = NULL;
@@ -122,40 +125,7 @@ out:
 
 const struct nccl_lib *nccl_libs__resolve(struct nccl_libs *c, const char *path, char *err, size_t errlen)
 {
-	struct nccl_lib *lib;
-	struct stat st;
-	int fd, e;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		e = errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		errno = e;
-		return NULL;
-	}
-	for (size_t i = 0; i < c->count; i++) {
-		if (c->libs[i]->dev == st.st_dev && c->libs[i]->ino == st.st_ino) {
-			close(fd);
-			return c->libs[i];
-		}
-	}
-	if (c->count == MAX_RESOLVED) {
-		close(fd);
-		snprintf(err, errlen, "cannot resolve %s: already %d different NCCL libraries", path, MAX_RESOLVED);
-		errno = ENOSPC;
-		return NULL;
-	}
-	lib = lib_resolve(fd, path, &st, err, errlen);
-	e = errno;
-	close(fd);
-	if (!lib) {
-		errno = e;
-		return NULL;
-	}
-	c->libs[c->count++] = lib;
-	return lib;
+	return lib_cache__resolve(&c->cache, path, err, errlen);
 }
 
 int nccl_libs__resolve_paths(struct nccl_libs *c, const char *const *paths, size_t n, struct nccl_mapping *out,
@@ -177,19 +147,6 @@ int nccl_libs__resolve_paths(struct nccl_libs *c, const char *const *paths, size
 	return (int)i;
 }
 
-static void mapping_add(struct nccl_mapping *out, size_t max, size_t *n, const struct nccl_lib *lib,
-			const char *path)
-{
-	for (size_t i = 0; i < *n; i++)
-		if (out[i].lib == lib)
-			return;
-	if (*n == max)
-		return;
-	out[*n].lib = lib;
-	snprintf(out[*n].path, sizeof(out[*n].path), "%s", path);
-	(*n)++;
-}
-
 static bool is_libnccl(const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -197,61 +154,47 @@ static bool is_libnccl(const char *path)
 	return strncmp(base ? base + 1 : path, "libnccl.so", 10) == 0;
 }
 
+/* What a search found, each library once. */
+struct mapping_list {
+	struct nccl_mapping *out;
+	size_t max, n;
+};
+
+/* Adds lib reached by path unless it is there already. */
+static void mapping_found(void *ctx, const void *lib, const char *path)
+{
+	struct mapping_list *l = ctx;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->out[i].lib == lib)
+			return;
+	if (l->n == l->max)
+		return;
+	l->out[l->n].lib = lib;
+	snprintf(l->out[l->n].path, sizeof(l->out[l->n].path), "%s", path);
+	l->n++;
+}
+
 int nccl_libs__mapped(struct nccl_libs *c, __u32 pid, struct nccl_mapping *out, size_t max, FILE *warn)
 {
-	char path[PATH_MAX + 32], err[PATH_MAX + 128];
-	struct proc_maps *maps = proc_maps__open(pid);
-	struct proc_map m;
-	size_t n = 0;
-	int r;
+	struct mapping_list l = { out, max, 0 };
+	int r = lib_cache__mapped(&c->cache, pid, is_libnccl, mapping_found, &l, warn);
 
-	if (!maps)
-		return -errno;
-	while ((r = proc_maps__next(maps, &m)) > 0) {
-		const struct nccl_lib *lib;
-
-		if (!proc_map__is_file(&m) || !is_libnccl(m.path))
-			continue;
-		if (strstr(m.path, " (deleted)")) {
-			if (warn)
-				fprintf(warn, "inferscope-bpf: pid %u maps %s, a file deleted since: its NCCL calls "
-					"cannot be probed\n", pid, m.path);
-			continue;
-		}
-		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m.path);
-		lib = nccl_libs__resolve(c, path, err, sizeof(err));
-		if (!lib) {
-			if (warn && errno != ENOENT && errno != ESRCH)
-				fprintf(warn, "inferscope-bpf: pid %u: %s; its NCCL calls through it are not traced\n",
-					pid, err);
-			continue;
-		}
-		mapping_add(out, max, &n, lib, path);
-	}
-	proc_maps__close(maps);
-	return r < 0 ? r : (int)n;
+	return r < 0 ? r : (int)l.n;
 }
 
 struct candidates {
 	struct nccl_libs *c;
-	struct nccl_mapping *out;
-	size_t max, n;
+	struct mapping_list l;
 	FILE *note;
 };
 
+/* A NCCL library the loader would find (user/lib_search.h). */
 static void candidate_found(void *ctx, const char *path)
 {
 	struct candidates *k = ctx;
-	char err[PATH_MAX + 128];
-	const struct nccl_lib *lib;
 
-	lib = nccl_libs__resolve(k->c, path, err, sizeof(err));
-	if (!lib) {
-		if (k->note)
-			fprintf(k->note, "inferscope-bpf: skipping candidate NCCL library: %s\n", err);
-		return;
-	}
-	mapping_add(k->out, k->max, &k->n, lib, path);
+	lib_cache__candidate(&k->c->cache, path, mapping_found, &k->l, k->note);
 }
 
 /* The copy of a PyTorch wheel (nvidia-nccl-cu*) in the Python environment
@@ -280,12 +223,12 @@ int nccl_libs__candidates(struct nccl_libs *c, const char *exe, struct nccl_mapp
 {
 	static const char *const std_dirs = "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:"
 					    "/usr/lib:/usr/local/cuda/lib64:/usr/local/nccl/lib";
-	struct candidates k = { c, out, max, 0, note };
+	struct candidates k = { c, { out, max, 0 }, note };
 
 	lib_search__candidates("libnccl.so.2", exe, std_dirs, candidate_found, &k, note);
 	if (exe)
 		candidate_wheel(&k, exe);
-	return (int)k.n;
+	return (int)k.l.n;
 }
 
 void nccl_lib__describe(const struct nccl_lib *lib, const char *path, FILE *out)
