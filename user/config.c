@@ -19,7 +19,7 @@ void record_config__defaults(struct record_config *c)
 	c->python.launch_every = DEFAULT_PY_LAUNCH_EVERY;
 	c->gpu.cupti = true;
 	c->gpu.inject = true;
-	c->gpu.period_ns = GPU_WINDOW_PERIOD_NS;
+	c->gpu.period_s = GPU_WINDOW_PERIOD_NS / 1e9;
 	c->flight.max_bytes = (size_t)DEFAULT_FLIGHT_MIB << 20;
 	c->flight.trig.sync_ns = DEFAULT_FLIGHT_SYNC_MS * 1000000ULL;
 	c->flight.trig.drop_burst = DEFAULT_FLIGHT_DROP_BURST;

@@ -88,12 +88,10 @@ struct record_config {
 	} nvtx;
 	struct {			/* GPU activity through the CUPTI bridge (libinferscope_cupti.so) */
 		bool cupti;		/* record it from bridges the targets load (--no-cupti: false) */
-		bool load_bridge;	/* --gpu, --gpu-windows: hand the bridge to the launched command, load it
-					 * into -p processes */
 		bool all;		/* --gpu: collect all GPU activity (it wins over --gpu-windows) */
 		bool windows;		/* --gpu-windows: collect it in windows within the budget */
-		__u64 period_ns;	/* --gpu-period: a window every this long */
-		bool inject;		/* with load_bridge: load it into running -p processes (--no-inject: false) */
+		double period_s;	/* --gpu-period: a window every this long */
+		bool inject;		/* with either: load the bridge into running -p processes (--no-inject: false) */
 		const char *bridge_path; /* --cupti-bridge; NULL: the one next to this executable */
 	} gpu;
 	struct {			/* --flight-recorder: the last seconds in memory, written when triggered */
@@ -116,5 +114,12 @@ struct record_config {
 
 /* The values used where nothing sets them. */
 void record_config__defaults(struct record_config *c);
+
+/* --gpu or --gpu-windows: the bridge goes to the launched command and into
+ * -p processes. */
+static inline bool record_config__gpu_bridge(const struct record_config *c)
+{
+	return c->gpu.all || c->gpu.windows;
+}
 
 #endif

@@ -87,7 +87,7 @@ static bool gpu_enabled(const struct record_config *cfg)
 /* Loading the bridge into the targets, not only attaching to it. */
 static bool loads_bridge(const struct gpu_family *g)
 {
-	return g->ctx->cfg->gpu.cupti && g->ctx->cfg->gpu.load_bridge;
+	return g->ctx->cfg->gpu.cupti && record_config__gpu_bridge(g->ctx->cfg);
 }
 
 static void *reap(void *arg)
@@ -200,7 +200,7 @@ static void *gpu_open(const struct family_ctx *ctx, char *err, size_t errlen)
 		double pct = ctx->cfg->tracer.budget_pct > 0 ? ctx->cfg->tracer.budget_pct : 1.0;
 
 		/* half the budget: the probes have the other half */
-		gpu_windows__init(&g->w, pct / 200, GPU_WINDOW_RECORD_COST_NS, ctx->cfg->gpu.period_ns);
+		gpu_windows__init(&g->w, pct / 200, GPU_WINDOW_RECORD_COST_NS, (__u64)(ctx->cfg->gpu.period_s * 1e9));
 	}
 	g->obj = cupti_bpf__open();
 	e = tracer__load(ctx->t, g->obj ? g->obj->skeleton : NULL, "GPU activity (CUPTI bridge)", "--no-cupti", err,

@@ -238,8 +238,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_GIL:
 		return cli_set(cli, state, "record.gil", "true", "--gil");
 	case OPT_NO_NVTX:
-		rec->nvtx.enabled = false;
-		return 0;
+		return cli_set(cli, state, "record.nvtx", "false", "--no-nvtx");
 	case OPT_NO_GIL_WAITS:
 		return cli_set(cli, state, "record.gil_waits", "false", "--no-gil-waits");
 	case OPT_BUDGET:
@@ -249,19 +248,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case OPT_GPU:
 		return cli_set(cli, state, "record.gpu", "true", "--gpu");
 	case OPT_GPU_WINDOWS:
-		rec->gpu.load_bridge = true;
-		rec->gpu.windows = true;
-		return 0;
-	case OPT_GPU_PERIOD: {
-		double s;
-
-		errno = 0;
-		s = strtod(arg, &end);
-		if (errno || end == arg || *end || !(s >= 0.1) || s > 3600)
-			argp_error(state, "--gpu-period: '%s' is not a number of seconds from 0.1 to 3600", arg);
-		rec->gpu.period_ns = (__u64)(s * 1e9);
-		return 0;
-	}
+		return cli_set(cli, state, "record.gpu_windows", "true", "--gpu-windows");
+	case OPT_GPU_PERIOD:
+		return cli_set(cli, state, "record.gpu_period", arg, "--gpu-period");
 	case OPT_NO_INJECT:
 		return cli_set(cli, state, "record.inject", "false", "--no-inject");
 	case OPT_NO_CUPTI:
@@ -975,15 +964,8 @@ static void record_config_from(struct record_config *o, struct settings *s, cons
 	o->verbose = cli->rec.verbose;
 	o->quiet = cli->rec.quiet;
 	/* options the settings do not hold (yet): set on the command line only */
-	o->nvtx = cli->rec.nvtx;
 	o->flight = cli->rec.flight;
 	o->live = cli->rec.live;
-	/* record.gpu (--gpu) is all GPU activity; --gpu-windows collects it in
-	 * windows (--gpu wins) */
-	o->gpu.all = o->gpu.load_bridge;
-	o->gpu.windows = cli->rec.gpu.windows;
-	o->gpu.period_ns = cli->rec.gpu.period_ns;
-	o->gpu.load_bridge = o->gpu.all || o->gpu.windows;
 }
 
 static int do_record(struct cli *cli, struct settings *s, int argc, char **argv, bool then_analyze)
