@@ -487,4 +487,31 @@ static inline struct analysis *synth__check_streamed(struct synth *b, size_t chu
 	return streamed;
 }
 
+/* The standard output of a shell command (malloc'ed; "" when none), its
+ * exit status in *status. */
+static inline char *synth__shell(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r");
+	char *buf = NULL;
+	size_t n = 0;
+
+	assert_non_null(p);
+	if (getdelim(&buf, &n, '\0', p) < 0) {
+		free(buf);
+		buf = strdup("");
+	}
+	*status = pclose(p);
+	return buf;
+}
+
+/* How many times needle occurs in hay, not overlapping. */
+static inline size_t synth__count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
 #endif

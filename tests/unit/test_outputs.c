@@ -97,31 +97,6 @@ static void golden(const char *name, const char *text)
 	free(want);
 }
 
-/* The output of a shell command, its stderr to err_path (NULL: dropped). */
-static char *run(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	char *buf = NULL;
-	size_t n = 0;
-
-	assert_non_null(p);
-	if (getdelim(&buf, &n, '\0', p) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	*status = pclose(p);
-	return buf;
-}
-
-static size_t count(const char *hay, const char *needle)
-{
-	size_t n = 0;
-
-	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	return n;
-}
-
 static void render_html(const struct analysis *a, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -226,7 +201,7 @@ static void test_html_in_chromium(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -rf " ARTIFACTS "/chromium-profile && timeout 120 chromium " CHROMIUM_FLAGS
 		 " --user-data-dir=" ARTIFACTS "/chromium-profile --dump-dom file://$PWD/" ARTIFACTS
 		 "/chromium.html 2>" ARTIFACTS "/chromium-dom.log");
-	dom = run(cmd, &status);
+	dom = synth__shell(cmd, &status);
 	assert_int_equal(status, 0);
 	log = slurp(ARTIFACTS "/chromium-dom.log", NULL);
 	assert_non_null(log);
@@ -280,7 +255,7 @@ static void test_html_escapes_the_recording(void **state)
 	assert_null(strstr(html, "<script>x()"));
 	assert_null(strstr(html, "<img src=x"));
 	assert_null(strstr(html, "<svg onload"));
-	assert_int_equal(count(html, "</script>"), 3);	/* the page's own three */
+	assert_int_equal(synth__count(html, "</script>"), 3);	/* the page's own three */
 	assert_non_null(strstr(html, "&lt;script&gt;x()"));
 	assert_non_null(strstr(html, "&lt;img src=x onerror=alert(1)&gt;"));
 	free(html);
@@ -336,7 +311,7 @@ static char *perfetto(const struct analysis *a, const char *path, struct perfett
 	assert_int_equal(perfetto__write(f, a, st), 0);
 	assert_int_equal(fclose(f), 0);
 	snprintf(cmd, sizeof(cmd), "protoc " PROTO_ARGS " < %s 2>&1", path);
-	text = run(cmd, &status);
+	text = synth__shell(cmd, &status);
 	if (status)
 		fail_msg("protoc cannot decode %s: %s", path, text);
 	return text;
@@ -360,18 +335,18 @@ static void test_perfetto_decodes_with_the_counts_of_the_recording(void **state)
 		launches += h->type == ISR_EV_GPU_API;
 	}
 	/* every packet, track, slice, instant and counter the writer counted is in the file */
-	assert_int_equal(count(text, "packet {"), st.packets);
-	assert_int_equal(count(text, "track_descriptor {"), st.tracks);
-	assert_int_equal(count(text, "type: TYPE_SLICE_BEGIN"), st.slices);
-	assert_int_equal(count(text, "type: TYPE_SLICE_END"), st.slices);
-	assert_int_equal(count(text, "type: TYPE_INSTANT"), st.instants);
-	assert_int_equal(count(text, "type: TYPE_COUNTER"), st.counters);
+	assert_int_equal(synth__count(text, "packet {"), st.packets);
+	assert_int_equal(synth__count(text, "track_descriptor {"), st.tracks);
+	assert_int_equal(synth__count(text, "type: TYPE_SLICE_BEGIN"), st.slices);
+	assert_int_equal(synth__count(text, "type: TYPE_SLICE_END"), st.slices);
+	assert_int_equal(synth__count(text, "type: TYPE_INSTANT"), st.instants);
+	assert_int_equal(synth__count(text, "type: TYPE_COUNTER"), st.counters);
 	/* and they are those of the recording: one process, its threads,
 	 * a flow from each launch to its kernel, one instant per finding */
-	assert_int_equal(count(text, "process {"), 1);
-	assert_int_equal(count(text, "thread {"), timeline__thread_count(a->ex->tl));
-	assert_int_equal(count(text, "terminating_flow_ids:"), kernels);
-	assert_int_equal(count(text, "flow_ids:") - count(text, "terminating_flow_ids:"), launches);
+	assert_int_equal(synth__count(text, "process {"), 1);
+	assert_int_equal(synth__count(text, "thread {"), timeline__thread_count(a->ex->tl));
+	assert_int_equal(synth__count(text, "terminating_flow_ids:"), kernels);
+	assert_int_equal(synth__count(text, "flow_ids:") - synth__count(text, "terminating_flow_ids:"), launches);
 	assert_int_equal(st.instants, a->ex->findings.n + launches);	/* and each entry-only launch call */
 	assert_non_null(strstr(text, "name: \"gemm_kernel(float*, float*, int)\""));
 	assert_non_null(strstr(text, "name: \"GPU 0 stream 7\""));

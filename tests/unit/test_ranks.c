@@ -420,30 +420,6 @@ static void test_markdown_ranks_first(void **state)
 	free_set(&l);
 }
 
-static char *run(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	char *buf = NULL;
-	size_t n = 0;
-
-	assert_non_null(p);
-	if (getdelim(&buf, &n, '\0', p) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	*status = pclose(p);
-	return buf;
-}
-
-static size_t count(const char *hay, const char *needle)
-{
-	size_t n = 0;
-
-	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	return n;
-}
-
 /* --- HTML ---------------------------------------------------------------------------------------- */
 
 /* The values of attr="..." in html, in order. */
@@ -517,7 +493,7 @@ static void test_html_anchors(void **state)
 	assert_non_null(strstr(html, "<section id=\"rec0\" class=\"recording\">"));
 	assert_non_null(strstr(html, "<section id=\"rec1\" class=\"recording\">"));
 	assert_non_null(strstr(html, "id=\"rec1-findings\""));
-	assert_int_equal(count(html, "<svg class=\"tc\" data-rec=\""), count(html, "<svg class=\"tc\""));
+	assert_int_equal(synth__count(html, "<svg class=\"tc\" data-rec=\""), synth__count(html, "<svg class=\"tc\""));
 	assert_non_null(strstr(html, "\"recordings\":[{"));
 	free_values(ids, nids);
 	free_values(hrefs, nhrefs);
@@ -547,29 +523,29 @@ static void test_perfetto_pid_collision(void **state)
 	assert_int_equal(fclose(f), 0);
 	snprintf(cmd, sizeof(cmd), "protoc --proto_path=analysis/proto --decode=perfetto.protos.Trace "
 		 "protos/perfetto/trace/trace.proto < %s 2>&1", path);
-	text = run(cmd, &status);
+	text = synth__shell(cmd, &status);
 	if (status)
 		fail_msg("protoc cannot decode %s: %s", path, text);
-	assert_int_equal(count(text, "packet {"), st.packets);
-	assert_int_equal(count(text, "type: TYPE_SLICE_BEGIN"), st.slices);
+	assert_int_equal(synth__count(text, "packet {"), st.packets);
+	assert_int_equal(synth__count(text, "type: TYPE_SLICE_BEGIN"), st.slices);
 	/* two processes, apart although their pid is the same, named by rank */
-	assert_int_equal(count(text, "process {"), 2);
+	assert_int_equal(synth__count(text, "process {"), 2);
 	snprintf(want, sizeof(want), "process {\n      pid: %u\n", PID);
-	assert_int_equal(count(text, want), 1);
+	assert_int_equal(synth__count(text, want), 1);
 	snprintf(want, sizeof(want), "process {\n      pid: %u\n", PID + PASS_PID_LIMIT);
-	assert_int_equal(count(text, want), 1);
+	assert_int_equal(synth__count(text, want), 1);
 	snprintf(want, sizeof(want), "tid: %u\n", PID);
-	assert_int_equal(count(text, want), 1);
+	assert_int_equal(synth__count(text, want), 1);
 	snprintf(want, sizeof(want), "tid: %u\n", PID + PASS_PID_LIMIT);
-	assert_int_equal(count(text, want), 1);
+	assert_int_equal(synth__count(text, want), 1);
 	snprintf(want, sizeof(want), "process_name: \"rank 0: python3 (pid %u)\"", PID);
-	assert_int_equal(count(text, want), 1);
+	assert_int_equal(synth__count(text, want), 1);
 	snprintf(want, sizeof(want), "process_name: \"rank 1: python3 (pid %u)\"", PID);
-	assert_int_equal(count(text, want), 1);
+	assert_int_equal(synth__count(text, want), 1);
 	/* every collective on both ranks, rank 1 the straggler of each */
-	assert_int_equal(count(text, "string_value: \"ncclAllReduce\""), 2 * COLLECTIVES);
-	assert_int_equal(count(text, "bool_value: true"), 2 * COLLECTIVES);	/* rank 1: straggler and late */
-	assert_int_equal(count(text, "string_value: \"1234abcd5678ef90\""), 2 * COLLECTIVES + 2);
+	assert_int_equal(synth__count(text, "string_value: \"ncclAllReduce\""), 2 * COLLECTIVES);
+	assert_int_equal(synth__count(text, "bool_value: true"), 2 * COLLECTIVES);	/* rank 1: straggler and late */
+	assert_int_equal(synth__count(text, "string_value: \"1234abcd5678ef90\""), 2 * COLLECTIVES + 2);
 	/* rank 1's first all-reduce on rank 0's clock: shifted by the offsets */
 	shift = r->clocks[1].offset_ns - r->clocks[0].offset_ns;
 	snprintf(want, sizeof(want), "timestamp: %llu\n",
