@@ -10,3 +10,9 @@ wait_line() { # file, pattern: up to 60 s
 get() { # json file, Python expression over it as d
 	$PY -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"
 }
+crash_report() { # dir: builds the crash report of tests/gpu/cupti_detach.c there, as
+	# DIR/libcupti_detach.so (preloaded with CD_CRASH_REPORT=1, a crash prints
+	# the faulting instruction and every thread's backtrace to stderr)
+	gcc -O2 -g -shared -fPIC -I/usr/local/cuda/include tests/gpu/cupti_detach.c -o "$1/libcupti_detach.so" \
+		-ldl -lpthread || { echo "FAIL gcc tests/gpu/cupti_detach.c"; exit 1; }
+}

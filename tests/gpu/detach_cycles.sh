@@ -41,8 +41,7 @@ if [ -z "${INFERSCOPE_CUPTI_LIB:-}" ]; then
 	export INFERSCOPE_CUPTI_LIB
 fi
 $NVCC -O2 -o "$OUT/mt_launch" tests/gpu/mt_launch.cu 2> "$OUT/nvcc.err" || { echo "FAIL nvcc"; cat "$OUT/nvcc.err"; exit 1; }
-gcc -O2 -g -shared -fPIC -I/usr/local/cuda/include tests/gpu/cupti_detach.c -o "$OUT/libcupti_detach.so" -ldl -lpthread ||
-	{ echo "FAIL gcc"; exit 1; }
+crash_report "$OUT"
 CRASH=(env CD_CRASH_REPORT=1 LD_PRELOAD="$OUT/libcupti_detach.so")
 
 windows() { # json, pid: windows, detaches, observed share, longest detach, attach and drain (ms), unfinished records

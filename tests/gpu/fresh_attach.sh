@@ -23,8 +23,7 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracin
 fail=0
 # shellcheck source=tests/gpu/common.sh
 . "$(dirname "$0")/common.sh"
-gcc -O2 -g -shared -fPIC -I/usr/local/cuda/include tests/gpu/cupti_detach.c -o "$OUT/libcupti_detach.so" -ldl -lpthread ||
-	{ echo "FAIL gcc"; exit 1; }
+crash_report "$OUT"
 
 crashed=0 bad=0 done_jobs=0
 for ((b = 0; b < N; b += 4)); do

@@ -22,10 +22,8 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracin
 fail=0
 # shellcheck source=tests/gpu/common.sh
 . "$(dirname "$0")/common.sh"
-# the crash report of tests/gpu/cupti_detach.c in both jobs: a crash prints
-# the faulting instruction and every thread's backtrace to OUTDIR/JOB.err
-gcc -O2 -g -shared -fPIC -I/usr/local/cuda/include tests/gpu/cupti_detach.c -o "$OUT/libcupti_detach.so" -ldl -lpthread ||
-	{ echo "FAIL gcc"; exit 1; }
+# the crash report in both jobs: a crash goes to OUTDIR/JOB.err
+crash_report "$OUT"
 
 busy() { # json, pid: busy fraction, estimated, windows, observed share
 	get "$1" "' '.join(str(x) for x in [(round(1 - dv['idle_fraction'], 4), p['estimated'], p['windows'], round(p['observed_s'] / max(p['span_s'], 1e-9), 3)) for p in d['gpu']['processes'] if p['pid'] == $2 for dv in d['gpu']['devices'] if dv['pid'] == $2][0])"
