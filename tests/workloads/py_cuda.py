@@ -3,9 +3,11 @@
 as argv[1] (the tests' stand-in): SYNCS cuStreamSynchronize calls (the
 stand-in blocks 5 ms in each) from sync_here() and LAUNCHES cuLaunchKernel
 calls from launch_here(). Prints the plan as JSON: the calls and the lines
-they come from. It waits 0.5 s before the calls (stacks are captured once
-the tracer has checked the initialized interpreter) and after them (the
-tracer reads the code objects a stack names from the live process)."""
+they come from. It waits 1.5 s before the calls (stacks are captured once
+the tracer has checked the initialized interpreter, which it polls for every
+5 ms: 0.5 s was once too short under the whole sanitized suite, the first
+synchronization went without a stack) and 0.5 s after them (the tracer
+reads the code objects a stack names from the live process)."""
 import ctypes
 import inspect
 import json
@@ -34,7 +36,7 @@ def line_of(fn, marker):
 
 def main():
     f = ctypes.c_void_p(0x1000)
-    time.sleep(0.5)
+    time.sleep(1.5)
     for _ in range(SYNCS):
         assert sync_here() == 0
     for _ in range(LAUNCHES):
