@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the cmocka test binaries, then the recording fuzzer (one test):
-# FUZZ_RUNS inputs (default 3000) from FUZZ_SEED (default 1), the same
-# every run, within FUZZ_SECONDS (default 240), and prints one closing line:
+# FUZZ_RUNS inputs (default 3000) from FUZZ_SEED (default 1) on a fresh
+# corpus, within FUZZ_SECONDS (default 240), and prints one closing line:
 # "tests: N passed, N failed". Integration tests need root (they load BPF).
 #   tests/run.sh               all
 #   tests/run.sh unit          unit tests only

@@ -8,11 +8,12 @@
 # undefined behaviour, an input slower than 20 s or one that needs more
 # than 2 GB fails the run, the input saved in build/fuzz/crashes/.
 #   tests/fuzz/run.sh [SECONDS]
-# With FUZZ_SEED set (make test sets 1), the run is the same every time:
-# libFuzzer's random choices from that seed, FUZZ_RUNS inputs (default
-# 3000; SECONDS stays a limit), from the seeds alone (a fresh corpus in
-# build/fuzz/corpus-seeded/), so that a failure in CI is the one a
-# developer gets by running it again. Without it (make fuzz) every run
+# With FUZZ_SEED set (make test sets 1): libFuzzer's random choices from
+# that seed, FUZZ_RUNS inputs (default 3000; SECONDS stays a limit), from
+# the seeds alone (a fresh corpus in build/fuzz/corpus-seeded/), so that a
+# run explores nearly the same inputs each time (coverage feedback can
+# differ a little between runs); a failing input is saved and replays
+# exactly. Without it (make fuzz) every run
 # explores anew from what earlier runs kept.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
