@@ -33,6 +33,14 @@
  * kernel that starts later is unjoined. */
 #define JOIN_HORIZON_NS 10000000000ull
 
+/* Launch uprobe events are counted in bins of LBIN_NS for the busy time
+ * between GPU windows (busy_by_launches): a window's edge cuts a bin, and
+ * a bin cut is left out of the gaps' rate. 16 bytes a bin with calls: at
+ * most 1.6 kB a second of a launching process. */
+#define LBIN_NS			10000000ull
+#define BUSY_MIN_LAUNCHES	20
+#define BUSY_MIN_PROBED_NS	(5 * LBIN_NS)
+
 /* The launch calls: CUPTI_RUNTIME_TRACE_CBID_* (cupti_runtime_cbid.h) of a
  * RUNTIME record, CUPTI_DRIVER_TRACE_CBID_* (cupti_driver_cbid.h) of a
  * DRIVER one. A kernel launched through the runtime (cudaLaunchKernel, as
@@ -40,6 +48,18 @@
  * writes no DRIVER record for the cuLaunchKernel it makes inside (seen with
  * CUDA 13 on an H200), and the uprobe on that cuLaunchKernel fires a few
  * microseconds after the runtime record's start, on the same thread. */
+const char *gpu_busy_method_name(enum gpu_busy_method m)
+{
+	switch (m) {
+	case GPU_BUSY_BY_LAUNCHES:
+		return "launches";
+	case GPU_BUSY_BY_TIME:
+		return "time";
+	default:
+		return "observed";
+	}
+}
+
 bool gpu_launch_cbid(__u16 api, __u32 cbid)
 {
 	if (api == ISR_GPU_API_RUNTIME) {
@@ -139,6 +159,17 @@ static __u64 lat_value(size_t b)
 
 /* --- state ------------------------------------------------------------------------ */
 
+/* Launch uprobe events of a process in one bin of LBIN_NS from the
+ * recording's start. */
+struct lbin {
+	__u64 idx, calls;
+};
+
+/* A stretch of time [a, z). */
+struct stretch {
+	__u64 a, z;
+};
+
 /* One process with GPU activity. */
 struct gproc {
 	struct gpu_process_stat st;
@@ -148,6 +179,11 @@ struct gproc {
 	__u64 nlat;
 	struct isr_ev_gpu_window *win;	/* its window records, as they came */
 	size_t nwin, win_cap;
+	struct stretch *obs;		/* its windows, clipped, in order (finish_windows) */
+	size_t nobs;
+	__u64 span_end;			/* the end of its GPU span */
+	struct lbin *lbins;		/* its launch uprobe events by bin, in order */
+	size_t nlbins, lbins_cap;
 };
 
 struct gname {
@@ -172,6 +208,8 @@ struct gdevice {
  * and how many of its launch API records wait to pick one. */
 struct uthread {
 	__u32 pid, tid;
+	__u32 last_corr;	/* correlation id of its latest launch API record */
+	bool any_corr;
 	struct uprobe { __u64 ts; bool used; } *v;
 	size_t head, n, cap;
 	size_t npending;
@@ -745,16 +783,34 @@ static int join_advance(struct gpu_builder *b, __u64 now)
  * without a clock fit). While none of the thread's records waits, the
  * events JOIN_LEAD_NS (and the fit's bound) behind are out of every later
  * record's reach. */
+/* A launch uprobe event counted in its process's bin (the events come in
+ * time order; one a little late counts in the latest bin). */
+static int launch_bin(struct gpu_builder *b, struct gproc *p, __u64 ts)
+{
+	__u64 idx = (ts > b->start ? ts - b->start : 0) / LBIN_NS;
+
+	if (p->nlbins && p->lbins[p->nlbins - 1].idx >= idx) {
+		p->lbins[p->nlbins - 1].calls++;
+		return 0;
+	}
+	if (array__reserve(&p->lbins, &p->lbins_cap, p->nlbins + 1, sizeof(*p->lbins)))
+		return -ENOMEM;
+	p->lbins[p->nlbins++] = (struct lbin){ .idx = idx, .calls = 1 };
+	return 0;
+}
+
 static int on_launch_call(struct gpu_builder *b, const struct isr_ev_hdr *h)
 {
 	struct uthread key = { .pid = h->pid, .tid = h->tid }, *u;
 	const struct clock_fit *fit = pass__fit(b->pass, h->pid);
+	struct gproc *p;
 	bool added;
 
 	if (!fit)
 		return 0;
-	u = htab__insert(&b->uthreads, &key, &added);
-	if (!u)
+	p = proc_get(b, h->pid);
+	u = p ? htab__insert(&b->uthreads, &key, &added) : NULL;
+	if (!u || launch_bin(b, p, h->ts_ns))
 		return -ENOMEM;
 	if (!u->npending)
 		uthread_prune(u, sub_floor(sub_floor(h->ts_ns, (__u64)fit->bound_ns), JOIN_LEAD_NS));
@@ -783,6 +839,12 @@ static int on_api(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gp
 	c = u ? htab__insert(&b->corrs, &key, &added) : NULL;
 	if (!c)
 		return -ENOMEM;
+	/* a call, unless the record nested in the one before (a driver
+	 * record inside the runtime record of one call, same id) */
+	if (!u->any_corr || u->last_corr != a->correlation_id)
+		p->st.window_launches++;
+	u->any_corr = true;
+	u->last_corr = a->correlation_id;
 	c->state = CORR_PENDING;
 	c->gen = ++b->gen;
 	c->graph = gpu_graph_cbid(a->api, a->cbid);
@@ -1010,6 +1072,13 @@ static int finish_kernels(struct gpu_builder *b, struct summary *s)
 	return 0;
 }
 
+static int stretch_cmp(const void *a, const void *b)
+{
+	const struct stretch *x = a, *y = b;
+
+	return (x->a > y->a) - (x->a < y->a);
+}
+
 static int window_cmp(const void *a, const void *b)
 {
 	const struct isr_ev_gpu_window *x = a, *y = b;
@@ -1034,15 +1103,19 @@ static __u64 process_end(const struct summary *s, __u32 pid)
 }
 
 /* A process's windows (the latest record of each, clipped to the
- * recording), their total length, and its span. */
-static void finish_windows(struct gpu_builder *b, struct gproc *p, const struct summary *s)
+ * recording, into p->obs), their total length, and its span. 0 or -ENOMEM. */
+static int finish_windows(struct gpu_builder *b, struct gproc *p, const struct summary *s)
 {
 	struct gpu_process_stat *ps = &p->st;
 	__u64 first = UINT64_MAX, end = 0;
 	bool exited = false;
+	size_t merged = 0;
 
 	if (!p->nwin)
-		return;
+		return 0;
+	p->obs = calloc(p->nwin, sizeof(*p->obs));
+	if (!p->obs)
+		return -ENOMEM;
 	qsort(p->win, p->nwin, sizeof(*p->win), window_cmp);
 	for (size_t j = 0; j < p->nwin; j++) {
 		const struct isr_ev_gpu_window *e = &p->win[j];
@@ -1067,8 +1140,10 @@ static void finish_windows(struct gpu_builder *b, struct gproc *p, const struct 
 		}
 		if (z > b->end)
 			z = b->end;
-		if (z > a)
+		if (z > a) {
 			ps->observed_ns += z - a;
+			p->obs[p->nobs++] = (struct stretch){ a, z };
+		}
 		if (a < first)
 			first = a;
 		if (z > end)
@@ -1079,23 +1154,140 @@ static void finish_windows(struct gpu_builder *b, struct gproc *p, const struct 
 		end = process_end(s, ps->pid);
 	ps->span_ns = end > first ? end - first : 0;
 	ps->estimated = ps->observed_ns < ps->span_ns;
+	p->span_end = end;
+	/* in time order, each moment once (a hostile file's windows may
+	 * overlap, or come in another order than their numbers) */
+	qsort(p->obs, p->nobs, sizeof(*p->obs), stretch_cmp);
+	for (size_t j = 0; j < p->nobs; j++) {
+		if (merged && p->obs[j].a <= p->obs[merged - 1].z) {
+			if (p->obs[j].z > p->obs[merged - 1].z)
+				p->obs[merged - 1].z = p->obs[j].z;
+		} else {
+			p->obs[merged++] = p->obs[j];
+		}
+	}
+	p->nobs = merged;
+	return 0;
+}
+
+/* The time of the process's gaps (between its windows, and after the
+ * last to the end of its span), of it the time its hot-path probes were on,
+ * and of that the whole bins: their time and the launch uprobe events in
+ * them. One walk over the gaps, the probes' windows and the bins, each in
+ * time order. */
+struct gap_tally {
+	__u64 gap_ns, on_ns, bins_ns, bins_calls;
+};
+
+static void tally_gaps(const struct gpu_builder *b, const struct gproc *p, const struct sampling_builder *sb,
+		       struct gap_tally *t)
+{
+	size_t non = sampling_builder__on_count(sb), k = 0, m = 0;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t j = 0; j < p->nobs; j++) {
+		__u64 g0 = p->obs[j].z, g1 = j + 1 < p->nobs ? p->obs[j + 1].a : p->span_end;
+
+		if (g1 <= g0)
+			continue;
+		t->gap_ns += g1 - g0;
+		for (__u64 s0, s1; k < non; k++) {	/* the probes' windows that ended before it */
+			sampling_builder__on(sb, k, &s0, &s1);
+			if (s1 > g0)
+				break;
+		}
+		for (size_t kk = k; kk < non; kk++) {
+			__u64 s0, s1, p0, p1, i0, i1;
+
+			sampling_builder__on(sb, kk, &s0, &s1);
+			if (s0 >= g1)
+				break;
+			p0 = s0 > g0 ? s0 : g0;
+			p1 = s1 < g1 ? s1 : g1;
+			if (p1 <= p0 || p0 < b->start)
+				continue;
+			t->on_ns += p1 - p0;
+			/* the bins wholly inside [p0, p1) */
+			i0 = (p0 - b->start + LBIN_NS - 1) / LBIN_NS;
+			i1 = (p1 - b->start) / LBIN_NS;
+			if (i1 <= i0)
+				continue;
+			t->bins_ns += (i1 - i0) * LBIN_NS;
+			while (m < p->nlbins && p->lbins[m].idx < i0)
+				m++;
+			for (; m < p->nlbins && p->lbins[m].idx < i1; m++)
+				t->bins_calls += p->lbins[m].calls;
+		}
+	}
+}
+
+/*
+ * A process's busy time over its GPU span, when it was collected in
+ * windows: per launch, not per second. CUPTI slows a launch-bound thread
+ * while it collects (by its cost per launch, and a stall as a window
+ * opens), so the GPU is idler inside the windows than in the gaps: a rate
+ * per second measured in the windows understates the gaps (H100, launch-
+ * bound PyTorch loop: -26.7%). What a launch keeps the GPU busy does not
+ * change with how fast the host launches, so the busy time of the windows
+ * per launch call made in them (their launch API records) times the launch
+ * calls made in the gaps is the gaps' busy time. Those are counted by the
+ * launch uprobes: exactly where the hot path was probed, at the rate of
+ * the bins wholly inside that time elsewhere, raised by the process's
+ * measured slowdown under the probes (sampling.h). Taken only with at least
+ * BUSY_MIN_LAUNCHES launches in the windows, BUSY_MIN_PROBED_NS of whole
+ * bins probed in the gaps, and launch uprobe events of the process at all;
+ * else per second (GPU_BUSY_BY_TIME).
+ */
+static void busy_by_launches(const struct gpu_builder *b, struct gproc *p, const struct summary *s,
+			     const struct sampling_builder *sb)
+{
+	struct gpu_process_stat *ps = &p->st;
+	struct gap_tally t;
+	double rate;
+
+	ps->busy_method = ps->estimated ? GPU_BUSY_BY_TIME : GPU_BUSY_OBSERVED;
+	if (!ps->estimated || !p->nobs || !p->nlbins || ps->window_launches < BUSY_MIN_LAUNCHES)
+		return;
+	tally_gaps(b, p, sb, &t);
+	ps->gap_launches_seen = t.bins_calls;
+	ps->gap_probed_ns = t.bins_ns;
+	if (t.bins_ns < BUSY_MIN_PROBED_NS)
+		return;
+	rate = (double)t.bins_calls / (double)t.bins_ns;
+	ps->gap_launches = rate * ((double)t.on_ns + sampling__slowdown(&s->sampling, ps->pid) *
+						     (double)(t.gap_ns - t.on_ns));
+	ps->busy_method = GPU_BUSY_BY_LAUNCHES;
 }
 
 /* Idle against the time observed (the process's windows, or the
- * recording), busy extrapolated over its span from what the windows saw. */
+ * recording); busy extrapolated over its span from what the windows saw
+ * (busy_by_launches), idle with it: the span less that. */
 static void busy_against(struct gpu_device_stat *d, const struct gpu_process_stat *ps, __u64 recording_ns)
 {
 	__u64 observed = ps && ps->windows ? ps->observed_ns : recording_ns;
-	double f = observed ? (double)d->busy_ns / (double)observed : 0;
+	double f = observed ? (double)d->busy_ns / (double)observed : 0, est, idle_seen;
 
 	if (f > 1)
 		f = 1;
 	d->idle_fraction = observed ? 1.0 - f : 0.0;
 	d->busy_est_ns = d->busy_ns;
-	if (ps && ps->estimated) {
-		d->estimated = true;
-		d->busy_est_ns = (__u64)(f * (double)ps->span_ns);
-	}
+	d->idle_scale = 1;
+	if (!ps || !ps->estimated)
+		return;
+	d->estimated = true;
+	est = f * (double)ps->span_ns;
+	if (ps->busy_method == GPU_BUSY_BY_LAUNCHES)
+		est = (double)d->busy_ns * ((double)ps->window_launches + ps->gap_launches) /
+		      (double)ps->window_launches;
+	/* (a span near 2^64 ns, a hostile file's, rounds up to 2^64 as a
+	 * double: not cast back) */
+	d->busy_est_ns = est >= (double)ps->span_ns ? ps->span_ns : (__u64)est;
+	if (est > (double)ps->span_ns)
+		est = (double)ps->span_ns;
+	d->idle_fraction = ps->span_ns ? 1.0 - est / (double)ps->span_ns : 0.0;
+	idle_seen = (double)observed * (1 - f);
+	d->idle_scale = idle_seen > 0 ? ((double)ps->span_ns - est) / idle_seen :
+			observed ? (double)ps->span_ns / (double)observed : 1;
 }
 
 static const struct gpu_process_stat *gpu_proc_find(const struct summary *s, __u32 pid)
@@ -1140,7 +1332,7 @@ static __u64 lat_median(const struct gproc *p)
 	return 0;
 }
 
-static int finish_procs(struct gpu_builder *b, struct summary *s)
+static int finish_procs(struct gpu_builder *b, struct summary *s, const struct sampling_builder *sb)
 {
 	size_t pos = 0;
 	struct gproc *p;
@@ -1149,7 +1341,9 @@ static int finish_procs(struct gpu_builder *b, struct summary *s)
 	if (!s->gpu)
 		return -ENOMEM;
 	while ((p = htab__next(&b->procs, &pos))) {
-		finish_windows(b, p, s);
+		if (finish_windows(b, p, s))
+			return -ENOMEM;
+		busy_by_launches(b, p, s, sb);
 		s->gpu[s->gpu_count] = p->st;
 		if (p->nlat)
 			s->gpu[s->gpu_count].launch_to_start_p50_ns = lat_median(p);
@@ -1159,7 +1353,7 @@ static int finish_procs(struct gpu_builder *b, struct summary *s)
 	return 0;
 }
 
-int gpu_builder__finish(struct gpu_builder *b, struct summary *s)
+int gpu_builder__finish(struct gpu_builder *b, struct summary *s, const struct sampling_builder *sb)
 {
 	size_t pos = 0;
 	struct corr *c;
@@ -1180,7 +1374,7 @@ int gpu_builder__finish(struct gpu_builder *b, struct summary *s)
 			p->st.unjoined += c->nwaiting;
 		}
 	}
-	err = err ?: finish_procs(b, s);
+	err = err ?: finish_procs(b, s, sb);
 	err = err ?: finish_kernels(b, s);
 	err = err ?: table_to_array(&b->copies, (void **)&s->gpu_copies, &s->gpu_copy_count);
 	err = err ?: table_to_array(&b->streams, (void **)&s->gpu_streams, &s->gpu_stream_count);
@@ -1202,6 +1396,8 @@ void gpu_builder__free(struct gpu_builder *b)
 	while ((e = htab__next(&b->procs, &pos))) {
 		free(((struct gproc *)e)->lat);
 		free(((struct gproc *)e)->win);
+		free(((struct gproc *)e)->obs);
+		free(((struct gproc *)e)->lbins);
 	}
 	pos = 0;
 	while ((e = htab__next(&b->names, &pos)))

@@ -15,8 +15,10 @@ struct gpu_builder;
 struct gpu_builder *gpu_builder__new(const struct pass *p);
 /* 0 or -ENOMEM. */
 int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e);
-/* Fills s->gpu* (s->start_ns/end_ns are set). 0 or -ENOMEM. */
-int gpu_builder__finish(struct gpu_builder *b, struct summary *s);
+/* Fills s->gpu* (s->start_ns/end_ns and s->sampling are set; sb, the
+ * sampling of the same events, tells when the hot path was probed). 0 or
+ * -ENOMEM. */
+int gpu_builder__finish(struct gpu_builder *b, struct summary *s, const struct sampling_builder *sb);
 void gpu_builder__free(struct gpu_builder *b);
 /* Frees what gpu_builder__finish put in s. */
 void gpu_summary__free(struct summary *s);

@@ -869,6 +869,11 @@ static json_t *json_gpu(const struct summary *s)
 		SET(o, "attach_max_s", json_real(ns_to_s(p->attach_max_ns)));
 		SET(o, "drain_max_s", json_real(ns_to_s(p->drain_max_ns)));
 		SET(o, "unfinished_records", json_u64(p->unfinished));
+		SET(o, "busy_method", json_string(gpu_busy_method_name(p->busy_method)));
+		SET(o, "window_launches", json_u64(p->window_launches));
+		SET(o, "gap_launches", p->busy_method == GPU_BUSY_BY_LAUNCHES ? json_real(p->gap_launches) : json_null());
+		SET(o, "gap_launches_seen", json_u64(p->gap_launches_seen));
+		SET(o, "gap_probed_s", json_real(ns_to_s(p->gap_probed_ns)));
 		SET(o, "cupti_error", p->failed ? json_integer(p->cupti_error) : json_null());
 	}
 	arr = json_array();
@@ -931,6 +936,7 @@ static json_t *json_gpu(const struct summary *s)
 		SET(o, "idle_fraction", json_real(d->idle_fraction));
 		SET(o, "busy_estimated_s", json_real(ns_to_s(d->busy_est_ns)));
 		SET(o, "estimated", json_boolean(d->estimated));
+		SET(o, "idle_scale", json_real(d->idle_scale));
 	}
 	return gpu;
 nomem:
@@ -2081,12 +2087,22 @@ static void md__gpu(struct md *m, const struct summary *s)
 		if (p->failed)
 			md__printf(m, "> pid %u: the CUPTI bridge could not collect GPU activity (%s).\n\n", p->pid,
 				   p->cupti_error < 0 ? "libcupti.so.13 not found" : "CUPTI refused it");
-		if (p->estimated)
+		if (p->estimated) {
 			md__printf(m, "> pid %u: GPU activity was collected in %" PRIu64 " windows, %.1f%% of its %.1f s: "
 				      "its counts are of the windows, its busy time (≈) is extrapolated over the "
-				      "gaps (--gpu collects all of it).\n\n", p->pid, (uint64_t)p->windows,
+				      "gaps (--gpu collects all of it): ", p->pid, (uint64_t)p->windows,
 				   p->span_ns ? 100.0 * (double)p->observed_ns / (double)p->span_ns : 0.0,
 				   ns_to_s(p->span_ns));
+			if (p->busy_method == GPU_BUSY_BY_LAUNCHES)
+				md__printf(m, "per launch, the windows' busy time over their %" PRIu64 " launches times "
+					      "≈%.0f launches in the gaps (%" PRIu64 " seen by the probes in %.3f s).\n\n",
+					   (uint64_t)p->window_launches, p->gap_launches, (uint64_t)p->gap_launches_seen,
+					   ns_to_s(p->gap_probed_ns));
+			else
+				md__printf(m, "per second of the windows (too few launches seen to go per launch: %" PRIu64
+					      " in the windows, %.3f s of the gaps probed).\n\n",
+					   (uint64_t)p->window_launches, ns_to_s(p->gap_probed_ns));
+		}
 		if (p->causality_violations)
 			md__printf(m, "> pid %u: %" PRIu64 " kernels start on the GPU before their launch call (worst "
 				      "by %.1f us): the GPU clock mapping or the join is off; do not trust GPU times "

@@ -270,10 +270,19 @@ const struct rule rule_sync_stall = {
 /* --- GPU windows --------------------------------------------------------------- */
 
 /* A device observed in GPU windows (--gpu-windows) saw its idle time only
- * inside them: a cost over the whole run is that times span / observed. */
-static double window_scale(const struct attr_device *d)
+ * inside them: a cost over the whole run is that times the summary's
+ * estimate of idle over the span against idle in the windows (the busy
+ * time extrapolated per launch, gpu_summary.c); span / observed when the
+ * summary has no estimate for it. */
+static double window_scale(const struct rule_ctx *c, const struct attr_device *d)
 {
-	return d->estimated && d->observed_ns ? (double)d->span_ns / (double)d->observed_ns : 1.0;
+	if (!d->estimated)
+		return 1.0;
+	for (size_t i = 0; i < c->sum->gpu_device_count; i++)
+		if (c->sum->gpu_devices[i].pid == d->pid && c->sum->gpu_devices[i].device == d->device &&
+		    c->sum->gpu_devices[i].estimated)
+			return c->sum->gpu_devices[i].idle_scale;
+	return d->observed_ns ? (double)d->span_ns / (double)d->observed_ns : 1.0;
 }
 
 /* Says that f's cost is extrapolated from the windows, when it is. */
@@ -307,7 +316,7 @@ static int launch_finish(void *state, struct rule_ctx *c)
 				kernels += c->sum->gpu_kernels[k].count;
 				kernel_ns += c->sum->gpu_kernels[k].total_ns;
 			}
-		f = findings__add(c->out, "launch_bound", severity_of(cost, d->observed_ns), secs(cost) * window_scale(d),
+		f = findings__add(c->out, "launch_bound", severity_of(cost, d->observed_ns), secs(cost) * window_scale(c, d),
 				  d->pid, 0);
 		if (!f || rule_claim(c, d->pid, 0, CAUSE_LAUNCH_OVERHEAD))
 			return -ENOMEM;
@@ -737,7 +746,7 @@ static int idle_finish(void *state, struct rule_ctx *c)
 		if (!d->observed_ns || (double)idle < IDLE_SHARE * (double)d->observed_ns || cost < MIN_COST_NS ||
 		    (double)cost < MIN_SHARE * (double)d->observed_ns)
 			continue;
-		f = findings__add(c->out, "gpu_idle", severity_of(idle, d->observed_ns), secs(cost) * window_scale(d),
+		f = findings__add(c->out, "gpu_idle", severity_of(idle, d->observed_ns), secs(cost) * window_scale(c, d),
 				  d->pid, t ? t->tid : 0);
 		if (!f)
 			return -ENOMEM;

@@ -579,6 +579,30 @@ double sampling__scale(const struct sampling *s, __u32 pid)
 	return 1;
 }
 
+double sampling__slowdown(const struct sampling *s, __u32 pid)
+{
+	for (size_t i = 0; i < s->proc_count; i++)
+		if (s->procs[i].pid == pid)
+			return s->procs[i].slowdown;
+	return 1;
+}
+
+size_t sampling_builder__on_count(const struct sampling_builder *b)
+{
+	return b->s.sampled && b->nwin ? b->nwin : 1;
+}
+
+void sampling_builder__on(const struct sampling_builder *b, size_t i, __u64 *start, __u64 *end)
+{
+	if (!b->s.sampled || !b->nwin) {
+		*start = b->start;
+		*end = b->end;
+		return;
+	}
+	*start = b->w[i].start;
+	*end = b->w[i].end > b->w[i].start ? b->w[i].end : b->w[i].start;
+}
+
 void sampling__free(struct sampling *s)
 {
 	free(s->procs);

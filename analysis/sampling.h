@@ -96,6 +96,16 @@ void sampling_builder__free(struct sampling_builder *b);
 
 /* The scale of pid's hot-path counts: 1 when not sampled. */
 double sampling__scale(const struct sampling *s, __u32 pid);
+/* The slowdown applied to pid's gaps (1 when not sampled or not applied). */
+double sampling__slowdown(const struct sampling *s, __u32 pid);
+
+/* The time the hot-path probes were on, in order: [start, end) of window i
+ * of sampling_builder__on_count() (one, the whole recording, when the hot
+ * path was never switched off). A window's release (its probes being
+ * detached) is not on: calls in it may or may not have been seen. Valid
+ * until sampling_builder__free(). */
+size_t sampling_builder__on_count(const struct sampling_builder *b);
+void sampling_builder__on(const struct sampling_builder *b, size_t i, __u64 *start, __u64 *end);
 void sampling__free(struct sampling *s);
 
 #endif

@@ -1280,7 +1280,7 @@ int summary_builder__finish(struct summary_builder *b, struct summary **out)
 	err = sampling_builder__finish(c->sampling, &s->sampling);
 	err = err ?: ctx__finish_threads(c, s);
 	err = err ?: ctx__finish_cuda(c, s);
-	err = err ?: gpu_builder__finish(c->gpu, s);
+	err = err ?: gpu_builder__finish(c->gpu, s, c->sampling);
 	if (!err) {
 		*out = s;
 		c->s = NULL;

@@ -56,6 +56,9 @@
  *   busy           the union of the mapped intervals of a device's
  *                  kernels, copies and memsets of one process, clipped to
  *                  the recording window; idle fraction = 1 - busy / window.
+ *   windows        a process whose bridge collected in windows: busy over
+ *                  its span is extrapolated per launch (gpu_summary.c,
+ *                  busy_by_launches), idle fraction = 1 - that / span.
  *   join           a kernel's correlation id names a launch API record
  *                  (DRIVER: cuLaunchKernel*, cuLaunchCooperativeKernel*,
  *                  cuGraphLaunch*), which is matched to the launch uprobe
@@ -217,10 +220,21 @@ struct gpu_stream_stat {
 struct gpu_device_stat {
 	__u32 pid, device;
 	__u64 busy_ns;			/* union of kernels, copies, memsets recorded */
-	double idle_fraction;		/* 1 - busy / observed */
-	__u64 busy_est_ns;		/* busy over the process's GPU span: busy_ns x span / observed */
+	double idle_fraction;		/* 1 - busy / observed; estimated: 1 - busy_est / span */
+	__u64 busy_est_ns;		/* busy over the process's GPU span (its process's busy_method) */
 	bool estimated;			/* busy_est_ns extrapolates over time not observed */
+	double idle_scale;		/* estimated idle over the span / idle observed in the windows (1: not estimated) */
 };
+
+/* How a process's busy time was extrapolated over the gaps between its GPU
+ * windows (gpu_summary.c, busy_by_launches). */
+enum gpu_busy_method {
+	GPU_BUSY_OBSERVED,		/* not extrapolated: observed all along */
+	GPU_BUSY_BY_LAUNCHES,		/* busy per launch in the windows x launches over the span */
+	GPU_BUSY_BY_TIME,		/* busy per second in the windows x the span */
+};
+/* "observed", "launches", "time". */
+const char *gpu_busy_method_name(enum gpu_busy_method m);
 
 /* GPU activity of one process. */
 struct gpu_process_stat {
@@ -248,6 +262,15 @@ struct gpu_process_stat {
 	__u64 attach_max_ns;		/* the longest attaching CUPTI took the bridge */
 	__u64 drain_max_ns;		/* the longest from a window's close to its last record */
 	__u64 unfinished;		/* records CUPTI handed back unfinished at a close (not recorded) */
+	/* The extrapolation over the gaps: launch calls in the windows (their
+	 * API records), launches estimated in the gaps (from the launch
+	 * uprobe events there), and the launch uprobe events and probed time
+	 * the gaps' rate came from. */
+	enum gpu_busy_method busy_method;
+	__u64 window_launches;
+	double gap_launches;
+	__u64 gap_launches_seen;
+	__u64 gap_probed_ns;
 };
 
 struct summary {

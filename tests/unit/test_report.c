@@ -456,7 +456,10 @@ static void test_json_gpu(void **state)
 					       .launch_to_start_p50_ns = 5000, .cupti_dropped = 4, .windows = 4,
 					       .observed_ns = 250000000, .span_ns = 1000000000, .estimated = true,
 					       .detaches = 3, .detach_max_ns = 2500000, .attach_max_ns = 9000000,
-					       .drain_max_ns = 1000000, .unfinished = 2 };
+					       .drain_max_ns = 1000000, .unfinished = 2,
+					       .busy_method = GPU_BUSY_BY_LAUNCHES, .window_launches = 10,
+					       .gap_launches = 30.5, .gap_launches_seen = 28,
+					       .gap_probed_ns = 700000000 };
 	f->gpu[0].fit = (struct clock_fit){ .valid = true, .samples = 5, .rejected = 1, .gpu_ref = 7000, .mono_ref = 100,
 					    .offset_ns = 3, .slope = 1.00001, .drift_ppm = 10, .residual_rms_ns = 20,
 					    .residual_p50_ns = 15, .residual_p99_ns = 40, .residual_max_ns = 41,
@@ -471,7 +474,7 @@ static void test_json_gpu(void **state)
 						      .memset_ns = 1000 };
 	f->gpu_devices[0] = (struct gpu_device_stat){ .pid = 300, .device = 1, .busy_ns = 62500000,
 						      .idle_fraction = 0.75, .busy_est_ns = 250000000,
-						      .estimated = true };
+						      .estimated = true, .idle_scale = 3 };
 	f->sum.gpu = f->gpu;
 	f->sum.gpu_count = 1;
 	f->sum.gpu_kernels = f->gpu_kernels;
@@ -486,7 +489,7 @@ static void test_json_gpu(void **state)
 	gpu = get(root, "gpu");
 	assert_int_equal(json_object_size(gpu), 5);
 	p = json_array_get(get(gpu, "processes"), 0);
-	assert_int_equal(json_object_size(p), 24);
+	assert_int_equal(json_object_size(p), 29);
 	assert_int(p, "pid", 300);
 	assert_int(p, "kernels", 10);
 	assert_int(p, "memcpys", 2);
@@ -510,6 +513,11 @@ static void test_json_gpu(void **state)
 	assert_real(p, "attach_max_s", 0.009);
 	assert_real(p, "drain_max_s", 0.001);
 	assert_int(p, "unfinished_records", 2);
+	assert_str(p, "busy_method", "launches");
+	assert_int(p, "window_launches", 10);
+	assert_real(p, "gap_launches", 30.5);
+	assert_int(p, "gap_launches_seen", 28);
+	assert_real(p, "gap_probed_s", 0.7);
 	fit = get(p, "clock_fit");
 	assert_int_equal(json_object_size(fit), 12);
 	assert_int(fit, "pairs", 5);
@@ -538,7 +546,8 @@ static void test_json_gpu(void **state)
 	assert_int(st, "stream", 7);
 	assert_int(st, "memset_bytes", 64);
 	d = json_array_get(get(gpu, "devices"), 0);
-	assert_int_equal(json_object_size(d), 6);
+	assert_int_equal(json_object_size(d), 7);
+	assert_real(d, "idle_scale", 3);
 	assert_real(d, "busy_s", 0.0625);
 	assert_real(d, "idle_fraction", 0.75);
 	assert_real(d, "busy_estimated_s", 0.25);
@@ -554,6 +563,8 @@ static void test_json_gpu(void **state)
 		assert_non_null(strstr(md, "| 300 | DtoH | 2 | 8192 | 0.050 ms |"));
 		assert_non_null(strstr(md, "| 300 | 1 | ≈0.250 s | ≈75.0% |"));
 		assert_non_null(strstr(md, "GPU activity was collected in 4 windows, 25.0% of its 1.0 s"));
+		assert_non_null(strstr(md, "per launch, the windows' busy time over their 10 launches times ≈30 launches in "
+					   "the gaps (28 seen by the probes in 0.700 s)."));
 		free(md);
 	}
 	free(f);

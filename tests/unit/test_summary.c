@@ -1552,10 +1552,12 @@ static void test_gpu_join_superseded_record(void **state)
 }
 
 /* GPU activity in windows: 4 windows of 100 ms in a 1 s recording, each
- * with 5 kernels of 4 ms (20% busy in every window). The third window's
- * record comes twice (OPEN at a flush, then closed): the later one counts.
- * Busy 80 ms over 400 ms observed, extrapolated to 20% of the span (from
- * the first window to the recording's end: 900 ms). */
+ * with 5 kernels of 4 ms (20% busy in every window), and a launch every
+ * 20 ms in the gaps too (their uprobe events). The third window's record
+ * comes twice (OPEN at a flush, then closed): the later one counts. Busy
+ * 80 ms over 400 ms observed; over the span (from the first window to the
+ * recording's end: 900 ms) per launch: 20 launches in the windows, 27 in
+ * the gaps' 500 ms, so 80 x 47 / 20 = 188 ms. */
 static void test_gpu_windows(void **state)
 {
 	struct synth *b = synth__new(T0, T0 + 1000 * MS);
@@ -1572,6 +1574,8 @@ static void test_gpu_windows(void **state)
 
 		for (k = 0; k < 5; k++)
 			gpu_launch(b, open + (5 + 20 * k) * MS, 100, 101, 10 * w + k, 20 * (long long)US, 4 * MS, 0);
+		for (__u64 t = open + 105 * MS; t < open + 250 * MS && t < T0 + 1000 * MS; t += 20 * MS)
+			ev_launch(b, t, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
 		if (w == 2)
 			ev_gpu_window(b, 100, w + 1, open, open + 50 * MS, ISR_GPU_WINDOW_OPEN, 0);
 		ev_gpu_window(b, 100, w + 1, open, open + 100 * MS, 0, w ? 2 * MS : 0);
@@ -1588,9 +1592,146 @@ static void test_gpu_windows(void **state)
 	assert_int_equal(s->gpu_device_count, 1);
 	d = &s->gpu_devices[0];
 	assert_true(d->busy_ns >= 80 * MS - 10 * US && d->busy_ns <= 80 * MS + 10 * US);
-	assert_true(d->idle_fraction > 0.799 && d->idle_fraction < 0.801);
 	assert_true(d->estimated);
+	assert_int_equal(p->busy_method, GPU_BUSY_BY_LAUNCHES);
+	assert_int_equal(p->window_launches, 20);
+	assert_int_equal(p->gap_launches_seen, 27);
+	assert_int_equal(p->gap_probed_ns, 500 * MS);
+	assert_true(p->gap_launches > 26.99 && p->gap_launches < 27.01);
+	assert_true(d->busy_est_ns >= 188 * MS - 50 * US && d->busy_est_ns <= 188 * MS + 50 * US);
+	assert_true(d->idle_fraction > 1 - 188.0 / 900 - 0.001 && d->idle_fraction < 1 - 188.0 / 900 + 0.001);
+	/* idle: 712 ms over the span against 320 ms in the windows */
+	assert_true(d->idle_scale > 712.0 / 320 - 0.001 && d->idle_scale < 712.0 / 320 + 0.001);
+	summary__free(s);
+	synth__free(b);
+}
+
+/* A launch inside a GPU window: CUPTI's API record and the kernel, and the
+ * launch uprobe event when the hot path was probed. */
+static void window_launch(struct synth *b, __u64 ts, __u32 corr, __u64 dur, bool probed)
+{
+	struct isr_ev_gpu_api *a;
+	struct isr_ev_gpu_kernel *k;
+
+	if (probed)
+		ev_launch(b, ts, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+	a = synth__event(b, ISR_EV_GPU_API, sizeof(*a), ts + 900 * MS, 100, 100);
+	a->start_ns = ts + 1 * US + GPU_AHEAD;
+	a->end_ns = ts + 2 * US + GPU_AHEAD;
+	a->correlation_id = corr;
+	a->cbid = 307;
+	a->thread_id = 101;
+	a->api = ISR_GPU_API_DRIVER;
+	k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), ts + 900 * MS, 100, 100);
+	k->start_ns = ts + 3 * US + GPU_AHEAD;
+	k->end_ns = k->start_ns + dur;
+	k->correlation_id = corr;
+	k->stream_id = 7;
+}
+
+/*
+ * The observer's bias (H100, launch-bound PyTorch loop: -26.7% per second of
+ * the windows): CUPTI slows the launching thread while it collects, so the
+ * GPU idles more in the windows than in the gaps. 4 windows of 50 ms from
+ * 100 ms, 250 ms apart, in a 1 s recording: kernels of 6 us launched every
+ * 10 us in the windows (20,000) and every 7.5 us in the gaps (the rest of
+ * the 900 ms span: 700 ms, 93,333). True busy: 6 us x 113,333 = 680 ms.
+ * Per second of the windows it would be 120 / 200 x 900 = 540 ms (-20.6%);
+ * per launch it is 120 ms x 113,333 / 20,000 = 680 ms. With the hot path
+ * probed throughout (no sampling), then with it switched off for half of
+ * every gap (the uprobe events missing there, extrapolated at the rate of
+ * the probed halves).
+ */
+static void gpu_windows_biased(bool sampled)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const struct gpu_process_stat *p;
+	const struct gpu_device_stat *d;
+	__u64 t = T0 + 100 * MS, end = T0 + 1000 * MS;
+	unsigned int corr = 1, w = 0, gap_events = 0;
+	struct summary *s;
+
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	if (sampled)
+		ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+	for (w = 0; w < 4; w++) {
+		__u64 open = T0 + (100 + 250 * w) * MS, close = open + 50 * MS;
+		__u64 gap_end = w < 3 ? open + 250 * MS : end, half = close + (gap_end - close) / 2;
+
+		for (t = open; t < close; t += 10 * US)
+			window_launch(b, t, corr++, 6 * US, true);
+		ev_gpu_window(b, 100, w + 1, open, close, 0, 0);
+		if (sampled) {
+			ev_sampling(b, half, ISR_SAMPLING_OFF, 0);
+			if (w < 3)
+				ev_sampling(b, gap_end, ISR_SAMPLING_ON, 0);
+		}
+		for (__u64 g = close; g < gap_end; g += 7500)
+			if (!sampled || g < half) {
+				ev_launch(b, g, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+				gap_events++;
+			}
+	}
+	s = compute(b);
+	assert_int_equal(s->gpu_count, 1);
+	p = &s->gpu[0];
+	d = &s->gpu_devices[0];
+	print_message("%s: %u launch events in the gaps, %.1f estimated there; busy %.1f ms of %.1f ms observed, "
+		      "estimated %.1f ms (true 680)\n", sampled ? "sampled" : "probed", gap_events, p->gap_launches,
+		      d->busy_ns / 1e6, p->observed_ns / 1e6, d->busy_est_ns / 1e6);
+	assert_int_equal(p->observed_ns, 200 * MS);
+	assert_int_equal(p->span_ns, 900 * MS);
+	assert_int_equal(p->window_launches, 20000);
+	assert_int_equal(p->busy_method, GPU_BUSY_BY_LAUNCHES);
+	assert_true(d->busy_ns >= 120 * MS - 10 * US && d->busy_ns <= 120 * MS + 10 * US);
+	assert_true(d->busy_est_ns > 680 * MS * 0.99 && d->busy_est_ns < 680 * MS * 1.01);
+	assert_true(d->idle_fraction > (1 - 680.0 / 900) - 0.01 && d->idle_fraction < (1 - 680.0 / 900) + 0.01);
+	/* idle 220 ms over the span against 80 ms in the windows */
+	assert_true(d->idle_scale > 220.0 / 80 * 0.95 && d->idle_scale < 220.0 / 80 * 1.05);
+	if (sampled)
+		assert_true(p->gap_probed_ns < 400 * MS && p->gap_launches_seen < 50000);
+	summary__free(s);
+	synth__free(b);
+}
+
+static void test_gpu_windows_biased(void **state)
+{
+	(void)state;
+	gpu_windows_biased(false);
+}
+
+static void test_gpu_windows_biased_sampled(void **state)
+{
+	(void)state;
+	gpu_windows_biased(true);
+}
+
+/* Too few launches in the windows to go per launch: per second. */
+static void test_gpu_windows_by_time(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const struct gpu_device_stat *d;
+	struct summary *s;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	for (unsigned int w = 0; w < 2; w++) {
+		__u64 open = T0 + (100 + 500 * w) * MS;
+
+		for (unsigned int k = 0; k < 5; k++)
+			window_launch(b, open + (5 + 20 * k) * MS, 10 * w + k + 1, 4 * MS, true);
+		ev_gpu_window(b, 100, w + 1, open, open + 100 * MS, 0, 0);
+	}
+	s = compute(b);
+	d = &s->gpu_devices[0];
+	assert_int_equal(s->gpu[0].window_launches, 10);
+	assert_int_equal(s->gpu[0].busy_method, GPU_BUSY_BY_TIME);
+	/* 40 ms of 200 ms observed, over 900 ms */
 	assert_true(d->busy_est_ns >= 180 * MS - 50 * US && d->busy_est_ns <= 180 * MS + 50 * US);
+	assert_true(d->idle_fraction > 0.799 && d->idle_fraction < 0.801);
+	assert_true(d->idle_scale > 4.499 && d->idle_scale < 4.501);
 	summary__free(s);
 	synth__free(b);
 }
@@ -1679,6 +1820,9 @@ int main(void)
 		cmocka_unit_test(test_gpu_join_two_threads_sampled),
 		cmocka_unit_test(test_gpu_join_superseded_record),
 		cmocka_unit_test(test_gpu_windows),
+		cmocka_unit_test(test_gpu_windows_biased),
+		cmocka_unit_test(test_gpu_windows_biased_sampled),
+		cmocka_unit_test(test_gpu_windows_by_time),
 		cmocka_unit_test(test_gpu_window_full),
 		cmocka_unit_test(test_gpu_window_open_at_end),
 	};
