@@ -25,6 +25,7 @@ static int analysis__pass(struct analysis *a)
 	}
 	if (!err && n < 0)
 		err = n;
+	nccl_calls__finish(&a->nccl);
 	if (!err) {
 		err = summary_builder__finish(sum, &a->sum);
 		sum = NULL;

@@ -7,6 +7,7 @@
 #include "analysis.h"
 #include "nccl.h"
 #include "htab.h"
+#include "buf.h"
 
 /* --- clocks ----------------------------------------------------------------------------- */
 
@@ -283,6 +284,34 @@ static int add_window(struct builder *b, size_t s, const struct rank_row *row, s
 	return 0;
 }
 
+/* The collective of the members at positions at (count n) of communicator
+ * rc, and each one's kernel where it was joined. */
+static int add_collective(struct builder *b, const struct ranks_comm *rc, const struct group *g, const size_t *at,
+			  size_t n)
+{
+	struct ranks *r = b->r;
+	struct ranks_collective *col;
+
+	if (array__reserve(&r->colls, &r->colls_cap, r->ncolls + 1, sizeof(*r->colls)) ||
+	    array__reserve(&r->members, &r->members_cap, r->nmembers + n, sizeof(*r->members)))
+		return -ENOMEM;
+	col = &r->colls[r->ncolls++];
+	*col = (struct ranks_collective){ .comm = (size_t)(rc - r->comms), .first = r->nmembers, .n = n };
+	for (size_t i = 0; i < n; i++) {
+		const struct member *m = &g->m[at[i]];
+		const struct nccl_arrival *a = &calls_of(b, m->source)->arrivals[m->idx[m->cur]];
+
+		if (i == 0) {
+			col->seq = a->seq;
+			col->func = a->func;
+		}
+		r->members[r->nmembers++] = (struct ranks_member){
+			.rank = r->rows[m->row].rank, .joined = a->joined, .grouped = a->grouped,
+			.gpu_start_ns = a->gpu_start, .gpu_ns = a->gpu_end > a->gpu_start ? a->gpu_end - a->gpu_start : 0 };
+	}
+	return 0;
+}
+
 /* One collective: the arrivals of the members at positions at (count n).
  * *prev_last: the last arrival at the communicator's previous collective
  * (realtime), when it could complete: the windows start no earlier, so
@@ -316,6 +345,9 @@ static int collective(struct builder *b, struct group *g, struct ranks_comm *rc,
 	}
 	rc->collectives++;
 	rc->spread_ns += (__u64)(last - first);
+	e = add_collective(b, rc, g, at, n);
+	if (e)
+		return e;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *m = &g->m[at[i]];
 		struct ranks_arrival *ra = &b->r->arrivals[m->source][m->idx[m->cur]];
@@ -639,14 +671,19 @@ static void row_finish(struct builder *b, size_t i)
 	const struct analysis *a = b->src[row->source].a;
 	struct u64s *l = &b->lateness[i];
 	const struct attr_thread *th;
+	const struct nccl_proc *p;
 
 	if (l->n) {
 		qsort(l->v, l->n, sizeof(*l->v), cmp_u64);
 		row->lateness_p50_ns = l->v[(l->n - 1) / 2];
 		row->lateness_p99_ns = l->v[(l->n - 1) * 99 / 100];
 	}
+	p = nccl_calls__proc(&a->nccl, row->pid);
 	for (size_t k = 0; k < ISR_NCCL_FN_MAX; k++)
-		row->bytes += nccl_calls__proc(&a->nccl, row->pid)->bytes[k];
+		row->bytes += p->bytes[k];
+	row->nccl_gpu_ns = p->gpu_ns;
+	row->nccl_joined = p->joined;
+	row->nccl_not_joined = p->collectives - p->joined;
 	for (size_t k = 0; a->ex && k < attribution__device_count(a->ex->attr); k++) {
 		const struct attr_device *d = attribution__device_at(a->ex->attr, k);
 
@@ -916,6 +953,8 @@ void ranks__free(struct ranks *r)
 		return;
 	free(r->rows);
 	free(r->comms);
+	free(r->colls);
+	free(r->members);
 	for (size_t s = 0; r->arrivals && s < r->nsources; s++)
 		free(r->arrivals[s]);
 	free(r->arrivals);

@@ -24,6 +24,11 @@
  * others'): what its calling thread did (timeline.h categories) from the
  * first rank's arrival to its own, against what the others' calling
  * threads did over as long a window before their own arrival.
+ *
+ * With GPU activity, each rank's part of each collective carries its NCCL
+ * kernel's time on the GPU where the join (nccl.h) found it: the kernel
+ * runs until the slowest peer has arrived, so an early rank's GPU time
+ * holds its wait.
  */
 #ifndef INFERSCOPE_RANKS_H
 #define INFERSCOPE_RANKS_H
@@ -79,6 +84,8 @@ struct rank_row {
 	__u64 bytes;		/* its NCCL calls' (count times element size) */
 	__u64 gpu_busy_ns, gpu_observed_ns;
 	__u64 sync_ns;		/* its calling thread's time in CUDA synchronizations */
+	__u64 nccl_gpu_ns;	/* its NCCL kernels' time on the GPU (nccl_proc.gpu_ns) */
+	__u64 nccl_joined, nccl_not_joined;	/* its collectives (all, lined up or not) with and without one */
 	const char *top_rule;	/* its recording's first finding about its process; NULL: none */
 	double top_cost_s;
 	/* what its calling thread did before its arrivals */
@@ -113,11 +120,32 @@ struct ranks_arrival {
 	__u16 pad;
 };
 
+/* One rank's part in a collective lined up. */
+struct ranks_member {
+	int rank;
+	bool joined;		/* its NCCL kernel is known */
+	bool grouped;		/* ... shared by the collectives of its ncclGroupStart/End */
+	__u64 gpu_start_ns;	/* joined: the kernel's start, its recording's CPU clock */
+	__u64 gpu_ns;		/* joined: the kernel's time on the GPU */
+};
+
+/* A collective lined up: a sequence number two or more ranks reached. */
+struct ranks_collective {
+	size_t comm;		/* index in ranks.comms */
+	__u64 seq;
+	__u16 func;		/* ISR_NCCL_FN_*, the first rank's */
+	size_t first, n;	/* its members: ranks.members[first, first + n) */
+};
+
 struct ranks {
 	struct rank_row *rows;
 	size_t nrows;
 	struct ranks_comm *comms;
 	size_t ncomms;
+	struct ranks_collective *colls;	/* by communicator, then sequence number */
+	size_t ncolls, colls_cap;
+	struct ranks_member *members;
+	size_t nmembers, members_cap;
 	struct ranks_clock *clocks;	/* one per source */
 	size_t nsources;
 	const char **names;		/* the sources' names */

@@ -1143,6 +1143,9 @@ static json_t *json_ranks(const struct ranks *r)
 		json_object_set_new(o, "gpu_busy_s", json_real(w->gpu_busy_ns / 1e9));
 		json_object_set_new(o, "gpu_observed_s", json_real(w->gpu_observed_ns / 1e9));
 		json_object_set_new(o, "sync_stall_s", json_real(w->sync_ns / 1e9));
+		json_object_set_new(o, "nccl_gpu_s", json_real(w->nccl_gpu_ns / 1e9));
+		json_object_set_new(o, "nccl_joined", json_u64(w->nccl_joined));
+		json_object_set_new(o, "nccl_not_joined", json_u64(w->nccl_not_joined));
 		json_object_set_new(o, "top_finding", w->top_rule ? json_string(w->top_rule) : json_null());
 		for (int c = 0; c < TL_CAT_MAX; c++)
 			if (w->when_late.ns[c])
@@ -1167,6 +1170,41 @@ static json_t *json_ranks(const struct ranks *r)
 			json_array_append_new(others, t);
 		}
 		json_object_set_new(o, "cpu_taken_by_when_late", others);
+	}
+	return arr;
+}
+
+/* "collectives"."lined_up": every collective lined up, each rank's NCCL
+ * kernel where it was joined (nccl.h). */
+static json_t *json_lined_up(const struct ranks *r)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < r->ncolls; i++) {
+		const struct ranks_collective *c = &r->colls[i];
+		json_t *o = json_object(), *ranks = json_array();
+
+		if (!o || !ranks || json_array_append_new(arr, o)) {
+			json_decref(o);
+			json_decref(ranks);
+			break;
+		}
+		json_object_set_new(o, "communicator", json_integer((json_int_t)c->comm));
+		json_object_set_new(o, "seq", json_u64(c->seq));
+		json_object_set_new(o, "function", json_string(nccl_func_name(c->func)));
+		for (size_t k = c->first; k < c->first + c->n; k++) {
+			const struct ranks_member *m = &r->members[k];
+			json_t *j = json_object();
+
+			if (!j)
+				break;
+			json_object_set_new(j, "rank", json_integer(m->rank));
+			json_object_set_new(j, "gpu_start_s", m->joined ? json_real(m->gpu_start_ns / 1e9) : json_null());
+			json_object_set_new(j, "gpu_s", m->joined ? json_real(m->gpu_ns / 1e9) : json_null());
+			json_object_set_new(j, "grouped", json_boolean(m->grouped));
+			json_array_append_new(ranks, j);
+		}
+		json_object_set_new(o, "ranks", ranks);
 	}
 	return arr;
 }
@@ -1228,6 +1266,7 @@ static json_t *json_collectives(const struct ranks *r)
 		json_array_append_new(comms, j);
 	}
 	json_object_set_new(o, "communicators", comms);
+	json_object_set_new(o, "lined_up", json_lined_up(r));
 	return o;
 }
 
@@ -2205,11 +2244,14 @@ static void md__ranks(struct md *m, const struct ranks *r)
 		md__printf(m, "The ranks' processes are in one recording: one clock.\n\n");
 	}
 	md__printf(m, "Lateness: a rank's arrival at a collective (its entry into the call) after the first "
-		      "rank's. Last: collectives it arrived last at; late: last by %.0f ms or more.\n\n",
+		      "rank's. Last: collectives it arrived last at; late: last by %.0f ms or more. NCCL GPU: "
+		      "its NCCL kernels' time on the GPU, which holds its wait for the slowest peer; joined, not "
+		      "joined: its collectives with and without their kernel (CUPTI).\n\n",
 		   NCCL_LATE_NS / 1e6);
 	md__printf(m, "| rank | pid | tid | rank from |%s collectives | last | late | lateness p50 ms | p99 ms | "
-		      "total s | others waited s | GPU busy | sync stall s | top finding |\n"
-		      "|---:|---:|---:|---|%s---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+		      "total s | others waited s | GPU busy | sync stall s | NCCL GPU ms | joined | not joined | "
+		      "top finding |\n"
+		      "|---:|---:|---:|---|%s---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
 		   r->nsources > 1 ? " recording |" : "", r->nsources > 1 ? "---|" : "");
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct rank_row *w = &r->rows[i];
@@ -2227,7 +2269,8 @@ static void md__ranks(struct md *m, const struct ranks *r)
 			md__printf(m, "%.0f%%", 100.0 * w->gpu_busy_ns / w->gpu_observed_ns);
 		else
 			md__printf(m, "-");
-		md__printf(m, " | %.3f | ", w->sync_ns / 1e9);
+		md__printf(m, " | %.3f | %.3f | %llu | %llu | ", w->sync_ns / 1e9, w->nccl_gpu_ns / 1e6,
+			   (unsigned long long)w->nccl_joined, (unsigned long long)w->nccl_not_joined);
 		if (w->top_rule)
 			md__printf(m, "`%s` (%.3f s)", w->top_rule, w->top_cost_s);
 		else

@@ -348,6 +348,21 @@ static inline void gpu_launch(struct synth *b, __u64 ts, __u32 pid, __u32 tid, _
 }
 
 
+/* A successful ncclCommInitRank of pid at ts: communicator comm of nranks,
+ * the unique id's hash id_hash, this process's rank. */
+static inline void ev_nccl_comm(struct synth *b, __u64 ts, __u32 pid, __u64 comm, __u64 id_hash, int rank,
+				int nranks)
+{
+	struct isr_ev_nccl_comm *e = synth__event(b, ISR_EV_NCCL_COMM, sizeof(*e), ts, pid, pid);
+
+	e->comm = comm;
+	e->id_hash = id_hash;
+	e->duration_ns = 1000000ULL;
+	e->rank = rank;
+	e->nranks = nranks;
+	e->func = ISR_NCCL_FN_ncclCommInitRank;
+}
+
 /* A code object of pid: file, qualified name, first line (no line table). */
 static inline void ev_py_code(struct synth *b, __u64 ts, __u32 pid, __u64 code, const char *file, const char *qualname,
 			      __u32 line)

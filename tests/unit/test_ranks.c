@@ -68,18 +68,6 @@ struct fixture {
 #define PREEMPT_FROM	(3000 * US)
 #define PREEMPT_TO	(500 * US)
 
-static void ev_nccl_comm(struct synth *b, __u64 ts, int rank)
-{
-	struct isr_ev_nccl_comm *e = synth__event(b, ISR_EV_NCCL_COMM, sizeof(*e), ts, PID, PID);
-
-	e->comm = COMM;
-	e->id_hash = ID_HASH;
-	e->duration_ns = 1 * MS;
-	e->rank = rank;
-	e->nranks = 2;
-	e->func = ISR_NCCL_FN_ncclCommInitRank;
-}
-
 static void ev_nccl_allreduce(struct synth *b, __u64 ts, __u64 seq)
 {
 	struct isr_ev_nccl_call *e = synth__event(b, ISR_EV_NCCL_CALL, sizeof(*e), ts, PID, PID);
@@ -114,7 +102,7 @@ static void write_rank(struct fixture *fx, int rank)
 	}
 	b->rec.clock_pairs = fx->pairs[rank];
 	b->rec.clock_pair_count = 2;
-	ev_nccl_comm(b, start + 10 * MS, rank);
+	ev_nccl_comm(b, start + 10 * MS, PID, COMM, ID_HASH, rank, 2);
 	/* collective k at realtime R_k = T0 + TRUE0 + 100 ms + k * EVERY; rank 1 PLANTED later */
 	for (__u64 k = 1; k <= COLLECTIVES; k++) {
 		long long real = (long long)T0 + TRUE0 + (long long)(100 * MS + k * EVERY) + (rank ? (long long)PLANTED : 0);
