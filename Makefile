@@ -137,7 +137,7 @@ FORMAT_TABLES := $(OUT)/tests/format_tables
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick bench-analysis fuzz \
+.PHONY: all deps demo test test-build unit unit-build integration docs clean bench boundaries kci kci-quick bench-analysis bench-nccl fuzz \
 	install
 
 BRIDGE     := $(OUT)/libinferscope_cupti.so
@@ -484,6 +484,11 @@ kci: $(OUT)/inferscope-bpf
 
 kci-quick: $(OUT)/inferscope-bpf
 	$(Q)$(OUT)/inferscope-bpf bench --kci --quick -o $(OUT)/kci-quick.json $(KCI_ARGS)
+
+# What tracing costs an NCCL call, beside a CUDA launch's, on this machine
+# (tests/bench/nccl_cost.sh). Root.
+bench-nccl: $(OUT)/inferscope-bpf $(OUT)/tests/workloads/nccl_job $(OUT)/tests/workloads/launch_rate
+	$(Q)sh tests/bench/nccl_cost.sh
 
 # /init of the initramfs scripts/kci-vm.sh boots a kernel under test with.
 $(OUT)/kci-init: scripts/kci-init.c

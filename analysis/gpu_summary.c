@@ -29,9 +29,8 @@
 /* A kernel waits this long for an API record that starts after it (a
  * causality violation): then it is unjoined. */
 #define JOIN_API_WAIT_NS 1000000000ull
-/* A launch waits this long for its kernel to start (the GPU's queue); a
- * kernel that starts later is unjoined. */
-#define JOIN_HORIZON_NS 10000000000ull
+/* A launch waits GPU_JOIN_HORIZON_NS for its kernel (gpu_summary.h). */
+#define JOIN_HORIZON_NS GPU_JOIN_HORIZON_NS
 
 /* Launch uprobe events are counted in bins of LBIN_NS for the busy time
  * between GPU windows (busy_by_launches): a window's edge cuts a bin, and

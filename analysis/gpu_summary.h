@@ -9,6 +9,10 @@
 #include "summary.h"
 #include "pass.h"
 
+/* A launch waits this long for its kernel to start (the GPU's queue); a
+ * kernel that starts later is not joined to it (here and in nccl.h). */
+#define GPU_JOIN_HORIZON_NS 10000000000ull
+
 /* The GPU part of the summary of the events fed, in pass order (p's fits
  * map GPU times). NULL when out of memory. */
 struct gpu_builder;

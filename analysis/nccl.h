@@ -52,6 +52,7 @@
 #include <linux/types.h>
 #include "pass.h"
 #include "nccl_funcs.h"
+#include "gpu_summary.h"
 
 /* A communicator as one process sees it. */
 struct nccl_comm {
@@ -64,8 +65,8 @@ struct nccl_comm {
 };
 
 /* A launch waits this long (from its record's start, CPU clock) for its
- * kernel to start, as the GPU summary's join does. */
-#define NCCL_JOIN_HORIZON_NS 10000000000ull
+ * kernel to start: the GPU summary's join's horizon. */
+#define NCCL_JOIN_HORIZON_NS GPU_JOIN_HORIZON_NS
 
 /* A collective call: when the process arrived, and its kernel. */
 struct nccl_arrival {

@@ -8,6 +8,12 @@
  * all-reduce. One rank is made late.
  *
  *   nccl_job [--ranks N] [--iters K] [--late R] [--mode sleep|hog] [--work-us US]
+ *   nccl_job --bench CALLS
+ *
+ * --bench: one rank alone, CALLS all-reduces timed in each of BENCH_ROUNDS
+ * rounds after the start-up pause; prints the median and the range of the
+ * rounds' ns per call (tests/bench/nccl_cost.sh: the cost of the tracer's
+ * probe per NCCL call, traced against untraced).
  *
  * A rank starts its NCCL work STARTUP_MS after its exec, as a Python rank
  * does after its imports: the recorder probes a followed child's libraries
@@ -121,6 +127,49 @@ static int worker(const char *hex, long iters, long late, const char *mode, long
 	return 0;
 }
 
+#define BENCH_ROUNDS 7
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int bench(long calls)
+{
+	struct timespec startup = { 0, NCCL_PLAN_STARTUP_MS * 1000000L };
+	static float buf[NCCL_PLAN_ALLREDUCE_COUNT];
+	double per[BENCH_ROUNDS];
+	ncclUniqueId id;
+	ncclComm_t comm;
+
+	CHECK(ncclGetUniqueId(&id));
+	while (nanosleep(&startup, &startup))
+		;
+	CHECK(ncclCommInitRank(&comm, 1, id, 0));
+	for (int r = 0; r < BENCH_ROUNDS; r++) {
+		double t0 = mono_s();
+
+		for (long i = 0; i < calls; i++)
+			CHECK(ncclAllReduce(buf, buf, NCCL_PLAN_ALLREDUCE_COUNT, ncclFloat32, ncclSum, comm, NULL));
+		per[r] = (mono_s() - t0) * 1e9 / (double)calls;
+	}
+	CHECK(ncclCommDestroy(comm));
+	qsort(per, BENCH_ROUNDS, sizeof(*per), dbl_cmp);
+	printf("nccl_job bench: %ld all-reduces x %d rounds: median %.1f ns per call (%.1f-%.1f)\n", calls,
+	       BENCH_ROUNDS, per[BENCH_ROUNDS / 2], per[0], per[BENCH_ROUNDS - 1]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long ranks = 3, iters = 120, late = 1, work_us = 1000;
@@ -144,6 +193,8 @@ int main(int argc, char **argv)
 			mode = argv[i + 1];
 		else if (strcmp(argv[i], "--worker") == 0)
 			return worker(argv[i + 1], iters, late, mode, work_us);
+		else if (strcmp(argv[i], "--bench") == 0)
+			return bench(opt_long(argv[i + 1], argv[i]));
 		else
 			break;
 	}
