@@ -360,9 +360,17 @@ static int on_launch_record(struct nccl_calls *c, const struct pass_event *e, co
 }
 
 /* name: a NUL-terminated or ISR_GPU_NAME_LEN-byte field, longer than the
- * prefixes. */
+ * prefixes and the mangling's. CUPTI names a kernel by its mangled name:
+ * NCCL's are free functions, "_Z", the name's length, the name
+ * ("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorage
+ * ILm4096EE"); a demangled one starts with the name. */
 static bool nccl_kernel_name(const char *name)
 {
+	if (name[0] == '_' && name[1] == 'Z') {
+		name += 2;
+		for (int digits = 0; digits < 4 && *name >= '0' && *name <= '9'; digits++)
+			name++;
+	}
 	return !strncmp(name, "ncclKernel", 10) || !strncmp(name, "ncclDevKernel", 13);
 }
 

@@ -723,9 +723,11 @@ static double share(const struct tl_acc *a, enum tl_cat c)
  * synchronization waited for its CPU, not for its GPU. */
 static enum tl_cat reason_of(const struct rank_row *row, const struct tl_acc *others)
 {
-	enum tl_cat best = TL_RUNNING;
-	double best_d = -1;
+	enum tl_cat best = TL_UNKNOWN;
+	double best_d = 0;
 
+	/* none when no category has more of the straggler's windows than of
+	 * the others' (its timeline unknown there: no scheduling events) */
 	for (int c = 0; c < TL_CAT_MAX; c++) {
 		double d = share(&row->when_late, (enum tl_cat)c) - share(others, (enum tl_cat)c);
 
@@ -746,7 +748,8 @@ static int straggler_finding(struct builder *b, struct findings *out)
 	struct finding *f;
 	enum tl_cat cat;
 	json_t *ev, *reason, *list;
-	double job_s;
+	double job_s, others_gpu_s = 0;
+	size_t others_gpu_n = 0;
 
 	for (size_t i = 0; i < r->nrows; i++)
 		if (!row || r->rows[i].late_ns > row->late_ns)
@@ -762,6 +765,12 @@ static int straggler_finding(struct builder *b, struct findings *out)
 			for (int c = 0; c < TL_CAT_MAX; c++)
 				others.ns[c] += r->rows[i].when_on_time.ns[c];
 			others.cpu_wait_ns += r->rows[i].when_on_time.cpu_wait_ns;
+			/* the GPU side, where NCCL kernels were joined: a
+			 * rank's kernels wait on the GPU for the last to arrive */
+			if (r->rows[i].nccl_joined) {
+				others_gpu_s += r->rows[i].nccl_gpu_ns / 1e9;
+				others_gpu_n++;
+			}
 		}
 	cat = reason_of(row, &others);
 	job_s = row->late_ns / 1e9;
@@ -773,7 +782,11 @@ static int straggler_finding(struct builder *b, struct findings *out)
 		     "%llu of them: the first rank waited %.3f s for it in total, the other ranks %.3f s together.",
 		     row->rank, row->pid, (unsigned long long)row->last, (unsigned long long)row->collectives,
 		     NCCL_LATE_NS / 1e6, (unsigned long long)row->late, job_s, row->waited_ns / 1e9);
-	if (row->late_windows) {
+	if (row->late_windows && cat == TL_UNKNOWN)
+		finding__say(f, " Before those late arrivals its calling thread (tid %u) did nothing the other "
+			     "ranks' did not, as far as its timeline tells (it does not cover %.0f%% of that time).",
+			     row->tid, 100 * share(&row->when_late, TL_UNKNOWN));
+	else if (row->late_windows) {
 		finding__say(f, " Before those late arrivals (from the first rank's arrival to its own) its calling "
 			     "thread (tid %u) was %s %.0f%% of the time", row->tid,
 			     cause_label(cause_of_category(cat)), 100 * share(&row->when_late, cat));
@@ -786,6 +799,9 @@ static int straggler_finding(struct builder *b, struct findings *out)
 		finding__say(f, "; the other ranks' calling threads, over as long before their own arrivals: %.0f%%.",
 			     100 * share(&others, cat));
 	}
+	if (row->nccl_joined && others_gpu_n)
+		finding__say(f, " On the GPU its NCCL kernels ran %.3f s, the other ranks' %.3f s on average: their "
+			     "kernels waited there for it.", row->nccl_gpu_ns / 1e9, others_gpu_s / (double)others_gpu_n);
 	switch (cat) {
 	case TL_RUNQUEUE:
 		finding__suggest(f, "Give rank %d's calling thread a CPU of its own: move what competes with it "
@@ -797,6 +813,10 @@ static int straggler_finding(struct builder *b, struct findings *out)
 		finding__suggest(f, "Rank %d's calling thread sleeps or waits before its collectives where the others "
 				 "do not: look at what it waits for there (data loading, I/O, a lock, a sleep) in its "
 				 "timeline.", row->rank);
+		break;
+	case TL_UNKNOWN:
+		finding__suggest(f, "Rank %d's timeline does not tell why it came late: look at its own findings, or "
+				 "record its host with the scheduler's events (not left out).", row->rank);
 		break;
 	default:
 		finding__suggest(f, "Rank %d has more host work before its collectives than the others: balance the "
@@ -813,6 +833,8 @@ static int straggler_finding(struct builder *b, struct findings *out)
 	ev_set(ev, "first_rank_wait_s", ev_seconds(row->late_ns));
 	ev_set(ev, "others_wait_s", ev_seconds(row->waited_ns));
 	ev_set(ev, "all_collectives", ev_u64(all_collectives));
+	ev_set(ev, "nccl_gpu_s", row->nccl_joined ? ev_seconds(row->nccl_gpu_ns) : json_null());
+	ev_set(ev, "others_nccl_gpu_s", others_gpu_n ? json_real(others_gpu_s / (double)others_gpu_n) : json_null());
 	reason = json_object();
 	ev_set(reason, "category", json_string(tl_cat_name(cat)));
 	ev_set(reason, "cause", json_string(cause_name(cause_of_category(cat))));

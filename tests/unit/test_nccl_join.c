@@ -22,6 +22,7 @@
  * NCCL_JOIN_HORIZON_NS after its launch is not joined.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -48,7 +49,7 @@
 #define PID1		4200
 #define COMM		0x7000ULL
 #define ID_HASH		0x0badc0ffee15beefULL
-#define NAME_NCCL	1		/* ncclDevKernel_... */
+#define NAME_NCCL	1		/* ncclDevKernel_..., ncclKernel_... */
 #define NAME_COMPUTE	2
 #define CUDA_LAUNCH	307		/* CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel */
 #define SEQS		9
@@ -117,7 +118,10 @@ static struct synth *make(void)
 	for (__u32 pid = PID0; pid <= PID1; pid += PID1 - PID0) {
 		ev_gpu_clock(b, T0 + 1 * MS, pid);
 		ev_gpu_clock(b, T0 + 999 * MS, pid);
-		ev_gpu_name(b, T0 + 500 * MS, pid, NAME_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+		/* as CUPTI names them: mangled (NCCL 2.19 and later, and before) */
+		ev_gpu_name(b, T0 + 500 * MS, pid, NAME_NCCL,
+			    pid == PID0 ? "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE" :
+					  "_Z38ncclKernel_AllReduce_RING_LL_Sum_floatP11ncclDevCommmP8ncclWork");
 		ev_gpu_name(b, T0 + 500 * MS, pid, NAME_COMPUTE, "_ZN2at6native29vectorized_elementwise_kernelILi4EEEvi");
 		ev_nccl_comm(b, T0 + 10 * MS, pid, COMM, ID_HASH, pid == PID0 ? 0 : 1, 2);
 	}
@@ -320,6 +324,53 @@ static void test_reports(void **state)
 
 /* One process: seq 1's kernel starts 1 ms past the horizon (its launch
  * stopped waiting), seq 2's 40 us after its launch. */
+/* A straggler seen from the GPU too: rank 1 enters each of 6 all-reduces
+ * 10 ms after rank 0, whose kernel waits on the GPU until rank 1's has run
+ * (10.2 ms each), rank 1's 200 us. The straggler finding says both. */
+static void test_straggler_gpu_side(void **state)
+{
+	const __u32 tids0[] = { PID0 }, tids1[] = { PID1 };
+	const char *const comms[] = { "python3" };
+	struct synth *b = synth__new(T0, T0 + LEN);
+	const struct finding *f = NULL;
+	struct analysis *a;
+
+	(void)state;
+	synth__process(b, PID0, "python3", 1, tids0, comms);
+	synth__process(b, PID1, "python3", 1, tids1, comms);
+	for (__u32 pid = PID0; pid <= PID1; pid += PID1 - PID0) {
+		ev_gpu_clock(b, T0 + 1 * MS, pid);
+		ev_gpu_clock(b, T0 + 999 * MS, pid);
+		ev_gpu_name(b, T0 + 500 * MS, pid, NAME_NCCL,
+			    "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE");
+		ev_nccl_comm(b, T0 + 10 * MS, pid, COMM, ID_HASH, pid == PID0 ? 0 : 1, 2);
+	}
+	for (int k = 1; k <= 6; k++) {
+		__u64 t = T0 + 100 * MS + (__u64)k * 20 * MS;
+
+		plain(b, t, PID0, (__u64)k, 300 + (__u32)k, 10 * MS + 200 * US);
+		plain(b, t + 10 * MS, PID1, (__u64)k, 400 + (__u32)k, 200 * US);
+	}
+	assert_int_equal(analysis__run(synth__recording(b), &a), 0);
+	for (size_t i = 0; i < a->ex->findings.n; i++)
+		if (strcmp(a->ex->findings.v[i].rule, "nccl_straggler") == 0)
+			f = &a->ex->findings.v[i];
+	assert_non_null(f);
+	print_message("%s\n", f->summary);
+	assert_non_null(strstr(f->summary, "Rank 1 (pid 4200) arrived last at 6 of its 6 collectives"));
+	/* no scheduling events: no host reason is made up */
+	assert_non_null(strstr(f->summary, "did nothing the other ranks' did not, as far as its timeline tells (it "
+					   "does not cover 100% of that time)."));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(f->evidence, "reason"), "category")),
+			    "unknown");
+	assert_non_null(strstr(f->summary, "On the GPU its NCCL kernels ran 0.001 s, the other ranks' 0.061 s on "
+					   "average: their kernels waited there for it."));
+	assert_true(fabs(json_real_value(json_object_get(f->evidence, "nccl_gpu_s")) - 0.0012) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(f->evidence, "others_nccl_gpu_s")) - 0.0612) < 1e-9);
+	analysis__free(a);
+	synth__free(b);
+}
+
 static void test_horizon(void **state)
 {
 	const __u32 tids[] = { PID0 };
@@ -352,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_joins),
 		cmocka_unit_test(test_reports),
 		cmocka_unit_test(test_horizon),
+		cmocka_unit_test(test_straggler_gpu_side),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
