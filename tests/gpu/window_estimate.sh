@@ -25,8 +25,8 @@ fail=0
 # the crash report in both jobs: a crash goes to OUTDIR/JOB.err
 crash_report "$OUT"
 
-busy() { # json, pid: busy fraction, estimated, windows, observed share
-	get "$1" "' '.join(str(x) for x in [(round(1 - dv['idle_fraction'], 4), p['estimated'], p['windows'], round(p['observed_s'] / max(p['span_s'], 1e-9), 3)) for p in d['gpu']['processes'] if p['pid'] == $2 for dv in d['gpu']['devices'] if dv['pid'] == $2][0])"
+busy() { # json, pid: busy fraction, estimated, windows, observed share, how extrapolated, launches in windows / gaps
+	get "$1" "' '.join(str(x) for x in [(round(1 - dv['idle_fraction'], 4), p['estimated'], p['windows'], round(p['observed_s'] / max(p['span_s'], 1e-9), 3), p.get('busy_method'), '%s/%s' % (p.get('window_launches'), round(p.get('gap_launches') or 0))) for p in d['gpu']['processes'] if p['pid'] == $2 for dv in d['gpu']['devices'] if dv['pid'] == $2][0])"
 }
 
 for job in busy_job rate_timeline; do
@@ -41,11 +41,11 @@ for job in busy_job rate_timeline; do
 	grep -h -A30 "=== CRASH" "$OUT/$job.err"
 	$T analyze --format json "$OUT/${job}_win.isr" > "$OUT/${job}_win.json"
 	$T analyze --format json "$OUT/${job}_all.isr" > "$OUT/${job}_all.json"
-	read -r bw ew nw cw <<< "$(busy "$OUT/${job}_win.json" "$P")"
-	read -r ba ea _ ca <<< "$(busy "$OUT/${job}_all.json" "$P")"
+	read -r bw ew nw cw mw lw <<< "$(busy "$OUT/${job}_win.json" "$P")"
+	read -r ba ea _ ca _ _ <<< "$(busy "$OUT/${job}_all.json" "$P")"
 	err=$(awk -v w="$bw" -v a="$ba" 'BEGIN { printf "%+.1f", 100 * (w / a - 1) }')
-	echo "$job: GPU busy from $nw windows ($cw of the time observed, estimated $ew) $bw, from full collection" \
-		"($ca observed, estimated $ea) $ba: error $err%"
+	echo "$job: GPU busy from $nw windows ($cw of the time observed, estimated $ew per $mw, launches in" \
+		"windows/gaps $lw) $bw, from full collection ($ca observed, estimated $ea) $ba: error $err%"
 	awk -v e="$err" 'BEGIN { exit !(e < 10 && e > -10) }' && echo "PASS $job: windows within 10% of full collection" ||
 		{ echo "FAIL $job: windows off by $err%"; fail=1; }
 done
