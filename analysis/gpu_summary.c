@@ -207,8 +207,6 @@ struct gdevice {
  * and how many of its launch API records wait to pick one. */
 struct uthread {
 	__u32 pid, tid;
-	__u32 last_corr;	/* correlation id of its latest launch API record */
-	bool any_corr;
 	struct uprobe { __u64 ts; bool used; } *v;
 	size_t head, n, cap;
 	size_t npending;
@@ -476,6 +474,13 @@ static int on_kernel_stats(struct gpu_builder *b, struct gproc *p, const struct 
 		g->min_ns = d;
 	if (d > g->max_ns)
 		g->max_ns = d;
+	/* a launch call's, unless the kernel before on the stream had the
+	 * same correlation id (a graph launch's kernels share it) */
+	if (!st->kernels || k->correlation_id != st->last_corr) {
+		st->launches++;
+		p->st.window_launches++;
+	}
+	st->last_corr = k->correlation_id;
 	st->kernels++;
 	st->kernel_ns += d;
 	p->st.kernels++;
@@ -838,12 +843,6 @@ static int on_api(struct gpu_builder *b, struct gproc *p, const struct isr_ev_gp
 	c = u ? htab__insert(&b->corrs, &key, &added) : NULL;
 	if (!c)
 		return -ENOMEM;
-	/* a call, unless the record nested in the one before (a driver
-	 * record inside the runtime record of one call, same id) */
-	if (!u->any_corr || u->last_corr != a->correlation_id)
-		p->st.window_launches++;
-	u->any_corr = true;
-	u->last_corr = a->correlation_id;
 	c->state = CORR_PENDING;
 	c->gen = ++b->gen;
 	c->graph = gpu_graph_cbid(a->api, a->cbid);
@@ -1228,8 +1227,12 @@ static void tally_gaps(const struct gpu_builder *b, const struct gproc *p, const
  * per second measured in the windows understates the gaps (H100, launch-
  * bound PyTorch loop: -26.7%). What a launch keeps the GPU busy does not
  * change with how fast the host launches, so the busy time of the windows
- * per launch call made in them (their launch API records) times the launch
- * calls made in the gaps is the gaps' busy time. Those are counted by the
+ * per launch call whose kernels they recorded times the launch calls made
+ * in the gaps is the gaps' busy time. The launches of the windows are
+ * counted from the kernels themselves (gpu_stream_stat.launches), not from
+ * the API records: the bridge enables and disables CUPTI's kinds one by
+ * one, so as a window opens and closes some kernels are recorded without
+ * their API record, or the other way round. Those are counted by the
  * launch uprobes: exactly where the hot path was probed, at the rate of
  * the bins wholly inside that time elsewhere, raised by the process's
  * measured slowdown under the probes (sampling.h). Taken only with at least

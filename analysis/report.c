@@ -914,6 +914,7 @@ static json_t *json_gpu(const struct summary *s)
 		SET(o, "pid", json_integer(t->pid));
 		SET(o, "device", json_integer(t->device));
 		SET(o, "stream", json_integer(t->stream));
+		SET(o, "launches", json_u64(t->launches));
 		SET(o, "kernels", json_u64(t->kernels));
 		SET(o, "kernel_s", json_real(ns_to_s(t->kernel_ns)));
 		SET(o, "memcpys", json_u64(t->copies));

@@ -209,6 +209,9 @@ struct gpu_copy_stat {
 /* Work on one stream of one device of one process. */
 struct gpu_stream_stat {
 	__u32 pid, device, stream;
+	__u32 last_corr;		/* (the builder's: the latest kernel's correlation id) */
+	__u64 launches;			/* launch calls whose kernels ran on it: a graph launch's kernels,
+					 * one after another with its correlation id, once */
 	__u64 kernels, kernel_ns;
 	__u64 copies, copy_bytes, copy_ns;
 	__u64 memsets, memset_bytes, memset_ns;
@@ -262,10 +265,10 @@ struct gpu_process_stat {
 	__u64 attach_max_ns;		/* the longest attaching CUPTI took the bridge */
 	__u64 drain_max_ns;		/* the longest from a window's close to its last record */
 	__u64 unfinished;		/* records CUPTI handed back unfinished at a close (not recorded) */
-	/* The extrapolation over the gaps: launch calls in the windows (their
-	 * API records), launches estimated in the gaps (from the launch
-	 * uprobe events there), and the launch uprobe events and probed time
-	 * the gaps' rate came from. */
+	/* The extrapolation over the gaps: launch calls in the windows (of
+	 * the kernels recorded: gpu_stream_stat.launches), launches estimated
+	 * in the gaps (from the launch uprobe events there), and the launch
+	 * uprobe events and probed time the gaps' rate came from. */
 	enum gpu_busy_method busy_method;
 	__u64 window_launches;
 	double gap_launches;

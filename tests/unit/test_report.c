@@ -468,8 +468,8 @@ static void test_json_gpu(void **state)
 						      .total_ns = 2000000, .min_ns = 100000, .max_ns = 300000 };
 	f->gpu_copies[0] = (struct gpu_copy_stat){ .pid = 300, .copy_kind = 2, .count = 2, .bytes = 8192,
 						   .total_ns = 50000 };
-	f->gpu_streams[0] = (struct gpu_stream_stat){ .pid = 300, .device = 1, .stream = 7, .kernels = 10,
-						      .kernel_ns = 2000000, .copies = 2, .copy_bytes = 8192,
+	f->gpu_streams[0] = (struct gpu_stream_stat){ .pid = 300, .device = 1, .stream = 7, .launches = 9,
+						      .kernels = 10, .kernel_ns = 2000000, .copies = 2, .copy_bytes = 8192,
 						      .copy_ns = 50000, .memsets = 1, .memset_bytes = 64,
 						      .memset_ns = 1000 };
 	f->gpu_devices[0] = (struct gpu_device_stat){ .pid = 300, .device = 1, .busy_ns = 62500000,
@@ -542,8 +542,9 @@ static void test_json_gpu(void **state)
 	assert_int(c, "bytes", 8192);
 	assert_real(c, "total_s", 5e-5);
 	st = json_array_get(get(gpu, "streams"), 0);
-	assert_int_equal(json_object_size(st), 11);
+	assert_int_equal(json_object_size(st), 12);
 	assert_int(st, "stream", 7);
+	assert_int(st, "launches", 9);
 	assert_int(st, "memset_bytes", 64);
 	d = json_array_get(get(gpu, "devices"), 0);
 	assert_int_equal(json_object_size(d), 7);

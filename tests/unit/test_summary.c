@@ -1707,6 +1707,50 @@ static void test_gpu_windows_biased_sampled(void **state)
 	gpu_windows_biased(true);
 }
 
+/* The launches of a window are counted from its kernels: 25 launches, a
+ * graph launch of 4 kernels (one correlation id, one after another on its
+ * stream: one launch), and 3 kernels recorded while CUPTI's API kinds were
+ * still being enabled (no API record: launches all the same) make 29. */
+static void test_gpu_window_launches_from_kernels(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 1000 * MS);
+	const struct gpu_stream_stat *st = NULL;
+	struct isr_ev_gpu_kernel *k;
+	struct summary *s;
+	__u32 corr = 1;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, 100);
+	ev_gpu_clock(b, T0 + 999 * MS, 100);
+	for (unsigned int i = 0; i < 3; i++) {
+		k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), T0 + 900 * MS, 100, 100);
+		k->start_ns = T0 + (100 + i) * MS + GPU_AHEAD;
+		k->end_ns = k->start_ns + 100 * US;
+		k->correlation_id = corr++;
+		k->stream_id = 7;
+	}
+	for (unsigned int i = 0; i < 25; i++)
+		window_launch(b, T0 + (110 + i) * MS, corr++, 100 * US, true);
+	for (unsigned int i = 0; i < 4; i++) {
+		k = synth__event(b, ISR_EV_GPU_KERNEL, sizeof(*k), T0 + 900 * MS, 100, 100);
+		k->start_ns = T0 + 140 * MS + i * 200 * US + GPU_AHEAD;
+		k->end_ns = k->start_ns + 100 * US;
+		k->correlation_id = corr;
+		k->stream_id = 7;
+	}
+	ev_gpu_window(b, 100, 1, T0 + 100 * MS, T0 + 150 * MS, 0, 0);
+	s = compute(b);
+	assert_int_equal(s->gpu[0].kernels, 32);
+	assert_int_equal(s->gpu[0].window_launches, 29);
+	for (size_t i = 0; i < s->gpu_stream_count; i++)
+		if (s->gpu_streams[i].pid == 100 && s->gpu_streams[i].stream == 7)
+			st = &s->gpu_streams[i];
+	assert_non_null(st);
+	assert_int_equal(st->launches, 29);
+	summary__free(s);
+	synth__free(b);
+}
+
 /* Too few launches in the windows to go per launch: per second. */
 static void test_gpu_windows_by_time(void **state)
 {
@@ -1823,6 +1867,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_windows_biased),
 		cmocka_unit_test(test_gpu_windows_biased_sampled),
 		cmocka_unit_test(test_gpu_windows_by_time),
+		cmocka_unit_test(test_gpu_window_launches_from_kernels),
 		cmocka_unit_test(test_gpu_window_full),
 		cmocka_unit_test(test_gpu_window_open_at_end),
 	};
