@@ -37,7 +37,7 @@
 #include "protos/perfetto/trace/trace_packet.pb-c.h"
 
 #define SEQ_ID		1
-#define MAX_ARGS	8
+#define MAX_ARGS	12
 #define RATE_WINDOW_NS	10000000ull	/* launch rate: launches per 10 ms */
 #define PY_RUN_GAP_NS	50000000ull	/* a stack sample this much after the last one starts afresh */
 #define PY_TAIL_NS	10000000ull	/* a sample stands for this long at most */
@@ -855,6 +855,11 @@ static void on_nccl_call(struct pf *p, const struct pass_event *e, const struct 
 	}
 	a[n++] = (struct arg){ .name = "seq", .kind = A_U64, .u = c->seq };
 	a[n++] = (struct arg){ .name = "bytes", .kind = A_U64, .u = c->count * ISR_NCCL_DTYPE_SIZE(c->dtype) };
+	if (arr && arr->joined) {	/* its NCCL kernel (analysis/nccl.h): its wait shows on the GPU too */
+		a[n++] = (struct arg){ .name = "gpu_ms", .kind = A_DBL,
+				       .d = (double)(arr->gpu_end - arr->gpu_start) / 1e6 };
+		a[n++] = (struct arg){ .name = "gpu_grouped", .kind = A_BOOL, .u = arr->grouped };
+	}
 	if (!ra) {
 		instant(p, t, name, e->start, a, n);
 		return;

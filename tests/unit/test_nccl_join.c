@@ -36,6 +36,7 @@
 
 #include "analysis.h"
 #include "report.h"
+#include "perfetto.h"
 
 #include "synth.h"
 
@@ -367,6 +368,30 @@ static void test_straggler_gpu_side(void **state)
 					   "average: their kernels waited there for it."));
 	assert_true(fabs(json_real_value(json_object_get(f->evidence, "nccl_gpu_s")) - 0.0012) < 1e-9);
 	assert_true(fabs(json_real_value(json_object_get(f->evidence, "others_nccl_gpu_s")) - 0.0612) < 1e-9);
+	{
+		/* the Perfetto slices of the collectives carry their kernels' time */
+		char dir[] = "/tmp/nccl-join-XXXXXX", path[64], cmd[256], *text;
+		struct perfetto_stats st;
+		int status;
+		FILE *out;
+
+		assert_non_null(mkdtemp(dir));
+		snprintf(path, sizeof(path), "%s/trace.pftrace", dir);
+		out = fopen(path, "w");
+		assert_non_null(out);
+		assert_int_equal(perfetto__write(out, a, &st), 0);
+		assert_int_equal(fclose(out), 0);
+		snprintf(cmd, sizeof(cmd), "protoc --proto_path=analysis/proto --decode=perfetto.protos.Trace "
+			 "protos/perfetto/trace/trace.proto < %s 2>&1", path);
+		text = synth__shell(cmd, &status);
+		if (status)
+			fail_msg("protoc cannot decode %s: %s", path, text);
+		assert_int_equal(synth__count(text, "double_value: 10.2\n"), 6);	/* rank 0's kernels */
+		assert_int_equal(synth__count(text, "double_value: 0.2\n"), 6);	/* rank 1's */
+		free(text);
+		unlink(path);
+		rmdir(dir);
+	}
 	analysis__free(a);
 	synth__free(b);
 }
