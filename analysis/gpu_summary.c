@@ -1232,10 +1232,10 @@ static void tally_gaps(const struct gpu_builder *b, const struct gproc *p, const
  * counted from the kernels themselves (gpu_stream_stat.launches), not from
  * the API records: the bridge enables and disables CUPTI's kinds one by
  * one, so as a window opens and closes some kernels are recorded without
- * their API record, or the other way round. Those are counted by the
- * launch uprobes: exactly where the hot path was probed, at the rate of
- * the bins wholly inside that time elsewhere, raised by the process's
- * measured slowdown under the probes (sampling.h). Taken only with at least
+ * their API record, or the other way round. The launches of the gaps are
+ * counted by the launch uprobes: exactly where the hot path was probed, at
+ * the rate of the bins wholly inside that time elsewhere, raised by the
+ * process's measured slowdown under the probes (sampling.h). Taken only with at least
  * BUSY_MIN_LAUNCHES launches in the windows, BUSY_MIN_PROBED_NS of whole
  * bins probed in the gaps, and launch uprobe events of the process at all;
  * else per second (GPU_BUSY_BY_TIME).
