@@ -1235,10 +1235,10 @@ static void tally_gaps(const struct gpu_builder *b, const struct gproc *p, const
  * their API record, or the other way round. The launches of the gaps are
  * counted by the launch uprobes: exactly where the hot path was probed, at
  * the rate of the bins wholly inside that time elsewhere, raised by the
- * process's measured slowdown under the probes (sampling.h). Taken only with at least
- * BUSY_MIN_LAUNCHES launches in the windows, BUSY_MIN_PROBED_NS of whole
- * bins probed in the gaps, and launch uprobe events of the process at all;
- * else per second (GPU_BUSY_BY_TIME).
+ * process's measured slowdown under the probes (sampling.h). Taken only
+ * with at least BUSY_MIN_LAUNCHES launches in the windows,
+ * BUSY_MIN_PROBED_NS of whole bins probed in the gaps, and launch uprobe
+ * events of the process at all; else per second (GPU_BUSY_BY_TIME).
  */
 static void busy_by_launches(const struct gpu_builder *b, struct gproc *p, const struct summary *s,
 			     const struct sampling_builder *sb)
