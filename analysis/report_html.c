@@ -1230,16 +1230,22 @@ static void landing(struct html *h, const struct analysis_set *set)
 	hp(h, "<table class=\"sortable\"><thead><tr><th class=\"num\">rank</th><th>recording</th>"
 	      "<th class=\"num\">pid</th><th class=\"num\">collectives</th><th class=\"num\">last</th>"
 	      "<th class=\"num\">late</th><th class=\"num\">lateness p99 ms</th><th class=\"num\">lateness total s"
-	      "</th><th>top finding</th></tr></thead><tbody>");
+	      "</th><th class=\"num\">NCCL GPU ms</th><th>top finding</th></tr></thead><tbody>");
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct rank_row *w = &r->rows[i];
 
 		hp(h, "<tr><td class=\"num\">%d</td><td>", w->rank);
 		rec_link(h, set, w->source);
 		hp(h, "</td><td class=\"num\">%u</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td>"
-		      "<td class=\"num\">%llu</td><td class=\"num\">%.3f</td><td class=\"num\">%.3f</td><td>", w->pid,
+		      "<td class=\"num\">%llu</td><td class=\"num\">%.3f</td><td class=\"num\">%.3f</td>", w->pid,
 		   (unsigned long long)w->collectives, (unsigned long long)w->last, (unsigned long long)w->late,
 		   w->lateness_p99_ns / 1e6, w->lateness_total_ns / 1e9);
+		/* its NCCL kernels' time on the GPU, the wait for the last rank
+		 * included: "-" without joined kernels */
+		if (w->nccl_joined)
+			hp(h, "<td class=\"num\">%.3f</td><td>", w->nccl_gpu_ns / 1e6);
+		else
+			hp(h, "<td class=\"num\">-</td><td>");
 		if (w->top_rule)
 			hp(h, "<code>%s</code> (%.3f s)", w->top_rule, w->top_cost_s);
 		else

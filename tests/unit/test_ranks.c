@@ -477,6 +477,14 @@ static void test_html_anchors(void **state)
 	for (const char *p = landing; (p = strstr(p, "<a href=")) && p < end; p++)
 		landing_links++;
 	assert_int_equal(landing_links, 2);
+	/* no NCCL kernels in these recordings: no GPU time told */
+	{
+		const char *th = strstr(landing, "<th class=\"num\">NCCL GPU ms</th>"),
+			   *td = strstr(landing, "<td class=\"num\">-</td><td>");
+
+		assert_true(th && th < end);
+		assert_true(td && td < end);
+	}
 	/* each recording's section, and its charts' data picked by data-rec */
 	assert_non_null(strstr(html, "<section id=\"rec0\" class=\"recording\">"));
 	assert_non_null(strstr(html, "<section id=\"rec1\" class=\"recording\">"));
