@@ -93,7 +93,8 @@ struct attr_device {
 	__u32 pid, device;
 	__u64 busy_ns, observed_ns;
 	__u64 span_ns;			/* observed_ns, or with GPU windows the process's span */
-	bool estimated;			/* observed in windows: the idle_ns are of the windows, scale by span / observed */
+	bool estimated;			/* observed in windows: the idle_ns are of the windows (the rules scale them
+					 * by the summary's gpu_device_stat.idle_scale) */
 	__u64 idle_ns[CAUSE_MAX];	/* every gap, by cause (leading gaps apart) */
 	__u64 leading_ns;		/* from the bridge's start to the first work */
 	__u64 gaps;
