@@ -51,6 +51,7 @@ _inferscope_bpf()
 		return
 		;;
 	-d | --duration | --interval | --window | --max-size | --max-age | --keep-last | --match | \
+		--flight-recorder | --trigger-sync | --trigger-gpu-idle | --trigger-drops | \
 		--ringbuf-size | --py-launch-every | --compress-level | -r | --rounds | -s | --seconds | -n | --only)
 		return
 		;;

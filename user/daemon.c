@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "daemon.h"
 #include "discover.h"
+#include "flight.h"
 #include "isr_format.h"
 #include "notify.h"
 #include "prom.h"
@@ -156,17 +157,38 @@ static bool recorded_something(const char *path)
 	return stat(path, &st) == 0 && st.st_size > 0;
 }
 
+/* The file of a recording to path: itself, or in flight-recorder mode its
+ * k-th window (path.K.isr, k from 1). 0 or -ENAMETOOLONG. */
+static int output_file(const struct daemon *d, const char *path, unsigned int k, char *out, size_t len)
+{
+	if (settings__daemon(d->s)->flight_s > 0)
+		return flight__window_path(path, k, out, len);
+	if ((size_t)snprintf(out, len, "%s", path) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 /* Records targets into path for one window. 0, or -errno. */
 static int record_window(struct daemon *d, const struct discovered *t, size_t nt, const char *path,
 			 struct record_result *res)
 {
+	const struct daemon_config *c = settings__daemon(d->s);
 	struct record_config rc = *settings__record(d->s);
 
 	rc.targets.pid_count = nt;
 	for (size_t i = 0; i < nt; i++)
 		rc.targets.pids[i] = t[i].pid;
 	rc.targets.command = NULL;
-	rc.targets.duration_ns = (__u64)(settings__daemon(d->s)->window_s * 1e9);
+	rc.targets.duration_ns = (__u64)(c->window_s * 1e9);
+	if (c->flight_s > 0) {
+		/* always on: the whole interval, windows written by the triggers
+		 * and at its end */
+		rc.targets.duration_ns = (__u64)(c->interval_s * 1e9);
+		rc.flight.window_ns = (__u64)(c->flight_s * 1e9);
+		rc.flight.trig = (struct flight_triggers){ .sync_ns = (__u64)(c->trigger_sync_s * 1e9),
+							   .gpu_idle_ns = (__u64)(c->trigger_gpu_idle_s * 1e9),
+							   .drop_burst = c->trigger_drops };
+	}
 	rc.output.path = path;
 	rc.output.ready_file = NULL;
 	rc.output.argc = d->argc;
@@ -178,13 +200,71 @@ static int record_window(struct daemon *d, const struct discovered *t, size_t nt
 	return record__run(&rc, res);
 }
 
+/* Analyses the recording in path (the window's, or in flight-recorder
+ * mode the k-th window of the interval's), tags it with its worst
+ * severity, and writes the metrics it gives. */
+static void finish_file(struct daemon *d, const char *path, unsigned int k, const struct discovered *t, size_t n,
+			const struct record_result *res)
+{
+	struct window_result *w = NULL;
+	char tagged[4400], err[1024], label[32] = "";
+	int e;
+
+	if (settings__daemon(d->s)->flight_s > 0)
+		snprintf(label, sizeof(label), ".%u (flight recorder)", k);
+	e = analyze__window(path, &w, err, sizeof(err));
+	if (e) {
+		dlog(LOG_ERR_, "window %lu%s: %s; the recording is removed", d->windows, label, err);
+		unlink(path);
+		error_seen(d, DERR_ANALYZE);
+		d->h.windows_failed++;
+		write_metrics(d, NULL, t, n);
+		return;
+	}
+	snprintf(tagged, sizeof(tagged), "%.*s.%s" WINDOW_SUFFIX, (int)(strlen(path) - strlen(WINDOW_SUFFIX)), path,
+		 window_severity_name(w->max_severity));
+	if (rename(path, tagged)) {
+		dlog(LOG_ERR_, "window %lu%s: cannot rename %s: %s", d->windows, label, path, strerror(errno));
+		error_seen(d, DERR_STATE_DIR);
+		snprintf(tagged, sizeof(tagged), "%s", path);
+	}
+	d->h.windows_recorded++;
+	d->h.events_total += w->events;
+	d->h.drops_total += w->drops_total;
+	d->h.budget_sampled = w->budget_sampled;
+	d->h.last_window_time = unix_now();
+	if (w->truncated && res->stop_reason != ISR_STOP_WRITE_ERROR) {
+		d->h.truncated_total++;
+		dlog(LOG_WARNING_, "window %lu%s: %s is truncated: %s", d->windows, label, tagged, w->truncation);
+	}
+	prune(d);
+	write_metrics(d, w, t, n);
+	{
+		char top[128] = "";
+
+		for (size_t i = 0; i < w->proc_count; i++)
+			if (w->procs[i].top_rule && w->procs[i].top_severity == w->max_severity) {
+				snprintf(top, sizeof(top), " (%s: %s in pid %u)", window_severity_name(w->max_severity),
+					 w->procs[i].top_rule, w->procs[i].pid);
+				break;
+			}
+		dlog(w->max_severity >= 2 ? LOG_NOTICE_ : LOG_INFO_,
+		     "window %lu%s: %zu processes, %.1f s, %llu events, %llu dropped, %zu findings%s; %s", d->windows,
+		     label, w->proc_count, w->duration_s, (unsigned long long)w->events, (unsigned long long)w->drops_total,
+		     w->findings, top, access(tagged, F_OK) == 0 ? tagged : "recording not kept (daemon.keep_severity)");
+	}
+	snprintf(err, sizeof(err), "STATUS=window %lu%s: %zu processes, %zu findings, worst %s", d->windows, label,
+		 w->proc_count, w->findings, window_severity_name(w->max_severity));
+	notify__send(err);
+	window_result__free(w);
+}
+
 static int window(struct daemon *d)
 {
 	const struct daemon_config *c = settings__daemon(d->s);
 	struct discovered *t = calloc(CONFIG_MAX_PIDS, sizeof(*t));
-	struct window_result *w = NULL;
 	struct record_result res;
-	char path[4400], tagged[4400], stamp[64], err[1024];
+	char path[4400], first[4400], stamp[64];
 	struct timespec now;
 	struct tm tm;
 	int n, e, attempt;
@@ -216,19 +296,26 @@ static int window(struct daemon *d)
 		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
 		snprintf(path, sizeof(path), "%s/" WINDOW_PREFIX "%s.%03ldZ" WINDOW_SUFFIX, c->state_dir, stamp,
 			 now.tv_nsec / 1000000);
+		if (output_file(d, path, 1, first, sizeof(first))) {
+			dlog(LOG_ERR_, "window %lu: %s: the path is too long", d->windows, path);
+			error_seen(d, DERR_STATE_DIR);
+			d->h.windows_failed++;
+			e = -ENAMETOOLONG;
+			goto out;
+		}
 		watchdog(d);
 		e = record_window(d, t, (size_t)n, path, &res);
 		watchdog(d);
 		/* A target that exited between the scan and the attach fails
 		 * the window before anything is written: scan again, once. */
-		if (!e || recorded_something(path) || attempt == 1 || stop_req)
+		if (!e || recorded_something(first) || attempt == 1 || stop_req)
 			break;
-		unlink(path);
+		unlink(first);
 		dlog(LOG_WARNING_, "window %lu: recording failed before it began (%s); scanning again", d->windows,
 		     strerror(-e));
 	}
-	if (e && !recorded_something(path)) {
-		unlink(path);
+	if (e && !recorded_something(first)) {
+		unlink(first);
 		dlog(LOG_ERR_, "window %lu: recording %d processes failed: %s (the recorder's message is above)",
 		     d->windows, n, strerror(-e));
 		error_seen(d, e == -ENOSPC ? DERR_DISK_FULL : DERR_RECORD);
@@ -244,53 +331,17 @@ static int window(struct daemon *d)
 		     e == -ENOSPC ? "; the state directory's filesystem is full: lower daemon.max_size below its "
 				    "free space" : "");
 	}
-	e = analyze__window(path, &w, err, sizeof(err));
-	if (e) {
-		dlog(LOG_ERR_, "window %lu: %s; the recording is removed", d->windows, err);
-		unlink(path);
-		error_seen(d, DERR_ANALYZE);
-		d->h.windows_failed++;
-		write_metrics(d, NULL, t, (size_t)n);
-		goto out;
-	}
-	snprintf(tagged, sizeof(tagged), "%.*s.%s" WINDOW_SUFFIX, (int)(strlen(path) - strlen(WINDOW_SUFFIX)), path,
-		 window_severity_name(w->max_severity));
-	if (rename(path, tagged)) {
-		dlog(LOG_ERR_, "window %lu: cannot rename %s: %s", d->windows, path, strerror(errno));
-		error_seen(d, DERR_STATE_DIR);
-		snprintf(tagged, sizeof(tagged), "%s", path);
-	}
-	d->h.windows_recorded++;
-	d->h.events_total += w->events;
-	d->h.drops_total += w->drops_total;
-	d->h.budget_sampled = w->budget_sampled;
-	d->h.last_window_time = unix_now();
-	if (w->truncated && res.stop_reason != ISR_STOP_WRITE_ERROR) {
-		d->h.truncated_total++;
-		dlog(LOG_WARNING_, "window %lu: %s is truncated: %s", d->windows, tagged, w->truncation);
-	}
-	prune(d);
-	write_metrics(d, w, t, (size_t)n);
-	{
-		char top[128] = "";
+	for (unsigned int k = 1;; k++) {
+		char file[4400];
 
-		for (size_t i = 0; i < w->proc_count; i++)
-			if (w->procs[i].top_rule && w->procs[i].top_severity == w->max_severity) {
-				snprintf(top, sizeof(top), " (%s: %s in pid %u)", window_severity_name(w->max_severity),
-					 w->procs[i].top_rule, w->procs[i].pid);
-				break;
-			}
-		dlog(w->max_severity >= 2 ? LOG_NOTICE_ : LOG_INFO_,
-		     "window %lu: %zu processes, %.1f s, %llu events, %llu dropped, %zu findings%s; %s", d->windows,
-		     w->proc_count, w->duration_s, (unsigned long long)w->events, (unsigned long long)w->drops_total,
-		     w->findings, top, access(tagged, F_OK) == 0 ? tagged : "recording not kept (daemon.keep_severity)");
+		if (output_file(d, path, k, file, sizeof(file)) || !recorded_something(file))
+			break;
+		finish_file(d, file, k, t, (size_t)n, &res);
+		if (c->flight_s <= 0)
+			break;
 	}
-	snprintf(err, sizeof(err), "STATUS=window %lu: %zu processes, %zu findings, worst %s", d->windows,
-		 w->proc_count, w->findings, window_severity_name(w->max_severity));
-	notify__send(err);
 	e = 0;
 out:
-	window_result__free(w);
 	free(t);
 	return e;
 }
@@ -387,14 +438,24 @@ int daemon__run(const struct daemon_loader *ld, int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = on_reload;
 	sigaction(SIGHUP, &sa, NULL);
+	/* SIGUSR1 asks a flight recording for a window (the recorder's
+	 * handler while it records); between recordings it is ignored, never
+	 * the end of the daemon */
+	signal(SIGUSR1, SIG_IGN);
 
 	wd_usec = notify__watchdog_usec();
 	d.wd_interval = wd_usec / 2e6;
 	d.next_wd = mono_now();
-	dlog(LOG_NOTICE_, "started%s%s: a window of %g s every %g s, recordings in %s, metrics in %s/%s",
-	     settings__file(d.s)[0] ? " with " : "", settings__file(d.s), settings__daemon(d.s)->window_s,
-	     settings__daemon(d.s)->interval_s, settings__daemon(d.s)->state_dir, settings__daemon(d.s)->textfile_dir,
-	     PROM_FILE);
+	if (settings__daemon(d.s)->flight_s > 0)
+		dlog(LOG_NOTICE_, "started%s%s: recording always, the last %g s written when a trigger fires and every "
+				  "%g s, recordings in %s, metrics in %s/%s", settings__file(d.s)[0] ? " with " : "",
+		     settings__file(d.s), settings__daemon(d.s)->flight_s, settings__daemon(d.s)->interval_s,
+		     settings__daemon(d.s)->state_dir, settings__daemon(d.s)->textfile_dir, PROM_FILE);
+	else
+		dlog(LOG_NOTICE_, "started%s%s: a window of %g s every %g s, recordings in %s, metrics in %s/%s",
+		     settings__file(d.s)[0] ? " with " : "", settings__file(d.s), settings__daemon(d.s)->window_s,
+		     settings__daemon(d.s)->interval_s, settings__daemon(d.s)->state_dir,
+		     settings__daemon(d.s)->textfile_dir, PROM_FILE);
 	notify__send("READY=1\nSTATUS=waiting for the first window");
 	watchdog(&d);
 	next = mono_now();
@@ -424,5 +485,6 @@ int daemon__run(const struct daemon_loader *ld, int argc, char **argv)
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	signal(SIGUSR1, SIG_DFL);
 	return rc;
 }

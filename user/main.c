@@ -76,6 +76,10 @@ enum {
 	OPT_MAX_AGE,
 	OPT_MATCH,
 	OPT_NO_CUDA_PROCESSES,
+	OPT_DAEMON_FLIGHT,
+	OPT_TRIGGER_SYNC,
+	OPT_TRIGGER_GPU_IDLE,
+	OPT_TRIGGER_DROPS,
 };
 
 #define MAX_CLI_SETTINGS 128
@@ -358,6 +362,14 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		return cli_set(cli, state, "daemon.match", arg, "--match");
 	case OPT_NO_CUDA_PROCESSES:
 		return cli_set(cli, state, "daemon.cuda_processes", "false", "--no-cuda-processes");
+	case OPT_DAEMON_FLIGHT:
+		return cli_set(cli, state, "daemon.flight_recorder", arg, "--flight-recorder");
+	case OPT_TRIGGER_SYNC:
+		return cli_set(cli, state, "daemon.trigger_sync", arg, "--trigger-sync");
+	case OPT_TRIGGER_GPU_IDLE:
+		return cli_set(cli, state, "daemon.trigger_gpu_idle", arg, "--trigger-gpu-idle");
+	case OPT_TRIGGER_DROPS:
+		return cli_set(cli, state, "daemon.trigger_drops", arg, "--trigger-drops");
 	case ARGP_KEY_ARG:
 		if (strcmp(cli->cmd_name, "analyze") == 0) {
 			const char **v = reallocarray(cli->inputs, cli->ninputs + 1, sizeof(*v));
@@ -456,7 +468,16 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	{ "match", OPT_MATCH, "REGEX", 0, "Also sample processes whose command line matches this extended regex " \
 	  "(repeatable)", 0 }, \
 	{ "no-cuda-processes", OPT_NO_CUDA_PROCESSES, NULL, 0, "Sample only the processes --match names, not " \
-	  "every process that maps libcuda", 0 }
+	  "every process that maps libcuda", 0 }, \
+	{ "flight-recorder", OPT_DAEMON_FLIGHT, "SEC", 0, "Flight-recorder mode: record every interval whole, " \
+	  "keep its last SEC seconds in memory and write them when a trigger fires (at most once per SEC) and at " \
+	  "the interval's end (default 0: off)", 0 }, \
+	{ "trigger-sync", OPT_TRIGGER_SYNC, "SEC", 0, "With --flight-recorder: a synchronization this long " \
+	  "writes a window (default 1; 0: off)", 0 }, \
+	{ "trigger-gpu-idle", OPT_TRIGGER_GPU_IDLE, "SEC", 0, "With --flight-recorder: the GPU idle this long " \
+	  "writes a window (GPU activity recorded; default 0: off)", 0 }, \
+	{ "trigger-drops", OPT_TRIGGER_DROPS, "N", 0, "With --flight-recorder: N events dropped within a second " \
+	  "write a window (default 1000; 0: off)", 0 }
 
 static const struct argp_option main_options[] = {
 	RECORD_OPTIONS,

@@ -122,6 +122,15 @@ static const struct setting table[] = {
 	{ "daemon.match", T_REGEXES, LIST(daemon.match, daemon.match_count, SETTINGS_MAX_MATCH), 0, 0, "--match",
 	  "also sample processes whose command line matches this extended regex" },
 	{ "daemon.once", T_BOOL, F(daemon.once), 0, 0, 0, 0, "--once", "one window, then exit" },
+	{ "daemon.flight_recorder", T_SECONDS, F(daemon.flight_s), 0, 0, 0, 3600, "--flight-recorder",
+	  "flight-recorder mode: every interval recorded, its last this-many seconds written when a trigger "
+	  "fires and at its end; 0: off (windows of daemon.window)" },
+	{ "daemon.trigger_sync", T_SECONDS, F(daemon.trigger_sync_s), 0, 0, 0, 3600, "--trigger-sync",
+	  "with daemon.flight_recorder: a synchronization this long writes a window; 0: off" },
+	{ "daemon.trigger_gpu_idle", T_SECONDS, F(daemon.trigger_gpu_idle_s), 0, 0, 0, 3600, "--trigger-gpu-idle",
+	  "with daemon.flight_recorder: the GPU idle this long writes a window (GPU activity recorded); 0: off" },
+	{ "daemon.trigger_drops", T_UINT, F(daemon.trigger_drops), 0, 0, 0, 1000000000, "--trigger-drops",
+	  "with daemon.flight_recorder: this many events dropped within a second write a window; 0: off" },
 };
 
 static const struct setting *find(const char *key)
@@ -194,6 +203,8 @@ struct settings *settings__new(void)
 	s->daemon.textfile_dir = "/var/lib/prometheus/node-exporter";
 	s->daemon.keep_severity = 2;
 	s->daemon.keep_last = 3;
+	s->daemon.trigger_sync_s = DEFAULT_FLIGHT_SYNC_MS / 1e3;
+	s->daemon.trigger_drops = DEFAULT_FLIGHT_DROP_BURST;
 	s->daemon.max_bytes = 1ull << 30;
 	s->daemon.max_age_s = 7 * 86400;
 	s->daemon.cuda_processes = true;
@@ -746,6 +757,17 @@ static const char *where_of(const struct settings *s, const char *key)
 
 int settings__check(const struct settings *s, char *err, size_t errlen)
 {
+	if (s->daemon.flight_s > 0) {
+		/* the interval is recorded whole: no window of its own */
+		if (s->daemon.flight_s > s->daemon.interval_s) {
+			say(err, errlen, "daemon.flight_recorder (%g s, from %s) is longer than daemon.interval (%g s, "
+					 "from %s): the memory would hold more than an interval records",
+			    s->daemon.flight_s, where_of(s, "daemon.flight_recorder"), s->daemon.interval_s,
+			    where_of(s, "daemon.interval"));
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (s->daemon.window_s > s->daemon.interval_s) {
 		say(err, errlen, "daemon.window (%g s, from %s) is longer than daemon.interval (%g s, from %s): a "
 				 "window must end before the next one starts",

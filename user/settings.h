@@ -44,6 +44,13 @@ struct daemon_config {
 	const char *match[SETTINGS_MAX_MATCH];	/* extended regexes on command lines */
 	size_t match_count;
 	bool once;			/* one window, then exit */
+	/* Flight-recorder mode (0: off): each interval recorded whole, the
+	 * last flight_s seconds kept in memory, a window written when a
+	 * trigger fires (at most one a flight_s) and at the interval's end. */
+	double flight_s;
+	double trigger_sync_s;		/* a synchronization this long; 0: off */
+	double trigger_gpu_idle_s;	/* a GPU idle this long (GPU activity recorded); 0: off */
+	unsigned int trigger_drops;	/* this many events dropped within a second; 0: off */
 };
 
 struct settings;

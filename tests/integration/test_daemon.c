@@ -336,6 +336,62 @@ static void test_once_window_metrics_scraped(void **state)
 	free(text);
 }
 
+/* Flight-recorder mode (#21: the daemon uses the same mode): one interval
+ * of 3 s recorded whole, its last second kept in memory; the job
+ * synchronizes for 10 ms every 20 ms, so the 5 ms sync trigger fires at
+ * once and again whenever a second has passed since the last window
+ * (rate-limited), and the interval's end writes one more. Every window is
+ * a kept, tagged, readable recording of at most about a second holding the
+ * job; the triggered ones say their trigger; the metrics count them all. */
+static void test_flight_recorder_mode(void **state)
+{
+	struct ctx *c = *state;
+	char names[16][256], path[900], *text;
+	char *argv[] = { TRACER, "daemon", "--once", "--flight-recorder", "1", "--interval", "3", "--trigger-sync",
+			 "0.005", "--keep-severity", "info", "--keep-last", "100", "--state-dir", c->state,
+			 "--textfile-dir", c->prom_dir, NULL };
+	int n, triggered = 0;
+
+	c->job = start_job("60", "4096");
+	c->daemon = th_spawn(argv, NULL, c->log);
+	expect_daemon_exit(c, 0, 60);
+	n = recordings(c->state, names, 16);
+	print_message("%d flight-recorder windows\n", n);
+	/* 3 s at one trigger window a second at most, and the end's */
+	assert_true(n >= 2 && n <= 5);
+	for (int i = 0; i < n; i++) {
+		json_t *r, *rec, *pids;
+		const char *stop, *trigger;
+		bool found = false;
+
+		snprintf(path, sizeof(path), "%s/%s", c->state, names[i]);
+		r = th_report(path);
+		rec = json_object_get(r, "recording");
+		stop = json_string_value(json_object_get(rec, "stop_reason"));
+		trigger = json_string_value(json_object_get(rec, "trigger"));
+		print_message("%s: %s, %.3f s, trigger %s\n", names[i], stop, th_num(rec, "duration_s"),
+			      trigger ? trigger : "-");
+		assert_non_null(trigger);
+		assert_true(th_num(rec, "duration_s") < 1.5);
+		pids = json_object_get(rec, "pids");
+		for (size_t k = 0; k < json_array_size(pids); k++)
+			found |= json_integer_value(json_array_get(pids, k)) == c->job;
+		assert_true(found);
+		if (!strcmp(stop, "flight_trigger")) {
+			assert_non_null(strstr(trigger, "sync"));
+			triggered++;
+		} else {
+			assert_string_equal(trigger, "end of the recording");
+		}
+		json_decref(r);
+	}
+	assert_true(triggered >= 1 && triggered == n - 1);
+	text = th_slurp(c->prom);
+	assert_non_null(text);
+	assert_true(prom_value(text, "inferscope_daemon_windows_total", "result=\"recorded\"", NULL) == n);
+	free(text);
+}
+
 /* Windows go on: a process that starts between windows is sampled from the
  * next one, one that exits mid-window leaves a readable recording, and the
  * state directory keeps only what the policy says. */
@@ -856,6 +912,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_once_window_metrics_scraped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flight_recorder_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_windows_pickup_and_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_state_dir, setup, teardown),
