@@ -755,27 +755,27 @@ static const char *where_of(const struct settings *s, const char *key)
 	return o->src == SRC_DEFAULT ? "default" : o->where;
 }
 
+/* key's length of time v against daemon.interval: -EINVAL, and why, when
+ * it is longer. */
+static int within_interval(const struct settings *s, const char *key, double v, const char *why, char *err,
+			   size_t errlen)
+{
+	if (v <= s->daemon.interval_s)
+		return 0;
+	say(err, errlen, "%s (%g s, from %s) is longer than daemon.interval (%g s, from %s): %s", key, v,
+	    where_of(s, key), s->daemon.interval_s, where_of(s, "daemon.interval"), why);
+	return -EINVAL;
+}
+
 int settings__check(const struct settings *s, char *err, size_t errlen)
 {
-	if (s->daemon.flight_s > 0) {
-		/* the interval is recorded whole: no window of its own */
-		if (s->daemon.flight_s > s->daemon.interval_s) {
-			say(err, errlen, "daemon.flight_recorder (%g s, from %s) is longer than daemon.interval (%g s, "
-					 "from %s): the memory would hold more than an interval records",
-			    s->daemon.flight_s, where_of(s, "daemon.flight_recorder"), s->daemon.interval_s,
-			    where_of(s, "daemon.interval"));
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (s->daemon.window_s > s->daemon.interval_s) {
-		say(err, errlen, "daemon.window (%g s, from %s) is longer than daemon.interval (%g s, from %s): a "
-				 "window must end before the next one starts",
-		    s->daemon.window_s, where_of(s, "daemon.window"), s->daemon.interval_s,
-		    where_of(s, "daemon.interval"));
-		return -EINVAL;
-	}
-	return 0;
+	/* in flight-recorder mode the interval is recorded whole: no window
+	 * of its own */
+	if (s->daemon.flight_s > 0)
+		return within_interval(s, "daemon.flight_recorder", s->daemon.flight_s,
+				       "the memory would hold more than an interval records", err, errlen);
+	return within_interval(s, "daemon.window", s->daemon.window_s, "a window must end before the next one starts",
+			       err, errlen);
 }
 
 struct record_config *settings__record(struct settings *s)
