@@ -36,13 +36,39 @@ struct {
 	__type(value, __u64);
 } py_tstates SEC(".maps");
 
-/* The event being built: too large for the BPF stack. */
+/* The event being built: too large for the BPF stack. Several per CPU,
+ * each claimed while in use: a capture can be interrupted on its CPU by
+ * another (the CPU-clock sampler's perf event fires in an interrupt, and a
+ * uprobe program runs with migration, not preemption, disabled), and with
+ * one buffer the interrupting capture overwrote the other's half-built
+ * event (a synchronization's stack recorded as a timer sample, one in a
+ * few hundred runs under load). A capture that finds every slot in use is
+ * counted as dropped (ISR_SRC_PY_STACKS). */
+#define PY_SCRATCH_SLOTS	4
+
+struct py_scratch_slot {
+	__u64 busy;
+	struct isr_ev_py_frames e;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, PY_SCRATCH_SLOTS);
 	__type(key, __u32);
-	__type(value, struct isr_ev_py_frames);
+	__type(value, struct py_scratch_slot);
 } py_scratch SEC(".maps");
+
+/* A free slot of this CPU's, claimed; NULL when all are in use. */
+static __always_inline struct py_scratch_slot *py_slot_claim(void)
+{
+	for (__u32 i = 0; i < PY_SCRATCH_SLOTS; i++) {
+		struct py_scratch_slot *s = bpf_map_lookup_elem(&py_scratch, &i);
+
+		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0)
+			return s;
+	}
+	return NULL;
+}
 
 static __always_inline __u64 py_read_ptr(__u64 addr)
 {
@@ -174,8 +200,9 @@ static long py_frame_step(__u64 index, void *ctx)
 static __always_inline void py_capture(__u64 id, __u64 ts, __u16 kind)
 {
 	__u64 t0 = bpf_ktime_get_ns(), took;
-	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	__u32 tgid = id >> 32, tid = (__u32)id;
 	const struct isr_py_layout *l = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct py_scratch_slot *slot;
 	struct py_frame_walk w;
 	__u64 tstate;
 	__u32 size;
@@ -185,9 +212,12 @@ static __always_inline void py_capture(__u64 id, __u64 ts, __u16 kind)
 	tstate = py_find_tstate(l, tid);
 	if (!tstate)
 		return;
-	w.e = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!w.e)
+	slot = py_slot_claim();
+	if (!slot) {
+		count_drop(ISR_SRC_PY_STACKS);
 		return;
+	}
+	w.e = &slot->e;
 	w.l = l;
 	w.n = 0;
 	w.frame = py_top_frame(l, tstate);
@@ -203,6 +233,7 @@ static __always_inline void py_capture(__u64 id, __u64 ts, __u16 kind)
 	fill_hdr(&w.e->hdr, ISR_EV_PY_FRAMES, size, tgid, tid, ts);
 	if (size > sizeof(*w.e) || bpf_ringbuf_output(&events, w.e, size, BPF_RB_NO_WAKEUP))
 		count_drop(ISR_SRC_PY_STACKS);
+	*(volatile __u64 *)&slot->busy = 0;	/* released: the event is out */
 }
 
 #endif

@@ -5,9 +5,8 @@ stand-in blocks 5 ms in each) from sync_here() and LAUNCHES cuLaunchKernel
 calls from launch_here(). Prints the plan as JSON: the calls and the lines
 they come from. It waits 1.5 s before the calls (stacks are captured once
 the tracer has checked the initialized interpreter, which it polls for every
-5 ms: 0.5 s was once too short under the whole sanitized suite, the first
-synchronization went without a stack) and 0.5 s after them (the tracer
-reads the code objects a stack names from the live process)."""
+5 ms; a loaded machine slows that) and 0.5 s after them (the tracer reads
+the code objects a stack names from the live process)."""
 import ctypes
 import inspect
 import json
