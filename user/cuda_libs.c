@@ -236,52 +236,14 @@ int cuda_libs__resolve_paths(struct cuda_libs *c, const char *const *paths, size
 
 bool cuda_libs__is_libcuda(const char *path)
 {
-	const char *base = strrchr(path, '/');
-
-	return strncmp(base ? base + 1 : path, "libcuda.so", 10) == 0;
-}
-
-/* What a search found, each library once. */
-struct mapping_list {
-	struct cuda_mapping *out;
-	size_t max, n;
-};
-
-/* Adds lib reached by path unless it is there already. */
-static void mapping_found(void *ctx, const void *lib, const char *path)
-{
-	struct mapping_list *l = ctx;
-
-	for (size_t i = 0; i < l->n; i++)
-		if (l->out[i].lib == lib)
-			return;
-	if (l->n == l->max)
-		return;
-	l->out[l->n].lib = lib;
-	snprintf(l->out[l->n].path, sizeof(l->out[l->n].path), "%s", path);
-	l->n++;
+	return lib_search__named(path, "libcuda.so");
 }
 
 int cuda_libs__mapped(struct cuda_libs *c, __u32 pid, struct cuda_mapping *out, size_t max, FILE *warn)
 {
-	struct mapping_list l = { out, max, 0 };
-	int r = lib_cache__mapped(&c->cache, pid, cuda_libs__is_libcuda, mapping_found, &l, warn);
+	struct lib_list l = LIB_LIST(out, max);
 
-	return r < 0 ? r : (int)l.n;
-}
-
-struct candidates {
-	struct cuda_libs *c;
-	struct mapping_list l;
-	FILE *note;
-};
-
-/* A CUDA library the loader would find (user/lib_search.h). */
-static void candidate_found(void *ctx, const char *path)
-{
-	struct candidates *k = ctx;
-
-	lib_cache__candidate(&k->c->cache, path, mapping_found, &k->l, k->note);
+	return lib_cache__mapped_list(&c->cache, pid, cuda_libs__is_libcuda, &l, warn);
 }
 
 int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapping *out, size_t max,
@@ -290,9 +252,9 @@ int cuda_libs__candidates(struct cuda_libs *c, const char *exe, struct cuda_mapp
 	static const char *const std_dirs =
 		"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/usr/lib:"
 		"/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/local/cuda/lib64:/usr/lib/wsl/lib";
-	struct candidates k = { c, { out, max, 0 }, note };
+	struct lib_candidates k = { &c->cache, LIB_LIST(out, max), note };
 
-	lib_search__candidates("libcuda.so.1", exe, std_dirs, candidate_found, &k, note);
+	lib_search__candidates("libcuda.so.1", exe, std_dirs, lib_candidates__found, &k, note);
 	return (int)k.l.n;
 }
 

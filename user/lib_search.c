@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -274,4 +275,46 @@ void lib_cache__candidate(struct lib_cache *c, const char *path, lib_found_fn fo
 		return;
 	}
 	found(ctx, lib, path);
+}
+
+void lib_list__found(void *ctx, const void *lib, const char *path)
+{
+	struct lib_list *l = ctx;
+	char *e;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const void *have;
+
+		memcpy(&have, (char *)l->out + i * l->size + l->lib_off, sizeof(have));
+		if (have == lib)
+			return;
+	}
+	if (l->n == l->max)
+		return;
+	e = (char *)l->out + l->n * l->size;
+	memcpy(e + l->lib_off, &lib, sizeof(lib));
+	snprintf(e + l->path_off, l->path_len, "%s", path);
+	l->n++;
+}
+
+int lib_cache__mapped_list(struct lib_cache *c, __u32 pid, bool (*is)(const char *path), struct lib_list *l,
+			   FILE *warn)
+{
+	int r = lib_cache__mapped(c, pid, is, lib_list__found, l, warn);
+
+	return r < 0 ? r : (int)l->n;
+}
+
+void lib_candidates__found(void *ctx, const char *path)
+{
+	struct lib_candidates *k = ctx;
+
+	lib_cache__candidate(k->cache, path, lib_list__found, &k->l, k->note);
+}
+
+bool lib_search__named(const char *path, const char *prefix)
+{
+	const char *base = strrchr(path, '/');
+
+	return strncmp(base ? base + 1 : path, prefix, strlen(prefix)) == 0;
 }

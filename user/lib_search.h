@@ -75,4 +75,36 @@ int lib_cache__mapped(struct lib_cache *c, __u32 pid, bool (*is)(const char *pat
  * to found; one that cannot be is said on note (may be NULL). */
 void lib_cache__candidate(struct lib_cache *c, const char *path, lib_found_fn found, void *ctx, FILE *note);
 
+/* What a search found, each library once: max entries of `size` bytes in
+ * out, each with the library at lib_off (a pointer) and the path it was
+ * reached by at path_off (path_len bytes). LIB_LIST makes one over an
+ * array of structs with members `lib` and `path` (cuda_mapping,
+ * nccl_mapping). */
+struct lib_list {
+	void *out;
+	size_t size, lib_off, path_off, path_len, max, n;
+};
+#define LIB_LIST(arr, max_)                                                                                    \
+	((struct lib_list){ (arr), sizeof(*(arr)), offsetof(__typeof__(*(arr)), lib),                            \
+			    offsetof(__typeof__(*(arr)), path), sizeof((arr)->path), (max_), 0 })
+/* A lib_found_fn over a struct lib_list: adds lib unless it is there. */
+void lib_list__found(void *ctx, const void *lib, const char *path);
+
+/* The files of pid's maps that `is` accepts, into l. Their number, or
+ * -errno. */
+int lib_cache__mapped_list(struct lib_cache *c, __u32 pid, bool (*is)(const char *path), struct lib_list *l,
+			   FILE *warn);
+
+/* Candidates a command would load, resolved into l (a lib_search_fn over
+ * a struct lib_candidates). */
+struct lib_candidates {
+	struct lib_cache *cache;
+	struct lib_list l;
+	FILE *note;
+};
+void lib_candidates__found(void *ctx, const char *path);
+
+/* Whether the file name of path starts with prefix ("libcuda.so"). */
+bool lib_search__named(const char *path, const char *prefix);
+
 #endif

@@ -149,58 +149,20 @@ int nccl_libs__resolve_paths(struct nccl_libs *c, const char *const *paths, size
 
 static bool is_libnccl(const char *path)
 {
-	const char *base = strrchr(path, '/');
-
-	return strncmp(base ? base + 1 : path, "libnccl.so", 10) == 0;
-}
-
-/* What a search found, each library once. */
-struct mapping_list {
-	struct nccl_mapping *out;
-	size_t max, n;
-};
-
-/* Adds lib reached by path unless it is there already. */
-static void mapping_found(void *ctx, const void *lib, const char *path)
-{
-	struct mapping_list *l = ctx;
-
-	for (size_t i = 0; i < l->n; i++)
-		if (l->out[i].lib == lib)
-			return;
-	if (l->n == l->max)
-		return;
-	l->out[l->n].lib = lib;
-	snprintf(l->out[l->n].path, sizeof(l->out[l->n].path), "%s", path);
-	l->n++;
+	return lib_search__named(path, "libnccl.so");
 }
 
 int nccl_libs__mapped(struct nccl_libs *c, __u32 pid, struct nccl_mapping *out, size_t max, FILE *warn)
 {
-	struct mapping_list l = { out, max, 0 };
-	int r = lib_cache__mapped(&c->cache, pid, is_libnccl, mapping_found, &l, warn);
+	struct lib_list l = LIB_LIST(out, max);
 
-	return r < 0 ? r : (int)l.n;
-}
-
-struct candidates {
-	struct nccl_libs *c;
-	struct mapping_list l;
-	FILE *note;
-};
-
-/* A NCCL library the loader would find (user/lib_search.h). */
-static void candidate_found(void *ctx, const char *path)
-{
-	struct candidates *k = ctx;
-
-	lib_cache__candidate(&k->c->cache, path, mapping_found, &k->l, k->note);
+	return lib_cache__mapped_list(&c->cache, pid, is_libnccl, &l, warn);
 }
 
 /* The copy of a PyTorch wheel (nvidia-nccl-cu*) in the Python environment
  * whose bin directory holds exe, as found in PATH (not resolved: a
  * virtual environment's python is a link to the system's). */
-static void candidate_wheel(struct candidates *k, const char *exe)
+static void candidate_wheel(struct lib_candidates *k, const char *exe)
 {
 	char found[PATH_MAX], pattern[PATH_MAX + 96], *slash;
 	glob_t g;
@@ -215,7 +177,7 @@ static void candidate_wheel(struct candidates *k, const char *exe)
 	if (glob(pattern, 0, NULL, &g))
 		return;
 	for (size_t i = 0; i < g.gl_pathc; i++)
-		candidate_found(k, g.gl_pathv[i]);
+		lib_candidates__found(k, g.gl_pathv[i]);
 	globfree(&g);
 }
 
@@ -223,9 +185,9 @@ int nccl_libs__candidates(struct nccl_libs *c, const char *exe, struct nccl_mapp
 {
 	static const char *const std_dirs = "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:"
 					    "/usr/lib:/usr/local/cuda/lib64:/usr/local/nccl/lib";
-	struct candidates k = { c, { out, max, 0 }, note };
+	struct lib_candidates k = { &c->cache, LIB_LIST(out, max), note };
 
-	lib_search__candidates("libnccl.so.2", exe, std_dirs, candidate_found, &k, note);
+	lib_search__candidates("libnccl.so.2", exe, std_dirs, lib_candidates__found, &k, note);
 	if (exe)
 		candidate_wheel(&k, exe);
 	return (int)k.l.n;
