@@ -571,20 +571,26 @@ const char *sampling_slowdown__name(enum sampling_slowdown s)
 	}
 }
 
-double sampling__scale(const struct sampling *s, __u32 pid)
+static const struct sampling_process *sampling__proc(const struct sampling *s, __u32 pid)
 {
 	for (size_t i = 0; i < s->proc_count; i++)
 		if (s->procs[i].pid == pid)
-			return s->procs[i].scale;
-	return 1;
+			return &s->procs[i];
+	return NULL;
+}
+
+double sampling__scale(const struct sampling *s, __u32 pid)
+{
+	const struct sampling_process *p = sampling__proc(s, pid);
+
+	return p ? p->scale : 1;
 }
 
 double sampling__slowdown(const struct sampling *s, __u32 pid)
 {
-	for (size_t i = 0; i < s->proc_count; i++)
-		if (s->procs[i].pid == pid)
-			return s->procs[i].slowdown;
-	return 1;
+	const struct sampling_process *p = sampling__proc(s, pid);
+
+	return p ? p->slowdown : 1;
 }
 
 size_t sampling_builder__on_count(const struct sampling_builder *b)

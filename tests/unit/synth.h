@@ -502,6 +502,27 @@ static inline struct analysis *synth__check_streamed(struct synth *b, size_t chu
 	return streamed;
 }
 
+/* The contents of the file at path (malloc'ed; "" when empty), its length
+ * up to the first NUL in *len (may be NULL); NULL when it cannot be
+ * opened. */
+static inline char *synth__slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&buf, &n, '\0', f) < 0) {
+		free(buf);
+		buf = strdup("");
+	}
+	if (len)
+		*len = strlen(buf);
+	fclose(f);
+	return buf;
+}
+
 /* The standard output of a shell command (malloc'ed; "" when none), its
  * exit status in *status. */
 static inline char *synth__shell(const char *cmd, int *status)

@@ -46,24 +46,6 @@ static struct analysis *analyze(struct synth *b)
 	return a;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	if (getdelim(&buf, &n, '\0', f) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	if (len)
-		*len = strlen(buf);
-	fclose(f);
-	return buf;
-}
-
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -83,7 +65,7 @@ static void golden(const char *name, const char *text)
 		write_file(path, text);
 		return;
 	}
-	want = slurp(path, NULL);
+	want = synth__slurp(path, NULL);
 	if (!want)
 		fail_msg("%s is missing: run with INFERSCOPE_UPDATE_GOLDEN=1 to make it", path);
 	if (strcmp(want, text)) {
@@ -154,7 +136,7 @@ static void test_html_structure(void **state)
 	(void)state;
 	mkdir(ARTIFACTS, 0755);
 	render_html(a, ARTIFACTS "/report.html");
-	html = slurp(ARTIFACTS "/report.html", NULL);
+	html = synth__slurp(ARTIFACTS "/report.html", NULL);
 	assert_non_null(html);
 	assert_true(a->ex->findings.n >= 1);
 	for (size_t i = 0; i < a->ex->findings.n; i++) {
@@ -203,7 +185,7 @@ static void test_html_in_chromium(void **state)
 		 "/chromium.html 2>" ARTIFACTS "/chromium-dom.log");
 	dom = synth__shell(cmd, &status);
 	assert_int_equal(status, 0);
-	log = slurp(ARTIFACTS "/chromium-dom.log", NULL);
+	log = synth__slurp(ARTIFACTS "/chromium-dom.log", NULL);
 	assert_non_null(log);
 	if (strstr(log, ":CONSOLE"))
 		fail_msg("the page logged to the console:\n%s", log);
@@ -222,7 +204,7 @@ static void test_html_in_chromium(void **state)
 		 "--screenshot=$PWD/" ARTIFACTS "/report.png file://$PWD/" ARTIFACTS "/chromium.html 2>" ARTIFACTS
 		 "/chromium-png.log >/dev/null");
 	assert_int_equal(system(cmd), 0);
-	free(slurp(ARTIFACTS "/report.png", &png));
+	free(synth__slurp(ARTIFACTS "/report.png", &png));
 	{
 		struct stat st;
 
@@ -251,7 +233,7 @@ static void test_html_escapes_the_recording(void **state)
 	a = analyze(b);
 	mkdir(ARTIFACTS, 0755);
 	render_html(a, ARTIFACTS "/hostile.html");
-	html = slurp(ARTIFACTS "/hostile.html", NULL);
+	html = synth__slurp(ARTIFACTS "/hostile.html", NULL);
 	assert_null(strstr(html, "<script>x()"));
 	assert_null(strstr(html, "<img src=x"));
 	assert_null(strstr(html, "<svg onload"));

@@ -557,28 +557,11 @@ static void test_perfetto_pid_collision(void **state)
 
 /* --- the CLI's entry ------------------------------------------------------------------------------- */
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t n = 0;
-
-	assert_non_null(f);
-	if (getdelim(&buf, &n, '\0', f) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	fclose(f);
-	return buf;
-}
-
 /* analyze__run_many's exit code, its stderr in *err (the caller frees), its report in out. */
 static int analyze_many(const char *const *in, size_t n, enum report_format fmt, const char *out, char **err)
 {
 	char path[] = "/tmp/isr-ranks-err-XXXXXX";
 	int fd = mkstemp(path), saved = dup(STDERR_FILENO), e;
-	FILE *f;
-	size_t len = 0;
 
 	assert_true(fd >= 0 && saved >= 0);
 	fflush(stderr);
@@ -588,14 +571,8 @@ static int analyze_many(const char *const *in, size_t n, enum report_format fmt,
 	assert_true(dup2(saved, STDERR_FILENO) >= 0);
 	close(saved);
 	close(fd);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	*err = NULL;
-	if (getdelim(err, &len, '\0', f) < 0) {
-		free(*err);
-		*err = strdup("");
-	}
-	fclose(f);
+	*err = synth__slurp(path, NULL);
+	assert_non_null(*err);
 	unlink(path);
 	return e;
 }
@@ -633,14 +610,16 @@ static void test_directory_and_single(void **state)
 	snprintf(out, sizeof(out), "%s/dir.md", fx->dir);
 	assert_int_equal(analyze_many(dir, 1, REPORT_MD, out, &err), 0);
 	free(err);
-	md = slurp(out);
+	md = synth__slurp(out, NULL);
+	assert_non_null(md);
 	assert_non_null(strstr(md, "# inferscope-bpf report: 2 recordings"));
 	assert_true(strstr(md, "# Recording 1 of 2: ") && strstr(md, "rank0.isr") < strstr(md, "rank1.isr"));
 	free(md);
 	snprintf(out, sizeof(out), "%s/files.md", fx->dir);
 	assert_int_equal(analyze_many(files, 2, REPORT_MD, out, &err), 0);
 	free(err);
-	md = slurp(out);
+	md = synth__slurp(out, NULL);
+	assert_non_null(md);
 	assert_non_null(strstr(md, "# inferscope-bpf report: 2 recordings"));
 	free(md);
 	/* one recording: the report analyze__run writes, byte for byte */
@@ -649,8 +628,10 @@ static void test_directory_and_single(void **state)
 	assert_int_equal(analyze_many(one, 1, REPORT_MD, out, &err), 0);
 	free(err);
 	assert_int_equal(analyze__run(fx->path[0], REPORT_MD, alone, NULL), 0);
-	md = slurp(out);
-	md_one = slurp(alone);
+	md = synth__slurp(out, NULL);
+	assert_non_null(md);
+	md_one = synth__slurp(alone, NULL);
+	assert_non_null(md_one);
 	assert_string_equal(md, md_one);
 	free(md);
 	free(md_one);
