@@ -306,14 +306,34 @@ const struct rule rule_gil_contention = {
 	.free = gil_free,
 };
 
+/* The recorder's own cost is never the job's: its process, when the
+ * recording says which it was (0: it does not). */
+static __u32 tracer_pid(const struct rule_ctx *c)
+{
+	return c->sum->sampling.overhead.measured ? c->sum->sampling.overhead.tracer_pid : 0;
+}
+
 /* --- cpu_contention ------------------------------------------------------------- */
+
+/* The part of thread t's wait for a CPU that the tracer's threads held it
+ * (they took it at the preemption). */
+static __u64 tracer_runqueue(const struct rule_ctx *c, const struct attr_thread *t)
+{
+	__u32 tracer = tracer_pid(c);
+	__u64 ns = 0;
+
+	for (size_t k = 0; tracer && k < t->preemptors.n; k++)
+		if ((__u32)(t->preemptors.v[k].key >> 32) == tracer)
+			ns += t->preemptors.v[k].ns;
+	return ns;
+}
 
 static int cpu_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0;
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0, tracer, cost;
 		char who[96];
 		struct finding *f;
 		int err = 0;
@@ -321,14 +341,26 @@ static int cpu_finish(void *state, struct rule_ctx *c)
 		if (!t->critical)
 			continue;
 		rule_thread_causes(c, t, causes);
-		if (!over_threshold(causes[CAUSE_RUNQUEUE], base))
+		/* what the tracer's threads held is its cost, counted by no rule */
+		tracer = tracer_runqueue(c, t);
+		if (tracer > causes[CAUSE_RUNQUEUE])
+			tracer = causes[CAUSE_RUNQUEUE];
+		if (rule_claim_part(c, t->pid, t->tid, CAUSE_RUNQUEUE, tracer))
+			return -ENOMEM;
+		cost = causes[CAUSE_RUNQUEUE] - tracer;
+		if (!over_threshold(cost, base))
 			continue;
-		f = thread_finding(c, "cpu_contention", t, causes[CAUSE_RUNQUEUE], base, CAUSE_RUNQUEUE);
+		f = thread_finding(c, "cpu_contention", t, cost, base, CAUSE_RUNQUEUE);
 		if (!f)
 			return -ENOMEM;
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		err |= finding__say(f, "%s waited %.3f s for a CPU (%.0f%% %s)", who, secs(causes[CAUSE_RUNQUEUE]),
-				    pct(causes[CAUSE_RUNQUEUE], base), base_text(c, t));
+		err |= finding__say(f, "%s waited %.3f s for a CPU (%.0f%% %s)", who, secs(cost), pct(cost, base),
+				    base_text(c, t));
+		if (tracer) {
+			err |= finding__say(f, ", and %.3f s more while the tracer's own threads held it (what tracing "
+					       "cost, not counted here)", secs(tracer));
+			ev_set(f->evidence, "tracer_s", ev_seconds(tracer));
+		}
 		for (size_t k = 0; k < t->preemptors.n; k++)
 			total += t->preemptors.v[k].ns;
 		total += t->preemptors.rest;
@@ -487,6 +519,22 @@ static void *fault_start(struct rule_ctx *c, struct tl_observer *obs)
 	return s;
 }
 
+/* What tracing the faults of a thread (tally ft) cost of fault_ns, its
+ * fault time: each fault at the cost the recorder measured (0 when it
+ * measured none), the share of the thread's whole fault time that is,
+ * applied to fault_ns. The part of that cost inside the recorded fault
+ * times is not known: all of it is taken out, so that the job is never
+ * blamed for the tracer. */
+static __u64 fault_tracer_ns(const struct rule_ctx *c, const struct fault_tally *ft, __u64 fault_ns)
+{
+	double per = c->sum->sampling.overhead.measured ? c->sum->sampling.overhead.fault_ns : 0, share;
+
+	if (!ft || !ft->ns || per <= 0)
+		return 0;
+	share = per * (double)(ft->minor + ft->major) / (double)ft->ns;
+	return share >= 1 ? fault_ns : (__u64)(share * (double)fault_ns);
+}
+
 static int fault_finish(void *state, struct rule_ctx *c)
 {
 	struct fault_state *s = state;
@@ -495,7 +543,7 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		return s->err;
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t);
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), tracer, cost;
 		const struct fault_tally *ft = NULL;
 		const struct fault_file *top = NULL;
 		char who[96];
@@ -505,20 +553,32 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		if (!t->critical)
 			continue;
 		rule_thread_causes(c, t, causes);
-		if (!over_threshold(causes[CAUSE_FAULT], base))
-			continue;
-		f = thread_finding(c, "page_fault_storm", t, causes[CAUSE_FAULT], base, CAUSE_FAULT);
-		if (!f)
-			return -ENOMEM;
 		for (size_t k = 0; k < s->n; k++)
 			if (s->v[k].pid == t->pid && s->v[k].tid == t->tid)
 				ft = &s->v[k];
+		/* what tracing the faults cost is the tracer's, not the job's */
+		tracer = fault_tracer_ns(c, ft, causes[CAUSE_FAULT]);
+		if (rule_claim_part(c, t->pid, t->tid, CAUSE_FAULT, tracer))
+			return -ENOMEM;
+		cost = causes[CAUSE_FAULT] - tracer;
+		if (!over_threshold(cost, base))
+			continue;
+		f = thread_finding(c, "page_fault_storm", t, cost, base, CAUSE_FAULT);
+		if (!f)
+			return -ENOMEM;
 		for (size_t k = 0; k < s->nfiles; k++)
 			if (s->files[k].pid == t->pid && (!top || s->files[k].ns > top->ns))
 				top = &s->files[k];
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		err |= finding__say(f, "%s spent %.3f s in page faults (%.0f%% %s)", who, secs(causes[CAUSE_FAULT]),
-				    pct(causes[CAUSE_FAULT], base), base_text(c, t));
+		err |= finding__say(f, "%s spent %.3f s in page faults (%.0f%% %s)", who, secs(cost), pct(cost, base),
+				    base_text(c, t));
+		if (tracer) {
+			err |= finding__say(f, " beyond what tracing them cost (%.3f s of the %.3f s measured: %.2f µs a "
+					       "fault, measured on this host at the start)", secs(tracer),
+					    secs(causes[CAUSE_FAULT]), c->sum->sampling.overhead.fault_ns / 1e3);
+			ev_set(f->evidence, "tracer_s", ev_seconds(tracer));
+			ev_set(f->evidence, "measured_s", ev_seconds(causes[CAUSE_FAULT]));
+		}
 		if (ft) {
 			err |= finding__say(f, ": %llu minor, %llu major (%llu from files, %llu anonymous: swapped out)",
 					    (unsigned long long)ft->minor, (unsigned long long)ft->major,

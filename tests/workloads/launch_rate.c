@@ -5,7 +5,7 @@
  * budget must sample.
  *
  *   launch_rate SECONDS RATE COUNT_FILE
- *   launch_rate SECONDS bound COUNT_FILE WORK_US SYNC_EVERY
+ *   launch_rate SECONDS bound COUNT_FILE WORK_US SYNC_EVERY [READY_FILE]
  *   launch_rate SECONDS alias COUNT_FILE KERNELS
  *   launch_rate SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]
  *
@@ -13,7 +13,9 @@
  * time, or at once when behind), then writes how many launches it made to
  * COUNT_FILE. "bound": launch-bound instead, as a Python loop is: WORK_US of
  * CPU work before each launch, and a cuStreamSynchronize after every
- * SYNC_EVERY launches (whatever a probe costs slows it down). "alias": as
+ * SYNC_EVERY launches (whatever a probe costs slows it down); with READY_FILE
+ * it waits for that file to exist before it starts (a tracer attached with
+ * -p creates it once its probes are live: the SECONDS are all traced). "alias": as
  * the CUDA runtime launches, as fast as it can: the KERNELS kernels are
  * named once (cuLibraryGetKernel), then each launch maps its kernel to its
  * function (cuKernelGetFunction) and launches that, kernel after kernel;
@@ -29,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "standin.h"
 
 static double now_s(void)
@@ -115,7 +118,7 @@ int main(int argc, char **argv)
 		}
 		goto done;
 	}
-	if (argc == 6 && strcmp(argv[2], "bound") == 0) {
+	if ((argc == 6 || argc == 7) && strcmp(argv[2], "bound") == 0) {
 		double work = atof(argv[4]) / 1e6;
 		long every = atol(argv[5]);
 
@@ -124,6 +127,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "launch_rate: SECONDS, WORK_US and SYNC_EVERY must be positive numbers\n");
 			return 2;
 		}
+		while (argc == 7 && access(argv[6], F_OK) != 0)
+			usleep(1000);
 		for (t0 = now_s(); now_s() < t0 + seconds;) {
 			double t = now_s();
 
@@ -138,7 +143,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY | "
+		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY [READY_FILE] | "
 			"SECONDS alias COUNT_FILE KERNELS | SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]\n");
 		return 2;
 	}
