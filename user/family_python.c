@@ -373,6 +373,10 @@ static int python_probe_process(void *st, __u32 pid, enum probe_when when)
 		 * loaded after exec; embedded interpreters) */
 		probe_interpreters(p, pid, true);
 		return 0;
+	case PROBE_HELD:
+		/* held at its mapping of libpython: not initialized yet */
+		probe_interpreters(p, pid, false);
+		return 0;
 	default:
 		return 0;
 	}
@@ -464,8 +468,11 @@ static void python_describe(void *st, FILE *out)
 			p->samples.attached, p->ctx->cfg->python.stacks_hz);
 }
 
+static const char *const python_hold_libs[] = { "libpython3", NULL };
+
 const struct probe_family family_python = {
 	.name = "python",
+	.hold_libs = python_hold_libs,
 	.enabled = python_enabled,
 	.open = python_open,
 	.attach = py_libs,

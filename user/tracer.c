@@ -12,10 +12,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "proc.h"
 #include "tracer.h"
 #include "sched.skel.h"
+#include "hold.skel.h"
 
 /*
  * BPF_LINK_CREATE of a uprobe_multi link (Linux 6.6): every site of one
@@ -55,6 +57,7 @@ struct probe_group {
 #define MAX_GROUPS 6	/* programs per file: cuda_hot, cuda_enter, cuda_ret, cuda_learn_enter, cuda_learn_ret; 3 for Python */
 #define MAX_SITES 256	/* probe sites per file */
 #define MAX_SHARED 8	/* objects whose maps later objects share */
+#define MAX_LOADERS 16	/* dynamic loader files watched (bpf/hold.bpf.c) */
 
 /* The probes of one file in one process: uprobes, or USDT links. */
 struct uprobe_attachment {
@@ -93,6 +96,14 @@ struct tracer {
 	__u32 discard_pid;	/* events of this process are not handed on */
 	bool multi;		/* uprobes as uprobe_multi links */
 	bool hot_on;		/* the hot-path CUDA probes are attached */
+	/* the holds (bpf/hold.bpf.h): the object of those that are not
+	 * the scheduler's, what the kernel supports, the loaders watched */
+	struct hold_bpf *hold;
+	bool hold_lib, hold_fork;
+	struct bpf_link *hold_fork_link;
+	char hold_note[256];		/* why the hold object could not load; "" */
+	struct { dev_t dev; ino_t ino; int fd; } loaders[MAX_LOADERS];
+	size_t nloaders;
 };
 
 static bool verbose_log;
@@ -237,9 +248,42 @@ void tracer__use_uprobe_multi(const struct tracer *t, struct bpf_object *obj)
 		bpf_program__set_expected_attach_type(prog, ATTACH_UPROBE_MULTI);
 }
 
+/*
+ * The holds' own object (bpf/hold.bpf.c), on the scheduler's maps: the
+ * loader watch where uprobes are uprobe_multi links (it reads the address
+ * it was hit at), the hold of a forked child where the kernel has the
+ * bpf_send_signal_task kfunc (Linux 6.13). Without either, targets are
+ * still held at their exec (the scheduler's program); a refusal is kept
+ * in hold_note, for tracer__attach to tell.
+ */
+static void hold_open(struct tracer *t, const struct record_config *cfg)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int e;
+
+	t->hold_fork = !libbpf_get_error(vmlinux) &&
+		       btf__find_by_name_kind(vmlinux, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
+	if (!libbpf_get_error(vmlinux))
+		btf__free(vmlinux);
+	t->hold_lib = t->multi;
+	t->hold = hold_bpf__open();
+	if (t->hold) {
+		t->hold->rodata->follow_children = cfg->targets.follow_children;
+		bpf_program__set_autoload(t->hold->progs.hold_dlopen, t->hold_lib);
+		bpf_program__set_autoload(t->hold->progs.hold_fork, t->hold_fork);
+		bpf_program__set_autoattach(t->hold->progs.hold_dlopen, false);
+		if (t->multi)
+			bpf_program__set_expected_attach_type(t->hold->progs.hold_dlopen, ATTACH_UPROBE_MULTI);
+	}
+	e = tracer__load(t, t->hold ? t->hold->skeleton : NULL, "hold", "the recording", t->hold_note,
+			 sizeof(t->hold_note));
+	if (e)
+		t->hold_lib = t->hold_fork = false;
+}
+
 struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn, void *ctx, char *err, size_t errlen)
 {
-	static const char *const core_maps[] = { "targets", "events", "critical", "drops" };
+	static const char *const core_maps[] = { "targets", "events", "critical", "drops", "hold_ctl", "held" };
 	struct tracer *t;
 	int e;
 
@@ -278,6 +322,7 @@ struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn,
 		goto fail;
 	}
 	tracer__share_maps(t, t->sched->obj, core_maps, sizeof(core_maps) / sizeof(core_maps[0]));
+	hold_open(t, cfg);
 
 	t->rb = ring_buffer__new(bpf_map__fd(t->sched->maps.events), on_event, t, NULL);
 	if (!t->rb) {
@@ -297,13 +342,26 @@ fail:
 	return NULL;
 }
 
-int tracer__add_target(struct tracer *t, __u32 pid)
+int tracer__add_target(struct tracer *t, __u32 pid, bool named)
 {
-	__u8 one = 1;
+	__u8 v = ISR_TARGET | (named ? ISR_TARGET_NO_HOLD : 0);
 
-	if (bpf_map_update_elem(bpf_map__fd(t->sched->maps.targets), &pid, &one, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(t->sched->maps.targets), &pid, &v, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+/* pid has uprobes of its own now: a child it forks is held until it has
+ * its own (bpf/hold.bpf.h). A process that is no target is left alone. */
+static void mark_armed(struct tracer *t, __u32 pid)
+{
+	int fd = bpf_map__fd(t->sched->maps.targets);
+	__u8 v;
+
+	if (bpf_map_lookup_elem(fd, &pid, &v) == 0 && !(v & ISR_TARGET_ARMED)) {
+		v |= ISR_TARGET_ARMED;
+		bpf_map_update_elem(fd, &pid, &v, BPF_EXIST);
+	}
 }
 
 bool tracer__is_target(struct tracer *t, __u32 pid)
@@ -325,9 +383,92 @@ int tracer__attach(struct tracer *t, char *err, size_t errlen)
 	int e;
 
 	e = sched_bpf__attach(t->sched);
-	if (e)
+	if (e) {
 		set_err(err, errlen, "cannot attach the scheduler tracepoints: %s", strerror(-e));
-	return e;
+		return e;
+	}
+	set_err(err, errlen, "%s", t->hold_note);
+	if (t->hold_fork) {
+		t->hold_fork_link = bpf_program__attach(t->hold->progs.hold_fork);
+		if (!t->hold_fork_link) {
+			e = -errno;
+			t->hold_fork = false;
+			set_err(err, errlen, "cannot attach the hold of forked children: %s", strerror(-e));
+		}
+	}
+	return 0;
+}
+
+int tracer__watch_loader(struct tracer *t, const char *path, dev_t dev, ino_t ino, __u64 offset, __s64 cookie)
+{
+	__u64 c = (__u64)cookie;
+	size_t i;
+	int fd;
+
+	if (!t->hold_lib)
+		return -EOPNOTSUPP;
+	for (i = 0; i < t->nloaders; i++)
+		if (t->loaders[i].dev == dev && t->loaders[i].ino == ino)
+			return -EALREADY;
+	if (t->nloaders == MAX_LOADERS)
+		return -E2BIG;
+	fd = tracer__uprobe_multi_link(t->hold->progs.hold_dlopen, path, &offset, &c, 1, false, 0);
+	if (fd < 0)
+		return fd;
+	t->loaders[t->nloaders].dev = dev;
+	t->loaders[t->nloaders].ino = ino;
+	t->loaders[t->nloaders].fd = fd;
+	t->nloaders++;
+	return 0;
+}
+
+int tracer__set_hold_names(struct tracer *t, const char *const *names, size_t n)
+{
+	struct isr_hold_names all;
+	__u32 i, zero = 0;
+
+	if (!t->hold_lib)
+		return 0;	/* no loader watch: nothing reads them */
+	if (n > ISR_HOLD_NAMES)
+		return -E2BIG;
+	memset(&all, 0, sizeof(all));
+	for (i = 0; i < n; i++) {
+		struct isr_hold_name *hn = &all.n[i];
+		size_t len = strlen(names[i]), b;
+
+		if (!len || len > ISR_HOLD_NAME_LEN)
+			return -EINVAL;
+		for (b = 0; b < len; b++) {
+			hn->s[b / 8] |= (__u64)(unsigned char)names[i][b] << (8 * (b % 8));
+			hn->mask[b / 8] |= 0xffULL << (8 * (b % 8));
+		}
+	}
+	if (bpf_map_update_elem(bpf_map__fd(t->hold->maps.hold_names), &zero, &all, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void tracer__hold(struct tracer *t, bool on)
+{
+	__u32 zero = 0, v = on;
+
+	bpf_map_update_elem(bpf_map__fd(t->sched->maps.hold_ctl), &zero, &v, BPF_ANY);
+}
+
+void tracer__hold_support(const struct tracer *t, bool *lib, bool *fork)
+{
+	*lib = t->hold_lib;
+	*fork = t->hold_fork;
+}
+
+void tracer__hold_done(struct tracer *t, __u32 pid)
+{
+	bpf_map_delete_elem(bpf_map__fd(t->sched->maps.held), &pid);
+}
+
+int tracer__held_fd(const struct tracer *t)
+{
+	return bpf_map__fd(t->sched->maps.held);
 }
 
 int tracer__uprobe_multi_link(struct bpf_program *prog, const char *path, const __u64 *offsets,
@@ -522,7 +663,10 @@ int tracer__attach_uprobes(struct tracer *t, const char *what, __u32 pid, dev_t 
 	e = attachment_begin(t, &a, what, pid, dev, ino, path, (unsigned int)n, err, errlen);
 	for (i = 0; !e && i < n; i++)
 		e = attachment_add(t, &a, &sites[i], err, errlen);
-	return e ? e : attachment_commit(t, &a, err, errlen);
+	e = e ? e : attachment_commit(t, &a, err, errlen);
+	if (!e)
+		mark_armed(t, pid);
+	return e;
 }
 
 bool tracer__can_switch_hot(const struct tracer *t)
@@ -900,6 +1044,10 @@ void tracer__free(struct tracer *t)
 		if (!t->att[i].usdt)
 			attachment_release(&t->att[i]);
 	free(t->att);
+	bpf_link__destroy(t->hold_fork_link);
+	for (i = 0; i < (int)t->nloaders; i++)
+		close(t->loaders[i].fd);
+	hold_bpf__destroy(t->hold);
 	sched_bpf__destroy(t->sched);
 	free(t);
 }
