@@ -197,9 +197,12 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid, st
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
 	struct isr_ev_proc_exec *e;
+	__u8 *v = bpf_map_lookup_elem(&targets, &pid);
 
-	if (!is_target(pid))
+	if (!v)
 		return 0;
+	/* A new image has no uprobes of its own (until the recorder probes it). */
+	*v &= ~ISR_TARGET_ARMED;
 	e = bpf_ringbuf_reserve(&critical, sizeof(*e), 0);
 	if (!e) {
 		count_drop(ISR_SRC_PROC);

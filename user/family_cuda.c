@@ -252,8 +252,8 @@ static int cuda_probe_process(void *st, __u32 pid, enum probe_when when)
 		/* libcuda files that it mapped since (dlopen) */
 		probe_libs(c, pid, false, true);
 		return 0;
-	case PROBE_HELD:
-		/* held at its mapping of libcuda: nothing of it ran yet */
+	case PROBE_MAPPED:
+		/* what it maps now; a libcuda it loads later holds it */
 		probe_libs(c, pid, false, false);
 		return 0;
 	default:

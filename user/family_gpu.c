@@ -440,8 +440,9 @@ static int gpu_probe_process(void *st, __u32 pid, enum probe_when when)
 	case PROBE_RESCAN:
 		probe_bridge(g, pid, true, false);
 		return 0;
-	case PROBE_HELD:
-		/* held at its mapping of the bridge: dormant until attached */
+	case PROBE_MAPPED:
+		/* a bridge it maps now (dormant until attached); one it loads
+		 * later holds it */
 		probe_bridge(g, pid, false, false);
 		return 0;
 	default:

@@ -283,8 +283,8 @@ static int nccl_probe_process(void *st, __u32 pid, enum probe_when when)
 	case PROBE_RESCAN:
 		probe_libs(c, pid, false, true);
 		return 0;
-	case PROBE_HELD:
-		/* held at its mapping of libnccl: nothing of it ran yet */
+	case PROBE_MAPPED:
+		/* what it maps now; a libnccl it loads later holds it */
 		record_rank_env(c, pid);
 		probe_libs(c, pid, false, false);
 		return 0;

@@ -373,8 +373,9 @@ static int python_probe_process(void *st, __u32 pid, enum probe_when when)
 		 * loaded after exec; embedded interpreters) */
 		probe_interpreters(p, pid, true);
 		return 0;
-	case PROBE_HELD:
-		/* held at its mapping of libpython: not initialized yet */
+	case PROBE_MAPPED:
+		/* an interpreter it maps now (in the executable, or a libpython
+		 * just loaded); a libpython it loads later holds it */
 		probe_interpreters(p, pid, false);
 		return 0;
 	default:

@@ -104,6 +104,7 @@ struct recorder {
 	struct hold_guard guard;
 	bool hold_ok;			/* the watcher runs: targets may be held */
 	bool holding;			/* holds are answered by probing (not at the end) */
+	bool loader_watch;		/* the dynamic loaders can be watched (bpf/hold.bpf.c) */
 	__u64 holds, hold_ns, hold_max_ns;
 };
 
@@ -147,9 +148,10 @@ static void new_process(struct recorder *r, __u32 pid, __u32 origin)
 }
 
 /* The dynamic loader of pid watched (bpf/hold.bpf.c): a library it loads
- * later holds it. Said only with -v where it cannot be (a static program,
- * a loader that is not glibc's, a kernel without uprobe_multi links). */
-static void watch_loader(struct recorder *r, __u32 pid)
+ * later holds it. Whether it is; said only with -v where it cannot be (a
+ * static program, a loader that is not glibc's, a kernel without
+ * uprobe_multi links). */
+static bool watch_loader(struct recorder *r, __u32 pid)
 {
 	struct loader_site s;
 	int e = loader_watch__find(pid, &s);
@@ -158,6 +160,15 @@ static void watch_loader(struct recorder *r, __u32 pid)
 	if (e && e != -EALREADY && r->cfg->verbose)
 		fprintf(stderr, "inferscope-bpf: pid %u: its dynamic loader is not watched (%s): a library it loads "
 			"later is probed within a second\n", pid, strerror(-e));
+	return !e || e == -EALREADY;
+}
+
+/* How the families probe a new process or image: where its loader is
+ * watched, what it maps now (a library it loads later holds it); else
+ * also the libraries it may load, by path. */
+static enum probe_when new_process_when(const struct recorder *r, bool watched)
+{
+	return watched && r->holding ? PROBE_MAPPED : PROBE_NEW_PROCESS;
 }
 
 /* A target the BPF side holds (bpf/hold.bpf.h): every family probes it
@@ -174,11 +185,12 @@ static void answer_hold(struct recorder *r, const struct isr_ev_proc_hold *ev)
 	if (getenv("INFERSCOPE_TEST_DIE_AT_HOLD"))
 		_exit(99);
 	if (r->holding && h.reason == ISR_HOLD_LIB) {
-		FAMILIES_DO(r, probe_process, h.hdr.pid, PROBE_HELD);
+		FAMILIES_DO(r, probe_process, h.hdr.pid, PROBE_MAPPED);
 	} else if (r->holding) {
-		if (h.reason == ISR_HOLD_EXEC)
-			watch_loader(r, h.hdr.pid);
-		FAMILIES_DO(r, probe_process, h.hdr.pid, PROBE_NEW_PROCESS);
+		/* a forked child runs under its parent's loader */
+		bool watched = h.reason == ISR_HOLD_EXEC ? watch_loader(r, h.hdr.pid) : r->loader_watch;
+
+		FAMILIES_DO(r, probe_process, h.hdr.pid, new_process_when(r, watched));
 		for (i = 0; i < r->npending; i++)
 			if (r->pending[i].pid == h.hdr.pid)
 				r->pending[i].probed = true;
@@ -261,9 +273,14 @@ static void probe_pending(struct recorder *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->npending; i++)
-		if (!r->pending[i].probed)
-			FAMILIES_DO(r, probe_process, r->pending[i].pid, PROBE_NEW_PROCESS);
+	for (i = 0; i < r->npending; i++) {
+		const struct pending_snapshot *p = &r->pending[i];
+
+		if (!p->probed)
+			FAMILIES_DO(r, probe_process, p->pid,
+				    new_process_when(r, p->origin == ISR_ORIGIN_EXEC ? watch_loader(r, p->pid) :
+											r->loader_watch));
+	}
 	write_pending(r);
 }
 
@@ -723,11 +740,12 @@ static int add_descendants(struct recorder *r)
 
 /* What holding new processes (bpf/hold.bpf.h) cannot do here, said once;
  * attach_err: what attaching them said. */
-static void hold_note(const struct recorder *r, const char *attach_err)
+static void hold_note(struct recorder *r, const char *attach_err)
 {
 	bool lib, fork;
 
 	tracer__hold_support(r->t, &lib, &fork);
+	r->loader_watch = lib;
 	if (attach_err[0] && !r->cfg->quiet)
 		fprintf(stderr, "inferscope-bpf: %s\n", attach_err);
 	if (!lib && r->cfg->verbose)

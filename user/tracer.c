@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "buf.h"
 #include "proc.h"
 #include "tracer.h"
 #include "sched.skel.h"
@@ -76,6 +78,23 @@ struct uprobe_attachment {
 	unsigned int ngroups;
 };
 
+/*
+ * Releasing a uprobe waits for an RCU grace period (about 50 ms a link
+ * here): the links of processes that are gone are released by a thread of
+ * their own, so that the loop that answers holds and drains the ring
+ * buffers never waits for them.
+ */
+struct link_closer {
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int *fds;			/* uprobe_multi links */
+	size_t nfds, fds_cap;
+	struct bpf_link **links;	/* perf-event uprobes */
+	size_t nlinks, links_cap;
+};
+
 /* Maps of names that objects loaded later reuse. */
 struct shared_maps {
 	struct bpf_object *obj;
@@ -104,6 +123,7 @@ struct tracer {
 	char hold_note[256];		/* why the hold object could not load; "" */
 	struct { dev_t dev; ino_t ino; int fd; } loaders[MAX_LOADERS];
 	size_t nloaders;
+	struct link_closer closer;
 };
 
 static bool verbose_log;
@@ -664,7 +684,7 @@ int tracer__attach_uprobes(struct tracer *t, const char *what, __u32 pid, dev_t 
 	for (i = 0; !e && i < n; i++)
 		e = attachment_add(t, &a, &sites[i], err, errlen);
 	e = e ? e : attachment_commit(t, &a, err, errlen);
-	if (!e)
+	if (!e || e == -EALREADY)
 		mark_armed(t, pid);
 	return e;
 }
@@ -914,6 +934,90 @@ int tracer__add_usdt_each(struct tracer *t, const char *what, struct bpf_program
 	return added ? added : e;
 }
 
+static void *closer_run(void *arg)
+{
+	struct link_closer *c = arg;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		if (c->nfds) {
+			int fd = c->fds[--c->nfds];
+
+			pthread_mutex_unlock(&c->lock);
+			close(fd);
+			pthread_mutex_lock(&c->lock);
+		} else if (c->nlinks) {
+			struct bpf_link *l = c->links[--c->nlinks];
+
+			pthread_mutex_unlock(&c->lock);
+			bpf_link__destroy(l);
+			pthread_mutex_lock(&c->lock);
+		} else if (c->stop) {
+			break;
+		} else {
+			pthread_cond_wait(&c->cond, &c->lock);
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* The links of a (a process that is gone) handed to the closer thread;
+ * released here when it cannot take them. */
+static void attachment_release_later(struct tracer *t, struct uprobe_attachment *a)
+{
+	struct link_closer *c = &t->closer;
+	unsigned int i;
+	int e = 0;
+
+	if (!c->started) {
+		pthread_mutex_init(&c->lock, NULL);
+		pthread_cond_init(&c->cond, NULL);
+		c->started = pthread_create(&c->thread, NULL, closer_run, c) == 0;
+		if (!c->started) {
+			pthread_cond_destroy(&c->cond);
+			pthread_mutex_destroy(&c->lock);
+			attachment_release(a);
+			return;
+		}
+	}
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < a->nlinks && !e; i++) {
+		e = array__reserve(&c->links, &c->links_cap, c->nlinks + 1, sizeof(*c->links));
+		if (!e) {
+			c->links[c->nlinks++] = a->links[i];
+			a->links[i] = NULL;
+		}
+	}
+	for (i = 0; i < a->ngroups && !e; i++) {
+		e = array__reserve(&c->fds, &c->fds_cap, c->nfds + 1, sizeof(*c->fds));
+		if (!e && a->groups[i].fd >= 0) {
+			c->fds[c->nfds++] = a->groups[i].fd;
+			a->groups[i].fd = -1;
+		}
+	}
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	attachment_release(a);	/* what the closer did not take, and the memory */
+}
+
+/* Waits until the closer thread has released every link handed to it. */
+static void closer_stop(struct link_closer *c)
+{
+	if (!c->started)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	free(c->fds);
+	free(c->links);
+	c->started = false;
+}
+
 void tracer__prune_uprobes(struct tracer *t)
 {
 	int fd = t->sched ? bpf_map__fd(t->sched->maps.targets) : -1;
@@ -931,7 +1035,7 @@ void tracer__prune_uprobes(struct tracer *t)
 			i++;
 			continue;
 		}
-		attachment_release(a);
+		attachment_release_later(t, a);
 		t->att[i] = t->att[--t->att_count];
 	}
 }
@@ -1043,6 +1147,7 @@ void tracer__free(struct tracer *t)
 	for (i = 0; i < (int)t->att_count; i++)
 		if (!t->att[i].usdt)
 			attachment_release(&t->att[i]);
+	closer_stop(&t->closer);
 	free(t->att);
 	bpf_link__destroy(t->hold_fork_link);
 	for (i = 0; i < (int)t->nloaders; i++)
