@@ -180,6 +180,7 @@ static json_t *json_overhead(const struct sampling_overhead *o)
 	if (!obj)
 		return NULL;
 	SET(obj, "tracer_pid", json_u64(o->tracer_pid));
+	SET(obj, "helper_pid", o->helper_pid ? json_u64(o->helper_pid) : json_null());
 	SET(obj, "sampler_hz", json_u64(o->sampler_hz));
 	SET(obj, "cost_ns", costs = json_object());
 	SET(costs, "probe_hit", json_real(o->hit_ns));

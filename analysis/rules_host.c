@@ -306,24 +306,17 @@ const struct rule rule_gil_contention = {
 	.free = gil_free,
 };
 
-/* The recorder's own cost is never the job's: its process, when the
- * recording says which it was (0: it does not). */
-static __u32 tracer_pid(const struct rule_ctx *c)
-{
-	return c->sum->sampling.overhead.measured ? c->sum->sampling.overhead.tracer_pid : 0;
-}
-
 /* --- cpu_contention ------------------------------------------------------------- */
 
 /* The part of thread t's wait for a CPU that the tracer's threads held it
- * (they took it at the preemption). */
+ * (they took it at the preemption): the recorder's own cost is never the
+ * job's. */
 static __u64 tracer_runqueue(const struct rule_ctx *c, const struct attr_thread *t)
 {
-	__u32 tracer = tracer_pid(c);
 	__u64 ns = 0;
 
-	for (size_t k = 0; tracer && k < t->preemptors.n; k++)
-		if ((__u32)(t->preemptors.v[k].key >> 32) == tracer)
+	for (size_t k = 0; k < t->preemptors.n; k++)
+		if (sampling__is_tracer(&c->sum->sampling, (__u32)(t->preemptors.v[k].key >> 32)))
 			ns += t->preemptors.v[k].ns;
 	return ns;
 }

@@ -405,6 +405,7 @@ static void on_overhead(struct sampling_overhead *o, const struct isr_ev_samplin
 
 		o->measured = true;
 		o->tracer_pid = c->tracer_pid;
+		o->helper_pid = c->helper_pid;
 		o->sampler_hz = c->sampler_hz;
 		o->hit_ns = e->hit_cost_ps / 1e3;
 		o->pair_ns = c->pair_ps / 1e3;
@@ -508,6 +509,13 @@ static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
 	p->per_window[k]++;
 	p->observed++;
 	return 0;
+}
+
+bool sampling__is_tracer(const struct sampling *s, __u32 pid)
+{
+	const struct sampling_overhead *o = &s->overhead;
+
+	return pid && o->measured && (pid == o->tracer_pid || pid == o->helper_pid);
 }
 
 struct sampling_builder *sampling_builder__new(__u64 start, __u64 end)

@@ -76,6 +76,7 @@ const char *sampling_slowdown__name(enum sampling_slowdown s);
 struct sampling_overhead {
 	bool measured;		/* the costs were measured (COSTS) */
 	__u32 tracer_pid;	/* the recorder: its threads are the tracer's */
+	__u32 helper_pid;	/* its watcher of held processes, the tracer's too; 0: none */
 	__u32 sampler_hz;
 	double hit_ns, pair_ns, fault_ns, sched_ns, tick_ns;	/* what each costs a target thread there */
 	bool spent_known;	/* the account at the end (SPENT) */
@@ -108,6 +109,8 @@ int sampling_builder__event(struct sampling_builder *b, const struct isr_ev_hdr 
 int sampling_builder__finish(struct sampling_builder *b, struct sampling *out);
 void sampling_builder__free(struct sampling_builder *b);
 
+/* Whether pid is the tracer's (the recorder or its helper process). */
+bool sampling__is_tracer(const struct sampling *s, __u32 pid);
 /* The scale of pid's hot-path counts: 1 when not sampled. */
 double sampling__scale(const struct sampling *s, __u32 pid);
 /* The slowdown applied to pid's gaps (1 when not sampled or not applied). */

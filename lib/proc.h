@@ -25,8 +25,11 @@ int proc__stat(__u32 pid, __u32 *ppid, char *state);
  * /proc/PID/maps can block until that is done (seconds for a process with
  * a GPU context). */
 bool proc__leader_running(__u32 pid);
-/* The process exists and one of its threads has not exited (a leader that
- * called pthread_exit stays a zombie while its other threads run). */
+/* The process exists and one of its threads has neither exited nor begun
+ * to (a leader that called pthread_exit stays a zombie while its other
+ * threads run; a process in exit has already lost its files and address
+ * space, and may stay there for seconds while a driver tears its context
+ * down: it is past probing). */
 bool proc__alive(__u32 pid);
 
 /* The live processes descended from any of roots (children, their

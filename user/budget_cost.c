@@ -137,7 +137,7 @@ static int set_target(struct self_target *s, bool on)
 
 	if (on == s->on)
 		return 0;
-	e = on ? tracer__add_target(s->t, s->pid) : tracer__remove_target(s->t, s->pid);
+	e = on ? tracer__add_target(s->t, s->pid, true) : tracer__remove_target(s->t, s->pid);
 	if (!e)
 		s->on = on;
 	return e;

@@ -18,7 +18,7 @@ static const char *const kind_text[ISR_SPENT_MAX] = {
 	"page faults traced", "scheduler events", "CPU held by the recorder", "CUPTI in GPU windows",
 };
 
-int budget_ctl__init(struct budget_ctl *bc, const struct tracer_costs *c, double pct, __u32 tracer)
+int budget_ctl__init(struct budget_ctl *bc, const struct tracer_costs *c, double pct, __u32 tracer, __u32 helper)
 {
 	memset(bc, 0, sizeof(*bc));
 	bc->step = calloc(BUDGET_HIT_SLOTS, sizeof(*bc->step));
@@ -30,6 +30,7 @@ int budget_ctl__init(struct budget_ctl *bc, const struct tracer_costs *c, double
 	htab__init(&bc->targets, sizeof(struct htab_u64), htab_u64__hash, htab_u64__equal);
 	bc->costs = *c;
 	bc->tracer_pid = tracer;
+	bc->helper_pid = helper;
 	bc->pct = pct > 0 ? pct : 0;
 	bc->active = pct > 0;
 	bc->accounting = true;
@@ -104,6 +105,7 @@ int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, v
 	fill_sampling(bc, &rec.s, ISR_SAMPLING_COSTS, start, 0, sizeof(rec));
 	memset(&rec.c, 0, sizeof(rec.c));
 	rec.c.tracer_pid = bc->tracer_pid;
+	rec.c.helper_pid = bc->helper_pid;
 	rec.c.sampler_hz = bc->costs.tick_hz;
 	rec.c.pair_ps = ps(bc->costs.pair_ns);
 	rec.c.fault_ps = ps(bc->costs.fault_ns);
@@ -164,7 +166,8 @@ static void note_switch(struct budget_ctl *bc, const struct isr_ev_sched_switch 
 			       (double)(e->hdr.ts_ns - in->displaced_since), 1);
 		in->displaced_since = 0;
 	}
-	if (prev_target && e->next_pid == bc->tracer_pid && (e->flags & ISR_SWITCH_RUNNABLE)) {
+	if (prev_target && (e->next_pid == bc->tracer_pid || (bc->helper_pid && e->next_pid == bc->helper_pid)) &&
+	    (e->flags & ISR_SWITCH_RUNNABLE)) {
 		struct budget_slot *out = &bc->total[slot_of(e->hdr.tid)];
 
 		out->tid = e->hdr.tid;

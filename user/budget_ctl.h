@@ -59,7 +59,7 @@ struct budget_ctl {
 	bool active;		/* a budget is kept: the hot path is switched */
 	double pct;		/* the budget, % of a thread's time */
 	struct tracer_costs costs;
-	__u32 tracer_pid;
+	__u32 tracer_pid, helper_pid;	/* the recorder, its watcher of held processes (0: none) */
 	struct budget b;
 	__u64 start_ns, next_ns, last_ns;
 	double recorder_cpu_ns;	/* the recorder's CPU time at the last step */
@@ -72,10 +72,10 @@ struct budget_ctl {
 	bool warned;
 };
 
-/* Starts the account of costs c (tracer: this process), and with pct > 0
- * a budget of pct % (its hot path switched from budget_ctl__start). 0 or
- * -ENOMEM. */
-int budget_ctl__init(struct budget_ctl *bc, const struct tracer_costs *c, double pct, __u32 tracer);
+/* Starts the account of costs c (tracer: this process; helper: its watcher
+ * of held processes, 0: none), and with pct > 0 a budget of pct % (its hot
+ * path switched from budget_ctl__start). 0 or -ENOMEM. */
+int budget_ctl__init(struct budget_ctl *bc, const struct tracer_costs *c, double pct, __u32 tracer, __u32 helper);
 void budget_ctl__free(struct budget_ctl *bc);
 /* The recording started at start: writes the costs (COSTS) and the
  * budget's settings (START). */

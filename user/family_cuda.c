@@ -258,6 +258,10 @@ static int cuda_probe_process(void *st, __u32 pid, enum probe_when when)
 		/* libcuda files that it mapped since (dlopen) */
 		probe_libs(c, pid, false, true);
 		return 0;
+	case PROBE_MAPPED:
+		/* what it maps now; a libcuda it loads later holds it */
+		probe_libs(c, pid, false, false);
+		return 0;
 	default:
 		return 0;
 	}
@@ -425,7 +429,7 @@ static int cuda_measure_costs(void *st, struct tracer_costs *costs, char *err, s
 		snprintf(err, errlen, "the executable has no cuLaunchKernel and cuStreamSynchronize of its own to measure");
 		return -ENOENT;
 	}
-	e = tracer__add_target(t, pid);
+	e = tracer__add_target(t, pid, true);	/* the recorder itself: never held */
 	if (!e) {
 		struct self_probe hot = { c, &lib->sites[ISR_CUDA_FN_cuLaunchKernel], false, { -1, -1 } };
 		struct self_probe pair = { c, &lib->sites[ISR_CUDA_FN_cuStreamSynchronize], true, { -1, -1 } };
@@ -443,8 +447,11 @@ static int cuda_measure_costs(void *st, struct tracer_costs *costs, char *err, s
 	return e;
 }
 
+static const char *const cuda_hold_libs[] = { "libcuda.so", NULL };
+
 const struct probe_family family_cuda = {
 	.name = "cuda",
+	.hold_libs = cuda_hold_libs,
 	.enabled = cuda_enabled,
 	.open = cuda_open,
 	.prepare = cuda_prepare,

@@ -226,6 +226,14 @@ static const struct field ev_rename[] = {
 	FIELD(isr_ev_task_rename, comm, "char[16]", "new name, NUL-terminated"),
 };
 
+static const struct field ev_hold[] = {
+	HDR(isr_ev_proc_hold),
+	FIELD(isr_ev_proc_hold, release_ns, "u64", "when the recorder let it go on (CLOCK_MONOTONIC)"),
+	FIELD(isr_ev_proc_hold, reason, "u32", "`ISR_HOLD_*`: why it was held"),
+	FIELD(isr_ev_proc_hold, parent_pid, "u32", "its parent process (FORK: the one that forked it)"),
+	FIELD(isr_ev_proc_hold, name, "char[48]", "LIB: the library's file name, NUL-terminated"),
+};
+
 static const struct field ev_fault[] = {
 	HDR(isr_ev_page_fault),
 	FIELD(isr_ev_page_fault, address, "u64", "faulting data address"),
@@ -341,7 +349,9 @@ static const struct field ev_sampling[] = {
 
 static const struct field sampling_costs[] = {
 	FIELD(isr_sampling_costs, tracer_pid, "u32", "the recorder's process: its threads are the tracer's, never the job's"),
+	FIELD(isr_sampling_costs, helper_pid, "u32", "the recorder's watcher of held processes, the tracer's too; 0: none"),
 	FIELD(isr_sampling_costs, sampler_hz, "u32", "CPU-clock samples a second on every CPU (Python stacks); 0: none"),
+	FIELD(isr_sampling_costs, pad, "u32", "zero"),
 	FIELD(isr_sampling_costs, pair_ps, "u64", "an entry and a return probe hit, picoseconds (the entry hit alone: `hit_cost_ps`)"),
 	FIELD(isr_sampling_costs, fault_ps, "u64", "a page fault of a target thread, traced; 0: faults not traced"),
 	FIELD(isr_sampling_costs, sched_ps, "u64", "a scheduler event of a target thread (a switch or a wakeup)"),
@@ -541,6 +551,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_proc_exit, "`ISR_EV_PROC_EXIT`: a thread exits. hdr.pid/tid: the exiting thread.", ev_exit),
 	STRUCT(isr_ev_task_info, "`ISR_EV_TASK_INFO`: the name of a task that is not a target, the first time it took a target thread's CPU or woke one. hdr.pid/tid: that target thread.", ev_task_info),
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
+	STRUCT(isr_ev_proc_hold, "`ISR_EV_PROC_HOLD`: written by the recorder: a target the tracer stopped (SIGSTOP, from BPF) until its probes were armed, so that no call was lost (bpf/hold.bpf.h): at its exec, when its dynamic loader had mapped a library a probe family probes, or forked by a probed process. hdr.pid/tid: the held process and its thread; hdr.ts_ns: when it was stopped.", ev_hold),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
 	STRUCT(isr_ev_mem_sample, "`ISR_EV_MEM_SAMPLE`: a target process's memory, sampled by the recorder about once a second from /proc and the cgroup filesystem (never per event); hdr.pid the process, hdr.tid 0.", ev_mem_sample),
 	STRUCT(isr_ev_reclaim, "`ISR_EV_RECLAIM`: a target thread reclaimed memory itself before it could go on (direct reclaim, or its memory cgroup's); hdr.ts_ns is when it began, emitted when it ended.", ev_reclaim),
@@ -550,7 +561,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
 	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release); the tracer and its costs here (COSTS, with or without a budget; struct isr_sampling_costs follows) and what tracing cost the targets (SPENT, at the end; struct isr_sampling_spent follows).", ev_sampling),
-	STRUCT(isr_sampling_costs, "Follows an `isr_ev_sampling` of kind COSTS (hdr.size = 64 + 40): what each thing the tracer does to a target thread costs it on this host, measured by the recorder at the start on threads of its own (user/budget_cost.h); 0: not measured.", sampling_costs),
+	STRUCT(isr_sampling_costs, "Follows an `isr_ev_sampling` of kind COSTS (hdr.size = 64 + 48): what each thing the tracer does to a target thread costs it on this host, measured by the recorder at the start on threads of its own (user/budget_cost.h); 0: not measured.", sampling_costs),
 	STRUCT(isr_sampling_spent, "Follows an `isr_ev_sampling` of kind SPENT (hdr.size = 64 + 216), once, at the end; the event's spent_ns is the budget's figure (the busiest thread of each interval): what tracing cost the target threads, from what each event tells and the costs measured at the start.", sampling_spent),
 	STRUCT(isr_ev_gil, "`ISR_EV_GIL`: a thread of a CPython 3.10-3.13 target took the GIL (ACQUIRE, at the return of PyEval_RestoreThread; hdr.ts_ns is its entry) or releases it (RELEASE, at the entry of PyEval_SaveThread).", ev_gil),
 	STRUCT(isr_ev_gpu_kernel, "`ISR_EV_GPU_KERNEL`: a kernel ran on the GPU (CUPTI bridge). Like every gpu_* event: hdr.ts_ns is when the bridge handed its batch over, hdr.tid the thread that did; GPU times are in CUPTI's clock (docs/clock-calibration.md).", ev_gpu_kernel),
@@ -735,6 +746,9 @@ static const struct constant event_flags[] = {
 	CONST(ISR_FORK_THREAD, NULL, "fork: the child is a new thread of the parent's process"),
 	CONST(ISR_FORK_FOLLOWED, NULL, "fork: the child process was added to the targets"),
 	CONST(ISR_EXIT_GROUP_DEAD, NULL, "exit: last thread of the process"),
+	CONST(ISR_HOLD_FORK, NULL, "proc_hold reason: forked by a process with uprobes of its own, held before it first ran"),
+	CONST(ISR_HOLD_LIB, NULL, "proc_hold reason: its dynamic loader had mapped a library a probe family probes, not yet run"),
+	CONST(ISR_HOLD_EXEC, NULL, "proc_hold reason: its exec, before the new image's first instruction"),
 	CONST(ISR_FAULT_MAJOR, NULL, "page fault: needed I/O (the kernel's major-fault accounting)"),
 	CONST(ISR_FAULT_HAS_START, NULL, "page fault: entry was seen, duration_ns is valid"),
 	CONST(ISR_FAULT_WRITE, NULL, "page fault: write access"),
