@@ -201,25 +201,29 @@ int proc__for_each_thread(__u32 pid, int (*fn)(void *ctx, __u32 pid, __u32 tid),
 
 #define PF_EXITING 0x00000004	/* the kernel's task flag: in do_exit */
 
-/* 1 when thread tid has not exited nor begun to (its stat's state is not
- * a zombie's or a dead task's, and its flags, the 9th field, have no
- * PF_EXITING). */
+bool proc__stat_running(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+	unsigned long flags;
+
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return false;
+	/* state ppid pgrp session tty_nr tpgid flags */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return !(flags & PF_EXITING);
+}
+
+/* 1 when thread tid has not exited nor begun to. */
 static int thread_running(void *ctx, __u32 pid, __u32 tid)
 {
-	char path[96], buf[1024], *p;
-	unsigned long flags;
+	char path[96], buf[1024];
 
 	(void)ctx;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
 	if (proc__read_small(path, buf, sizeof(buf)) < 0)
 		return 0;
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-		return 0;
-	/* state ppid pgrp session tty_nr tpgid flags */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return 0;
-	return !(flags & PF_EXITING);
+	return proc__stat_running(buf);
 }
 
 bool proc__alive(__u32 pid)

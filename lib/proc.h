@@ -31,6 +31,10 @@ bool proc__leader_running(__u32 pid);
  * space, and may stay there for seconds while a driver tears its context
  * down: it is past probing). */
 bool proc__alive(__u32 pid);
+/* Whether a task's /proc stat line tells of one that has neither exited
+ * (its state is not a zombie's or a dead task's) nor begun to (its flags,
+ * the 9th field, have no PF_EXITING). */
+bool proc__stat_running(const char *stat);
 
 /* The live processes descended from any of roots (children, their
  * children, ...; zombies and the roots themselves left out), parents before

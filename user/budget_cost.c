@@ -14,9 +14,9 @@
 
 #define TRIM_KEEP	0.9	/* of each phase's timings, the fastest, unless said */
 #define PAGE		4096
-#define FAULT_PAGES	128	/* per phase */
+#define FAULT_PAGES	64	/* per phase */
 #define FAULT_ROUNDS	6
-#define SCHED_TRIPS	64	/* round trips per phase */
+#define SCHED_TRIPS	32	/* round trips per phase */
 #define SCHED_ROUNDS	6
 
 static int cmp_double(const void *a, const void *b)

@@ -88,21 +88,16 @@ static __u64 ps(double ns)
 	return ns > 0 ? (__u64)(ns * 1000 + 0.5) : 0;
 }
 
-int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, void *ctx)
+int budget_ctl__write_costs(const struct budget_ctl *bc, __u64 ts, budget_emit_fn emit, void *ctx)
 {
 	struct {
 		struct isr_ev_sampling s;
 		struct isr_sampling_costs c;
 	} rec;
-	int e;
 
 	if (!bc->accounting)
 		return 0;
-	budget__init(&bc->b, bc->b.fraction, bc->costs.hit_ns, start);
-	bc->start_ns = bc->last_ns = start;
-	bc->next_ns = start + BUDGET_CHECK_NS;
-	bc->recorder_cpu_ns = recorder_cpu_ns();
-	fill_sampling(bc, &rec.s, ISR_SAMPLING_COSTS, start, 0, sizeof(rec));
+	fill_sampling(bc, &rec.s, ISR_SAMPLING_COSTS, ts, 0, sizeof(rec));
 	memset(&rec.c, 0, sizeof(rec.c));
 	rec.c.tracer_pid = bc->tracer_pid;
 	rec.c.helper_pid = bc->helper_pid;
@@ -111,7 +106,20 @@ int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, v
 	rec.c.fault_ps = ps(bc->costs.fault_ns);
 	rec.c.sched_ps = ps(bc->costs.sched_ns);
 	rec.c.tick_ps = ps(bc->costs.tick_ns);
-	e = emit(ctx, &rec, sizeof(rec));
+	return emit(ctx, &rec, sizeof(rec));
+}
+
+int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, void *ctx)
+{
+	int e;
+
+	if (!bc->accounting)
+		return 0;
+	budget__init(&bc->b, bc->b.fraction, bc->costs.hit_ns, start);
+	bc->start_ns = bc->last_ns = start;
+	bc->next_ns = start + BUDGET_CHECK_NS;
+	bc->recorder_cpu_ns = recorder_cpu_ns();
+	e = budget_ctl__write_costs(bc, start, emit, ctx);
 	if (e || !bc->active)
 		return e;
 	return write_sampling(bc, ISR_SAMPLING_START, start, 0, emit, ctx);

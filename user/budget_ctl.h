@@ -80,6 +80,9 @@ void budget_ctl__free(struct budget_ctl *bc);
 /* The recording started at start: writes the costs (COSTS) and the
  * budget's settings (START). */
 int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, void *ctx);
+/* The costs (COSTS) again, at ts: a flight-recorder window holds them too,
+ * whose start is long gone. */
+int budget_ctl__write_costs(const struct budget_ctl *bc, __u64 ts, budget_emit_fn emit, void *ctx);
 /* Charges what the event tells the tracer did on a target thread. */
 void budget_ctl__note(struct budget_ctl *bc, const struct isr_ev_hdr *h, size_t size);
 /* How long the recorder may wait for events before the next decision, at

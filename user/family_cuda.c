@@ -343,7 +343,7 @@ static void cuda_on_new_process(void *st, __u32 pid, __u32 origin)
 	alias_learn__forget(&c->learn, pid);
 }
 
-#define COST_CALLS	1001
+#define COST_CALLS	401
 #define COST_GAP_NS	20000
 
 /* The executable's own cuLaunchKernel and cuStreamSynchronize

@@ -144,8 +144,8 @@ static int py_libs(void *st, char *err, size_t errlen)
 					"CPU-clock (Python stacks)", "--no-py-stacks", &p->samples, err, errlen);
 }
 
-#define TICK_PERIOD_NS	100000ULL	/* the measurement's sampler: 10 kHz */
-#define TICK_OP_NS	400000ULL	/* CPU work per timed op: about 4 ticks */
+#define TICK_PERIOD_NS	50000ULL	/* the measurement's sampler: 20 kHz */
+#define TICK_OP_NS	200000ULL	/* CPU work per timed op: about 4 ticks */
 
 /* The sampler's program on a CPU-clock event of this thread alone. */
 struct tick_probe {
@@ -198,8 +198,8 @@ static int python_measure_costs(void *st, struct tracer_costs *c, char *err, siz
 {
 	struct python_family *p = st;
 	struct tick_probe tick = { NULL, NULL, 0 };
-	/* 400 us of work is preempted often on a busy host: the fastest half */
-	struct cost_ab ab = { tick_op, tick_set, &tick, 12, 4, 0, 0.5 };
+	/* 200 us of work is preempted often on a busy host: the fastest half */
+	struct cost_ab ab = { tick_op, tick_set, &tick, 10, 4, 0, 0.5 };
 	__u32 pid = (__u32)getpid();
 	double per_op;
 	int e;

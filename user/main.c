@@ -636,7 +636,7 @@ static const struct argp_option bench_options[] = {
 	{ "seconds", 's', "SEC", 0, "Length of one measurement (default 2)", 0 },
 	{ "output", 'o', "FILE", 0, "Write the results as JSON", 0 },
 	{ "check", 'c', "THRESHOLDS", 0, "Exit 1 when a metric exceeds its limit in this JSON file", 0 },
-	{ "only", 'n', "NAMES", 0, "Run only these benchmarks, comma-separated (sched_switch, page_fault, fault_flood, cuda_launch, cuda_sync, gil_contend, budget_10k, budget_50k, budget_150k; with --kci also its mechanisms and checks: docs/kernel-ci.md)", 0 },
+	{ "only", 'n', "NAMES", 0, "Run only these benchmarks, comma-separated (sched_switch, page_fault, fault_flood, cuda_launch, cuda_sync, gil_contend, budget_10k, budget_50k, budget_150k, launch_bound, attach_time, flight_ring; with --kci also its mechanisms and checks: docs/kernel-ci.md)", 0 },
 	{ "tmpdir", 't', "DIR", 0, "Where recordings go while measuring (default /tmp)", 0 },
 	{ "kci", OPT_KCI, NULL, 0, "The kernel-CI suite: each kernel mechanism's cost, the exact-delivery checks, then the recorder workloads sched_switch, page_fault, fault_flood, cuda_launch, cuda_sync", 0 },
 	{ "quick", OPT_QUICK, NULL, 0, "With --kci: the quick subset (fewer rounds and calls, no workloads; under 2 minutes)", 0 },

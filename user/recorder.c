@@ -367,12 +367,13 @@ static int write_window(struct recorder *r, const char *why, __u32 stop_reason)
 	__u64 now;
 	int e;
 
-	e = rec_writer__flush(r->w);
+	now = clock__mono_ns();
+	e = budget_ctl__write_costs(&r->budget, now, emit, r);
+	e = e ?: rec_writer__flush(r->w);
 	e = e ?: write_clock(r->w);
 	e = e ?: write_drops(r);
 	if (e)
 		return r->write_err = e;
-	now = clock__mono_ns();
 	rec_writer__ring_trim(r->w, now);
 	rec_writer__ring_stats(r->w, &st);
 	e = flight__window_path(cfg->output.path, r->windows + 1, path, sizeof(path));
@@ -575,6 +576,7 @@ static void budget_setup(struct recorder *r)
 		return;
 	}
 	r->budget.charge_cupti = cfg->gpu.cupti && cfg->gpu.windows && !cfg->gpu.all;
+	r->res->costs_measure_ns = (double)(clock__mono_ns() - t0);
 	if (cfg->verbose)
 		fprintf(stderr, "inferscope-bpf: costs here: a probe hit %.0f ns, an entry and return %.0f ns, a page fault "
 			"%.0f ns, a scheduler event %.0f ns, a sampler tick %.0f ns (measured in %.0f ms); overhead "
@@ -1233,6 +1235,10 @@ int record__run(const struct record_config *cfg, struct record_result *res)
 	}
 	res->events = r.events;
 	res->drops_total = r.drops_total;
+	if (r.budget.accounting) {
+		res->overhead_spent_ns = r.budget.b.spent_ns;
+		res->overhead_traced_ns = (double)(r.budget.last_ns - r.budget.start_ns);
+	}
 	close_all(&r);
 	return e;
 }

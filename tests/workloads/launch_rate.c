@@ -5,7 +5,8 @@
  * budget must sample.
  *
  *   launch_rate SECONDS RATE COUNT_FILE
- *   launch_rate SECONDS bound COUNT_FILE WORK_US SYNC_EVERY [READY_FILE]
+ *   launch_rate SECONDS bound COUNT_FILE WORK_US SYNC_EVERY
+ *   launch_rate SECONDS cpu RESULT_FILE WORK_US SYNC_EVERY READY_FILE
  *   launch_rate SECONDS alias COUNT_FILE KERNELS [MAX]
  *   launch_rate SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]
  *
@@ -13,9 +14,12 @@
  * time, or at once when behind), then writes how many launches it made to
  * COUNT_FILE. "bound": launch-bound instead, as a Python loop is: WORK_US of
  * CPU work before each launch, and a cuStreamSynchronize after every
- * SYNC_EVERY launches (whatever a probe costs slows it down); with READY_FILE
- * it waits for that file to exist before it starts (a tracer attached with
- * -p creates it once its probes are live: the SECONDS are all traced). "alias": as
+ * SYNC_EVERY launches (whatever a probe costs slows it down). "cpu": the
+ * same with WORK_US of CPU work per launch as a loop counted once (so that
+ * a preemption does not shorten it: the thread's CPU time per launch is
+ * its work and what tracing adds), from when READY_FILE exists (a tracer
+ * attached with -p creates it once its probes are live), writing
+ * "LAUNCHES WALL_S CPU_S" (the thread's CPU time) to RESULT_FILE. "alias": as
  * the CUDA runtime launches, as fast as it can: the KERNELS kernels are
  * named once (cuLibraryGetKernel), then each launch maps its kernel to its
  * function (cuKernelGetFunction) and launches that, kernel after kernel;
@@ -63,6 +67,67 @@ static long long alias_loop(double seconds, unsigned long kernels, unsigned long
 			return -1;
 	}
 	return (long long)launches;
+}
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static volatile unsigned long work_sink;
+
+static void work(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		work_sink += i;
+}
+
+/* launch_rate SECONDS cpu RESULT_FILE WORK_US SYNC_EVERY READY_FILE */
+static int cpu_loop(char **argv)
+{
+	double seconds, us, t0, c0, best = 1e9;
+	unsigned long long launches = 0, every;
+	unsigned long n = 100000;
+	char *end1, *end2, *end3;
+	FILE *f;
+
+	seconds = strtod(argv[1], &end1);
+	us = strtod(argv[4], &end2);
+	every = strtoull(argv[5], &end3, 10);
+	if (*end1 || *end2 || *end3 || seconds <= 0 || us < 0 || !every) {
+		fprintf(stderr, "launch_rate: SECONDS, WORK_US and SYNC_EVERY must be positive numbers\n");
+		return 2;
+	}
+	/* the loop's speed: the fastest of a few timings (a preemption
+	 * only makes one slower) */
+	for (int k = 0; k < 20; k++) {
+		double t = now_s();
+
+		work(n);
+		if (now_s() - t < best)
+			best = now_s() - t;
+	}
+	n = (unsigned long)(n * us / 1e6 / best);
+	while (access(argv[6], F_OK) != 0)
+		usleep(1000);
+	c0 = thread_cpu_s();
+	for (t0 = now_s(); now_s() < t0 + seconds;) {
+		work(n);
+		if (cuLaunchKernel((CUfunction)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS ||
+		    (++launches % every == 0 && cuStreamSynchronize(NULL) != CUDA_SUCCESS)) {
+			fprintf(stderr, "launch_rate: a CUDA call failed\n");
+			return 1;
+		}
+	}
+	f = fopen(argv[3], "w");
+	if (!f || fprintf(f, "%llu %.6f %.6f\n", launches, now_s() - t0, thread_cpu_s() - c0) < 0 || fclose(f)) {
+		perror(argv[3]);
+		return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -124,7 +189,9 @@ int main(int argc, char **argv)
 		}
 		goto done;
 	}
-	if ((argc == 6 || argc == 7) && strcmp(argv[2], "bound") == 0) {
+	if (argc == 7 && strcmp(argv[2], "cpu") == 0)
+		return cpu_loop(argv);
+	if (argc == 6 && strcmp(argv[2], "bound") == 0) {
 		double work = atof(argv[4]) / 1e6;
 		long every = atol(argv[5]);
 
@@ -133,8 +200,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "launch_rate: SECONDS, WORK_US and SYNC_EVERY must be positive numbers\n");
 			return 2;
 		}
-		while (argc == 7 && access(argv[6], F_OK) != 0)
-			usleep(1000);
 		for (t0 = now_s(); now_s() < t0 + seconds;) {
 			double t = now_s();
 
@@ -149,8 +214,9 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY "
-			"[READY_FILE] | SECONDS alias COUNT_FILE KERNELS [MAX] | SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]\n");
+		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY | "
+			"SECONDS cpu RESULT_FILE WORK_US SYNC_EVERY READY_FILE | "
+			"SECONDS alias COUNT_FILE KERNELS [MAX] | SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]\n");
 		return 2;
 	}
 	seconds = strtod(argv[1], &end1);
