@@ -14,8 +14,11 @@
  * thread, whatever else the machine ran (a busy host makes the launch rate
  * itself too noisy to tell 1% from 10%; the rate is reported beside it).
  * The noise is the change between the two untraced runs of a round. Its
- * own gate: it fails when the median cost is above the budget and its
- * burst credit (budget x 1 s over the run) by more than the median noise.
+ * own gate: it fails when the median cost is above what the budget allows
+ * a run of that length by more than the median noise. The budget allows
+ * budget x time, a burst credit of budget x 1 s, and the last window's
+ * cost not yet paid back (the hot path on BUDGET_MIN_ON_NS at least, at
+ * its cost per launch over the thread's time per launch).
  * The recorder's own account of the cost (user/budget_ctl.h) is reported
  * beside the measurement.
  *

@@ -1238,6 +1238,7 @@ int record__run(const struct record_config *cfg, struct record_result *res)
 	if (r.budget.accounting) {
 		res->overhead_spent_ns = r.budget.b.spent_ns;
 		res->overhead_traced_ns = (double)(r.budget.last_ns - r.budget.start_ns);
+		res->hit_cost_ns = r.budget.costs.hit_ns;
 	}
 	close_all(&r);
 	return e;

@@ -24,6 +24,7 @@ struct record_result {
 	 * figure (the busiest thread of each interval) over the time it ran;
 	 * 0 when not accounted */
 	double overhead_spent_ns, overhead_traced_ns;
+	double hit_cost_ns;		/* a hot-path probe hit, as measured at the start */
 	double costs_measure_ns;	/* how long measuring the costs took at the start */
 };
 
