@@ -196,6 +196,7 @@ static json_t *json_overhead(const struct sampling_overhead *o)
 	SET(spent, "pid", json_u64(o->busiest_pid));
 	SET(spent, "tid", json_u64(o->busiest_tid));
 	SET(spent, "traced_s", json_real(ns_to_s(o->traced_ns)));
+	SET(spent, "on_cpu_s", json_real(ns_to_s(o->busiest_oncpu_ns)));
 	SET(spent, "allowed_s", o->allowed_ns ? json_real(ns_to_s(o->allowed_ns)) : json_null());
 	SET(spent, "budget_spent_s", json_real(ns_to_s(o->spent_ns)));
 	SET(spent, "by_kind", by = json_object());
@@ -1574,16 +1575,19 @@ static void md__overhead(struct md *m, const struct summary *s)
 	for (int k = 0; k < ISR_SPENT_MAX; k++)
 		sum += (double)o->busiest_ns[k];
 	t = summary__thread(s, o->busiest_pid, o->busiest_tid);
-	md__printf(m, "- **Tracing cost (estimated):** %.1f ms of %.3f s (%.2f%%) of its busiest thread, thread %u",
-		   sum / 1e6, secs, secs > 0 ? sum / 1e7 / secs : 0, o->busiest_tid);
+	md__printf(m, "- **Tracing cost (estimated):** %.1f ms, %.2f%% of the %.3f s its busiest thread was on a CPU "
+		   "in %.3f s (thread %u", sum / 1e6, o->busiest_oncpu_ns ? 100 * sum / (double)o->busiest_oncpu_ns : 0,
+		   ns_to_s(o->busiest_oncpu_ns), secs, o->busiest_tid);
 	if (t && t->comm[0]) {
 		md__printf(m, " `");
 		md__text(m, t->comm, sizeof(t->comm));
 		md__printf(m, "`");
 	}
+	md__printf(m, ")");
 	if (o->allowed_ns)
-		md__printf(m, ", %s the %.3g%% budget (%.1f ms with its burst)", sum <= (double)o->allowed_ns ?
-			   "within" : "over", s->sampling.budget_pct, o->allowed_ns / 1e6);
+		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged of the %.1f ms it allowed)",
+			   o->spent_ns <= o->allowed_ns ? "within" : "over", s->sampling.budget_pct, o->spent_ns / 1e6,
+			   o->allowed_ns / 1e6);
 	else
 		md__printf(m, ", no budget");
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {

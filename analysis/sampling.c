@@ -419,6 +419,7 @@ static void on_overhead(struct sampling_overhead *o, const struct isr_ev_samplin
 		o->busiest_pid = sp->busiest_pid;
 		o->busiest_tid = sp->busiest_tid;
 		o->traced_ns = sp->traced_ns;
+		o->busiest_oncpu_ns = sp->busiest_oncpu_ns;
 		o->allowed_ns = sp->allowed_ns;
 		o->spent_ns = e->spent_ns;
 		memcpy(o->busiest_ns, sp->busiest_ns, sizeof(o->busiest_ns));

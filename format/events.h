@@ -583,18 +583,20 @@ enum {
  * happened and the costs measured at the start (ISR_SAMPLING_COSTS).
  */
 struct isr_sampling_spent {
-	__u32 busiest_pid;	/* the thread charged the most over the recording */
+	__u32 busiest_pid;	/* the thread tracing cost most over the recording, for its time on a CPU */
 	__u32 busiest_tid;
 	__u64 traced_ns;	/* from the budget's start to the end */
+	__u64 busiest_oncpu_ns;	/* its time on a CPU meanwhile */
 	__u64 allowed_ns;	/* budget x traced_ns + its burst credit (budget x 1 s); 0: no budget */
 	__u64 busiest_ns[ISR_SPENT_MAX];	/* the busiest thread's, by kind */
 	__u64 busiest_ops[ISR_SPENT_MAX];	/* what was charged to it: hits, captures, ticks, faults, events */
 	__u64 all_ns[ISR_SPENT_MAX];	/* all target threads together */
 };
-_Static_assert(sizeof(struct isr_sampling_spent) == 216, "isr_sampling_spent size");
-_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ns) == 24, "sampling_spent.busiest_ns");
-_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ops) == 88, "sampling_spent.busiest_ops");
-_Static_assert(__builtin_offsetof(struct isr_sampling_spent, all_ns) == 152, "sampling_spent.all_ns");
+_Static_assert(sizeof(struct isr_sampling_spent) == 224, "isr_sampling_spent size");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_oncpu_ns) == 16, "sampling_spent.busiest_oncpu_ns");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ns) == 32, "sampling_spent.busiest_ns");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ops) == 96, "sampling_spent.busiest_ops");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, all_ns) == 160, "sampling_spent.all_ns");
 /*
  * GPU activity from the CUPTI bridge (cupti_bridge/, libinferscope_cupti.so).
  * The bridge converts CUPTI's activity records into the structs below and

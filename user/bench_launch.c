@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "bench_launch.h"
-#include "budget.h"
 #include "clock.h"
 #include "config.h"
 #include "recorder.h"
@@ -87,8 +86,16 @@ static void defaults_for(struct record_config *c, pid_t pid, const char *rec, co
 
 struct lb_run {
 	double launches, wall_s, cpu_s;
+	double with_cpu, with_iters, alone_cpu, alone_iters;	/* blocks of work with a launch each, and alone */
 	double spent_ns, traced_ns, hit_ns;	/* the recorder's account (traced) */
 };
+
+/* The thread's CPU time per piece of work with a launch over the same
+ * without: 1 + what a launch costs it, whatever the CPU's speed was. */
+static double lb_ratio(const struct lb_run *r)
+{
+	return (r->with_cpu / r->with_iters) / (r->alone_cpu / r->alone_iters);
+}
 
 /* One run of launch_rate's "cpu" loop, traced with the defaults or not. */
 static int lb_run(const struct bench_opts *o, const char *prog, double seconds, bool traced, struct lb_run *out)
@@ -132,8 +139,10 @@ static int lb_run(const struct bench_opts *o, const char *prog, double seconds, 
 	if (!e && (!WIFEXITED(status) || WEXITSTATUS(status)))
 		e = -EIO;
 	f = e ? NULL : fopen(result, "r");
-	if (!e && (!f || fscanf(f, "%lf %lf %lf", &out->launches, &out->wall_s, &out->cpu_s) != 3 ||
-		   out->launches <= 0 || out->cpu_s <= 0))
+	if (!e && (!f || fscanf(f, "%lf %lf %lf %lf %lf %lf %lf", &out->launches, &out->wall_s, &out->cpu_s,
+				&out->with_cpu, &out->with_iters, &out->alone_cpu, &out->alone_iters) != 7 ||
+		   out->launches <= 0 || out->with_cpu <= 0 || out->alone_cpu <= 0 || out->with_iters <= 0 ||
+		   out->alone_iters <= 0))
 		e = -EIO;
 	if (f)
 		fclose(f);
@@ -181,19 +190,16 @@ static json_t *launch_bound(const struct bench_opts *o, int rounds, struct ktap 
 		}
 		u = (u1->cpu_s / u1->launches + u2->cpu_s / u2->launches) / 2;
 		cpu_ns[r] = 1e9 * u;
-		cost[r] = 100 * (t->cpu_s / t->launches / u - 1);
-		noise[r] = 100 * fabs((u2->cpu_s / u2->launches) / (u1->cpu_s / u1->launches) - 1);
+		cost[r] = 100 * (lb_ratio(t) / ((lb_ratio(u1) + lb_ratio(u2)) / 2) - 1);
+		noise[r] = 100 * fabs(lb_ratio(u2) / lb_ratio(u1) - 1);
 		rate[r] = 100 * (t->launches / t->wall_s / ((u1->launches / u1->wall_s + u2->launches / u2->wall_s) / 2) - 1);
 		acct[r] = t->traced_ns > 0 ? 100 * t->spent_ns / t->traced_ns : 0;
 		hot[r] = t->hit_ns / (1e9 * u);
 		fputc('.', stderr);
 	}
 	fputc('\n', stderr);
-	/* The budget lets a run spend a burst of budget x 1 s at once, and
-	 * its last window, at least BUDGET_MIN_ON_NS at what the hot path
-	 * costs the thread while on (a hit over the thread's time per
-	 * launch), is paid back only after the run. */
-	allowed = budget * (1 + 1 / secs) + 100 * median(hot, rounds) * (BUDGET_MIN_ON_NS / 1e9) / secs;
+	/* the budget lets a run spend a burst of budget x 1 s at once */
+	allowed = budget * (1 + 1 / secs);
 	*ok = median(cost, rounds) <= allowed + median(noise, rounds);
 	j = json_pack("{s:s, s:s, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:f, s:b}", "name", "launch_bound",
 		      "what",

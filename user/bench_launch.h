@@ -9,16 +9,20 @@
  * work, then cuLaunchKernel, a synchronization every 1000 launches), each
  * round untraced, traced by a recorder with every default (`-p PID`), and
  * untraced again; the order of the three rotates from round to round. The
- * figure is the launching thread's CPU time per launch, traced over the
- * mean of the two untraced runs around it: what tracing added to the
- * thread, whatever else the machine ran (a busy host makes the launch rate
- * itself too noisy to tell 1% from 10%; the rate is reported beside it).
+ * loop alternates blocks of work with a launch after each piece and
+ * blocks of work alone, and times each in the thread's CPU time: their
+ * ratio is 1 + what a launch costs the thread, whatever the CPU's speed
+ * did meanwhile (the project's VMs share cores: the same work takes 3 to
+ * 7 us of CPU from one run to the next, and the launch rate, reported
+ * beside it, moves by 25%). The figure is a traced run's ratio over the
+ * mean of its two untraced runs': what tracing adds to each launch. What
+ * it adds by the second whatever the thread does (sampler ticks,
+ * scheduler events) falls on both kinds of block alike and is left out;
+ * the recorder's own account, which has it, is reported beside it.
  * The noise is the change between the two untraced runs of a round. Its
  * own gate: it fails when the median cost is above what the budget allows
- * a run of that length by more than the median noise. The budget allows
- * budget x time, a burst credit of budget x 1 s, and the last window's
- * cost not yet paid back (the hot path on BUDGET_MIN_ON_NS at least, at
- * its cost per launch over the thread's time per launch).
+ * a run of that length (budget x time and a burst of budget x 1 s) by more
+ * than the median noise.
  * The recorder's own account of the cost (user/budget_ctl.h) is reported
  * beside the measurement.
  *

@@ -168,6 +168,21 @@ static void note_switch(struct budget_ctl *bc, const struct isr_ev_sched_switch 
 		charge(bc, e->hdr.pid, e->hdr.tid, ISR_SPENT_SCHED, bc->costs.sched_ns, 1);
 	else
 		charge(bc, e->next_pid, e->next_tid, ISR_SPENT_SCHED, bc->costs.sched_ns, 1);
+	/* its time off a CPU, within this step */
+	if (in->out_since && in->tid == e->next_tid) {
+		__u64 from = in->out_since > bc->last_ns ? in->out_since : bc->last_ns;
+
+		if (e->hdr.ts_ns > from)
+			bc->step[slot_of(e->next_tid)].off_ns += (double)(e->hdr.ts_ns - from);
+		in->out_since = 0;
+	}
+	if (prev_target) {
+		struct budget_slot *out = &bc->total[slot_of(e->hdr.tid)];
+
+		out->tid = e->hdr.tid;
+		out->pid = e->hdr.pid;
+		out->out_since = e->hdr.ts_ns;
+	}
 	if (in->displaced_since && in->tid == e->next_tid) {
 		if (e->hdr.ts_ns > in->displaced_since)
 			charge(bc, e->next_pid, e->next_tid, ISR_SPENT_RECORDER,
@@ -266,45 +281,63 @@ static double slot_sum(const struct budget_slot *s)
 	return sum;
 }
 
-/* The interval since the last step: the recorder's waits held to the CPU
- * it used, the sampler's ticks on the busiest thread, every slot added to
- * the totals, the busiest charged to the budget. */
+/* What a thread charged ns over dt, on a CPU oncpu of it, costs it, as a
+ * share of dt: over its time on a CPU, at least a quarter of dt. */
+static double load_of(double ns, double oncpu, double dt)
+{
+	return ns / (oncpu > dt / 4 ? oncpu : dt / 4);
+}
+
+/* The interval since the last step: each thread's time on a CPU, the
+ * recorder's waits held to the CPU it used, the sampler's ticks on the
+ * busiest thread while on its CPU, every slot added to the totals, the
+ * busiest by what it cost it charged to the budget (as its share of the
+ * interval). */
 static void account_step(struct budget_ctl *bc, __u64 now)
 {
-	double cpu = recorder_cpu_ns(), used = cpu - bc->recorder_cpu_ns, waited = 0, busiest = -1, sum;
+	double cpu = recorder_cpu_ns(), used = cpu - bc->recorder_cpu_ns, waited = 0, busiest = -1, load;
+	double dt = now > bc->last_ns ? (double)(now - bc->last_ns) : 0, top_oncpu = dt;
 	struct budget_slot *top = &bc->step[0];
 	size_t i;
 
 	bc->recorder_cpu_ns = cpu;
-	for (i = 0; i < BUDGET_HIT_SLOTS; i++)
-		waited += bc->step[i].ns[ISR_SPENT_RECORDER];
 	for (i = 0; i < BUDGET_HIT_SLOTS; i++) {
+		const struct budget_slot *t = &bc->total[i];
+
+		waited += bc->step[i].ns[ISR_SPENT_RECORDER];
+		if (t->out_since && now > t->out_since)
+			bc->step[i].off_ns += (double)(now - (t->out_since > bc->last_ns ? t->out_since : bc->last_ns));
+	}
+	for (i = 0; i < BUDGET_HIT_SLOTS && dt > 0; i++) {
 		struct budget_slot *s = &bc->step[i];
+		double oncpu = dt > s->off_ns ? dt - s->off_ns : 0;
 
 		if (waited > used && waited > 0)
 			s->ns[ISR_SPENT_RECORDER] *= (used > 0 ? used : 0) / waited;
-		sum = slot_sum(s);
-		if (sum > busiest) {
-			busiest = sum;
+		load = load_of(slot_sum(s), oncpu, dt);
+		if (load > busiest) {
+			busiest = load;
 			top = s;
+			top_oncpu = oncpu;
 		}
 	}
-	if (bc->costs.tick_hz && now > bc->last_ns) {
-		double ticks = bc->costs.tick_hz * (double)(now - bc->last_ns) / 1e9;
+	/* the sampler interrupts whatever runs on a CPU */
+	if (bc->costs.tick_hz && dt > 0) {
+		double ticks = bc->costs.tick_hz * top_oncpu / 1e9;
 
 		top->ns[ISR_SPENT_SAMPLER] += ticks * bc->costs.tick_ns;
 		top->ops[ISR_SPENT_SAMPLER] += (__u64)(ticks + 0.5);
-		busiest = slot_sum(top);
+		busiest = load_of(slot_sum(top), top_oncpu, dt);
 	}
 	for (i = 0; i < BUDGET_HIT_SLOTS; i++) {
 		struct budget_slot *s = &bc->step[i], *t = &bc->total[i];
 
-		if (!s->tid && !slot_sum(s))
-			continue;
 		if (s->tid) {
 			t->pid = s->pid;
 			t->tid = s->tid;
 		}
+		if (t->tid)
+			t->oncpu_ns += dt > s->off_ns ? dt - s->off_ns : 0;
 		for (int k = 0; k < ISR_SPENT_MAX; k++) {
 			t->ns[k] += s->ns[k];
 			t->ops[k] += s->ops[k];
@@ -312,7 +345,7 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 		}
 		memset(s, 0, sizeof(*s));
 	}
-	budget__charge(&bc->b, busiest > 0 ? busiest : 0, now);
+	budget__charge(&bc->b, busiest > 0 ? busiest * dt : 0, now);
 	bc->last_ns = now;
 }
 
@@ -364,14 +397,21 @@ int budget_ctl__step(struct budget_ctl *bc, struct tracer *t, __u64 now, budget_
 	return write_sampling(bc, on ? ISR_SAMPLING_ON : ISR_SAMPLING_OFF, on ? t1 : t0, t1 - t0, emit, ctx);
 }
 
-/* The slot charged most over the recording. */
+/* The slot that tracing cost most over the recording, for its time on a
+ * CPU. */
 static const struct budget_slot *busiest_slot(const struct budget_ctl *bc)
 {
+	double dt = (double)(bc->last_ns - bc->start_ns), best = -1;
 	const struct budget_slot *top = &bc->total[0];
 
-	for (size_t i = 1; i < BUDGET_HIT_SLOTS; i++)
-		if (slot_sum(&bc->total[i]) > slot_sum(top))
+	for (size_t i = 0; i < BUDGET_HIT_SLOTS; i++) {
+		double load = load_of(slot_sum(&bc->total[i]), bc->total[i].oncpu_ns, dt);
+
+		if (load > best) {
+			best = load;
 			top = &bc->total[i];
+		}
+	}
 	return top;
 }
 
@@ -399,6 +439,7 @@ int budget_ctl__finish(struct budget_ctl *bc, __u64 now, budget_emit_fn emit, vo
 	memset(&rec.sp, 0, sizeof(rec.sp));
 	rec.sp.busiest_pid = top->pid;
 	rec.sp.busiest_tid = top->tid;
+	rec.sp.busiest_oncpu_ns = (__u64)top->oncpu_ns;
 	rec.sp.traced_ns = bc->last_ns - bc->start_ns;
 	rec.sp.allowed_ns = allowed_ns(bc);
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {
@@ -420,10 +461,12 @@ void budget_ctl__report(const struct budget_ctl *bc)
 	top = busiest_slot(bc);
 	sum = slot_sum(top);
 	secs = (double)(bc->last_ns - bc->start_ns) / 1e9;
-	fprintf(stderr, "inferscope-bpf: tracing cost the busiest thread (tid %u of pid %u) an estimated %.1f ms in "
-		"%.1f s (%.2f%%)", top->tid, top->pid, sum / 1e6, secs, secs > 0 ? sum / 1e7 / secs : 0);
+	fprintf(stderr, "inferscope-bpf: tracing cost the busiest thread (tid %u of pid %u) an estimated %.1f ms, "
+		"%.2f%% of its %.2f s on a CPU in %.1f s", top->tid, top->pid, sum / 1e6,
+		top->oncpu_ns > 0 ? 100 * sum / top->oncpu_ns : 0, top->oncpu_ns / 1e9, secs);
 	if (bc->active)
-		fprintf(stderr, "; the %.3g%% budget allowed %.1f ms", bc->pct, allowed_ns(bc) / 1e6);
+		fprintf(stderr, "; the %.3g%% budget allowed %.1f ms and was charged %.1f ms (each interval's busiest "
+			"thread, for its time on a CPU)", bc->pct, allowed_ns(bc) / 1e6, bc->b.spent_ns / 1e6);
 	else
 		fprintf(stderr, "; no budget (--budget off)");
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {
@@ -438,7 +481,7 @@ void budget_ctl__report(const struct budget_ctl *bc)
 		first = false;
 	}
 	fprintf(stderr, "\n");
-	if (bc->active && fixed > (double)allowed_ns(bc))
+	if (bc->active && fixed * (secs * 1e9 / (top->oncpu_ns > 0 ? top->oncpu_ns : secs * 1e9)) > (double)allowed_ns(bc))
 		fprintf(stderr, "inferscope-bpf: what the budget cannot switch cost more than it allows (%.1f ms): "
 			"--no-faults, --no-py-stacks, --py-stacks=HZ lower what page faults and Python stacks cost\n",
 			fixed / 1e6);

@@ -20,8 +20,15 @@
  * thread. Costs are per thread (DataLoader workers and other descendants
  * are threads of the targets like any other).
  *
- * The budget: what the busiest thread was charged, interval by interval,
- * against budget x time; when the credit runs out the hot-path probes are
+ * The budget: what a thread was charged over its time on a CPU (the
+ * switches tell when it was off one; a thread that keeps its CPU is on it
+ * all the time): a thread that gets half a CPU on a busy host does its
+ * work at half the pace, and what tracing adds to each step of it costs it
+ * twice the share of the wall clock. A thread on a CPU less than a quarter
+ * of the time is taken to be on it a quarter of the time (a thread that
+ * mostly sleeps holds nothing back). The busiest thread of each interval,
+ * by that share, is charged to the budget, against budget x time; when the
+ * credit runs out the hot-path probes are
  * switched off (each switch written to the recording, ISR_EV_SAMPLING, for
  * the analysis to extrapolate). What cannot be switched is charged all
  * the same: when it alone exceeds the budget the hot path stays off, and
@@ -46,12 +53,16 @@
 /* Writes a record to the recording: 0 or -errno. */
 typedef int (*budget_emit_fn)(void *ctx, const void *record, size_t size);
 
-/* What one thread (a slot) was charged, by ISR_SPENT_* kind. */
+/* What one thread (a slot) was charged, by ISR_SPENT_* kind, and its
+ * time on a CPU, from the switches that took it off and put it back. */
 struct budget_slot {
 	__u32 pid, tid;		/* the last thread charged to it */
 	double ns[ISR_SPENT_MAX];
 	__u64 ops[ISR_SPENT_MAX];
-	__u64 displaced_since;	/* preempted by a thread of the recorder at; 0: not */
+	double off_ns;		/* a step's: off a CPU during it */
+	double oncpu_ns;	/* the totals': on a CPU since the start */
+	__u64 out_since;	/* the totals': switched out at; 0: on a CPU, or never seen off */
+	__u64 displaced_since;	/* the totals': preempted by a thread of the recorder at; 0: not */
 };
 
 struct budget_ctl {

@@ -18,8 +18,10 @@
  * same with WORK_US of CPU work per launch as a loop counted once (so that
  * a preemption does not shorten it: the thread's CPU time per launch is
  * its work and what tracing adds), from when READY_FILE exists (a tracer
- * attached with -p creates it once its probes are live), writing
- * "LAUNCHES WALL_S CPU_S" (the thread's CPU time) to RESULT_FILE. "alias": as
+ * attached with -p creates it once its probes are live), in blocks of 200
+ * launches and 20 pieces of work alone, writing "LAUNCHES WALL_S CPU_S
+ * CPU_WITH ITERS_WITH CPU_ALONE ITERS_ALONE" (the thread's CPU time, in all
+ * and in each kind of block, and their iterations) to RESULT_FILE. "alias": as
  * the CUDA runtime launches, as fast as it can: the KERNELS kernels are
  * named once (cuLibraryGetKernel), then each launch maps its kernel to its
  * function (cuKernelGetFunction) and launches that, kernel after kernel;
@@ -85,11 +87,13 @@ static void work(unsigned long n)
 		work_sink += i;
 }
 
+#define CPU_BLOCK	200	/* iterations with a launch, then CPU_BLOCK / 10 without */
+
 /* launch_rate SECONDS cpu RESULT_FILE WORK_US SYNC_EVERY READY_FILE */
 static int cpu_loop(char **argv)
 {
-	double seconds, us, t0, c0, best = 1e9;
-	unsigned long long launches = 0, every;
+	double seconds, us, t0, c0, best = 1e9, cpu[2] = { 0, 0 };
+	unsigned long long launches = 0, iters[2] = { 0, 0 }, every;
 	unsigned long n = 100000;
 	char *end1, *end2, *end3;
 	FILE *f;
@@ -115,15 +119,31 @@ static int cpu_loop(char **argv)
 		usleep(1000);
 	c0 = thread_cpu_s();
 	for (t0 = now_s(); now_s() < t0 + seconds;) {
-		work(n);
-		if (cuLaunchKernel((CUfunction)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS ||
-		    (++launches % every == 0 && cuStreamSynchronize(NULL) != CUDA_SUCCESS)) {
-			fprintf(stderr, "launch_rate: a CUDA call failed\n");
-			return 1;
+		/* a block with a launch after each piece of work, then one of
+		 * work alone: their CPU time per iteration, side by side, tells
+		 * what a launch costs the thread whatever the CPU's speed does
+		 * meanwhile (a busy host's shared cores vary it by 25%) */
+		for (int with = 1; with >= 0; with--) {
+			int count = with ? CPU_BLOCK : CPU_BLOCK / 10;
+			double c = thread_cpu_s();
+
+			for (int i = 0; i < count; i++) {
+				work(n);
+				if (!with)
+					continue;
+				if (cuLaunchKernel((CUfunction)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS ||
+				    (++launches % every == 0 && cuStreamSynchronize(NULL) != CUDA_SUCCESS)) {
+					fprintf(stderr, "launch_rate: a CUDA call failed\n");
+					return 1;
+				}
+			}
+			cpu[with] += thread_cpu_s() - c;
+			iters[with] += (unsigned long long)count;
 		}
 	}
 	f = fopen(argv[3], "w");
-	if (!f || fprintf(f, "%llu %.6f %.6f\n", launches, now_s() - t0, thread_cpu_s() - c0) < 0 || fclose(f)) {
+	if (!f || fprintf(f, "%llu %.6f %.6f %.6f %llu %.6f %llu\n", launches, now_s() - t0, thread_cpu_s() - c0, cpu[1],
+			  iters[1], cpu[0], iters[0]) < 0 || fclose(f)) {
 		perror(argv[3]);
 		return 1;
 	}
