@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "bench_launch.h"
+#include "budget.h"
 #include "clock.h"
 #include "config.h"
 #include "recorder.h"
@@ -198,8 +199,11 @@ static json_t *launch_bound(const struct bench_opts *o, int rounds, struct ktap 
 		fputc('.', stderr);
 	}
 	fputc('\n', stderr);
-	/* the budget lets a run spend a burst of budget x 1 s at once */
-	allowed = budget * (1 + 1 / secs);
+	/* The budget lets a run spend a burst of budget x 1 s at once, and
+	 * its last window, at least BUDGET_MIN_ON_NS at what the hot path
+	 * costs the thread while on (a hit over its CPU time per launch), is
+	 * paid back by the gap after it, which the run may not reach. */
+	allowed = budget * (1 + 1 / secs) + 100 * median(hot, rounds) * (BUDGET_MIN_ON_NS / 1e9) / secs;
 	*ok = median(cost, rounds) <= allowed + median(noise, rounds);
 	j = json_pack("{s:s, s:s, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:f, s:b}", "name", "launch_bound",
 		      "what",

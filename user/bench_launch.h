@@ -21,8 +21,10 @@
  * the recorder's own account, which has it, is reported beside it.
  * The noise is the change between the two untraced runs of a round. Its
  * own gate: it fails when the median cost is above what the budget allows
- * a run of that length (budget x time and a burst of budget x 1 s) by more
- * than the median noise.
+ * a run of that length by more than the median noise: budget x time, a
+ * burst of budget x 1 s, and its last window (the hot path on for
+ * BUDGET_MIN_ON_NS at least, at its cost per launch over the thread's CPU
+ * time per launch), which the gap after it pays back, after the run.
  * The recorder's own account of the cost (user/budget_ctl.h) is reported
  * beside the measurement.
  *

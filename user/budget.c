@@ -18,39 +18,12 @@ double budget__cap_ns(const struct budget *b)
 	return b->fraction * BUDGET_PERIOD_NS;
 }
 
-/* What the next on-window will cost beyond what it earns meanwhile, at
- * the rate the last one measured, for its length (at least
- * BUDGET_MIN_ON_NS): the credit it needs before it opens, so that it never
- * leaves a debt behind (a run that ends after it would have spent more
- * than the budget). */
-static double window_prepay(const struct budget *b)
-{
-	double w;
-
-	if (b->last_rate <= b->fraction)
-		return 0;
-	w = BUDGET_PERIOD_NS * b->fraction / b->last_rate;
-	if (w < BUDGET_MIN_ON_NS)
-		w = BUDGET_MIN_ON_NS;
-	return (b->last_rate - b->fraction) * w;
-}
-
-/* The most credit that can be banked: the burst, or what the next window
- * needs when that is more (a hot path that costs more than a tenth of the
- * thread pays its 100 ms window before it opens). */
-static double bank_cap(const struct budget *b)
-{
-	double prepay = window_prepay(b);
-
-	return prepay > budget__cap_ns(b) ? prepay : budget__cap_ns(b);
-}
-
 void budget__charge(struct budget *b, double cost, __u64 now_ns)
 {
 	if (now_ns > b->last_ns)
 		b->credit_ns += b->fraction * (double)(now_ns - b->last_ns);
-	if (b->credit_ns > bank_cap(b))
-		b->credit_ns = bank_cap(b);
+	if (b->credit_ns > budget__cap_ns(b))
+		b->credit_ns = budget__cap_ns(b);
 	b->credit_ns -= cost;
 	b->spent_ns += cost;
 	if (b->on)
@@ -94,10 +67,10 @@ enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *n
 		}
 		return BUDGET_SWITCH_OFF;
 	}
-	if (credit >= window_prepay(b))
+	if (credit >= 0)
 		return BUDGET_SWITCH_ON;
 	/* The credit grows by `fraction` per ns. */
-	*next_ns = now_ns + (__u64)((window_prepay(b) - credit) / b->fraction) + 1;
+	*next_ns = now_ns + (__u64)(-credit / b->fraction) + 1;
 	return BUDGET_KEEP;
 }
 
@@ -109,8 +82,6 @@ void budget__switched(struct budget *b, bool on, __u64 now_ns)
 		b->on_since_ns = now_ns;
 		b->window_spent_ns = 0;
 	} else {
-		if (now_ns > b->on_since_ns)
-			b->last_rate = b->window_spent_ns / (double)(now_ns - b->on_since_ns);
 		b->sampling = true;
 	}
 }

@@ -19,13 +19,10 @@
  * that a busy phase would then spend at full cost), and that every charged
  * hit takes from. While the credit lasts, every probe stays on. When it
  * runs out, the hot-path probes (the entry-only CUDA families: launches,
- * async copies, memsets) are switched off until it has grown back to what
- * the next window will cost (at the last window's rate; the cap grows to
- * it when a window of BUDGET_MIN_ON_NS costs more than the burst), then on
+ * async copies, memsets) are switched off until it is back to zero, then on
  * again for a window sized so that a whole on/off cycle lasts about one
  * period: sampling, with the windows in the recording so that the analysis
- * extrapolates and says so. Each window is paid for before it opens, so a
- * run of any length spends at most budget x its time + the burst. Probes that
+ * extrapolates and says so. Probes that
  * cannot be switched (synchronization, allocations, the GIL) are charged
  * too; when they alone exceed the budget, the hot path stays off.
  *
@@ -52,7 +49,6 @@ struct budget {
 	bool sampling;		/* they have been switched off at least once */
 	__u64 on_since_ns;
 	double window_spent_ns;	/* charged since on_since_ns */
-	double last_rate;	/* what the last on-window cost per ns */
 	__u64 switches;
 };
 

@@ -727,13 +727,10 @@ static json_t *cuda_calls_of(json_t *report, const char *fn)
 }
 
 /*
- * 100k launches/s cost several times a 5% budget (one probe hit is 0.5-2
- * us on these machines: 5-20% of the thread, up to twice that over its
- * time on a CPU when it shares one): the hot path is sampled in windows,
- * the report says so, and the extrapolated count is within 10% of the
- * launches made (measured here: within 0.1%). 5%: a window is paid for
- * before it opens, and at 1% a 100 ms window at this rate takes the
- * budget of several seconds: one window in the 3 s run.
+ * 100k launches/s cost several times the 1% budget (one probe hit is
+ * 0.5-1.5 us on these machines): the hot path is sampled in windows, the
+ * report says so, and the extrapolated count is within 10% of the launches
+ * made (measured here: within 0.1%).
  */
 static void test_budget_samples_launch_heavy(void **state)
 {
@@ -742,7 +739,7 @@ static void test_budget_samples_launch_heavy(void **state)
 	long long made, est, seen;
 	char *err;
 
-	made = record_launch_rate(c, "5", "100000", NULL, NULL, &r);
+	made = record_launch_rate(c, "1", "100000", NULL, NULL, &r);
 	sm = json_object_get(json_object_get(r, "recording"), "sampling");
 	assert_true(json_is_object(sm));
 	assert_true(json_is_true(json_object_get(sm, "sampled")));
@@ -840,8 +837,7 @@ static void test_target_exits_while_traced(void **state)
  * when the machine is too noisy for the interval to exclude 1 (seen: 0.99-
  * 1.74 from 134 synchronizations), nothing is applied and the report says
  * no slowdown was measurable (measured here: -2.5% ... +1.2%, k 1.08-1.10 at a
- * 5.2-7.0 us hit). A 3% budget: a window is paid for before it opens, and
- * at 1% the 3 s run holds one window and one gap, too few to tell. The
+ * 5.2-7.0 us hit). The
  * estimator's arithmetic is checked exactly on planted windows in
  * tests/unit/test_summary.c (test_sampled_slowdown).
  */
@@ -856,7 +852,7 @@ static void test_budget_launch_bound_slowdown(void **state)
 	double k, hit_us, expect, lo, hi;
 
 	snprintf(md, sizeof(md), "%s/report.md", c->f.dir);
-	made = record_launch_rate(c, "3", "bound", "30", "100", &c->report);
+	made = record_launch_rate(c, "1", "bound", "30", "100", &c->report);
 	sm = json_object_get(json_object_get(c->report, "recording"), "sampling");
 	p = json_array_get(json_object_get(sm, "processes"), 0);
 	assert_non_null(p);
