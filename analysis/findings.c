@@ -135,13 +135,30 @@ void findings__rank(struct findings *fs)
 		qsort(fs->v, fs->n, sizeof(*fs->v), finding_cmp);
 }
 
+static void finding_release(struct finding *f)
+{
+	free(f->summary);
+	free(f->suggestion);
+	json_decref(f->evidence);
+}
+
+void findings__remove_if(struct findings *fs, bool (*drop)(const struct finding *f, void *ctx), void *ctx)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < fs->n; i++) {
+		if (drop(&fs->v[i], ctx))
+			finding_release(&fs->v[i]);
+		else
+			fs->v[kept++] = fs->v[i];
+	}
+	fs->n = kept;
+}
+
 void findings__free(struct findings *fs)
 {
-	for (size_t i = 0; i < fs->n; i++) {
-		free(fs->v[i].summary);
-		free(fs->v[i].suggestion);
-		json_decref(fs->v[i].evidence);
-	}
+	for (size_t i = 0; i < fs->n; i++)
+		finding_release(&fs->v[i]);
 	free(fs->v);
 	free(fs->nj);
 	memset(fs, 0, sizeof(*fs));
