@@ -139,9 +139,13 @@ static double sample(const char *text, const char *line_prefix)
 
 static void test_prom_text(void **state)
 {
-	struct window_process p = { .pid = 42, .comm = "x", .cuda_sync_s = 1.5, .device_memory_peak_bytes = 1 << 30,
-				    .top_rule = "sync_stall", .top_severity = 2, .top_cost_s = 0.75, .critical_count = 1 };
-	struct window_result w = { .duration_s = 10, .procs = &p, .proc_count = 1, .max_severity = 2, .findings = 1 };
+	struct window_process p[2] = {
+		{ .pid = 42, .comm = "x", .cuda_sync_s = 1.5, .device_memory_peak_bytes = 1 << 30, .top_rule = "sync_stall",
+		  .top_severity = 2, .top_cost_s = 0.75, .critical_count = 1 },
+		/* gone before the metrics: its comm of the recording */
+		{ .pid = 43, .comm = "x\xff", .cuda_sync_s = 2.5 },
+	};
+	struct window_result w = { .duration_s = 10, .procs = p, .proc_count = 2, .max_severity = 2, .findings = 1 };
 	struct discovered d = { .pid = 42, .comm = "we\"ird\\na\nme", .container = ID64, .pod = POD };
 	struct daemon_health h = { .windows_recorded = 3, .last_error = DERR_DISK_FULL, .errors = { [DERR_DISK_FULL] = 2 } };
 	char *text = NULL;
@@ -149,12 +153,33 @@ static void test_prom_text(void **state)
 	FILE *f = open_memstream(&text, &len);
 
 	(void)state;
-	p.critical[0] = (struct window_amount){ "cuda_sync", 1.5 };
+	p[0].critical[0] = (struct window_amount){ "cuda_sync", 1.5 };
 	assert_int_equal(prom__format(f, &w, &d, 1, &h), 0);
 	fclose(f);
-	/* Label values escaped as the text format says. */
-	assert_true(sample(text, "inferscope_process_cuda_sync_seconds{pid=\"42\",comm=\"we\\\"ird\\\\na\\nme\","
+	/* Label values escaped as the text format says, control characters
+	 * made visible (lib/text.h) */
+	assert_true(sample(text, "inferscope_process_cuda_sync_seconds{pid=\"42\",comm=\"we\\\"ird\\\\na\\\\x0ame\","
 				 "container=\"" ID64 "\",pod=\"" POD "\"}") == 1.5);
+	/* valid UTF-8 whatever the name: one invalid byte would make the
+	 * whole file unreadable to node_exporter */
+	assert_true(sample(text, "inferscope_process_cuda_sync_seconds{pid=\"43\",comm=\"x\xef\xbf\xbd\","
+				 "container=\"\",pod=\"\"}") == 2.5);
+	{
+		char path[300], cmd[400];
+		FILE *out;
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/metrics.prom", dir);
+		out = fopen(path, "w");
+		assert_non_null(out);
+		assert_true(fputs(text, out) >= 0);
+		assert_int_equal(fclose(out), 0);
+		snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+		if (system("command -v promtool >/dev/null") == 0) {
+			rc = system(cmd);
+			assert_int_equal(rc, 0);
+		}
+	}
 	assert_non_null(strstr(text, "} 1073741824\n"));
 	assert_non_null(strstr(text, "rule=\"sync_stall\",severity=\"warning\"} 0.75\n"));
 	assert_non_null(strstr(text, "state=\"cuda_sync\"} 1.5\n"));
