@@ -241,6 +241,8 @@ static void health(FILE *f, const struct daemon_health *h)
 	value(f, (double)h->removed_size);
 	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"age\"}");
 	value(f, (double)h->removed_age);
+	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"space\"}");
+	value(f, (double)h->removed_space);
 	head(f, "inferscope_daemon_config_reloads_total", "counter", "Configuration reloads (SIGHUP), by result.");
 	fprintf(f, "inferscope_daemon_config_reloads_total{result=\"applied\"}");
 	value(f, (double)h->reloads_ok);
