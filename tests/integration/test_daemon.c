@@ -916,6 +916,24 @@ static void test_config_show_sources(void **state)
 		assert_non_null(strstr(log, where));
 		free(log);
 	}
+	/* A pattern the daemon would refuse: config show refuses it too, with
+	 * the daemon's words; and a value cut by a NUL is refused, not cut. */
+	write_text(cfg, "daemon:\n  match: 'python3 (train'\n");
+	th_expect_exit(th_run_to(argv, out, c->log), 2, c->log);
+	{
+		char *log = th_slurp(c->log);
+
+		assert_non_null(strstr(log, "daemon.match: 'python3 (train' is not an extended regular expression"));
+		free(log);
+	}
+	write_text(cfg, "daemon:\n  state_dir: \"/var/lib/x\\0/etc\"\n");
+	th_expect_exit(th_run_to(argv, out, c->log), 2, c->log);
+	{
+		char *log = th_slurp(c->log);
+
+		assert_non_null(strstr(log, "a NUL byte"));
+		free(log);
+	}
 }
 
 /* The unit's capability bounding set is enough: the daemon, with exactly
