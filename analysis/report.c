@@ -268,6 +268,18 @@ static size_t analysis_notes(const struct analysis *a, char (*notes)[NOTE_LEN], 
 	     (unsigned long long)a->thread_events_cut, PASS_MAX_THREADS);
 	NOTE(a->py && a->py->statuses_cut, "%llu Python stack statuses beyond %u were left out",
 	     (unsigned long long)(a->py ? a->py->statuses_cut : 0), PY_MAX_STATUSES);
+	NOTE(a->sum->kernel_launches_other || a->sum->kernel_names_other, "over %u distinct CUDA kernels: %llu "
+	     "launches of those past them are counted as " SUMMARY_OTHER_KERNELS ", %llu names not kept",
+	     SUMMARY_MAX_KERNELS, (unsigned long long)a->sum->kernel_launches_other,
+	     (unsigned long long)a->sum->kernel_names_other);
+	NOTE(a->sum->gpu_kernels_other || a->sum->gpu_names_other, "over %u distinct GPU kernel names: %llu "
+	     "kernels of those past them are counted as " SUMMARY_OTHER_KERNELS ", %llu names not kept",
+	     SUMMARY_MAX_KERNELS, (unsigned long long)a->sum->gpu_kernels_other,
+	     (unsigned long long)a->sum->gpu_names_other);
+	NOTE(a->py && (a->py->codes_other || a->py->stacks_other), "over %u Python code objects or %u stacks: "
+	     "%llu code objects (shown by address) and %llu stacks (samples counted without one) not kept",
+	     PY_MAX_CODES, PY_MAX_STACKS, (unsigned long long)(a->py ? a->py->codes_other : 0),
+	     (unsigned long long)(a->py ? a->py->stacks_other : 0));
 	NOTE(a->out_of_order, "%llu events came out of order, further from their place in the file than the "
 	     "analysis holds events to sort them: each was analyzed at the time of the event before it",
 	     (unsigned long long)a->out_of_order);
@@ -275,7 +287,7 @@ static size_t analysis_notes(const struct analysis *a, char (*notes)[NOTE_LEN], 
 	return n;
 }
 
-#define MAX_NOTES 10
+#define MAX_NOTES 16
 
 static json_t *json_analysis(const struct analysis *a)
 {
