@@ -248,6 +248,7 @@ nomem:
  * each, into notes[max]: the count. */
 static size_t analysis_notes(const struct analysis *a, char (*notes)[NOTE_LEN], size_t max)
 {
+	const struct steps_result *st = a->ex && a->ex->steps ? steps__result(a->ex->steps) : NULL;
 	const struct recording *r = a->r;
 	size_t n = 0;
 
@@ -280,6 +281,11 @@ static size_t analysis_notes(const struct analysis *a, char (*notes)[NOTE_LEN], 
 	     "%llu code objects (shown by address) and %llu stacks (samples counted without one) not kept",
 	     PY_MAX_CODES, PY_MAX_STACKS, (unsigned long long)(a->py ? a->py->codes_other : 0),
 	     (unsigned long long)(a->py ? a->py->stacks_other : 0));
+	NOTE(st && st->names_other, "over %u distinct NVTX range or mark names: %llu ranges and marks of those past "
+	     "them are counted as " STEPS_OTHER_RANGES " or " STEPS_OTHER_MARKS, STEPS_MAX_NAMES,
+	     (unsigned long long)(st ? st->names_other : 0));
+	NOTE(st && st->ranges_dropped, "%llu NVTX ranges opened past %u open at once were not counted",
+	     (unsigned long long)(st ? st->ranges_dropped : 0), STEPS_MAX_OPEN);
 	NOTE(a->out_of_order, "%llu events came out of order, further from their place in the file than the "
 	     "analysis holds events to sort them: each was analyzed at the time of the event before it",
 	     (unsigned long long)a->out_of_order);

@@ -5,8 +5,10 @@
  * names, the rest are counted together as "(other kernels)", one entry per
  * process, their names not kept; past PY_MAX_CODES code objects and
  * PY_MAX_STACKS stacks, the rest are not kept and their samples counted
- * without a stack. Every launch, kernel and sample is still counted, and the
- * report says what was bounded. (Peak memory on a crafted recording of
+ * without a stack; past STEPS_MAX_NAMES NVTX range names, the rest count as
+ * "(other ranges)", never steps, and past STEPS_MAX_OPEN ranges open at once
+ * the rest are not counted. Every launch, kernel, sample and range within
+ * the bounds is still counted, and the report says what was bounded. (Peak memory on a crafted recording of
  * 500,000 distinct names: tests/bench/analysis.sh -f names.)
  */
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include "summary.h"
 #include "py_report.h"
 #include "report.h"
+#include "steps.h"
 #include "synth.h"
 
 #define MS	1000000ULL
@@ -178,11 +181,78 @@ static void test_python_bounded(void **state)
 	synth__free(b);
 }
 
+static void ev_nvtx(struct synth *b, __u64 ts, __u16 kind, const char *name)
+{
+	struct isr_ev_nvtx *e = synth__event(b, ISR_EV_NVTX, sizeof(*e), ts, PID, TID);
+
+	e->kind = kind;
+	if (name)
+		snprintf(e->name, sizeof(e->name), "%s", name);
+}
+
+/* Five "train_step" ranges, then STEPS_MAX_NAMES + EXTRA ranges of
+ * distinct names, then STEPS_MAX_OPEN + EXTRA nested ones: the steps are
+ * the five, the names past the bound one "(other ranges)" entry, the ranges
+ * nested past the bound not counted, and no pop unmatched. */
+static void test_nvtx_bounded(void **state)
+{
+	struct synth *b = job();
+	const struct steps_result *res;
+	const struct nvtx_range_stat *other = NULL, *nest = NULL;
+	struct analysis *a = NULL;
+	__u64 t = T0 + MS;
+	char name[32], *text;
+
+	(void)state;
+	ev_switch(b, T0, 0, 0, PID, TID, 0, 0);
+	for (int i = 0; i < 5; i++, t += 10 * MS) {
+		ev_nvtx(b, t, ISR_NVTX_PUSH, "train_step");
+		ev_nvtx(b, t + 9 * MS, ISR_NVTX_POP, NULL);
+	}
+	for (unsigned int i = 0; i < STEPS_MAX_NAMES + EXTRA; i++, t += 2000) {
+		snprintf(name, sizeof(name), "r%u", i);
+		ev_nvtx(b, t, ISR_NVTX_PUSH, name);
+		ev_nvtx(b, t + 1000, ISR_NVTX_POP, NULL);
+	}
+	for (unsigned int i = 0; i < STEPS_MAX_OPEN + EXTRA; i++)
+		ev_nvtx(b, t + i, ISR_NVTX_PUSH, "nest");
+	for (unsigned int i = 0; i < STEPS_MAX_OPEN + EXTRA; i++)
+		ev_nvtx(b, t + STEPS_MAX_OPEN + EXTRA + i, ISR_NVTX_POP, NULL);
+	assert_int_equal(analysis__run(synth__recording(b), &a), 0);
+	res = steps__result(a->ex->steps);
+	assert_int_equal(res->source, STEPS_NVTX);
+	assert_string_equal(res->name, "train_step");
+	assert_int_equal(res->count, 5);
+	/* train_step, the first names up to the bound (nest among the names
+	 * not kept), and the other ranges */
+	assert_int_equal(res->nranges, STEPS_MAX_NAMES + 1);
+	for (size_t i = 0; i < res->nranges; i++) {
+		if (!strcmp(res->ranges[i].name, STEPS_OTHER_RANGES))
+			other = &res->ranges[i];
+		if (!strcmp(res->ranges[i].name, "nest"))
+			nest = &res->ranges[i];
+	}
+	assert_non_null(other);
+	assert_null(nest);
+	/* r4095..r4195 (101 names) and the 4096 nest ranges counted */
+	assert_int_equal(other->count, EXTRA + 1 + STEPS_MAX_OPEN);
+	assert_int_equal(res->names_other, EXTRA + 1 + STEPS_MAX_OPEN);
+	assert_int_equal(res->ranges_dropped, EXTRA);
+	assert_int_equal(res->unmatched, 0);
+	text = synth__render(a, report__write_markdown);
+	assert_non_null(strstr(text, "over 4096 distinct NVTX range or mark names"));
+	assert_non_null(strstr(text, "100 NVTX ranges opened past 4096 open at once were not counted"));
+	free(text);
+	analysis__free(a);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernels_bounded),
 		cmocka_unit_test(test_python_bounded),
+		cmocka_unit_test(test_nvtx_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
