@@ -239,6 +239,20 @@ static char *http_metrics(int port)
 	return body;
 }
 
+/* Runs daemon argv (--once) to its exit 0; the metrics it wrote, and the
+ * label of the job's pid. */
+static char *once_metrics(struct ctx *c, char *const argv[], char *label, size_t len)
+{
+	char *text;
+
+	c->daemon = th_spawn(argv, NULL, c->log);
+	expect_daemon_exit(c, 0, 60);
+	pid_label(label, len, c->job);
+	text = th_slurp(c->prom);
+	assert_non_null(text);
+	return text;
+}
+
 /* One window over every process that maps libcuda: the job is recorded and
  * analyzed, its metrics match what it does, the file passes promtool and a
  * real node_exporter serves it. */
@@ -254,11 +268,7 @@ static void test_once_window_metrics_scraped(void **state)
 	int n, port;
 
 	c->job = start_job("60", "123456789");
-	c->daemon = th_spawn(argv, NULL, c->log);
-	expect_daemon_exit(c, 0, 60);
-	pid_label(label, sizeof(label), c->job);
-	text = th_slurp(c->prom);
-	assert_non_null(text);
+	text = once_metrics(c, argv, label, sizeof(label));
 
 	/* Exact: the peak of device memory is one allocation. */
 	assert_true(prom_value(text, "inferscope_process_device_memory_peak_bytes", label, "comm=\"cuda_steady\"",
@@ -620,11 +630,7 @@ static void test_invalid_utf8_comm_metrics(void **state)
 	char *text;
 
 	c->job = start_named_job("60", "8686", "x\xff");
-	c->daemon = th_spawn(argv, NULL, c->log);
-	expect_daemon_exit(c, 0, 60);
-	pid_label(label, sizeof(label), c->job);
-	text = th_slurp(c->prom);
-	assert_non_null(text);
+	text = once_metrics(c, argv, label, sizeof(label));
 	assert_true(prom_value(text, "inferscope_process_device_memory_peak_bytes", label, "comm=\"x\xef\xbf\xbd\"",
 			       NULL) == 8686.0);
 	assert_null(strstr(text, "x\xff"));

@@ -355,6 +355,24 @@ static void small_fs(struct ctx *c, const char *size)
 	}
 }
 
+/* The tracer stopped writing for reason (its message says so) and exited
+ * 1, its command running on, untraced, to its end (marker says "done"). */
+static void expect_command_ran_on(const struct ctx *c, int status, const char *reason, const char *marker)
+{
+	char *msg;
+
+	th_expect_exit(status, 1, c->f.err);
+	msg = slurp_or_empty(c->f.err);
+	assert_non_null(strstr(msg, reason));
+	assert_non_null(strstr(msg, "keeps running, untraced"));
+	assert_non_null(strstr(msg, "exited with status 0"));
+	free(msg);
+	msg = th_slurp(marker);
+	assert_non_null(msg);	/* the job ran to its end */
+	assert_string_equal(msg, "done\n");
+	free(msg);
+}
+
 /*
  * The disk fills up under -- CMD: the recording stops, the command is not
  * signalled but runs to its end (it writes a marker after the fault flood),
@@ -364,7 +382,6 @@ static void test_disk_full_command_survives(void **state)
 {
 	struct ctx *c = *state;
 	char out[700], marker[600], script[1400], copy[600];
-	char *msg;
 	json_t *r;
 	int status;
 
@@ -378,16 +395,7 @@ static void test_disk_full_command_survives(void **state)
 
 		status = th_run(argv, c->f.err);
 	}
-	th_expect_exit(status, 1, c->f.err);
-	msg = slurp_or_empty(c->f.err);
-	assert_non_null(strstr(msg, "No space left on device"));
-	assert_non_null(strstr(msg, "keeps running, untraced"));
-	assert_non_null(strstr(msg, "exited with status 0"));
-	free(msg);
-	msg = th_slurp(marker);
-	assert_non_null(msg);	/* the job ran to its end */
-	assert_string_equal(msg, "done\n");
-	free(msg);
+	expect_command_ran_on(c, status, "No space left on device", marker);
 	snprintf(copy, sizeof(copy), "%s/copy.isr", c->f.dir);
 	{
 		char *cp[] = { "cp", out, copy, NULL };
@@ -416,15 +424,9 @@ static void test_file_size_limit_is_a_full_disk(void **state)
 	/* 256 blocks of 512 bytes */
 	snprintf(cmd, sizeof(cmd), "ulimit -f 256 && exec %s record -q --compress-level 0 -o %s -- sh -c '%s'", TRACER,
 		 c->f.isr, script);
-	th_expect_exit(th_run(argv, c->f.err), 1, c->f.err);
+	expect_command_ran_on(c, th_run(argv, c->f.err), "File too large", marker);
 	msg = slurp_or_empty(c->f.err);
-	assert_non_null(strstr(msg, "File too large"));
 	assert_non_null(strstr(msg, "ulimit -f"));
-	assert_non_null(strstr(msg, "exited with status 0"));
-	free(msg);
-	msg = th_slurp(marker);
-	assert_non_null(msg);	/* the job ran to its end */
-	assert_string_equal(msg, "done\n");
 	free(msg);
 	assert_int_equal(stat(c->f.isr, &st), 0);
 	assert_true(st.st_size <= 256 * 512);
