@@ -277,7 +277,8 @@ static int debug_offsets_apply(__u32 pid, struct isr_py_layout *l, const struct 
 }
 
 /* One pass over the interpreter's threads and their innermost frames.
- * 0, -EAGAIN (not initialized), or -EPROTO with why filled. */
+ * 0, -EAGAIN (not initialized, or no thread state names a thread of pid
+ * yet), or -EPROTO with why filled. */
 static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, size_t len, unsigned int *nthreads,
 			 unsigned int *nframes)
 {
@@ -340,7 +341,11 @@ static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, si
 	}
 	if (err == -ESRCH)
 		return err;
-	if (!live || live * 2 < threads) {
+	/* None: a child just forked, whose interpreter has not yet taken
+	 * its new thread ids (PyOS_AfterFork_Child): not ready yet. */
+	if (!live)
+		return -EAGAIN;
+	if (live * 2 < threads) {
 		snprintf(why, len, "%u of the interpreter's %u thread states name a thread of pid %u (thread id at "
 			 "offset %u)", live, threads, pid, l->tstate_tid);
 		return -EPROTO;
