@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "findings.h"
+#include "text.h"
 
 const char *finding_severity_name(enum finding_severity s)
 {
@@ -178,4 +179,20 @@ json_t *ev_seconds(__u64 ns)
 json_t *ev_u64(__u64 v)
 {
 	return json_integer((json_int_t)v);
+}
+
+json_t *ev_text(const char *s, size_t maxlen)
+{
+	size_t len;
+	char *u;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	u = text__dup(s, maxlen, TEXT_UTF8, &len);
+	if (!u)
+		return NULL;
+	j = json_stringn(u, len);
+	free(u);
+	return j;
 }

@@ -67,5 +67,9 @@ void findings__free(struct findings *fs);
 void ev_set(json_t *obj, const char *key, json_t *val);
 json_t *ev_seconds(__u64 ns);		/* a real, seconds */
 json_t *ev_u64(__u64 v);
+/* A string of the recording (a name, a site, a finding's text: any bytes),
+ * its first maxlen bytes up to a NUL, as JSON: valid UTF-8 (lib/text.h).
+ * JSON null for a NULL s; NULL when out of memory. */
+json_t *ev_text(const char *s, size_t maxlen);
 
 #endif

@@ -46,7 +46,7 @@ static int sync_sites(const struct rule_ctx *c, struct finding *f)
 	for (size_t i = 0; i < c->py->nsync && i < 3; i++) {
 		json_t *o = json_object();
 
-		ev_set(o, "site", json_string(c->py->sync_sites[i].site));
+		ev_set(o, "site", ev_text(c->py->sync_sites[i].site, sizeof(c->py->sync_sites[i].site)));
 		ev_set(o, "calls", ev_u64(c->py->sync_sites[i].calls));
 		ev_set(o, "seconds", ev_seconds(c->py->sync_sites[i].time_ns));
 		json_array_append_new(arr, o);
@@ -815,7 +815,7 @@ static int idle_finish(void *state, struct rule_ctx *c)
 			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_text(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
 				err |= finding__say(f, " (most at `%s`)", site);
-				ev_set(f->evidence, "top_python_site", json_string(site));
+				ev_set(f->evidence, "top_python_site", ev_text(site, sizeof(site)));
 			}
 			first = false;
 		}
@@ -913,7 +913,7 @@ static int host_finish(void *state, struct rule_ctx *c)
 			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_label(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
 				err |= finding__say(f, " (most at `%s`)", site);
-				ev_set(f->evidence, "top_python_site", json_string(site));
+				ev_set(f->evidence, "top_python_site", ev_text(site, sizeof(site)));
 			}
 			first = false;
 		}
@@ -988,7 +988,7 @@ static int errors_finish(void *state, struct rule_ctx *c)
 		const char *name = summary__cuda_error_name(fns[i]->last_error);
 		json_t *o = json_object();
 
-		ev_set(o, "function", json_string(fns[i]->name));
+		ev_set(o, "function", ev_text(fns[i]->name, sizeof(fns[i]->name)));
 		ev_set(o, "failed", ev_u64(fns[i]->failed));
 		ev_set(o, "last_error", json_integer(fns[i]->last_error));
 		ev_set(o, "last_error_name", name ? json_string(name) : json_null());

@@ -6,6 +6,7 @@
  * claims it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,7 @@ static int tasks_evidence(struct rule_ctx *c, struct finding *f, const char *key
 		rule_task_name(c, pid, tid, name, sizeof(name));
 		ev_set(o, "pid", ev_u64(pid));
 		ev_set(o, "tid", ev_u64(tid));
-		ev_set(o, "name", json_string(name));
+		ev_set(o, "name", ev_text(name, sizeof(name)));
 		ev_set(o, "seconds", ev_seconds(l->v[i].ns));
 		json_array_append_new(arr, o);
 		if (finding__say(f, "%s%s %.0f%%", i ? ", " : "", name, pct(l->v[i].ns, total)))
@@ -266,7 +267,7 @@ static int gil_finish(void *state, struct rule_ctx *c)
 			stack = gil_holder_stack(s, t, (__u32)holders->v[0].key);
 			if (stack && rule_stack_site(c, stack, site, sizeof(site))) {
 				err |= finding__say(f, " — running `%s`", site);
-				ev_set(f->evidence, "holder_site", json_string(site));
+				ev_set(f->evidence, "holder_site", ev_text(site, sizeof(site)));
 			}
 			err |= finding__say(f, ".");
 		} else {
@@ -658,7 +659,7 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		if (top) {
 			err |= finding__say(f, "; the file read most: %s (%llu faults, %.3f s)", top->path,
 					    (unsigned long long)top->major, secs(top->ns));
-			ev_set(f->evidence, "top_file", json_string(top->path));
+			ev_set(f->evidence, "top_file", ev_text(top->path, SIZE_MAX));
 		}
 		err |= finding__say(f, ".");
 		if (ft && ft->major_anon > ft->major_file)
@@ -1083,7 +1084,7 @@ static int blocked_finish(void *state, struct rule_ctx *c)
 				    base_text(c, t), waker, pct(top_ns, total));
 		ev_set(f->evidence, "waker_pid", ev_u64(wpid));
 		ev_set(f->evidence, "waker_tid", ev_u64(wtid));
-		ev_set(f->evidence, "waker", json_string(waker));
+		ev_set(f->evidence, "waker", ev_text(waker, sizeof(waker)));
 		{
 			__u64 wt = tl_acc__total(&w->acc);
 			enum tl_cat top = TL_UNKNOWN;

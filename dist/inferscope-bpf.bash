@@ -23,19 +23,19 @@ _inferscope_bpf()
 
 	case "$prev" in
 	--format)
-		COMPREPLY=($(compgen -W "md json html perfetto" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "md json html perfetto" -- "$cur")
 		return
 		;;
 	--keep-severity)
-		COMPREPLY=($(compgen -W "info warning critical none" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "info warning critical none" -- "$cur")
 		return
 		;;
 	--budget)
-		COMPREPLY=($(compgen -W "off 0.5 1 2 5" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "off 0.5 1 2 5" -- "$cur")
 		return
 		;;
 	-p | --pid)
-		COMPREPLY=($(compgen -W "$(pgrep -d ' ' . 2>/dev/null)" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$(pgrep -d ' ' . 2>/dev/null)" -- "$cur")
 		return
 		;;
 	--config)
@@ -58,16 +58,16 @@ _inferscope_bpf()
 	esac
 
 	if [[ -z $sub && $cur != -* ]]; then
-		COMPREPLY=($(compgen -W "record analyze diff daemon config bench" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "record analyze diff daemon config bench" -- "$cur")
 		return
 	fi
 	if [[ $sub == config && $cur != -* ]]; then
-		COMPREPLY=($(compgen -W "show" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "show" -- "$cur")
 		return
 	fi
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$("${words[0]}" $sub --help 2>/dev/null |
-			grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$("${words[0]}" ${sub:+"$sub"} --help 2>/dev/null |
+			grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)" -- "$cur")
 		[[ ${COMPREPLY-} == *= ]] && compopt -o nospace
 		return
 	fi

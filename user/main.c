@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "daemon.h"
 #include "settings.h"
 #include "recorder.h"
+#include "rec_writer.h"
 #include "analyze.h"
 #include "bench.h"
 #include "bench_stats.h"
@@ -989,8 +991,14 @@ static void record_config_from(struct record_config *o, struct settings *s, cons
 	o->live = cli->rec.live;
 }
 
+static void ignore_signal(int sig)
+{
+	(void)sig;
+}
+
 static int do_record(struct cli *cli, struct settings *s, int argc, char **argv, bool then_analyze)
 {
+	struct sigaction sa = { .sa_handler = ignore_signal, .sa_flags = SA_RESTART };
 	static struct record_config rc;
 	struct record_config *o = &rc;
 	struct record_result res;
@@ -1032,6 +1040,12 @@ static int do_record(struct cli *cli, struct settings *s, int argc, char **argv,
 		strftime(default_out, sizeof(default_out), "inferscope-%Y%m%d-%H%M%S.isr", &tm);
 		o->output.path = default_out;
 	}
+	/* SIGUSR1 asks a flight recorder for a window (the recorder's handler
+	 * then); a plain recording ignores it rather than die of it. A handler,
+	 * not SIG_IGN: the launched command gets the default back at exec. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	rec_writer__size_limit_is_an_error();
 	e = record__run(o, &res);
 	/* A command that died of a signal it was not sent by us: say so (the
 	 * recording holds what it did until then). */

@@ -13,6 +13,7 @@
 #include <yaml.h>
 #include "settings.h"
 #include "analyze.h"
+#include "discover.h"
 
 extern char **environ;
 
@@ -375,6 +376,13 @@ static int parse_value(struct settings *s, const struct setting *st, const char 
 			say(err, len, "%s: at most %zu items", st->key, st->max_items);
 			return -EINVAL;
 		}
+		if (st->type == T_REGEXES) {
+			regex_t re;
+
+			if (discover__compile(&re, text, err, len))
+				return -EINVAL;
+			regfree(&re);
+		}
 		c = own(s, text);
 		if (!c)
 			return -ENOMEM;
@@ -465,6 +473,14 @@ static int next(struct yaml_reader *y)
 		return -EINVAL;
 	}
 	y->have_ev = true;
+	/* a key or value is a C string from here: "\0" inside one is refused,
+	 * not cut */
+	if (y->ev.type == YAML_SCALAR_EVENT &&
+	    strlen((const char *)y->ev.data.scalar.value) != y->ev.data.scalar.length) {
+		say(y->err, y->len, "%s:%zu: a NUL byte (\\0) inside '%s...': a key or value cannot hold one",
+		    y->path, y->ev.start_mark.line + 1, (const char *)y->ev.data.scalar.value);
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -156,12 +156,22 @@ static void test_bad_files(void **state)
 	expect_file_error("n.yaml", "- record\n", "1: expected sections");
 	expect_file_error("r.yaml", "record:\n  ringbuf_mib: 3\n", "2: record.ringbuf_mib: '3' is not a power of two");
 	expect_file_error("z.yaml", "daemon:\n  max_size: 12\n", "2: daemon.max_size: '12' is not a size");
+	/* a pattern the daemon would refuse is refused here, config show too */
+	expect_file_error("re.yaml", "daemon:\n  match: 'python ([0-9'\n",
+			  "2: daemon.match: 'python ([0-9' is not an extended regular expression");
+	expect_file_error("rl.yaml", "daemon:\n  match:\n    - ok\n    - 'a{2,1}'\n",
+			  "4: daemon.match: 'a{2,1}' is not an extended regular expression");
+	/* a NUL inside a value (or a key) is an error, not a cut */
+	expect_file_error("nul.yaml", "daemon:\n  state_dir: \"/var/lib/a\\0b\"\n",
+			  "2: a NUL byte (\\0) inside '/var/lib/a...'");
+	expect_file_error("nulk.yaml", "daemon:\n  \"window\\0x\": 5\n", "2: a NUL byte (\\0) inside 'window...'");
 }
 
 static void test_bad_env_and_options(void **state)
 {
 	char *typo[] = { "INFERSCOPE_DAEMON_WINDOWS=3", NULL };
 	char *bad[] = { "INFERSCOPE_DAEMON_WINDOW=-1", NULL };
+	char *bad_re[] = { "INFERSCOPE_DAEMON_MATCH=x(", NULL };
 	char err[512];
 	struct settings *s = settings__new();
 
@@ -170,6 +180,10 @@ static void test_bad_env_and_options(void **state)
 	assert_string_equal(err, "INFERSCOPE_DAEMON_WINDOWS: not a setting (inferscope-bpf config show lists them)");
 	assert_int_equal(settings__load_env(s, bad, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "INFERSCOPE_DAEMON_WINDOW: daemon.window: '-1' is not a duration"));
+	assert_int_equal(settings__load_env(s, bad_re, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "daemon.match: 'x(' is not an extended regular expression"));
+	assert_int_equal(settings__set(s, "daemon.match", "[z-a]", SRC_OPTION, "--match", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "daemon.match: '[z-a]' is not an extended regular expression"));
 	assert_int_equal(settings__set(s, "daemon.nope", "1", SRC_OPTION, "--nope", err, sizeof(err)), -ENOENT);
 	assert_int_equal(settings__set(s, "daemon.interval", "1h", SRC_OPTION, "--interval", err, sizeof(err)), 0);
 	assert_true(settings__daemon(s)->interval_s == 3600);
