@@ -36,6 +36,7 @@ struct progress {
 	unsigned long long relayed;	/* bytes the thread read from the pipes (not the work's) */
 	double start;
 	bool drawn;		/* the line is on the terminal */
+	char shown[256];	/* as drawn */
 	bool line_open;		/* the last output passed on did not end a line */
 };
 
@@ -107,7 +108,10 @@ static void draw(struct progress *p)
 	/* one line of the terminal, never wrapped: "\r" must reach its start */
 	if (ioctl(p->out[0].saved, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8 && n - 4 > ws.ws_col - 1)
 		memcpy(line + 1 + ws.ws_col - 1, "\033[K", 4);
+	if (p->drawn && !strcmp(line, p->shown))
+		return;
 	write_all(p->out[0].saved, line, strlen(line));
+	memcpy(p->shown, line, sizeof(line));
 	p->drawn = true;
 }
 
