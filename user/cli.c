@@ -519,6 +519,15 @@ struct settings *cli__settings(struct cli *cli)
 	return s;
 }
 
+int cli__report_format(struct cli *cli)
+{
+	struct settings *s = cli__settings(cli);
+	int fmt = s ? settings__report_format(s) : -1;
+
+	settings__free(s);
+	return fmt;
+}
+
 int cli__usage(const struct cli *cli, const char *fmt, ...)
 {
 	va_list ap;

@@ -118,6 +118,10 @@ struct settings *cli__load(void *ctx, char *err, size_t errlen);
 /* The same; NULL after saying why. */
 struct settings *cli__settings(struct cli *cli);
 
+/* The report format the configuration says (enum report_format), or -1
+ * after saying why the configuration is bad. */
+int cli__report_format(struct cli *cli);
+
 /* Says "inferscope-bpf CMD: <message>" and how to get help on stderr;
  * returns EXIT_USAGE. */
 int cli__usage(const struct cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

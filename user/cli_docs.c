@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "cli_docs.h"
@@ -332,51 +333,71 @@ static int value_kind(const struct opt *o, enum value_kind *kind, char *words, s
 	return -EINVAL;
 }
 
-/* "-p | --pid" */
-static void bash_names(FILE *out, const struct opt *o)
-{
-	const char *sep = "";
+/* How the value of an option completes, by its name ("--format", "-o"):
+ * the same in every command that has it, so that one case of $prev serves
+ * them all. */
+struct valued {
+	char name[48];
+	bool flag;		/* no value, or an optional one: never the next word */
+	enum value_kind kind;
+	char words[256];
+};
 
-	for (size_t i = 0; i < o->nshort; i++, sep = " | ")
-		fprintf(out, "%s-%c", sep, o->shorts[i]);
-	for (size_t i = 0; i < o->nlong; i++, sep = " | ")
-		fprintf(out, "%s--%s", sep, o->longs[i]);
+#define MAX_VALUED 256
+
+static struct valued valued[MAX_VALUED];
+static size_t nvalued;
+
+/* Notes how name's value completes; -EINVAL, after saying so, when
+ * another command has it otherwise. */
+static int note(const char *name, const struct valued *how)
+{
+	for (size_t i = 0; i < nvalued; i++) {
+		const struct valued *v = &valued[i];
+
+		if (strcmp(v->name, name))
+			continue;
+		if (v->flag != how->flag || (!v->flag && (v->kind != how->kind || strcmp(v->words, how->words)))) {
+			fprintf(stderr, "cli_docs: %s takes another value in another command: the completion cannot tell "
+					"them apart (rename one)\n", name);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (nvalued == MAX_VALUED)
+		return -E2BIG;
+	valued[nvalued] = *how;
+	snprintf(valued[nvalued++].name, sizeof(valued[0].name), "%s", name);
+	return 0;
 }
 
-/* The case of $prev for the options of cmd that take a value, and $opts. */
+/* Notes the options of cmd, and writes its arm of the case of $cmd: its
+ * options ($opts) and what its arguments are ($args). */
 static int bash_command(FILE *out, const struct cmd *cmd)
 {
 	static struct opt v[MAX_OPTS];
 	size_t n = collect(cli__argp(cmd), v, 0);
 	const char *sep = "";
 
-	fprintf(out, "\t%s%s%s)\n\t\tcase $prev in\n", *cmd->name ? "" : "\"", cmd->name, *cmd->name ? "" : "\"");
+	fprintf(out, "\t%s%s%s)\n\t\topts=\"", *cmd->name ? "" : "\"", cmd->name, *cmd->name ? "" : "\"");
 	for (size_t i = 0; i < n; i++) {
-		enum value_kind kind;
-		char words[256];
-		int e;
+		struct valued how = { .flag = !v[i].arg || v[i].optional };
+		char name[48];
+		int e = how.flag ? 0 : value_kind(&v[i], &how.kind, how.words, sizeof(how.words));
 
-		if (!v[i].arg || v[i].optional)
-			continue;	/* an optional value is never the next word */
-		e = value_kind(&v[i], &kind, words, sizeof(words));
+		for (size_t k = 0; !e && k < v[i].nshort; k++) {
+			snprintf(name, sizeof(name), "-%c", v[i].shorts[k]);
+			e = note(name, &how);
+			if (v[i].shorts[k] != '?')	/* a glob character in a word list */
+				fprintf(out, "%s%s", sep, name), sep = " ";
+		}
+		for (size_t k = 0; !e && k < v[i].nlong; k++) {
+			snprintf(name, sizeof(name), "--%s", v[i].longs[k]);
+			e = note(name, &how);
+			fprintf(out, "%s%s", sep, name), sep = " ";
+		}
 		if (e)
 			return e;
-		fputs("\t\t", out);
-		bash_names(out, &v[i]);
-		if (kind == V_WORDS)
-			fprintf(out, ")\n\t\t\tmapfile -t COMPREPLY < <(compgen -W \"%s\" -- \"$cur\")\n\t\t\treturn\n\t\t\t;;\n", words);
-		else if (kind == V_NONE)
-			fputs(")\n\t\t\treturn\n\t\t\t;;\n", out);
-		else
-			fprintf(out, ")\n\t\t\t_inferscope_bpf_reply %s\n\t\t\treturn\n\t\t\t;;\n", kind_names[kind]);
-	}
-	fputs("\t\tesac\n\t\topts=\"", out);
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < v[i].nshort; k++, sep = " ")
-			if (v[i].shorts[k] != '?')	/* a glob character in a word list */
-				fprintf(out, "%s-%c", sep, v[i].shorts[k]);
-		for (size_t k = 0; k < v[i].nlong; k++, sep = " ")
-			fprintf(out, "%s--%s", sep, v[i].longs[k]);
 	}
 	fputs("\"\n", out);
 	if (cmd->complete == CLI_ARGS_RECORDINGS)
@@ -387,15 +408,71 @@ static int bash_command(FILE *out, const struct cmd *cmd)
 	return 0;
 }
 
+/* One arm of the case of $prev: the names noted with kind (and words). */
+static void bash_arm(FILE *out, enum value_kind kind, const char *words)
+{
+	const char *sep = "\t";
+
+	for (size_t i = 0; i < nvalued; i++)
+		if (!valued[i].flag && valued[i].kind == kind && (kind != V_WORDS || !strcmp(valued[i].words, words))) {
+			fprintf(out, "%s%s", sep, valued[i].name);
+			sep = " | ";
+		}
+	if (kind == V_WORDS)
+		fprintf(out, ")\n\t\t_inferscope_bpf_reply words %s\n", words);
+	else if (kind != V_NONE)
+		fprintf(out, ")\n\t\t_inferscope_bpf_reply %s\n", kind_names[kind]);
+	else
+		fputs(")\n", out);
+	fputs("\t\treturn\n\t\t;;\n", out);
+}
+
+/* The case of $prev: an option whose value comes next. */
+static void bash_values(FILE *out)
+{
+	bool seen[V_WORDS] = { false };
+
+	fputs("\t# the value of an option\n\tcase $prev in\n", out);
+	for (size_t i = 0; i < nvalued; i++) {
+		const struct valued *v = &valued[i];
+		bool first = true;
+
+		if (v->flag)
+			continue;
+		if (v->kind != V_WORDS) {
+			if (!seen[v->kind])
+				bash_arm(out, v->kind, NULL);
+			seen[v->kind] = true;
+			continue;
+		}
+		for (size_t k = 0; k < i && first; k++)
+			first = valued[k].flag || valued[k].kind != V_WORDS || strcmp(valued[k].words, v->words);
+		if (first)
+			bash_arm(out, V_WORDS, v->words);
+	}
+	fputs("\tesac\n\n", out);
+}
+
 int cli_docs__bash(FILE *out)
 {
-	char names[512];
-	size_t len = 0;
-	int e = 0;
+	char names[512], *cases = NULL;
+	size_t len = 0, clen = 0;
+	FILE *c = open_memstream(&cases, &clen);
+	int e = c ? 0 : -ENOMEM;
 
 	names[0] = '\0';
+	nvalued = 0;
 	for (size_t i = 1; i < cli_ncommands; i++)
 		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i > 1 ? " " : "", cli_commands[i]->name);
+	/* the commands' arms first: they note every option's value */
+	for (size_t i = 0; i < cli_ncommands && !e; i++)
+		e = bash_command(c, cli_commands[i]);
+	if (c && fclose(c) && !e)
+		e = -ENOMEM;
+	if (e) {
+		free(cases);
+		return e;
+	}
 	fputs("# bash completion for inferscope-bpf(8): generated from its table of commands\n"
 	      "# (user/commands.c) by `make docs` (user/cli_docs.c); do not edit.\n\n"
 	      "# COMPREPLY from what completes a value: $cur is the caller's.\n"
@@ -421,20 +498,17 @@ int cli_docs__bash(FILE *out)
 	      "\t\tif [[ ${COMP_WORDS[i]} == -- ]]; then\n"
 	      "\t\t\tif declare -F _command_offset >/dev/null; then\n\t\t\t\t_command_offset $((i + 1))\n"
 	      "\t\t\telif ((COMP_CWORD == i + 1)); then\n\t\t\t\tmapfile -t COMPREPLY < <(compgen -c -- \"$cur\")\n"
-	      "\t\t\telse\n\t\t\t\t_inferscope_bpf_reply files\n\t\t\tfi\n\t\t\treturn\n\t\tfi\n\tdone\n"
-	      "\tif ((COMP_CWORD > 1)); then\n\t\tcase ${COMP_WORDS[1]} in\n\t\t", out);
+	      "\t\t\telse\n\t\t\t\t_inferscope_bpf_reply files\n\t\t\tfi\n\t\t\treturn\n\t\tfi\n\tdone\n", out);
+	bash_values(out);
+	fputs("\tif ((COMP_CWORD > 1)); then\n\t\tcase ${COMP_WORDS[1]} in\n\t\t", out);
 	for (size_t i = 1; i < cli_ncommands; i++)
 		fprintf(out, "%s%s", i > 1 ? " | " : "", cli_commands[i]->name);
-	fputs(")\n\t\t\tcmd=${COMP_WORDS[1]}\n\t\t\t;;\n\t\tesac\n\tfi\n\n\tcase $cmd in\n", out);
-	for (size_t i = 0; i < cli_ncommands && !e; i++)
-		e = bash_command(out, cli_commands[i]);
-	if (e)
-		return e;
-	fprintf(out, "\tesac\n\n"
+	fprintf(out, ")\n\t\t\tcmd=${COMP_WORDS[1]}\n\t\t\t;;\n\t\tesac\n\tfi\n\n\tcase $cmd in\n%s\tesac\n\n"
 		     "\tif [[ $cur == -* ]]; then\n\t\tmapfile -t COMPREPLY < <(compgen -W \"$opts\" -- \"$cur\")\n"
 		     "\telif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then\n"
 		     "\t\tmapfile -t COMPREPLY < <(compgen -W \"%s\" -- \"$cur\")\n"
 		     "\telif [[ -n $args ]]; then\n\t\t_inferscope_bpf_reply $args\n\tfi\n"
-		     "} &&\n\tcomplete -F _inferscope_bpf inferscope-bpf\n", names);
+		     "} &&\n\tcomplete -F _inferscope_bpf inferscope-bpf\n", cases, names);
+	free(cases);
 	return ferror(out) ? -EIO : 0;
 }

@@ -12,19 +12,15 @@
 
 static int run(struct cli *cli)
 {
-	struct settings *s = cli__settings(cli);
-	enum report_format fmt;
+	int fmt = cli__report_format(cli), e;
 	struct progress *pg;
-	int e;
 
-	if (!s)
+	if (fmt < 0)
 		return EXIT_USAGE;
-	fmt = (enum report_format)settings__report_format(s);
-	settings__free(s);
 	if (fmt == REPORT_PERFETTO && !cli->report && isatty(STDOUT_FILENO))
 		return cli__usage(cli, "a Perfetto trace is binary: give the file with -o FILE");
 	pg = progress__begin(cli->name, cli->args, cli->nargs, cli->rec.quiet);
-	e = analyze__run_many(cli->args, cli->nargs, fmt, cli->report, &cli->rec.output.share);
+	e = analyze__run_many(cli->args, cli->nargs, (enum report_format)fmt, cli->report, &cli->rec.output.share);
 	progress__end(pg);
 	return e ? 1 : 0;
 }

@@ -10,20 +10,16 @@
 
 static int run(struct cli *cli)
 {
-	struct settings *s = cli__settings(cli);
-	enum report_format fmt;
+	int fmt = cli__report_format(cli), e;
 	struct progress *pg;
-	int e;
 
-	if (!s)
+	if (fmt < 0)
 		return EXIT_USAGE;
-	fmt = (enum report_format)settings__report_format(s);
-	settings__free(s);
 	if (fmt == REPORT_PERFETTO)
 		return cli__usage(cli, "analyze.format is perfetto, which diff does not write: give --format md, json "
 				  "or html");
 	pg = progress__begin(cli->name, cli->args, cli->nargs, cli->rec.quiet);
-	e = analyze__diff(cli->args[0], cli->args[1], fmt, cli->report, &cli->rec.output.share);
+	e = analyze__diff(cli->args[0], cli->args[1], (enum report_format)fmt, cli->report, &cli->rec.output.share);
 	progress__end(pg);
 	return e ? 1 : 0;
 }

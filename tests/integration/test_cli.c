@@ -320,6 +320,18 @@ static bool read_until(int fd, char **buf, size_t *len, const char *needle, doub
 	return false;
 }
 
+/* Reads child's output (fd) to its end; it exited 0. */
+static void finish(struct ctx *c, int fd, char **buf, size_t *len)
+{
+	int status;
+
+	read_until(fd, buf, len, NULL, th_now() + 300);
+	close(fd);
+	assert_int_equal(waitpid(c->child, &status, 0), c->child);
+	c->child = 0;
+	th_expect_exit(status, 0, NULL);
+}
+
 static void write_recording_into(const char *isr, const char *fifo)
 {
 	char *text;
@@ -352,7 +364,7 @@ static void test_progress_on_a_terminal(void **state)
 	char *rec[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "/bin/true", NULL };
 	char cmd[2000], line[200], *buf = NULL;
 	size_t len = 0;
-	int fd, status;
+	int fd;
 
 	th_expect_exit(th_run(rec, c->f.err), 0, c->f.err);
 	assert_int_equal(mkfifo(c->fifo, 0600), 0);
@@ -363,11 +375,7 @@ static void test_progress_on_a_terminal(void **state)
 		fail_msg("no progress line on the terminal in 60 s:\n%s", buf ? buf : "");
 	expect_contains(buf, line, "the terminal");
 	write_recording_into(c->f.isr, c->fifo);
-	read_until(fd, &buf, &len, NULL, th_now() + 60);
-	close(fd);
-	assert_int_equal(waitpid(c->child, &status, 0), c->child);
-	c->child = 0;
-	th_expect_exit(status, 0, NULL);
+	finish(c, fd, &buf, &len);
 	/* erased, then the report */
 	expect_contains(buf, " read\033[K\r\033[K# inferscope-bpf report", "the terminal");
 	free(buf);
@@ -387,11 +395,7 @@ static void test_progress_on_a_terminal(void **state)
 		}
 		usleep((useconds_t)((PROGRESS_AFTER_S + 1) * 1e6));
 		write_recording_into(c->f.isr, c->fifo);
-		read_until(fd, &buf, &len, NULL, th_now() + 60);
-		close(fd);
-		assert_int_equal(waitpid(c->child, &status, 0), c->child);
-		c->child = 0;
-		th_expect_exit(status, 0, NULL);
+		finish(c, fd, &buf, &len);
 		expect_contains(buf, "# inferscope-bpf report", quiet ? "the terminal" : "standard output");
 		if (!quiet)
 			err = th_slurp(c->f.err);
@@ -411,19 +415,15 @@ static void test_progress_of_export(void **state)
 	char db[600], cmd[2000], want[800], *buf = NULL;
 	size_t len = 0;
 	double t0, took;
-	int fd, status;
+	int fd;
 
 	th_expect_exit(th_run_to(synth, "/dev/null", c->f.err), 0, c->f.err);
 	snprintf(db, sizeof(db), "%s/big.db", c->f.dir);
 	snprintf(cmd, sizeof(cmd), "%s export %s --sqlite %s", TRACER, c->big, db);
 	t0 = th_now();
 	c->child = on_pty(cmd, &fd);
-	read_until(fd, &buf, &len, NULL, th_now() + 300);
+	finish(c, fd, &buf, &len);
 	took = th_now() - t0;
-	close(fd);
-	assert_int_equal(waitpid(c->child, &status, 0), c->child);
-	c->child = 0;
-	th_expect_exit(status, 0, NULL);
 	if (took < PROGRESS_AFTER_S + 0.5)
 		fail_msg("the export took %.2f s, too little to show a progress line: make the recording bigger", took);
 	snprintf(want, sizeof(want), "\r%s export: ", CLI_PROGRAM);
