@@ -15,8 +15,6 @@
 #include "commands.h"
 #include "progress.h"
 
-static const char *const format_names[] = { "md", "json", "html", "perfetto" };
-
 static int report(struct cli *cli, const char *path, enum report_format fmt)
 {
 	struct progress *pg;
@@ -49,8 +47,8 @@ static int run(struct cli *cli)
 		return EXIT_USAGE;
 	fmt = (enum report_format)settings__report_format(s);
 	if (!cli->report && cli->rec.targets.command && fmt != REPORT_MD && !cli->list_probes)
-		rc = cli__usage(cli, "--format %s: standard output is the command's: give the report a file with "
-			       "--report FILE", format_names[fmt]);
+		rc = cli__usage(cli, "--format: standard output is the command's: give a report other than md a "
+			       "file with --report FILE");
 	else if (fmt == REPORT_PERFETTO && !cli->report && isatty(STDOUT_FILENO))
 		rc = cli__usage(cli, "a Perfetto trace is binary: give it a file with --report trace.pftrace");
 	else
