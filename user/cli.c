@@ -310,15 +310,15 @@ static const struct argp_option *group_options(unsigned int group)
 	}
 }
 
-/* A section of --help: its heading, the parser of its options, and the
+/* A part of --help: its heading, the parser of its options, and the
  * groups in it. */
-struct section {
+struct help_part {
 	const char *header;
 	argp_parser_t parse;
 	unsigned int groups;
 };
 
-static const struct section sections[] = {
+static const struct help_part help_parts[] = {
 	{ "What to trace:", parse_targets, CLI_TARGETS },
 	{ "The recording:", parse_recording, CLI_RECORDING },
 	{ "The report:", parse_report, CLI_REPORT | CLI_REPORT_O },
@@ -329,11 +329,11 @@ static const struct section sections[] = {
 	{ "General:", parse_general, CLI_SHARE | CLI_CONFIG | CLI_VERBOSE | CLI_QUIET },
 };
 
-#define NSECTIONS_HELP (sizeof(sections) / sizeof(sections[0]))
+#define NHELP_PARTS (sizeof(help_parts) / sizeof(help_parts[0]))
 
 /* The options of the groups of sec in groups, in one array; NULL: none.
  * Out of memory, the command line cannot be read: abort. */
-static struct argp_option *section_of(const struct section *sec, unsigned int groups)
+static struct argp_option *help_part_options(const struct help_part *sec, unsigned int groups)
 {
 	struct argp_option *v = NULL;
 	size_t n = 0;
@@ -417,9 +417,9 @@ static size_t cmd_index(const struct cmd *cmd)
 
 #define MAX_COMMANDS 16
 
-/* The overview: the default command's text, then every command with its
- * arguments and what it does. */
-const char *cli__doc(const struct cmd *cmd)
+/* --help's text; for the default command, its own, then every command
+ * with its arguments and what it does. */
+static const char *help_text(const struct cmd *cmd)
 {
 	static char overview[8192];
 	const char *after = strchr(cmd->doc, '\v');
@@ -453,8 +453,8 @@ const char *cli__doc(const struct cmd *cmd)
 
 const struct argp *cli__argp(const struct cmd *cmd)
 {
-	static struct argp roots[MAX_COMMANDS], own[MAX_COMMANDS], parts[MAX_COMMANDS][NSECTIONS_HELP];
-	static struct argp_child children[MAX_COMMANDS][NSECTIONS_HELP + 2];
+	static struct argp roots[MAX_COMMANDS], own[MAX_COMMANDS], parts[MAX_COMMANDS][NHELP_PARTS];
+	static struct argp_child children[MAX_COMMANDS][NHELP_PARTS + 2];
 	size_t k = cmd_index(cmd), n = 0;
 	struct argp_child *ch;
 
@@ -467,16 +467,16 @@ const struct argp *cli__argp(const struct cmd *cmd)
 		own[k] = (struct argp){ cmd->options, cmd->parse, NULL, NULL, NULL, NULL, NULL };
 		ch[n++] = (struct argp_child){ &own[k], 0, NULL, 0 };	/* first, without a heading */
 	}
-	for (size_t i = 0; i < NSECTIONS_HELP; i++) {
-		struct argp_option *v = section_of(&sections[i], cmd->groups);
+	for (size_t i = 0; i < NHELP_PARTS; i++) {
+		struct argp_option *v = help_part_options(&help_parts[i], cmd->groups);
 
 		if (!v)
 			continue;
-		parts[k][i] = (struct argp){ v, sections[i].parse, NULL, NULL, NULL, NULL, NULL };
-		ch[n++] = (struct argp_child){ &parts[k][i], 0, sections[i].header, (int)i + 1 };
+		parts[k][i] = (struct argp){ v, help_parts[i].parse, NULL, NULL, NULL, NULL, NULL };
+		ch[n++] = (struct argp_child){ &parts[k][i], 0, help_parts[i].header, (int)i + 1 };
 	}
 	ch[n] = (struct argp_child){ 0 };
-	roots[k] = (struct argp){ common_options, parse_common, cmd->args_doc, cli__doc(cmd), ch, NULL, NULL };
+	roots[k] = (struct argp){ common_options, parse_common, cmd->args_doc, help_text(cmd), ch, NULL, NULL };
 	return &roots[k];
 }
 

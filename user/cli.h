@@ -107,10 +107,9 @@ extern const size_t cli_ncommands;
 
 int cli__main(int argc, char **argv);
 
-/* The whole argp of cmd: its own options, its groups', -h, --usage, -V. */
+/* The whole argp of cmd: its own options, its groups', -h, --usage, -V;
+ * the default command's text lists every command. */
 const struct argp *cli__argp(const struct cmd *cmd);
-/* The first line of --help's text: the overview, for the default command. */
-const char *cli__doc(const struct cmd *cmd);
 
 /* The configuration: defaults < file < environment < the options given.
  * NULL with why in err. ctx is the struct cli (daemon.h's loader). */
