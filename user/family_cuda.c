@@ -252,6 +252,10 @@ static int cuda_probe_process(void *st, __u32 pid, enum probe_when when)
 		/* libcuda files that it mapped since (dlopen) */
 		probe_libs(c, pid, false, true);
 		return 0;
+	case PROBE_MAPPED:
+		/* what it maps now; a libcuda it loads later holds it */
+		probe_libs(c, pid, false, false);
+		return 0;
 	default:
 		return 0;
 	}
@@ -411,7 +415,7 @@ static int cuda_measure_hit_cost(void *st, double *hit_ns, char *err, size_t err
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	e = tracer__add_target(t, pid);
+	e = tracer__add_target(t, pid, true);	/* the recorder itself: never held */
 	fd = e ? e : tracer__uprobe_link(t, c->obj->progs.cuda_hot, pid, self, s->offset, s->cookie);
 	if (fd < 0) {
 		e = fd;
@@ -429,8 +433,11 @@ static int cuda_measure_hit_cost(void *st, double *hit_ns, char *err, size_t err
 	return e;
 }
 
+static const char *const cuda_hold_libs[] = { "libcuda.so", NULL };
+
 const struct probe_family family_cuda = {
 	.name = "cuda",
+	.hold_libs = cuda_hold_libs,
 	.enabled = cuda_enabled,
 	.open = cuda_open,
 	.prepare = cuda_prepare,

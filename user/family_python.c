@@ -373,6 +373,11 @@ static int python_probe_process(void *st, __u32 pid, enum probe_when when)
 		 * loaded after exec; embedded interpreters) */
 		probe_interpreters(p, pid, true);
 		return 0;
+	case PROBE_MAPPED:
+		/* an interpreter it maps now (in the executable, or a libpython
+		 * just loaded); a libpython it loads later holds it */
+		probe_interpreters(p, pid, false);
+		return 0;
 	default:
 		return 0;
 	}
@@ -464,8 +469,11 @@ static void python_describe(void *st, FILE *out)
 			p->samples.attached, p->ctx->cfg->python.stacks_hz);
 }
 
+static const char *const python_hold_libs[] = { "libpython3", NULL };
+
 const struct probe_family family_python = {
 	.name = "python",
+	.hold_libs = python_hold_libs,
 	.enabled = python_enabled,
 	.open = python_open,
 	.attach = py_libs,
