@@ -284,6 +284,38 @@ static void test_env_names(void **state)
 		assert_non_null(strchr(settings__key(i), '.'));
 }
 
+/* Every setting has its option, and every option sets a setting: the
+ * options are defined once, in the settings' table (the CLI makes its own
+ * of them). */
+static void test_options(void **state)
+{
+	char err[512];
+
+	(void)state;
+	assert_true(settings__option_count() >= settings__count());
+	for (size_t i = 0; i < settings__count(); i++) {
+		size_t n = 0;
+
+		for (size_t k = 0; k < settings__option_count(); k++)
+			n += !strcmp(settings__option(k)->key, settings__key(i));
+		if (!n)
+			fail_msg("%s has no option", settings__key(i));
+		assert_non_null(settings__doc(settings__key(i)));
+	}
+	for (size_t k = 0; k < settings__option_count(); k++) {
+		const struct setting_option *o = settings__option(k);
+		struct settings *s = settings__new();
+
+		assert_non_null(o->help);
+		assert_true(o->arg || o->value);	/* a flag sets a value */
+		/* a flag's value, or an optional argument's, is one the setting takes */
+		if (o->value)
+			assert_int_equal(settings__set(s, o->key, o->value, SRC_OPTION, o->name, err, sizeof(err)), 0);
+		settings__free(s);
+	}
+	assert_null(settings__option(settings__option_count()));
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -309,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_missing_and_empty),
 		cmocka_unit_test(test_shipped_config),
 		cmocka_unit_test(test_env_names),
+		cmocka_unit_test(test_options),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
