@@ -35,7 +35,7 @@ _inferscope_bpf_reply()
 
 _inferscope_bpf()
 {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} cmd= opts= args= i
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} cmd='' opts='' args='' i
 
 	# --option=VALUE: bash splits the word at the '='
 	if [[ $cur == = ]]; then
@@ -145,6 +145,8 @@ _inferscope_bpf()
 	elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
 		mapfile -t COMPREPLY < <(compgen -W "record analyze diff export check top daemon config bench" -- "$cur")
 	elif [[ -n $args ]]; then
+		# a kind, then its words: split on purpose
+		# shellcheck disable=SC2086
 		_inferscope_bpf_reply $args
 	fi
 } &&

@@ -489,7 +489,7 @@ int cli_docs__bash(FILE *out)
 	      "\twords)\n\t\tshift\n\t\tmapfile -t COMPREPLY < <(compgen -W \"$*\" -- \"$cur\")\n\t\t;;\n"
 	      "\tesac\n}\n\n"
 	      "_inferscope_bpf()\n{\n"
-	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} cmd= opts= args= i\n\n"
+	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} cmd='' opts='' args='' i\n\n"
 	      "\t# --option=VALUE: bash splits the word at the '='\n"
 	      "\tif [[ $cur == = ]]; then\n\t\tcur=\n"
 	      "\telif [[ $prev == = ]] && ((COMP_CWORD > 1)); then\n\t\tprev=${COMP_WORDS[COMP_CWORD - 2]}\n\tfi\n"
@@ -507,7 +507,7 @@ int cli_docs__bash(FILE *out)
 		     "\tif [[ $cur == -* ]]; then\n\t\tmapfile -t COMPREPLY < <(compgen -W \"$opts\" -- \"$cur\")\n"
 		     "\telif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then\n"
 		     "\t\tmapfile -t COMPREPLY < <(compgen -W \"%s\" -- \"$cur\")\n"
-		     "\telif [[ -n $args ]]; then\n\t\t_inferscope_bpf_reply $args\n\tfi\n"
+		     "\telif [[ -n $args ]]; then\n\t\t# a kind, then its words: split on purpose\n\t\t# shellcheck disable=SC2086\n\t\t_inferscope_bpf_reply $args\n\tfi\n"
 		     "} &&\n\tcomplete -F _inferscope_bpf inferscope-bpf\n", cases, names);
 	free(cases);
 	return ferror(out) ? -EIO : 0;
