@@ -16,8 +16,10 @@ saves.
   launch    200 tiny kernels a step (x.add_ on 1024 elements); ablation:
             the same step captured in a CUDA graph
   item      a ResNet-18 step (batch 128 of 224x224: the GPU's work larger
-            than the host's) with loss.item() after each; ablation: .item()
-            every 100 steps
+            than the host's), then 10 ms of Python before the next (logging,
+            metrics), with loss.item() after each step: the Python waits
+            for the GPU instead of overlapping it; ablation: .item() every
+            100 steps
   pageable  a 32 MiB host-to-device copy a step from pageable memory;
             ablation: from pinned memory
   noisy     a launch-heavy step on CPU 0 while a busy process (started by
@@ -61,6 +63,15 @@ def rate_loop(step, seconds=None, label="rate"):
             now = time.monotonic()
             print(label, "%.3f" % (n / (now - last)), flush=True)
             last, n = now, 0
+
+
+def python_work(seconds):
+    """seconds of this thread's CPU time in Python"""
+    end = time.thread_time() + seconds
+    x = 0
+    while time.thread_time() < end:
+        x += sum(range(200))
+    return x
 
 
 def resnet():
@@ -144,6 +155,7 @@ def job_item():
         n[0] += 1
         if n[0] % every == 0:
             loss.item()  # the sync line
+        python_work(0.010)
 
     for _ in range(5):
         train(1)
