@@ -59,6 +59,38 @@ const char *gpu_busy_method_name(enum gpu_busy_method m)
 	}
 }
 
+/* The callback ids of CUPTI's cudaMemcpy* and cudaMemset* (runtime) and
+ * cuMemcpy* and cuMemset* (driver) functions, as ranges (cupti_runtime_cbid.h,
+ * cupti_driver_cbid.h of CUDA 13). */
+static const struct cbid_range {
+	__u32 lo, hi;
+} copy_cbids_runtime[] = {
+	{ 31, 52 }, { 142, 145 }, { 160, 163 }, { 215, 236 }, { 243, 246 }, { 249, 250 }, { 482, 485 }, { 509, 512 },
+}, copy_cbids_driver[] = {
+	{ 43, 43 }, { 45, 45 }, { 47, 47 }, { 49, 49 }, { 51, 51 }, { 53, 58 }, { 60, 60 }, { 62, 62 }, { 64, 64 },
+	{ 66, 69 }, { 71, 71 }, { 73, 73 }, { 75, 75 }, { 77, 77 }, { 79, 79 }, { 81, 81 }, { 216, 216 }, { 218, 218 },
+	{ 220, 220 }, { 222, 222 }, { 224, 224 }, { 226, 226 }, { 248, 254 }, { 276, 293 }, { 305, 306 },
+	{ 318, 321 }, { 397, 416 }, { 418, 433 }, { 776, 779 }, { 796, 799 },
+};
+
+static bool in_ranges(const struct cbid_range *r, size_t n, __u32 cbid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cbid >= r[i].lo && cbid <= r[i].hi)
+			return true;
+	return false;
+}
+
+bool gpu_work_cbid(__u16 api, __u32 cbid)
+{
+	if (gpu_launch_cbid(api, cbid))
+		return true;
+	if (api == ISR_GPU_API_RUNTIME)
+		return in_ranges(copy_cbids_runtime, sizeof(copy_cbids_runtime) / sizeof(copy_cbids_runtime[0]), cbid);
+	return api == ISR_GPU_API_DRIVER &&
+	       in_ranges(copy_cbids_driver, sizeof(copy_cbids_driver) / sizeof(copy_cbids_driver[0]), cbid);
+}
+
 bool gpu_launch_cbid(__u16 api, __u32 cbid)
 {
 	if (api == ISR_GPU_API_RUNTIME) {
@@ -262,6 +294,9 @@ struct gpu_builder {
 	struct fifo await;	/* kernels waiting for their API record: due = start + JOIN_API_WAIT_NS */
 	struct fifo horizon;	/* launches waiting for their kernel: due = start + JOIN_HORIZON_NS */
 	__u64 gen;
+	/* SUMMARY_MAX_KERNELS name ids at most, in names and in kgroups */
+	size_t kgroups_kept;
+	__u64 kernels_other, names_other;
 };
 
 static __u64 gproc_hash(const void *e)
@@ -462,10 +497,16 @@ static int on_kernel_stats(struct gpu_builder *b, struct gproc *p, const struct 
 	__u64 d = gpu_span(k->start_ns, k->end_ns);
 	bool added;
 
+	/* a name id first seen past the cap: the process's other kernels */
+	if (b->kgroups_kept >= SUMMARY_MAX_KERNELS && !htab__find(&b->kgroups, &key)) {
+		key.name_id = KERNEL_OTHER_NAME_ID;
+		b->kernels_other++;
+	}
 	g = htab__insert(&b->kgroups, &key, &added);
 	st = g ? stream_get(b, k->hdr.pid, k->device_id, k->stream_id) : NULL;
 	if (!st)
 		return -ENOMEM;
+	b->kgroups_kept += added && key.name_id != KERNEL_OTHER_NAME_ID;
 	if (added)
 		g->min_ns = UINT64_MAX;
 	g->count++;
@@ -536,6 +577,10 @@ static int on_name(struct gpu_builder *b, const struct isr_ev_gpu_name *e)
 	struct gname key = { .pid = e->hdr.pid, .id = e->id }, *n;
 	bool added;
 
+	if (b->names.len >= SUMMARY_MAX_KERNELS && !htab__find(&b->names, &key)) {
+		b->names_other++;	/* not kept */
+		return 0;
+	}
 	n = htab__insert(&b->names, &key, &added);
 	if (!n)
 		return -ENOMEM;
@@ -955,6 +1000,8 @@ static char *display_name(const char *mangled, __u32 id)
 {
 	char *d, buf[32];
 
+	if (id == KERNEL_OTHER_NAME_ID)
+		return strdup(SUMMARY_OTHER_KERNELS);
 	if (mangled) {
 		d = cplus_demangle(mangled, DMGL_PARAMS | DMGL_ANSI);
 		return d ? d : strdup(mangled);
@@ -1039,6 +1086,8 @@ static int finish_kernels(struct gpu_builder *b, struct summary *s)
 
 	if (err)
 		return err;
+	s->gpu_kernels_other = b->kernels_other;
+	s->gpu_names_other = b->names_other;
 	s->gpu_kernels = calloc(n ? n : 1, sizeof(*s->gpu_kernels));
 	s->gpu_names = calloc(n ? n : 1, sizeof(*s->gpu_names));
 	if (!s->gpu_kernels || !s->gpu_names) {
@@ -1453,5 +1502,10 @@ const char *summary__gpu_kernel_name(const struct summary *s, __u32 pid, __u32 n
 	if (!s->gpu_name_count)
 		return NULL;
 	k = bsearch(&key, s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), gpu_name_cmp);
+	if (!k && s->gpu_kernels_other) {
+		/* an id past SUMMARY_MAX_KERNELS: counted with the process's other kernels */
+		key.id = KERNEL_OTHER_NAME_ID;
+		k = bsearch(&key, s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), gpu_name_cmp);
+	}
 	return k ? k->name : NULL;
 }

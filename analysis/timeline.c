@@ -113,7 +113,7 @@ struct gdev {
 	bool unobserved;		/* its process's window closed: no gap until work in a later one */
 	__u64 gap_start;
 	bool after_sync;
-	__u64 sync_return_ns;
+	__u64 sync_entry_ns, sync_return_ns;
 	__u32 sync_tid;
 	__u16 sync_fn;
 	struct snap *snaps;
@@ -693,6 +693,7 @@ static int dev_open_gap(struct timeline *tl, struct gdev *d, __u64 at)
 			p->sync_return + SYNC_AFTER_TOL_NS + (fit ? (__u64)fit->bound_ns : 0) >= at &&
 			p->sync_return <= at + slack;
 	if (d->after_sync) {
+		d->sync_entry_ns = p->sync_entry;
 		d->sync_return_ns = p->sync_return;
 		d->sync_tid = p->sync_tid;
 		d->sync_fn = p->sync_fn;
@@ -703,7 +704,7 @@ static int dev_open_gap(struct timeline *tl, struct gdev *d, __u64 at)
 /* The gap of d closes at `at` because of work launched by tid at launch_ns
  * (tid 0: unknown). */
 static void dev_close_gap(struct timeline *tl, struct gdev *d, __u64 at, __u32 tid, __u64 launch_ns, bool trailing,
-			  bool leading)
+			  bool leading, bool tail)
 {
 	struct tl_gap g;
 
@@ -713,10 +714,12 @@ static void dev_close_gap(struct timeline *tl, struct gdev *d, __u64 at, __u32 t
 	g.start = d->gap_start;
 	g.end = at;
 	g.trailing = trailing;
+	g.tail = tail;
 	g.leading = leading;
 	g.launcher_tid = tid;
 	g.launch_ns = launch_ns;
 	g.after_sync = d->after_sync;
+	g.sync_entry_ns = d->sync_entry_ns;
 	g.sync_return_ns = d->sync_return_ns;
 	g.sync_tid = d->sync_tid;
 	g.sync_fn = d->sync_fn;
@@ -788,14 +791,15 @@ static __u32 work_launcher(struct timeline *tl, __u32 pid, __u32 corr, __u64 at,
 	return best;
 }
 
-/* A gap that no work ended (the process exited, or the recording did): the
- * thread that launched last is the one the GPU waited for. */
-static void close_trailing(struct timeline *tl, struct gdev *d, __u64 at)
+/* A gap that no work ended (the process exited, the recording did: the
+ * tail; or a GPU window closed): the thread that launched last is the one
+ * the GPU waited for. */
+static void close_trailing(struct timeline *tl, struct gdev *d, __u64 at, bool tail)
 {
 	__u64 launch_ns;
 	__u32 tid = work_launcher(tl, d->pid, 0, at, &launch_ns);
 
-	dev_close_gap(tl, d, at, tid, 0, true, false);
+	dev_close_gap(tl, d, at, tid, 0, true, false, tail);
 }
 
 /* The end of a device's observation at ts (its process gone, or the
@@ -811,7 +815,7 @@ static void dev_observation_end(struct timeline *tl, struct gdev *d, __u64 ts)
 		at = clamp(tl, until);
 	if (d->gap_open) {
 		if (at > d->gap_start)
-			close_trailing(tl, d, at);
+			close_trailing(tl, d, at, true);
 		else
 			d->gap_open = false;
 	}
@@ -856,7 +860,7 @@ static int on_gpu_work(struct timeline *tl, const struct pass_event *e, __u32 de
 			d->unobserved = false;
 		}
 		if (d->gap_open && at > d->gap_start)
-			dev_close_gap(tl, d, at, tid, launch_ns, false, leading);
+			dev_close_gap(tl, d, at, tid, launch_ns, false, leading, false);
 		d->gap_open = false;
 	}
 	proc_launch_done(proc_get(tl, e->h->pid), corr);	/* the gap's observers may have moved p */
@@ -896,7 +900,7 @@ static int on_gpu_window(struct timeline *tl, const struct isr_ev_gpu_window *w)
 			continue;
 		if (d->gap_open) {
 			if (close > d->gap_start)
-				close_trailing(tl, d, close);
+				close_trailing(tl, d, close, false);
 			d->gap_open = false;
 		}
 		d->unobserved = true;
@@ -1137,7 +1141,8 @@ static int on_gpu_api(struct timeline *tl, const struct pass_event *e)
 	const struct isr_ev_gpu_api *a = (const void *)e->h;
 	struct proc *p;
 
-	if (e->unmapped || !gpu_launch_cbid(a->api, a->cbid))
+	/* any work: the copy that ends a gap has its caller and time too */
+	if (e->unmapped || !gpu_work_cbid(a->api, a->cbid))
 		return 0;
 	p = proc_get(tl, a->hdr.pid);
 	if (!p)
@@ -1153,7 +1158,9 @@ static int on_gpu_api(struct timeline *tl, const struct pass_event *e)
 			t->pub.last_launch_ns = e->start;
 		}
 	}
-	return proc_launch_record(p, a->correlation_id, a->thread_id, e->start, gpu_graph_cbid(a->api, a->cbid));
+	/* the work is the GPU's once the call has submitted it, at its
+	 * return: a launcher preempted inside the call delayed it itself */
+	return proc_launch_record(p, a->correlation_id, a->thread_id, e->end, gpu_graph_cbid(a->api, a->cbid));
 }
 
 static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass_event *e, __u64 ts)

@@ -82,7 +82,8 @@ struct tl_gap {
 	__u32 pid, device;
 	__u64 start, end;
 	bool leading;		/* from when the bridge began collecting to the first work */
-	bool trailing;		/* closed by the end of the recording or of the process */
+	bool trailing;		/* closed by no work: the end of the recording, of the process or of a GPU window */
+	bool tail;		/* trailing, and after the last work of the process (its end, or the recording's) */
 	/* The thread whose launch ended the gap (the launching thread of the
 	 * first work after it), when known: */
 	__u32 launcher_tid;	/* 0: unknown */
@@ -90,7 +91,8 @@ struct tl_gap {
 	struct tl_acc launcher;	/* that thread's categories during the gap */
 	bool launcher_known;	/* launcher holds a reading */
 	bool after_sync;	/* the gap began when a synchronization of the process drained the device */
-	__u64 sync_return_ns;	/* that synchronization's return */
+	__u64 sync_entry_ns;	/* that synchronization's entry */
+	__u64 sync_return_ns;	/* and its return */
 	__u32 sync_tid;
 	__u16 sync_fn;
 };

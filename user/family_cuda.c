@@ -237,14 +237,14 @@ static int cuda_probe_process(void *st, __u32 pid, enum probe_when when)
 	case PROBE_AT_START:
 		n = probe_libs(c, pid, false, false);
 		/* A --cuda-lib file is probed in every target: not CPU only. */
-		if (n == 0 && !c->nextra)
+		if (n == 0 && !c->nextra && !c->ctx->cfg->quiet)
 			fprintf(stderr, "inferscope-bpf: pid %u has no CUDA driver library mapped: tracing CPU only "
 				"(it will be traced if it loads one)\n", pid);
 		return n < 0 ? n : 0;
 	case PROBE_BEFORE_EXEC:
 		/* Not exec'd yet: libcuda is probed by path, live once mapped. */
 		n = probe_libs(c, pid, true, false);
-		if (n >= 0 && !c->ncand && !c->nextra)
+		if (n >= 0 && !c->ncand && !c->nextra && !c->ctx->cfg->quiet)
 			fprintf(stderr, "inferscope-bpf: no CUDA driver library (libcuda.so.1) found where %s would "
 				"load one from (LD_LIBRARY_PATH, its RUNPATH, /etc/ld.so.cache, the standard "
 				"directories): tracing CPU only (a libcuda it loads from elsewhere is traced from "

@@ -93,6 +93,7 @@ struct recorder {
 	__u64 last_window_ns;		/* when the last window was written */
 	__u64 next_seal_ns;		/* when the buffered events are sealed into the ring next */
 	unsigned int windows;		/* written so far */
+	unsigned int window_no;		/* the number in the last window file's name (flight.h) */
 	unsigned int mem_samples;	/* rounds of memory samples taken */
 	unsigned int windows_failed;
 	__u64 triggers_limited;		/* live triggers within a window of the last one, not written */
@@ -314,6 +315,19 @@ static int collect_drops(struct recorder *r, __u64 *drops)
 	return 0;
 }
 
+/* Every source's drops, and their total in r->drops_total. */
+static int count_drops(struct recorder *r, __u64 *drops)
+{
+	int e = collect_drops(r, drops);
+
+	if (e)
+		return e;
+	r->drops_total = 0;
+	for (__u32 i = 0; i < ISR_SRC_MAX; i++)
+		r->drops_total += drops[i];
+	return 0;
+}
+
 static int write_drops(struct recorder *r)
 {
 	struct isr_drop_count d[ISR_SRC_MAX];
@@ -321,15 +335,13 @@ static int write_drops(struct recorder *r)
 	__u32 i;
 	int e;
 
-	e = collect_drops(r, drops);
+	e = count_drops(r, drops);
 	if (e)
 		return e;
-	r->drops_total = 0;
 	memset(d, 0, sizeof(d));
 	for (i = 0; i < ISR_SRC_MAX; i++) {
 		d[i].source = i;
 		d[i].count = drops[i];
-		r->drops_total += drops[i];
 	}
 	return rec_writer__write_drops(r->w, d, ISR_SRC_MAX);
 }
@@ -363,7 +375,7 @@ static int write_window(struct recorder *r, const char *why, __u32 stop_reason)
 	struct rec_ring_stats st;
 	struct rec_window win;
 	struct rec_props *host;
-	char path[PATH_MAX];
+	char path[PATH_MAX] = "";
 	__u64 now;
 	int e;
 
@@ -376,11 +388,19 @@ static int write_window(struct recorder *r, const char *why, __u32 stop_reason)
 		return r->write_err = e;
 	rec_writer__ring_trim(r->w, now);
 	rec_writer__ring_stats(r->w, &st);
-	e = flight__window_path(cfg->output.path, r->windows + 1, path, sizeof(path));
-	host = e ? NULL : window_host(r, st.first_ns && st.first_ns < now ? st.first_ns : now, why);
-	if (!e && !host)
-		e = -errno;
-	e = e ?: rec_writer__write_window(r->w, path, host, now, stop_reason, &win);
+	host = window_host(r, st.first_ns && st.first_ns < now ? st.first_ns : now, why);
+	e = host ? 0 : -errno;
+	/* a name taken by a link or a directory is skipped, not retried by
+	 * every later window */
+	for (int tries = 0; host && tries < FLIGHT_NAME_TRIES; tries++) {
+		e = flight__window_path(cfg->output.path, r->window_no + 1, path, sizeof(path));
+		e = e ?: rec_writer__write_window(r->w, path, host, now, stop_reason, &win);
+		if (!flight__name_taken(path, e))
+			break;
+		r->window_no++;
+		fprintf(stderr, "%sinferscope-bpf: %s is not a file the recorder writes (%s): the window goes to the "
+			"next name\n", isatty(STDERR_FILENO) && !cfg->quiet ? "\n" : "", path, out_file__strerror(e));
+	}
 	rec_props__free(host);
 	r->last_window_ns = now;
 	if (e) {
@@ -391,6 +411,8 @@ static int write_window(struct recorder *r, const char *why, __u32 stop_reason)
 		return e;
 	}
 	r->windows++;
+	r->window_no++;
+	r->res->windows_last = r->window_no;
 	fprintf(stderr, "%sinferscope-bpf: window %u (%s): %.2f s, %llu events, %llu dropped, %.1f MiB written to %s\n",
 		isatty(STDERR_FILENO) && !cfg->quiet ? "\n" : "", r->windows, why,
 		win.last_ns > win.first_ns ? (now - win.first_ns) / 1e9 : 0.0, (unsigned long long)win.events,
@@ -1137,7 +1159,9 @@ static void report_write_failed(const struct recorder *r, int e)
 		"its last complete chunk (%llu events written, %llu lost)%s\n",
 		r->cfg->output.path, strerror(-e), (unsigned long long)rec_writer__events_written(r->w),
 		(unsigned long long)rec_writer__events_lost(r->w),
-		e == -ENOSPC ? "; free disk space or record to another filesystem with -o" : "");
+		e == -ENOSPC ? "; free disk space or record to another filesystem with -o" :
+		e == -EFBIG ? "; the file reached the size limit of the process (ulimit -f, systemd's LimitFSIZE=): "
+			      "raise it or record for less time (-d)" : "");
 }
 
 /* The probes off and the BPF programs gone: nothing of the tracer is
@@ -1229,8 +1253,13 @@ int record__run(const struct record_config *cfg, struct record_result *res)
 		}
 	}
 	if (r.write_err) {
+		__u64 drops[ISR_SRC_MAX];
+
 		report_write_failed(&r, r.write_err);
 		res->stop_reason = ISR_STOP_WRITE_ERROR;
+		/* the file counts its drops up to its last chunk; the result
+		 * every event lost, those the writer refused after the error */
+		count_drops(&r, drops);
 		wait_for_command(&r);
 	}
 	res->events = r.events;

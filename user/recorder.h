@@ -15,7 +15,7 @@
 
 struct record_result {
 	__u64 events;
-	__u64 drops_total;
+	__u64 drops_total;		/* after a write error, also the events the file could not take */
 	__u32 stop_reason;		/* ISR_STOP_* */
 	bool command_exited;
 	bool command_stopped;		/* it outlived the recording: the recorder stopped it */
@@ -26,6 +26,8 @@ struct record_result {
 	double overhead_spent_ns, overhead_traced_ns;
 	double hit_cost_ns;		/* a hot-path probe hit, as measured at the start */
 	double costs_measure_ns;	/* how long measuring the costs took at the start */
+	unsigned int windows_last;	/* --flight-recorder: N of its last window file, FILE.N.isr (names
+					 * taken by something else were skipped: flight.h) */
 };
 
 /* Records what cfg says to cfg->output.path. 0, or -errno after printing

@@ -568,8 +568,9 @@ static void test_attached_exact_calls(void **state)
 }
 
 /* Starts a workload that prints "ready" and waits for SIGUSR1, attaches
- * the tracer to it with -p, lets it run to its end and waits for both:
- * both must exit 0. Returns the workload's pid. */
+ * the tracer to it with -p (without -q: the tests read its notices), lets
+ * it run to its end and waits for both: both must exit 0. Returns the
+ * workload's pid. */
 static pid_t record_attached(struct ctx *c, char **wl)
 {
 	char ready[512], pidstr[32], buf[8];
@@ -582,8 +583,8 @@ static pid_t record_attached(struct ctx *c, char **wl)
 	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
 	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--budget", "off",
-				 "--ready-file", ready, NULL };
+		char *argv[] = { TRACER, "record", "-o", c->f.isr, "-p", pidstr, "--budget", "off", "--ready-file",
+				 ready, NULL };
 
 		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
 	}
