@@ -554,9 +554,10 @@ static __u64 blocked_ns(const struct thread_summary *t)
 	return t->off_cpu_ns - t->runqueue_wait_ns;
 }
 
-/* {"tid", "comm", "pid", "wakeups", "share", "blocked_s"} of t's top waker;
- * comm is null for a task that is not a traced thread. JSON null when no
- * wakeup was attributed. */
+/* {"tid", "comm", "pid", "tracer", "wakeups", "share", "blocked_s"} of t's
+ * top waker; comm is null for a task that is not a traced thread, tracer
+ * true for the recorder's own (the tracer's cost, not the job's). JSON
+ * null when no wakeup was attributed. */
 static json_t *json_top_waker(const struct summary *s, const struct thread_summary *t)
 {
 	const struct waker_summary *w = &t->top_waker;
@@ -572,6 +573,7 @@ static json_t *json_top_waker(const struct summary *s, const struct thread_summa
 	SET(o, "tid", json_integer(w->tid));
 	SET(o, "comm", wt ? ev_text(wt->comm, sizeof(wt->comm)) : json_null());
 	SET(o, "pid", json_integer(w->pid));
+	SET(o, "tracer", json_boolean(sampling__is_tracer(&s->sampling, w->pid)));
 	SET(o, "wakeups", json_u64(w->wakeups));
 	SET(o, "share", json_real(t->wakeups ? (double)w->wakeups / (double)t->wakeups : 0.0));
 	SET(o, "blocked_s", json_real(ns_to_s(w->blocked_ns)));
