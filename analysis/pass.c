@@ -258,7 +258,7 @@ static bool event_admit(struct pass *p, const struct isr_ev_hdr *h)
 			break;
 		case ISR_EV_SCHED_WAKEUP:
 		case ISR_EV_SCHED_WAKEUP_NEW:
-			other = ((const struct isr_ev_sched_wakeup *)h)->waker_tid;
+			other = isr_wakeup_waker_tid((const struct isr_ev_sched_wakeup *)h);
 			break;
 		case ISR_EV_PROC_FORK:
 			other = ((const struct isr_ev_proc_fork *)h)->child_tid;

@@ -748,10 +748,11 @@ static int on_wakeup(void *ctx, const struct isr_ev_sched_wakeup *e)
 {
 	int err = 0;
 	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
+	__u32 waker = isr_wakeup_waker_tid(e);
 
 	if (!t)
 		return err;
-	return thread__woken_by(t, e->waker_pid, e->waker_tid, thread__wakeup(t, ctx__clamp(ctx, e->hdr.ts_ns)));
+	return thread__woken_by(t, waker ? e->waker_pid : 0, waker, thread__wakeup(t, ctx__clamp(ctx, e->hdr.ts_ns)));
 }
 
 static int on_wakeup_new(void *ctx, const struct isr_ev_sched_wakeup *e)

@@ -164,20 +164,30 @@ _Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, flags) == 36, "sch
 /*
  * A target thread made runnable (ISR_EV_SCHED_WAKEUP) or a new target thread
  * made runnable for the first time (ISR_EV_SCHED_WAKEUP_NEW).
- * hdr.pid/tid: the woken task; waker_*: the task that woke it.
+ * hdr.pid/tid: the woken task; waker_*: the task that woke it, or, with
+ * ISR_WAKE_INTERRUPT in flags, the task an interrupt interrupted to wake
+ * it (a timer, a device, a packet: no task woke it).
  */
 struct isr_ev_sched_wakeup {
 	struct isr_ev_hdr hdr;
 	__u32 waker_pid;
 	__u32 waker_tid;
 	__u32 target_cpu;	/* CPU the woken task was queued on */
-	__u32 pad;
+	__u32 flags;		/* ISR_WAKE_*; 0 in recordings before they were kept */
 };
+#define ISR_WAKE_INTERRUPT	(1u << 0)	/* woken by an interrupt (a timer, a device), on its stack */
 _Static_assert(sizeof(struct isr_ev_sched_wakeup) == 40, "isr_ev_sched_wakeup size");
 _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, waker_pid) == 24, "sched_wakeup.waker_pid");
 _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, waker_tid) == 28, "sched_wakeup.waker_tid");
 _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, target_cpu) == 32, "sched_wakeup.target_cpu");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, pad) == 36, "sched_wakeup.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, flags) == 36, "sched_wakeup.flags");
+
+/* The task that woke w's thread: 0 when an interrupt did (its waker_* is
+ * only the task it interrupted) or none is known. */
+static inline __u32 isr_wakeup_waker_tid(const struct isr_ev_sched_wakeup *w)
+{
+	return (w->flags & ISR_WAKE_INTERRUPT) ? 0 : w->waker_tid;
+}
 
 #define ISR_COMM_LEN 16
 
