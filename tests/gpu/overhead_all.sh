@@ -14,10 +14,12 @@
 #    minutes);
 # 3. tests/gpu/window_estimate.sh (8 s a side): GPU busy from windows
 #    against full collection on both jobs (at most 1.5 minutes).
-# Every output under OUTDIR (side_by_side/, realjob/, window_estimate/,
-# each part's .txt), and OUTDIR/summary.md with the tables, printed at the
+# Every output under OUTDIR, small: the logs, analyses and reports of
+# side_by_side/, realjob/, window_estimate/ (their recordings deleted),
+# each part's .txt, and OUTDIR/summary.md with the tables, printed at the
 # end. A part that runs past its time is cut (said in the summary); what
-# it printed so far is kept.
+# it printed so far is kept. The parts together are held to 470 s, their
+# kill included: a part gets its share or what is left, if less.
 set -u
 OUT=${1:?usage: overhead_all.sh OUTDIR}
 mkdir -p "$OUT"
@@ -26,15 +28,22 @@ if [ ! -x build/inferscope-bpf ] || [ ! -f build/libinferscope_cupti.so ]; then
 	exit 1
 fi
 start=$(date +%s)
+deadline=$((start + 470))
 status=0
 
 part() { # name, seconds, command...
 	local name=$1 limit=$2 t0 rc
 	shift 2
 	t0=$(date +%s)
+	[ $((deadline - t0 - 10)) -lt "$limit" ] && limit=$((deadline - t0 - 10))
+	if [ "$limit" -le 0 ]; then
+		echo "$name: not run (no time left)" >> "$OUT/parts.txt"
+		status=1
+		return
+	fi
 	timeout -k 10 "$limit" "$@" > "$OUT/$name.txt" 2>&1
 	rc=$?
-	echo "$name: exit $rc after $(( $(date +%s) - t0 )) s$([ $rc = 124 ] && echo " (cut at $limit s)")" \
+	echo "$name: exit $rc after $(( $(date +%s) - t0 )) s$({ [ $rc = 124 ] || [ $rc = 137 ]; } && echo " (cut at $limit s)")" \
 		>> "$OUT/parts.txt"
 	[ $rc = 0 ] || status=1
 }
@@ -43,6 +52,8 @@ part() { # name, seconds, command...
 part side_by_side 240 tests/gpu/side_by_side.sh "$OUT/side_by_side" 3 5
 part realjob 150 env PARTS=throughput ROUNDS=3 STEPS=120 tests/gpu/realjob.sh "$OUT/realjob"
 part window_estimate 90 tests/gpu/window_estimate.sh "$OUT/window_estimate" 8
+# a part cut short leaves its recordings: only the logs and reports come back
+find "$OUT" -name '*.isr' -delete
 
 {
 	echo "# overhead_all.sh $(date -u +%Y-%m-%dT%H:%M:%SZ), $(hostname), $(nvidia-smi --query-gpu=name \
