@@ -287,8 +287,11 @@ static void test_timer_wakes_name_nobody(void **state)
 	record_planted(c, "timer", NULL);
 	expect_no_rule(c->report, "input_bound");
 	expect_no_rule(c->report, "blocked_on_thread");
+	/* it may have taken the loop's CPU (cpu_contention says so on a busy
+	 * machine, truly), never have ended its waits */
 	json_array_foreach(json_object_get(c->report, "findings"), i, f)
-		if (strstr(json_string_value(json_object_get(f, "summary")), "spinner")) {
+		if (strcmp(json_string_value(json_object_get(f, "rule")), "cpu_contention") &&
+		    strstr(json_string_value(json_object_get(f, "summary")), "spinner")) {
 			print_findings(c->report);
 			fail_msg("a finding names the spinner");
 		}

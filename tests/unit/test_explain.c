@@ -570,6 +570,28 @@ static void test_blocked_on_thread(void **state)
 	synth__free(b);
 }
 
+/* The same waits, where `augment` launches GPU work too (autograd's
+ * backward thread and the main thread hand work to each other): the wait is
+ * a hand-off between launching threads, no thread's own cost. */
+static void test_launcher_handoff_no_blocked(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	ev_launch(b, T0 + 2 * MS, PID, OTHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 4; i++) {
+		__u64 t = T0 + 50 * MS + (__u64)i * 200 * MS;
+
+		blocked(b, t, t + 100 * MS, LAUNCHER, PID, OTHER);
+	}
+	a = analyze(b);
+	assert_null(find_rule(a, "blocked_on_thread", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* The same waits, each ended by a timer's interrupt while `augment` had the
  * CPU: nobody's output was waited for, no finding names `augment`. */
 static void test_interrupt_wake_names_nobody(void **state)
@@ -1628,6 +1650,7 @@ int main(void)
 		cmocka_unit_test(test_host_memory_pressure),
 		cmocka_unit_test(test_host_memory_pressure_faults_claimed),
 		cmocka_unit_test(test_blocked_on_thread),
+		cmocka_unit_test(test_launcher_handoff_no_blocked),
 		cmocka_unit_test(test_interrupt_wake_names_nobody),
 		cmocka_unit_test(test_input_bound_workers),
 		cmocka_unit_test(test_input_bound_chain_starved),
