@@ -1074,15 +1074,8 @@ static int blocked_finish(void *state, struct rule_ctx *c)
 		}
 		if (!w || (double)top_ns < BLOCKED_TOP_SHARE * (double)total)
 			continue;
-		/* a launcher waiting on another launcher of its process: work
-		 * handed between them (the main thread and autograd's backward
-		 * thread), what the waker did is its own findings' */
-		if (t->launcher && wpid == t->pid) {
-			const struct attr_thread *wa = attribution__thread(c->attr, wpid, wtid);
-
-			if (wa && wa->launcher)
-				continue;
-		}
+		if (rule_handoff(c, t, wpid, wtid))
+			continue;
 		f = thread_finding(c, "blocked_on_thread", t, causes[CAUSE_BLOCKED], base, CAUSE_BLOCKED);
 		if (!f)
 			return -ENOMEM;

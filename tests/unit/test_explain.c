@@ -745,6 +745,28 @@ static void test_input_bound_chain_starved(void **state)
 	synth__free(b);
 }
 
+/* The relay launches GPU work too (autograd's backward thread): the
+ * launcher's wait on it is a hand-off, one input_bound finding, the
+ * relay's, whose chain reaches the workers. */
+static void test_input_bound_handoff_once(void **state)
+{
+	struct synth *b = fed_loop(true, false);
+	struct analysis *a;
+	size_t n = 0;
+
+	(void)state;
+	ev_launch(b, T0 + 1 * MS, PID, RELAY, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	ev_launch(b, T0 + 999 * MS + 996 * US, PID, RELAY, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	a = analyze(b);
+	for (size_t i = 0; i < a->ex->findings.n; i++)
+		n += strcmp(a->ex->findings.v[i].rule, "input_bound") == 0;
+	assert_int_equal(n, 1);
+	expect(a, "input_bound", RELAY, 10 * 0.098);
+	assert_null(find_rule(a, "blocked_on_thread", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* Three processes of one parent waiting for a CPU: one finding for the
  * pool, its cost their run-queue wait summed. */
 static void test_cpu_contention_one_per_pool(void **state)
@@ -1654,6 +1676,7 @@ int main(void)
 		cmocka_unit_test(test_interrupt_wake_names_nobody),
 		cmocka_unit_test(test_input_bound_workers),
 		cmocka_unit_test(test_input_bound_chain_starved),
+		cmocka_unit_test(test_input_bound_handoff_once),
 		cmocka_unit_test(test_cpu_contention_one_per_pool),
 		cmocka_unit_test(test_severity_from_job_share),
 		cmocka_unit_test(test_tail_is_no_cost),
