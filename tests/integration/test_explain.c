@@ -297,7 +297,8 @@ static void test_timer_wakes_name_nobody(void **state)
 		}
 }
 
-/* A launcher that only waits for its (stand-in) GPU: no finding. */
+/* A launcher that only waits for its (stand-in) GPU: no finding, and the
+ * verdict that the host kept up. */
 static void test_healthy_no_finding(void **state)
 {
 	struct ctx *c = *state;
@@ -309,6 +310,9 @@ static void test_healthy_no_finding(void **state)
 		print_findings(c->report);
 		fail_msg("findings on a healthy workload");
 	}
+	/* and the report says why it is healthy */
+	if (!strstr(json_string_value(json_object_get(c->report, "verdict")) ?: "", "the host kept up"))
+		fail_msg("verdict: %s", json_string_value(json_object_get(c->report, "verdict")));
 }
 
 /* 5 x 200 ms of Python after a synchronization, before the next launch. */

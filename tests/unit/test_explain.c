@@ -176,6 +176,10 @@ static void test_healthy_gpu_bound_host_view(void **state)
 	}
 	a = analyze(b);
 	expect_none(a);
+	/* and says so: 95% of its time in synchronizations */
+	if (!strstr(a->ex->verdict, "Thread 101 `trainer`, which launched the GPU work, waited for the GPU in "
+				    "synchronizations 95% of its active time: the GPU set the pace and the host kept up"))
+		fail_msg("verdict: \"%s\"", a->ex->verdict);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -193,6 +197,9 @@ static void test_healthy_gpu_busy(void **state)
 		gpu_launch(b, T0 + (__u64)i * 10 * MS, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 9998 * US, 0);
 	a = analyze(b);
 	expect_none(a);
+	if (!strstr(a->ex->verdict, "GPU 0 of pid 100 was busy 100% of its active time") ||
+	    !strstr(a->ex->verdict, "the GPU set the pace and the host kept up"))
+		fail_msg("verdict: \"%s\"", a->ex->verdict);
 	analysis__free(a);
 	synth__free(b);
 }
