@@ -288,16 +288,26 @@ static double load_of(double ns, double oncpu, double dt)
 	return ns / (oncpu > dt / 4 ? oncpu : dt / 4);
 }
 
+/* A thread the hot path has hit since the start: what switching it off
+ * spares. */
+static bool launcher(const struct budget_ctl *bc, size_t i)
+{
+	return bc->total[i].ops[ISR_SPENT_HOT] || bc->step[i].ops[ISR_SPENT_HOT];
+}
+
 /* The interval since the last step: each thread's time on a CPU, the
  * recorder's waits held to the CPU it used, the sampler's ticks on the
  * busiest thread while on its CPU, every slot added to the totals, the
  * busiest by what it cost it charged to the budget (as its share of the
- * interval). */
+ * interval). Once the hot path has hit a thread, the busiest of the
+ * threads it hit: switching it off spares no other thread (a DataLoader
+ * worker that the recorder's CPU held back pays the same without it). */
 static void account_step(struct budget_ctl *bc, __u64 now)
 {
 	double cpu = recorder_cpu_ns(), used = cpu - bc->recorder_cpu_ns, waited = 0, busiest = -1, load;
 	double dt = now > bc->last_ns ? (double)(now - bc->last_ns) : 0, top_oncpu = dt;
 	struct budget_slot *top = &bc->step[0];
+	bool launchers = false;
 	size_t i;
 
 	bc->recorder_cpu_ns = cpu;
@@ -307,6 +317,7 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 		waited += bc->step[i].ns[ISR_SPENT_RECORDER];
 		if (t->out_since && now > t->out_since)
 			bc->step[i].off_ns += (double)(now - (t->out_since > bc->last_ns ? t->out_since : bc->last_ns));
+		launchers |= launcher(bc, i);
 	}
 	for (i = 0; i < BUDGET_HIT_SLOTS && dt > 0; i++) {
 		struct budget_slot *s = &bc->step[i];
@@ -314,6 +325,8 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 
 		if (waited > used && waited > 0)
 			s->ns[ISR_SPENT_RECORDER] *= (used > 0 ? used : 0) / waited;
+		if (launchers && !launcher(bc, i))
+			continue;
 		load = load_of(slot_sum(s), oncpu, dt);
 		if (load > busiest) {
 			busiest = load;
