@@ -27,8 +27,10 @@
  * twice the share of the wall clock. A thread on a CPU less than a quarter
  * of the time is taken to be on it a quarter of the time (a thread that
  * mostly sleeps holds nothing back). The busiest thread of each interval,
- * by that share, is charged to the budget, against budget x time; when the
- * credit runs out the hot-path probes are
+ * by that share, is charged to the budget, against budget x time (once
+ * the hot path has hit a thread, the busiest of the threads it hit:
+ * switching it off spares no other); when the credit runs out the
+ * hot-path probes are
  * switched off (each switch written to the recording, ISR_EV_SAMPLING, for
  * the analysis to extrapolate). What cannot be switched is charged all
  * the same: when it alone exceeds the budget the hot path stays off, and
