@@ -299,9 +299,10 @@ static bool launcher(const struct budget_ctl *bc, size_t i)
  * recorder's waits held to the CPU it used, the sampler's ticks on the
  * busiest thread while on its CPU, every slot added to the totals, the
  * busiest by what it cost it charged to the budget (as its share of the
- * interval). Once the hot path has hit a thread, the busiest of the
- * threads it hit: switching it off spares no other thread (a DataLoader
- * worker that the recorder's CPU held back pays the same without it). */
+ * interval), of the threads the hot path has hit (nothing before it hits
+ * one): switching it off spares no other thread (a DataLoader worker that
+ * the recorder's CPU held back pays the same without it, and so does a
+ * thread the recorder's start held back before its first launch). */
 static void account_step(struct budget_ctl *bc, __u64 now)
 {
 	double cpu = recorder_cpu_ns(), used = cpu - bc->recorder_cpu_ns, waited = 0, busiest = -1, load;
@@ -358,7 +359,7 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 		}
 		memset(s, 0, sizeof(*s));
 	}
-	budget__charge(&bc->b, busiest > 0 ? busiest * dt : 0, now);
+	budget__charge(&bc->b, launchers && busiest > 0 ? busiest * dt : 0, now);
 	bc->last_ns = now;
 }
 

@@ -27,9 +27,9 @@
  * twice the share of the wall clock. A thread on a CPU less than a quarter
  * of the time is taken to be on it a quarter of the time (a thread that
  * mostly sleeps holds nothing back). The busiest thread of each interval,
- * by that share, is charged to the budget, against budget x time (once
- * the hot path has hit a thread, the busiest of the threads it hit:
- * switching it off spares no other); when the credit runs out the
+ * by that share, is charged to the budget, against budget x time (the
+ * busiest of the threads the hot path has hit, nothing before it hits
+ * one: switching it off spares no other); when the credit runs out the
  * hot-path probes are
  * switched off (each switch written to the recording, ISR_EV_SAMPLING, for
  * the analysis to extrapolate). What cannot be switched is charged all
