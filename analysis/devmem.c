@@ -122,13 +122,10 @@ int devmem__event(struct devmem *m, const struct isr_ev_hdr *h, __u32 *pid, __u6
 
 	switch (h->type) {
 	case ISR_EV_CUDA_CALL:
-		if (h->size < sizeof(struct isr_ev_cuda_call))
-			return 0;
 		r = on_call(m, (const void *)h, &p);
 		break;
 	case ISR_EV_PROC_EXIT:
-		if (h->size < sizeof(struct isr_ev_proc_exit) ||
-		    !(((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD))
+		if (!(((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD))
 			return 0;
 		/* fall through */
 	case ISR_EV_PROC_EXEC:

@@ -18,7 +18,7 @@ struct devmem;
 struct devmem *devmem__new(void);
 void devmem__free(struct devmem *m);
 
-/* Takes in one event. 1 when it changed the live bytes of its process
+/* Takes in one event (usable: format/registry.h). 1 when it changed the live bytes of its process
  * (*pid and *live set), 0 when not, -ENOMEM. */
 int devmem__event(struct devmem *m, const struct isr_ev_hdr *h, __u32 *pid, __u64 *live);
 

@@ -4,14 +4,14 @@
  * CPU clock: what every analysis stage (summary, Python stacks, timeline,
  * metrics, rules) consumes.
  *
- * An event's interval is [start, end) on CLOCK_MONOTONIC:
- *   page fault          [ts - duration, ts) when its entry was seen
- *   CUDA call           [entry, entry + duration) when its return was probed
- *   GIL acquire         [entry, entry + wait)
- *   GPU activity        its GPU start and end mapped through the process's
- *                       clock fit (kernels, copies, memsets, syncs, API records)
- *   anything else       an instant at hdr.ts_ns
- * Ties keep file order. A GPU record of a process without clock pairs
+ * An event's interval is [start, end) on CLOCK_MONOTONIC, as its type's
+ * line of the registry says (format/events.h, isr_ev_interval): a page
+ * fault [ts - duration, ts) when its entry was seen, a CUDA call
+ * [entry, entry + duration) when its return was probed, a GIL acquire
+ * [entry, entry + wait), a GIL wait, a reclaim, a communicator's set-up
+ * [ts, ts + duration); GPU activity (kernels, copies, memsets, syncs, API
+ * records) its GPU start and end mapped through the process's clock fit;
+ * anything else an instant at hdr.ts_ns. Ties keep file order. A GPU record of a process without clock pairs
  * cannot be placed: it comes at its hand-off time with `unmapped` set.
  *
  * Before the first event the pass knows the recording's window, its target
@@ -57,7 +57,7 @@
 #define PASS_MAX_THREADS	32768
 
 struct pass_event {
-	const struct isr_ev_hdr *h;	/* valid until the next pass__next */
+	const struct isr_ev_hdr *h;	/* valid until the next pass__next; a usable record */
 	__u64 start, end;	/* CPU clock; end == start for an instant */
 	bool unmapped;		/* GPU record without a clock fit: start/end are the hand-off time */
 };
@@ -121,7 +121,11 @@ __u64 pass__clock_pairs_cut(const struct pass *p);
 /* Events left out for naming a thread beyond PASS_MAX_THREADS. */
 __u64 pass__thread_events_cut(const struct pass *p);
 
-/* A known event long enough to be read as its type. */
-bool pass__usable(const struct isr_ev_hdr *h);
+/* Events the pass did not serve because this version cannot read them
+ * (isr_event_usable: a type it does not know, or a record too short for
+ * its type, which only a recording in memory can hold): their number, and
+ * by type (below ISR_EV_TYPE_MAX) in by_type. Every event served is usable:
+ * the stages read it as its type's struct without a check. */
+__u64 pass__unread(const struct pass *p, __u64 by_type[ISR_EV_TYPE_MAX]);
 
 #endif

@@ -698,8 +698,6 @@ int py_builder__event(struct py_builder *b, const struct pass_event *e)
 {
 	const struct isr_ev_hdr *h = e->h;
 
-	if (!pass__usable(h))
-		return 0;
 	switch (h->type) {
 	case ISR_EV_PY_CODE:
 		return add_code(b, (const void *)h);

@@ -711,7 +711,7 @@ static void pressure_event(void *ctx, const struct pass_event *e, const struct t
 	struct pressure_tally *t;
 	char path[256];
 
-	if (!s->err && e->h->type == ISR_EV_MEM_SAMPLE && e->h->size >= sizeof(struct isr_ev_mem_sample)) {
+	if (!s->err && e->h->type == ISR_EV_MEM_SAMPLE) {
 		pressure_sample(s, (const struct isr_ev_mem_sample *)e->h);
 		return;
 	}

@@ -390,9 +390,9 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 {
 	struct steps *s = ctx;
 
-	if (e->h->type == ISR_EV_NVTX && pass__usable(e->h))
+	if (e->h->type == ISR_EV_NVTX)
 		on_nvtx(s, e, t);
-	else if (e->h->type == ISR_EV_CUDA_CALL && pass__usable(e->h))
+	else if (e->h->type == ISR_EV_CUDA_CALL)
 		on_cuda(s, e, t);
 }
 

@@ -1257,10 +1257,7 @@ int summary_builder__event(struct summary_builder *b, const struct pass_event *e
 	int err;
 
 	s->event_total++;
-	if (h->type > 0 && h->type < ISR_EV_TYPE_MAX)
-		s->event_counts[h->type]++;
-	if (!pass__usable(h))
-		return 0;
+	s->event_counts[h->type]++;	/* a usable record: a registered type */
 	if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE)
 		s->gil_acquire_events++;
 	else if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_RELEASE)
@@ -1272,11 +1269,16 @@ int summary_builder__event(struct summary_builder *b, const struct pass_event *e
 
 int summary_builder__finish(struct summary_builder *b, struct summary **out)
 {
+	__u64 unread[ISR_EV_TYPE_MAX];
 	struct ctx *c = &b->c;
 	struct summary *s = c->s;
 	int err;
 
 	*out = NULL;
+	/* the events the pass could not read count too */
+	s->event_total += pass__unread(c->pass, unread);
+	for (int t = 1; t < ISR_EV_TYPE_MAX; t++)
+		s->event_counts[t] += unread[t];
 	err = sampling_builder__finish(c->sampling, &s->sampling);
 	err = err ?: ctx__finish_threads(c, s);
 	err = err ?: ctx__finish_cuda(c, s);

@@ -1255,8 +1255,6 @@ int timeline__event(struct timeline *tl, const struct pass_event *e)
 	struct thr *t;
 	int err = 0;
 
-	if (!pass__usable(h))
-		return 0;
 	fire_timers(tl, ts, &err);
 	if (err)
 		return err;
