@@ -559,14 +559,6 @@ static size_t cuda_args(const struct isr_ev_cuda_call *c, struct arg *a)
 	return n;
 }
 
-static bool is_launch(__u16 func)
-{
-	const struct isr_cuda_fn *fn = isr_cuda_fn(func);
-
-	return fn && (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX ||
-		      fn->family == ISR_CUDA_FAM_GRAPH);
-}
-
 static struct rate *rate_of(struct pf *p, __u32 pid)
 {
 	struct rate *n;
@@ -624,7 +616,7 @@ static void on_cuda_call(struct pf *p, const struct pass_event *e, const struct 
 		slice(p, t, fn_name(c->func), e->start, e->end, a, n, 0, 0);
 	else
 		instant(p, t, fn_name(c->func), e->start, a, n);
-	if (is_launch(c->func))
+	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
 		count_launch(p, c->hdr.pid, e->start);
 }
 

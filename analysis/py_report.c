@@ -430,10 +430,9 @@ static int cuda_capture(struct py_builder *b, const struct isr_ev_py_sample *e)
 	fn = isr_cuda_fn(call->func);
 	if (!fn)
 		return 0;
-	if (fn->family == ISR_CUDA_FAM_SYNC || fn->family == ISR_CUDA_FAM_COPY_SYNC)
+	if (fn->kind & ISR_CUDA_K_SYNC)
 		ck.kind = SITE_SYNC;
-	else if (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX ||
-		 fn->family == ISR_CUDA_FAM_GRAPH)
+	else if (fn->kind & ISR_CUDA_K_LAUNCH)
 		ck.kind = SITE_LAUNCH;
 	else
 		return 0;

@@ -88,12 +88,6 @@ struct sync_state {
 	int err;
 };
 
-static bool draining_sync(const struct isr_cuda_fn *fn)
-{
-	return fn && (fn->family == ISR_CUDA_FAM_SYNC || fn->family == ISR_CUDA_FAM_COPY_SYNC) &&
-	       !(fn->flags & ISR_CUDA_ASYNC) && !strstr(fn->symbol, "Query");
-}
-
 static struct drain *drain_get(struct sync_state *s, __u32 pid, __u32 tid)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -123,7 +117,7 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 	fn = isr_cuda_fn(call->func);
 	if (!fn)
 		return;
-	if (draining_sync(fn) && (call->flags & ISR_CUDA_RETURNED)) {
+	if ((fn->kind & ISR_CUDA_K_SYNC) && (call->flags & ISR_CUDA_RETURNED)) {
 		struct pending *p = NULL;
 		struct drain *d = drain_get(s, th->pid, th->tid);
 
@@ -157,7 +151,7 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 		}
 		return;
 	}
-	if (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX || fn->family == ISR_CUDA_FAM_GRAPH) {
+	if (fn->kind & ISR_CUDA_K_LAUNCH) {
 		for (size_t i = 0; i < s->np; i++) {
 			struct pending *p = &s->p[i];
 			struct drain *d;

@@ -526,12 +526,6 @@ static int proc__count_failure(struct pstate *p, __u16 func)
 	return 0;
 }
 
-static bool fn_is_query(__u16 func)
-{
-	return func == ISR_CUDA_FN_cuEventQuery || func == ISR_CUDA_FN_cuStreamQuery ||
-	       func == ISR_CUDA_FN_cuStreamQuery_ptsz;
-}
-
 /* Memory effect of a call that succeeded. */
 static int proc__apply_call(struct pstate *p, __u16 family, const struct isr_ev_cuda_call *e)
 {
@@ -551,16 +545,13 @@ static int proc__apply_call(struct pstate *p, __u16 family, const struct isr_ev_
 	}
 }
 
-static int thread__cuda_call(struct tstate *t, __u16 family, const struct isr_ev_cuda_call *e)
+static int thread__cuda_call(struct tstate *t, __u16 kind, const struct isr_ev_cuda_call *e)
 {
 	thread__running(t);
 	t->s.cuda_calls++;
-	t->hot_calls += ISR_CUDA_FAM_ENTRY_ONLY(family);
-	if (family == ISR_CUDA_FAM_LAUNCH || family == ISR_CUDA_FAM_LAUNCH_EX ||
-	    family == ISR_CUDA_FAM_GRAPH)
-		t->s.cuda_launches++;
-	if ((family != ISR_CUDA_FAM_SYNC && family != ISR_CUDA_FAM_COPY_SYNC) ||
-	    !(e->flags & ISR_CUDA_RETURNED))
+	t->hot_calls += (kind & ISR_CUDA_K_HOT) != 0;
+	t->s.cuda_launches += (kind & ISR_CUDA_K_LAUNCH) != 0;
+	if (!(kind & ISR_CUDA_K_SYNC) || !(e->flags & ISR_CUDA_RETURNED))
 		return 0;
 	t->s.cuda_sync_ns += e->duration_ns;
 	if (!t->sync_ns_by_fn) {
@@ -576,7 +567,7 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 {
 	struct ctx *c = ctx;
 	const struct isr_cuda_fn *fn = isr_cuda_fn(e->func);
-	__u16 family = fn ? fn->family : 0;
+	__u16 family = fn ? fn->family : 0, kind = fn ? fn->kind : 0;
 	bool returned = e->flags & ISR_CUDA_RETURNED;
 	struct cuda_fn_summary *f;
 	struct pstate *p;
@@ -592,7 +583,7 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 		return err;
 	/* what a recorded call of the hot path stands for is known at the
 	 * end (sampling.h): counted per process and function until then */
-	if (ISR_CUDA_FAM_ENTRY_ONLY(family)) {
+	if (kind & ISR_CUDA_K_HOT) {
 		if (!p->hot_by_fn) {
 			p->hot_by_fn = calloc(ISR_CUDA_FN_MAX, sizeof(*p->hot_by_fn));
 			if (!p->hot_by_fn)
@@ -607,7 +598,7 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 			f->max_ns = e->duration_ns;
 		if (e->status == CUDA_SUCCESS) {
 			err = proc__apply_call(p, family, e);
-		} else if (e->status == CUDA_ERROR_NOT_READY && fn_is_query(e->func)) {
+		} else if (e->status == CUDA_ERROR_NOT_READY && (kind & ISR_CUDA_K_QUERY)) {
 			f->not_ready++;
 		} else {
 			f->failed++;
@@ -628,7 +619,7 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 	if (!t)
 		return err;
 	t->seen = true;
-	return thread__cuda_call(t, family, e);
+	return thread__cuda_call(t, kind, e);
 }
 
 static int on_cuda_name(void *ctx, const struct isr_ev_cuda_name *e)
@@ -1089,10 +1080,9 @@ static int ctx__finish_kernels(struct ctx *c, struct summary *s)
  * scale. */
 static double ctx__fn_estimate(const struct ctx *c, const struct summary *s, const struct cuda_fn_summary *f)
 {
-	const struct isr_cuda_fn *fn = isr_cuda_fn(f->func);
 	double est = 0;
 
-	if (!fn || !ISR_CUDA_FAM_ENTRY_ONLY(fn->family))
+	if (!isr_cuda_is(f->func, ISR_CUDA_K_HOT))
 		return (double)f->calls;
 	for (size_t i = 0; i < c->proc_count; i++)
 		if (c->procs[i].hot_by_fn)

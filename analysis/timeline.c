@@ -819,8 +819,9 @@ static void dev_observation_end(struct timeline *tl, struct gdev *d, __u64 ts)
 		d->observed_end = at > d->observed_start ? at : d->observed_start;
 }
 
-static int on_gpu_work(struct timeline *tl, const struct pass_event *e, __u32 device, __u32 corr)
+static int on_gpu_work(struct timeline *tl, const struct pass_event *e, const struct isr_gpu_work *w)
 {
+	__u32 device = w->device, corr = w->correlation;
 	struct proc *p = proc_get(tl, e->h->pid);
 	struct gdev *d;
 	__u32 idx;
@@ -1091,44 +1092,28 @@ static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_ev
 	thr_running(tl, t, start);
 	if (!fn)
 		return 0;
-	switch (fn->family) {
-	case ISR_CUDA_FAM_LAUNCH:
-	case ISR_CUDA_FAM_LAUNCH_EX:
-	case ISR_CUDA_FAM_GRAPH:
+	if (fn->kind & ISR_CUDA_K_LAUNCH) {
 		t->pub.launches++;
 		t->pub.last_launch_ns = start;
 		p = proc_get(tl, t->pub.pid);
 		return p ? proc_add_launcher(p, t->pub.tid) : -ENOMEM;
-	case ISR_CUDA_FAM_SYNC:
-	case ISR_CUDA_FAM_COPY_SYNC:
-		cat = TL_SYNC;
-		if (c->flags & ISR_CUDA_RETURNED) {
-			p = proc_get(tl, t->pub.pid);
-			if (!p)
-				return -ENOMEM;
-			if (end >= p->sync_return) {
-				p->sync_tid = t->pub.tid;
-				p->sync_fn = c->func;
-				p->sync_entry = start;
-				p->sync_return = end;
-			}
-		}
-		break;
-	case ISR_CUDA_FAM_ALLOC:
-	case ISR_CUDA_FAM_FREE:
-	case ISR_CUDA_FAM_VMM_CREATE:
-	case ISR_CUDA_FAM_VMM_RELEASE:
-	case ISR_CUDA_FAM_VMM_MAP:
-	case ISR_CUDA_FAM_VMM_UNMAP:
-	case ISR_CUDA_FAM_REGISTER:
-	case ISR_CUDA_FAM_UNREGISTER:
-		cat = TL_CUDA_MEM;
-		break;
-	default:
-		break;
 	}
 	if (!(c->flags & ISR_CUDA_RETURNED))
 		return 0;
+	if (fn->kind & ISR_CUDA_K_SYNC) {
+		cat = TL_SYNC;
+		p = proc_get(tl, t->pub.pid);
+		if (!p)
+			return -ENOMEM;
+		if (end >= p->sync_return) {
+			p->sync_tid = t->pub.tid;
+			p->sync_fn = c->func;
+			p->sync_entry = start;
+			p->sync_return = end;
+		}
+	} else if (fn->kind & ISR_CUDA_K_MEM) {
+		cat = TL_CUDA_MEM;
+	}
 	return thr_overlay(tl, t, cat, start, end, (struct tl_other){ 0, 0 }, c->func);
 }
 
@@ -1185,14 +1170,9 @@ static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass
 		return thr_overlay(tl, t, TL_FAULT, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
 	}
-	case ISR_EV_RECLAIM: {
-		/* an instant of the pass at its start: its end is here */
-		const struct isr_ev_reclaim *rc = (const void *)h;
-		__u64 end = e->start + rc->duration_ns < e->start ? UINT64_MAX : e->start + rc->duration_ns;
-
-		return thr_overlay(tl, t, TL_RECLAIM, clamp(tl, e->start), clamp(tl, end), (struct tl_other){ 0, 0 },
+	case ISR_EV_RECLAIM:
+		return thr_overlay(tl, t, TL_RECLAIM, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
-	}
 	case ISR_EV_CUDA_CALL:
 		return on_cuda_call(tl, t, e);
 	case ISR_EV_GIL: {
@@ -1252,6 +1232,7 @@ int timeline__event(struct timeline *tl, const struct pass_event *e)
 {
 	const struct isr_ev_hdr *h = e->h;
 	__u64 ts = clamp(tl, e->start);
+	struct isr_gpu_work work;
 	struct thr *t;
 	int err = 0;
 
@@ -1259,6 +1240,10 @@ int timeline__event(struct timeline *tl, const struct pass_event *e)
 	if (err)
 		return err;
 	tl->now = ts;
+	if (isr_ev_gpu_work(h, &work)) {
+		err = on_gpu_work(tl, e, &work);
+		goto out;
+	}
 	switch (h->type) {
 	case ISR_EV_SCHED_SWITCH:
 		err = on_switch(tl, (const void *)h, ts);
@@ -1274,24 +1259,6 @@ int timeline__event(struct timeline *tl, const struct pass_event *e)
 		if (t)
 			on_wakeup(tl, t, (const void *)h, ts);
 		goto out;
-	case ISR_EV_GPU_KERNEL: {
-		const struct isr_ev_gpu_kernel *k = (const void *)h;
-
-		err = on_gpu_work(tl, e, k->device_id, k->correlation_id);
-		goto out;
-	}
-	case ISR_EV_GPU_MEMCPY: {
-		const struct isr_ev_gpu_memcpy *m = (const void *)h;
-
-		err = on_gpu_work(tl, e, m->device_id, m->correlation_id);
-		goto out;
-	}
-	case ISR_EV_GPU_MEMSET: {
-		const struct isr_ev_gpu_memset *m = (const void *)h;
-
-		err = on_gpu_work(tl, e, m->device_id, m->correlation_id);
-		goto out;
-	}
 	case ISR_EV_GPU_API:
 		err = on_gpu_api(tl, e);
 		goto out;
