@@ -101,6 +101,9 @@ struct pass {
 	unsigned char *tids;	/* bitmap over tids below PASS_PID_LIMIT: let through */
 	size_t ntids;
 	__u64 thread_events_cut;
+	struct tasks *tasks;
+	struct task_change change;	/* the latest event's */
+	bool finished;			/* the last event was served */
 	__u64 unread;		/* events served none: unknown types, or too short for theirs */
 	__u64 unread_by_type[ISR_EV_TYPE_MAX];
 	__u64 nevents;
@@ -145,6 +148,7 @@ static bool usable(const struct isr_ev_hdr *h)
 }
 
 static void pass__fail(struct pass *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int tasks_open(struct pass *p);
 
 static void pass__fail(struct pass *p, const char *fmt, ...)
 {
@@ -445,6 +449,11 @@ int pass__open(const struct recording *r, struct pass **out)
 	if (p->n > 1)
 		qsort(p->order, p->n, sizeof(*p->order), slot_cmp);
 	window(p, p->n ? p->order[0].start : 0, p->n ? p->order[p->n - 1].start : 0);
+	err = tasks_open(p);
+	if (err) {
+		pass__free(p);
+		return err;
+	}
 	*out = p;
 	return 0;
 }
@@ -583,6 +592,11 @@ int pass__open_file(const char *path, const struct pass_opts *opts, struct pass 
 	}
 	window(p, first, last);
 	p->read_all = !n;
+	if (tasks_open(p)) {
+		snprintf(err, errlen, "out of memory with %zu processes", p->r->process_count);
+		pass__free(p);
+		return -ENOMEM;
+	}
 	*out = p;
 	return 0;
 }
@@ -805,7 +819,35 @@ int pass__next(struct pass *p, struct pass_event *e)
 
 	while ((n = p->file ? pass__next_file(p, e) : pass__next_memory(p, e)) > 0 && !served(p, e->h))
 		;
+	if (n > 0 && tasks__event(p->tasks, e->h, &p->change)) {
+		pass__fail(p, "out of memory with %zu threads known", tasks__count(p->tasks));
+		return -ENOMEM;
+	}
+	e->tasks = &p->change;
+	if (!n && !p->finished) {
+		tasks__finish(p->tasks);
+		p->finished = true;
+	}
 	return n;
+}
+
+const struct tasks *pass__tasks(const struct pass *p)
+{
+	return p->tasks;
+}
+
+static bool target_of(const void *ctx, __u32 pid)
+{
+	return pass__is_target(ctx, pid);
+}
+
+/* The task model, once the window and the targets are known. */
+static int tasks_open(struct pass *p)
+{
+	struct tasks_opts o = { .start = p->start, .end = p->end, .r = p->r, .is_target = target_of, .ctx = p };
+
+	p->tasks = tasks__new(&o);
+	return p->tasks ? 0 : -ENOMEM;
 }
 
 __u64 pass__unread(const struct pass *p, __u64 by_type[ISR_EV_TYPE_MAX])
@@ -840,6 +882,7 @@ void pass__free(struct pass *p)
 	}
 	free(p->segs);
 	free(p->free_segs);
+	tasks__free(p->tasks);
 	free(p);
 }
 

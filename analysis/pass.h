@@ -40,6 +40,7 @@
 #include <linux/types.h>
 #include "recording.h"
 #include "clock_fit.h"
+#include "tasks.h"
 
 /* The reorder buffer's default bound. */
 #define PASS_BUFFER_BYTES	(256U << 20)
@@ -60,6 +61,7 @@ struct pass_event {
 	const struct isr_ev_hdr *h;	/* valid until the next pass__next; a usable record */
 	__u64 start, end;	/* CPU clock; end == start for an instant */
 	bool unmapped;		/* GPU record without a clock fit: start/end are the hand-off time */
+	const struct task_change *tasks;	/* what it did to the threads it names (tasks.h) */
 };
 
 struct pass_opts {
@@ -98,6 +100,11 @@ __u64 pass__end(const struct pass *p);
 /* Whether pid is a process the recording traced (named, launched,
  * followed, or the subject of an event only targets have). */
 bool pass__is_target(const struct pass *p, __u32 pid);
+
+/* The task model of the pass (tasks.h), fed every event before it is
+ * served: the threads of the events served so far, and at the end of the
+ * pass their time to the end of the window. */
+const struct tasks *pass__tasks(const struct pass *p);
 
 /* The GPU clock fit of pid's CUPTI bridge; NULL when it sent no usable
  * clock pairs. */

@@ -50,7 +50,10 @@
 #define ISR_EVF_DEFINES		0x1 /* a definition later records refer to (a name, an interned stack or code
 				     * object, a communicator, a rank, whether stacks are captured): a window
 				     * cut from a longer recording (the flight recorder's) keeps every one */
-#define ISR_EVF_ONCPU		0x2 /* its thread emitted it on a CPU: it was running at the event's start */
+#define ISR_EVF_ONCPU		0x2 /* tells that its thread was running at the event's start (it emitted it on
+				     * a CPU); what a thread did before its first such event, or its first
+				     * switch, is attributed from it (analysis/tasks.h). The annotations (NVTX,
+				     * NCCL calls) are not flagged: a thread seen only through them is unknown */
 #define ISR_EVF_ANY_TASK	0x4 /* hdr.pid may be a process that is not traced (a switch's prev) */
 
 /*
@@ -148,13 +151,13 @@
 	X(MEM_SAMPLE,		mem_sample,		32, isr_ev_mem_sample,		ISR_SRC_WRITER,									\
 	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
 	X(NCCL_COMM,		nccl_comm,		33, isr_ev_nccl_comm,		ISR_SRC_NCCL,									\
-	  ISR_EVF_DEFINES | ISR_EVF_ONCPU,	ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD)					\
+	  ISR_EVF_DEFINES,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD)					\
 	X(NCCL_CALL,		nccl_call,		34, isr_ev_nccl_call,		ISR_SRC_NCCL,									\
-	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
 	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER,									\
 	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
 	X(NVTX,			nvtx,			36, isr_ev_nvtx,		ISR_SRC_NVTX,									\
-	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_THREAD)
+	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)
 
 #define ISR_EV_ENUM_ROW(ID, name, value, st, drops, ...) ISR_EV_##ID = value,
 enum {
