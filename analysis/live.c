@@ -240,7 +240,7 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 	}
 	if (h->type == ISR_EV_SAMPLING)
 		on_sampling(l, (const void *)h);
-	if (devmem__event(l->dm, h, &pid, &bytes) > 0) {
+	if (devmem__event(l->dm, h, &c, &pid, &bytes) > 0) {
 		struct lproc *p = proc_of(l, pid);
 
 		if (p)

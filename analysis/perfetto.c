@@ -34,6 +34,7 @@
 #include "devmem.h"
 #include "htab.h"
 #include "gpu_summary.h"
+#include "py_report.h"
 #include "protos/perfetto/trace/trace_packet.pb-c.h"
 
 #define SEQ_ID		1
@@ -458,9 +459,10 @@ static __u64 process_track(struct pf *p, __u32 pid)
 
 static __u64 thread_track(struct pf *p, __u32 pid, __u32 tid, const char *comm)
 {
-	char name[20];
+	char shown[16], name[TASK_NAME_LEN];
 
-	snprintf(name, sizeof(name), "%.15s", comm && *comm ? comm : "thread");
+	snprintf(shown, sizeof(shown), "%s", comm && *comm ? comm : "thread");
+	task_name__format(name, sizeof(name), shown, py_report__thread_entry(p->a->py, pid, tid));
 	process_track(p, pid);
 	return track(p, TK_THREAD, pid, tid, 0, name);
 }
@@ -985,7 +987,7 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	default:
 		break;
 	}
-	r = devmem__event(p->dm, h, &pid, &live);
+	r = devmem__event(p->dm, h, e->tasks, &pid, &live);
 	if (r < 0)
 		p->err = r;
 	else if (r)

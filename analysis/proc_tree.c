@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "proc_tree.h"
@@ -196,6 +198,124 @@ static int distinct_processes(const struct recording *r, struct proc_node **out,
 	return 0;
 }
 
+/* Whether pid had GPU activity or CUDA calls. */
+static bool used_cuda(const struct summary *s, __u32 pid)
+{
+	if (summary__process(s, pid))
+		return true;
+	for (size_t i = 0; i < s->gpu_count; i++)
+		if (s->gpu[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* Began and ended while recorded, within PROC_TREE_SHORT_NS, without CUDA:
+ * its threads all created and exited (the summary's). */
+static bool short_lived(const struct proc_node *n, const struct summary *s)
+{
+	size_t t = first_thread(s, n->pid);
+	__u64 first = UINT64_MAX, last = 0;
+
+	if (t == s->thread_count || s->threads[t].pid != n->pid || used_cuda(s, n->pid))
+		return false;
+	for (; t < s->thread_count && s->threads[t].pid == n->pid; t++) {
+		const struct thread_summary *th = &s->threads[t];
+
+		if (!th->created || !th->exited)
+			return false;
+		first = th->start_ns < first ? th->start_ns : first;
+		last = th->end_ns > last ? th->end_ns : last;
+	}
+	return last - first <= PROC_TREE_SHORT_NS;
+}
+
+/* A folded process under the shown ancestor it is counted at. */
+struct fold {
+	size_t at;
+	const char *comm;
+};
+
+static int fold_cmp(const void *a, const void *b)
+{
+	const struct fold *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return strcmp(x->comm, y->comm);
+}
+
+struct name_count {
+	const char *comm;
+	size_t n;
+};
+
+static int count_desc(const void *a, const void *b)
+{
+	const struct name_count *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->comm, y->comm);
+}
+
+/* "bash ×33, readlink ×5" of the folds v[0..n) (one ancestor's, by name). */
+static void fold_names(const struct fold *v, size_t n, char *buf, size_t len)
+{
+	struct name_count c[PROC_TREE_FOLDED_LEN];
+	size_t k = 0, off = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(c[k - 1].comm, v[i].comm))
+			c[k - 1].n++;
+		else if (k < PROC_TREE_FOLDED_LEN)
+			c[k++] = (struct name_count){ v[i].comm, 1 };
+	}
+	qsort(c, k, sizeof(*c), count_desc);
+	buf[0] = '\0';
+	for (size_t i = 0; i < k && off < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%s ×%zu", i ? ", " : "", c[i].comm, c[i].n);
+
+		if (w < 0 || (size_t)w >= len - off) {
+			snprintf(buf + off, len - off, ", …");
+			break;
+		}
+		off += (size_t)w;
+	}
+}
+
+/* Folds the short-lived processes (tree order: parents first) into their
+ * nearest shown ancestors. 0 or -ENOMEM. */
+static int fold(struct proc_tree *t, const struct summary *s)
+{
+	struct fold *v = calloc(t->count ? t->count : 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->count; i++) {
+		struct proc_node *nd = &t->nodes[i];
+		size_t at = nd->parent;
+
+		while (at != PROC_TREE_NO_PARENT && t->nodes[at].short_lived)
+			at = t->nodes[at].parent;
+		nd->short_lived = s && at != PROC_TREE_NO_PARENT && short_lived(nd, s);
+		nd->shown_depth = at == PROC_TREE_NO_PARENT ? 0 : t->nodes[at].shown_depth + 1;
+		if (!nd->short_lived)
+			continue;
+		t->nodes[at].folded++;
+		t->folded++;
+		v[n++] = (struct fold){ at, nd->comm ? nd->comm : "?" };
+	}
+	qsort(v, n, sizeof(*v), fold_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && v[j].at == v[i].at; j++)
+			;
+		fold_names(v + i, j - i, t->nodes[v[i].at].folded_names, sizeof(t->nodes[v[i].at].folded_names));
+	}
+	free(v);
+	return 0;
+}
+
 int proc_tree__build(const struct recording *r, const struct summary *s, struct proc_tree *out)
 {
 	struct tree_build b = { 0 };
@@ -272,6 +392,7 @@ int proc_tree__build(const struct recording *r, const struct summary *s, struct 
 		    out->nodes[nd->parent].role == PROC_ROLE_NONE)
 			out->nodes[nd->parent].role = PROC_ROLE_DATALOADER_PARENT;
 	}
+	e = e ?: fold(out, s);
 out:
 	free(b.nodes);
 	free(b.kids);
@@ -286,4 +407,5 @@ void proc_tree__free(struct proc_tree *t)
 	t->nodes = NULL;
 	t->count = 0;
 	t->roots = 0;
+	t->folded = 0;
 }

@@ -5,7 +5,13 @@
  * DataLoader worker, a Python multiprocessing worker), so that a report
  * shows which worker belongs to which trainer. Pure: a function of the
  * recording's PROCESS chunks and the summary (the names threads took
- * while recorded, on-CPU time).
+ * while recorded, on-CPU time, when they began and ended).
+ *
+ * Short-lived processes are folded: a traced child that began and ended
+ * within PROC_TREE_SHORT_NS while recorded, with no CUDA call, such as the
+ * helpers a launcher's wrapper scripts run before the program (a pyenv
+ * shim runs dozens), is counted under its nearest ancestor that is shown
+ * instead of being listed.
  */
 #ifndef INFERSCOPE_PROC_TREE_H
 #define INFERSCOPE_PROC_TREE_H
@@ -16,6 +22,8 @@
 #include "summary.h"
 
 #define PROC_TREE_NO_PARENT ((size_t)-1)
+#define PROC_TREE_SHORT_NS	100000000ULL	/* 100 ms */
+#define PROC_TREE_FOLDED_LEN	160
 
 enum proc_role {
 	PROC_ROLE_NONE,			/* nothing tells */
@@ -40,6 +48,10 @@ struct proc_node {
 	enum proc_role role;
 	size_t threads;			/* threads seen (summary), or listed in the snapshot */
 	__u64 on_cpu_ns;		/* its threads' on-CPU time while recorded */
+	bool short_lived;		/* folded: began and ended within PROC_TREE_SHORT_NS, no CUDA */
+	size_t shown_depth;		/* its depth among the processes shown (not folded) */
+	size_t folded;			/* the folded processes it is the nearest shown ancestor of */
+	char folded_names[PROC_TREE_FOLDED_LEN];	/* theirs, by name, most first: "bash ×33, readlink ×5" */
 };
 
 /* In tree order: each root (a process whose parent was not traced), by
@@ -48,6 +60,7 @@ struct proc_tree {
 	struct proc_node *nodes;
 	size_t count;
 	size_t roots;
+	size_t folded;			/* short-lived processes, not shown */
 };
 
 /* 0 or -ENOMEM; out is proc_tree__free's to free either way. s may be

@@ -107,11 +107,11 @@ void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, s
 {
 	const struct tl_thread *t = timeline__thread_latest(c->tl, pid, tid);
 	const char *comm = NULL;
-	char name[64];
+	char name[TASK_NAME_LEN];
 
 	if (t)
 		comm = t->comm[0] ? t->comm : process_comm(c->r, pid);
-	snprintf(name, sizeof(name), "%s", comm ? comm : "");
+	task_name__format(name, sizeof(name), comm ? comm : "", py_report__thread_entry(c->py, pid, tid));
 	unquote(name);
 	if (t && name[0])
 		snprintf(buf, len, "thread %u `%s`", tid, name);

@@ -298,7 +298,7 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	default:
 		break;
 	}
-	r = devmem__event(s->dm, h, &pid, &live);
+	r = devmem__event(s->dm, h, e->tasks, &pid, &live);
 	if (r < 0) {
 		s->err = r;
 	} else if (r) {

@@ -554,21 +554,6 @@ static int on_wakeup_new(void *ctx, const struct isr_ev_sched_wakeup *e)
 	return err;
 }
 
-static int on_exec(void *ctx, const struct isr_ev_proc_exec *e)
-{
-	ctx__proc_gone(ctx, e->hdr.pid);
-	return 0;
-}
-
-static int on_proc_exit(void *ctx, const struct isr_ev_proc_exit *e)
-{
-	struct ctx *c = ctx;
-
-	if (c->chg->thread && (e->flags & ISR_EXIT_GROUP_DEAD))
-		ctx__proc_gone(c, e->hdr.pid);
-	return 0;
-}
-
 static int on_fault(void *ctx, const struct isr_ev_page_fault *e)
 {
 	int err = 0;
@@ -653,8 +638,6 @@ static const struct isr_ev_handlers summary_handlers = {
 	.sched_switch = on_switch,
 	.sched_wakeup = on_wakeup,
 	.sched_wakeup_new = on_wakeup_new,
-	.sched_process_exec = on_exec,
-	.sched_process_exit = on_proc_exit,
 	.page_fault_user = on_fault,
 	.cuda_call = on_cuda_call,
 	.cuda_name = on_cuda_name,
@@ -974,6 +957,8 @@ int summary_builder__event(struct summary_builder *b, const struct pass_event *e
 	else if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_RELEASE)
 		s->gil_release_events++;
 	c->chg = e->tasks;
+	if (c->chg->image_ended)
+		ctx__proc_gone(c, c->chg->image_ended);
 	err = sampling_builder__event(c->sampling, h);
 	err = err ?: gpu_builder__event(c->gpu, e);
 	if (!err && (err = isr_ev_dispatch(&summary_handlers, c, h)) == ISR_EV_UNHANDLED)

@@ -43,8 +43,13 @@ bool task_switch_ends(const struct isr_ev_sched_switch *e)
 
 void task_name__format(char *buf, size_t len, const char *comm, const char *py_entry)
 {
-	if (py_entry && *py_entry)
-		snprintf(buf, len, "%s [%s]", comm, py_entry);
+	const char *tail = py_entry ? strrchr(py_entry, '.') : NULL;
+	char shown[16];
+
+	/* a thread the program named after its entry already says it */
+	snprintf(shown, sizeof(shown), "%s", tail ? tail + 1 : py_entry ? py_entry : "");
+	if (py_entry && *py_entry && strcmp(comm, shown))
+		snprintf(buf, len, "%s (%s)", comm, py_entry);
 	else
 		snprintf(buf, len, "%s", comm);
 }
@@ -276,6 +281,18 @@ static int on_exec(struct tasks *tk, const struct isr_ev_proc_exec *e, struct ta
 	return 0;
 }
 
+/* The old image of an exec is gone whatever the thread; a process is gone
+ * with the exit of a last thread it traced. */
+static __u32 image_ended(const struct isr_ev_hdr *h, const struct task_change *c)
+{
+	if (h->type == ISR_EV_PROC_EXEC)
+		return h->pid;
+	if (h->type == ISR_EV_PROC_EXIT && c->thread &&
+	    (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD))
+		return h->pid;
+	return 0;
+}
+
 static int on_task_info(struct tasks *tk, const struct isr_ev_task_info *e)
 {
 	struct task_name *n;
@@ -337,7 +354,18 @@ static int on_thread_event(struct tasks *tk, const struct isr_ev_hdr *h, struct 
 	}
 }
 
+static int change(struct tasks *tk, const struct isr_ev_hdr *h, struct task_change *c);
+
 int tasks__event(struct tasks *tk, const struct isr_ev_hdr *h, struct task_change *c)
+{
+	int err = change(tk, h, c);
+
+	c->image_ended = image_ended(h, c);
+	return err;
+}
+
+/* What the event changes of the threads it names. */
+static int change(struct tasks *tk, const struct isr_ev_hdr *h, struct task_change *c)
 {
 	int err = 0;
 

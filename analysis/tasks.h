@@ -30,6 +30,10 @@
  * ran since the start of its window; a first switch-in or wakeup that it
  * was off-CPU; a thread with no such event was blocked all along.
  *
+ * Processes: a process's address space ends when it execs (its image is
+ * replaced) or when its last thread exits (ISR_EXIT_GROUP_DEAD); what it
+ * held there (CUDA memory, GPU devices) goes with it.
+ *
  * Names: the latest of the recording's listing, a fork's child name, an
  * exec, a rename, an exit; tasks that are not targets are named by the
  * task_info events.
@@ -84,6 +88,7 @@ struct task_change {
 	struct task_thread *thread;	/* the thread the event is about, if a target's: live, or ended by it */
 	struct task_touch touch[3];
 	size_t ntouch;
+	__u32 image_ended;		/* a process whose address space ended at the event (0: none) */
 };
 
 struct tasks_opts {
@@ -126,8 +131,10 @@ bool tasks__name_of(const struct tasks *tk, __u32 pid, __u32 tid, char comm[16],
 bool task_switch_ends(const struct isr_ev_sched_switch *e);
 
 /* A thread's name as every report shows it: its name, and the function
- * its Python thread runs (py_entry; NULL or "" when the stacks do not
- * tell): "python3 [worker_loop]". */
+ * its Python thread runs (py_entry, analysis/py_report.h; NULL or "" when
+ * the stacks do not tell) unless the name already says it:
+ * "python3.11 (Loader.worker_loop)", "worker_loop". */
 void task_name__format(char *buf, size_t len, const char *comm, const char *py_entry);
+#define TASK_NAME_LEN	96	/* what task_name__format writes at most (with its NUL) */
 
 #endif

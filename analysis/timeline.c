@@ -1017,8 +1017,6 @@ static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass
 	case ISR_EV_SCHED_WAKEUP_NEW:
 		on_wakeup(tl, t, &e->tasks->touch[0], (const void *)h);
 		return 0;
-	case ISR_EV_PROC_EXIT:
-		return (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD) ? proc_gone(tl, h->pid, ts) : 0;
 	case ISR_EV_PAGE_FAULT:
 		return thr_overlay(tl, t, TL_FAULT, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
@@ -1069,7 +1067,7 @@ static int on_threads(struct timeline *tl, const struct pass_event *e, __u64 ts)
 	}
 	if (e->h->type == ISR_EV_SCHED_SWITCH)
 		on_switch(tl, t && !t->pub.exited ? t : NULL, (const void *)e->h);
-	else if (t && (!t->pub.exited || e->h->type == ISR_EV_PROC_EXIT))
+	else if (t && !t->pub.exited)
 		err = on_thread_event(tl, t, e, ts);
 	for (size_t i = 0; i < c->ntouch; i++)
 		if (!touched[i]->pub.exited)
@@ -1091,8 +1089,6 @@ int timeline__event(struct timeline *tl, const struct pass_event *e)
 	tl->now = ts;
 	if (isr_ev_gpu_work(h, &work))
 		err = on_gpu_work(tl, e, &work);
-	else if (h->type == ISR_EV_PROC_EXEC)
-		err = proc_gone(tl, h->pid, ts);
 	else if (h->type == ISR_EV_GPU_API)
 		err = on_gpu_api(tl, e);
 	else if (h->type == ISR_EV_GPU_STATUS && ((const struct isr_ev_gpu_status *)h)->state == ISR_GPU_ENABLED)
@@ -1100,6 +1096,8 @@ int timeline__event(struct timeline *tl, const struct pass_event *e)
 	else if (h->type == ISR_EV_GPU_WINDOW)
 		err = on_gpu_window(tl, (const void *)h);
 	err = err ?: on_threads(tl, e, ts);
+	if (!err && e->tasks->image_ended)
+		err = proc_gone(tl, e->tasks->image_ended, ts);
 	if (err)
 		return err;
 	/* observers get the event's thread, while it lives */

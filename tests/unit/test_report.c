@@ -390,7 +390,8 @@ static void test_json_contract(void **state)
 		assert_int_equal(json_array_size(get(t, "py_functions")), 0);
 		assert_int_equal(json_array_size(get(t, "py_stacks")), 0);
 		assert_true(json_is_null(get(t, "top_waker")));
-		assert_int_equal(json_object_size(t), 32);
+		assert_true(json_is_null(get(t, "python_entry")));	/* no Python thread */
+		assert_int_equal(json_object_size(t), 33);
 	}
 	assert_real(json_array_get(threads, 1), "cuda_sync_s", 0.4);
 	assert_int(json_array_get(threads, 1), "cuda_calls", 1200);
@@ -1106,11 +1107,92 @@ static void test_process_tree(void **state)
 	free(f);
 }
 
+/*
+ * A wrapper's helpers folded: a launcher script (pid 700) ran 12 helpers
+ * that each began and ended within a few milliseconds (9 bash, 3
+ * readlink), one of which (710) started the long-lived program (750); a
+ * short-lived child that made CUDA calls (720) is shown. The tree shows
+ * the root, the CUDA child and the program, which moves up to the nearest
+ * process shown, and counts the helpers there; the JSON keeps every
+ * process, marked.
+ */
+static void test_process_tree_folds_short_lived(void **state)
+{
+	struct fixture *f = fixture__new();
+	struct rec_process procs[15];
+	size_t n = 0, k = 0, i;
+	json_t *root, *tree;
+	char *md, *html;
+
+	(void)state;
+	procs[n++] = (struct rec_process){ .pid = 700, .ppid = 1, .origin = ISR_ORIGIN_LAUNCHED, .comm = "sh",
+					   .cmdline = "sh run.sh" };
+	f->threads[k++] = thread(700, 700, "sh", 10 * MS, 0);
+	for (i = 0; i < 12; i++) {
+		__u32 pid = 701 + (__u32)i;
+
+		procs[n++] = (struct rec_process){ .pid = pid, .ppid = 700, .origin = ISR_ORIGIN_CHILD,
+						   .comm = i < 9 ? "bash" : "readlink", .cmdline = "helper" };
+		f->threads[k] = thread(pid, pid, i < 9 ? "bash" : "readlink", 1 * MS, 0);
+		f->threads[k].created = f->threads[k].exited = true;
+		f->threads[k].start_ns = T0 + (10 + i * 5) * MS;
+		f->threads[k].end_ns = f->threads[k].start_ns + 3 * MS;
+		k++;
+	}
+	procs[n++] = (struct rec_process){ .pid = 720, .ppid = 700, .origin = ISR_ORIGIN_CHILD, .comm = "probe",
+					   .cmdline = "probe --gpu" };
+	f->threads[k] = thread(720, 720, "probe", 1 * MS, 0);
+	f->threads[k].created = f->threads[k].exited = true;
+	f->threads[k].start_ns = T0 + 100 * MS;
+	f->threads[k].end_ns = T0 + 102 * MS;
+	k++;
+	f->cuda_procs[0] = (struct process_summary){ .pid = 720 };
+	f->sum.processes = f->cuda_procs;
+	f->sum.process_count = 1;
+	procs[n++] = (struct rec_process){ .pid = 750, .ppid = 710, .origin = ISR_ORIGIN_CHILD, .comm = "python3",
+					   .cmdline = "python3 train.py" };
+	f->threads[k] = thread(750, 750, "python3", 500 * MS, 0);
+	f->threads[k].created = true;
+	f->threads[k].start_ns = T0 + 60 * MS;
+	k++;
+	f->rec.processes = procs;
+	f->rec.process_count = n;
+	f->sum.thread_count = k;
+
+	md = render(report__write_markdown, f);
+	if (!strstr(md, "- **Targets:** 15 processes (a child under its parent), 12 short-lived folded\n"
+			"  - pid 700 (sh, launched; 13 children traced; 1 thread, 0.01 s on CPU): sh run.sh\n"
+			"    - 12 short-lived processes folded (each began and ended within 0.1 s, no CUDA): bash ×9, "
+			"readlink ×3\n"
+			"    - pid 750 (python3, child; 1 thread, 0.50 s on CPU): python3 train.py\n"
+			"    - pid 720 (probe, child; 1 thread, 0.00 s on CPU): probe --gpu\n"))
+		fail_msg("the helpers are not folded:\n%s", md);
+	assert_null(strstr(md, "pid 701 ("));
+	free(md);
+	root = render_json(f);
+	tree = get(root, "process_tree");
+	assert_int_equal(json_array_size(tree), 15);
+	for (i = 0; i < json_array_size(tree); i++) {
+		json_t *nd = json_array_get(tree, i);
+		json_int_t pid = json_integer_value(get(nd, "pid"));
+
+		assert_int_equal(json_is_true(get(nd, "short_lived")), pid > 700 && pid < 713);
+	}
+	json_decref(root);
+	html = render(report__write_html, f);
+	assert_non_null(strstr(html, "<ul><li>12 short-lived processes folded (each began and ended within 0.1 s, no "
+				     "CUDA): bash ×9, readlink ×3</li></ul>"));
+	assert_null(strstr(html, "pid 701 <code>"));
+	free(html);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_contract),
 		cmocka_unit_test(test_process_tree),
+		cmocka_unit_test(test_process_tree_folds_short_lived),
 		cmocka_unit_test(test_json_no_cuda),
 		cmocka_unit_test(test_json_gpu),
 		cmocka_unit_test(test_json_truncated),
