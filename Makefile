@@ -13,7 +13,8 @@
 #   make fuzz     the recording fuzzer (libFuzzer, ASan+UBSan) for FUZZ_SECONDS
 #                 (default 300; make test runs 3000 inputs from a fixed seed:
 #                 tests/fuzz/run.sh)
-#   make docs     regenerate the generated parts of docs/
+#   make docs     regenerate the generated parts of docs/ and dist/ (the man
+#                 page's reference, the bash completion)
 #   make install  the binary, the CUPTI bridge, the systemd unit, a default
 #                 configuration, the man page and bash completion
 #                 (PREFIX=/usr/local, DESTDIR=, SYSCONFDIR=/etc)
@@ -392,6 +393,15 @@ $(SYNTH_REC): tests/tools/synth_rec.c $(OUT)/obj/user/rec_writer.o $(OUT)/obj/fo
 	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) -Iuser $(FORMAT_INC) $(LIB_INC) $(BINDEP) $(filter %.c,$^) $(filter %.o,$^) \
 		-lzstd -lz -o $@
 
+# The man page's generated parts and the bash completion, from the table of
+# commands (user/cli_docs.h): `make docs` writes them into dist/.
+CLI_DOCS := $(OUT)/tests/tools/cli_docs
+
+$(CLI_DOCS): tests/tools/cli_docs.c $(CORE_OBJS) $(LOADER_OBJS)
+	@mkdir -p $(@D) $(OUT)/deps
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(USER_INC) $(BINDEP) $< $(CORE_OBJS) $(LOADER_OBJS) $(DYN_LIBS) -o $@
+
 $(PEAK_RSS): tests/tools/peak_rss.c
 	@mkdir -p $(@D) $(OUT)/deps
 	$(call msg,CC,$@)
@@ -448,7 +458,7 @@ boundaries:
 		  exit 1; }
 
 test-build: boundaries $(OUT)/inferscope-bpf $(DYN_OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
-	$(EXAMPLES) $(FORMAT_TABLES) $(SYNTH_REC) $(PEAK_RSS) $(FUZZ_BIN) $(MAKE_CORPUS)
+	$(EXAMPLES) $(FORMAT_TABLES) $(SYNTH_REC) $(PEAK_RSS) $(CLI_DOCS) $(FUZZ_BIN) $(MAKE_CORPUS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
@@ -529,8 +539,8 @@ install: $(DYN_OUT)/inferscope-bpf $(BRIDGE)
 		chmod 0644 $(DESTDIR)$(SYSCONFDIR)/inferscope-bpf/config.yaml; \
 	fi
 
-docs: $(FORMAT_TABLES)
-	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES)
+docs: $(FORMAT_TABLES) $(CLI_DOCS)
+	$(Q)sh scripts/update-docs.sh $(FORMAT_TABLES) $(CLI_DOCS)
 
 $(OUT)/bpf:
 	$(Q)mkdir -p $@

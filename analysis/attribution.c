@@ -112,6 +112,9 @@ struct dev_state {
 struct thr_state {
 	struct attr_thread pub;
 	__u64 running_idle_ns;	/* TL_RUNNING of its gaps: Python or native */
+	/* its totals at its first and at its latest CUDA call: the window of
+	 * a launcher (attr_thread.window) */
+	struct tl_acc at_first_call, at_last_call;
 };
 
 struct attribution {
@@ -342,6 +345,23 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 			a->err = -ENOMEM;
 		return;
 	}
+	if (th && e->h->type == ISR_EV_CUDA_CALL) {
+		t = thread_get(a, th->pid, th->tid);
+		if (!t) {
+			a->err = -ENOMEM;
+			return;
+		}
+		if (!t->pub.active_start) {
+			t->pub.active_start = e->start;
+			timeline__thread_acc(a->tl, th, e->start, &t->at_first_call);
+		}
+		/* to the call's end: its own time, in the category the
+		 * timeline puts it in */
+		t->pub.active_end = e->end;
+		timeline__thread_acc(a->tl, th, e->start, &t->at_last_call);
+		t->at_last_call.ns[tl_call_cat(((const struct isr_ev_cuda_call *)e->h)->func)] += e->end - e->start;
+		return;
+	}
 	if (!th || e->h->type != ISR_EV_PY_SAMPLE || s->kind != ISR_PY_KIND_TIMER)
 		return;
 	if (attribution__gpu_observed(a, th->pid) && !timeline__gpu_idle(a->tl, th->pid, &since))
@@ -418,8 +438,8 @@ static void on_gap(void *ctx, const struct tl_gap *g)
 	pg->next = (pg->next + 1) % GAP_RING;
 	if (pg->n < GAP_RING)
 		pg->n++;
-	if (g->leading) {
-		d->pub.leading_ns += len;
+	if (g->leading || g->tail) {
+		*(g->leading ? &d->pub.leading_ns : &d->pub.trailing_ns) += len;
 		if (a->hook.gap)
 			a->hook.gap(a->hook.ctx, g, split);
 		return;
@@ -433,11 +453,40 @@ static void on_gap(void *ctx, const struct tl_gap *g)
 		}
 		t->pub.gaps++;
 	}
-	if (g->after_sync) {
+	if (g->after_sync && !g->launcher_known) {
 		__u64 from = g->sync_return_ns > g->start ? g->sync_return_ns : g->start;
 
 		split[CAUSE_SYNC_DRAIN] = g->end > from ? g->end - from : 0;
 		split[CAUSE_LAUNCH_LATENCY] = len - split[CAUSE_SYNC_DRAIN];
+		d->pub.sync_drain_gaps++;
+	} else if (g->after_sync) {
+		__u64 total = tl_acc__total(&g->launcher), given = 0, waited, drain = 0, ran = 0;
+
+		host = g->launch_ns && g->launch_ns < g->end && g->launch_ns > g->start ? g->launch_ns - g->start : len;
+		for (int c = 0; c < TL_CAT_MAX && total; c++) {
+			__u64 part = (__u64)((double)g->launcher.ns[c] / (double)total * (double)host);
+
+			if (c == TL_SYNC)
+				drain += part;
+			else if (c == TL_RUNNING)
+				ran += part;
+			else
+				split[cause_of_category(c)] += part;
+			given += part;
+		}
+		if (!total)
+			drain += host, given = host;
+		/* The synchronization kept the host's work from overlapping
+		 * the GPU's, but only as much GPU work as it waited for (its
+		 * time before the device went idle): without it, the GPU would
+		 * have run that while the host worked, and then waited for the
+		 * host all the same. What the host ran beyond that is its own
+		 * (Python or native). */
+		waited = g->sync_return_ns > g->sync_entry_ns ? g->sync_return_ns - g->sync_entry_ns : 0;
+		waited = waited > drain ? waited - drain : 0;
+		split[CAUSE_SYNC_DRAIN] += drain + (ran < waited ? ran : waited);
+		running += ran > waited ? ran - waited : 0;
+		split[CAUSE_LAUNCH_LATENCY] += len - given;
 		d->pub.sync_drain_gaps++;
 	} else if (len < ATTR_SHORT_GAP_NS && !g->trailing) {
 		split[CAUSE_LAUNCH_OVERHEAD] = len;
@@ -523,8 +572,13 @@ int attribution__finish(struct attribution *a)
 
 		if (!t)
 			return -ENOMEM;
-		t->pub.window = th->acc;
 		t->pub.launcher |= th->launches > 0;
+		if (t->pub.launcher && t->pub.active_end > t->pub.active_start) {
+			tl_acc__diff(&t->at_last_call, &t->at_first_call, &t->pub.window);
+		} else {
+			t->pub.window = th->acc;
+			t->pub.active_start = t->pub.active_end = 0;
+		}
 		if (t->pub.launcher && htab_u64__put(&a->launching, th->pid, 1))
 			return -ENOMEM;
 	}
@@ -573,6 +627,8 @@ int attribution__finish(struct attribution *a)
 			return -ENOMEM;
 		d->pub.busy_ns = td.busy_ns;
 		d->pub.observed_ns = td.observed_ns;
+		d->pub.active_ns = td.observed_ns > d->pub.leading_ns + d->pub.trailing_ns ?
+				   td.observed_ns - d->pub.leading_ns - d->pub.trailing_ns : 0;
 		d->pub.span_ns = td.span_ns;
 		d->pub.estimated = td.estimated;
 	}

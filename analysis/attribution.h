@@ -5,13 +5,18 @@
  * so that no second of a thread is counted by two findings.
  *
  * With GPU activity, each idle gap of a device (timeline.h) is split into
- * causes: after a synchronization that drained the device, the time until
- * new work came is the synchronization's; otherwise the time until the
- * launching thread launched the work that ended the gap is split by what
- * that thread was doing (its timeline categories over the gap, running
- * split into Python and native by its stack samples taken while the device
- * was idle), and the rest (work already launched but not yet started) is
- * launch latency. Without GPU activity, a launching thread's whole window
+ * causes by what the host did during it: the time until the launching
+ * thread launched the work that ended the gap is split by what that thread
+ * was doing (its timeline categories over the gap, running split into
+ * Python and native by its stack samples taken while the device was
+ * idle), and the rest (work already launched but not yet started) is
+ * launch latency. After a synchronization that drained the device, the
+ * thread's time inside synchronizations and running (the host's work the
+ * synchronization kept from overlapping the GPU's) is the
+ * synchronization's (sync_drain); its other time (blocked on a producer,
+ * waiting for the GIL, for a CPU, ...) is its own cause as in any gap. The
+ * gaps before the first work and after the last (the job's set-up and
+ * teardown) are counted apart and are no cause's. Without GPU activity, a launching thread's whole window
  * is split the same way. Details (who woke it, who had its CPU, who held
  * the GIL, which CUDA functions, which Python lines) come from the spans
  * and samples that overlap the idle time (or the whole window).
@@ -77,7 +82,12 @@ struct attr_thread {
 	bool launcher;			/* it launched GPU work */
 	bool critical;			/* a launcher, or any thread of a process that launched nothing */
 	__u64 idle_ns[CAUSE_MAX];	/* with GPU activity: the gap time attributed to it, by cause */
-	struct tl_acc window;		/* its whole window, by timeline category */
+	/* its window, by timeline category: a launcher's active part, from
+	 * its first CUDA call to its last (what came before, the job's
+	 * set-up, and after, its teardown, is no finding's cost); another
+	 * thread's whole life while recorded */
+	struct tl_acc window;
+	__u64 active_start, active_end;	/* a launcher's active part (0: its whole life) */
 	__u64 samples, python_samples;	/* stack samples counted (while idle, or all) */
 	/* details, over idle time (or all time without GPU activity) */
 	struct attr_items gil_holders;	/* holder pid<<32|tid -> ns */
@@ -95,8 +105,10 @@ struct attr_device {
 	__u64 span_ns;			/* observed_ns, or with GPU windows the process's span */
 	bool estimated;			/* observed in windows: the idle_ns are of the windows (the rules scale them
 					 * by the summary's gpu_device_stat.idle_scale) */
-	__u64 idle_ns[CAUSE_MAX];	/* every gap, by cause (leading gaps apart) */
+	__u64 idle_ns[CAUSE_MAX];	/* every gap, by cause (leading and trailing gaps apart) */
 	__u64 leading_ns;		/* from the bridge's start to the first work */
+	__u64 trailing_ns;		/* from the last work to the end of the recording or of the process */
+	__u64 active_ns;		/* observed_ns without the leading and trailing gaps: what shares are of */
 	__u64 gaps;
 	__u64 sync_drain_gaps;
 };

@@ -5,12 +5,14 @@
  * wrote or held: no command lines, maps, names or stacks.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analyze.h"
 #include "pass.h"
 #include "recording.h"
+#include "text.h"
 
 int analyze__describe(const char *path, FILE *out)
 {
@@ -32,11 +34,16 @@ int analyze__describe(const char *path, FILE *out)
 			counts[ev.h->type]++;
 	}
 	r = pass__recording(p);
-	fprintf(out, "format %u.%u, written by inferscope-bpf %s\n", r->version_major, r->version_minor,
-		r->host.tool_version ? r->host.tool_version : "?");
-	fprintf(out, "kernel %s %s (%s), %u CPUs\n", r->host.kernel ? r->host.kernel : "?",
-		r->host.kernel_version ? r->host.kernel_version : "", r->host.machine ? r->host.machine : "?",
-		r->host.ncpus);
+	/* the recording's own strings, for a terminal (lib/text.h) */
+	fprintf(out, "format %u.%u, written by inferscope-bpf ", r->version_major, r->version_minor);
+	text__write(out, r->host.tool_version ? r->host.tool_version : "?", SIZE_MAX, TEXT_TERM);
+	fprintf(out, "\nkernel ");
+	text__write(out, r->host.kernel ? r->host.kernel : "?", SIZE_MAX, TEXT_TERM);
+	fprintf(out, " ");
+	text__write(out, r->host.kernel_version ? r->host.kernel_version : "", SIZE_MAX, TEXT_TERM);
+	fprintf(out, " (");
+	text__write(out, r->host.machine ? r->host.machine : "?", SIZE_MAX, TEXT_TERM);
+	fprintf(out, "), %u CPUs\n", r->host.ncpus);
 	fprintf(out, "duration %.3f s, %zu processes, %llu events in %zu chunks, %s%s\n",
 		pass__end(p) > pass__start(p) ? (pass__end(p) - pass__start(p)) / 1e9 : 0.0, r->process_count,
 		(unsigned long long)total, r->chunk_count,

@@ -374,11 +374,11 @@ int diff__write_markdown(FILE *f, const struct diff *d)
 	int err = 0;
 
 	fprintf(f, "# inferscope-bpf diff\n\n- **Base:** ");
-	err |= text__markdown(f, d->base_path, SIZE_MAX);
+	err |= text__write(f, d->base_path, SIZE_MAX, TEXT_MD);
 	fprintf(f, "\n- **New:** ");
-	err |= text__markdown(f, d->new_path, SIZE_MAX);
+	err |= text__write(f, d->new_path, SIZE_MAX, TEXT_MD);
 	fprintf(f, "\n\n**");
-	err |= text__markdown(f, d->headline, SIZE_MAX);
+	err |= text__write(f, d->headline, SIZE_MAX, TEXT_MD);
 	fprintf(f, "**\n\n## Findings by rule, most added cost first\n\n");
 	if (!d->nfindings)
 		fprintf(f, "Neither run has a finding.\n\n");
@@ -409,7 +409,7 @@ int diff__write_markdown(FILE *f, const struct diff *d)
 			const struct diff_kernel *k = &d->kernels[i];
 
 			fprintf(f, "| ");
-			err |= text__markdown(f, k->name, SIZE_MAX);
+			err |= text__write(f, k->name, SIZE_MAX, TEXT_MD);
 			fprintf(f, " | %.3f | %.3f | %+.3f | %" PRIu64 " | %" PRIu64 " |\n", k->base_ns / 1e6,
 				k->new_ns / 1e6, ((double)k->new_ns - (double)k->base_ns) / 1e6, (uint64_t)k->base_count,
 				(uint64_t)k->new_count);
@@ -421,32 +421,6 @@ int diff__write_markdown(FILE *f, const struct diff *d)
 	return 0;
 }
 
-/* A JSON string of recording text: bytes that are not UTF-8 become U+FFFD. */
-static json_t *json_text(const char *s)
-{
-	json_t *j = json_string(s);
-
-	if (j)
-		return j;
-	{
-		size_t len = strlen(s), out = 0;
-		char *buf = malloc(len * 3 + 1);
-
-		if (!buf)
-			return NULL;
-		for (size_t i = 0; i < len;) {
-			size_t n = text__utf8_seq((const unsigned char *)s + i, len - i);
-
-			memcpy(buf + out, n ? s + i : "\xef\xbf\xbd", n ? n : 3);
-			out += n ? n : 3;
-			i += n ? n : 1;
-		}
-		j = json_stringn(buf, out);
-		free(buf);
-		return j;
-	}
-}
-
 int diff__write_json(FILE *f, const struct diff *d)
 {
 	json_t *root = json_object(), *arr, *o;
@@ -455,11 +429,11 @@ int diff__write_json(FILE *f, const struct diff *d)
 	if (!root)
 		return -ENOMEM;
 	if (json_object_set_new(root, "schema_version", json_integer(DIFF_SCHEMA_VERSION)) ||
-	    json_object_set_new(root, "base", json_pack("{s:o, s:f}", "path", json_text(d->base_path), "wall_s",
+	    json_object_set_new(root, "base", json_pack("{s:o, s:f}", "path", ev_text(d->base_path, SIZE_MAX), "wall_s",
 							 d->base_wall_s)) ||
-	    json_object_set_new(root, "new", json_pack("{s:o, s:f}", "path", json_text(d->new_path), "wall_s",
+	    json_object_set_new(root, "new", json_pack("{s:o, s:f}", "path", ev_text(d->new_path, SIZE_MAX), "wall_s",
 							d->new_wall_s)) ||
-	    json_object_set_new(root, "headline", json_text(d->headline)))
+	    json_object_set_new(root, "headline", ev_text(d->headline, SIZE_MAX)))
 		goto out;
 	if (!(arr = json_array()) || json_object_set_new(root, "findings", arr))
 		goto out;
@@ -470,7 +444,7 @@ int diff__write_json(FILE *f, const struct diff *d)
 			      "status", diff_status_name(x->status), "base_cost_s", x->base_cost_s, "new_cost_s",
 			      x->new_cost_s, "delta_s", x->new_cost_s - x->base_cost_s, "base_count",
 			      (json_int_t)x->base_count, "new_count", (json_int_t)x->new_count, "summary",
-			      json_text(x->summary));
+			      ev_text(x->summary, SIZE_MAX));
 		if (!o || json_array_append_new(arr, o))
 			goto out;
 	}
@@ -490,7 +464,7 @@ int diff__write_json(FILE *f, const struct diff *d)
 	for (size_t i = 0; i < kernels_shown(d); i++) {
 		const struct diff_kernel *k = &d->kernels[i];
 
-		o = json_pack("{s:o, s:f, s:f, s:f, s:I, s:I}", "name", json_text(k->name), "base_s", k->base_ns / 1e9,
+		o = json_pack("{s:o, s:f, s:f, s:f, s:I, s:I}", "name", ev_text(k->name, SIZE_MAX), "base_s", k->base_ns / 1e9,
 			      "new_s", k->new_ns / 1e9, "delta_s", ((double)k->new_ns - (double)k->base_ns) / 1e9,
 			      "base_count", (json_int_t)k->base_count, "new_count", (json_int_t)k->new_count);
 		if (!o || json_array_append_new(arr, o))

@@ -6,7 +6,7 @@
 #include "explain.h"
 #include "rules.h"
 
-extern const struct rule rule_gil_contention, rule_cpu_contention, rule_page_fault_storm, rule_host_memory_pressure,
+extern const struct rule rule_input_bound, rule_gil_contention, rule_cpu_contention, rule_page_fault_storm, rule_host_memory_pressure,
 	rule_blocked_on_thread, rule_allocator_churn, rule_sync_stall, rule_launch_bound, rule_pageable_memcpy,
 	rule_pcie_saturation, rule_device_memory_leak, rule_gpu_idle, rule_host_bound, rule_cuda_errors,
 	rule_nccl_straggler, rule_numa_remote;
@@ -14,6 +14,7 @@ extern const struct rule rule_gil_contention, rule_cpu_contention, rule_page_fau
 /* The causes a thread's time splits into are claimed by the specific rules
  * first; gpu_idle and host_bound, last, count what is left. */
 const struct rule *const rules_all[] = {
+	&rule_input_bound,
 	&rule_gil_contention,
 	&rule_cpu_contention,
 	&rule_page_fault_storm,
@@ -58,6 +59,8 @@ static int stages_start(struct explain *e, const struct pass *p)
 {
 	int err = timeline__observe(e->tl, attribution__observer(e->attr));
 
+	err = err ?: timeline__observe(e->tl, waits__observer(e->waits));
+
 	if (!err) {
 		e->series = series__new(p, e->tl, e->attr);
 		if (!e->series)
@@ -82,6 +85,18 @@ static int stages_start(struct explain *e, const struct pass *p)
 	return err;
 }
 
+/* A finding of time is weighed against the job's time: its severity is
+ * the share it costs (rule_severity). */
+static void weigh(struct explain *e)
+{
+	for (size_t i = 0; i < e->findings.n; i++) {
+		struct finding *f = &e->findings.v[i];
+
+		if (f->cost_s > 0)
+			f->severity = rule_severity(e->ctx, (__u64)(f->cost_s * 1e9));
+	}
+}
+
 struct explain *explain__new(const struct pass *p)
 {
 	struct explain *e = calloc(1, sizeof(*e));
@@ -94,12 +109,14 @@ struct explain *explain__new(const struct pass *p)
 	e->state = calloc(rules_count, sizeof(*e->state));
 	e->tl = timeline__new(p, pass__recording(p));
 	e->attr = e->tl ? attribution__new(e->tl, p) : NULL;
-	if (!c || !e->state || !e->attr)
+	e->waits = e->tl ? waits__new(e->tl) : NULL;
+	if (!c || !e->state || !e->attr || !e->waits)
 		goto fail;
 	c->r = pass__recording(p);
 	c->pass = p;
 	c->tl = e->tl;
 	c->attr = e->attr;
+	c->waits = e->waits;
 	c->out = &e->findings;
 	c->start = pass__start(p);
 	c->end = pass__end(p);
@@ -123,11 +140,14 @@ int explain__finish(struct explain *e, const struct summary *sum, const struct p
 	int err = timeline__finish(e->tl);
 
 	err = err ?: attribution__finish(e->attr);
+	err = err ?: waits__finish(e->waits);
 	err = err ?: steps__finish(e->steps);
 	e->ctx->sum = sum;
 	e->ctx->py = py;
 	for (size_t i = 0; i < rules_count && !err; i++)
 		err = rules_all[i]->finish ? rules_all[i]->finish(e->state[i], e->ctx) : 0;
+	if (!err)
+		weigh(e);
 	if (!err)
 		err = series__finish(e->series);
 	if (!err)
@@ -181,6 +201,7 @@ void explain__free(struct explain *e)
 	series__free(e->series);
 	steps__free(e->steps);
 	attribution__free(e->attr);
+	waits__free(e->waits);
 	timeline__free(e->tl);
 	pass__free(e->own_pass);
 	free(e);

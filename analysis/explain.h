@@ -17,12 +17,14 @@
 #include "timeline.h"
 #include "series.h"
 #include "steps.h"
+#include "waits.h"
 
 struct rule_ctx;
 
 struct explain {
 	struct findings findings;	/* ranked, most cost first */
 	struct attribution *attr;	/* the metrics the findings are drawn from */
+	struct waits *waits;		/* what the launching threads waited for */
 	struct timeline *tl;
 	struct series *series;		/* the charts' time series */
 	struct steps *steps;		/* NVTX ranges, the steps and the slowest of them */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "findings.h"
+#include "text.h"
 
 const char *finding_severity_name(enum finding_severity s)
 {
@@ -135,13 +136,30 @@ void findings__rank(struct findings *fs)
 		qsort(fs->v, fs->n, sizeof(*fs->v), finding_cmp);
 }
 
+static void finding_release(struct finding *f)
+{
+	free(f->summary);
+	free(f->suggestion);
+	json_decref(f->evidence);
+}
+
+void findings__remove_if(struct findings *fs, bool (*drop)(const struct finding *f, void *ctx), void *ctx)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < fs->n; i++) {
+		if (drop(&fs->v[i], ctx))
+			finding_release(&fs->v[i]);
+		else
+			fs->v[kept++] = fs->v[i];
+	}
+	fs->n = kept;
+}
+
 void findings__free(struct findings *fs)
 {
-	for (size_t i = 0; i < fs->n; i++) {
-		free(fs->v[i].summary);
-		free(fs->v[i].suggestion);
-		json_decref(fs->v[i].evidence);
-	}
+	for (size_t i = 0; i < fs->n; i++)
+		finding_release(&fs->v[i]);
 	free(fs->v);
 	free(fs->nj);
 	memset(fs, 0, sizeof(*fs));
@@ -161,4 +179,20 @@ json_t *ev_seconds(__u64 ns)
 json_t *ev_u64(__u64 v)
 {
 	return json_integer((json_int_t)v);
+}
+
+json_t *ev_text(const char *s, size_t maxlen)
+{
+	size_t len;
+	char *u;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	u = text__dup(s, maxlen, TEXT_UTF8, &len);
+	if (!u)
+		return NULL;
+	j = json_stringn(u, len);
+	free(u);
+	return j;
 }

@@ -12,6 +12,7 @@
 #define INFERSCOPE_FINDINGS_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include <jansson.h>
@@ -55,6 +56,9 @@ int finding__say(struct finding *f, const char *fmt, ...) __attribute__((format(
 int finding__suggest(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A judgement `rule` could not make without `needs`. 0 or -ENOMEM. */
 int findings__not_judged(struct findings *fs, const char *rule, const char *needs);
+/* Removes (and frees) every finding drop says to, keeping the others'
+ * order. */
+void findings__remove_if(struct findings *fs, bool (*drop)(const struct finding *f, void *ctx), void *ctx);
 /* Most cost first; of equal cost, the more severe, then the rule id. */
 void findings__rank(struct findings *fs);
 void findings__free(struct findings *fs);
@@ -63,5 +67,9 @@ void findings__free(struct findings *fs);
 void ev_set(json_t *obj, const char *key, json_t *val);
 json_t *ev_seconds(__u64 ns);		/* a real, seconds */
 json_t *ev_u64(__u64 v);
+/* A string of the recording (a name, a site, a finding's text: any bytes),
+ * its first maxlen bytes up to a NUL, as JSON: valid UTF-8 (lib/text.h).
+ * JSON null for a NULL s; NULL when out of memory. */
+json_t *ev_text(const char *s, size_t maxlen);
 
 #endif

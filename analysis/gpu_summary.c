@@ -254,6 +254,9 @@ struct gpu_builder {
 	struct fifo await;	/* kernels waiting for their API record: due = start + JOIN_API_WAIT_NS */
 	struct fifo horizon;	/* launches waiting for their kernel: due = start + JOIN_HORIZON_NS */
 	__u64 gen;
+	/* SUMMARY_MAX_KERNELS name ids at most, in names and in kgroups */
+	size_t kgroups_kept;
+	__u64 kernels_other, names_other;
 };
 
 static __u64 gproc_hash(const void *e)
@@ -454,10 +457,16 @@ static int on_kernel_stats(struct gpu_builder *b, struct gproc *p, const struct 
 	__u64 d = gpu_span(k->start_ns, k->end_ns);
 	bool added;
 
+	/* a name id first seen past the cap: the process's other kernels */
+	if (b->kgroups_kept >= SUMMARY_MAX_KERNELS && !htab__find(&b->kgroups, &key)) {
+		key.name_id = KERNEL_OTHER_NAME_ID;
+		b->kernels_other++;
+	}
 	g = htab__insert(&b->kgroups, &key, &added);
 	st = g ? stream_get(b, k->hdr.pid, k->device_id, k->stream_id) : NULL;
 	if (!st)
 		return -ENOMEM;
+	b->kgroups_kept += added && key.name_id != KERNEL_OTHER_NAME_ID;
 	if (added)
 		g->min_ns = UINT64_MAX;
 	g->count++;
@@ -528,6 +537,10 @@ static int on_name(struct gpu_builder *b, const struct isr_ev_gpu_name *e)
 	struct gname key = { .pid = e->hdr.pid, .id = e->id }, *n;
 	bool added;
 
+	if (b->names.len >= SUMMARY_MAX_KERNELS && !htab__find(&b->names, &key)) {
+		b->names_other++;	/* not kept */
+		return 0;
+	}
 	n = htab__insert(&b->names, &key, &added);
 	if (!n)
 		return -ENOMEM;
@@ -947,6 +960,8 @@ static char *display_name(const char *mangled, __u32 id)
 {
 	char *d, buf[32];
 
+	if (id == KERNEL_OTHER_NAME_ID)
+		return strdup(SUMMARY_OTHER_KERNELS);
 	if (mangled) {
 		d = cplus_demangle(mangled, DMGL_PARAMS | DMGL_ANSI);
 		return d ? d : strdup(mangled);
@@ -1031,6 +1046,8 @@ static int finish_kernels(struct gpu_builder *b, struct summary *s)
 
 	if (err)
 		return err;
+	s->gpu_kernels_other = b->kernels_other;
+	s->gpu_names_other = b->names_other;
 	s->gpu_kernels = calloc(n ? n : 1, sizeof(*s->gpu_kernels));
 	s->gpu_names = calloc(n ? n : 1, sizeof(*s->gpu_names));
 	if (!s->gpu_kernels || !s->gpu_names) {
@@ -1445,5 +1462,10 @@ const char *summary__gpu_kernel_name(const struct summary *s, __u32 pid, __u32 n
 	if (!s->gpu_name_count)
 		return NULL;
 	k = bsearch(&key, s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), gpu_name_cmp);
+	if (!k && s->gpu_kernels_other) {
+		/* an id past SUMMARY_MAX_KERNELS: counted with the process's other kernels */
+		key.id = KERNEL_OTHER_NAME_ID;
+		k = bsearch(&key, s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), gpu_name_cmp);
+	}
 	return k ? k->name : NULL;
 }

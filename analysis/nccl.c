@@ -392,7 +392,9 @@ static int on_kernel(struct nccl_calls *c, const struct pass_event *e, const str
 	l->gpu_start = e->start;
 	l->gpu_end = e->end;
 	l->state = L_OTHER;
-	if (k->name_id) {
+	/* past SUMMARY_MAX_KERNELS name ids, one not kept is counted as not
+	 * NCCL's, as by the summary with the other kernels */
+	if (k->name_id && (j->names.len < SUMMARY_MAX_KERNELS || htab__find(&j->names, &nkey))) {
 		n = htab__insert(&j->names, &nkey, &added);
 		if (!n)
 			return -ENOMEM;
@@ -415,6 +417,8 @@ static int on_kernel_name(struct nccl_calls *c, const struct isr_ev_gpu_name *ev
 	struct jname key = { .pid = ev->hdr.pid, .id = ev->id }, *n;
 	bool added;
 
+	if (j && j->names.len >= SUMMARY_MAX_KERNELS && !htab__find(&j->names, &key))
+		return 0;	/* not kept */
 	n = j ? htab__insert(&j->names, &key, &added) : NULL;
 	if (!n)
 		return -ENOMEM;

@@ -33,6 +33,7 @@
 #include "perfetto.h"
 #include "devmem.h"
 #include "htab.h"
+#include "text.h"
 #include "gpu_summary.h"
 #include "py_report.h"
 #include "protos/perfetto/trace/trace_packet.pb-c.h"
@@ -61,7 +62,8 @@ static const char *const track_names[] = {
 };
 
 struct interned {
-	char *s;
+	char *s;		/* the name as the analysis gave it: the key */
+	char *text;		/* as written (lib/text.h) */
 	__u64 iid;
 };
 
@@ -219,7 +221,10 @@ static __u64 intern(struct pf *p, struct htab *t, const char *s, bool is_arg)
 	if (!added)
 		return e->iid;
 	e->s = strdup(s);
-	if (!e->s) {
+	e->text = text__dup(s, SIZE_MAX, TEXT_UTF8, NULL);
+	if (!e->s || !e->text) {
+		free(e->s);
+		free(e->text);
 		htab__remove(t, &key, NULL);
 		p->err = -ENOMEM;
 		return 0;
@@ -232,7 +237,7 @@ static __u64 intern(struct pf *p, struct htab *t, const char *s, bool is_arg)
 		*n = init;
 		n->has_iid = 1;
 		n->iid = e->iid;
-		n->name = e->s;
+		n->name = e->text;
 		p->new_arg_ptrs[p->n_new_args++] = n;
 	} else {
 		Perfetto__Protos__EventName init = PERFETTO__PROTOS__EVENT_NAME__INIT;
@@ -240,7 +245,7 @@ static __u64 intern(struct pf *p, struct htab *t, const char *s, bool is_arg)
 		p->new_name = init;
 		p->new_name.has_iid = 1;
 		p->new_name.iid = e->iid;
-		p->new_name.name = e->s;
+		p->new_name.name = e->text;
 		p->new_names[0] = &p->new_name;
 	}
 	return e->iid;
@@ -263,6 +268,7 @@ static void event(struct pf *p, __u64 track, __u64 ts, Perfetto__Protos__TrackEv
 	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	Event ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 	Arg a[MAX_ARGS], *ap[MAX_ARGS];
+	char *text[MAX_ARGS] = { NULL };
 	uint64_t out = flow_out, in = flow_in;
 
 	ev.has_type = 1;
@@ -302,7 +308,10 @@ static void event(struct pf *p, __u64 track, __u64 ts, Perfetto__Protos__TrackEv
 			break;
 		default:
 			a[i].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
-			a[i].string_value = (char *)args[i].s;
+			text[i] = text__dup(args[i].s, SIZE_MAX, TEXT_UTF8, NULL);
+			if (!text[i])
+				p->err = -ENOMEM;
+			a[i].string_value = text[i] ? text[i] : "";
 		}
 		ap[i] = &a[i];
 	}
@@ -322,6 +331,8 @@ static void event(struct pf *p, __u64 track, __u64 ts, Perfetto__Protos__TrackEv
 	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
 	pk.track_event = &ev;
 	emit(p, &pk);
+	for (size_t i = 0; i < nargs && i < MAX_ARGS; i++)
+		free(text[i]);
 }
 
 static void slice(struct pf *p, __u64 track, const char *name, __u64 start, __u64 end, const struct arg *args,
@@ -397,7 +408,7 @@ static __u64 track(struct pf *p, enum track_kind k, __u32 pid, __u64 id, __u64 p
 	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	Track t = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	__u64 key = track_key(k, pid, id), uuid;
-	char pname[320];
+	char pname[320], *text = NULL, *comm_text = NULL;
 
 	if (htab_u64__get(&p->tracks, key, &uuid))
 		return uuid;
@@ -412,9 +423,12 @@ static __u64 track(struct pf *p, enum track_kind k, __u32 pid, __u64 id, __u64 p
 		t.has_parent_uuid = 1;
 		t.parent_uuid = parent;
 	}
-	if (name) {
+	/* names as written (lib/text.h) */
+	if (name && !(text = text__dup(name, SIZE_MAX, TEXT_UTF8, NULL)))
+		p->err = -ENOMEM;
+	if (text) {
 		t.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
-		t.name = (char *)name;
+		t.name = text;
 	}
 	if (k == TK_PROCESS) {
 		const struct rec_process *rp = process_of(p->a->r, pid);
@@ -423,20 +437,22 @@ static __u64 track(struct pf *p, enum track_kind k, __u32 pid, __u64 id, __u64 p
 
 		pd.has_pid = 1;
 		pd.pid = (int32_t)(pid + p->id_base);
-		pd.process_name = (char *)comm;
 		if (rank >= 0)
 			snprintf(pname, sizeof(pname), "rank %d: %s (pid %u)", rank, comm ? comm : "?", pid);
 		else if (p->rec_name)
 			snprintf(pname, sizeof(pname), "%s: %s (pid %u)", p->rec_name, comm ? comm : "?", pid);
 		if (rank >= 0 || p->rec_name)
-			pd.process_name = pname;
+			comm = pname;
+		if (comm && !(comm_text = text__dup(comm, SIZE_MAX, TEXT_UTF8, NULL)))
+			p->err = -ENOMEM;
+		pd.process_name = comm_text;
 		t.process = &pd;
 	} else if (k == TK_THREAD) {
 		td.has_pid = 1;
 		td.pid = (int32_t)(pid + p->id_base);
 		td.has_tid = 1;
 		td.tid = (int64_t)(id + p->id_base);
-		td.thread_name = (char *)name;
+		td.thread_name = text;
 		t.thread = &td;
 		t.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME__NOT_SET;
 	} else if (k == TK_MEMORY || k == TK_BUSY || k == TK_RATE) {
@@ -448,6 +464,8 @@ static __u64 track(struct pf *p, enum track_kind k, __u32 pid, __u64 id, __u64 p
 	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
 	pk.track_descriptor = &t;
 	emit(p, &pk);
+	free(text);
+	free(comm_text);
 	p->st.tracks++;
 	return uuid;
 }
@@ -1140,8 +1158,10 @@ static void pf_free(struct pf *p)
 		struct htab *t = k ? &p->arg_names : &p->names;
 
 		pos = 0;
-		while ((e = htab__next(t, &pos)))
+		while ((e = htab__next(t, &pos))) {
 			free(e->s);
+			free(e->text);
+		}
 		htab__free(t);
 	}
 	htab__free(&p->tracks);

@@ -307,6 +307,10 @@ static int add_code(struct py_builder *b, const struct isr_ev_py_code *e)
 
 	if (need > e->hdr.size)
 		return 0; /* malformed: its frames stay unsymbolized */
+	if (b->codes.len >= PY_MAX_CODES && !htab__find(&b->codes, &key)) {
+		b->p->codes_other++;	/* its frames stay unsymbolized */
+		return 0;
+	}
 	c = htab__insert(&b->codes, &key, &added);
 	if (!c)
 		return -ENOMEM;
@@ -332,6 +336,10 @@ static int add_stack(struct py_builder *b, const struct isr_ev_py_stack *e)
 
 	if (sizeof(*e) + len > e->hdr.size)
 		return 0;
+	if (b->stacks.len >= PY_MAX_STACKS && !htab__find(&b->stacks, &key)) {
+		b->p->stacks_other++;
+		return 0;
+	}
 	s = htab__insert(&b->stacks, &key, &added);
 	if (!s)
 		return -ENOMEM;
@@ -417,11 +425,21 @@ bool py_report__site(const struct py_report *p, __u32 stack_id, char *buf, size_
 /* A CUDA capture: counted under its stack and what its call was; the
  * stack's site (the innermost frame of the user's own code) is known once
  * every code object is. */
+/* The stack a sample or capture is counted under: its own, or 0 (no
+ * stack: ids start at 1) once PY_MAX_STACKS are kept and its is not one,
+ * so that the counts' tables stay bounded too. */
+static __u32 counted_stack(const struct py_builder *b, __u32 stack_id)
+{
+	struct py_stack key = { .id = stack_id };
+
+	return b->stacks.len < PY_MAX_STACKS || htab__find(&b->stacks, &key) ? stack_id : 0;
+}
+
 static int cuda_capture(struct py_builder *b, const struct isr_ev_py_sample *e)
 {
 	struct last_call key = { .tid = e->hdr.tid }, *call = htab__find(&b->last, &key);
 	const struct isr_cuda_fn *fn;
-	struct capture_count ck = { .stack_id = e->stack_id }, *c;
+	struct capture_count ck = { .stack_id = counted_stack(b, e->stack_id) }, *c;
 	bool added;
 
 	if (!call || call->ts != e->hdr.ts_ns || call->pid != e->hdr.pid) {
@@ -458,7 +476,9 @@ static int capture_sites(struct py_builder *b)
 		const struct py_stack *s = stack_find(p, c->stack_id);
 		char site[PY_SITE_LEN];
 
-		if (!s || !s->depth)
+		if (!c->stack_id && p->stacks_other)
+			snprintf(site, sizeof(site), "%s", PY_OTHER_STACKS);
+		else if (!s || !s->depth)
 			snprintf(site, sizeof(site), "<no Python frame>");
 		else
 			py_report__frame(p, s->pid, caller_frame(p, s), site, sizeof(site));
@@ -793,7 +813,8 @@ static int on_call(struct py_builder *b, const struct isr_ev_cuda_call *e)
 
 static int on_sample(struct py_builder *b, const struct isr_ev_py_sample *e)
 {
-	struct sample_count key = { .pid = e->hdr.pid, .tid = e->hdr.tid, .stack_id = e->stack_id }, *c;
+	struct sample_count key = { .pid = e->hdr.pid, .tid = e->hdr.tid, .stack_id = counted_stack(b, e->stack_id) },
+			    *c;
 	bool added;
 
 	if (e->kind == ISR_PY_KIND_CUDA) {

@@ -8,7 +8,9 @@
  * synchronization time and the sampled launches captured there; each
  * process's stack status; and each Python thread's entry, which names it. Pure: a function of the events it is fed in pass
  * order (pass.h), with memory per code object, distinct stack, thread and
- * stack, and call site, never per sample. Line
+ * stack, and call site, never per sample, and at most PY_MAX_CODES code
+ * objects and PY_MAX_STACKS stacks, the first ones: a recording of
+ * countless distinct ones takes bounded memory (the report says so). Line
  * numbers come from the code object's line table (3.10: co_linetable
  * pairs; 3.11+: the location table) at the frame's instruction.
  */
@@ -25,6 +27,13 @@
 /* Stack statuses kept (one per process, or per exec, in a recording). */
 #define PY_MAX_STATUSES	16384
 #define PY_TOP_STACKS	3
+/* Code objects and distinct stacks kept, all processes together. A frame
+ * of a code object not kept is shown by its address; a sample or capture
+ * of a stack not kept is counted (its thread's samples, its calls) without
+ * a stack, the captures at the site PY_OTHER_STACKS. */
+#define PY_MAX_CODES	65536
+#define PY_MAX_STACKS	16384
+#define PY_OTHER_STACKS	"(other stacks)"
 #define PY_SITE_LEN	320
 #define PY_ENTRY_LEN	64
 
@@ -97,6 +106,7 @@ struct py_report {
 	size_t nstatuses;
 	struct isr_ev_py_status *status_data;
 	__u64 statuses_cut;		/* beyond PY_MAX_STATUSES, left out */
+	__u64 codes_other, stacks_other;	/* code objects and stacks beyond PY_MAX_*, not kept */
 	__u64 timer_samples, cuda_samples;
 	__u64 cuda_unmatched;		/* CUDA captures whose call event is not in the recording */
 };

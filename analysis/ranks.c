@@ -825,7 +825,7 @@ static int straggler_finding(struct builder *b, struct findings *out)
 	}
 	ev = f->evidence;
 	ev_set(ev, "rank", json_integer(row->rank));
-	ev_set(ev, "recording", json_string(b->src[row->source].name ? b->src[row->source].name : ""));
+	ev_set(ev, "recording", ev_text(b->src[row->source].name ? b->src[row->source].name : "", SIZE_MAX));
 	ev_set(ev, "collectives", ev_u64(row->collectives));
 	ev_set(ev, "last_arrivals", ev_u64(row->last));
 	ev_set(ev, "late_arrivals", ev_u64(row->late));
@@ -848,8 +848,8 @@ static int straggler_finding(struct builder *b, struct findings *out)
 
 		ev_set(o, "pid", json_integer(row->others[k].pid));
 		ev_set(o, "tid", json_integer(row->others[k].tid));
-		ev_set(o, "comm", json_string(row->others[k].comm));
-		ev_set(o, "process_comm", json_string(row->others[k].process_comm));
+		ev_set(o, "comm", ev_text(row->others[k].comm, sizeof(row->others[k].comm)));
+		ev_set(o, "process_comm", ev_text(row->others[k].process_comm, sizeof(row->others[k].process_comm)));
 		ev_set(o, "seconds", ev_seconds(row->others[k].ns));
 		json_array_append_new(list, o);
 	}

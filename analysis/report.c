@@ -84,40 +84,6 @@ static bool start_time(const struct recording *r, const struct summary *s, char 
 	       (int)(len - n);
 }
 
-/* A JSON string of the first maxlen bytes of s (up to a NUL); bytes that are
- * not UTF-8 (comm and argv are arbitrary bytes) become U+FFFD. JSON null for
- * a NULL s. NULL when out of memory. */
-static json_t *json_text(const char *s, size_t maxlen)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len, out = 0;
-	json_t *j;
-	char *buf;
-
-	if (!s)
-		return json_null();
-	len = strnlen(s, maxlen);
-	buf = malloc(len * 3 + 1);
-	if (!buf)
-		return NULL;
-	for (size_t i = 0; i < len;) {
-		size_t n = text__utf8_seq(p + i, len - i);
-
-		if (n) {
-			memcpy(buf + out, p + i, n);
-			out += n;
-			i += n;
-		} else {
-			memcpy(buf + out, "\xef\xbf\xbd", 3);
-			out += 3;
-			i++;
-		}
-	}
-	j = json_stringn(buf, out);
-	free(buf);
-	return j;
-}
-
 /* json_object_set_new and json_array_append_new take (and on failure
  * release) the value, and fail on a NULL one: one check covers both the
  * allocation of the value and the insertion. A container is attached to its
@@ -240,10 +206,10 @@ static int json_host_topo(json_t *host, const struct recording *r)
 
 		o = json_object();
 		APPEND(gpus, o);
-		SET(o, "pci_address", json_text(g->pci_address, sizeof(g->pci_address)));
+		SET(o, "pci_address", ev_text(g->pci_address, sizeof(g->pci_address)));
 		SET(o, "device_id", json_integer(g->device));
 		SET(o, "numa_node", g->numa_node >= 0 ? json_integer(g->numa_node) : json_null());
-		SET(o, "local_cpus", json_text(t.gpus[i].cpus, SIZE_MAX));
+		SET(o, "local_cpus", ev_text(t.gpus[i].cpus, SIZE_MAX));
 		link = json_object();
 		SET(o, "pcie", link);
 		SET(link, "speed_gts", json_gts(g->link_speed_mts));
@@ -261,7 +227,7 @@ static int json_host_topo(json_t *host, const struct recording *r)
 		o = json_object();
 		APPEND(nodes, o);
 		SET(o, "node", json_integer(t.nodes[i].node));
-		SET(o, "cpus", json_text(t.nodes[i].cpus, SIZE_MAX));
+		SET(o, "cpus", ev_text(t.nodes[i].cpus, SIZE_MAX));
 		SET(o, "memory_bytes", json_u64(t.nodes[i].memory_bytes));
 		dist = json_object();
 		SET(o, "distances", dist);
@@ -283,6 +249,7 @@ nomem:
  * each, into notes[max]: the count. */
 static size_t analysis_notes(const struct analysis *a, char (*notes)[NOTE_LEN], size_t max)
 {
+	const struct steps_result *st = a->ex && a->ex->steps ? steps__result(a->ex->steps) : NULL;
 	const struct recording *r = a->r;
 	size_t n = 0;
 
@@ -303,6 +270,23 @@ static size_t analysis_notes(const struct analysis *a, char (*notes)[NOTE_LEN], 
 	     (unsigned long long)a->thread_events_cut, PASS_MAX_THREADS);
 	NOTE(a->py && a->py->statuses_cut, "%llu Python stack statuses beyond %u were left out",
 	     (unsigned long long)(a->py ? a->py->statuses_cut : 0), PY_MAX_STATUSES);
+	NOTE(a->sum->kernel_launches_other || a->sum->kernel_names_other, "over %u distinct CUDA kernels: %llu "
+	     "launches of those past them are counted as " SUMMARY_OTHER_KERNELS ", %llu names not kept",
+	     SUMMARY_MAX_KERNELS, (unsigned long long)a->sum->kernel_launches_other,
+	     (unsigned long long)a->sum->kernel_names_other);
+	NOTE(a->sum->gpu_kernels_other || a->sum->gpu_names_other, "over %u distinct GPU kernel names: %llu "
+	     "kernels of those past them are counted as " SUMMARY_OTHER_KERNELS ", %llu names not kept",
+	     SUMMARY_MAX_KERNELS, (unsigned long long)a->sum->gpu_kernels_other,
+	     (unsigned long long)a->sum->gpu_names_other);
+	NOTE(a->py && (a->py->codes_other || a->py->stacks_other), "over %u Python code objects or %u stacks: "
+	     "%llu code objects (shown by address) and %llu stacks (samples counted without one) not kept",
+	     PY_MAX_CODES, PY_MAX_STACKS, (unsigned long long)(a->py ? a->py->codes_other : 0),
+	     (unsigned long long)(a->py ? a->py->stacks_other : 0));
+	NOTE(st && st->names_other, "over %u distinct NVTX range or mark names: %llu ranges and marks of those past "
+	     "them are counted as " STEPS_OTHER_RANGES " or " STEPS_OTHER_MARKS, STEPS_MAX_NAMES,
+	     (unsigned long long)(st ? st->names_other : 0));
+	NOTE(st && st->ranges_dropped, "%llu NVTX ranges opened past %u open at once were not counted",
+	     (unsigned long long)(st ? st->ranges_dropped : 0), STEPS_MAX_OPEN);
 	NOTE(a->out_of_order, "%llu events came out of order, further from their place in the file than the "
 	     "analysis holds events to sort them: each was analyzed at the time of the event before it",
 	     (unsigned long long)a->out_of_order);
@@ -310,7 +294,7 @@ static size_t analysis_notes(const struct analysis *a, char (*notes)[NOTE_LEN], 
 	return n;
 }
 
-#define MAX_NOTES 10
+#define MAX_NOTES 16
 
 static json_t *json_analysis(const struct analysis *a)
 {
@@ -353,15 +337,15 @@ static json_t *json_recording(const struct analysis *a)
 	for (size_t i = 0; i < n; i++)
 		APPEND(pids, json_integer(tp[i]));
 	SET(rec, "truncated", json_boolean(r->truncated));
-	SET(rec, "truncation", r->truncated ? json_text(r->truncation, sizeof(r->truncation)) : json_null());
+	SET(rec, "truncation", r->truncated ? ev_text(r->truncation, sizeof(r->truncation)) : json_null());
 	SET(rec, "stop_reason", stop ? json_string(stop) : json_null());
-	SET(rec, "trigger", r->host.trigger ? json_text(r->host.trigger, SIZE_MAX) : json_null());
+	SET(rec, "trigger", r->host.trigger ? ev_text(r->host.trigger, SIZE_MAX) : json_null());
 
 	host = json_object();
 	SET(rec, "host", host);
-	SET(host, "hostname", json_text(r->host.hostname, SIZE_MAX));
-	SET(host, "kernel", json_text(r->host.kernel, SIZE_MAX));
-	SET(host, "machine", json_text(r->host.machine, SIZE_MAX));
+	SET(host, "hostname", ev_text(r->host.hostname, SIZE_MAX));
+	SET(host, "kernel", ev_text(r->host.kernel, SIZE_MAX));
+	SET(host, "machine", ev_text(r->host.machine, SIZE_MAX));
 	SET(host, "ncpus", json_integer(r->host.ncpus));
 	if (json_host_topo(host, r))
 		goto nomem;
@@ -454,9 +438,9 @@ static json_t *json_processes(const struct recording *r, const struct summary *s
 		APPEND(a, p);
 		SET(p, "pid", json_integer(rp->pid));
 		SET(p, "ppid", json_integer(rp->ppid));
-		SET(p, "comm", json_text(rp->comm, SIZE_MAX));
-		SET(p, "cmdline", json_text(rp->cmdline, SIZE_MAX));
-		SET(p, "exe", json_text(rp->exe, SIZE_MAX));
+		SET(p, "comm", ev_text(rp->comm, SIZE_MAX));
+		SET(p, "cmdline", ev_text(rp->cmdline, SIZE_MAX));
+		SET(p, "exe", ev_text(rp->exe, SIZE_MAX));
 		SET(p, "origin", json_string(origin_name(rp->origin)));
 		SET(p, "device_memory_peak_bytes", json_u64(ps->device_peak_bytes));
 		SET(p, "device_memory_live_bytes", json_u64(ps->device_live_bytes));
@@ -497,11 +481,11 @@ static json_t *json_process_tree(const struct recording *r, const struct summary
 		SET(p, "parent", n->parent == PROC_TREE_NO_PARENT ? json_null() : json_integer(t.nodes[n->parent].pid));
 		SET(p, "depth", json_u64(n->depth));
 		SET(p, "children", json_u64(n->children));
-		SET(p, "comm", json_text(n->comm, 16));
+		SET(p, "comm", ev_text(n->comm, 16));
 		SET(p, "role", role ? json_string(role) : json_null());
 		SET(p, "role_text", role ? json_string(proc_role__text(n->role)) : json_null());
 		SET(p, "origin", json_string(origin_name(n->origin)));
-		SET(p, "cmdline", json_text(n->latest->cmdline, SIZE_MAX));
+		SET(p, "cmdline", ev_text(n->latest->cmdline, SIZE_MAX));
 		SET(p, "threads", json_u64(n->threads));
 		SET(p, "on_cpu_s", json_real(ns_to_s(n->on_cpu_ns)));
 		SET(p, "short_lived", json_boolean(n->short_lived));
@@ -535,7 +519,7 @@ static json_t *json_top_waker(const struct summary *s, const struct thread_summa
 		return NULL;
 	wt = summary__thread(s, w->pid, w->tid);
 	SET(o, "tid", json_integer(w->tid));
-	SET(o, "comm", wt ? json_text(wt->comm, sizeof(wt->comm)) : json_null());
+	SET(o, "comm", wt ? ev_text(wt->comm, sizeof(wt->comm)) : json_null());
 	SET(o, "pid", json_integer(w->pid));
 	SET(o, "wakeups", json_u64(w->wakeups));
 	SET(o, "share", json_real(t->wakeups ? (double)w->wakeups / (double)t->wakeups : 0.0));
@@ -559,8 +543,8 @@ static json_t *json_py_func(const struct py_func_stat *f, __u64 samples)
 	if (!o)
 		return NULL;
 	if (f->code) {
-		SET(o, "function", json_text(f->code->qualname, SIZE_MAX));
-		SET(o, "file", json_text(f->code->filename, SIZE_MAX));
+		SET(o, "function", ev_text(f->code->qualname, SIZE_MAX));
+		SET(o, "file", ev_text(f->code->filename, SIZE_MAX));
 		SET(o, "first_line", json_integer(f->code->first_line));
 	} else {
 		snprintf(buf, sizeof(buf), "<code object 0x%" PRIx64 ">", (uint64_t)f->code_addr);
@@ -593,7 +577,7 @@ static json_t *json_py_stack(const struct py_report *py, const struct py_stack_s
 	SET(o, "frames", frames);
 	for (__u16 i = 0; i < st->stack->depth; i++) {
 		py_report__frame(py, st->stack->pid, &st->stack->frames[i], buf, sizeof(buf));
-		APPEND(frames, json_text(buf, sizeof(buf)));
+		APPEND(frames, ev_text(buf, sizeof(buf)));
 	}
 	return o;
 nomem:
@@ -645,7 +629,7 @@ static json_t *json_py_sites(const struct py_site *sites, size_t n, bool timed)
 	for (size_t i = 0; i < n; i++) {
 		o = json_object();
 		APPEND(a, o);
-		SET(o, "site", json_text(sites[i].site, sizeof(sites[i].site)));
+		SET(o, "site", ev_text(sites[i].site, sizeof(sites[i].site)));
 		SET(o, timed ? "calls" : "samples", json_u64(sites[i].calls));
 		if (timed)
 			SET(o, "time_s", json_real(ns_to_s(sites[i].time_ns)));
@@ -678,7 +662,7 @@ static json_t *json_python(const struct py_report *py)
 		SET(p, "pid", json_integer(st->hdr.pid));
 		SET(p, "version", json_integer(st->py_minor ? 300 + st->py_minor : 0));
 		SET(p, gil ? "gil_waits" : "stacks", json_string(py_status_name(st)));
-		SET(p, "detail", json_text(st->detail, sizeof(st->detail)));
+		SET(p, "detail", ev_text(st->detail, sizeof(st->detail)));
 	}
 	SET(o, "sampled_stacks", json_u64(py->timer_samples));
 	SET(o, "cuda_call_stacks", json_u64(py->cuda_samples));
@@ -703,9 +687,9 @@ static json_t *json_threads(const struct summary *s, const struct py_report *py)
 		APPEND(a, o);
 		SET(o, "pid", json_integer(t->pid));
 		SET(o, "tid", json_integer(t->tid));
-		SET(o, "comm", json_text(t->comm, sizeof(t->comm)));
+		SET(o, "comm", ev_text(t->comm, sizeof(t->comm)));
 		SET(o, "python_entry", py_report__thread_entry(py, t->pid, t->tid) ?
-			json_text(py_report__thread_entry(py, t->pid, t->tid), PY_ENTRY_LEN) : json_null());
+			ev_text(py_report__thread_entry(py, t->pid, t->tid), PY_ENTRY_LEN) : json_null());
 		SET(o, "window_s", json_real(ns_to_s(t->end_ns - t->start_ns)));
 		SET(o, "on_cpu_s", json_real(ns_to_s(t->on_cpu_ns)));
 		SET(o, "off_cpu_s", json_real(ns_to_s(t->off_cpu_ns)));
@@ -782,7 +766,7 @@ static json_t *json_cuda(const struct summary *s)
 		APPEND(kernels, o);
 		SET(o, "pid", json_integer(k->pid));
 		SET(o, "handle", json_handle(k->handle));
-		SET(o, "name", json_text(k->name, SIZE_MAX));
+		SET(o, "name", ev_text(k->name, SIZE_MAX));
 		SET(o, "launches", json_u64(k->launches));
 		SET(o, "observed_launches", json_u64(k->observed_launches));
 		SET(o, "estimated", json_boolean(k->estimated));
@@ -888,7 +872,7 @@ static json_t *json_gpu(const struct summary *s)
 		o = json_object();
 		APPEND(arr, o);
 		SET(o, "pid", json_integer(k->pid));
-		SET(o, "name", json_text(k->name, SIZE_MAX));
+		SET(o, "name", ev_text(k->name, SIZE_MAX));
 		SET(o, "count", json_u64(k->count));
 		SET(o, "total_s", json_real(ns_to_s(k->total_ns)));
 		SET(o, "mean_s", json_real(ns_to_s(k->total_ns) / (double)k->count));
@@ -967,9 +951,9 @@ static json_t *json_findings(const struct findings *fs)
 		SET(o, "cost_s", json_real(fd->cost_s));
 		SET(o, "pid", json_u64(fd->pid));
 		SET(o, "tid", json_u64(fd->tid));
-		SET(o, "summary", json_string(fd->summary));
+		SET(o, "summary", ev_text(fd->summary, SIZE_MAX));
 		SET(o, "evidence", json_deep_copy(fd->evidence));
-		SET(o, "suggestion", json_string(fd->suggestion));
+		SET(o, "suggestion", ev_text(fd->suggestion, SIZE_MAX));
 		if (json_array_append_new(arr, o))
 			goto nomem;
 		continue;
@@ -1168,9 +1152,9 @@ static json_t *json_ranks(const struct ranks *r)
 				break;
 			json_object_set_new(t, "pid", json_integer(w->others[k].pid));
 			json_object_set_new(t, "tid", json_integer(w->others[k].tid));
-			json_object_set_new(t, "comm", json_text(w->others[k].comm, sizeof(w->others[k].comm)));
+			json_object_set_new(t, "comm", ev_text(w->others[k].comm, sizeof(w->others[k].comm)));
 			json_object_set_new(t, "process_comm",
-					    json_text(w->others[k].process_comm, sizeof(w->others[k].process_comm)));
+					    ev_text(w->others[k].process_comm, sizeof(w->others[k].process_comm)));
 			json_object_set_new(t, "seconds", json_real(w->others[k].ns / 1e9));
 			json_array_append_new(others, t);
 		}
@@ -1238,7 +1222,7 @@ static json_t *json_collectives(const struct ranks *r)
 
 		if (!c)
 			break;
-		json_object_set_new(c, "recording", r->names[i] ? json_text(r->names[i], SIZE_MAX) : json_null());
+		json_object_set_new(c, "recording", r->names[i] ? ev_text(r->names[i], SIZE_MAX) : json_null());
 		json_object_set_new(c, "realtime_offset_s", json_real(r->clocks[i].offset_ns / 1e9));
 		json_object_set_new(c, "uncertainty_s", json_real(r->clocks[i].uncertainty_ns / 1e9));
 		json_object_set_new(c, "clock_pairs", json_u64(r->clocks[i].pairs));
@@ -1341,7 +1325,7 @@ int report__write_json_set(FILE *f, const struct analysis_set *set)
 
 		if (!o || json_array_append_new(recs, o))
 			goto nomem;
-		SET(o, "file", json_text(set->names[i], SIZE_MAX));
+		SET(o, "file", ev_text(set->names[i], SIZE_MAX));
 		SET(o, "report", json_report(set->a[i]));
 	}
 	return json_write(f, root);
@@ -1372,12 +1356,11 @@ static void md__printf(struct md *m, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Text in a table cell or a sentence: Markdown and HTML specials escaped,
- * control characters (newlines would end the row) shown as spaces. */
+/* Text in a table cell or a sentence (lib/text.h). */
 static void md__text(struct md *m, const char *s, size_t maxlen)
 {
 	if (!m->err)
-		m->err = text__markdown(m->f, s, maxlen);
+		m->err = text__write(m->f, s, maxlen, TEXT_MD);
 }
 
 /* A thread's name as the report shows it: its name and, for a Python
@@ -1394,16 +1377,17 @@ static void md__thread(struct md *m, __u32 pid, __u32 tid, const char *comm)
  * keep backticks out of the names they quote). */
 static void md__prose(struct md *m, const char *s)
 {
-	for (size_t i = 0; s[i] && !m->err; i++) {
-		unsigned char c = (unsigned char)s[i];
+	if (!m->err)
+		m->err = text__write(m->f, s, SIZE_MAX, TEXT_MD_PROSE);
+}
 
-		if (strchr("\\|*<>[]", c))
-			md__printf(m, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			md__printf(m, " ");
-		else
-			md__printf(m, "%c", c);
-	}
+/* One line of a code block: no name ends it or the block. */
+static void md__code_line(struct md *m, const char *s, size_t maxlen)
+{
+	md__printf(m, "    ");
+	if (!m->err)
+		m->err = text__write(m->f, s, maxlen, TEXT_MD_CODE);
+	md__printf(m, "\n");
 }
 
 static const char *or_unknown(const char *s)
@@ -2117,7 +2101,7 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 				md__printf(m, "    <no Python frame: native code, or the interpreter outside any function>\n");
 			for (__u16 f = 0; f < st->stack->depth; f++) {
 				py_report__frame(py, st->stack->pid, &st->stack->frames[f], buf, sizeof(buf));
-				md__printf(m, "    %s\n", buf);
+				md__code_line(m, buf, sizeof(buf));
 			}
 			if (st->stack->flags & (ISR_PY_STACK_TRUNCATED | ISR_PY_STACK_INVALID))
 				md__printf(m, "    … (outer frames not captured)\n");

@@ -4,7 +4,7 @@
  * Content-Security-Policy forbids any), findings first, then inline SVG
  * charts of the series (series.h) on one time axis, then the Markdown
  * report's evidence tables converted to HTML. Everything that comes from
- * the recording goes through text__html; the chart data the script reads
+ * the recording goes through text__write (lib/text.h); the chart data the script reads
  * is JSON with <, > and & escaped, and the script writes it as text only.
  */
 #include <errno.h>
@@ -73,7 +73,7 @@ static void hp(struct html *h, const char *fmt, ...)
 static void ht(struct html *h, const char *s, size_t maxlen)
 {
 	if (!h->err && s)
-		h->err = text__html(h->f, s, maxlen);
+		h->err = text__write(h->f, s, maxlen, TEXT_HTML);
 }
 
 /* --- colours, one per cause: the thread strips and the idle gaps share them --- */
@@ -637,7 +637,7 @@ static bool thread_chart(struct html *h, const struct analysis *a, json_t *data)
 		if (!o || json_array_append_new(thr, o))
 			return false;
 		json_object_set_new(o, "tid", json_integer(st->tid));
-		comm = json_stringn(name, strnlen(name, sizeof(name)));
+		comm = ev_text(name, sizeof(name));
 		json_object_set_new(o, "comm", comm ? comm : json_string("?"));
 		json_object_set_new(o, "s", json_string(code));
 	}

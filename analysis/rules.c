@@ -164,10 +164,124 @@ __u64 rule_thread_base(const struct rule_ctx *c, const struct attr_thread *t)
 	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
 		const struct attr_device *d = attribution__device_at(c->attr, i);
 
-		if (d->pid == t->pid && d->observed_ns > best)
-			best = d->observed_ns;
+		if (d->pid == t->pid && d->active_ns > best)
+			best = d->active_ns;
 	}
 	return best;
+}
+
+__u64 rule_job_ns(const struct rule_ctx *c)
+{
+	__u64 best = 0;
+
+	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
+		const struct attr_device *d = attribution__device_at(c->attr, i);
+
+		if (d->active_ns > best)
+			best = d->active_ns;
+	}
+	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+
+		if (t->launcher && tl_acc__total(&t->window) > best)
+			best = tl_acc__total(&t->window);
+	}
+	return best ? best : c->end > c->start ? c->end - c->start : 0;
+}
+
+bool rule_matters(const struct rule_ctx *c, __u64 cost)
+{
+	__u64 job = rule_job_ns(c);
+
+	return cost >= RULE_MIN_COST_NS && (double)cost >= RULE_MIN_JOB_SHARE * (double)job;
+}
+
+enum finding_severity rule_severity(const struct rule_ctx *c, __u64 cost)
+{
+	__u64 job = rule_job_ns(c);
+
+	if (job && (double)cost >= RULE_CRITICAL_SHARE * (double)job)
+		return SEV_CRITICAL;
+	if (job && (double)cost >= RULE_WARNING_SHARE * (double)job)
+		return SEV_WARNING;
+	return SEV_INFO;
+}
+
+__u32 rule_tree_parent(void *ctx, __u32 pid)
+{
+	const struct proc_tree *t = ctx;
+
+	for (size_t i = 0; i < t->count; i++)
+		if (t->nodes[i].pid == pid)
+			return t->nodes[i].parent == PROC_TREE_NO_PARENT ? 0 : t->nodes[t->nodes[i].parent].pid;
+	return 0;
+}
+
+static const struct proc_node *tree_node(const struct proc_tree *t, __u32 pid)
+{
+	for (size_t i = 0; i < t->count; i++)
+		if (t->nodes[i].pid == pid)
+			return &t->nodes[i];
+	return NULL;
+}
+
+/* Whether member i is the first of the link's members in its process. */
+static bool first_of_process(const struct wait_link *l, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (l->members[j].pid == l->members[i].pid)
+			return false;
+	return true;
+}
+
+size_t rule_tasks_processes(const struct wait_link *l)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->nmembers; i++)
+		n += first_of_process(l, i);
+	return n;
+}
+
+int rule_tasks_say(const struct rule_ctx *c, const struct proc_tree *tree, const struct wait_link *l,
+		   struct finding *f)
+{
+	const struct proc_node *n = tree_node(tree, l->members[0].pid);
+	const char *role = n ? proc_role__text(n->role) : NULL;
+	size_t procs = rule_tasks_processes(l);
+	char name[96];
+	int err = 0;
+
+	if (l->group == WAIT_GROUP_THREAD || l->group == WAIT_GROUP_UNTRACED || l->nmembers + l->more == 1) {
+		rule_task_name(c, l->members[0].pid, l->members[0].tid, name, sizeof(name));
+		return finding__say(f, "%s", name);
+	}
+	if (l->group == WAIT_GROUP_PROCESSES) {
+		err |= finding__say(f, "%zu%s process%s `%s` (pid%s", procs, l->more ? "+" : "", procs > 1 ? "es" : "",
+				    l->comm, procs > 1 ? "s" : "");
+		for (size_t i = 0, k = 0; i < l->nmembers; i++)
+			if (first_of_process(l, i))
+				err |= finding__say(f, "%s %u", k++ ? "," : "", l->members[i].pid);
+		err |= finding__say(f, "%s; children of pid %u", l->more ? ", ..." : "", l->parent);
+		if (role)
+			err |= finding__say(f, "; %s %s", procs > 1 ? "each a" : "a", role);
+		return err | finding__say(f, ")");
+	}
+	err |= finding__say(f, "%zu%s threads `%s` of pid %u", l->nmembers, l->more ? "+" : "", l->comm,
+			    l->members[0].pid);
+	if (role)
+		err |= finding__say(f, " (a %s)", role);
+	return err;
+}
+
+__u64 rule_unclaimed(const struct rule_ctx *c, const struct attr_thread *t, const __u64 causes[CAUSE_MAX], enum cause k)
+{
+	__u64 part;
+
+	if (rule_claimed(c, t->pid, t->tid, k))
+		return 0;
+	part = rule_claimed_part(c, t->pid, t->tid, k);
+	return part < causes[k] ? causes[k] - part : 0;
 }
 
 bool rule_any_launcher(const struct rule_ctx *c)

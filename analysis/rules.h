@@ -23,12 +23,15 @@
 #include "findings.h"
 #include "py_report.h"
 #include "summary.h"
+#include "waits.h"
+#include "proc_tree.h"
 
 struct rule_ctx {
 	const struct recording *r;
 	const struct pass *pass;
 	struct timeline *tl;
 	const struct attribution *attr;	/* complete when finish runs */
+	const struct waits *waits;	/* the wait chains of the launching threads */
 	const struct py_report *py;	/* Python stacks and sites */
 	const struct summary *sum;	/* per process CUDA memory, kernels, GPU figures */
 	struct findings *out;
@@ -78,15 +81,48 @@ void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, s
  * frame); false when it has none. */
 bool rule_stack_site(const struct rule_ctx *c, __u32 stack_id, char *buf, size_t len);
 
+/* The time of cause k of thread t (causes: rule_thread_causes) that no
+ * finding claimed. */
+__u64 rule_unclaimed(const struct rule_ctx *c, const struct attr_thread *t, const __u64 causes[CAUSE_MAX], enum cause k);
+
+/* The traced parent of pid in the proc_tree ctx (a waits_parent_fn); 0
+ * when it has none. */
+__u32 rule_tree_parent(void *ctx, __u32 pid);
+/* The processes among the tasks of l (its members kept). */
+size_t rule_tasks_processes(const struct wait_link *l);
+/* The tasks of l for a reader, appended to f's summary: "3 processes
+ * `python3` (pids 101, 102, 103; children of pid 100; each a PyTorch
+ * DataLoader worker)", "thread 4712 `relay`". 0 or -ENOMEM. */
+int rule_tasks_say(const struct rule_ctx *c, const struct proc_tree *tree, const struct wait_link *l,
+		   struct finding *f);
+
 /* Whether a process launched GPU work: the GPU judgements concern it. */
 bool rule_any_launcher(const struct rule_ctx *c);
 /* Whether the GPU activity of a process was recorded (--gpu). */
 bool rule_gpu_recorded(const struct rule_ctx *c);
 
+/* Severity comes from the share of the job's time a finding's cost is
+ * (rule_job_ns); a finding of time under RULE_MIN_JOB_SHARE of it is not
+ * made (rule_matters). */
+#define RULE_CRITICAL_SHARE	0.25
+#define RULE_WARNING_SHARE	0.05
+#define RULE_MIN_JOB_SHARE	0.01
+
+/* The job's time: the longest active part of a device (its time observed
+ * between its first and its last work) or of a launching thread (its first
+ * to its last CUDA call); without them, the recording's window. */
+__u64 rule_job_ns(const struct rule_ctx *c);
+/* Whether a finding of cost ns is worth making: RULE_MIN_COST_NS and
+ * RULE_MIN_JOB_SHARE of the job's time. */
+#define RULE_MIN_COST_NS	20000000ull
+bool rule_matters(const struct rule_ctx *c, __u64 cost);
+/* The severity of a finding that costs cost ns of the job's time. */
+enum finding_severity rule_severity(const struct rule_ctx *c, __u64 cost);
+
 /* The launching threads' time counted by the rules: their idle-gap time
- * when pid's GPU activity was recorded, else their whole window, by cause. */
+ * when pid's GPU activity was recorded, else their active window, by cause. */
 void rule_thread_causes(const struct rule_ctx *c, const struct attr_thread *t, __u64 out[CAUSE_MAX]);
-/* The time those figures are a share of: the observed time of the
+/* The time those figures are a share of: the active time of the
  * process's busiest device, or the thread's window. */
 __u64 rule_thread_base(const struct rule_ctx *c, const struct attr_thread *t);
 

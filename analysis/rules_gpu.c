@@ -13,7 +13,6 @@
 #include "rules.h"
 
 #define MIN_SHARE		0.05
-#define MIN_COST_NS		20000000ull
 #define IDLE_SHARE		0.10	/* gpu_idle: idle fraction of the observed time */
 #define HOST_BOUND_SYNC_SHARE	0.10	/* host_bound: at most this much of its time waiting for the GPU */
 #define HOST_BOUND_MIN_LAUNCHES	10
@@ -33,11 +32,6 @@ static double pct(__u64 part, __u64 whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-static enum finding_severity severity_of(__u64 cost, __u64 base)
-{
-	return base && cost * 4 >= base ? SEV_CRITICAL : SEV_WARNING;
-}
-
 /* The Python sites of the synchronization time, as evidence and prose. */
 static int sync_sites(const struct rule_ctx *c, struct finding *f)
 {
@@ -52,7 +46,7 @@ static int sync_sites(const struct rule_ctx *c, struct finding *f)
 	for (size_t i = 0; i < c->py->nsync && i < 3; i++) {
 		json_t *o = json_object();
 
-		ev_set(o, "site", json_string(c->py->sync_sites[i].site));
+		ev_set(o, "site", ev_text(c->py->sync_sites[i].site, sizeof(c->py->sync_sites[i].site)));
 		ev_set(o, "calls", ev_u64(c->py->sync_sites[i].calls));
 		ev_set(o, "seconds", ev_seconds(c->py->sync_sites[i].time_ns));
 		json_array_append_new(arr, o);
@@ -71,18 +65,24 @@ static int sync_sites(const struct rule_ctx *c, struct finding *f)
 
 /* Without GPU activity: after a synchronization returns, the GPU has
  * nothing queued until the process launches again — time it is certainly
- * idle. Per syncing thread: that time, and the time it was blocked. */
+ * idle. It is the synchronization's for what the syncing thread spent
+ * running and in CUDA calls (the host's work the synchronization kept from
+ * overlapping the GPU's); its other time then (blocked on a producer,
+ * waiting for a CPU or the GIL) has causes of its own. Per syncing thread:
+ * that time, the rest, and the time it was blocked. */
 struct drain {
 	__u32 pid, tid;
-	__u64 syncs, drains, drain_ns;
+	__u64 syncs, drains, drain_ns, other_ns;
 };
 
 struct sync_state {
+	struct rule_ctx *c;
 	struct drain *v;
 	size_t n, cap;
 	struct pending {
 		__u32 pid, tid;
-		__u64 ret;
+		__u64 ret, waited;	/* its return, and how long it waited for the GPU */
+		struct tl_acc at_ret;	/* the syncing thread's totals at the return */
 	} *p;
 	size_t np, pcap;
 	int err;
@@ -148,6 +148,10 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 		if (e->end >= p->ret) {
 			p->tid = th->tid;
 			p->ret = e->end;
+			p->waited = e->end - e->start;
+			/* at its entry, and inside it until its return */
+			timeline__thread_acc(s->c->tl, th, e->start, &p->at_ret);
+			p->at_ret.ns[TL_SYNC] += e->end - e->start;
 		}
 		return;
 	}
@@ -159,13 +163,30 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 			if (p->pid != th->pid || !p->ret)
 				continue;
 			if (e->start > p->ret) {
+				const struct tl_thread *st = timeline__thread_latest(s->c->tl, p->pid, p->tid);
+				__u64 len = e->start - p->ret, work = len;
+				struct tl_acc now, in;
+
 				d = drain_get(s, p->pid, p->tid);
 				if (!d) {
 					s->err = -ENOMEM;
 					return;
 				}
+				if (st) {
+					timeline__thread_acc(s->c->tl, st, e->start, &now);
+					tl_acc__diff(&now, &p->at_ret, &in);
+					work = in.ns[TL_RUNNING] + in.ns[TL_CUDA] + in.ns[TL_CUDA_MEM];
+					if (work > len)
+						work = len;
+				}
+				/* only as much as the GPU work it waited for: the
+				 * GPU would have run that meanwhile, then waited
+				 * for the host all the same */
+				if (work > p->waited)
+					work = p->waited;
 				d->drains++;
-				d->drain_ns += e->start - p->ret;
+				d->drain_ns += work;
+				d->other_ns += len - work;
 			}
 			p->ret = 0;
 		}
@@ -174,9 +195,23 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 
 static void *sync_start(struct rule_ctx *c, struct tl_observer *obs)
 {
-	(void)c;
+	struct sync_state *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->c = c;
 	obs->event = sync_event;
-	return calloc(1, sizeof(struct sync_state));
+	return s;
+}
+
+/* Claims ns of the running time of t (Python and native, in their
+ * proportion). */
+static int claim_running(struct rule_ctx *c, const struct attr_thread *t, const __u64 causes[CAUSE_MAX], __u64 ns)
+{
+	__u64 run = causes[CAUSE_PYTHON] + causes[CAUSE_NATIVE],
+	      py = run ? (__u64)((double)ns * (double)causes[CAUSE_PYTHON] / (double)run) : 0;
+
+	return rule_claim_part(c, t->pid, t->tid, CAUSE_PYTHON, py) ?:
+	       rule_claim_part(c, t->pid, t->tid, CAUSE_NATIVE, ns - py);
 }
 
 static int sync_finish(void *state, struct rule_ctx *c)
@@ -189,6 +224,7 @@ static int sync_finish(void *state, struct rule_ctx *c)
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
 		bool gpu = attribution__gpu_observed(c->attr, t->pid);
 		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), cost, drain_ns = 0, drains = 0, syncs = 0;
+		__u64 other_ns = 0;
 		char who[96];
 		struct finding *f;
 		int err = 0;
@@ -199,14 +235,19 @@ static int sync_finish(void *state, struct rule_ctx *c)
 		for (size_t k = 0; k < s->n; k++)
 			if (s->v[k].pid == t->pid && s->v[k].tid == t->tid) {
 				drain_ns = s->v[k].drain_ns;
+				other_ns = s->v[k].other_ns;
 				drains = s->v[k].drains;
 				syncs = s->v[k].syncs;
 			}
 		cost = gpu ? causes[CAUSE_SYNC_DRAIN] + causes[CAUSE_SYNC] : drain_ns;
-		if (cost < MIN_COST_NS || !base || (double)cost < MIN_SHARE * (double)base)
+		if (!rule_matters(c, cost) || !base || (double)cost < MIN_SHARE * (double)base)
 			continue;
-		f = findings__add(c->out, "sync_stall", severity_of(cost, base), secs(cost), t->pid, t->tid);
+		f = findings__add(c->out, "sync_stall", rule_severity(c, cost), secs(cost), t->pid, t->tid);
 		if (!f || rule_claim(c, t->pid, t->tid, CAUSE_SYNC_DRAIN) || (gpu && rule_claim(c, t->pid, t->tid, CAUSE_SYNC)))
+			return -ENOMEM;
+		/* without GPU activity the drain is running time of the thread:
+		 * host_bound must not count it again */
+		if (!gpu && claim_running(c, t, causes, cost))
 			return -ENOMEM;
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
 		ev_set(f->evidence, "pid", ev_u64(t->pid));
@@ -226,11 +267,17 @@ static int sync_finish(void *state, struct rule_ctx *c)
 		} else {
 			ev_set(f->evidence, "drains", ev_u64(drains));
 			ev_set(f->evidence, "idle_after_sync_s", ev_seconds(drain_ns));
-			err |= finding__say(f, "After %llu of %llu synchronizations by %s the process launched nothing for "
-					       "%.3f s in all (%.0f%% of its time): the GPU had an empty queue then. The "
-					       "thread was blocked %.3f s in synchronizations.",
+			ev_set(f->evidence, "idle_after_sync_other_s", ev_seconds(other_ns));
+			err |= finding__say(f, "After %llu of %llu synchronizations by %s the GPU had an empty queue while "
+					       "the thread did the host's work for the next launches, %.3f s in all (%.0f%% "
+					       "of its time), work that could have overlapped the GPU's. The thread was "
+					       "blocked %.3f s in synchronizations.",
 					    (unsigned long long)drains, (unsigned long long)syncs, who, secs(drain_ns),
 					    pct(drain_ns, base), secs(t->window.ns[TL_SYNC]));
+			if (other_ns)
+				err |= finding__say(f, " (%.3f s more of empty queue after synchronizations is not "
+						       "theirs: the host's work beyond the GPU work they waited for, or the "
+						       "thread blocked, waiting for a CPU or the GIL.)", secs(other_ns));
 		}
 		err |= sync_sites(c, f);
 		err |= finding__suggest(f, "Synchronize less often (`.item()`, `.cpu()`, `torch.cuda.synchronize()`, "
@@ -303,14 +350,14 @@ static int launch_finish(void *state, struct rule_ctx *c)
 		struct finding *f;
 		int err = 0;
 
-		if (cost < MIN_COST_NS || (double)cost < IDLE_SHARE * (double)d->observed_ns)
+		if (!rule_matters(c, cost) || (double)cost < IDLE_SHARE * (double)d->active_ns)
 			continue;
 		for (size_t k = 0; k < c->sum->gpu_kernel_count; k++)
 			if (c->sum->gpu_kernels[k].pid == d->pid) {
 				kernels += c->sum->gpu_kernels[k].count;
 				kernel_ns += c->sum->gpu_kernels[k].total_ns;
 			}
-		f = findings__add(c->out, "launch_bound", severity_of(cost, d->observed_ns), secs(cost) * window_scale(c, d),
+		f = findings__add(c->out, "launch_bound", rule_severity(c, cost), secs(cost) * window_scale(c, d),
 				  d->pid, 0);
 		if (!f || rule_claim(c, d->pid, 0, CAUSE_LAUNCH_OVERHEAD))
 			return -ENOMEM;
@@ -502,7 +549,7 @@ static void copy_call(struct copy_state *s, const struct pass_event *e, const st
 		region_del(s, call->hdr.pid, call->args[0]);
 		return;
 	}
-	if ((fn->family != ISR_CUDA_FAM_COPY && fn->family != ISR_CUDA_FAM_COPY_SYNC) ||
+	if (!(fn->kind & ISR_CUDA_K_COPY) ||
 	    (fn->aux != ISR_COPY_HTOD && fn->aux != ISR_COPY_DTOH) || s->gpu_records)
 		return;
 	host = fn->aux == ISR_COPY_HTOD ? call->args[1] : call->args[0];
@@ -704,18 +751,6 @@ static __u64 unclaimed_idle(const struct rule_ctx *c, const struct attr_device *
 	return part < d->idle_ns[k] ? d->idle_ns[k] - part : 0;
 }
 
-/* The time of thread t by cause that no finding claimed. */
-static __u64 unclaimed_thread(const struct rule_ctx *c, const struct attr_thread *t, const __u64 causes[CAUSE_MAX],
-			      enum cause k)
-{
-	__u64 part;
-
-	if (rule_claimed(c, t->pid, t->tid, k))
-		return 0;
-	part = rule_claimed_part(c, t->pid, t->tid, k);
-	return part < causes[k] ? causes[k] - part : 0;
-}
-
 static int idle_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
@@ -724,7 +759,7 @@ static int idle_finish(void *state, struct rule_ctx *c)
 	for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
 		const struct attr_device *d = attribution__device_at(c->attr, i);
 		const struct attr_thread *t = main_launcher(c, d);
-		__u64 idle = d->leading_ns, cost = 0, explained = 0;
+		__u64 idle = 0, cost = 0, explained = 0;
 		char site[PY_SITE_LEN], who[96];
 		struct finding *f;
 		bool first = true;
@@ -737,25 +772,28 @@ static int idle_finish(void *state, struct rule_ctx *c)
 			explained += d->idle_ns[k] - left;
 			cost += left;
 		}
-		if (!d->observed_ns || (double)idle < IDLE_SHARE * (double)d->observed_ns || cost < MIN_COST_NS ||
-		    (double)cost < MIN_SHARE * (double)d->observed_ns)
+		if (!d->active_ns || (double)idle < IDLE_SHARE * (double)d->active_ns || !rule_matters(c, cost) ||
+		    (double)cost < MIN_SHARE * (double)d->active_ns)
 			continue;
-		f = findings__add(c->out, "gpu_idle", severity_of(idle, d->observed_ns), secs(cost) * window_scale(c, d),
+		f = findings__add(c->out, "gpu_idle", rule_severity(c, cost), secs(cost) * window_scale(c, d),
 				  d->pid, t ? t->tid : 0);
 		if (!f)
 			return -ENOMEM;
 		ev_set(f->evidence, "pid", ev_u64(d->pid));
 		ev_set(f->evidence, "device", ev_u64(d->device));
 		ev_set(f->evidence, "observed_s", ev_seconds(d->observed_ns));
+		ev_set(f->evidence, "active_s", ev_seconds(d->active_ns));
 		ev_set(f->evidence, "busy_s", ev_seconds(d->busy_ns));
 		ev_set(f->evidence, "idle_s", ev_seconds(idle));
-		ev_set(f->evidence, "idle_share", json_real((double)idle / (double)d->observed_ns));
+		ev_set(f->evidence, "idle_share", json_real((double)idle / (double)d->active_ns));
 		ev_set(f->evidence, "explained_by_other_findings_s", ev_seconds(explained));
 		ev_set(f->evidence, "before_first_work_s", ev_seconds(d->leading_ns));
+		ev_set(f->evidence, "after_last_work_s", ev_seconds(d->trailing_ns));
 		ev_set(f->evidence, "gaps", ev_u64(d->gaps));
 		err |= idle_causes_evidence(f, d->idle_ns);
-		err |= finding__say(f, "GPU %u of pid %u was idle %.3f s (%.0f%% of %.3f s observed)", d->device,
-				    d->pid, secs(idle), pct(idle, d->observed_ns), secs(d->observed_ns));
+		err |= finding__say(f, "GPU %u of pid %u was idle %.3f s (%.0f%% of its %.3f s between its first work and "
+				       "its last)", d->device, d->pid, secs(idle), pct(idle, d->active_ns),
+				    secs(d->active_ns));
 		if (t) {
 			rule_task_name(c, t->pid, t->tid, who, sizeof(who));
 			ev_set(f->evidence, "launcher_tid", ev_u64(t->tid));
@@ -771,15 +809,16 @@ static int idle_finish(void *state, struct rule_ctx *c)
 			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_text(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
 				err |= finding__say(f, " (most at `%s`)", site);
-				ev_set(f->evidence, "top_python_site", json_string(site));
+				ev_set(f->evidence, "top_python_site", ev_text(site, sizeof(site)));
 			}
 			first = false;
 		}
-		if (d->leading_ns)
-			err |= finding__say(f, "%s %.3f s before its first work", first ? "" : ";", secs(d->leading_ns));
 		if (explained)
 			err |= finding__say(f, " (%.3f s more is explained by the findings above)", secs(explained));
 		err |= finding__say(f, ".");
+		if (d->leading_ns || d->trailing_ns)
+			err |= finding__say(f, " Not counted: %.3f s before its first work and %.3f s after its last (the "
+					       "job's set-up and teardown).", secs(d->leading_ns), secs(d->trailing_ns));
 		err |= window_evidence(f, d);
 		if (d->idle_ns[CAUSE_PYTHON] >= d->idle_ns[CAUSE_NATIVE])
 			err |= finding__suggest(f, "Take the Python work between launches off the launching thread "
@@ -804,6 +843,16 @@ const struct rule rule_gpu_idle = {
 
 /* --- host_bound ----------------------------------------------------------------------- */
 
+#define HOST_BOUND_ON_CPU_SHARE	0.5	/* of its window, on a CPU or waiting for one */
+
+/* A thread's time on a CPU or waiting for one: running, in faults and
+ * reclaim, in CUDA calls other than synchronizations, runnable. */
+static __u64 on_cpu(const struct tl_acc *a)
+{
+	return a->ns[TL_RUNNING] + a->ns[TL_FAULT] + a->ns[TL_RECLAIM] + a->ns[TL_CUDA] + a->ns[TL_CUDA_MEM] +
+	       a->ns[TL_RUNQUEUE];
+}
+
 static int host_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
@@ -826,10 +875,14 @@ static int host_finish(void *state, struct rule_ctx *c)
 		rule_thread_causes(c, t, causes);
 		if ((double)causes[CAUSE_SYNC] >= HOST_BOUND_SYNC_SHARE * (double)window)
 			continue;
+		/* host-bound is a thread on a CPU (or wanting one) most of the
+		 * time: a blocked thread is described by what it waited for */
+		if ((double)on_cpu(&t->window) < HOST_BOUND_ON_CPU_SHARE * (double)window)
+			continue;
 		for (int k = 0; k < CAUSE_MAX; k++)
 			if (k != CAUSE_SYNC)
-				cost += unclaimed_thread(c, t, causes, (enum cause)k);
-		if (cost < MIN_COST_NS || (double)cost < MIN_SHARE * (double)window)
+				cost += rule_unclaimed(c, t, causes, (enum cause)k);
+		if (!rule_matters(c, cost) || (double)cost < MIN_SHARE * (double)window)
 			continue;
 		f = findings__add(c->out, "host_bound", SEV_WARNING, secs(cost), t->pid, t->tid);
 		if (!f)
@@ -847,14 +900,14 @@ static int host_finish(void *state, struct rule_ctx *c)
 				    who, pct(causes[CAUSE_SYNC], window), secs(window), (unsigned long long)th->launches);
 		for (size_t k = 0; k < sizeof(idle_order) / sizeof(idle_order[0]); k++) {
 			enum cause cs = idle_order[k];
-			__u64 ns = unclaimed_thread(c, t, causes, cs);
+			__u64 ns = rule_unclaimed(c, t, causes, cs);
 
 			if (cs == CAUSE_SYNC || !ns || (double)ns < 0.01 * (double)window)
 				continue;
 			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_label(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
 				err |= finding__say(f, " (most at `%s`)", site);
-				ev_set(f->evidence, "top_python_site", json_string(site));
+				ev_set(f->evidence, "top_python_site", ev_text(site, sizeof(site)));
 			}
 			first = false;
 		}
@@ -929,7 +982,7 @@ static int errors_finish(void *state, struct rule_ctx *c)
 		const char *name = summary__cuda_error_name(fns[i]->last_error);
 		json_t *o = json_object();
 
-		ev_set(o, "function", json_string(fns[i]->name));
+		ev_set(o, "function", ev_text(fns[i]->name, sizeof(fns[i]->name)));
 		ev_set(o, "failed", ev_u64(fns[i]->failed));
 		ev_set(o, "last_error", json_integer(fns[i]->last_error));
 		ev_set(o, "last_error_name", name ? json_string(name) : json_null());

@@ -6,6 +6,7 @@
  * claims it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,6 @@
 #include "rules.h"
 
 #define MIN_SHARE	0.05	/* of the thread's base time (idle GPU time or its window) */
-#define MIN_COST_NS	20000000ull
 #define TOP_ITEMS	3
 
 static double secs(__u64 ns)
@@ -33,21 +33,16 @@ static const char *base_text(const struct rule_ctx *c, const struct attr_thread 
 	return attribution__gpu_observed(c->attr, t->pid) ? "of the time its GPU was observed" : "of its time";
 }
 
-static bool over_threshold(__u64 cost, __u64 base)
+static bool over_threshold(const struct rule_ctx *c, __u64 cost, __u64 base)
 {
-	return cost >= MIN_COST_NS && base && (double)cost >= MIN_SHARE * (double)base;
-}
-
-static enum finding_severity severity_of(__u64 cost, __u64 base)
-{
-	return base && cost * 4 >= base ? SEV_CRITICAL : SEV_WARNING;
+	return rule_matters(c, cost) && base && (double)cost >= MIN_SHARE * (double)base;
 }
 
 /* A finding about thread t with its cost and the common evidence. */
 static struct finding *thread_finding(struct rule_ctx *c, const char *rule, const struct attr_thread *t, __u64 cost,
 				      __u64 base, enum cause cause)
 {
-	struct finding *f = findings__add(c->out, rule, severity_of(cost, base), secs(cost), t->pid, t->tid);
+	struct finding *f = findings__add(c->out, rule, rule_severity(c, cost), secs(cost), t->pid, t->tid);
 
 	if (!f)
 		return NULL;
@@ -78,7 +73,7 @@ static int tasks_evidence(struct rule_ctx *c, struct finding *f, const char *key
 		rule_task_name(c, pid, tid, name, sizeof(name));
 		ev_set(o, "pid", ev_u64(pid));
 		ev_set(o, "tid", ev_u64(tid));
-		ev_set(o, "name", json_string(name));
+		ev_set(o, "name", ev_text(name, sizeof(name)));
 		ev_set(o, "seconds", ev_seconds(l->v[i].ns));
 		json_array_append_new(arr, o);
 		if (finding__say(f, "%s%s %.0f%%", i ? ", " : "", name, pct(l->v[i].ns, total)))
@@ -245,7 +240,7 @@ static int gil_finish(void *state, struct rule_ctx *c)
 		if (!t->critical)
 			continue;
 		rule_thread_causes(c, t, causes);
-		if (!over_threshold(causes[CAUSE_GIL], base))
+		if (!over_threshold(c, causes[CAUSE_GIL], base))
 			continue;
 		f = thread_finding(c, "gil_contention", t, causes[CAUSE_GIL], base, CAUSE_GIL);
 		if (!f)
@@ -272,7 +267,7 @@ static int gil_finish(void *state, struct rule_ctx *c)
 			stack = gil_holder_stack(s, t, (__u32)holders->v[0].key);
 			if (stack && rule_stack_site(c, stack, site, sizeof(site))) {
 				err |= finding__say(f, " — running `%s`", site);
-				ev_set(f->evidence, "holder_site", json_string(site));
+				ev_set(f->evidence, "holder_site", ev_text(site, sizeof(site)));
 			}
 			err |= finding__say(f, ".");
 		} else {
@@ -308,43 +303,175 @@ const struct rule rule_gil_contention = {
 
 /* --- cpu_contention ------------------------------------------------------------- */
 
-static int cpu_finish(void *state, struct rule_ctx *c)
+/* The threads that waited for a CPU, one finding per pool: a launching
+ * thread alone, other threads with their process's threads of the same
+ * name, or with their sibling processes' of the same name (a pool of
+ * workers). */
+struct cpu_group {
+	struct wait_link tasks;
+	__u64 cost, base;
+	struct attr_items ran;	/* who had the CPU instead, summed over the tasks */
+};
+
+static void cpu_group_key(const struct proc_tree *tree, const struct attr_thread *t, const char *comm,
+			  struct wait_link *k)
 {
-	(void)state;
+	__u32 parent = t->launcher ? 0 : rule_tree_parent((void *)tree, t->pid);
+
+	memset(k, 0, sizeof(*k));
+	snprintf(k->comm, sizeof(k->comm), "%.*s", (int)sizeof(k->comm) - 1, comm);
+	k->group = t->launcher ? WAIT_GROUP_THREAD : parent ? WAIT_GROUP_PROCESSES : WAIT_GROUP_THREADS;
+	k->parent = parent;
+	k->members[0] = (struct wait_member){ t->pid, t->tid };
+}
+
+static bool cpu_same_group(const struct wait_link *a, const struct wait_link *b)
+{
+	if (a->group != b->group || strncmp(a->comm, b->comm, sizeof(a->comm)))
+		return false;
+	switch (a->group) {
+	case WAIT_GROUP_PROCESSES:
+		return a->parent == b->parent;
+	case WAIT_GROUP_THREADS:
+		return a->members[0].pid == b->members[0].pid;
+	default:
+		return a->members[0].pid == b->members[0].pid && a->members[0].tid == b->members[0].tid;
+	}
+}
+
+static int cpu_ran_add(struct cpu_group *g, const struct attr_items *l)
+{
+	for (size_t k = 0; k < l->n; k++) {
+		size_t j;
+
+		for (j = 0; j < g->ran.n && g->ran.v[j].key != l->v[k].key; j++)
+			;
+		if (j == g->ran.n) {
+			if (array__reserve(&g->ran.v, &g->ran.cap, g->ran.n + 1, sizeof(*g->ran.v)))
+				return -ENOMEM;
+			g->ran.v[g->ran.n++] = (struct attr_item){ l->v[k].key, 0 };
+		}
+		g->ran.v[j].ns += l->v[k].ns;
+	}
+	g->ran.rest += l->rest;
+	return 0;
+}
+
+static int item_desc(const void *a, const void *b)
+{
+	const struct attr_item *x = a, *y = b;
+
+	return x->ns != y->ns ? (x->ns > y->ns ? -1 : 1) : (x->key > y->key) - (x->key < y->key);
+}
+
+/* Gathers the critical threads' unclaimed waits for a CPU into groups. */
+static int cpu_gather(struct rule_ctx *c, const struct proc_tree *tree, struct cpu_group **out, size_t *n)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0;
-		char who[96];
-		struct finding *f;
-		int err = 0;
+		const struct tl_thread *th = timeline__thread_latest(c->tl, t->pid, t->tid);
+		__u64 causes[CAUSE_MAX], rq;
+		struct wait_link key;
+		struct cpu_group *g;
+		size_t j;
 
 		if (!t->critical)
 			continue;
 		rule_thread_causes(c, t, causes);
-		if (!over_threshold(causes[CAUSE_RUNQUEUE], base))
+		rq = rule_unclaimed(c, t, causes, CAUSE_RUNQUEUE);
+		if (!rq)
 			continue;
-		f = thread_finding(c, "cpu_contention", t, causes[CAUSE_RUNQUEUE], base, CAUSE_RUNQUEUE);
-		if (!f)
-			return -ENOMEM;
-		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		err |= finding__say(f, "%s waited %.3f s for a CPU (%.0f%% %s)", who, secs(causes[CAUSE_RUNQUEUE]),
-				    pct(causes[CAUSE_RUNQUEUE], base), base_text(c, t));
-		for (size_t k = 0; k < t->preemptors.n; k++)
-			total += t->preemptors.v[k].ns;
-		total += t->preemptors.rest;
-		if (t->preemptors.n && t->preemptors.v[0].key) {
-			err |= finding__say(f, "; the CPU went to ");
-			err |= tasks_evidence(c, f, "ran_instead", &t->preemptors, total);
+		cpu_group_key(tree, t, th ? th->comm : "", &key);
+		for (j = 0; j < *n && !cpu_same_group(&(*out)[j].tasks, &key); j++)
+			;
+		if (j == *n) {
+			if (array__reserve(out, &cap, *n + 1, sizeof(**out)))
+				return -ENOMEM;
+			memset(&(*out)[j], 0, sizeof(**out));
+			(*out)[j].tasks = key;
+			(*out)[j].tasks.nmembers = 0;
+			(*n)++;
 		}
-		err |= finding__say(f, ".");
-		err |= finding__suggest(f, "Give the job CPUs of its own (taskset, a cgroup cpuset, Kubernetes guaranteed "
-					   "QoS), lower the priority of what competes (nice), or run fewer threads "
-					   "(OMP_NUM_THREADS, torch.set_num_threads, DataLoader num_workers) so the thread is "
-					   "not queued.");
-		if (err)
+		g = &(*out)[j];
+		if (g->tasks.nmembers < WAITS_NODE_MEMBERS)
+			g->tasks.members[g->tasks.nmembers++] = (struct wait_member){ t->pid, t->tid };
+		else
+			g->tasks.more++;
+		g->cost += rq;
+		g->base += rule_thread_base(c, t);
+		if (cpu_ran_add(g, &t->preemptors))
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+static int cpu_say(struct rule_ctx *c, const struct proc_tree *tree, struct cpu_group *g)
+{
+	struct finding *f = findings__add(c->out, "cpu_contention", rule_severity(c, g->cost), secs(g->cost),
+					  g->tasks.members[0].pid, g->tasks.nmembers == 1 ? g->tasks.members[0].tid : 0);
+	__u64 total = g->ran.rest;
+	json_t *members = json_array();
+	int err = 0;
+
+	if (!f || !members) {
+		json_decref(members);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < g->tasks.nmembers; k++) {
+		json_t *o = json_object();
+
+		ev_set(o, "pid", ev_u64(g->tasks.members[k].pid));
+		ev_set(o, "tid", ev_u64(g->tasks.members[k].tid));
+		json_array_append_new(members, o);
+		err |= rule_claim(c, g->tasks.members[k].pid, g->tasks.members[k].tid, CAUSE_RUNQUEUE);
+	}
+	ev_set(f->evidence, "pid", ev_u64(g->tasks.members[0].pid));
+	ev_set(f->evidence, "tid", ev_u64(g->tasks.members[0].tid));
+	ev_set(f->evidence, "threads", members);
+	ev_set(f->evidence, "cost_s", ev_seconds(g->cost));
+	ev_set(f->evidence, "base_s", ev_seconds(g->base));
+	ev_set(f->evidence, "share", json_real(g->base ? (double)g->cost / (double)g->base : 0));
+	ev_set(f->evidence, "cause", json_string(cause_name(CAUSE_RUNQUEUE)));
+	err |= rule_tasks_say(c, tree, &g->tasks, f);
+	err |= finding__say(f, " waited %.3f s for a CPU (%.0f%% of %s time)", secs(g->cost), pct(g->cost, g->base),
+			    g->tasks.nmembers + g->tasks.more > 1 ? "their" : "its");
+	if (g->ran.n > 1)
+		qsort(g->ran.v, g->ran.n, sizeof(*g->ran.v), item_desc);
+	for (size_t k = 0; k < g->ran.n; k++)
+		total += g->ran.v[k].ns;
+	if (g->ran.n && g->ran.v[0].key) {
+		err |= finding__say(f, "; the CPU went to ");
+		err |= tasks_evidence(c, f, "ran_instead", &g->ran, total);
+	}
+	err |= finding__say(f, ".");
+	err |= finding__suggest(f, "Give the job CPUs of its own (taskset, a cgroup cpuset, Kubernetes guaranteed "
+				   "QoS), lower the priority of what competes (nice), or run fewer threads "
+				   "(OMP_NUM_THREADS, torch.set_num_threads, DataLoader num_workers) so the thread is "
+				   "not queued.");
+	return err ? -ENOMEM : 0;
+}
+
+static int cpu_finish(void *state, struct rule_ctx *c)
+{
+	struct cpu_group *g = NULL;
+	struct proc_tree tree;
+	size_t n = 0;
+	int err;
+
+	(void)state;
+	err = proc_tree__build(c->r, c->sum, &tree) ? -ENOMEM : cpu_gather(c, &tree, &g, &n);
+	for (size_t i = 0; i < n && !err; i++)
+		if (over_threshold(c, g[i].cost, g[i].base))
+			err = cpu_say(c, &tree, &g[i]);
+	for (size_t i = 0; i < n; i++)
+		free(g[i].ran.v);
+	free(g);
+	proc_tree__free(&tree);
+	return err;
 }
 
 const struct rule rule_cpu_contention = {
@@ -505,7 +632,7 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		if (!t->critical)
 			continue;
 		rule_thread_causes(c, t, causes);
-		if (!over_threshold(causes[CAUSE_FAULT], base))
+		if (!over_threshold(c, causes[CAUSE_FAULT], base))
 			continue;
 		f = thread_finding(c, "page_fault_storm", t, causes[CAUSE_FAULT], base, CAUSE_FAULT);
 		if (!f)
@@ -532,7 +659,7 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		if (top) {
 			err |= finding__say(f, "; the file read most: %s (%llu faults, %.3f s)", top->path,
 					    (unsigned long long)top->major, secs(top->ns));
-			ev_set(f->evidence, "top_file", json_string(top->path));
+			ev_set(f->evidence, "top_file", ev_text(top->path, SIZE_MAX));
 		}
 		err |= finding__say(f, ".");
 		if (ft && ft->major_anon > ft->major_file)
@@ -795,7 +922,7 @@ static int pressure_finish(void *state, struct rule_ctx *c)
 		if (!faults_claimed && pt->fault_ns)
 			swapin = (__u64)((double)causes[CAUSE_FAULT] * ((double)pt->swapin_ns / (double)pt->fault_ns));
 		cost = causes[CAUSE_RECLAIM] + swapin;
-		if (!over_threshold(cost, base))
+		if (!over_threshold(c, cost, base))
 			continue;
 		f = thread_finding(c, "host_memory_pressure", t, cost, base, CAUSE_RECLAIM);
 		if (!f || rule_claim_part(c, t->pid, t->tid, CAUSE_FAULT, swapin))
@@ -856,7 +983,7 @@ static int pressure_cgroup_findings(struct pressure_state *s, struct rule_ctx *c
 		struct pressure_proc *p = &s->procs[i];
 		__u64 some = p->some1 > p->some0 ? p->some1 - p->some0 : 0;
 		bool near = p->limit_bytes && p->peak_share >= CGROUP_NEAR_LIMIT;
-		bool stalled = !(p->flags & ISR_MEM_PSI_HOST) && some * 1000 >= MIN_COST_NS;
+		bool stalled = !(p->flags & ISR_MEM_PSI_HOST) && some * 1000 >= RULE_MIN_COST_NS;
 		struct finding *f;
 		int err = 0;
 
@@ -926,7 +1053,8 @@ static int blocked_finish(void *state, struct rule_ctx *c)
 		if (!t->critical)
 			continue;
 		rule_thread_causes(c, t, causes);
-		if (!over_threshold(causes[CAUSE_BLOCKED], base) || !t->wakers.n)
+		causes[CAUSE_BLOCKED] = rule_unclaimed(c, t, causes, CAUSE_BLOCKED);
+		if (!over_threshold(c, causes[CAUSE_BLOCKED], base) || !t->wakers.n)
 			continue;
 		for (size_t k = 0; k < t->wakers.n; k++)
 			total += t->wakers.v[k].ns;
@@ -956,7 +1084,7 @@ static int blocked_finish(void *state, struct rule_ctx *c)
 				    base_text(c, t), waker, pct(top_ns, total));
 		ev_set(f->evidence, "waker_pid", ev_u64(wpid));
 		ev_set(f->evidence, "waker_tid", ev_u64(wtid));
-		ev_set(f->evidence, "waker", json_string(waker));
+		ev_set(f->evidence, "waker", ev_text(waker, sizeof(waker)));
 		{
 			__u64 wt = tl_acc__total(&w->acc);
 			enum tl_cat top = TL_UNKNOWN;
@@ -1002,7 +1130,7 @@ static int alloc_finish(void *state, struct rule_ctx *c)
 		if (!t->critical)
 			continue;
 		rule_thread_causes(c, t, causes);
-		if (!over_threshold(causes[CAUSE_CUDA_MEM], base))
+		if (!over_threshold(c, causes[CAUSE_CUDA_MEM], base))
 			continue;
 		f = thread_finding(c, "allocator_churn", t, causes[CAUSE_CUDA_MEM], base, CAUSE_CUDA_MEM);
 		if (!f)

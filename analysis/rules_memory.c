@@ -333,7 +333,7 @@ static int held_finding(struct rule_ctx *c, struct mem_proc *p)
 		json_t *o = json_object();
 		bool named = p->sites[i].stack && rule_stack_site(c, p->sites[i].stack, site, sizeof(site));
 
-		ev_set(o, "site", named ? json_string(site) : json_null());
+		ev_set(o, "site", named ? ev_text(site, sizeof(site)) : json_null());
 		ev_set(o, "bytes", ev_u64(p->sites[i].bytes));
 		ev_set(o, "allocations", ev_u64(p->sites[i].allocs));
 		json_array_append_new(arr, o);

@@ -15,6 +15,7 @@
  * the costed ones.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,7 +244,7 @@ static int numa_process(struct numa_state *s, struct rule_ctx *c, __u32 pid, int
 	threads = json_array();
 	ev_set(f->evidence, "pid", ev_u64(pid));
 	ev_set(f->evidence, "gpu_node", ev_u64((__u64)gnode));
-	ev_set(f->evidence, "gpu_node_cpus", json_string(node_cpus(&s->topo, gnode)));
+	ev_set(f->evidence, "gpu_node_cpus", ev_text(node_cpus(&s->topo, gnode), SIZE_MAX));
 	ev_set(f->evidence, "threads", threads);
 	for (size_t i = 0; i < ntop; i++) {
 		const struct numa_thread *t = top[i];

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "attribution.h"
 #include "pass.h"
 #include "registry.h"
+#include "text.h"
 #include "timeline.h"
 
 static const char schema[] =
@@ -134,9 +136,14 @@ static void row(struct exporter *x, enum stmt_id id, const char *types, ...)
 			break;
 		case 't': {
 			const char *v = va_arg(ap, const char *);
+			size_t len;
+			char *u = v ? text__dup(v, SIZE_MAX, TEXT_UTF8, &len) : NULL;
 
-			if (v)
-				sqlite3_bind_text(s, col, v, -1, SQLITE_TRANSIENT);
+			/* SQLite's TEXT is UTF-8: the names as written (lib/text.h) */
+			if (v && !u)
+				x->err = -ENOMEM;
+			if (u)
+				sqlite3_bind_text(s, col, u, (int)len, free);
 			else
 				sqlite3_bind_null(s, col);
 			break;

@@ -66,6 +66,7 @@ struct sthread {
 	const struct tl_thread *t;
 	struct open_range *stack;
 	size_t depth, stack_cap;
+	size_t overflow;	/* pushed past STEPS_MAX_OPEN: not kept, popped first */
 	struct boundary *bounds;
 	size_t nbounds, bounds_cap;
 	__u64 syncs;		/* its synchronizations after its first launch */
@@ -188,7 +189,13 @@ static void read_thread(struct steps *s, const struct tl_thread *t, __u64 at, st
 	r->valid = true;
 }
 
-/* The entry of name among the ranges (stack: push/pop ranges) or marks. */
+static bool other_name(const char *name)
+{
+	return !strcmp(name, STEPS_OTHER_RANGES) || !strcmp(name, STEPS_OTHER_MARKS);
+}
+
+/* The entry of name among the ranges (stack: push/pop ranges) or marks;
+ * past STEPS_MAX_NAMES, a new name's is the other ones'. */
 static long stat_index(struct steps *s, const char *name, bool stack, bool mark)
 {
 	struct name_entry key = { .stack = stack }, *e;
@@ -197,6 +204,10 @@ static long stat_index(struct steps *s, const char *name, bool stack, bool mark)
 	size_t n = h->len;
 
 	snprintf(key.name, sizeof(key.name), "%s", name);
+	if (h->len >= STEPS_MAX_NAMES && !htab__find(h, &key)) {
+		snprintf(key.name, sizeof(key.name), "%s", mark ? STEPS_OTHER_MARKS : STEPS_OTHER_RANGES);
+		s->res.names_other++;
+	}
 	e = htab__insert(h, &key, &added);
 	if (!e)
 		return -ENOMEM;
@@ -207,12 +218,12 @@ static long stat_index(struct steps *s, const char *name, bool stack, bool mark)
 		if (grow((void **)&s->marks, &s->marks_cap, n + 1, sizeof(*s->marks)))
 			return -ENOMEM;
 		memset(&s->marks[n], 0, sizeof(s->marks[n]));
-		snprintf(s->marks[n].name, sizeof(s->marks[n].name), "%s", name);
+		snprintf(s->marks[n].name, sizeof(s->marks[n].name), "%s", key.name);
 	} else {
 		if (grow((void **)&s->ranges, &s->ranges_cap, n + 1, sizeof(*s->ranges)))
 			return -ENOMEM;
 		memset(&s->ranges[n], 0, sizeof(s->ranges[n]));
-		snprintf(s->ranges[n].name, sizeof(s->ranges[n].name), "%s", name);
+		snprintf(s->ranges[n].name, sizeof(s->ranges[n].name), "%s", key.name);
 		s->ranges[n].thread_stack = stack;
 		s->ranges[n].min_depth = 0xffff;
 	}
@@ -285,11 +296,20 @@ static int on_nvtx(struct steps *s, const struct pass_event *e, const struct tl_
 	case ISR_NVTX_PUSH:
 		if (!st)
 			return 0;
+		if (st->depth + st->overflow >= STEPS_MAX_OPEN) {
+			st->overflow++;
+			s->res.ranges_dropped++;
+			return 0;
+		}
 		if (grow((void **)&st->stack, &st->stack_cap, st->depth + 1, sizeof(*st->stack)))
 			return -ENOMEM;
 		st->stack[st->depth++] = o;
 		return 0;
 	case ISR_NVTX_POP:
+		if (st && st->overflow) {
+			st->overflow--;
+			return 0;
+		}
 		if (!st || !st->depth) {
 			s->res.unmatched++;
 			return 0;
@@ -297,6 +317,10 @@ static int on_nvtx(struct steps *s, const struct pass_event *e, const struct tl_
 		st->depth--;
 		return close_range(s, &st->stack[st->depth], (__u16)st->depth, true, e->start, t);
 	case ISR_NVTX_START:
+		if (s->nstarted >= STEPS_MAX_OPEN) {
+			s->res.ranges_dropped++;	/* its end is unmatched */
+			return 0;
+		}
 		if (grow((void **)&s->started, &s->started_cap, s->nstarted + 1, sizeof(*s->started)))
 			return -ENOMEM;
 		s->started[s->nstarted++] = o;
@@ -432,7 +456,7 @@ static long choose_nvtx_name(const struct steps *s)
 	for (size_t i = 0; i < s->names.len; i++) {
 		const struct nvtx_range_stat *r = &s->ranges[i], *b;
 
-		if (r->count < STEPS_MIN)
+		if (r->count < STEPS_MIN || other_name(r->name))
 			continue;
 		if (best < 0) {
 			best = (long)i;

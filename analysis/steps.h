@@ -19,8 +19,12 @@
  *
  * Memory is bounded: at most 16384 ranges (depth 0 and 1, and start/end
  * ranges) are kept one by one, the others only as totals by name; at most
- * 16384 synchronization boundaries a thread, past which two steps become
- * one (syncs_per_step doubles).
+ * STEPS_MAX_NAMES range names and as many mark names, those past them
+ * counted under STEPS_OTHER_RANGES and STEPS_OTHER_MARKS (never steps); at
+ * most STEPS_MAX_OPEN ranges open, on a thread's stack and started, those
+ * past it not counted (ranges_dropped); at most 16384 synchronization
+ * boundaries a thread, past which two steps become one (syncs_per_step
+ * doubles).
  * Pure: a function of the events the timeline feeds it.
  */
 #ifndef INFERSCOPE_STEPS_H
@@ -34,6 +38,10 @@
 
 #define STEPS_MIN 3		/* fewer repeats make no steps */
 #define STEPS_SLOWEST 5		/* the slowest steps compared with the median */
+#define STEPS_MAX_NAMES 4096	/* distinct NVTX range names kept; mark names too */
+#define STEPS_MAX_OPEN 4096	/* ranges open at once: a thread's stack, or started and not ended */
+#define STEPS_OTHER_RANGES "(other ranges)"
+#define STEPS_OTHER_MARKS "(other marks)"
 
 enum steps_source { STEPS_NONE, STEPS_NVTX, STEPS_INFERRED };
 
@@ -95,6 +103,8 @@ struct steps_result {
 	__u64 ranges_not_kept;		/* NVTX ranges past the bound kept one by one (not steps) */
 	__u64 nvtx_events;		/* every NVTX event seen */
 	__u64 unmatched;		/* pops with no open range, ends of unknown ids */
+	__u64 names_other;		/* ranges and marks counted under STEPS_OTHER_* */
+	__u64 ranges_dropped;		/* ranges opened past STEPS_MAX_OPEN, not counted */
 };
 
 struct steps;

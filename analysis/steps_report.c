@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "findings.h"
 #include "steps_report.h"
+#include "text.h"
 
 static double ms(__u64 ns)
 {
@@ -68,12 +72,12 @@ json_t *steps_report__json(const struct steps_result *r)
 		goto nomem;
 	}
 	ADD(o, "source", json_string(steps_source_name(r->source)));
-	ADD(o, "name", json_string(r->name));
+	ADD(o, "name", ev_text(r->name, SIZE_MAX));
 	ADD(o, "count", json_integer((json_int_t)r->count));
 	if (r->count) {
 		ADD(o, "pid", json_integer(r->pid));
 		ADD(o, "tid", json_integer(r->tid));
-		ADD(o, "comm", json_string(r->comm));
+		ADD(o, "comm", ev_text(r->comm, SIZE_MAX));
 		ADD(o, "median_s", json_real(secs(r->median_ns)));
 		ADD(o, "mean_s", json_real(secs(r->mean_ns)));
 		ADD(o, "p90_s", json_real(secs(r->p90_ns)));
@@ -109,7 +113,7 @@ json_t *steps_report__json(const struct steps_result *r)
 									 r->steps[sl->index].start))) ||
 		    json_object_set_new(s, "ratio_to_median", json_real(sl->ratio)) ||
 		    json_object_set_new(s, "extra_s", json_real(secs(sl->extra_ns))) ||
-		    json_object_set_new(s, "summary", json_string(text))) {
+		    json_object_set_new(s, "summary", ev_text(text, sizeof(text)))) {
 			json_decref(diffs);
 			goto nomem_arrays;
 		}
@@ -129,7 +133,7 @@ json_t *steps_report__json(const struct steps_result *r)
 	}
 	for (size_t i = 0; i < r->nranges; i++) {
 		const struct nvtx_range_stat *rs = &r->ranges[i];
-		json_t *x = json_pack("{s:s, s:s, s:i, s:I, s:f, s:f, s:f}", "name", rs->name, "kind",
+		json_t *x = json_pack("{s:o, s:s, s:i, s:I, s:f, s:f, s:f}", "name", ev_text(rs->name, SIZE_MAX), "kind",
 				      rs->thread_stack ? "push_pop" : "start_end", "depth", (int)rs->min_depth, "count",
 				      (json_int_t)rs->count, "total_s", secs(rs->total_ns), "mean_s",
 				      rs->count ? secs(rs->total_ns) / (double)rs->count : 0.0, "max_s", secs(rs->max_ns));
@@ -138,7 +142,7 @@ json_t *steps_report__json(const struct steps_result *r)
 			goto nomem_arrays;
 	}
 	for (size_t i = 0; i < r->nmarks; i++) {
-		json_t *x = json_pack("{s:s, s:I}", "name", r->marks[i].name, "count", (json_int_t)r->marks[i].count);
+		json_t *x = json_pack("{s:o, s:I}", "name", ev_text(r->marks[i].name, SIZE_MAX), "count", (json_int_t)r->marks[i].count);
 
 		if (!x || json_array_append_new(marks, x))
 			goto nomem_arrays;
@@ -158,14 +162,17 @@ nomem:
 	return NULL;
 }
 
-/* A name in Markdown: inside a code span, with what would end the span
- * or the table cell replaced. */
+/* A name in Markdown: inside a code span (lib/text.h), with what would
+ * end the span or the table cell replaced. */
 static void md_name(FILE *f, const char *name)
 {
+	char *t = text__dup(name, SIZE_MAX, TEXT_MD_CODE, NULL);
+
 	fputc('`', f);
-	for (const char *p = name; *p; p++)
-		fputc(*p == '`' || *p == '|' || *p == '\n' ? '_' : *p, f);
+	for (const char *p = t ? t : "?"; *p; p++)
+		fputc(*p == '`' || *p == '|' ? '_' : *p, f);
 	fputc('`', f);
+	free(t);
 }
 
 int steps_report__markdown(FILE *f, const struct steps_result *r, size_t max_rows)
@@ -188,13 +195,16 @@ int steps_report__markdown(FILE *f, const struct steps_result *r, size_t max_row
 	{
 		fprintf(f, "%zu steps **inferred** from the trace's periodicity: thread %u ", r->count, r->tid);
 		md_name(f, r->comm);
-		if (r->syncs_per_step > 1)
-			fprintf(f, " launches work and synchronizes (`%s`) periodically; each step spans %llu "
-				   "synchronizations (too many to keep one a step) and ends at the return of the last",
-				r->name, (unsigned long long)r->syncs_per_step);
-		else
-			fprintf(f, " launches work and synchronizes (`%s`) once per step; each step ends at the return "
-				   "of a synchronization", r->name);
+		if (r->syncs_per_step > 1) {
+			fprintf(f, " launches work and synchronizes (");
+			md_name(f, r->name);
+			fprintf(f, ") periodically; each step spans %llu synchronizations (too many to keep one a "
+				   "step) and ends at the return of the last", (unsigned long long)r->syncs_per_step);
+		} else {
+			fprintf(f, " launches work and synchronizes (");
+			md_name(f, r->name);
+			fprintf(f, ") once per step; each step ends at the return of a synchronization");
+		}
 	}
 	else
 		fprintf(f, "No steps: no NVTX range repeats %d times and no periodic synchronization", STEPS_MIN);

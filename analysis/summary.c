@@ -80,6 +80,7 @@ struct ctx {
 	size_t proc_count, proc_cap;
 	struct kstate *kernels;
 	size_t kernel_count, kernel_cap;
+	size_t kernels_kept;	/* distinct handles, SUMMARY_MAX_KERNELS at most */
 };
 
 /* The handlers' state. */
@@ -240,16 +241,29 @@ static struct kstate *ctx__kernel_find(const struct ctx *c, __u32 pid, __u64 han
 	return &c->kernels[k];
 }
 
-static struct kstate *ctx__kernel(struct ctx *c, struct pstate *p, __u64 handle, int *err)
+/* The state of handle in p: the one there, or a new one while fewer than
+ * SUMMARY_MAX_KERNELS are kept; beyond, the process's other kernels
+ * (*other) if other is not NULL, else NULL with *err 0. */
+static struct kstate *ctx__kernel(struct ctx *c, struct pstate *p, __u64 handle, bool *other, int *err)
 {
 	struct kstate *k;
 	bool added;
 	__u64 idx;
 
+	*err = 0;
+	if (other)
+		*other = false;
+	if (!htab_u64__get(&p->kernels, handle, &idx) && c->kernels_kept >= SUMMARY_MAX_KERNELS) {
+		if (!other)
+			return NULL;
+		handle = KERNEL_OTHER_HANDLE;
+		*other = true;
+	}
 	*err = pool__index(&p->kernels, handle, &c->kernels, &c->kernel_count, &c->kernel_cap, sizeof(*c->kernels),
 			   &idx, &added);
 	if (*err)
 		return NULL;
+	c->kernels_kept += added && handle != KERNEL_OTHER_HANDLE;
 	k = &c->kernels[idx];
 	k->pid = p->s.pid;
 	k->handle = handle;
@@ -465,11 +479,13 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 			return err;
 	}
 	if ((family == ISR_CUDA_FAM_LAUNCH || family == ISR_CUDA_FAM_LAUNCH_EX) && e->args[0]) {
-		struct kstate *k = ctx__kernel(c, p, e->args[0], &err);
+		bool other;
+		struct kstate *k = ctx__kernel(c, p, e->args[0], &other, &err);
 
 		if (!k)
 			return err;
 		k->launches++;
+		c->s->kernel_launches_other += other;
 	}
 	t = ctx__thread(c, &err);
 	if (!t)
@@ -492,10 +508,12 @@ static int on_cuda_name(void *ctx, const struct isr_ev_cuda_name *e)
 	p = ctx__proc(c, e->hdr.pid, &err);
 	if (!p)
 		return err;
-	if (e->handle) {
-		k = ctx__kernel(c, p, e->handle, &err);
-		if (!k)
-			return err;
+	/* beyond SUMMARY_MAX_KERNELS, a new handle's name is not kept */
+	k = e->handle ? ctx__kernel(c, p, e->handle, NULL, &err) : NULL;
+	if (err)
+		return err;
+	c->s->kernel_names_other += e->handle && !k;
+	if (k) {
 		if (e->name[0]) {
 			memcpy(k->name, e->name, sizeof(e->name));
 			k->name[sizeof(e->name)] = '\0';
@@ -723,7 +741,9 @@ static char *kernel__display_name(const struct kstate *k)
 	char *name;
 	int n;
 
-	if (!k->has_name)
+	if (k->handle == KERNEL_OTHER_HANDLE)
+		n = asprintf(&name, "%s", SUMMARY_OTHER_KERNELS);
+	else if (!k->has_name)
 		n = asprintf(&name, "kernel@0x%llx", (unsigned long long)k->handle);
 	else if ((name = cplus_demangle(k->name, DMGL_PARAMS | DMGL_ANSI)))
 		return name;

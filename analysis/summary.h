@@ -100,6 +100,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
 #include "recording.h"
 #include "pass.h"
@@ -178,6 +179,17 @@ struct process_summary {
 };
 
 /* A launched kernel handle of a process. */
+/* Distinct kernels the analysis keeps, all processes together: launch
+ * handles (CUDA) and name ids (CUPTI), each. Those first seen after them
+ * are counted together, one entry per process named SUMMARY_OTHER_KERNELS
+ * (a launch handle of KERNEL_OTHER_HANDLE; a name id of
+ * KERNEL_OTHER_NAME_ID), so that a recording of countless distinct
+ * kernels takes bounded memory (the report says so). */
+#define SUMMARY_MAX_KERNELS	16384
+#define SUMMARY_OTHER_KERNELS	"(other kernels)"
+#define KERNEL_OTHER_HANDLE	UINT64_MAX
+#define KERNEL_OTHER_NAME_ID	UINT32_MAX
+
 struct kernel_summary {
 	__u32 pid;
 	__u64 handle;
@@ -297,6 +309,11 @@ struct summary {
 	size_t process_count;
 	struct kernel_summary *kernels;	/* launched handles, most launches first */
 	size_t kernel_count;
+	/* Beyond SUMMARY_MAX_KERNELS: the launches and names of handles
+	 * counted as SUMMARY_OTHER_KERNELS; the GPU kernels and names of name
+	 * ids counted so. */
+	__u64 kernel_launches_other, kernel_names_other;
+	__u64 gpu_kernels_other, gpu_names_other;
 	struct sampling sampling;	/* the overhead budget and what it sampled */
 	struct gpu_process_stat *gpu;	/* processes with GPU activity events, by pid */
 	size_t gpu_count;
@@ -335,8 +352,9 @@ const struct process_summary *summary__process(const struct summary *s, __u32 pi
  * an id this version does not know. NULL when s has no such function. */
 const char *summary__cuda_fn_name(const struct summary *s, __u16 func);
 
-/* The display name of GPU kernel name_id of pid (as in gpu_kernels);
- * NULL when no kernel of the recording has it. */
+/* The display name of GPU kernel name_id of pid (as in gpu_kernels;
+ * SUMMARY_OTHER_KERNELS for an id counted with them); NULL when no kernel
+ * of the recording has it. */
 const char *summary__gpu_kernel_name(const struct summary *s, __u32 pid, __u32 name_id);
 
 /* The name of a CUresult ("CUDA_ERROR_OUT_OF_MEMORY"); NULL when this

@@ -52,6 +52,11 @@ const char *tl_cat_name(enum tl_cat c)
 	return c < TL_CAT_MAX ? cat_names[c] : "?";
 }
 
+enum tl_cat tl_call_cat(__u16 func)
+{
+	return isr_cuda_is(func, ISR_CUDA_K_SYNC) ? TL_SYNC : isr_cuda_is(func, ISR_CUDA_K_MEM) ? TL_CUDA_MEM : TL_CUDA;
+}
+
 __u64 tl_acc__total(const struct tl_acc *a)
 {
 	__u64 t = 0;
@@ -106,7 +111,7 @@ struct gdev {
 	bool unobserved;		/* its process's window closed: no gap until work in a later one */
 	__u64 gap_start;
 	bool after_sync;
-	__u64 sync_return_ns;
+	__u64 sync_entry_ns, sync_return_ns;
 	__u32 sync_tid;
 	__u16 sync_fn;
 	struct snap *snaps;
@@ -648,6 +653,7 @@ static int dev_open_gap(struct timeline *tl, struct gdev *d, __u64 at)
 			p->sync_return + SYNC_AFTER_TOL_NS + (fit ? (__u64)fit->bound_ns : 0) >= at &&
 			p->sync_return <= at + slack;
 	if (d->after_sync) {
+		d->sync_entry_ns = p->sync_entry;
 		d->sync_return_ns = p->sync_return;
 		d->sync_tid = p->sync_tid;
 		d->sync_fn = p->sync_fn;
@@ -658,7 +664,7 @@ static int dev_open_gap(struct timeline *tl, struct gdev *d, __u64 at)
 /* The gap of d closes at `at` because of work launched by tid at launch_ns
  * (tid 0: unknown). */
 static void dev_close_gap(struct timeline *tl, struct gdev *d, __u64 at, __u32 tid, __u64 launch_ns, bool trailing,
-			  bool leading)
+			  bool leading, bool tail)
 {
 	struct tl_gap g;
 
@@ -668,10 +674,12 @@ static void dev_close_gap(struct timeline *tl, struct gdev *d, __u64 at, __u32 t
 	g.start = d->gap_start;
 	g.end = at;
 	g.trailing = trailing;
+	g.tail = tail;
 	g.leading = leading;
 	g.launcher_tid = tid;
 	g.launch_ns = launch_ns;
 	g.after_sync = d->after_sync;
+	g.sync_entry_ns = d->sync_entry_ns;
 	g.sync_return_ns = d->sync_return_ns;
 	g.sync_tid = d->sync_tid;
 	g.sync_fn = d->sync_fn;
@@ -743,14 +751,15 @@ static __u32 work_launcher(struct timeline *tl, __u32 pid, __u32 corr, __u64 at,
 	return best;
 }
 
-/* A gap that no work ended (the process exited, or the recording did): the
- * thread that launched last is the one the GPU waited for. */
-static void close_trailing(struct timeline *tl, struct gdev *d, __u64 at)
+/* A gap that no work ended (the process exited, the recording did: the
+ * tail; or a GPU window closed): the thread that launched last is the one
+ * the GPU waited for. */
+static void close_trailing(struct timeline *tl, struct gdev *d, __u64 at, bool tail)
 {
 	__u64 launch_ns;
 	__u32 tid = work_launcher(tl, d->pid, 0, at, &launch_ns);
 
-	dev_close_gap(tl, d, at, tid, 0, true, false);
+	dev_close_gap(tl, d, at, tid, 0, true, false, tail);
 }
 
 /* The end of a device's observation at ts (its process gone, or the
@@ -766,7 +775,7 @@ static void dev_observation_end(struct timeline *tl, struct gdev *d, __u64 ts)
 		at = clamp(tl, until);
 	if (d->gap_open) {
 		if (at > d->gap_start)
-			close_trailing(tl, d, at);
+			close_trailing(tl, d, at, true);
 		else
 			d->gap_open = false;
 	}
@@ -812,7 +821,7 @@ static int on_gpu_work(struct timeline *tl, const struct pass_event *e, const st
 			d->unobserved = false;
 		}
 		if (d->gap_open && at > d->gap_start)
-			dev_close_gap(tl, d, at, tid, launch_ns, false, leading);
+			dev_close_gap(tl, d, at, tid, launch_ns, false, leading, false);
 		d->gap_open = false;
 	}
 	proc_launch_done(proc_get(tl, e->h->pid), corr);	/* the gap's observers may have moved p */
@@ -852,7 +861,7 @@ static int on_gpu_window(struct timeline *tl, const struct isr_ev_gpu_window *w)
 			continue;
 		if (d->gap_open) {
 			if (close > d->gap_start)
-				close_trailing(tl, d, close);
+				close_trailing(tl, d, close, false);
 			d->gap_open = false;
 		}
 		d->unobserved = true;
@@ -953,7 +962,7 @@ static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_ev
 	const struct isr_ev_cuda_call *c = (const void *)e->h;
 	const struct isr_cuda_fn *fn = isr_cuda_fn(c->func);
 	__u64 start = clamp(tl, e->start), end = clamp(tl, e->end);
-	enum tl_cat cat = TL_CUDA;
+	enum tl_cat cat;
 	struct proc *p;
 
 	if (!fn)
@@ -966,8 +975,8 @@ static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_ev
 	}
 	if (!(c->flags & ISR_CUDA_RETURNED))
 		return 0;
-	if (fn->kind & ISR_CUDA_K_SYNC) {
-		cat = TL_SYNC;
+	cat = tl_call_cat(c->func);
+	if (cat == TL_SYNC) {
 		p = proc_get(tl, t->pub.pid);
 		if (!p)
 			return -ENOMEM;
@@ -977,8 +986,6 @@ static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_ev
 			p->sync_entry = start;
 			p->sync_return = end;
 		}
-	} else if (fn->kind & ISR_CUDA_K_MEM) {
-		cat = TL_CUDA_MEM;
 	}
 	return thr_overlay(tl, t, cat, start, end, (struct tl_other){ 0, 0 }, c->func);
 }

@@ -46,6 +46,10 @@ enum tl_cat {
 };
 
 const char *tl_cat_name(enum tl_cat c);	/* "gil_wait", "cuda_sync", ... */
+/* The category a returned CUDA call's own time is in: TL_SYNC for a
+ * synchronization, TL_CUDA_MEM for an allocation, a free, a mapping,
+ * TL_CUDA for any other (format/cuda_funcs.h, ISR_CUDA_K_*). */
+enum tl_cat tl_call_cat(__u16 func);
 
 /* Time per category, and the time runnable off a CPU whatever the
  * category (a thread preempted inside a CUDA synchronization is in
@@ -82,7 +86,8 @@ struct tl_gap {
 	__u32 pid, device;
 	__u64 start, end;
 	bool leading;		/* from when the bridge began collecting to the first work */
-	bool trailing;		/* closed by the end of the recording or of the process */
+	bool trailing;		/* closed by no work: the end of the recording, of the process or of a GPU window */
+	bool tail;		/* trailing, and after the last work of the process (its end, or the recording's) */
 	/* The thread whose launch ended the gap (the launching thread of the
 	 * first work after it), when known: */
 	__u32 launcher_tid;	/* 0: unknown */
@@ -90,7 +95,8 @@ struct tl_gap {
 	struct tl_acc launcher;	/* that thread's categories during the gap */
 	bool launcher_known;	/* launcher holds a reading */
 	bool after_sync;	/* the gap began when a synchronization of the process drained the device */
-	__u64 sync_return_ns;	/* that synchronization's return */
+	__u64 sync_entry_ns;	/* that synchronization's entry */
+	__u64 sync_return_ns;	/* and its return */
 	__u32 sync_tid;
 	__u16 sync_fn;
 };

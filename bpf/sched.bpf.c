@@ -6,8 +6,9 @@
  * but take a target thread's CPU or wake it (task_info, once per task: the
  * scheduler events carry only their ids), and, for the Python family, the
  * GIL waits of target threads (bpf/gil_wait.bpf.h: a thread blocking on its
- * interpreter's GIL, seen at the switches this program looks at anyway).
- * All are BTF tracepoints (tp_btf):
+ * interpreter's GIL, seen at the switches this program looks at anyway),
+ * and the hold of a target at its exec until its probes are armed
+ * (bpf/hold.bpf.h). All are BTF tracepoints (tp_btf):
  * no tracefs needed, arguments typed, cheapest attachment there is.
  */
 #include "vmlinux.h"
@@ -16,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
 #include "gil_wait.bpf.h"
+#include "hold.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -160,7 +162,7 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	__u32 parent_pid = BPF_CORE_READ(parent, tgid), child_pid = BPF_CORE_READ(child, tgid);
 	struct isr_ev_proc_fork *e;
 	__u32 flags = 0;
-	__u8 one = 1;
+	__u8 target = ISR_TARGET;
 	long err;
 
 	if (!is_target(parent_pid))
@@ -168,7 +170,7 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	if (child_pid == parent_pid) {
 		flags |= ISR_FORK_THREAD;
 	} else if (follow_children) {
-		err = bpf_map_update_elem(&targets, &child_pid, &one, BPF_NOEXIST);
+		err = bpf_map_update_elem(&targets, &child_pid, &target, BPF_NOEXIST);
 		if (err == 0 || err == -17 /* EEXIST */)
 			flags |= ISR_FORK_FOLLOWED;
 		else
@@ -195,9 +197,12 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid, st
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
 	struct isr_ev_proc_exec *e;
+	__u8 *v = bpf_map_lookup_elem(&targets, &pid);
 
-	if (!is_target(pid))
+	if (!v)
 		return 0;
+	/* A new image has no uprobes of its own (until the recorder probes it). */
+	*v &= ~ISR_TARGET_ARMED;
 	e = bpf_ringbuf_reserve(&critical, sizeof(*e), 0);
 	if (!e) {
 		count_drop(ISR_SRC_PROC);
@@ -209,6 +214,9 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid, st
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
 	bpf_ringbuf_submit(e, 0);
+	/* The new image, before its first instruction (bpf/hold.bpf.h). */
+	if (holdable(p, pid))
+		hold_current(pid, BPF_CORE_READ(p, pid), ISR_HOLD_EXEC, NULL, 0);
 	return 0;
 }
 

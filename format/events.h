@@ -63,6 +63,7 @@
  *   ISR_IV_SINCE_IF(d, f, bit)		[ts, ts + d) when bit is set in f, else an instant
  *   ISR_IV_SINCE_IS(d, f, v)		[ts, ts + d) when f == v, else an instant
  *   ISR_IV_UNTIL_IF(d, f, bit)		[ts - d, ts) when bit is set in f (and d <= ts), else an instant
+ *   ISR_IV_UNTIL_AT(t)			[ts, t) when t, a time on the CPU clock, is later, else an instant
  *   ISR_IV_GPU(s, e)			[s, e) on the GPU clock of the process's CUPTI bridge
  *   ISR_IV_GPU_WORK(s, e)		the same, for work that occupies a device: its struct has
  *					device_id, context_id, stream_id and correlation_id
@@ -74,6 +75,7 @@
 #define ISR_IV_SINCE_IF(d, f, bit)	(SINCE, d, f, bit, bit)
 #define ISR_IV_SINCE_IS(d, f, v)	(SINCE, d, f, 0xffffffffU, v)
 #define ISR_IV_UNTIL_IF(d, f, bit)	(UNTIL, d, f, bit, bit)
+#define ISR_IV_UNTIL_AT(t)		(UNTIL_AT, t, hdr.type, 0, 0)
 #define ISR_IV_GPU(s, e)		(GPU, s, e, 0, 0)
 #define ISR_IV_GPU_WORK(s, e)		(GPU_WORK, s, e, 0, 0)
 
@@ -157,7 +159,9 @@
 	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER,									\
 	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
 	X(NVTX,			nvtx,			36, isr_ev_nvtx,		ISR_SRC_NVTX,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)
+	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	X(PROC_HOLD,		proc_hold,		37, isr_ev_proc_hold,		ISR_SRC_PROC,									\
+	  0,					ISR_IV_UNTIL_AT(release_ns),				ISR_WHO_THREAD)
 
 #define ISR_EV_ENUM_ROW(ID, name, value, st, drops, ...) ISR_EV_##ID = value,
 enum {
@@ -166,7 +170,7 @@ enum {
 	 * the Python stack walker saw (struct isr_ev_py_frames), which the
 	 * recorder turns into PY_STACK, PY_CODE and PY_SAMPLE records. */
 	ISR_EV_PY_FRAMES = 27,
-	ISR_EV_TYPE_MAX = 37,	/* one past the highest type */
+	ISR_EV_TYPE_MAX = 38,	/* one past the highest type */
 };
 #undef ISR_EV_ENUM_ROW
 
@@ -345,6 +349,35 @@ struct isr_ev_task_rename {
 };
 _Static_assert(sizeof(struct isr_ev_task_rename) == 40, "isr_ev_task_rename size");
 _Static_assert(__builtin_offsetof(struct isr_ev_task_rename, comm) == 24, "task_rename.comm");
+
+/* Reasons of isr_ev_proc_hold.reason */
+#define ISR_HOLD_FORK	1 /* a new child of a process that has probes of its own, before it first runs */
+#define ISR_HOLD_LIB	2 /* its dynamic loader mapped a library a probe family probes (name), not yet run */
+#define ISR_HOLD_EXEC	3 /* its exec: the new image before its first instruction */
+
+/*
+ * A target the tracer stopped (SIGSTOP, from BPF) until its probes were
+ * armed, so that no call is lost when a process starts or loads a library
+ * (bpf/hold.bpf.h): at its exec, when its dynamic loader mapped libcuda,
+ * libnccl, libpython, ..., or a child forked by a probed process (its
+ * inherited mappings carry none of its parent's per-process probes). BPF
+ * sends it to the recorder with release_ns 0; the recorder probes the
+ * process, lets it go on (SIGCONT) and writes it with release_ns set.
+ * hdr.pid/tid: the held process and its thread that was stopping (FORK:
+ * the child). hdr.ts_ns: when it was stopped.
+ */
+struct isr_ev_proc_hold {
+	struct isr_ev_hdr hdr;
+	__u64 release_ns;	/* when the recorder let it go on (CLOCK_MONOTONIC) */
+	__u32 reason;		/* ISR_HOLD_* */
+	__u32 parent_pid;	/* its parent process (FORK: the one that forked it) */
+	char name[ISR_COMM_LEN * 3];	/* LIB: the library's file name */
+};
+_Static_assert(sizeof(struct isr_ev_proc_hold) == 88, "isr_ev_proc_hold size");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_hold, release_ns) == 24, "proc_hold.release_ns");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_hold, reason) == 32, "proc_hold.reason");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_hold, parent_pid) == 36, "proc_hold.parent_pid");
+_Static_assert(__builtin_offsetof(struct isr_ev_proc_hold, name) == 40, "proc_hold.name");
 
 /* Flags of isr_ev_page_fault.flags */
 #define ISR_FAULT_MAJOR		0x1 /* needed I/O (the kernel's major-fault accounting) */
@@ -1126,6 +1159,31 @@ _Static_assert(__builtin_offsetof(struct isr_ev_rank_env, flags) == 36, "rank_en
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096
+
+/* Values of the BPF map "targets" (pid -> a set of these bits). */
+#define ISR_TARGET		0x1 /* traced */
+#define ISR_TARGET_NO_HOLD	0x2 /* a process the user named (-p): never stopped by the tracer (its parent
+				     * may be a shell with job control, which would take a stop for Ctrl-Z) */
+#define ISR_TARGET_ARMED	0x4 /* it has uprobes of its own: a child it forks is held until it has its own */
+
+/* File-name prefixes of the libraries whose first mapping holds a target
+ * (bpf/hold.bpf.h): how many, and how long each may be. */
+#define ISR_HOLD_NAMES		8
+#define ISR_HOLD_NAME_LEN	32
+
+/* A value of the BPF map "hold_names": one prefix, as words of 8 bytes
+ * (little-endian: byte i is bits 8 * (i % 8) of word i / 8) with the mask
+ * of its bytes (all 0: an unused slot). */
+struct isr_hold_name {
+	__u64 s[ISR_HOLD_NAME_LEN / 8];
+	__u64 mask[ISR_HOLD_NAME_LEN / 8];
+};
+_Static_assert(sizeof(struct isr_hold_name) == 64, "isr_hold_name size");
+
+/* The one value of the BPF map "hold_names". */
+struct isr_hold_names {
+	struct isr_hold_name n[ISR_HOLD_NAMES];
+};
 
 /* Every registered type: a value below ISR_EV_TYPE_MAX that is not
  * ISR_EV_PY_FRAMES, a record a multiple of 8 bytes, a known drop source.

@@ -11,7 +11,7 @@
 
 #include "registry.h"
 
-enum { IV_K_INSTANT, IV_K_SINCE, IV_K_UNTIL, IV_K_GPU, IV_K_GPU_WORK };
+enum { IV_K_INSTANT, IV_K_SINCE, IV_K_UNTIL, IV_K_UNTIL_AT, IV_K_GPU, IV_K_GPU_WORK };
 
 /* Where a type's interval is: a (64 bits) and b (tested, or the GPU end);
  * the stretch holds when (b & mask) == want. GPU work: where its device,
@@ -45,6 +45,7 @@ struct event_info {
 #define IV_INSTANT(st, a, b, m, w)	{ IV_K_INSTANT, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 #define IV_SINCE(st, a, b, m, w)	{ IV_K_SINCE, FIELD_SIZE(st, b), OFF(st, a), OFF(st, b), m, w, 0, 0, 0, 0 }
 #define IV_UNTIL(st, a, b, m, w)	{ IV_K_UNTIL, FIELD_SIZE(st, b), OFF(st, a), OFF(st, b), m, w, 0, 0, 0, 0 }
+#define IV_UNTIL_AT(st, a, b, m, w)	{ IV_K_UNTIL_AT, 0, OFF(st, a), 0, 0, 0, 0, 0, 0, 0 }
 #define IV_GPU(st, a, b, m, w)		{ IV_K_GPU, FIELD_SIZE(st, b), OFF(st, a), OFF(st, b), 0, 0, 0, 0, 0, 0 }
 #define IV_GPU_WORK(st, a, b, m, w)									\
 	{ IV_K_GPU_WORK, FIELD_SIZE(st, b), OFF(st, a), OFF(st, b), 0, 0, OFF(st, device_id),		\
@@ -74,6 +75,8 @@ static const struct event_info events[ISR_EV_TYPE_MAX] = { ISR_EVENT_TYPES(EVENT
 	_Static_assert(FIELD_SIZE(st, a) == 8, #st "." #a ": a duration is 64 bits");	\
 	_Static_assert(FIELD_SIZE(st, b) == 2 || FIELD_SIZE(st, b) == 4, #st "." #b ": 16 or 32 bits");
 #define IV_CHECK_UNTIL(st, a, b)	IV_CHECK_SINCE(st, a, b)
+#define IV_CHECK_UNTIL_AT(st, a, b)						\
+	_Static_assert(FIELD_SIZE(st, a) == 8, #st "." #a ": a time is 64 bits");
 #define IV_CHECK_GPU(st, a, b)							\
 	_Static_assert(FIELD_SIZE(st, a) == 8 && FIELD_SIZE(st, b) == 8, #st ": GPU times are 64 bits");
 #define IV_CHECK_GPU_WORK(st, a, b)						\
@@ -196,6 +199,11 @@ enum isr_clock isr_ev_interval(const struct isr_ev_hdr *h, __u64 *start, __u64 *
 		*start = read_u64(h, iv->a);
 		*end = read_u64(h, iv->b);
 		return ISR_CLOCK_GPU;
+	case IV_K_UNTIL_AT:
+		d = read_u64(h, iv->a);
+		if (d > h->ts_ns)
+			*end = d;
+		break;
 	case IV_K_SINCE:
 	case IV_K_UNTIL:
 		if ((read_field(h, iv->b, iv->b_size) & iv->mask) != iv->want)

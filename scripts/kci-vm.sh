@@ -96,6 +96,7 @@ else
 	# (delivery checks still hold).
 	accel="-accel tcg -cpu max"
 fi
+# shellcheck disable=SC2086 # $accel: several options
 set -- qemu-system-x86_64 -m "$mem" -smp "$cpus" $accel -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" -display none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$out/kci.ktap" -serial "file:$out/kci.json"

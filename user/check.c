@@ -22,6 +22,7 @@
 #include "preflight.h"
 #include "proc.h"
 #include "py_libs.h"
+#include "text.h"
 #include "tracer.h"
 
 #ifndef CAP_PERFMON
@@ -489,9 +490,15 @@ int check__write_text(const struct check_result *res, FILE *out)
 	for (size_t i = 0; i < res->n; i++) {
 		const struct check_item *it = &res->items[i];
 
-		fprintf(out, "%-6s %-26s %s\n", check_status_name(it->status), it->id, it->detail);
-		if (it->fix[0])
-			fprintf(out, "       %-26s fix: %s\n", "", it->fix);
+		/* details quote a target's names and files (lib/text.h) */
+		fprintf(out, "%-6s %-26s ", check_status_name(it->status), it->id);
+		text__write(out, it->detail, sizeof(it->detail), TEXT_TERM);
+		fprintf(out, "\n");
+		if (it->fix[0]) {
+			fprintf(out, "       %-26s fix: ", "");
+			text__write(out, it->fix, sizeof(it->fix), TEXT_TERM);
+			fprintf(out, "\n");
+		}
 	}
 	fprintf(out, "\n%s\n", res->ready ? "ready: inferscope-bpf can record here" :
 		     "not ready: recording will not work until the failures above are fixed");
@@ -509,15 +516,21 @@ int check__write_json(const struct check_result *res, FILE *out)
 		return -ENOMEM;
 	}
 	json_object_set_new(root, "ready", json_boolean(res->ready));
-	for (size_t i = 0; i < res->n; i++) {
+	for (size_t i = 0; i < res->n && !e; i++) {
 		const struct check_item *it = &res->items[i];
+		char *detail = text__dup(it->detail, sizeof(it->detail), TEXT_UTF8, NULL);
+		char *fix = text__dup(it->fix, sizeof(it->fix), TEXT_UTF8, NULL);
 
-		json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s?}", "id", it->id, "status",
-						       check_status_name(it->status), "detail", it->detail, "fix",
-						       it->fix[0] ? it->fix : NULL));
+		if (!detail || !fix ||
+		    json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s?}", "id", it->id, "status",
+							   check_status_name(it->status), "detail", detail, "fix",
+							   fix[0] ? fix : NULL)))
+			e = -ENOMEM;
+		free(detail);
+		free(fix);
 	}
 	json_object_set_new(root, "checks", items);
-	if (json_dumpf(root, out, JSON_INDENT(2)) || fputc('\n', out) == EOF)
+	if (!e && (json_dumpf(root, out, JSON_INDENT(2)) || fputc('\n', out) == EOF))
 		e = -EIO;
 	json_decref(root);
 	return e;

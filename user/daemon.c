@@ -19,6 +19,7 @@
 #include "notify.h"
 #include "prom.h"
 #include "recorder.h"
+#include "rec_writer.h"
 #include "state_dir.h"
 #include "window.h"
 
@@ -120,10 +121,11 @@ static void on_removed(void *ctx, const char *dir, const char *name, const char 
 		dlog(LOG_INFO_, "removed %s (%s)", name, why);
 }
 
-static void prune(struct daemon *d)
+/* room: before a window, room made for it on a full filesystem */
+static void prune(struct daemon *d, bool room)
 {
 	const struct daemon_config *c = settings__daemon(d->s);
-	int e = state_dir__prune(c->state_dir, c, unix_now(), on_removed, d, &d->h);
+	int e = state_dir__prune(c->state_dir, c, unix_now(), room, on_removed, d, &d->h);
 
 	if (e) {
 		dlog(LOG_ERR_, "cannot clean the state directory %s: %s", c->state_dir, strerror(-e));
@@ -149,12 +151,20 @@ static void write_metrics(struct daemon *d, const struct window_result *w, const
 	}
 }
 
-/* Whether the recorder left a file that reads (it created the header). */
+/* Whether path is a recording the recorder left (it created the header):
+ * a regular file of ours, not what another user put under that name. */
 static bool recorded_something(const char *path)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0 && st.st_size > 0;
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_size > 0;
+}
+
+/* Whether the window's recording left something to analyze: its file, or
+ * in flight-recorder mode a window written. */
+static bool window_recorded(const struct daemon *d, const char *first, const struct record_result *res)
+{
+	return settings__daemon(d->s)->flight_s > 0 ? res->windows_last > 0 : recorded_something(first);
 }
 
 /* The file of a recording to path: itself, or in flight-recorder mode its
@@ -228,6 +238,12 @@ static void finish_file(struct daemon *d, const char *path, unsigned int k, cons
 		error_seen(d, DERR_STATE_DIR);
 		snprintf(tagged, sizeof(tagged), "%s", path);
 	}
+	/* A recording cut short by a write error counts its drops up to its
+	 * last chunk; the recorder, every event it lost (those the full state
+	 * directory could not take too). */
+	if (settings__daemon(d->s)->flight_s <= 0 && res->stop_reason == ISR_STOP_WRITE_ERROR &&
+	    res->drops_total > w->drops_total)
+		w->drops_total = res->drops_total;
 	d->h.windows_recorded++;
 	d->h.events_total += w->events;
 	d->h.drops_total += w->drops_total;
@@ -237,7 +253,7 @@ static void finish_file(struct daemon *d, const char *path, unsigned int k, cons
 		d->h.truncated_total++;
 		dlog(LOG_WARNING_, "window %lu%s: %s is truncated: %s", d->windows, label, tagged, w->truncation);
 	}
-	prune(d);
+	prune(d, false);
 	write_metrics(d, w, t, n);
 	{
 		char top[128] = "";
@@ -272,7 +288,7 @@ static int window(struct daemon *d)
 	if (!t)
 		return -ENOMEM;
 	d->windows++;
-	prune(d);
+	prune(d, true);
 	for (attempt = 0;; attempt++) {
 		n = discover__scan(d->disc, t, CONFIG_MAX_PIDS);
 		if (n < 0) {
@@ -308,37 +324,40 @@ static int window(struct daemon *d)
 		watchdog(d);
 		/* A target that exited between the scan and the attach fails
 		 * the window before anything is written: scan again, once. */
-		if (!e || recorded_something(first) || attempt == 1 || stop_req)
+		if (!e || window_recorded(d, first, &res) || attempt == 1 || stop_req)
 			break;
-		unlink(first);
+		if (c->flight_s <= 0)
+			unlink(first);
 		dlog(LOG_WARNING_, "window %lu: recording failed before it began (%s); scanning again", d->windows,
 		     strerror(-e));
 	}
-	if (e && !recorded_something(first)) {
-		unlink(first);
+	if (e && !window_recorded(d, first, &res)) {
+		if (c->flight_s <= 0)
+			unlink(first);
 		dlog(LOG_ERR_, "window %lu: recording %d processes failed: %s (the recorder's message is above)",
 		     d->windows, n, strerror(-e));
-		error_seen(d, e == -ENOSPC ? DERR_DISK_FULL : DERR_RECORD);
+		error_seen(d, e == -ENOSPC || e == -EFBIG ? DERR_DISK_FULL : DERR_RECORD);
 		d->h.windows_failed++;
 		write_metrics(d, NULL, t, (size_t)n);
 		goto out;
 	}
 	if (res.stop_reason == ISR_STOP_WRITE_ERROR) {
 		d->h.truncated_total++;
-		error_seen(d, e == -ENOSPC ? DERR_DISK_FULL : DERR_RECORD);
+		error_seen(d, e == -ENOSPC || e == -EFBIG ? DERR_DISK_FULL : DERR_RECORD);
 		dlog(LOG_ERR_, "window %lu: writing %s failed: %s; the recording is cut short and reads up to its "
-			       "last complete chunk%s", d->windows, path, strerror(-e),
-		     e == -ENOSPC ? "; the state directory's filesystem is full: lower daemon.max_size below its "
-				    "free space" : "");
+			       "last complete chunk, %llu events lost%s", d->windows, path, strerror(-e),
+		     (unsigned long long)res.drops_total,
+		     e == -ENOSPC ? "; the state directory's filesystem is full: the oldest recordings are removed "
+				    "to make room (lower daemon.max_size below its free space)" :
+		     e == -EFBIG ? "; the file reached the daemon's file size limit (LimitFSIZE=)" : "");
 	}
-	for (unsigned int k = 1;; k++) {
+	/* in flight-recorder mode windows 1 to windows_last, but for the names
+	 * the recorder skipped (taken by a link or a directory) */
+	for (unsigned int k = 1; k <= (c->flight_s > 0 ? res.windows_last : 1); k++) {
 		char file[4400];
 
-		if (output_file(d, path, k, file, sizeof(file)) || !recorded_something(file))
-			break;
-		finish_file(d, file, k, t, (size_t)n, &res);
-		if (c->flight_s <= 0)
-			break;
+		if (!output_file(d, path, k, file, sizeof(file)) && recorded_something(file))
+			finish_file(d, file, k, t, (size_t)n, &res);
 	}
 	e = 0;
 out:
@@ -363,9 +382,7 @@ static struct settings *configure(struct daemon *d, struct discover **disc, char
 		settings__free(s);
 		return NULL;
 	}
-	if (mkdir(c->state_dir, 0750) && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create the state directory %s (daemon.state_dir): %s", c->state_dir,
-			 strerror(errno));
+	if (state_dir__check(c->state_dir, err, errlen)) {
 		discover__free(*disc);
 		settings__free(s);
 		return NULL;
@@ -442,6 +459,7 @@ int daemon__run(const struct daemon_loader *ld, int argc, char **argv)
 	 * handler while it records); between recordings it is ignored, never
 	 * the end of the daemon */
 	signal(SIGUSR1, SIG_IGN);
+	rec_writer__size_limit_is_an_error();
 
 	wd_usec = notify__watchdog_usec();
 	d.wd_interval = wd_usec / 2e6;

@@ -9,6 +9,7 @@
 #ifndef INFERSCOPE_DISCOVER_H
 #define INFERSCOPE_DISCOVER_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
@@ -24,6 +25,11 @@ struct discovered {
 };
 
 struct discover;
+
+/* Compiles a daemon.match pattern, as discovery uses it: the one check of a
+ * pattern, for config show as for the daemon. 0, or -EINVAL with
+ * "daemon.match: 'PATTERN' is not ...: reason" in err (re left unset). */
+int discover__compile(regex_t *re, const char *pattern, char *err, size_t errlen);
 
 /* Compiles the extended regexes (n may be 0); cuda: also every process
  * that maps libcuda. NULL with errno set and "PATTERN: reason" in err when

@@ -32,6 +32,9 @@ enum probe_when {
 	PROBE_AFTER_EXEC,	/* the launched command, right after its exec */
 	PROBE_NEW_PROCESS,	/* a child a target started, or a target that exec'd */
 	PROBE_RESCAN,		/* a live target, once a second: what it loaded since */
+	PROBE_MAPPED,		/* a target whose dynamic loader is watched (bpf/hold.bpf.h): what it maps now
+				 * (held: a new image, a forked child, or a library just loaded and not yet
+				 * run); a library it loads later holds it again */
 };
 
 /* What the recorder gives a family. */
@@ -53,6 +56,10 @@ struct launch_env {
 
 struct probe_family {
 	const char *name;
+	/* File-name prefixes of the libraries it probes in a process once it
+	 * maps them (NULL-terminated; NULL: none): a target that maps one is
+	 * held until every family probed it (PROBE_MAPPED). */
+	const char *const *hold_libs;
 	/* Whether cfg asks for the family. */
 	bool (*enabled)(const struct record_config *cfg);
 	/* Opens and loads its BPF objects onto the tracer's shared maps,

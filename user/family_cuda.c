@@ -231,14 +231,14 @@ static int cuda_probe_process(void *st, __u32 pid, enum probe_when when)
 	case PROBE_AT_START:
 		n = probe_libs(c, pid, false, false);
 		/* A --cuda-lib file is probed in every target: not CPU only. */
-		if (n == 0 && !c->nextra)
+		if (n == 0 && !c->nextra && !c->ctx->cfg->quiet)
 			fprintf(stderr, "inferscope-bpf: pid %u has no CUDA driver library mapped: tracing CPU only "
 				"(it will be traced if it loads one)\n", pid);
 		return n < 0 ? n : 0;
 	case PROBE_BEFORE_EXEC:
 		/* Not exec'd yet: libcuda is probed by path, live once mapped. */
 		n = probe_libs(c, pid, true, false);
-		if (n >= 0 && !c->ncand && !c->nextra)
+		if (n >= 0 && !c->ncand && !c->nextra && !c->ctx->cfg->quiet)
 			fprintf(stderr, "inferscope-bpf: no CUDA driver library (libcuda.so.1) found where %s would "
 				"load one from (LD_LIBRARY_PATH, its RUNPATH, /etc/ld.so.cache, the standard "
 				"directories): tracing CPU only (a libcuda it loads from elsewhere is traced from "
@@ -251,6 +251,10 @@ static int cuda_probe_process(void *st, __u32 pid, enum probe_when when)
 	case PROBE_RESCAN:
 		/* libcuda files that it mapped since (dlopen) */
 		probe_libs(c, pid, false, true);
+		return 0;
+	case PROBE_MAPPED:
+		/* what it maps now; a libcuda it loads later holds it */
+		probe_libs(c, pid, false, false);
 		return 0;
 	default:
 		return 0;
@@ -411,7 +415,7 @@ static int cuda_measure_hit_cost(void *st, double *hit_ns, char *err, size_t err
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	e = tracer__add_target(t, pid);
+	e = tracer__add_target(t, pid, true);	/* the recorder itself: never held */
 	fd = e ? e : tracer__uprobe_link(t, c->obj->progs.cuda_hot, pid, self, s->offset, s->cookie);
 	if (fd < 0) {
 		e = fd;
@@ -429,8 +433,11 @@ static int cuda_measure_hit_cost(void *st, double *hit_ns, char *err, size_t err
 	return e;
 }
 
+static const char *const cuda_hold_libs[] = { "libcuda.so", NULL };
+
 const struct probe_family family_cuda = {
 	.name = "cuda",
+	.hold_libs = cuda_hold_libs,
 	.enabled = cuda_enabled,
 	.open = cuda_open,
 	.prepare = cuda_prepare,

@@ -440,6 +440,11 @@ static int gpu_probe_process(void *st, __u32 pid, enum probe_when when)
 	case PROBE_RESCAN:
 		probe_bridge(g, pid, true, false);
 		return 0;
+	case PROBE_MAPPED:
+		/* a bridge it maps now (dormant until attached); one it loads
+		 * later holds it */
+		probe_bridge(g, pid, false, false);
+		return 0;
 	default:
 		return 0;
 	}
@@ -588,8 +593,11 @@ static void gpu_final_flush(void *st)
 			"their last second may be missing\n", n - g->flushed, n, FLUSH_WAIT_NS / 1e9);
 }
 
+static const char *const gpu_hold_libs[] = { "libinferscope_cupti", NULL };
+
 const struct probe_family family_gpu = {
 	.name = "gpu",
+	.hold_libs = gpu_hold_libs,
 	.enabled = gpu_enabled,
 	.open = gpu_open,
 	.prepare = gpu_prepare,

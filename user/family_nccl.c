@@ -283,6 +283,11 @@ static int nccl_probe_process(void *st, __u32 pid, enum probe_when when)
 	case PROBE_RESCAN:
 		probe_libs(c, pid, false, true);
 		return 0;
+	case PROBE_MAPPED:
+		/* what it maps now; a libnccl it loads later holds it */
+		record_rank_env(c, pid);
+		probe_libs(c, pid, false, false);
+		return 0;
 	default:
 		return 0;
 	}
@@ -298,8 +303,11 @@ static void nccl_on_new_process(void *st, __u32 pid, __u32 origin)
 	htab_u64__take(&c->env_read, pid, &v);
 }
 
+static const char *const nccl_hold_libs[] = { "libnccl.so", NULL };
+
 const struct probe_family family_nccl = {
 	.name = "nccl",
+	.hold_libs = nccl_hold_libs,
 	.enabled = nccl_enabled,
 	.open = nccl_open,
 	.prepare = nccl_prepare,

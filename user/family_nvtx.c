@@ -228,8 +228,11 @@ static int nvtx_probe_process(void *st, __u32 pid, enum probe_when when)
 	return 0;
 }
 
+static const char *const nvtx_hold_libs[] = { "libnvToolsExt", NULL };
+
 const struct probe_family family_nvtx = {
 	.name = "nvtx",
+	.hold_libs = nvtx_hold_libs,
 	.enabled = nvtx_enabled,
 	.open = nvtx_open,
 	.probe_process = nvtx_probe_process,

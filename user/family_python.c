@@ -33,6 +33,7 @@
 #define MAX_WAITING	64
 #define WAIT_POLL_MS	5	/* while an interpreter is not initialized or not loaded yet */
 #define FRESH_NS	3000000000ULL	/* how long a new image is watched for a libpython */
+#define WAIT_LIMIT_NS	10000000000ULL	/* how long an interpreter may stay not ready */
 
 struct python_family {
 	const struct family_ctx *ctx;
@@ -48,6 +49,7 @@ struct python_family {
 	struct htab gil_decided;	/* processes whose GIL status is written */
 	struct py_mapping waiting[MAX_WAITING];	/* interpreters not initialized yet */
 	__u32 waiting_pid[MAX_WAITING];
+	__u64 waiting_since[MAX_WAITING];
 	size_t nwaiting;
 	__u32 fresh_pid[MAX_WAITING];	/* new images that map no interpreter yet */
 	__u64 fresh_until[MAX_WAITING];
@@ -147,6 +149,7 @@ static void unwait(struct python_family *p, size_t i)
 	p->nwaiting--;
 	p->waiting[i] = p->waiting[p->nwaiting];
 	p->waiting_pid[i] = p->waiting_pid[p->nwaiting];
+	p->waiting_since[i] = p->waiting_since[p->nwaiting];
 }
 
 static void unfresh(struct python_family *p, size_t i)
@@ -252,21 +255,54 @@ static bool gil_start(struct python_family *p, __u32 pid, const struct py_mappin
 	return false;
 }
 
+/* An interpreter not ready within WAIT_LIMIT_NS: said once for what was
+ * still undecided (its stacks, its GIL waits), in the recording and on
+ * stderr. */
+static void interp_give_up(struct python_family *p, __u32 pid, const struct py_mapping *m)
+{
+	static const char detail[] = "its interpreter named no thread of the process within 10 s (not initialized, "
+				     "or a layout this version does not know)";
+	struct isr_ev_py_status status;
+	__u64 v;
+
+	if (p->stacks && !htab_u64__get(&p->decided, pid, &v)) {
+		py_status__fill(&status, pid, ISR_PY_SUBJECT_STACKS, ISR_PY_STATUS_LAYOUT_MISMATCH, m->lib->minor, 0,
+				detail);
+		fprintf(stderr, "inferscope-bpf: pid %u: %s: %s; its Python stacks are not captured\n", pid, m->file,
+			detail);
+		htab_u64__put(&p->decided, pid, 1);
+		p->ctx->emit(p->ctx->emit_ctx, &status, sizeof(status));
+	}
+	if (p->gils_fd >= 0 && !htab_u64__get(&p->gil_decided, pid, &v)) {
+		py_status__fill(&status, pid, ISR_PY_SUBJECT_GIL, ISR_PY_STATUS_LAYOUT_MISMATCH, m->lib->minor, 0,
+				detail);
+		htab_u64__put(&p->gil_decided, pid, 1);
+		p->ctx->emit(p->ctx->emit_ctx, &status, sizeof(status));
+	}
+}
+
 /* The stacks and the GIL of the interpreter of pid at m; one not
- * initialized yet waits for the next tick. */
-static void interp_start(struct python_family *p, __u32 pid, const struct py_mapping *m)
+ * ready yet (initializing, or a child just forked) waits for the next
+ * tick, for WAIT_LIMIT_NS at most from since (0: now). */
+static void interp_start(struct python_family *p, __u32 pid, const struct py_mapping *m, __u64 since)
 {
 	bool again = stacks_start(p, pid, m);
+	__u64 now = clock__mono_ns();
 	size_t i;
 
 	again |= gil_start(p, pid, m);
 	if (!again)
 		return;
+	if (since && now - since >= WAIT_LIMIT_NS) {
+		interp_give_up(p, pid, m);
+		return;
+	}
 	for (i = 0; i < p->nwaiting && p->waiting_pid[i] != pid; i++)
 		;
 	if (i == p->nwaiting && i < MAX_WAITING) {
 		p->waiting[i] = *m;
 		p->waiting_pid[i] = pid;
+		p->waiting_since[i] = since ? since : now;
 		p->nwaiting++;
 	}
 }
@@ -326,7 +362,7 @@ static int probe_interpreters(struct python_family *p, __u32 pid, bool late)
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {
-		interp_start(p, pid, &mapped[i]);
+		interp_start(p, pid, &mapped[i], 0);
 		e = p->gil ? gil_probe(p, pid, &mapped[i], late) : 0;
 		if (e && !first_err)
 			first_err = e;
@@ -373,6 +409,11 @@ static int python_probe_process(void *st, __u32 pid, enum probe_when when)
 		 * loaded after exec; embedded interpreters) */
 		probe_interpreters(p, pid, true);
 		return 0;
+	case PROBE_MAPPED:
+		/* an interpreter it maps now (in the executable, or a libpython
+		 * just loaded); a libpython it loads later holds it */
+		probe_interpreters(p, pid, false);
+		return 0;
 	default:
 		return 0;
 	}
@@ -406,14 +447,16 @@ static void interp_retry(struct python_family *p)
 {
 	struct py_mapping m[MAX_WAITING];
 	__u32 pid[MAX_WAITING];
+	__u64 since[MAX_WAITING];
 	size_t i, n = p->nwaiting;
 
 	memcpy(m, p->waiting, n * sizeof(m[0]));
 	memcpy(pid, p->waiting_pid, n * sizeof(pid[0]));
+	memcpy(since, p->waiting_since, n * sizeof(since[0]));
 	p->nwaiting = 0;
 	for (i = 0; i < n; i++)
 		if (proc__alive(pid[i]))
-			interp_start(p, pid[i], &m[i]);
+			interp_start(p, pid[i], &m[i], since[i]);
 }
 
 /* An interpreter still initializing is asked again soon: its stacks are
@@ -464,8 +507,11 @@ static void python_describe(void *st, FILE *out)
 			p->samples.attached, p->ctx->cfg->python.stacks_hz);
 }
 
+static const char *const python_hold_libs[] = { "libpython3", NULL };
+
 const struct probe_family family_python = {
 	.name = "python",
+	.hold_libs = python_hold_libs,
 	.enabled = python_enabled,
 	.open = python_open,
 	.attach = py_libs,

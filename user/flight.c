@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "flight.h"
 #include "registry.h"
 
@@ -86,6 +87,14 @@ int flight__window_path(const char *base, unsigned int n, char *out, size_t len)
 	else
 		w = snprintf(out, len, "%s.%u", base, n);
 	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
+}
+
+bool flight__name_taken(const char *path, int err)
+{
+	struct stat st;
+
+	return (err == -ELOOP || err == -EISDIR || err == -EINVAL) && lstat(path, &st) == 0 &&
+	       !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode);
 }
 
 int flight__parse_trigger(const char *arg, struct flight_triggers *trig)

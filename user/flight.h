@@ -49,6 +49,14 @@ bool flight_check__drops(struct flight_check *fc, __u64 drops_total, char *why, 
  * "run.isr" -> "run.3.isr", "run" -> "run.3". 0, or -ENAMETOOLONG. */
 int flight__window_path(const char *base, unsigned int n, char *out, size_t len);
 
+/* Whether err, of writing a window to the file path, says that the name
+ * is taken by something the recorder does not write through or over (a
+ * symbolic link, a directory, a FIFO or socket: lib/out_file.h): the
+ * window goes to the next name (at most FLIGHT_NAME_TRIES names a window),
+ * so that one name planted ahead does not lose every later window. */
+#define FLIGHT_NAME_TRIES 64
+bool flight__name_taken(const char *path, int err);
+
 /* Parses one --trigger value into trig: "sync=MS", "gpu-idle=MS",
  * "drops=N" (0 turns that check off), "none" (every check off). 0, or
  * -EINVAL. */

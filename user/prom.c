@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 #include "prom.h"
 #include "out_file.h"
+#include "text.h"
 
 const char *daemon_error_name(enum daemon_error e)
 {
@@ -21,18 +23,12 @@ const char *daemon_error_name(enum daemon_error e)
 	return e >= 0 && e < DERR_MAX ? names[e] : "unknown";
 }
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value: valid UTF-8 whatever a process named itself, its
+ * backslashes and double quotes escaped (lib/text.h). */
 static void label(FILE *f, const char *name, const char *v, bool first)
 {
 	fprintf(f, "%s%s=\"", first ? "" : ",", name);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f), fputc(*v, f);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
+	text__write(f, v, SIZE_MAX, TEXT_PROM);
 	fputc('"', f);
 }
 
@@ -245,6 +241,8 @@ static void health(FILE *f, const struct daemon_health *h)
 	value(f, (double)h->removed_size);
 	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"age\"}");
 	value(f, (double)h->removed_age);
+	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"space\"}");
+	value(f, (double)h->removed_space);
 	head(f, "inferscope_daemon_config_reloads_total", "counter", "Configuration reloads (SIGHUP), by result.");
 	fprintf(f, "inferscope_daemon_config_reloads_total{result=\"applied\"}");
 	value(f, (double)h->reloads_ok);

@@ -44,7 +44,7 @@ struct daemon_health {
 	__u64 errors[DERR_MAX];
 	int last_error;			/* enum daemon_error, -1: none */
 	double last_error_time;
-	__u64 removed_policy, removed_size, removed_age;
+	__u64 removed_policy, removed_size, removed_age, removed_space;
 	__u64 reloads_ok, reloads_refused;
 	size_t recordings_kept;
 	__u64 recordings_bytes;

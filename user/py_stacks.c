@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include "clock.h"
+#include "proc.h"
 #include "py_stacks.h"
 #include "htab.h"
 
@@ -277,12 +278,15 @@ static int debug_offsets_apply(__u32 pid, struct isr_py_layout *l, const struct 
 }
 
 /* One pass over the interpreter's threads and their innermost frames.
- * 0, -EAGAIN (not initialized), or -EPROTO with why filled. */
+ * 0, -EAGAIN (not initialized, or its thread states name its parent's
+ * threads yet: a child just forked), or -EPROTO with why filled. */
 static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, size_t len, unsigned int *nthreads,
 			 unsigned int *nframes)
 {
-	unsigned int threads = 0, live = 0, frames = 0;
+	unsigned int threads = 0, live = 0, parents = 0, frames = 0;
+	__u32 ppid = 0;
 	__u64 interp, t, v;
+	char state;
 	int err = 0;
 
 	interp = py_mem__u64(pid, l->runtime + l->runtime_interp_head, &err);
@@ -304,10 +308,14 @@ static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, si
 			return err == -ESRCH ? err : -EPROTO;
 		}
 		v = py_mem__u64(pid, t + l->tstate_tid, &err);
-		if (l->minor >= 11)
+		if (l->minor >= 11) {
 			live += py_thread__exists(pid, v);
-		else
+			if (!ppid && proc__stat(pid, &ppid, &state))
+				ppid = 0;
+			parents += ppid && py_thread__exists(ppid, v);
+		} else {
 			live += v >= 4096; /* pthread_self(): an address */
+		}
 		if (l->tstate_cframe) {
 			__u64 cf = py_mem__u64(pid, t + l->tstate_cframe, &err);
 
@@ -340,6 +348,11 @@ static int validate_once(__u32 pid, const struct isr_py_layout *l, char *why, si
 	}
 	if (err == -ESRCH)
 		return err;
+	/* None, but its parent's threads: a child just forked, whose
+	 * interpreter has not yet taken its new thread ids
+	 * (PyOS_AfterFork_Child): not ready yet. */
+	if (!live && parents)
+		return -EAGAIN;
 	if (!live || live * 2 < threads) {
 		snprintf(why, len, "%u of the interpreter's %u thread states name a thread of pid %u (thread id at "
 			 "offset %u)", live, threads, pid, l->tstate_tid);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -505,6 +506,19 @@ int rec_writer__finish(struct rec_writer *w, __u64 end_mono_ns, __u32 stop_reaso
 __u64 rec_writer__events_written(const struct rec_writer *w)
 {
 	return w->events_written;
+}
+
+static void on_size_signal(int sig)
+{
+	(void)sig;
+}
+
+void rec_writer__size_limit_is_an_error(void)
+{
+	struct sigaction sa = { .sa_handler = on_size_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGXFSZ, &sa, NULL);
 }
 
 __u64 rec_writer__events_lost(const struct rec_writer *w)

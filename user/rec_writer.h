@@ -106,6 +106,13 @@ struct rec_window {
 int rec_writer__write_window(struct rec_writer *w, const char *path, const struct rec_props *host,
 			     __u64 end_mono_ns, __u32 stop_reason, struct rec_window *out);
 
+/* A file size limit (ulimit -f, systemd's LimitFSIZE=) is then a write
+ * error like a full disk: write(2) fails with EFBIG instead of SIGXFSZ
+ * killing the process, and the recording stops with what it wrote. For a
+ * process that writes recordings; a handler, not SIG_IGN, so that a
+ * command it launches gets the default back at its exec. */
+void rec_writer__size_limit_is_an_error(void);
+
 __u64 rec_writer__events_written(const struct rec_writer *w);
 __u64 rec_writer__events_lost(const struct rec_writer *w);
 __u64 rec_writer__bytes_written(const struct rec_writer *w);

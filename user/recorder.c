@@ -21,8 +21,10 @@
 #include "clock.h"
 #include "family.h"
 #include "flight.h"
+#include "hold_guard.h"
 #include "isr_format.h"
 #include "launch.h"
+#include "loader_watch.h"
 #include "mem_sample.h"
 #include "preflight.h"
 #include "proc.h"
@@ -57,6 +59,7 @@ static void on_window_signal(int sig)
 struct pending_snapshot {
 	__u32 pid;
 	__u32 origin;
+	bool probed;	/* probed already, at its hold */
 };
 
 /* An enabled family and its state. */
@@ -90,12 +93,20 @@ struct recorder {
 	__u64 last_window_ns;		/* when the last window was written */
 	__u64 next_seal_ns;		/* when the buffered events are sealed into the ring next */
 	unsigned int windows;		/* written so far */
+	unsigned int window_no;		/* the number in the last window file's name (flight.h) */
 	unsigned int mem_samples;	/* rounds of memory samples taken */
 	unsigned int windows_failed;
 	__u64 triggers_limited;		/* live triggers within a window of the last one, not written */
 	struct pending_snapshot pending[MAX_PENDING];	/* new processes to snapshot and probe */
 	size_t npending;
 	size_t pending_overflow;
+	/* holds (bpf/hold.bpf.h): answered as they come, and the watcher that
+	 * answers them if the recorder cannot */
+	struct hold_guard guard;
+	bool hold_ok;			/* the watcher runs: targets may be held */
+	bool holding;			/* holds are answered by probing (not at the end) */
+	bool loader_watch;		/* the dynamic loaders can be watched (bpf/hold.bpf.c) */
+	__u64 holds, hold_ns, hold_max_ns;
 };
 
 /* Calls the operation op of every family that has it. */
@@ -129,11 +140,74 @@ static void new_process(struct recorder *r, __u32 pid, __u32 origin)
 	if (r->npending < MAX_PENDING) {
 		r->pending[r->npending].pid = pid;
 		r->pending[r->npending].origin = origin;
+		r->pending[r->npending].probed = false;
 		r->npending++;
 	} else {
 		r->pending_overflow++;
 	}
 	FAMILIES_DO(r, on_new_process, pid, origin);
+}
+
+/* The dynamic loader of pid watched (bpf/hold.bpf.c): a library it loads
+ * later holds it. Whether it is; said only with -v where it cannot be (a
+ * static program, a loader that is not glibc's, a kernel without
+ * uprobe_multi links). */
+static bool watch_loader(struct recorder *r, __u32 pid)
+{
+	struct loader_site s;
+	int e = loader_watch__find(pid, &s);
+
+	e = e ?: tracer__watch_loader(r->t, s.path, s.dev, s.ino, s.offset, s.cookie);
+	if (e && e != -EALREADY && r->cfg->verbose)
+		fprintf(stderr, "inferscope-bpf: pid %u: its dynamic loader is not watched (%s): a library it loads "
+			"later is probed within a second\n", pid, strerror(-e));
+	return !e || e == -EALREADY;
+}
+
+/* How the families probe a new process or image: where its loader is
+ * watched, what it maps now (a library it loads later holds it); else
+ * also the libraries it may load, by path. */
+static enum probe_when new_process_when(const struct recorder *r, bool watched)
+{
+	return watched && r->holding ? PROBE_MAPPED : PROBE_NEW_PROCESS;
+}
+
+/* A target the BPF side holds (bpf/hold.bpf.h): every family probes it
+ * (a new image or a forked child as a new process, a process whose loader
+ * mapped a library what it maps), its loader is watched (a new image),
+ * then it goes on, and the hold is written with its release time.
+ * At the end it is only let go. INFERSCOPE_TEST_DIE_AT_HOLD (tests only):
+ * the recorder dies at the first hold, which its watcher must answer. */
+static void answer_hold(struct recorder *r, const struct isr_ev_proc_hold *ev)
+{
+	struct isr_ev_proc_hold h = *ev;
+	size_t i;
+
+	if (getenv("INFERSCOPE_TEST_DIE_AT_HOLD"))
+		_exit(99);
+	if (r->holding && h.reason == ISR_HOLD_LIB) {
+		FAMILIES_DO(r, probe_process, h.hdr.pid, PROBE_MAPPED);
+	} else if (r->holding) {
+		/* a forked child runs under its parent's loader */
+		bool watched = h.reason == ISR_HOLD_EXEC ? watch_loader(r, h.hdr.pid) : r->loader_watch;
+
+		FAMILIES_DO(r, probe_process, h.hdr.pid, new_process_when(r, watched));
+		for (i = 0; i < r->npending; i++)
+			if (r->pending[i].pid == h.hdr.pid)
+				r->pending[i].probed = true;
+	}
+	if (kill((pid_t)h.hdr.pid, SIGCONT) && errno != ESRCH)
+		fprintf(stderr, "inferscope-bpf: cannot let pid %u go on (SIGCONT): %s; it stays stopped until "
+			"`kill -CONT %u`\n", h.hdr.pid, strerror(errno), h.hdr.pid);
+	tracer__hold_done(r->t, h.hdr.pid);
+	h.release_ns = clock__mono_ns();
+	r->holds++;
+	if (h.release_ns > h.hdr.ts_ns) {
+		r->hold_ns += h.release_ns - h.hdr.ts_ns;
+		if (h.release_ns - h.hdr.ts_ns > r->hold_max_ns)
+			r->hold_max_ns = h.release_ns - h.hdr.ts_ns;
+	}
+	emit(r, &h, sizeof(h));
 }
 
 static int on_event(void *ctx, const void *data, size_t size)
@@ -143,6 +217,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 	size_t i;
 	int e;
 
+	if (h->type == ISR_EV_PROC_HOLD && size >= sizeof(struct isr_ev_proc_hold)) {
+		answer_hold(r, data);
+		return 0;
+	}
 	budget_ctl__note(&r->budget, h, size);
 	for (i = 0; i < r->nfam; i++) {
 		e = r->fam[i].ops->on_event ? r->fam[i].ops->on_event(r->fam[i].st, h, size) : 0;
@@ -196,8 +274,14 @@ static void probe_pending(struct recorder *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->npending; i++)
-		FAMILIES_DO(r, probe_process, r->pending[i].pid, PROBE_NEW_PROCESS);
+	for (i = 0; i < r->npending; i++) {
+		const struct pending_snapshot *p = &r->pending[i];
+
+		if (!p->probed)
+			FAMILIES_DO(r, probe_process, p->pid,
+				    new_process_when(r, p->origin == ISR_ORIGIN_EXEC ? watch_loader(r, p->pid) :
+											r->loader_watch));
+	}
 	write_pending(r);
 }
 
@@ -231,6 +315,19 @@ static int collect_drops(struct recorder *r, __u64 *drops)
 	return 0;
 }
 
+/* Every source's drops, and their total in r->drops_total. */
+static int count_drops(struct recorder *r, __u64 *drops)
+{
+	int e = collect_drops(r, drops);
+
+	if (e)
+		return e;
+	r->drops_total = 0;
+	for (__u32 i = 0; i < ISR_SRC_MAX; i++)
+		r->drops_total += drops[i];
+	return 0;
+}
+
 static int write_drops(struct recorder *r)
 {
 	struct isr_drop_count d[ISR_SRC_MAX];
@@ -238,15 +335,13 @@ static int write_drops(struct recorder *r)
 	__u32 i;
 	int e;
 
-	e = collect_drops(r, drops);
+	e = count_drops(r, drops);
 	if (e)
 		return e;
-	r->drops_total = 0;
 	memset(d, 0, sizeof(d));
 	for (i = 0; i < ISR_SRC_MAX; i++) {
 		d[i].source = i;
 		d[i].count = drops[i];
-		r->drops_total += drops[i];
 	}
 	return rec_writer__write_drops(r->w, d, ISR_SRC_MAX);
 }
@@ -280,7 +375,7 @@ static int write_window(struct recorder *r, const char *why, __u32 stop_reason)
 	struct rec_ring_stats st;
 	struct rec_window win;
 	struct rec_props *host;
-	char path[PATH_MAX];
+	char path[PATH_MAX] = "";
 	__u64 now;
 	int e;
 
@@ -292,11 +387,19 @@ static int write_window(struct recorder *r, const char *why, __u32 stop_reason)
 	now = clock__mono_ns();
 	rec_writer__ring_trim(r->w, now);
 	rec_writer__ring_stats(r->w, &st);
-	e = flight__window_path(cfg->output.path, r->windows + 1, path, sizeof(path));
-	host = e ? NULL : window_host(r, st.first_ns && st.first_ns < now ? st.first_ns : now, why);
-	if (!e && !host)
-		e = -errno;
-	e = e ?: rec_writer__write_window(r->w, path, host, now, stop_reason, &win);
+	host = window_host(r, st.first_ns && st.first_ns < now ? st.first_ns : now, why);
+	e = host ? 0 : -errno;
+	/* a name taken by a link or a directory is skipped, not retried by
+	 * every later window */
+	for (int tries = 0; host && tries < FLIGHT_NAME_TRIES; tries++) {
+		e = flight__window_path(cfg->output.path, r->window_no + 1, path, sizeof(path));
+		e = e ?: rec_writer__write_window(r->w, path, host, now, stop_reason, &win);
+		if (!flight__name_taken(path, e))
+			break;
+		r->window_no++;
+		fprintf(stderr, "%sinferscope-bpf: %s is not a file the recorder writes (%s): the window goes to the "
+			"next name\n", isatty(STDERR_FILENO) && !cfg->quiet ? "\n" : "", path, out_file__strerror(e));
+	}
 	rec_props__free(host);
 	r->last_window_ns = now;
 	if (e) {
@@ -307,6 +410,8 @@ static int write_window(struct recorder *r, const char *why, __u32 stop_reason)
 		return e;
 	}
 	r->windows++;
+	r->window_no++;
+	r->res->windows_last = r->window_no;
 	fprintf(stderr, "%sinferscope-bpf: window %u (%s): %.2f s, %llu events, %llu dropped, %.1f MiB written to %s\n",
 		isatty(STDERR_FILENO) && !cfg->quiet ? "\n" : "", r->windows, why,
 		win.last_ns > win.first_ns ? (now - win.first_ns) / 1e9 : 0.0, (unsigned long long)win.events,
@@ -483,6 +588,23 @@ static void budget_setup(struct recorder *r)
 			"here\n", cfg->tracer.budget_pct, hit_ns);
 }
 
+/* The libraries whose first mapping holds a target: every enabled
+ * family's. */
+static int set_hold_names(struct recorder *r)
+{
+	const char *names[ISR_HOLD_NAMES];
+	size_t i, n = 0;
+	int e;
+
+	for (i = 0; i < r->nfam; i++)
+		for (const char *const *l = r->fam[i].ops->hold_libs; l && *l && n < ISR_HOLD_NAMES; l++)
+			names[n++] = *l;
+	e = tracer__set_hold_names(r->t, names, n);
+	if (e)
+		fprintf(stderr, "inferscope-bpf: cannot set the libraries that hold a process: %s\n", strerror(-e));
+	return e;
+}
+
 /* The writer, the tracer and every enabled family, opened and prepared. */
 static int open_all(struct recorder *r, struct launch_env *env)
 {
@@ -535,6 +657,12 @@ static int open_all(struct recorder *r, struct launch_env *env)
 		return e;
 	}
 	r->ctx = (struct family_ctx){ r->t, cfg, emit, r };
+	e = hold_guard__start(&r->guard, tracer__held_fd(r->t));
+	if (e)
+		fprintf(stderr, "inferscope-bpf: cannot start the watcher of held processes: %s; processes are not held "
+			"at their start (their first calls may be missed)\n", strerror(-e));
+	r->hold_ok = !e;
+	e = 0;
 	for (i = 0; i < NR_FAMILIES && !e; i++) {
 		if (!families[i]->enabled(cfg))
 			continue;
@@ -549,6 +677,7 @@ static int open_all(struct recorder *r, struct launch_env *env)
 	}
 	if (!e)
 		budget_setup(r);
+	e = e ?: set_hold_names(r);
 	for (i = 0; i < r->nfam && !e; i++)
 		e = r->fam[i].ops->prepare ? r->fam[i].ops->prepare(r->fam[i].st, env) : 0;
 	return e;
@@ -614,7 +743,7 @@ static int add_descendants(struct recorder *r)
 	for (i = 0; i < n && !e; i++) {
 		if (tracer__is_target(r->t, found[i]))
 			continue;
-		e = tracer__add_target(r->t, found[i]);
+		e = tracer__add_target(r->t, found[i], false);
 		if (e == -E2BIG || e == -ENOSPC) {
 			fprintf(stderr, "inferscope-bpf: %d running descendants of the targets are not traced: more "
 				"than %d targets\n", n - i, ISR_MAX_TARGETS);
@@ -629,6 +758,26 @@ static int add_descendants(struct recorder *r)
 	}
 	r->descendants = found;
 	return e;
+}
+
+/* What holding new processes (bpf/hold.bpf.h) cannot do here, said once;
+ * attach_err: what attaching them said. */
+static void hold_note(struct recorder *r, const char *attach_err)
+{
+	bool lib, fork;
+
+	tracer__hold_support(r->t, &lib, &fork);
+	r->loader_watch = lib;
+	if (attach_err[0] && !r->cfg->quiet)
+		fprintf(stderr, "inferscope-bpf: %s\n", attach_err);
+	if (!lib && r->cfg->verbose)
+		fprintf(stderr, "inferscope-bpf: processes are not held at their loading of libcuda, libnccl or "
+			"libpython (needs uprobe_multi links: Linux 6.6, no --legacy-uprobes): a library loaded after "
+			"the start is probed within a second, and its first calls may be missed\n");
+	if (!fork && r->cfg->verbose)
+		fprintf(stderr, "inferscope-bpf: this kernel cannot hold a forked child until its probes are armed "
+			"(bpf_send_signal_task needs Linux 6.13): a child forked without exec is probed within "
+			"milliseconds, and its first calls may be missed\n");
 }
 
 /* The targets (the command forked, held before its exec), the probes of
@@ -648,7 +797,7 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 			fprintf(stderr, "inferscope-bpf: cannot start %s: %s\n", cfg->targets.command[0], strerror(-e));
 			return e;
 		}
-		e = tracer__add_target(r->t, (__u32)r->launch.pid);
+		e = tracer__add_target(r->t, (__u32)r->launch.pid, false);
 		if (e) {
 			fprintf(stderr, "inferscope-bpf: cannot add pid %d to the targets: %s\n", r->launch.pid,
 				strerror(-e));
@@ -656,7 +805,7 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 		}
 	}
 	for (i = 0; i < cfg->targets.pid_count; i++) {
-		e = tracer__add_target(r->t, cfg->targets.pids[i]);
+		e = tracer__add_target(r->t, cfg->targets.pids[i], true);
 		if (e) {
 			fprintf(stderr, "inferscope-bpf: cannot add pid %u to the targets: %s\n", cfg->targets.pids[i],
 				strerror(-e));
@@ -668,6 +817,7 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 		fprintf(stderr, "inferscope-bpf: %s\n", err);
 		return e;
 	}
+	hold_note(r, err);
 	e = add_descendants(r);
 	if (e)
 		return e;
@@ -677,10 +827,14 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 		fprintf(stderr, "inferscope-bpf: %s\n", err);
 		return e;
 	}
-	for (i = 0, e = 0; i < cfg->targets.pid_count && !e; i++)
+	for (i = 0, e = 0; i < cfg->targets.pid_count && !e; i++) {
+		watch_loader(r, cfg->targets.pids[i]);
 		e = probe_all(r, cfg->targets.pids[i], PROBE_AT_START);
-	for (i = 0; i < r->ndescendants && !e; i++)
+	}
+	for (i = 0; i < r->ndescendants && !e; i++) {
+		watch_loader(r, r->descendants[i]);
 		e = probe_all(r, r->descendants[i], PROBE_AT_START);
+	}
 	if (!e && cfg->targets.command)
 		e = probe_all(r, (__u32)r->launch.pid, PROBE_BEFORE_EXEC);
 	if (!e && cfg->verbose) {
@@ -774,6 +928,10 @@ static int begin(struct recorder *r)
 		sigaction(SIGUSR1, &sa, NULL);
 	}
 
+	if (r->hold_ok) {
+		r->holding = true;
+		tracer__hold(r->t, true);
+	}
 	if (cfg->targets.command) {
 		e = launch__release(&r->launch);
 		if (e && r->launch.cred_failed) {
@@ -905,15 +1063,30 @@ static int loop(struct recorder *r)
 	return stop;
 }
 
+/* No process is held from now on: the holds that come still (queued, or
+ * made by a program that had begun) are only let go. */
+static void stop_holding(struct recorder *r)
+{
+	if (!r->holding)
+		return;
+	r->holding = false;
+	tracer__hold(r->t, false);
+	/* A hold program that read hold_on before it fell runs for
+	 * microseconds: its hold is queued by the time the drain comes. */
+	usleep(10000);
+}
+
 /* Everything the kernel queued before the stop belongs in the file, then
  * the end. A write error is left in r->write_err. */
 static void finish(struct recorder *r, __u32 stop_reason)
 {
 	int e;
 
+	stop_holding(r);
 	if (!r->write_err)
 		FAMILIES_DO(r, final_flush);
 	tracer__drain(r->t);
+	hold_guard__release_all(tracer__held_fd(r->t));
 	if (!r->write_err && r->npending)
 		write_pending(r);
 	if (r->write_err)
@@ -947,6 +1120,10 @@ static void report(const struct recorder *r)
 			(unsigned long long)r->drops_total, rec_writer__bytes_written(r->w) / 1048576.0,
 			r->cfg->output.path);
 		budget_ctl__report(&r->budget);
+		if (r->holds && r->cfg->verbose)
+			fprintf(stderr, "inferscope-bpf: %llu times a process was held until its probes were armed: %.1f ms "
+				"in all, %.1f ms at the longest\n", (unsigned long long)r->holds, r->hold_ns / 1e6,
+				r->hold_max_ns / 1e6);
 		if (r->pending_overflow)
 			fprintf(stderr, "inferscope-bpf: %zu new processes were too many to snapshot at once; "
 				"their events are recorded, their command lines are not\n", r->pending_overflow);
@@ -962,7 +1139,9 @@ static void report_write_failed(const struct recorder *r, int e)
 		"its last complete chunk (%llu events written, %llu lost)%s\n",
 		r->cfg->output.path, strerror(-e), (unsigned long long)rec_writer__events_written(r->w),
 		(unsigned long long)rec_writer__events_lost(r->w),
-		e == -ENOSPC ? "; free disk space or record to another filesystem with -o" : "");
+		e == -ENOSPC ? "; free disk space or record to another filesystem with -o" :
+		e == -EFBIG ? "; the file reached the size limit of the process (ulimit -f, systemd's LimitFSIZE=): "
+			      "raise it or record for less time (-d)" : "");
 }
 
 /* The probes off and the BPF programs gone: nothing of the tracer is
@@ -1008,6 +1187,9 @@ static void wait_for_command(struct recorder *r)
 
 static void close_all(struct recorder *r)
 {
+	if (r->t)
+		stop_holding(r);
+	hold_guard__stop(&r->guard);
 	launch__end(&r->launch);
 	r->res->command_exited = r->launch.exited;
 	r->res->command_stopped = r->launch.stopped;
@@ -1027,7 +1209,8 @@ static void close_all(struct recorder *r)
 
 int record__run(const struct record_config *cfg, struct record_result *res)
 {
-	struct recorder r = { .cfg = cfg, .res = res, .launch = LAUNCH_NONE, .ready = { .fd = -1, .dirfd = -1 } };
+	struct recorder r = { .cfg = cfg, .res = res, .launch = LAUNCH_NONE, .ready = { .fd = -1, .dirfd = -1 },
+			      .guard = HOLD_GUARD_NONE };
 	struct launch_env env = { .n = 0 };
 	int e, stop = 0;
 
@@ -1049,8 +1232,13 @@ int record__run(const struct record_config *cfg, struct record_result *res)
 		}
 	}
 	if (r.write_err) {
+		__u64 drops[ISR_SRC_MAX];
+
 		report_write_failed(&r, r.write_err);
 		res->stop_reason = ISR_STOP_WRITE_ERROR;
+		/* the file counts its drops up to its last chunk; the result
+		 * every event lost, those the writer refused after the error */
+		count_drops(&r, drops);
 		wait_for_command(&r);
 	}
 	res->events = r.events;

@@ -15,11 +15,13 @@
 
 struct record_result {
 	__u64 events;
-	__u64 drops_total;
+	__u64 drops_total;		/* after a write error, also the events the file could not take */
 	__u32 stop_reason;		/* ISR_STOP_* */
 	bool command_exited;
 	bool command_stopped;		/* it outlived the recording: the recorder stopped it */
 	int command_status;		/* wait status of the launched command */
+	unsigned int windows_last;	/* --flight-recorder: N of its last window file, FILE.N.isr (names
+					 * taken by something else were skipped: flight.h) */
 };
 
 /* Records what cfg says to cfg->output.path. 0, or -errno after printing

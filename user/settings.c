@@ -13,6 +13,7 @@
 #include <yaml.h>
 #include "settings.h"
 #include "analyze.h"
+#include "discover.h"
 
 extern char **environ;
 
@@ -38,7 +39,6 @@ struct setting {
 	size_t count_offset;	/* lists: of their size_t count */
 	size_t max_items;	/* lists */
 	double min, max;
-	const char *option;	/* the command-line option that sets it */
 	const char *doc;
 };
 
@@ -48,6 +48,7 @@ struct origin {
 };
 
 #define NSETTINGS (sizeof(table) / sizeof(table[0]))
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
 
 struct settings {
 	struct record_config rec;
@@ -63,74 +64,148 @@ struct settings {
 #define LIST(field, count, n) offsetof(struct settings, field), offsetof(struct settings, count), n
 
 static const struct setting table[] = {
-	{ "record.follow", T_BOOL, F(rec.targets.follow_children), 0, 0, 0, 0, "--no-follow",
+	{ "record.follow", T_BOOL, F(rec.targets.follow_children), 0, 0, 0, 0,
 	  "trace the targets' running descendants and the processes they start" },
-	{ "record.page_faults", T_BOOL, F(rec.kernel.page_faults), 0, 0, 0, 0, "--no-faults", "trace page faults" },
-	{ "record.cuda", T_BOOL, F(rec.cuda.enabled), 0, 0, 0, 0, "--no-cuda", "probe the CUDA driver API (libcuda)" },
+	{ "record.page_faults", T_BOOL, F(rec.kernel.page_faults), 0, 0, 0, 0, "trace page faults" },
+	{ "record.cuda", T_BOOL, F(rec.cuda.enabled), 0, 0, 0, 0, "probe the CUDA driver API (libcuda)" },
 	{ "record.cuda_libs", T_PATHS, LIST(rec.cuda.libs, rec.cuda.lib_count, CONFIG_MAX_CUDA_LIBS), 0, 0,
-	  "--cuda-lib", "more libcuda files to probe in every target" },
-	{ "record.nccl", T_BOOL, F(rec.nccl.enabled), 0, 0, 0, 0, "--no-nccl", "probe NCCL (libnccl.so*)" },
+	  "more libcuda files to probe in every target" },
+	{ "record.nccl", T_BOOL, F(rec.nccl.enabled), 0, 0, 0, 0, "probe NCCL (libnccl.so*)" },
 	{ "record.nccl_libs", T_PATHS, LIST(rec.nccl.libs, rec.nccl.lib_count, CONFIG_MAX_CUDA_LIBS), 0, 0,
-	  "--nccl-lib", "more libnccl files to probe in every target" },
-	{ "record.gil", T_BOOL, F(rec.python.gil), 0, 0, 0, 0, "--gil",
+	  "more libnccl files to probe in every target" },
+	{ "record.gil", T_BOOL, F(rec.python.gil), 0, 0, 0, 0,
 	  "measure Python GIL waits and holds exactly (uprobes on libpython)" },
-	{ "record.gil_waits", T_BOOL, F(rec.python.gil_waits), 0, 0, 0, 0, "--no-gil-waits",
+	{ "record.gil_waits", T_BOOL, F(rec.python.gil_waits), 0, 0, 0, 0,
 	  "the Python GIL waits the scheduler sees, with their holders" },
-	{ "record.budget", T_BUDGET, F(rec.tracer.budget_pct), 0, 0, 0, 100, "--budget",
+	{ "record.budget", T_BUDGET, F(rec.tracer.budget_pct), 0, 0, 0, 100,
 	  "overhead budget, % of a thread's time, or off" },
-	{ "record.legacy_uprobes", T_BOOL, F(rec.tracer.legacy_uprobes), 0, 0, 0, 0, "--legacy-uprobes",
+	{ "record.legacy_uprobes", T_BOOL, F(rec.tracer.legacy_uprobes), 0, 0, 0, 0,
 	  "one perf-event uprobe per function" },
-	{ "record.ringbuf_mib", T_RINGBUF, F(rec.tracer.ringbuf_bytes), 0, 0, 1, MAX_RINGBUF_MIB, "--ringbuf-size",
+	{ "record.ringbuf_mib", T_RINGBUF, F(rec.tracer.ringbuf_bytes), 0, 0, 1, MAX_RINGBUF_MIB,
 	  "event ring buffer, MiB, a power of two" },
-	{ "record.py_stacks_hz", T_UINT, F(rec.python.stacks_hz), 0, 0, 0, 10000, "--py-stacks",
+	{ "record.py_stacks_hz", T_UINT, F(rec.python.stacks_hz), 0, 0, 0, 10000,
 	  "Python stack samples per second and thread on CPU; 0: no Python stacks" },
-	{ "record.py_launch_every", T_UINT, F(rec.python.launch_every), 0, 0, 0, 1000000, "--py-launch-every",
+	{ "record.py_launch_every", T_UINT, F(rec.python.launch_every), 0, 0, 0, 1000000,
 	  "the Python stack of every Nth CUDA launch per CPU; 0: none" },
-	{ "record.gpu", T_BOOL, F(rec.gpu.all), 0, 0, 0, 0, "--gpu",
+	{ "record.gpu", T_BOOL, F(rec.gpu.all), 0, 0, 0, 0,
 	  "record all GPU activity: load the CUPTI bridge into the targets" },
-	{ "record.gpu_windows", T_BOOL, F(rec.gpu.windows), 0, 0, 0, 0, "--gpu-windows",
+	{ "record.gpu_windows", T_BOOL, F(rec.gpu.windows), 0, 0, 0, 0,
 	  "record GPU activity in windows within the budget (record.gpu wins)" },
-	{ "record.gpu_period", T_SECONDS, F(rec.gpu.period_s), 0, 0, 0.1, 3600, "--gpu-period",
+	{ "record.gpu_period", T_SECONDS, F(rec.gpu.period_s), 0, 0, 0.1, 3600,
 	  "with record.gpu_windows: a window every this long" },
-	{ "record.cupti", T_BOOL, F(rec.gpu.cupti), 0, 0, 0, 0, "--no-cupti",
+	{ "record.cupti", T_BOOL, F(rec.gpu.cupti), 0, 0, 0, 0,
 	  "record GPU activity from bridges the targets loaded themselves" },
-	{ "record.inject", T_BOOL, F(rec.gpu.inject), 0, 0, 0, 0, "--no-inject",
+	{ "record.inject", T_BOOL, F(rec.gpu.inject), 0, 0, 0, 0,
 	  "with record.gpu: load the bridge into running processes (ptrace)" },
-	{ "record.nvtx", T_BOOL, F(rec.nvtx.enabled), 0, 0, 0, 0, "--no-nvtx",
+	{ "record.nvtx", T_BOOL, F(rec.nvtx.enabled), 0, 0, 0, 0,
 	  "probe NVTX ranges and marks (libnvToolsExt)" },
-	{ "record.cupti_bridge", T_PATH, F(rec.gpu.bridge_path), 0, 0, 0, 0, "--cupti-bridge",
+	{ "record.cupti_bridge", T_PATH, F(rec.gpu.bridge_path), 0, 0, 0, 0,
 	  "the CUPTI bridge (default: next to inferscope-bpf)" },
-	{ "record.compress_level", T_INT, F(rec.output.zstd_level), 0, 0, 0, 19, "--compress-level",
+	{ "record.compress_level", T_INT, F(rec.output.zstd_level), 0, 0, 0, 19,
 	  "zstd level of the recording; 0: none" },
-	{ "analyze.format", T_FORMAT, F(format), 0, 0, 0, 0, "--format", "report format: md, json, html, perfetto" },
-	{ "daemon.interval", T_SECONDS, F(daemon.interval_s), 0, 0, 1, 86400 * 7, "--interval",
+	{ "analyze.format", T_FORMAT, F(format), 0, 0, 0, 0, "report format: md, json, html, perfetto" },
+	{ "daemon.interval", T_SECONDS, F(daemon.interval_s), 0, 0, 1, 86400 * 7,
 	  "a window starts every interval" },
-	{ "daemon.window", T_SECONDS, F(daemon.window_s), 0, 0, 0.1, 86400, "--window", "recording time of a window" },
-	{ "daemon.state_dir", T_PATH, F(daemon.state_dir), 0, 0, 0, 0, "--state-dir", "where recordings are kept" },
-	{ "daemon.textfile_dir", T_PATH, F(daemon.textfile_dir), 0, 0, 0, 0, "--textfile-dir",
+	{ "daemon.window", T_SECONDS, F(daemon.window_s), 0, 0, 0.1, 86400, "recording time of a window" },
+	{ "daemon.state_dir", T_PATH, F(daemon.state_dir), 0, 0, 0, 0, "where recordings are kept" },
+	{ "daemon.textfile_dir", T_PATH, F(daemon.textfile_dir), 0, 0, 0, 0,
 	  "node_exporter's textfile collector directory (inferscope.prom)" },
-	{ "daemon.keep_severity", T_SEVERITY, F(daemon.keep_severity), 0, 0, 0, 0, "--keep-severity",
+	{ "daemon.keep_severity", T_SEVERITY, F(daemon.keep_severity), 0, 0, 0, 0,
 	  "keep a window's recording when a finding is at least this severe: info, warning, critical, none" },
-	{ "daemon.keep_last", T_UINT, F(daemon.keep_last), 0, 0, 0, 100000, "--keep-last",
+	{ "daemon.keep_last", T_UINT, F(daemon.keep_last), 0, 0, 0, 100000,
 	  "also keep the recordings of the last N windows" },
-	{ "daemon.max_size", T_BYTES, F(daemon.max_bytes), 0, 0, 0, 0, "--max-size",
+	{ "daemon.max_size", T_BYTES, F(daemon.max_bytes), 0, 0, 0, 0,
 	  "total size of the kept recordings (K, M, G suffixes); oldest removed first" },
-	{ "daemon.max_age", T_SECONDS, F(daemon.max_age_s), 0, 0, 0, 86400.0 * 3650, "--max-age",
+	{ "daemon.max_age", T_SECONDS, F(daemon.max_age_s), 0, 0, 0, 86400.0 * 3650,
 	  "recordings older than this are removed (s, m, h, d suffixes); 0: no limit" },
-	{ "daemon.cuda_processes", T_BOOL, F(daemon.cuda_processes), 0, 0, 0, 0, "--no-cuda-processes",
+	{ "daemon.cuda_processes", T_BOOL, F(daemon.cuda_processes), 0, 0, 0, 0,
 	  "sample every process that maps libcuda (false: only those daemon.match names)" },
-	{ "daemon.match", T_REGEXES, LIST(daemon.match, daemon.match_count, SETTINGS_MAX_MATCH), 0, 0, "--match",
+	{ "daemon.match", T_REGEXES, LIST(daemon.match, daemon.match_count, SETTINGS_MAX_MATCH), 0, 0,
 	  "also sample processes whose command line matches this extended regex" },
-	{ "daemon.once", T_BOOL, F(daemon.once), 0, 0, 0, 0, "--once", "one window, then exit" },
-	{ "daemon.flight_recorder", T_SECONDS, F(daemon.flight_s), 0, 0, 0, 3600, "--flight-recorder",
+	{ "daemon.once", T_BOOL, F(daemon.once), 0, 0, 0, 0, "one window, then exit" },
+	{ "daemon.flight_recorder", T_SECONDS, F(daemon.flight_s), 0, 0, 0, 3600,
 	  "flight-recorder mode: every interval recorded, its last this-many seconds written when a trigger "
 	  "fires and at its end; 0: off (windows of daemon.window)" },
-	{ "daemon.trigger_sync", T_SECONDS, F(daemon.trigger_sync_s), 0, 0, 0, 3600, "--trigger-sync",
+	{ "daemon.trigger_sync", T_SECONDS, F(daemon.trigger_sync_s), 0, 0, 0, 3600,
 	  "with daemon.flight_recorder: a synchronization this long writes a window; 0: off" },
-	{ "daemon.trigger_gpu_idle", T_SECONDS, F(daemon.trigger_gpu_idle_s), 0, 0, 0, 3600, "--trigger-gpu-idle",
+	{ "daemon.trigger_gpu_idle", T_SECONDS, F(daemon.trigger_gpu_idle_s), 0, 0, 0, 3600,
 	  "with daemon.flight_recorder: the GPU idle this long writes a window (GPU activity recorded); 0: off" },
-	{ "daemon.trigger_drops", T_UINT, F(daemon.trigger_drops), 0, 0, 0, 1000000000, "--trigger-drops",
+	{ "daemon.trigger_drops", T_UINT, F(daemon.trigger_drops), 0, 0, 0, 1000000000,
 	  "with daemon.flight_recorder: this many events dropped within a second write a window; 0: off" },
+};
+
+/* The command-line options that set a setting: each option is defined here
+ * and nowhere else (the CLI makes its argp options of them: user/cli.c). A
+ * flag sets `value`; an option with an optional argument sets `value` when
+ * the argument is left out. */
+static const struct setting_option options[] = {
+	{ "record.ringbuf_mib", "ringbuf-size", "MIB", NULL,
+	  "Event ring-buffer size, a power of two up to 2048 (default 32)" },
+	{ "record.follow", "no-follow", NULL, "false",
+	  "Trace only the named processes: not their running descendants, nor the processes the targets start" },
+	{ "record.page_faults", "no-faults", NULL, "false", "Do not trace page faults and direct reclaim" },
+	{ "record.cuda", "no-cuda", NULL, "false", "Do not probe the CUDA driver API (libcuda)" },
+	{ "record.nvtx", "no-nvtx", NULL, "false", "Do not probe the NVTX ranges and marks (libnvToolsExt)" },
+	{ "record.gil", "gil", NULL, "true",
+	  "Also measure Python GIL waits and holds exactly (3 probe hits per GIL release: PyTorch releases it on "
+	  "every op)" },
+	{ "record.gil_waits", "no-gil-waits", NULL, "false",
+	  "Do not record the Python GIL waits the scheduler sees (on by default: no probe hit, the holder named)" },
+	{ "record.budget", "budget", "PCT|off", NULL,
+	  "Overhead budget: above PCT% of a thread's time (default 1), sample the hot-path CUDA probes and "
+	  "extrapolate" },
+	{ "record.legacy_uprobes", "legacy-uprobes", NULL, "true",
+	  "One perf-event uprobe per function, as on kernels without uprobe_multi (no budget then)" },
+	{ "record.py_stacks_hz", "py-stacks", "HZ", "99",
+	  "Sample the Python stacks of target threads on CPU HZ times a second (default: on, 99)" },
+	{ "record.py_stacks_hz", "no-py-stacks", NULL, "0", "No Python stacks: neither sampled nor at CUDA calls" },
+	{ "record.py_launch_every", "py-launch-every", "N", NULL,
+	  "Python call site of every Nth CUDA launch per CPU (default 64; 0: no Python stacks at CUDA calls)" },
+	{ "record.cuda_libs", "cuda-lib", "PATH", NULL, "Also probe this libcuda file in every target (repeatable)" },
+	{ "record.nccl", "no-nccl", NULL, "false", "Do not probe NCCL (libnccl.so*)" },
+	{ "record.nccl_libs", "nccl-lib", "PATH", NULL, "Also probe this libnccl file in every target (repeatable)" },
+	{ "record.gpu", "gpu", NULL, "true",
+	  "Record all GPU activity (CUPTI): hand the bridge to the command, load it into -p processes (about 3 us "
+	  "per PyTorch launch, outside the budget)" },
+	{ "record.gpu_windows", "gpu-windows", NULL, "true",
+	  "Record GPU activity in windows within the budget (CUPTI detached between them), busy time "
+	  "extrapolated; opt-in (docs/overhead.md)" },
+	{ "record.gpu_period", "gpu-period", "SECONDS", NULL, "With --gpu-windows: a window every SECONDS (default 5)" },
+	{ "record.cupti", "no-cupti", NULL, "false", "Do not record GPU activity through the CUPTI bridge" },
+	{ "record.inject", "no-inject", NULL, "false",
+	  "Do not load the CUPTI bridge into -p processes started without it (ptrace + dlopen)" },
+	{ "record.cupti_bridge", "cupti-bridge", "PATH", NULL,
+	  "The CUPTI bridge a launched command loads (default: libinferscope_cupti.so next to inferscope-bpf)" },
+	{ "record.compress_level", "compress-level", "N", NULL, "zstd level of the recording, 0 = none (default 1)" },
+	{ "analyze.format", "format", "md|json|html|perfetto", NULL,
+	  "Report format (default md): html is one self-contained page with charts, perfetto a trace for the "
+	  "Perfetto UI (docs/outputs.md); diff writes md, json or html" },
+	{ "daemon.state_dir", "state-dir", "DIR", NULL, "Keep the recordings in DIR (default /var/lib/inferscope-bpf)" },
+	{ "daemon.textfile_dir", "textfile-dir", "DIR", NULL,
+	  "Write inferscope.prom into DIR, node_exporter's textfile collector directory (default "
+	  "/var/lib/prometheus/node-exporter)" },
+	{ "daemon.interval", "interval", "SEC", NULL, "Start a window every SEC seconds (default 300; 30s, 5m, 1h)" },
+	{ "daemon.window", "window", "SEC", NULL, "Record SEC seconds per window (default 10)" },
+	{ "daemon.once", "once", NULL, "true", "One window over the discovered processes, then exit" },
+	{ "daemon.keep_severity", "keep-severity", "info|warning|critical|none", NULL,
+	  "Keep the recording of a window with a finding at least this severe (default warning)" },
+	{ "daemon.keep_last", "keep-last", "N", NULL, "Also keep the recordings of the last N windows (default 3)" },
+	{ "daemon.max_size", "max-size", "BYTES", NULL,
+	  "Total size of the kept recordings, oldest removed first (default 1G; K, M, G suffixes)" },
+	{ "daemon.max_age", "max-age", "SEC", NULL, "Remove recordings older than this (default 7d; 0: never)" },
+	{ "daemon.match", "match", "REGEX", NULL,
+	  "Also sample processes whose command line matches this extended regex (repeatable)" },
+	{ "daemon.cuda_processes", "no-cuda-processes", NULL, "false",
+	  "Sample only the processes --match names, not every process that maps libcuda" },
+	{ "daemon.flight_recorder", "flight-recorder", "SEC", NULL,
+	  "Flight-recorder mode: record every interval whole, keep its last SEC seconds in memory and write them "
+	  "when a trigger fires (at most once per SEC) and at the interval's end (default 0: off)" },
+	{ "daemon.trigger_sync", "trigger-sync", "SEC", NULL,
+	  "With --flight-recorder: a synchronization this long writes a window (default 1; 0: off)" },
+	{ "daemon.trigger_gpu_idle", "trigger-gpu-idle", "SEC", NULL,
+	  "With --flight-recorder: the GPU idle this long writes a window (GPU activity recorded; default 0: off)" },
+	{ "daemon.trigger_drops", "trigger-drops", "N", NULL,
+	  "With --flight-recorder: N events dropped within a second write a window (default 1000; 0: off)" },
 };
 
 static const struct setting *find(const char *key)
@@ -375,6 +450,13 @@ static int parse_value(struct settings *s, const struct setting *st, const char 
 			say(err, len, "%s: at most %zu items", st->key, st->max_items);
 			return -EINVAL;
 		}
+		if (st->type == T_REGEXES) {
+			regex_t re;
+
+			if (discover__compile(&re, text, err, len))
+				return -EINVAL;
+			regfree(&re);
+		}
 		c = own(s, text);
 		if (!c)
 			return -ENOMEM;
@@ -465,6 +547,14 @@ static int next(struct yaml_reader *y)
 		return -EINVAL;
 	}
 	y->have_ev = true;
+	/* a key or value is a C string from here: "\0" inside one is refused,
+	 * not cut */
+	if (y->ev.type == YAML_SCALAR_EVENT &&
+	    strlen((const char *)y->ev.data.scalar.value) != y->ev.data.scalar.length) {
+		say(y->err, y->len, "%s:%zu: a NUL byte (\\0) inside '%s...': a key or value cannot hold one",
+		    y->path, y->ev.start_mark.line + 1, (const char *)y->ev.data.scalar.value);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -823,6 +913,32 @@ const char *setting_source_name(enum setting_source src)
 	}
 }
 
+size_t settings__option_count(void)
+{
+	return NOPTIONS;
+}
+
+const struct setting_option *settings__option(size_t i)
+{
+	return i < NOPTIONS ? &options[i] : NULL;
+}
+
+const char *settings__doc(const char *key)
+{
+	const struct setting *st = find(key);
+
+	return st ? st->doc : NULL;
+}
+
+/* The first option that sets key ("" when none). */
+static const char *option_of(const char *key)
+{
+	for (size_t i = 0; i < NOPTIONS; i++)
+		if (!strcmp(options[i].key, key))
+			return options[i].name;
+	return "";
+}
+
 size_t settings__count(void)
 {
 	return NSETTINGS;
@@ -907,9 +1023,9 @@ int settings__show(const struct settings *s, FILE *out, bool json)
 		}
 		settings__env_name(st->key, env, sizeof(env));
 		if (json) {
-			json_t *item = json_pack("{s:s, s:o, s:s, s:s, s:s, s:s}", "key", st->key, "value", v, "source",
+			json_t *item = json_pack("{s:s, s:o, s:s, s:s, s:s, s:s+}", "key", st->key, "value", v, "source",
 						 setting_source_name(o->src), "where", o->where, "environment", env,
-						 "option", st->option);
+						 "option", "--", option_of(st->key));
 
 			if (!item || json_array_append_new(arr, item)) {
 				json_decref(item);

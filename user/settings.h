@@ -95,6 +95,22 @@ const char *setting_source_name(enum setting_source src);	/* "default", "file", 
  * JSON. 0 or -errno. */
 int settings__show(const struct settings *s, FILE *out, bool json);
 
+/* A command-line option that sets a setting. Every such option is defined
+ * once, in the settings' table; the CLI makes its options of these
+ * (user/cli.c), the man page and the completion list them. */
+struct setting_option {
+	const char *key;	/* the setting it sets: "record.follow" */
+	const char *name;	/* the long option, without its "--": "no-follow" */
+	const char *arg;	/* the name of its value ("MIB"); NULL: a flag */
+	const char *value;	/* a flag's value; with arg, the value of the argument left out (optional) */
+	const char *help;	/* its line in --help and the man page */
+};
+
+size_t settings__option_count(void);
+const struct setting_option *settings__option(size_t i);	/* NULL past the end */
+/* What key's value means ("trace page faults"); NULL for an unknown key. */
+const char *settings__doc(const char *key);
+
 /* The keys in order, for docs and tests. */
 size_t settings__count(void);
 const char *settings__key(size_t i);

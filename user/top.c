@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +12,7 @@
 #include "live.h"
 #include "proc.h"
 #include "recorder.h"
+#include "text.h"
 
 enum sort_key { SORT_LAUNCHES, SORT_SYNC, SORT_RUNQ, SORT_CPU, SORT_FAULTS, SORT_DEVMEM, SORT_PID, SORT_MAX };
 
@@ -37,17 +37,18 @@ struct top {
 
 static void comm_of(__u32 pid, __u32 tid, char *buf, size_t len)
 {
-	char path[64];
+	char path[64], raw[32], *text;
 
 	if (tid && tid != pid)
 		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
 	else
 		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	if (proc__read_small(path, buf, len) <= 0)
-		snprintf(buf, len, "?");
-	for (char *p = buf; *p; p++)
-		if (!isprint((unsigned char)*p))
-			*p = '?';
+	if (proc__read_small(path, raw, sizeof(raw)) <= 0)
+		snprintf(raw, sizeof(raw), "?");
+	/* for a terminal (lib/text.h) */
+	text = text__dup(raw, sizeof(raw), TEXT_TERM, NULL);
+	snprintf(buf, len, "%s", text ? text : "?");
+	free(text);
 }
 
 static void bytes_text(char *buf, size_t len, __u64 b)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,10 +13,13 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "buf.h"
 #include "proc.h"
 #include "tracer.h"
 #include "sched.skel.h"
+#include "hold.skel.h"
 
 /*
  * BPF_LINK_CREATE of a uprobe_multi link (Linux 6.6): every site of one
@@ -55,6 +59,7 @@ struct probe_group {
 #define MAX_GROUPS 6	/* programs per file: cuda_hot, cuda_enter, cuda_ret, cuda_learn_enter, cuda_learn_ret; 3 for Python */
 #define MAX_SITES 256	/* probe sites per file */
 #define MAX_SHARED 8	/* objects whose maps later objects share */
+#define MAX_LOADERS 16	/* dynamic loader files watched (bpf/hold.bpf.c) */
 
 /* The probes of one file in one process: uprobes, or USDT links. */
 struct uprobe_attachment {
@@ -71,6 +76,23 @@ struct uprobe_attachment {
 	/* or one uprobe_multi link per program */
 	struct probe_group groups[MAX_GROUPS];
 	unsigned int ngroups;
+};
+
+/*
+ * Releasing a uprobe waits for an RCU grace period (about 50 ms a link
+ * here): the links of processes that are gone are released by a thread of
+ * their own, so that the loop that answers holds and drains the ring
+ * buffers never waits for them.
+ */
+struct link_closer {
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int *fds;			/* uprobe_multi links */
+	size_t nfds, fds_cap;
+	struct bpf_link **links;	/* perf-event uprobes */
+	size_t nlinks, links_cap;
 };
 
 /* Maps of names that objects loaded later reuse. */
@@ -93,6 +115,15 @@ struct tracer {
 	__u32 discard_pid;	/* events of this process are not handed on */
 	bool multi;		/* uprobes as uprobe_multi links */
 	bool hot_on;		/* the hot-path CUDA probes are attached */
+	/* the holds (bpf/hold.bpf.h): the object of those that are not
+	 * the scheduler's, what the kernel supports, the loaders watched */
+	struct hold_bpf *hold;
+	bool hold_lib, hold_fork;
+	struct bpf_link *hold_fork_link;
+	char hold_note[256];		/* why the hold object could not load; "" */
+	struct { dev_t dev; ino_t ino; int fd; } loaders[MAX_LOADERS];
+	size_t nloaders;
+	struct link_closer closer;
 };
 
 static bool verbose_log;
@@ -237,9 +268,42 @@ void tracer__use_uprobe_multi(const struct tracer *t, struct bpf_object *obj)
 		bpf_program__set_expected_attach_type(prog, ATTACH_UPROBE_MULTI);
 }
 
+/*
+ * The holds' own object (bpf/hold.bpf.c), on the scheduler's maps: the
+ * loader watch where uprobes are uprobe_multi links (it reads the address
+ * it was hit at), the hold of a forked child where the kernel has the
+ * bpf_send_signal_task kfunc (Linux 6.13). Without either, targets are
+ * still held at their exec (the scheduler's program); a refusal is kept
+ * in hold_note, for tracer__attach to tell.
+ */
+static void hold_open(struct tracer *t, const struct record_config *cfg)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int e;
+
+	t->hold_fork = !libbpf_get_error(vmlinux) &&
+		       btf__find_by_name_kind(vmlinux, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
+	if (!libbpf_get_error(vmlinux))
+		btf__free(vmlinux);
+	t->hold_lib = t->multi;
+	t->hold = hold_bpf__open();
+	if (t->hold) {
+		t->hold->rodata->follow_children = cfg->targets.follow_children;
+		bpf_program__set_autoload(t->hold->progs.hold_dlopen, t->hold_lib);
+		bpf_program__set_autoload(t->hold->progs.hold_fork, t->hold_fork);
+		bpf_program__set_autoattach(t->hold->progs.hold_dlopen, false);
+		if (t->multi)
+			bpf_program__set_expected_attach_type(t->hold->progs.hold_dlopen, ATTACH_UPROBE_MULTI);
+	}
+	e = tracer__load(t, t->hold ? t->hold->skeleton : NULL, "hold", "the recording", t->hold_note,
+			 sizeof(t->hold_note));
+	if (e)
+		t->hold_lib = t->hold_fork = false;
+}
+
 struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn, void *ctx, char *err, size_t errlen)
 {
-	static const char *const core_maps[] = { "targets", "events", "critical", "drops" };
+	static const char *const core_maps[] = { "targets", "events", "critical", "drops", "hold_ctl", "held" };
 	struct tracer *t;
 	int e;
 
@@ -278,6 +342,7 @@ struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn,
 		goto fail;
 	}
 	tracer__share_maps(t, t->sched->obj, core_maps, sizeof(core_maps) / sizeof(core_maps[0]));
+	hold_open(t, cfg);
 
 	t->rb = ring_buffer__new(bpf_map__fd(t->sched->maps.events), on_event, t, NULL);
 	if (!t->rb) {
@@ -297,13 +362,26 @@ fail:
 	return NULL;
 }
 
-int tracer__add_target(struct tracer *t, __u32 pid)
+int tracer__add_target(struct tracer *t, __u32 pid, bool named)
 {
-	__u8 one = 1;
+	__u8 v = ISR_TARGET | (named ? ISR_TARGET_NO_HOLD : 0);
 
-	if (bpf_map_update_elem(bpf_map__fd(t->sched->maps.targets), &pid, &one, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(t->sched->maps.targets), &pid, &v, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+/* pid has uprobes of its own now: a child it forks is held until it has
+ * its own (bpf/hold.bpf.h). A process that is no target is left alone. */
+static void mark_armed(struct tracer *t, __u32 pid)
+{
+	int fd = bpf_map__fd(t->sched->maps.targets);
+	__u8 v;
+
+	if (bpf_map_lookup_elem(fd, &pid, &v) == 0 && !(v & ISR_TARGET_ARMED)) {
+		v |= ISR_TARGET_ARMED;
+		bpf_map_update_elem(fd, &pid, &v, BPF_EXIST);
+	}
 }
 
 bool tracer__is_target(struct tracer *t, __u32 pid)
@@ -325,9 +403,92 @@ int tracer__attach(struct tracer *t, char *err, size_t errlen)
 	int e;
 
 	e = sched_bpf__attach(t->sched);
-	if (e)
+	if (e) {
 		set_err(err, errlen, "cannot attach the scheduler tracepoints: %s", strerror(-e));
-	return e;
+		return e;
+	}
+	set_err(err, errlen, "%s", t->hold_note);
+	if (t->hold_fork) {
+		t->hold_fork_link = bpf_program__attach(t->hold->progs.hold_fork);
+		if (!t->hold_fork_link) {
+			e = -errno;
+			t->hold_fork = false;
+			set_err(err, errlen, "cannot attach the hold of forked children: %s", strerror(-e));
+		}
+	}
+	return 0;
+}
+
+int tracer__watch_loader(struct tracer *t, const char *path, dev_t dev, ino_t ino, __u64 offset, __s64 cookie)
+{
+	__u64 c = (__u64)cookie;
+	size_t i;
+	int fd;
+
+	if (!t->hold_lib)
+		return -EOPNOTSUPP;
+	for (i = 0; i < t->nloaders; i++)
+		if (t->loaders[i].dev == dev && t->loaders[i].ino == ino)
+			return -EALREADY;
+	if (t->nloaders == MAX_LOADERS)
+		return -E2BIG;
+	fd = tracer__uprobe_multi_link(t->hold->progs.hold_dlopen, path, &offset, &c, 1, false, 0);
+	if (fd < 0)
+		return fd;
+	t->loaders[t->nloaders].dev = dev;
+	t->loaders[t->nloaders].ino = ino;
+	t->loaders[t->nloaders].fd = fd;
+	t->nloaders++;
+	return 0;
+}
+
+int tracer__set_hold_names(struct tracer *t, const char *const *names, size_t n)
+{
+	struct isr_hold_names all;
+	__u32 i, zero = 0;
+
+	if (!t->hold_lib)
+		return 0;	/* no loader watch: nothing reads them */
+	if (n > ISR_HOLD_NAMES)
+		return -E2BIG;
+	memset(&all, 0, sizeof(all));
+	for (i = 0; i < n; i++) {
+		struct isr_hold_name *hn = &all.n[i];
+		size_t len = strlen(names[i]), b;
+
+		if (!len || len > ISR_HOLD_NAME_LEN)
+			return -EINVAL;
+		for (b = 0; b < len; b++) {
+			hn->s[b / 8] |= (__u64)(unsigned char)names[i][b] << (8 * (b % 8));
+			hn->mask[b / 8] |= 0xffULL << (8 * (b % 8));
+		}
+	}
+	if (bpf_map_update_elem(bpf_map__fd(t->hold->maps.hold_names), &zero, &all, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void tracer__hold(struct tracer *t, bool on)
+{
+	__u32 zero = 0, v = on;
+
+	bpf_map_update_elem(bpf_map__fd(t->sched->maps.hold_ctl), &zero, &v, BPF_ANY);
+}
+
+void tracer__hold_support(const struct tracer *t, bool *lib, bool *fork)
+{
+	*lib = t->hold_lib;
+	*fork = t->hold_fork;
+}
+
+void tracer__hold_done(struct tracer *t, __u32 pid)
+{
+	bpf_map_delete_elem(bpf_map__fd(t->sched->maps.held), &pid);
+}
+
+int tracer__held_fd(const struct tracer *t)
+{
+	return bpf_map__fd(t->sched->maps.held);
 }
 
 int tracer__uprobe_multi_link(struct bpf_program *prog, const char *path, const __u64 *offsets,
@@ -522,7 +683,10 @@ int tracer__attach_uprobes(struct tracer *t, const char *what, __u32 pid, dev_t 
 	e = attachment_begin(t, &a, what, pid, dev, ino, path, (unsigned int)n, err, errlen);
 	for (i = 0; !e && i < n; i++)
 		e = attachment_add(t, &a, &sites[i], err, errlen);
-	return e ? e : attachment_commit(t, &a, err, errlen);
+	e = e ? e : attachment_commit(t, &a, err, errlen);
+	if (!e || e == -EALREADY)
+		mark_armed(t, pid);
+	return e;
 }
 
 bool tracer__can_switch_hot(const struct tracer *t)
@@ -770,6 +934,90 @@ int tracer__add_usdt_each(struct tracer *t, const char *what, struct bpf_program
 	return added ? added : e;
 }
 
+static void *closer_run(void *arg)
+{
+	struct link_closer *c = arg;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		if (c->nfds) {
+			int fd = c->fds[--c->nfds];
+
+			pthread_mutex_unlock(&c->lock);
+			close(fd);
+			pthread_mutex_lock(&c->lock);
+		} else if (c->nlinks) {
+			struct bpf_link *l = c->links[--c->nlinks];
+
+			pthread_mutex_unlock(&c->lock);
+			bpf_link__destroy(l);
+			pthread_mutex_lock(&c->lock);
+		} else if (c->stop) {
+			break;
+		} else {
+			pthread_cond_wait(&c->cond, &c->lock);
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* The links of a (a process that is gone) handed to the closer thread;
+ * released here when it cannot take them. */
+static void attachment_release_later(struct tracer *t, struct uprobe_attachment *a)
+{
+	struct link_closer *c = &t->closer;
+	unsigned int i;
+	int e = 0;
+
+	if (!c->started) {
+		pthread_mutex_init(&c->lock, NULL);
+		pthread_cond_init(&c->cond, NULL);
+		c->started = pthread_create(&c->thread, NULL, closer_run, c) == 0;
+		if (!c->started) {
+			pthread_cond_destroy(&c->cond);
+			pthread_mutex_destroy(&c->lock);
+			attachment_release(a);
+			return;
+		}
+	}
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < a->nlinks && !e; i++) {
+		e = array__reserve(&c->links, &c->links_cap, c->nlinks + 1, sizeof(*c->links));
+		if (!e) {
+			c->links[c->nlinks++] = a->links[i];
+			a->links[i] = NULL;
+		}
+	}
+	for (i = 0; i < a->ngroups && !e; i++) {
+		e = array__reserve(&c->fds, &c->fds_cap, c->nfds + 1, sizeof(*c->fds));
+		if (!e && a->groups[i].fd >= 0) {
+			c->fds[c->nfds++] = a->groups[i].fd;
+			a->groups[i].fd = -1;
+		}
+	}
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	attachment_release(a);	/* what the closer did not take, and the memory */
+}
+
+/* Waits until the closer thread has released every link handed to it. */
+static void closer_stop(struct link_closer *c)
+{
+	if (!c->started)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	free(c->fds);
+	free(c->links);
+	c->started = false;
+}
+
 void tracer__prune_uprobes(struct tracer *t)
 {
 	int fd = t->sched ? bpf_map__fd(t->sched->maps.targets) : -1;
@@ -787,7 +1035,7 @@ void tracer__prune_uprobes(struct tracer *t)
 			i++;
 			continue;
 		}
-		attachment_release(a);
+		attachment_release_later(t, a);
 		t->att[i] = t->att[--t->att_count];
 	}
 }
@@ -899,7 +1147,12 @@ void tracer__free(struct tracer *t)
 	for (i = 0; i < (int)t->att_count; i++)
 		if (!t->att[i].usdt)
 			attachment_release(&t->att[i]);
+	closer_stop(&t->closer);
 	free(t->att);
+	bpf_link__destroy(t->hold_fork_link);
+	for (i = 0; i < (int)t->nloaders; i++)
+		close(t->loaders[i].fd);
+	hold_bpf__destroy(t->hold);
 	sched_bpf__destroy(t->sched);
 	free(t);
 }

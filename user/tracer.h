@@ -53,14 +53,40 @@ int tracer__share_maps(struct tracer *t, struct bpf_object *obj, const char *con
 bool tracer__uprobe_multi(const struct tracer *t);
 void tracer__use_uprobe_multi(const struct tracer *t, struct bpf_object *obj);
 
-int tracer__add_target(struct tracer *t, __u32 pid);
+/* Adds pid to the targets; named: a process the user named (-p), which the
+ * tracer never holds (ISR_TARGET_NO_HOLD). */
+int tracer__add_target(struct tracer *t, __u32 pid, bool named);
 int tracer__remove_target(struct tracer *t, __u32 pid);
 /* Whether pid is in the targets (named, or followed by the fork tracepoint). */
 bool tracer__is_target(struct tracer *t, __u32 pid);
 /* Current target pids (including followed children); count or -errno. */
 int tracer__targets(struct tracer *t, __u32 *pids, size_t max);
-/* Attaches the scheduler and process tracepoints; 0 or -errno with err. */
+/* Attaches the scheduler and process tracepoints; 0 or -errno with err.
+ * The hold of forked children (bpf/hold.bpf.h) is attached too where the
+ * kernel has what it needs; a refusal is a note in err (and 0). */
 int tracer__attach(struct tracer *t, char *err, size_t errlen);
+
+/* Holding new processes until their probes are armed (bpf/hold.bpf.h):
+ * the file-name prefixes of the libraries whose first mapping holds a
+ * target (at most ISR_HOLD_NAMES, each shorter than ISR_HOLD_NAME_LEN);
+ * 0 or -errno. */
+int tracer__set_hold_names(struct tracer *t, const char *const *names, size_t n);
+/* Starts (on) or stops holding; a hold already made is the caller's to
+ * answer (SIGCONT) still. */
+void tracer__hold(struct tracer *t, bool on);
+/* What holds the kernel supports besides the exec: the loading of a
+ * library (uprobe_multi links), the fork of a probed process (Linux 6.13). */
+void tracer__hold_support(const struct tracer *t, bool *lib, bool *fork);
+/* Watches the dynamic loader file (dev, ino) at path, for every process
+ * (bpf/hold.bpf.c): its hook at file offset, cookie the distance from the
+ * hook's address to _r_debug (user/loader_watch.h). 0, -EALREADY (watched),
+ * -EOPNOTSUPP (no uprobe_multi links), or -errno. */
+int tracer__watch_loader(struct tracer *t, const char *path, dev_t dev, ino_t ino, __u64 offset, __s64 cookie);
+/* pid, held, was let go (SIGCONT): out of the map of held processes. */
+void tracer__hold_done(struct tracer *t, __u32 pid);
+/* The descriptor of the map of held processes (pid -> when), for the
+ * watcher that lets them go if the recorder cannot (user/hold_guard.h). */
+int tracer__held_fd(const struct tracer *t);
 
 /* One probe site of a file: prog at offset (its return with ret). */
 struct uprobe_site {

@@ -6,9 +6,11 @@
 # Writes synthetic recordings with build/tests/tools/synth_rec (a training
 # process of EVENTS events, 20 million by default; the two files of issue
 # 19 made to exhaust memory: 40 EVENTS chunks of 64 MiB each, one process
-# listing 200,000 threads), runs `BINARY analyze --format json` on each
+# listing 200,000 threads; the training process launching 500,000 distinct
+# kernels, each with a long name, whose memory the analysis bounds by
+# counting those past its 16384th as "(other kernels)"), runs `BINARY analyze --format json` on each
 # RUNS times (3 by default) under build/tests/tools/peak_rss (FILES: some of
-# training,bomb_chunks,bomb_threads, all by default), and prints per
+# training,bomb_chunks,bomb_threads,names, all by default), and prints per
 # binary and file the median events/s, wall time and peak RSS with their
 # range. BINARY defaults to build/inferscope-bpf; give several to compare
 # builds on the same files, for example the analysis before streaming:
@@ -22,7 +24,7 @@ cd "$(dirname "$0")/../.."
 
 events=20000000
 runs=3
-files="training bomb_chunks bomb_threads"
+files="training bomb_chunks bomb_threads names"
 while getopts n:r:f: opt; do
 	case $opt in
 	n) events=$OPTARG ;;
@@ -49,7 +51,8 @@ for name in $files; do
 	training) synth training -n "$events" ;;
 	bomb_chunks) synth bomb_chunks --bomb-chunks 40 ;;
 	bomb_threads) synth bomb_threads --bomb-threads 200000 ;;
-	*) echo "bench: no file $name (training, bomb_chunks, bomb_threads)" >&2; exit 2 ;;
+	names) synth names -n 2500000 --names 500000 ;;
+	*) echo "bench: no file $name (training, bomb_chunks, bomb_threads, names)" >&2; exit 2 ;;
 	esac
 done
 

@@ -35,7 +35,8 @@ resources() {
 	end=$((t0 + minutes * 60))
 	while [ "$(date +%s)" -lt "$end" ]; do
 		sleep 5
-		set -- $(cut -d' ' -f14,15 /proc/$d/stat)
+		# shellcheck disable=SC2046 # utime and stime, one word each
+		set -- $(cut -d' ' -f14,15 "/proc/$d/stat")
 		cpu=$(echo "scale=3; ($1 + $2) / $tck" | bc)
 		rss=$(awk '/^VmRSS/ {print $2}' /proc/$d/status)
 		hwm=$(awk '/^VmHWM/ {print $2}' /proc/$d/status)
@@ -65,6 +66,7 @@ window_cost() {
 					2>> "$out/daemon.log"
 			fi
 			wait $job
+			# shellcheck disable=SC2046 # user and system seconds, one word each
 			set -- $(cat "$out/time")
 			cpu=$(echo "$1 + $2" | bc)
 			n=$(cat "$out/count")

@@ -253,6 +253,14 @@ static struct synth *job(void)
 		}
 	}
 	ev_fork(b, T0 + 160 * MS, PID, LAUNCHER, CHILD, CHILD, ISR_FORK_FOLLOWED, "python3");
+	{
+		/* held from before it ran until its probes were armed */
+		struct isr_ev_proc_hold *h = synth__event(b, ISR_EV_PROC_HOLD, sizeof(*h), T0 + 160 * MS, CHILD, CHILD);
+
+		h->release_ns = T0 + 161 * MS;
+		h->reason = ISR_HOLD_FORK;
+		h->parent_pid = PID;
+	}
 	ev_wakeup(b, T0 + 160 * MS, CHILD, CHILD, true);
 	ev_exit(b, T0 + 170 * MS, CHILD, CHILD, "python3");
 	return b;

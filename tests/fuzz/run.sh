@@ -39,6 +39,7 @@ if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=
 	echo "fuzz: FAILED on an earlier finding (tests/fuzz/regressions/); the log is $out/regressions.log"
 	exit 1
 fi
+# shellcheck disable=SC2086 # $how: several options, or none
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	"$bin" $how -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -dict=tests/fuzz/isr.dict \
 	-print_final_stats=1 -artifact_prefix="$out/crashes/" "$corpus" "$out/seeds" >"$log" 2>&1
@@ -47,7 +48,7 @@ execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 edges=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
 features=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
 if [ "$rc" -eq 0 ]; then
-	echo "fuzz: ${execs:-0} executions${FUZZ_SEED:+ from seed $FUZZ_SEED} (at most ${secs} s), ${edges:-0} edges, ${features:-0} features, $(ls "$corpus" | wc -l) inputs in $corpus: no failure"
+	echo "fuzz: ${execs:-0} executions${FUZZ_SEED:+ from seed $FUZZ_SEED} (at most ${secs} s), ${edges:-0} edges, ${features:-0} features, $(find "$corpus" -mindepth 1 -maxdepth 1 | wc -l) inputs in $corpus: no failure"
 else
 	grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|artifact_prefix|Test unit written)' "$log" | head -20
 	echo "fuzz: FAILED after ${execs:-?} executions (exit $rc); the log is $log, the input in $out/crashes/"

@@ -47,7 +47,7 @@ for target in $TARGETS; do
 			gpu) opts=(--gpu --cupti-bridge "$B") ;;
 			off) opts=(--budget off) ;;
 			esac
-			r=$($T record -q "${opts[@]}" -o "$OUT/r.isr" -- $PY tests/gpu/budget.py "$pad" "$SECS" 2>>"$OUT/err.txt")
+			r=$($T record -q "${opts[@]}" -o "$OUT/r.isr" -- "$PY" tests/gpu/budget.py "$pad" "$SECS" 2>>"$OUT/err.txt")
 			$T analyze --format json "$OUT/r.isr" > "$OUT/${mode}_${target}_$round.json" 2>>"$OUT/err.txt"
 			made=$(echo "$r" | awk '{print $4 + 5000}')
 			line="$line | $mode $(echo "$r" | awk '{print $2}') made $made $(counted "$OUT/${mode}_${target}_$round.json")"
@@ -60,7 +60,9 @@ for target in $TARGETS; do
 done
 rm -f "$OUT"/*.isr
 [ "$BENCH" = 1 ] || exit 0
-$T bench --only budget_10k --rounds "$BENCH_ROUNDS" -o "$OUT/bench_10k.json" > "$OUT/bench.txt" 2>&1
-$T bench --only budget_50k --rounds "$BENCH_ROUNDS" -o "$OUT/bench_50k.json" >> "$OUT/bench.txt" 2>&1
-$T bench --only budget_150k --rounds "$BENCH_ROUNDS" -o "$OUT/bench_150k.json" >> "$OUT/bench.txt" 2>&1
-$T bench --only cuda_launch --rounds "$BENCH_ROUNDS" -o "$OUT/bench_launch.json" >> "$OUT/bench.txt" 2>&1
+{
+	$T bench --only budget_10k --rounds "$BENCH_ROUNDS" -o "$OUT/bench_10k.json"
+	$T bench --only budget_50k --rounds "$BENCH_ROUNDS" -o "$OUT/bench_50k.json"
+	$T bench --only budget_150k --rounds "$BENCH_ROUNDS" -o "$OUT/bench_150k.json"
+	$T bench --only cuda_launch --rounds "$BENCH_ROUNDS" -o "$OUT/bench_launch.json"
+} > "$OUT/bench.txt" 2>&1

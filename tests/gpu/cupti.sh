@@ -36,15 +36,15 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracin
 fail=0
 # shellcheck source=tests/gpu/common.sh
 . "$(dirname "$0")/common.sh"
-[ -x "$T" ] && [ -f "$B" ] || { echo "FAIL build/inferscope-bpf or build/libinferscope_cupti.so missing: build them (make) and carry them"; exit 1; }
+{ [ -x "$T" ] && [ -f "$B" ]; } || { echo "FAIL build/inferscope-bpf or build/libinferscope_cupti.so missing: build them (make) and carry them"; exit 1; }
 
 # The C program links libcudart statically: no libcupti beside it. The
 # bridge looks in /usr/local/cuda; when the toolkit keeps it elsewhere, say
 # where (INFERSCOPE_CUPTI_LIB).
 if ! ls /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13 /usr/local/cuda/lib64/libcupti.so.13 \
 	/usr/local/cuda/lib/libcupti.so.13 >/dev/null 2>&1; then
-	c=$(ls /usr/local/cuda*/extras/CUPTI/lib64/libcupti.so.13 /usr/local/cuda*/targets/*/lib/libcupti.so.13 \
-		/opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcupti.so.13 2>/dev/null | head -1)
+	c=$(first_file /usr/local/cuda*/extras/CUPTI/lib64/libcupti.so.13 /usr/local/cuda*/targets/*/lib/libcupti.so.13 \
+		/opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcupti.so.13)
 	[ -n "$c" ] && export INFERSCOPE_CUPTI_LIB=$c && echo "using INFERSCOPE_CUPTI_LIB=$c"
 fi
 
@@ -137,8 +137,11 @@ $T record -v --gpu -o "$OUT/inj.isr" -p "$P" --cupti-bridge "$B" --ready-file "$
 TP=$!
 for _ in $(seq 600); do [ -e "$OUT/inj.ready" ] && break; sleep 0.05; done
 sleep 0.3
-grep -q libinferscope_cupti "/proc/$P/maps" && echo "PASS bridge injected: $(grep 'CUPTI bridge loaded' "$OUT/inj_rec.err")" ||
-	{ echo "FAIL bridge not injected"; grep -v "^  " "$OUT/inj_rec.err" | tail -5; fail=1; }
+if grep -q libinferscope_cupti "/proc/$P/maps"; then
+	echo "PASS bridge injected: $(grep 'CUPTI bridge loaded' "$OUT/inj_rec.err")"
+else
+	echo "FAIL bridge not injected"; grep -v "^  " "$OUT/inj_rec.err" | tail -5; fail=1
+fi
 kill -USR1 "$P"
 wait_line "$OUT/inj.out" "done"
 kill -INT "$TP"

@@ -13,14 +13,16 @@ SEC=${2:-3}
 ROUNDS=${3:-3}
 PY=${PY:-/opt/torch/.venv/bin/python3}
 mkdir -p "$OUT"
-inc=$(dirname "$(ls /usr/local/cuda*/include/cupti.h /usr/local/cuda*/extras/CUPTI/include/cupti.h \
-	/usr/local/cuda*/targets/*/include/cupti.h 2>/dev/null | head -1)")
+# shellcheck source=tests/gpu/common.sh
+. "$(dirname "$0")/common.sh"
+inc=$(dirname "$(first_file /usr/local/cuda*/include/cupti.h /usr/local/cuda*/extras/CUPTI/include/cupti.h \
+	/usr/local/cuda*/targets/*/include/cupti.h)")
 gcc -O2 -shared -fPIC -I/usr/local/cuda/include -I"$inc" tests/gpu/cupti_cost.c -o "$OUT/libcupti_cost.so" \
 	-ldl -lpthread || { echo "FAIL gcc"; exit 1; }
 if [ -z "${INFERSCOPE_CUPTI_LIB:-}" ]; then
-	INFERSCOPE_CUPTI_LIB=$(ls /opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcupti.so.13 \
+	INFERSCOPE_CUPTI_LIB=$(first_file /opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcupti.so.13 \
 		/usr/local/cuda*/extras/CUPTI/lib64/libcupti.so.13 /usr/local/cuda*/lib64/libcupti.so.13 \
-		/usr/local/cuda*/targets/*/lib/libcupti.so.13 2>/dev/null | head -1)
+		/usr/local/cuda*/targets/*/lib/libcupti.so.13)
 	export INFERSCOPE_CUPTI_LIB
 fi
 echo "libcupti: $INFERSCOPE_CUPTI_LIB"

@@ -36,8 +36,8 @@ fail=0
 # shellcheck source=tests/gpu/common.sh
 . "$(dirname "$0")/common.sh"
 if [ -z "${INFERSCOPE_CUPTI_LIB:-}" ]; then
-	INFERSCOPE_CUPTI_LIB=$(ls /opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcupti.so.13 \
-		/usr/local/cuda*/extras/CUPTI/lib64/libcupti.so.13 2>/dev/null | head -1)
+	INFERSCOPE_CUPTI_LIB=$(first_file /opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcupti.so.13 \
+		/usr/local/cuda*/extras/CUPTI/lib64/libcupti.so.13)
 	export INFERSCOPE_CUPTI_LIB
 fi
 $NVCC -O2 -o "$OUT/mt_launch" tests/gpu/mt_launch.cu 2> "$OUT/nvcc.err" || { echo "FAIL nvcc"; cat "$OUT/nvcc.err"; exit 1; }
@@ -49,7 +49,7 @@ windows() { # json, pid: windows, detaches, observed share, longest detach, atta
 }
 
 OPTS=(--gpu-windows --budget 6 --gpu-period 0.12 --cupti-bridge "$B")
-"${CRASH[@]}" $PY tests/gpu/rate_timeline.py "$SEC" > "$OUT/torch.out" 2> "$OUT/torch.err" &
+"${CRASH[@]}" "$PY" tests/gpu/rate_timeline.py "$SEC" > "$OUT/torch.out" 2> "$OUT/torch.err" &
 P=$!
 wait_line "$OUT/torch.out" ready || { echo "FAIL the PyTorch loop did not start"; cat "$OUT/torch.err"; exit 1; }
 $T record -q "${OPTS[@]}" -o "$OUT/torch.isr" -p "$P" 2> "$OUT/torch_rec.err" &

@@ -21,13 +21,15 @@ SEC=${2:-6}
 PY=${PY:-/opt/torch/.venv/bin/python3}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 mkdir -p "$OUT"
+# shellcheck source=tests/gpu/common.sh
+. "$(dirname "$0")/common.sh"
 if [ -z "${INFERSCOPE_CUPTI_LIB:-}" ]; then
-	INFERSCOPE_CUPTI_LIB=$(ls /opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcupti.so.13 \
-		/usr/local/cuda*/extras/CUPTI/lib64/libcupti.so.13 2>/dev/null | head -1)
+	INFERSCOPE_CUPTI_LIB=$(first_file /opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libcupti.so.13 \
+		/usr/local/cuda*/extras/CUPTI/lib64/libcupti.so.13)
 	export INFERSCOPE_CUPTI_LIB
 fi
 echo "libcupti: $INFERSCOPE_CUPTI_LIB ($(stat -c %s "$INFERSCOPE_CUPTI_LIB") bytes, build id $(readelf -n "$INFERSCOPE_CUPTI_LIB" 2>/dev/null | awk '/Build ID/ {print $3}'))"
-inc=$(dirname "$(ls /usr/local/cuda*/include/cupti.h /usr/local/cuda*/extras/CUPTI/include/cupti.h 2>/dev/null | head -1)")
+inc=$(dirname "$(first_file /usr/local/cuda*/include/cupti.h /usr/local/cuda*/extras/CUPTI/include/cupti.h)")
 gcc -O2 -g -shared -fPIC -I/usr/local/cuda/include -I"$inc" tests/gpu/cupti_detach.c -o "$OUT/libcupti_detach.so" \
 	-ldl -lpthread || { echo "FAIL gcc"; exit 1; }
 $NVCC -O2 -o "$OUT/mt_launch" tests/gpu/mt_launch.cu 2> "$OUT/nvcc.err" || { echo "FAIL nvcc"; cat "$OUT/nvcc.err"; exit 1; }
@@ -48,7 +50,7 @@ run() { # name, command...
 # torch: the earlier attempt (0: finalize on the cycling thread; 1: in an
 # API exit callback), the bridge's order (31), and each of its steps left out
 for v in 0 1 31 29 27 23 15 30; do
-	run "torch_v$v" $PY tests/gpu/cupti_detach.py "$OUT/libcupti_detach.so" "$v" "$SEC" 30 30
+	run "torch_v$v" "$PY" tests/gpu/cupti_detach.py "$OUT/libcupti_detach.so" "$v" "$SEC" 30 30
 done
 for v in 0 1 31; do
 	run "mt_v$v" "$OUT/mt_launch" 4 "$SEC" "$OUT/libcupti_detach.so" "$v" 30 30

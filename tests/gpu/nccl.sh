@@ -40,7 +40,7 @@ wait
 EOS
 chmod +x "$OUT/launch.sh"
 start_hog() {
-	taskset -c "$HOG_CPU" $PY -c "import ctypes
+	taskset -c "$HOG_CPU" "$PY" -c "import ctypes
 ctypes.CDLL(None).prctl(15, b'nccl_hog', 0, 0, 0)
 while True:
     pass" &
@@ -82,14 +82,20 @@ done
 # 3. one recording per rank, analysed together
 start_hog
 port=$((29500 + RANDOM % 1000))
+tracers=()
 for r in 0 1; do
 	cpu=-1
 	[ $r = 1 ] && cpu=$HOG_CPU
 	MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 RANK=$r LOCAL_RANK=$r \
-		$T record -q -o "$OUT/r$r.isr" "${NCCL_OPT[@]}" -- $PY "$(pwd)/tests/gpu/nccl_job.py" $cpu \
+		$T record -q -o "$OUT/r$r.isr" "${NCCL_OPT[@]}" -- "$PY" "$(pwd)/tests/gpu/nccl_job.py" "$cpu" \
 		> "$OUT/r$r.out" 2> "$OUT/r$r.err" &
+	tracers+=($!)
 done
-wait
+# the two tracers, not the busy process (it runs until stop_hog)
+for p in "${tracers[@]}"; do
+	wait "$p"
+	echo "rank tracer $p: exit $?"
+done
 stop_hog
 $T analyze "$OUT/r0.isr" "$OUT/r1.isr" --format json -o "$OUT/set.json"
 j=$OUT/set.json

@@ -13,13 +13,13 @@ mkdir -p "$OUT"
 for rate in 10000 50000 100000; do
 	for round in $(seq "$ROUNDS"); do
 		a=$($PY tests/gpu/paced_rate.py $rate 4)
-		b=$($T record -q -o "$OUT/paced.isr" -- $PY tests/gpu/paced_rate.py $rate 4 2>>"$OUT/err.txt")
+		b=$($T record -q -o "$OUT/paced.isr" -- "$PY" tests/gpu/paced_rate.py "$rate" 4 2>>"$OUT/err.txt")
 		echo "paced $rate round $round untraced: $a | traced: $b" | tee -a "$OUT/paced.txt"
 	done
 done
 for round in $(seq "$ROUNDS"); do
 	a=$($PY tests/gpu/gpu_bound.py 6 | awk '{print $2}')
-	b=$($T record -q -o "$OUT/bound.isr" -- $PY tests/gpu/gpu_bound.py 6 2>>"$OUT/err.txt" | awk '{print $2}')
+	b=$($T record -q -o "$OUT/bound.isr" -- "$PY" tests/gpu/gpu_bound.py 6 2>>"$OUT/err.txt" | awk '{print $2}')
 	c=$($PY tests/gpu/gpu_bound.py 6 --profiler 2>>"$OUT/err.txt" | awk '{print $2}')
 	echo "gpu_bound round $round untraced $a traced $b profiler $c" | tee -a "$OUT/bound.txt"
 done

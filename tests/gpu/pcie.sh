@@ -22,13 +22,13 @@ mkdir -p "$OUT"
 fail=0
 # shellcheck source=tests/gpu/common.sh
 . "$(dirname "$0")/common.sh"
-[ -x "$T" ] && [ -f "$B" ] || { echo "FAIL build/inferscope-bpf or build/libinferscope_cupti.so missing"; exit 1; }
+{ [ -x "$T" ] && [ -f "$B" ]; } || { echo "FAIL build/inferscope-bpf or build/libinferscope_cupti.so missing"; exit 1; }
 CUDA_LIB_OPT=()
 [ -e /usr/local/nvidia/lib64/libcuda.so.1 ] && CUDA_LIB_OPT=(--cuda-lib /usr/local/nvidia/lib64/libcuda.so.1)
 
 for mode in pinned pageable; do
 	$T record -q -o "$OUT/$mode.isr" "${CUDA_LIB_OPT[@]}" --gpu --cupti-bridge "$B" -- \
-		$PY tests/gpu/pcie_copies.py $mode 4 > "$OUT/$mode.out" 2> "$OUT/$mode.err"
+		"$PY" tests/gpu/pcie_copies.py "$mode" 4 > "$OUT/$mode.out" 2> "$OUT/$mode.err"
 	echo "$mode: tracer exit $?; $(cat "$OUT/$mode.out")"
 	$T analyze "$OUT/$mode.isr" --format json -o "$OUT/$mode.json"
 	$T analyze "$OUT/$mode.isr" > "$OUT/$mode.md"
@@ -50,20 +50,20 @@ while IFS=, read -r bus gen width _ _; do
 		continue
 	fi
 	check "GPU $addr link generation (the best both ends support)" \
-		"$(get "$OUT/pinned.json" "$sel[0]['pcie']['generation']")" "$(echo $gen | tr -d ' ')"
-	check "GPU $addr link width" "$(get "$OUT/pinned.json" "$sel[0]['pcie']['width'] or $sel[0]['pcie']['max_width']")" \
-		"$(echo $width | tr -d ' ')"
-	check "GPU $addr NUMA node" "$(get "$OUT/pinned.json" "$sel[0]['numa_node']")" \
-		"$([ "$node" -ge 0 ] 2>/dev/null && echo $node || echo None)"
+		"$(get "$OUT/pinned.json" "${sel}[0]['pcie']['generation']")" "$(echo "$gen" | tr -d ' ')"
+	check "GPU $addr link width" "$(get "$OUT/pinned.json" "${sel}[0]['pcie']['width'] or ${sel}[0]['pcie']['max_width']")" \
+		"$(echo "$width" | tr -d ' ')"
+	check "GPU $addr NUMA node" "$(get "$OUT/pinned.json" "${sel}[0]['numa_node']")" \
+		"$([ "$node" -ge 0 ] 2>/dev/null && echo "$node" || echo None)"
 done < "$OUT/nvidia-smi.csv"
 
 # 2. pinned copies saturate the link
 finding="([f for f in d['findings'] if f['rule']=='pcie_saturation'] or [None])[0]"
 events=$(get "$OUT/pinned.out" "d['gbps']")
 copy_s=$(get "$OUT/pinned.out" "d['gpu_s']")
-sat=$(get "$OUT/pinned.json" "$finding['evidence']['host_to_device']['saturated_gbps'] if $finding else 0")
-link=$(get "$OUT/pinned.json" "$finding['evidence']['link_gbps'] if $finding else 0")
-cost=$(get "$OUT/pinned.json" "$finding['cost_s'] if $finding else 0")
+sat=$(get "$OUT/pinned.json" "${finding}['evidence']['host_to_device']['saturated_gbps'] if $finding else 0")
+link=$(get "$OUT/pinned.json" "${finding}['evidence']['link_gbps'] if $finding else 0")
+cost=$(get "$OUT/pinned.json" "${finding}['cost_s'] if $finding else 0")
 echo "pinned: CUDA events $events GB/s; finding: saturated $sat GB/s of a $link GB/s link, cost $cost s of $copy_s s copying"
 echo "pinned: not judged $(get "$OUT/pinned.json" "d['not_judged']")"
 if $PY -c "import sys; s, e, l, c, t = $sat, $events, $link, $cost, $copy_s; sys.exit(0 if s and abs(s - e) <= 0.1 * e and s >= 0.8 * l and c >= 0.5 * t else 1)"; then

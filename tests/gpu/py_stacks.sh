@@ -24,7 +24,7 @@ if ! mountpoint -q /sys/kernel/tracing 2>/dev/null; then
 	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
 fi
 
-$T record -q --budget off -o "$OUT/sites.isr" -- $PY tests/gpu/py_sites.py 50 >"$OUT/plan.json" 2>"$OUT/sites.err"
+$T record -q --budget off -o "$OUT/sites.isr" -- "$PY" tests/gpu/py_sites.py 50 >"$OUT/plan.json" 2>"$OUT/sites.err"
 $T analyze "$OUT/sites.isr" --format json -o "$OUT/sites.json" 2>>"$OUT/sites.err"
 $T analyze "$OUT/sites.isr" >"$OUT/sites.md" 2>>"$OUT/sites.err"
 $PY - "$OUT/plan.json" "$OUT/sites.json" <<'PYEOF' | tee "$OUT/check.txt"
@@ -55,10 +55,10 @@ print("py_stacks: PASS" if not bad else "py_stacks: FAIL (" + "; ".join(bad) + "
 PYEOF
 
 for round in $(seq "$ROUNDS"); do
-	none=$($T record -q --budget off --no-py-stacks -o "$OUT/c.isr" -- $PY tests/gpu/launch_rate.py 4 2>>"$OUT/cost.err" | tail -1)
-	samp=$($T record -q --budget off --py-launch-every 0 -o "$OUT/c.isr" -- $PY tests/gpu/launch_rate.py 4 2>>"$OUT/cost.err" | tail -1)
-	dflt=$($T record -q --budget off -o "$OUT/c.isr" -- $PY tests/gpu/launch_rate.py 4 2>>"$OUT/cost.err" | tail -1)
-	each=$($T record -q --budget off --py-launch-every 1 -o "$OUT/c.isr" -- $PY tests/gpu/launch_rate.py 4 2>>"$OUT/cost.err" | tail -1)
+	none=$($T record -q --budget off --no-py-stacks -o "$OUT/c.isr" -- "$PY" tests/gpu/launch_rate.py 4 2>>"$OUT/cost.err" | tail -1)
+	samp=$($T record -q --budget off --py-launch-every 0 -o "$OUT/c.isr" -- "$PY" tests/gpu/launch_rate.py 4 2>>"$OUT/cost.err" | tail -1)
+	dflt=$($T record -q --budget off -o "$OUT/c.isr" -- "$PY" tests/gpu/launch_rate.py 4 2>>"$OUT/cost.err" | tail -1)
+	each=$($T record -q --budget off --py-launch-every 1 -o "$OUT/c.isr" -- "$PY" tests/gpu/launch_rate.py 4 2>>"$OUT/cost.err" | tail -1)
 	echo "round $round launches/s: no-py-stacks $none | 99Hz sampling only $samp | default (every 64th) $dflt | every launch $each" | tee -a "$OUT/cost.txt"
 done
 rm -f "$OUT"/c.isr

@@ -29,7 +29,7 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracin
 fail=0
 # shellcheck source=tests/gpu/common.sh
 . "$(dirname "$0")/common.sh"
-[ -x "$T" ] && [ -f "$B" ] || { echo "FAIL build/inferscope-bpf or build/libinferscope_cupti.so missing"; exit 1; }
+{ [ -x "$T" ] && [ -f "$B" ]; } || { echo "FAIL build/inferscope-bpf or build/libinferscope_cupti.so missing"; exit 1; }
 $PY -c "import torchvision" 2>/dev/null && echo "model: torchvision resnet18" ||
 	echo "model: torchvision not importable with $PY: a hand-written ResNet-18-like model"
 CUDA_LIB_OPT=()

@@ -36,18 +36,18 @@ wait $TP
 echo "tracer exit $?"
 $T analyze "$OUT/attach.isr" --format json -o "$OUT/attach.json"
 $T analyze "$OUT/attach.isr" > "$OUT/attach.md"
-check "cuLaunchKernel (elementwise, pre-existing thread)" "$(get $OUT/attach.json "d['event_counts'].get('cuLaunchKernel',0)")" "$N"
-check "cuLaunchKernelEx (cuBLAS, 2 kernels per 256x256 mm)" "$(get $OUT/attach.json "d['event_counts'].get('cuLaunchKernelEx',0)")" "$((2 * N))"
-check "cuMemcpyHtoDAsync_v2" "$(get $OUT/attach.json "d['event_counts'].get('cuMemcpyHtoDAsync_v2',0)")" "$N"
-check "cuCtxSynchronize_v2 (N + the final one)" "$(get $OUT/attach.json "d['event_counts'].get('cuCtxSynchronize_v2',0)")" "$((N + 1))"
-check "cuMemAlloc_v2" "$(get $OUT/attach.json "d['event_counts'].get('cuMemAlloc_v2',0)")" 4
-check "device_memory_peak_bytes" "$(get $OUT/attach.json "[p for p in d['processes'] if p['pid']==$P][0]['device_memory_peak_bytes']")" $(( (12 + 14 + 16 + 18) << 20 ))
-check "device_memory_live_bytes (the process exited)" "$(get $OUT/attach.json "[p for p in d['processes'] if p['pid']==$P][0]['device_memory_live_bytes']")" 0
-check "drops_total" "$(get $OUT/attach.json "d['recording']['drops_total']")" 0
+check "cuLaunchKernel (elementwise, pre-existing thread)" "$(get "$OUT/attach.json" "d['event_counts'].get('cuLaunchKernel',0)")" "$N"
+check "cuLaunchKernelEx (cuBLAS, 2 kernels per 256x256 mm)" "$(get "$OUT/attach.json" "d['event_counts'].get('cuLaunchKernelEx',0)")" "$((2 * N))"
+check "cuMemcpyHtoDAsync_v2" "$(get "$OUT/attach.json" "d['event_counts'].get('cuMemcpyHtoDAsync_v2',0)")" "$N"
+check "cuCtxSynchronize_v2 (N + the final one)" "$(get "$OUT/attach.json" "d['event_counts'].get('cuCtxSynchronize_v2',0)")" "$((N + 1))"
+check "cuMemAlloc_v2" "$(get "$OUT/attach.json" "d['event_counts'].get('cuMemAlloc_v2',0)")" 4
+check "device_memory_peak_bytes" "$(get "$OUT/attach.json" "[p for p in d['processes'] if p['pid']==$P][0]['device_memory_peak_bytes']")" $(( (12 + 14 + 16 + 18) << 20 ))
+check "device_memory_live_bytes (the process exited)" "$(get "$OUT/attach.json" "[p for p in d['processes'] if p['pid']==$P][0]['device_memory_live_bytes']")" 0
+check "drops_total" "$(get "$OUT/attach.json" "d['recording']['drops_total']")" 0
 
 # 2. -- CMD: calls from the start, kernel names learned where they load
 rm -f /tmp/isr.ready2
-$T record --budget off -o "$OUT/launch.isr" --ready-file /tmp/isr.ready2 -- $PY tests/gpu/known_counts.py "$N" > "$OUT/py_launch.txt" 2> "$OUT/launch.err" &
+$T record --budget off -o "$OUT/launch.isr" --ready-file /tmp/isr.ready2 -- "$PY" tests/gpu/known_counts.py "$N" > "$OUT/py_launch.txt" 2> "$OUT/launch.err" &
 TP=$!
 wait_line "$OUT/py_launch.txt" ready
 WP=$(awk '/ready/ {print $2}' "$OUT/py_launch.txt")
@@ -55,7 +55,7 @@ kill -USR1 "$WP"
 wait $TP
 $T analyze "$OUT/launch.isr" --format json -o "$OUT/launch.json"
 $T analyze "$OUT/launch.isr" > "$OUT/launch.md"
-named=$(get $OUT/launch.json "sum(1 for k in d['cuda']['kernels'] if not k['name'].startswith('kernel@'))")
+named=$(get "$OUT/launch.json" "sum(1 for k in d['cuda']['kernels'] if not k['name'].startswith('kernel@'))")
 echo "named kernels in the launched run: $named"
 [ "${named:-0}" -gt 0 ] || { echo "FAIL no kernel names learned"; fail=1; }
 
@@ -68,9 +68,9 @@ ROUNDS=${ROUNDS:-5}
 RATE_S=${RATE_S:-6}
 for round in $(seq "$ROUNDS"); do
 	a=$($PY tests/gpu/launch_rate.py "$RATE_S" | awk '{print $2}')
-	b=$($T record -q -o "$OUT/rate$round.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
-	f=$($T record -q --gpu --budget off -o "$OUT/ratefull.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
-	u=$($T record -q --budget off --no-cupti -o "$OUT/rateu.isr" -- $PY tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
+	b=$($T record -q -o "$OUT/rate$round.isr" -- "$PY" tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
+	f=$($T record -q --gpu --budget off -o "$OUT/ratefull.isr" -- "$PY" tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
+	u=$($T record -q --budget off --no-cupti -o "$OUT/rateu.isr" -- "$PY" tests/gpu/launch_rate.py "$RATE_S" 2>>"$OUT/rate.err" | awk '{print $2}')
 	c=$($PY tests/gpu/launch_rate.py "$RATE_S" --profiler 2>>"$OUT/rate.err" | awk '{print $2}')
 	echo "round $round untraced $a traced_default $b traced_full $f traced_no_cupti_no_budget $u profiler $c" | tee -a "$OUT/rates.txt"
 done

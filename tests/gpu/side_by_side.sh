@@ -24,9 +24,9 @@ rate() { awk '/launches_per_s/ {print $2}'; }
 : > "$OUT/rounds.txt"
 for r in $(seq "$ROUNDS"); do
 	u=$($PY tests/gpu/launch_rate.py "$SEC" 2>> "$OUT/err.txt" | rate)
-	d=$($T record -q -o "$OUT/defaults.isr" --cupti-bridge "$B" -- $PY tests/gpu/launch_rate.py "$SEC" 2>> "$OUT/err.txt" | rate)
-	w=$($T record -q --gpu-windows -o "$OUT/windows.isr" --cupti-bridge "$B" -- $PY tests/gpu/launch_rate.py "$SEC" 2>> "$OUT/err.txt" | rate)
-	g=$($T record -q --gpu -o "$OUT/gpu.isr" --cupti-bridge "$B" -- $PY tests/gpu/launch_rate.py "$SEC" 2>> "$OUT/err.txt" | rate)
+	d=$($T record -q -o "$OUT/defaults.isr" --cupti-bridge "$B" -- "$PY" tests/gpu/launch_rate.py "$SEC" 2>> "$OUT/err.txt" | rate)
+	w=$($T record -q --gpu-windows -o "$OUT/windows.isr" --cupti-bridge "$B" -- "$PY" tests/gpu/launch_rate.py "$SEC" 2>> "$OUT/err.txt" | rate)
+	g=$($T record -q --gpu -o "$OUT/gpu.isr" --cupti-bridge "$B" -- "$PY" tests/gpu/launch_rate.py "$SEC" 2>> "$OUT/err.txt" | rate)
 	p=$($PY tests/gpu/launch_rate.py "$SEC" --profiler 2>> "$OUT/err.txt" | rate)
 	echo "round $r: untraced $u defaults $d windows $w gpu $g profiler $p" | tee -a "$OUT/rounds.txt"
 done

@@ -46,8 +46,11 @@ for job in busy_job rate_timeline; do
 	err=$(awk -v w="$bw" -v a="$ba" 'BEGIN { printf "%+.1f", 100 * (w / a - 1) }')
 	echo "$job: GPU busy from $nw windows ($cw of the time observed, estimated $ew per $mw, launches in" \
 		"windows/gaps $lw) $bw, from full collection ($ca observed, estimated $ea) $ba: error $err%"
-	awk -v e="$err" 'BEGIN { exit !(e < 10 && e > -10) }' && echo "PASS $job: windows within 10% of full collection" ||
-		{ echo "FAIL $job: windows off by $err%"; fail=1; }
+	if awk -v e="$err" 'BEGIN { exit !(e < 10 && e > -10) }'; then
+		echo "PASS $job: windows within 10% of full collection"
+	else
+		echo "FAIL $job: windows off by $err%"; fail=1
+	fi
 done
 rm -f "$OUT"/*.isr
 exit $fail

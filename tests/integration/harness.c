@@ -252,3 +252,13 @@ long long th_count(json_t *report, const char *name)
 
 	return json_is_integer(v) ? json_integer_value(v) : 0;
 }
+
+/* TH_TEST=PATTERN runs only the tests whose names match it (cmocka's
+ * filter: * and ? wildcards), to run one test of a binary by hand. */
+__attribute__((constructor)) static void th_test_filter(void)
+{
+	const char *f = getenv("TH_TEST");
+
+	if (f && *f)
+		cmocka_set_test_filter(f);
+}

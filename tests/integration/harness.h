@@ -3,7 +3,8 @@
  * Helpers for the integration tests: run the real tracer (the sanitized
  * build) against the workloads, as root, and read its JSON report the way a
  * user's script would. Paths are relative to the repository root, where
- * tests/run.sh runs the tests.
+ * tests/run.sh runs the tests. TH_TEST=PATTERN in the environment runs only
+ * the tests of a binary whose names match it (* and ? wildcards).
  */
 #ifndef INFERSCOPE_TEST_HARNESS_H
 #define INFERSCOPE_TEST_HARNESS_H

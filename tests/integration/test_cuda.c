@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#include "alias_learn.h"
 #include "harness.h"
 #include "recording.h"
 #include "cuda_plan.h"
@@ -566,8 +567,9 @@ static void test_attached_exact_calls(void **state)
 }
 
 /* Starts a workload that prints "ready" and waits for SIGUSR1, attaches
- * the tracer to it with -p, lets it run to its end and waits for both:
- * both must exit 0. Returns the workload's pid. */
+ * the tracer to it with -p (without -q: the tests read its notices), lets
+ * it run to its end and waits for both: both must exit 0. Returns the
+ * workload's pid. */
 static pid_t record_attached(struct ctx *c, char **wl)
 {
 	char ready[512], pidstr[32], buf[8];
@@ -580,8 +582,8 @@ static pid_t record_attached(struct ctx *c, char **wl)
 	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
 	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--budget", "off",
-				 "--ready-file", ready, NULL };
+		char *argv[] = { TRACER, "record", "-o", c->f.isr, "-p", pidstr, "--budget", "off", "--ready-file",
+				 ready, NULL };
 
 		tpid = c->spawned[1] = th_spawn(argv, NULL, c->f.err);
 	}
@@ -818,11 +820,22 @@ static void test_budget_launch_bound_slowdown(void **state)
 	est = (long long)th_num(cuda_calls_of(c->report, "cuLaunchKernel"), "count");
 	print_message("launches made %lld, estimated %lld (%+.2f%%), slowdown %.3f (hit %.2f us: about %.3f)\n",
 		      made, est, 100.0 * (est - made) / made, k, hit_us, expect);
-	/* the interval holds the slowdown the hit cost makes (within a factor of 3) */
-	assert_true(lo <= 1 + (expect - 1) * 3 && hi >= 1 + (expect - 1) / 3);
 	th_expect_exit(th_run_to(md_argv, md, c->f.err), 0, c->f.err);
 	text = th_slurp(md);
 	assert_non_null(text);
+	if (!strcmp(status, "not_measured")) {
+		/* a machine too busy to open enough windows and gaps in the
+		 * run: nothing applied, and the report says what was missing */
+		assert_true(th_num(p, "slowdown_windows") < 2 || th_num(p, "slowdown_gaps") < 2 ||
+			    th_num(p, "slowdown_calls_in_windows") < 20 || th_num(p, "slowdown_calls_in_gaps") < 20);
+		assert_true(k == 1.0 && json_is_null(ci));
+		assert_true(est > made * 0.92 / (1 + (expect - 1) * 3) && est < made * 1.08);
+		assert_non_null(strstr(text, "to tell whether the probes slowed it"));
+		free(text);
+		return;
+	}
+	/* the interval holds the slowdown the hit cost makes (within a factor of 3) */
+	assert_true(lo <= 1 + (expect - 1) * 3 && hi >= 1 + (expect - 1) / 3);
 	if (!strcmp(status, "applied")) {
 		assert_true(lo > 1 && lo <= k && hi >= k && k < 2);
 		assert_true(est > made * 0.92 && est < made * 1.08);
@@ -863,7 +876,10 @@ static void test_budget_off_exact(void **state)
 static void test_alias_probes_released_once_learned(void **state)
 {
 	struct ctx *c = *state;
-	static const char *const kernels[] = { "8", "0" };
+	_Static_assert(200000 < ALIAS_MAX_PAIRS, "the workload's mappings fit the recorder's memory of them");
+	/* kernels 0: at most 200,000 launches, each a mapping never seen, fewer
+	 * than the recorder remembers (ALIAS_MAX_PAIRS): the probes stay on */
+	static const char *const kernels[] = { "8", "0" }, *const max[] = { "0", "200000" };
 	char count_file[600], *text;
 	json_t *r, *k;
 	size_t i, j;
@@ -871,8 +887,8 @@ static void test_alias_probes_released_once_learned(void **state)
 	snprintf(count_file, sizeof(count_file), "%s/launches", c->f.dir);
 	for (j = 0; j < 2; j++) {
 		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--budget", "off", "--", LAUNCH_RATE_WORKLOAD,
-				 "2", "alias", count_file, (char *)kernels[j], NULL };
-		long long made, mapped, named = 0;
+				 j ? "60" : "2", "alias", count_file, (char *)kernels[j], (char *)max[j], NULL };
+		long long made, mapped, named = 0, dropped;
 
 		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
 		text = th_slurp(count_file);
@@ -881,18 +897,20 @@ static void test_alias_probes_released_once_learned(void **state)
 		free(text);
 		r = th_report(c->f.isr);
 		mapped = th_count(r, "cuKernelGetFunction");
-		assert_int_equal(th_count(r, "cuLaunchKernel"), made);
+		/* what the ring buffer had no room for is counted, not lost */
+		dropped = (long long)th_num(json_object_get(json_object_get(r, "recording"), "drops"), "cuda");
+		assert_true(th_count(r, "cuLaunchKernel") <= made && th_count(r, "cuLaunchKernel") + dropped >= made);
 		json_array_foreach(json_object_get(json_object_get(r, "cuda"), "kernels"), i, k)
 			if (json_string_value(json_object_get(k, "name")))
 				named += (long long)th_num(k, "launches");
-		print_message("kernels %s: %lld launches, %lld mappings recorded, %lld launches named\n", kernels[j],
-			      made, mapped, named);
+		print_message("kernels %s: %lld launches, %lld mappings recorded, %lld launches named, %lld dropped\n",
+			      kernels[j], made, mapped, named, dropped);
 		assert_true(made > 10000);
 		if (j == 0) {
 			assert_true(mapped >= 8 && mapped < made / 10);
-			assert_int_equal(named, made);
+			assert_true(named <= made && named + dropped >= made);
 		} else {
-			assert_int_equal(mapped, made);
+			assert_true(mapped <= made && mapped + dropped >= made);
 		}
 		json_decref(r);
 	}

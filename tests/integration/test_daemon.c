@@ -4,9 +4,11 @@
  * stand-in CUDA job (tests/workloads/cuda_steady.c: half its time in
  * synchronizations, device memory peaking at a known size), analyzed, the
  * metrics scraped by a real node_exporter and checked by promtool, the
- * state directory's policy and caps, a full tmpfs, SIGTERM mid-window,
- * SIGHUP with a bad file, systemd's notifications on a test socket, the
- * unit checked by systemd-analyze, config show's sources.
+ * state directory's policy and caps, a full tmpfs (the events lost counted,
+ * room made for the next windows), a state directory of another user's
+ * refused, a process named x\xff in metrics promtool reads, SIGTERM
+ * mid-window, SIGHUP with a bad file, systemd's notifications on a test
+ * socket, the unit checked by systemd-analyze, config show's sources.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -69,10 +71,11 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Starts cuda_steady for seconds with alloc bytes; returns once it runs. */
-static pid_t start_job(const char *seconds, const char *alloc)
+/* Starts cuda_steady for seconds with alloc bytes, named comm (NULL: its
+ * own name); returns once it runs. */
+static pid_t start_named_job(const char *seconds, const char *alloc, const char *comm)
 {
-	char *argv[] = { STEADY, (char *)seconds, (char *)alloc, NULL };
+	char *argv[] = { STEADY, (char *)seconds, (char *)alloc, (char *)comm, NULL };
 	char line[16] = "";
 	int fd;
 	pid_t pid = th_spawn(argv, &fd, NULL);
@@ -81,6 +84,11 @@ static pid_t start_job(const char *seconds, const char *alloc)
 	close(fd);
 	assert_memory_equal(line, "ready", 5);
 	return pid;
+}
+
+static pid_t start_job(const char *seconds, const char *alloc)
+{
+	return start_named_job(seconds, alloc, NULL);
 }
 
 /* The value of the sample of metric whose labels contain every one of the
@@ -231,6 +239,20 @@ static char *http_metrics(int port)
 	return body;
 }
 
+/* Runs daemon argv (--once) to its exit 0; the metrics it wrote, and the
+ * label of the job's pid. */
+static char *once_metrics(struct ctx *c, char *const argv[], char *label, size_t len)
+{
+	char *text;
+
+	c->daemon = th_spawn(argv, NULL, c->log);
+	expect_daemon_exit(c, 0, 60);
+	pid_label(label, len, c->job);
+	text = th_slurp(c->prom);
+	assert_non_null(text);
+	return text;
+}
+
 /* One window over every process that maps libcuda: the job is recorded and
  * analyzed, its metrics match what it does, the file passes promtool and a
  * real node_exporter serves it. */
@@ -246,11 +268,7 @@ static void test_once_window_metrics_scraped(void **state)
 	int n, port;
 
 	c->job = start_job("60", "123456789");
-	c->daemon = th_spawn(argv, NULL, c->log);
-	expect_daemon_exit(c, 0, 60);
-	pid_label(label, sizeof(label), c->job);
-	text = th_slurp(c->prom);
-	assert_non_null(text);
+	text = once_metrics(c, argv, label, sizeof(label));
 
 	/* Exact: the peak of device memory is one allocation. */
 	assert_true(prom_value(text, "inferscope_process_device_memory_peak_bytes", label, "comm=\"cuda_steady\"",
@@ -489,7 +507,8 @@ static void test_size_cap(void **state)
 }
 
 /* A state directory on a full tmpfs: the window is cut short, says so in
- * the log and in the metrics, and the daemon goes on. */
+ * the log and in the metrics (the events it lost counted in the window's
+ * drops), and the daemon goes on. */
 static void test_full_state_dir(void **state)
 {
 	struct ctx *c = *state;
@@ -509,6 +528,18 @@ static void test_full_state_dir(void **state)
 	assert_non_null(log);
 	assert_non_null(strstr(log, "cut short"));
 	assert_non_null(strstr(log, "No space left on device"));
+	{
+		/* the recorder's count: "(N events written, M lost)" */
+		const char *p = strstr(log, " events written, ");
+		double lost = p ? strtod(p + strlen(" events written, "), NULL) : 0;
+		double dropped = prom_file_value(c->prom, "inferscope_window_dropped_events", NULL);
+
+		print_message("%.0f events lost to the full state directory; window_dropped_events %.0f\n", lost,
+			      dropped);
+		assert_true(lost > 0);
+		assert_true(dropped >= lost);
+		assert_true(prom_file_value(c->prom, "inferscope_daemon_dropped_events_total", NULL) == dropped);
+	}
 	free(log);
 	assert_true(prom_file_value(c->prom, "inferscope_daemon_truncated_recordings_total", NULL) == 1);
 	assert_true(prom_file_value(c->prom, "inferscope_daemon_errors_total", "kind=\"disk_full\"") == 1);
@@ -529,6 +560,85 @@ static void test_full_state_dir(void **state)
 	r = th_report(path);
 	assert_true(json_is_true(json_object_get(json_object_get(r, "recording"), "truncated")));
 	json_decref(r);
+}
+
+/* A state directory on a filesystem smaller than daemon.max_size: each
+ * window fills it, and the next makes room by removing the oldest
+ * recordings instead of failing at once, window after window. */
+static void test_small_filesystem_not_full_forever(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "daemon", "--interval", "1.2", "--window", "1", "--state-dir", c->state,
+			 "--textfile-dir", c->prom_dir, "--no-cuda-processes", "--match", "cuda_steady [0-9.]+ 6565",
+			 "--keep-severity", "info", "--keep-last", "100", "--compress-level", "0", NULL };
+
+	assert_int_equal(mount("tmpfs", c->state, "tmpfs", 0, "size=48k"), 0);
+	c->mounted = true;
+	c->job = start_job("120", "6565");
+	c->daemon = th_spawn(argv, NULL, c->log);
+	if (!wait_windows(c->prom, "recorded", 4, 120)) {
+		char *log = th_slurp(c->log);
+
+		print_error("fewer than 4 windows recorded on a 48 KiB filesystem; the log:\n%s\n", log ? log : "");
+		free(log);
+		fail();
+	}
+	kill(c->daemon, SIGTERM);
+	expect_daemon_exit(c, 0, 30);
+	assert_true(prom_file_value(c->prom, "inferscope_daemon_recordings_removed_total", "reason=\"space\"") >= 1);
+	assert_true(prom_file_value(c->prom, "inferscope_daemon_recordings_bytes", NULL) <= 48 * 1024);
+}
+
+/* A state directory another user owns and anyone may write is refused
+ * with what to do, before any window; so is one every user may write. */
+static void test_state_dir_of_another_user_refused(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "daemon", "--once", "--state-dir", c->state, "--textfile-dir", c->prom_dir,
+			 "--no-cuda-processes", NULL };
+	char *log;
+
+	assert_int_equal(chown(c->state, 65534, 65534), 0);
+	assert_int_equal(chmod(c->state, 0777), 0);
+	c->daemon = th_spawn(argv, NULL, c->log);
+	expect_daemon_exit(c, 1, 30);
+	log = th_slurp(c->log);
+	assert_non_null(log);
+	assert_non_null(strstr(log, "belongs to uid 65534"));
+	assert_non_null(strstr(log, c->state));
+	free(log);
+	assert_int_equal(access(c->prom, F_OK), -1);
+
+	assert_int_equal(chown(c->state, 0, 0), 0);
+	c->daemon = th_spawn(argv, NULL, c->log);
+	expect_daemon_exit(c, 1, 30);
+	log = th_slurp(c->log);
+	assert_non_null(log);
+	assert_non_null(strstr(log, "writable by every user (mode 0777)"));
+	free(log);
+}
+
+/* A process named x\xff (prctl PR_SET_NAME): its metrics are valid UTF-8
+ * (the byte replaced), promtool reads the file. */
+static void test_invalid_utf8_comm_metrics(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "daemon", "--once", "--window", "1", "--state-dir", c->state, "--textfile-dir",
+			 c->prom_dir, "--no-cuda-processes", "--match", "cuda_steady [0-9.]+ 8686", NULL };
+	char label[32], cmd[900];
+	char *sh[] = { "sh", "-c", cmd, NULL };
+	char *text;
+
+	c->job = start_named_job("60", "8686", "x\xff");
+	text = once_metrics(c, argv, label, sizeof(label));
+	assert_true(prom_value(text, "inferscope_process_device_memory_peak_bytes", label, "comm=\"x\xef\xbf\xbd\"",
+			       NULL) == 8686.0);
+	assert_null(strstr(text, "x\xff"));
+	free(text);
+	if (system("command -v promtool >/dev/null") == 0) {
+		snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", c->prom);
+		th_expect_exit(th_run(sh, c->log), 0, c->log);
+	}
 }
 
 /* SIGTERM in the middle of a long window: the daemon exits 0 at once and
@@ -812,6 +922,24 @@ static void test_config_show_sources(void **state)
 		assert_non_null(strstr(log, where));
 		free(log);
 	}
+	/* A pattern the daemon would refuse: config show refuses it too, with
+	 * the daemon's words; and a value cut by a NUL is refused, not cut. */
+	write_text(cfg, "daemon:\n  match: 'python3 (train'\n");
+	th_expect_exit(th_run_to(argv, out, c->log), 2, c->log);
+	{
+		char *log = th_slurp(c->log);
+
+		assert_non_null(strstr(log, "daemon.match: 'python3 (train' is not an extended regular expression"));
+		free(log);
+	}
+	write_text(cfg, "daemon:\n  state_dir: \"/var/lib/x\\0/etc\"\n");
+	th_expect_exit(th_run_to(argv, out, c->log), 2, c->log);
+	{
+		char *log = th_slurp(c->log);
+
+		assert_non_null(strstr(log, "a NUL byte"));
+		free(log);
+	}
 }
 
 /* The unit's capability bounding set is enough: the daemon, with exactly
@@ -916,6 +1044,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_windows_pickup_and_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_state_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_filesystem_not_full_forever, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_dir_of_another_user_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalid_utf8_comm_metrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigterm_cuts_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_reload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notify_socket, setup, teardown),

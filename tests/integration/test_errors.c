@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include "harness.h"
+#include "cli.h"
 #include "recording.h"
 
 struct ctx {
@@ -83,7 +84,7 @@ static void test_bad_pid_syntax(void **state)
 	struct ctx *c = *state;
 	char *argv[] = { TRACER, "record", "-o", c->f.isr, "-p", "12abc", NULL };
 
-	expect_failure(th_run(argv, c->f.err), 64, c->f.err, "is not a list of process ids");
+	expect_failure(th_run(argv, c->f.err), EXIT_USAGE, c->f.err, "is not a list of process ids");
 }
 
 static void test_bad_duration(void **state)
@@ -91,7 +92,7 @@ static void test_bad_duration(void **state)
 	struct ctx *c = *state;
 	char *argv[] = { TRACER, "record", "-o", c->f.isr, "-d", "10s", "--", WORKLOAD, "sleep", NULL };
 
-	expect_failure(th_run(argv, c->f.err), 64, c->f.err, "is not a duration in seconds");
+	expect_failure(th_run(argv, c->f.err), EXIT_USAGE, c->f.err, "is not a duration in seconds");
 }
 
 /* 1e-10 s is not "no limit". */
@@ -100,7 +101,7 @@ static void test_duration_too_short(void **state)
 	struct ctx *c = *state;
 	char *argv[] = { TRACER, "record", "-o", c->f.isr, "-d", "1e-10", "--", WORKLOAD, "sleep", NULL };
 
-	expect_failure(th_run(argv, c->f.err), 64, c->f.err, "shorter than a millisecond");
+	expect_failure(th_run(argv, c->f.err), EXIT_USAGE, c->f.err, "shorter than a millisecond");
 }
 
 /* The kernel counts a ring buffer's bytes in 32 bits: 4096 MiB cannot
@@ -110,7 +111,7 @@ static void test_ringbuf_size_range(void **state)
 	struct ctx *c = *state;
 	char *argv[] = { TRACER, "record", "-o", c->f.isr, "--ringbuf-size", "4096", "--", WORKLOAD, "sleep", NULL };
 
-	expect_failure(th_run(argv, c->f.err), 64, c->f.err, "is not a power of two between 1 and 2048 (MiB)");
+	expect_failure(th_run(argv, c->f.err), EXIT_USAGE, c->f.err, "is not a power of two between 1 and 2048 (MiB)");
 }
 
 /* -p 7,7,7 traces pid 7 once: one snapshot of it in the recording. */

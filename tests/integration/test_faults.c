@@ -7,8 +7,9 @@
  * stopped for 10 s under a fault flood (every fault is either recorded or
  * counted as dropped, exactly, against the workload's own count, and the
  * drops are reported); a full disk with -p and with -- CMD (the job
- * survives); a target killed while others go on (the end of the run says
- * nothing about the dead one); 1000 children alive at once.
+ * survives), and a file size limit (ulimit -f) taken as one; SIGUSR1 to a
+ * plain recording (ignored); a target killed while others go on (the end
+ * of the run says nothing about the dead one); 1000 children alive at once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -354,6 +355,24 @@ static void small_fs(struct ctx *c, const char *size)
 	}
 }
 
+/* The tracer stopped writing for reason (its message says so) and exited
+ * 1, its command running on, untraced, to its end (marker says "done"). */
+static void expect_command_ran_on(const struct ctx *c, int status, const char *reason, const char *marker)
+{
+	char *msg;
+
+	th_expect_exit(status, 1, c->f.err);
+	msg = slurp_or_empty(c->f.err);
+	assert_non_null(strstr(msg, reason));
+	assert_non_null(strstr(msg, "keeps running, untraced"));
+	assert_non_null(strstr(msg, "exited with status 0"));
+	free(msg);
+	msg = th_slurp(marker);
+	assert_non_null(msg);	/* the job ran to its end */
+	assert_string_equal(msg, "done\n");
+	free(msg);
+}
+
 /*
  * The disk fills up under -- CMD: the recording stops, the command is not
  * signalled but runs to its end (it writes a marker after the fault flood),
@@ -363,7 +382,6 @@ static void test_disk_full_command_survives(void **state)
 {
 	struct ctx *c = *state;
 	char out[700], marker[600], script[1400], copy[600];
-	char *msg;
 	json_t *r;
 	int status;
 
@@ -377,16 +395,7 @@ static void test_disk_full_command_survives(void **state)
 
 		status = th_run(argv, c->f.err);
 	}
-	th_expect_exit(status, 1, c->f.err);
-	msg = slurp_or_empty(c->f.err);
-	assert_non_null(strstr(msg, "No space left on device"));
-	assert_non_null(strstr(msg, "keeps running, untraced"));
-	assert_non_null(strstr(msg, "exited with status 0"));
-	free(msg);
-	msg = th_slurp(marker);
-	assert_non_null(msg);	/* the job ran to its end */
-	assert_string_equal(msg, "done\n");
-	free(msg);
+	expect_command_ran_on(c, status, "No space left on device", marker);
 	snprintf(copy, sizeof(copy), "%s/copy.isr", c->f.dir);
 	{
 		char *cp[] = { "cp", out, copy, NULL };
@@ -395,6 +404,64 @@ static void test_disk_full_command_survives(void **state)
 	}
 	r = th_report(copy);
 	assert_true(json_is_true(json_object_get(json_object_get(r, "recording"), "truncated")));
+	json_decref(r);
+}
+
+/* A file size limit (ulimit -f) is a full disk, not a kill (SIGXFSZ): the
+ * recording stops at the limit and reads up to its last chunk, the tracer
+ * says what happened and what to do and exits 1, the command runs on to its
+ * end. */
+static void test_file_size_limit_is_a_full_disk(void **state)
+{
+	struct ctx *c = *state;
+	char marker[600], script[1400], cmd[2400], *msg;
+	char *argv[] = { "sh", "-c", cmd, NULL };
+	struct stat st;
+	json_t *r;
+
+	snprintf(marker, sizeof(marker), "%s/job-finished", c->f.dir);
+	snprintf(script, sizeof(script), "%s anon 60000 && sleep 1 && echo done > %s", WORKLOAD, marker);
+	/* 256 blocks of 512 bytes */
+	snprintf(cmd, sizeof(cmd), "ulimit -f 256 && exec %s record -q --compress-level 0 -o %s -- sh -c '%s'", TRACER,
+		 c->f.isr, script);
+	expect_command_ran_on(c, th_run(argv, c->f.err), "File too large", marker);
+	msg = slurp_or_empty(c->f.err);
+	assert_non_null(strstr(msg, "ulimit -f"));
+	free(msg);
+	assert_int_equal(stat(c->f.isr, &st), 0);
+	assert_true(st.st_size <= 256 * 512);
+	r = th_report(c->f.isr);
+	assert_true(json_is_true(json_object_get(json_object_get(r, "recording"), "truncated")));
+	json_decref(r);
+}
+
+/* SIGUSR1 writes a flight-recorder window; to a plain recording it means
+ * nothing: the recording goes on to its end, whole. */
+static void test_sigusr1_ignored_by_a_recording(void **state)
+{
+	struct ctx *c = *state;
+	char ready[600];
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--ready-file", ready, "--", WORKLOAD, "run", "2",
+			 NULL };
+	int status;
+	json_t *r;
+	pid_t t;
+
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
+	t = c->spawned[0] = th_spawn(argv, NULL, c->f.err);
+	assert_true(th_wait_file(ready, 30));
+	for (int i = 0; i < 5; i++) {
+		kill(t, SIGUSR1);
+		usleep(100000);
+	}
+	assert_int_equal(waitpid(t, &status, 0), t);
+	c->spawned[0] = 0;
+	th_expect_exit(status, 0, c->f.err);
+	r = th_report(c->f.isr);
+	assert_false(json_is_true(json_object_get(json_object_get(r, "recording"), "truncated")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "recording"), "stop_reason")),
+			    "targets_exited");
+	assert_non_null(th_thread(r, "runner"));
 	json_decref(r);
 }
 
@@ -558,6 +625,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stopped_recorder_counts_every_fault, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full_command_survives, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full_attached_target_survives, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_size_limit_is_a_full_disk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigusr1_ignored_by_a_recording, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_target_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bridge_target_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thousand_children, setup, teardown),

@@ -8,7 +8,8 @@
  * lost or written twice at the edge), the end writes a last window that
  * ends with the last launch, and each window is a recording that analyze
  * reads. A planted 500 ms synchronization fires the live check and its
- * window holds the stall.
+ * window holds the stall. A link planted at a window's name is skipped,
+ * not followed, and the later windows are written under the next names.
  */
 #include <limits.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#include "cli.h"
 #include "harness.h"
 #include "recording.h"
 #include "cuda_funcs.h"
@@ -244,12 +246,76 @@ static void test_sync_stall_trigger(void **state)
 	json_decref(r);
 }
 
+/*
+ * A symbolic link planted at rec.2.isr (to a file of the user's): the
+ * second window goes to rec.3.isr and begins with the launch after the
+ * first's last, the end's goes to rec.4.isr; the link and its target are
+ * untouched.
+ */
+static void test_planted_link_skipped(void **state)
+{
+	struct ctx *c = *state;
+	char ready[600], count_file[600], link_path[600], target[600], *text;
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--budget", "off", "--no-py-stacks",
+			 "--flight-recorder", "1", "--trigger", "none", "--ready-file", ready, "--",
+			 LAUNCH_RATE_WORKLOAD, "4", "seq", count_file, "500", NULL };
+	struct window w1, w3, w4;
+	double t0;
+	int status;
+	FILE *f;
+
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
+	snprintf(count_file, sizeof(count_file), "%s/launches", c->f.dir);
+	snprintf(target, sizeof(target), "%s/precious", c->f.dir);
+	snprintf(link_path, sizeof(link_path), "%s/rec.2.isr", c->f.dir);
+	f = fopen(target, "w");
+	assert_non_null(f);
+	fputs("keep me\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(symlink(target, link_path), 0);
+	c->tracer = th_spawn(argv, NULL, c->f.err);
+	assert_true(th_wait_file(ready, 30));
+	t0 = th_now();
+	sleep_until(t0 + 1);
+	kill(c->tracer, SIGUSR1);
+	sleep_until(t0 + 2);
+	kill(c->tracer, SIGUSR1);
+	assert_int_equal(waitpid(c->tracer, &status, 0), c->tracer);
+	c->tracer = 0;
+	th_expect_exit(status, 0, c->f.err);
+	text = th_slurp(c->f.err);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "rec.2.isr is not a file the recorder writes"));
+	free(text);
+	window_read(c, 1, &w1);
+	window_read(c, 3, &w3);
+	window_read(c, 4, &w4);
+	assert_false(window_exists(c, 5));
+	assert_int_equal(w3.first, w1.last + 1);
+	/* the end's: the last second, after the window before it */
+	assert_true(w4.first > w3.last);
+	text = th_slurp(count_file);
+	assert_non_null(text);
+	assert_int_equal(w4.last, atoll(text));
+	free(text);
+	{
+		char buf[64] = "";
+		ssize_t n = readlink(link_path, buf, sizeof(buf) - 1);
+
+		assert_true(n > 0);
+		buf[n] = '\0';
+		assert_string_equal(buf, target);
+	}
+	text = th_slurp(target);
+	assert_string_equal(text, "keep me\n");
+	free(text);
+}
+
 /* Options that make no sense are refused, naming the option. */
 static void test_bad_options(void **state)
 {
 	struct ctx *c = *state;
-	/* argp's refusals exit 64 (EX_USAGE); the recorder's own, 2 */
-	static const int code[] = { 64, 64, 64, 2, 64, 64 };
+	/* argp's refusals and the command's own: one exit status (cli.h) */
 	char *bad[][12] = {
 		{ TRACER, "record", "-o", c->f.isr, "--flight-recorder", "0", "--", "true", NULL },
 		{ TRACER, "record", "-o", c->f.isr, "--flight-recorder", "3", "--trigger", "sync=abc", "--", "true", NULL },
@@ -262,7 +328,7 @@ static void test_bad_options(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *text;
 
-		th_expect_exit(th_run(bad[i], c->f.err), code[i], c->f.err);
+		th_expect_exit(th_run(bad[i], c->f.err), EXIT_USAGE, c->f.err);
 		text = th_slurp(c->f.err);
 		assert_non_null(text);
 		assert_true(strstr(text, "flight") || strstr(text, "trigger"));
@@ -277,6 +343,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_stall_trigger, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_windows_at_sigusr1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_planted_link_skipped, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

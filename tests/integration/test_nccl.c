@@ -175,6 +175,104 @@ static void test_rank_behind_a_cpu_hog(void **state)
 	assert_true(named);
 }
 
+#define SHORT_ITERS 20
+
+/* The job of SHORT_ITERS iterations of 2 ranks, each rank's first call as
+ * soon as it starts: as a shell command line. */
+#define SHORT_JOB NCCL_JOB " --ranks 2 --iters 20 --work-us 100"
+
+/* Records the command argv (after `record -q -o FILE --`) and checks that
+ * every call of the short job's 2 ranks is in the recording. */
+static void record_short_job(struct ctx *c, char *const *cmd, size_t n)
+{
+	char *argv[16] = { TRACER, "record", "-q", "-o", c->f.isr, "--" };
+	size_t i;
+
+	assert_true(n + 7 <= sizeof(argv) / sizeof(argv[0]));
+	for (i = 0; i < n; i++)
+		argv[6 + i] = cmd[i];
+	argv[6 + n] = NULL;
+	unlink(c->f.isr);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	json_decref(c->report);
+	c->report = th_report(c->f.isr);
+	assert_non_null(c->report);
+	print_message("%s: %lld NCCL calls, %lld holds\n", cmd[0], th_count(c->report, "nccl_call"),
+		      th_count(c->report, "proc_hold"));
+	check_job(c->report, 2, SHORT_ITERS);
+}
+
+/* A job started through a wrapper (env, bash -c, two levels of them) that
+ * calls NCCL as soon as its ranks start: every call is recorded, because
+ * the tracer holds each new image at its exec and at its loading of
+ * libnccl until its probes are armed (bpf/hold.bpf.h). */
+static void test_wrapped_job_loses_no_call(void **state)
+{
+	struct ctx *c = *state;
+	char *env[] = { "/usr/bin/env", "INFERSCOPE_TEST_WRAPPER=1", NCCL_JOB, "--ranks", "2", "--iters", "20",
+			"--work-us", "100" };
+	/* "; exit": bash forks the job instead of exec'ing itself into it */
+	char *bash[] = { "/bin/bash", "-c", SHORT_JOB "; exit $?" };
+	char *two[] = { "/bin/sh", "-c", "exec /usr/bin/env INFERSCOPE_TEST_WRAPPER=2 /bin/bash -c '" SHORT_JOB
+			"; exit $?'" };
+
+	record_short_job(c, env, sizeof(env) / sizeof(env[0]));
+	record_short_job(c, bash, sizeof(bash) / sizeof(bash[0]));
+	record_short_job(c, two, sizeof(two) / sizeof(two[0]));
+}
+
+/* Ranks forked without exec right after the launcher loaded libnccl: each
+ * child is held before it first runs until it has its own probes, so every
+ * rank's communicator set-up and calls are recorded and the ranks line
+ * up. */
+static void test_forked_ranks_line_up(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", NCCL_JOB, "--ranks", "2", "--iters", "20",
+			 "--work-us", "100", "--fork", "1", NULL };
+	json_t *rows, *row, *comms;
+	size_t i;
+
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	c->report = th_report(c->f.isr);
+	assert_non_null(c->report);
+	assert_int_equal(th_count(c->report, "nccl_call"),
+			 2 * (SHORT_ITERS + 4 * (SHORT_ITERS / NCCL_PLAN_P2P_EVERY) + NCCL_PLAN_TAIL_COLLECTIVES));
+	assert_int_equal(th_count(c->report, "nccl_comm"), 2);
+	rows = json_object_get(c->report, "ranks");
+	assert_int_equal(json_array_size(rows), 2);
+	json_array_foreach(rows, i, row) {
+		assert_int_equal((long)th_num(row, "rank"), (long)i);
+		assert_string_equal(json_string_value(json_object_get(row, "rank_from")), "communicator");
+		check_rank_calls(row, SHORT_ITERS);
+	}
+	comms = json_object_get(json_object_get(c->report, "collectives"), "communicators");
+	assert_int_equal(json_array_size(comms), 1);
+	assert_int_equal((long)th_num(json_array_get(comms, 0), "collectives"),
+			 SHORT_ITERS + NCCL_PLAN_TAIL_COLLECTIVES);
+}
+
+/* A recorder that dies while it holds a process (INFERSCOPE_TEST_DIE_AT_HOLD:
+ * at the first hold, the launched command's exec) leaves it stopped to
+ * nobody: its watcher lets it go, and the job runs to its end. */
+static void test_hold_outlives_the_recorder(void **state)
+{
+	struct ctx *c = *state;
+	char done[400], cmd[700];
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", "/bin/sh", "-c", cmd, NULL };
+	int status;
+
+	snprintf(done, sizeof(done), "%s/done", c->f.dir);
+	snprintf(cmd, sizeof(cmd), SHORT_JOB "; touch %s", done);
+	setenv("INFERSCOPE_TEST_DIE_AT_HOLD", "1", 1);
+	status = th_run(argv, c->f.err);
+	unsetenv("INFERSCOPE_TEST_DIE_AT_HOLD");
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 99);
+	/* a liveness check, not a timing: the job takes well under a second */
+	assert_true(th_wait_file(done, 120.0));
+}
+
 /* Each rank recorded by a `record` of its own (two recorders at once, each
  * launching one rank with its RANK in the environment), then the two
  * recordings analysed together: by their files, and by their directory. */
@@ -307,6 +405,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sleeping_rank, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rank_behind_a_cpu_hog, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_recording_per_rank, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrapped_job_loses_no_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forked_ranks_line_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hold_outlives_the_recorder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_nccl, setup, teardown),
 	};
 

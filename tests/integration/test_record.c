@@ -75,8 +75,10 @@ static void test_sleep_is_off_cpu(void **state)
 	json_decref(r);
 }
 
-/* Two threads pinned to one CPU spinning for 1 s each: each runs about half
- * the time and waits for the CPU the other half. */
+/* Two threads pinned to one CPU spinning for 1 s each: each is on the CPU
+ * or waiting for it its whole life (1 s), runs at most three quarters of it
+ * (the other takes its share; a loaded machine's other tasks more), and
+ * waits for the CPU at least a quarter. */
 static void test_cpu_hogs_wait_in_runqueue(void **state)
 {
 	struct ctx *c = *state;
@@ -89,8 +91,9 @@ static void test_cpu_hogs_wait_in_runqueue(void **state)
 	for (int i = 0; i < 2; i++) {
 		t = th_thread(r, names[i]);
 		assert_non_null(t);
-		assert_within(th_num(t, "runqueue_wait_s"), 0.25, 0.75, "hog runqueue_wait_s");
-		assert_within(th_num(t, "on_cpu_s"), 0.25, 0.75, "hog on_cpu_s");
+		assert_within(th_num(t, "on_cpu_s") + th_num(t, "runqueue_wait_s"), 0.95, 1.25, "hog lifetime");
+		assert_within(th_num(t, "runqueue_wait_s"), 0.25, 1.0, "hog runqueue_wait_s");
+		assert_within(th_num(t, "on_cpu_s"), 0.001, 0.75, "hog on_cpu_s");
 		assert_true(th_num(t, "involuntary_switches") >= 1);
 	}
 	json_decref(r);

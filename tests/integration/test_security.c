@@ -30,6 +30,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#include "cli.h"
 #include "harness.h"
 #include "bridge.h"
 #include "proc.h"
@@ -413,9 +414,9 @@ static void test_command_user_refusals(void **state)
 
 	th_expect_exit(th_run(bad, c->f.err), 1, c->f.err);
 	assert_said(c->f.err, "no user 'no-such-user-here' in /etc/passwd");
-	th_expect_exit(th_run(both, c->f.err), 64, c->f.err);
+	th_expect_exit(th_run(both, c->f.err), EXIT_USAGE, c->f.err);
 	assert_said(c->f.err, "choose one");
-	th_expect_exit(th_run(nocmd, c->f.err), 2, c->f.err);
+	th_expect_exit(th_run(nocmd, c->f.err), EXIT_USAGE, c->f.err);
 	assert_said(c->f.err, "there is none");
 	th_expect_exit(th_run(sudo_bad, c->f.err), 1, c->f.err);
 	assert_said(c->f.err, "do not name a user");

@@ -8,6 +8,10 @@
  *   synth_rec --bomb-chunks K OUT.isr      K EVENTS chunks of 64 MiB each,
  *                                          compressed to almost nothing
  *   synth_rec --bomb-threads N OUT.isr     one process listing N threads
+ *   synth_rec -n EVENTS --names N OUT.isr  the training process, its launches
+ *                                          cycling through N distinct kernels,
+ *                                          each named once (long names), on
+ *                                          the CPU and on the GPU
  *
  * The training process (pid 4242): its main thread launches 6 kernels an
  * iteration (cuLaunchKernel, entry-only), then waits in cuStreamSynchronize
@@ -43,6 +47,7 @@
 #define CODES		6
 
 static struct rec_writer *w;
+static unsigned long long distinct;	/* --names */
 static unsigned long long written;
 static __u64 rng = 0x9e3779b97f4a7c15ULL;
 
@@ -296,6 +301,33 @@ static void kernel_names(void)
 	}
 }
 
+/* --names: the handle and the GPU name id of the launch slot-th launch
+ * since the start (at ts), its kernel named by CUDA_NAME and GPU_NAME
+ * records the first time. */
+static void distinct_kernel(unsigned long long slot, __u64 ts, __u64 *handle, __u32 *name_id)
+{
+	unsigned long long idx = slot % distinct;
+
+	*handle = 0x100000 + idx;
+	*name_id = (__u32)(KERNELS + 1 + idx);
+	if (slot < distinct) {
+		struct isr_ev_gpu_name *n = gpu_record(ISR_EV_GPU_NAME, sizeof(*n));
+		struct isr_ev_cuda_name c;
+		char name[200];
+
+		/* a long mangled name, unique in its first characters */
+		snprintf(name, sizeof(name), "_ZN5synth6kernelILi%lluEEEvPfS1_iNS_6layoutE%0120llu", idx, idx * 7919);
+		n->id = *name_id;
+		snprintf(n->name, sizeof(n->name), "%s", name);
+		hdr(&c.hdr, ISR_EV_CUDA_NAME, sizeof(c), ts - 500, MAIN);
+		c.func = ISR_CUDA_FN_cuModuleGetFunction;
+		c.handle = *handle;
+		c.owner = 0x4000;
+		snprintf(c.name, sizeof(c.name), "%s", name);
+		emit(&c, sizeof(c));
+	}
+}
+
 /* The training process's events until target are written; its end. */
 static __u64 training(unsigned long long target)
 {
@@ -311,11 +343,14 @@ static __u64 training(unsigned long long target)
 		/* the launches, their API records and kernels */
 		for (__u32 k = 0; k < KERNELS; k++) {
 			__u64 launch = t + k * 4000 + rand_below(500);
-			__u64 start = launch + 6000 > gpu_free ? launch + 6000 : gpu_free;
+			__u64 start = launch + 6000 > gpu_free ? launch + 6000 : gpu_free, handle = 0x5001 + k;
+			__u32 name_id = k + 1;
 			struct isr_ev_gpu_kernel *kr;
 			struct isr_ev_gpu_api *a;
 
-			cuda_call(launch, ISR_CUDA_FN_cuLaunchKernel, ISR_CUDA_ASYNC, 0, 0x5001 + k);
+			if (distinct)
+				distinct_kernel(it * KERNELS + k, launch, &handle, &name_id);
+			cuda_call(launch, ISR_CUDA_FN_cuLaunchKernel, ISR_CUDA_ASYNC, 0, handle);
 			a = gpu_record(ISR_EV_GPU_API, sizeof(*a));	/* valid until the next record */
 			a->start_ns = launch - 1500 + GPU_AHEAD;
 			a->end_ns = launch + 2500 + GPU_AHEAD;
@@ -328,7 +363,7 @@ static __u64 training(unsigned long long target)
 			kr->start_ns = start + GPU_AHEAD;
 			kr->end_ns = gpu_free + GPU_AHEAD;
 			kr->correlation_id = corr++;
-			kr->name_id = k + 1;
+			kr->name_id = name_id;
 			kr->stream_id = 7;
 			kr->grid[0] = 256;
 			kr->block[0] = 128;
@@ -427,13 +462,15 @@ int main(int argc, char **argv)
 			bomb_chunks = number("--bomb-chunks", argv[++i]);
 		else if (!strcmp(argv[i], "--bomb-threads") && i + 1 < argc)
 			bomb_threads = number("--bomb-threads", argv[++i]);
+		else if (!strcmp(argv[i], "--names") && i + 1 < argc)
+			distinct = number("--names", argv[++i]);
 		else if (argv[i][0] != '-' && !out)
 			out = argv[i];
 		else
 			out = NULL, i = argc;
 	}
 	if (!out) {
-		fprintf(stderr, "usage: synth_rec [-n EVENTS | --bomb-chunks K | --bomb-threads N] OUT.isr\n");
+		fprintf(stderr, "usage: synth_rec [-n EVENTS [--names N] | --bomb-chunks K | --bomb-threads N] OUT.isr\n");
 		return 2;
 	}
 	if (bomb_chunks) {

@@ -226,6 +226,14 @@ static const struct field ev_rename[] = {
 	FIELD(isr_ev_task_rename, comm, "char[16]", "new name, NUL-terminated"),
 };
 
+static const struct field ev_hold[] = {
+	HDR(isr_ev_proc_hold),
+	FIELD(isr_ev_proc_hold, release_ns, "u64", "when the recorder let it go on (CLOCK_MONOTONIC)"),
+	FIELD(isr_ev_proc_hold, reason, "u32", "`ISR_HOLD_*`: why it was held"),
+	FIELD(isr_ev_proc_hold, parent_pid, "u32", "its parent process (FORK: the one that forked it)"),
+	FIELD(isr_ev_proc_hold, name, "char[48]", "LIB: the library's file name, NUL-terminated"),
+};
+
 static const struct field ev_fault[] = {
 	HDR(isr_ev_page_fault),
 	FIELD(isr_ev_page_fault, address, "u64", "faulting data address"),
@@ -522,6 +530,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_proc_exit, "`ISR_EV_PROC_EXIT`: a thread exits. hdr.pid/tid: the exiting thread.", ev_exit),
 	STRUCT(isr_ev_task_info, "`ISR_EV_TASK_INFO`: the name of a task that is not a target, the first time it took a target thread's CPU or woke one. hdr.pid/tid: that target thread.", ev_task_info),
 	STRUCT(isr_ev_task_rename, "`ISR_EV_TASK_RENAME`: a thread renamed (prctl(PR_SET_NAME), pthread_setname_np). hdr.pid/tid: that thread.", ev_rename),
+	STRUCT(isr_ev_proc_hold, "`ISR_EV_PROC_HOLD`: written by the recorder: a target the tracer stopped (SIGSTOP, from BPF) until its probes were armed, so that no call was lost (bpf/hold.bpf.h): at its exec, when its dynamic loader had mapped a library a probe family probes, or forked by a probed process. hdr.pid/tid: the held process and its thread; hdr.ts_ns: when it was stopped.", ev_hold),
 	STRUCT(isr_ev_page_fault, "`ISR_EV_PAGE_FAULT`: a page fault of a target thread on user memory, emitted when it completes; hdr.ts_ns is the completion time.", ev_fault),
 	STRUCT(isr_ev_mem_sample, "`ISR_EV_MEM_SAMPLE`: a target process's memory, sampled by the recorder about once a second from /proc and the cgroup filesystem (never per event); hdr.pid the process, hdr.tid 0.", ev_mem_sample),
 	STRUCT(isr_ev_reclaim, "`ISR_EV_RECLAIM`: a target thread reclaimed memory itself before it could go on (direct reclaim, or its memory cgroup's); hdr.ts_ns is when it began, emitted when it ended.", ev_reclaim),
@@ -709,6 +718,9 @@ static const struct constant event_flags[] = {
 	CONST(ISR_FORK_THREAD, NULL, "fork: the child is a new thread of the parent's process"),
 	CONST(ISR_FORK_FOLLOWED, NULL, "fork: the child process was added to the targets"),
 	CONST(ISR_EXIT_GROUP_DEAD, NULL, "exit: last thread of the process"),
+	CONST(ISR_HOLD_FORK, NULL, "proc_hold reason: forked by a process with uprobes of its own, held before it first ran"),
+	CONST(ISR_HOLD_LIB, NULL, "proc_hold reason: its dynamic loader had mapped a library a probe family probes, not yet run"),
+	CONST(ISR_HOLD_EXEC, NULL, "proc_hold reason: its exec, before the new image's first instruction"),
 	CONST(ISR_FAULT_MAJOR, NULL, "page fault: needed I/O (the kernel's major-fault accounting)"),
 	CONST(ISR_FAULT_HAS_START, NULL, "page fault: entry was seen, duration_ns is valid"),
 	CONST(ISR_FAULT_WRITE, NULL, "page fault: write access"),

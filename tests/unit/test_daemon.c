@@ -2,8 +2,9 @@
 /*
  * The daemon's pure parts: container and pod labels from cgroup paths
  * (user/discover.h), the state directory's policy and caps
- * (user/state_dir.h), the Prometheus text (user/prom.h: names, escaping,
- * a sample per process and label value).
+ * (user/state_dir.h: windows in time and number order, files planted by
+ * others left alone), the Prometheus text (user/prom.h: names, escaping,
+ * valid UTF-8 that promtool reads, a sample per process and label value).
  */
 #include <errno.h>
 #include <math.h>
@@ -78,6 +79,15 @@ static void make_file(const char *name, size_t bytes, double age_s)
 	assert_int_equal(utimes(path, tv), 0);
 }
 
+/* What an earlier test left in dir, removed. */
+static void empty_dir(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/*", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static bool exists(const char *name)
 {
 	char path[300];
@@ -102,7 +112,7 @@ static void test_prune(void **state)
 	make_file("window-20260101T000400.000Z.none.isr", 4096, 10);
 	make_file("window-20260101T000500.000Z.none.isr", 4096, 10);
 	make_file("notes.txt", 100000, 1e6);
-	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), NULL, NULL, &h), 0);
+	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), false, NULL, NULL, &h), 0);
 	assert_false(exists("window-20260101T000000.000Z.none.isr"));	/* below warning */
 	assert_true(exists("window-20260101T000100.000Z.critical.isr"));
 	assert_false(exists("window-20260101T000200.000Z.info.isr"));
@@ -115,19 +125,90 @@ static void test_prune(void **state)
 
 	/* Age: the critical one is two hours old. */
 	make_file("window-20260101T000100.000Z.critical.isr", 4096, 7200);
-	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), NULL, NULL, &h), 0);
+	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), false, NULL, NULL, &h), 0);
 	assert_false(exists("window-20260101T000100.000Z.critical.isr"));
 	assert_int_equal(h.removed_age, 1);
 
 	/* Size: at most two files' worth, oldest removed first. */
 	c.max_bytes = 2 * 4096;
-	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), NULL, NULL, &h), 0);
+	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), false, NULL, NULL, &h), 0);
 	assert_false(exists("window-20260101T000300.000Z.isr"));
 	assert_true(exists("window-20260101T000400.000Z.none.isr"));
 	assert_true(exists("window-20260101T000500.000Z.none.isr"));
 	assert_int_equal(h.removed_size, 1);
 	assert_int_equal(h.recordings_kept, 2);
 	assert_true(h.recordings_bytes <= 2 * 4096);
+}
+
+/* Flight-recorder windows of one interval (window-<time>.<N>.<severity>):
+ * by time, then by their number, not as strings (.10. before .2.): with 14
+ * windows and keep_last 7, windows 8 to 14 stay. */
+static void test_prune_by_window_number(void **state)
+{
+	struct daemon_config c = { .keep_severity = 2, .keep_last = 7, .max_bytes = 1 << 30 };
+	struct daemon_health h = { .last_error = -1 };
+	char name[128];
+
+	(void)state;
+	empty_dir();
+	/* an earlier interval's window, older whatever its number */
+	make_file("window-20260101T000000.000Z.20.none.isr", 4096, 10);
+	for (int k = 1; k <= 14; k++) {
+		snprintf(name, sizeof(name), "window-20260101T000100.000Z.%d.none.isr", k);
+		make_file(name, 4096, 10);
+	}
+	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), false, NULL, NULL, &h), 0);
+	assert_false(exists("window-20260101T000000.000Z.20.none.isr"));
+	for (int k = 1; k <= 14; k++) {
+		snprintf(name, sizeof(name), "window-20260101T000100.000Z.%d.none.isr", k);
+		if (exists(name) != (k >= 8))
+			fail_msg("window %d %s", k, k >= 8 ? "removed" : "kept");
+	}
+	assert_int_equal(h.recordings_kept, 7);
+	/* the size cap removes the oldest too: 8, then 9 */
+	c.max_bytes = 5 * 4096;
+	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), false, NULL, NULL, &h), 0);
+	assert_false(exists("window-20260101T000100.000Z.9.none.isr"));
+	assert_true(exists("window-20260101T000100.000Z.10.none.isr"));
+	assert_true(exists("window-20260101T000100.000Z.14.none.isr"));
+}
+
+/* Files that others put in the state directory, named like windows, are
+ * neither counted nor removed: a link to a big file of someone else's
+ * (two names), a symbolic link, and (as root) another user's file; so they
+ * cannot make the size cap remove the daemon's own recordings. */
+static void test_prune_ignores_planted_files(void **state)
+{
+	struct daemon_config c = { .keep_severity = 0, .keep_last = 0, .max_bytes = 3 * 4096 };
+	struct daemon_health h = { .last_error = -1 };
+	char path[300], target[300];
+
+	(void)state;
+	empty_dir();
+	make_file("window-20260201T000100.000Z.none.isr", 4096, 10);
+	make_file("window-20260201T000200.000Z.none.isr", 4096, 10);
+	make_file("big", 1 << 20, 10);
+	snprintf(path, sizeof(path), "%s/window-20260201T000000.000Z.critical.isr", dir);
+	snprintf(target, sizeof(target), "%s/big", dir);
+	assert_int_equal(link(target, path), 0);
+	snprintf(path, sizeof(path), "%s/window-20260201T000001.000Z.critical.isr", dir);
+	assert_int_equal(symlink(target, path), 0);
+	if (geteuid() == 0) {
+		make_file("window-20260201T000002.000Z.critical.isr", 1 << 20, 10);
+		snprintf(path, sizeof(path), "%s/window-20260201T000002.000Z.critical.isr", dir);
+		assert_int_equal(chown(path, 65534, 65534), 0);
+	}
+	assert_int_equal(state_dir__prune(dir, &c, (double)time(NULL), false, NULL, NULL, &h), 0);
+	assert_true(exists("window-20260201T000100.000Z.none.isr"));
+	assert_true(exists("window-20260201T000200.000Z.none.isr"));
+	assert_true(exists("window-20260201T000000.000Z.critical.isr"));
+	assert_true(exists("window-20260201T000001.000Z.critical.isr"));
+	assert_true(exists("big"));
+	assert_int_equal(h.recordings_kept, 2);
+	assert_true(h.recordings_bytes < 1 << 20);	/* the big file is not counted */
+	assert_int_equal(h.removed_size, 0);
+	if (geteuid() == 0)
+		assert_true(exists("window-20260201T000002.000Z.critical.isr"));
 }
 
 static double sample(const char *text, const char *line_prefix)
@@ -139,9 +220,13 @@ static double sample(const char *text, const char *line_prefix)
 
 static void test_prom_text(void **state)
 {
-	struct window_process p = { .pid = 42, .comm = "x", .cuda_sync_s = 1.5, .device_memory_peak_bytes = 1 << 30,
-				    .top_rule = "sync_stall", .top_severity = 2, .top_cost_s = 0.75, .critical_count = 1 };
-	struct window_result w = { .duration_s = 10, .procs = &p, .proc_count = 1, .max_severity = 2, .findings = 1 };
+	struct window_process p[2] = {
+		{ .pid = 42, .comm = "x", .cuda_sync_s = 1.5, .device_memory_peak_bytes = 1 << 30, .top_rule = "sync_stall",
+		  .top_severity = 2, .top_cost_s = 0.75, .critical_count = 1 },
+		/* gone before the metrics: its comm of the recording */
+		{ .pid = 43, .comm = "x\xff", .cuda_sync_s = 2.5 },
+	};
+	struct window_result w = { .duration_s = 10, .procs = p, .proc_count = 2, .max_severity = 2, .findings = 1 };
 	struct discovered d = { .pid = 42, .comm = "we\"ird\\na\nme", .container = ID64, .pod = POD };
 	struct daemon_health h = { .windows_recorded = 3, .last_error = DERR_DISK_FULL, .errors = { [DERR_DISK_FULL] = 2 } };
 	char *text = NULL;
@@ -149,12 +234,33 @@ static void test_prom_text(void **state)
 	FILE *f = open_memstream(&text, &len);
 
 	(void)state;
-	p.critical[0] = (struct window_amount){ "cuda_sync", 1.5 };
+	p[0].critical[0] = (struct window_amount){ "cuda_sync", 1.5 };
 	assert_int_equal(prom__format(f, &w, &d, 1, &h), 0);
 	fclose(f);
-	/* Label values escaped as the text format says. */
-	assert_true(sample(text, "inferscope_process_cuda_sync_seconds{pid=\"42\",comm=\"we\\\"ird\\\\na\\nme\","
+	/* Label values escaped as the text format says, control characters
+	 * made visible (lib/text.h) */
+	assert_true(sample(text, "inferscope_process_cuda_sync_seconds{pid=\"42\",comm=\"we\\\"ird\\\\na\\\\x0ame\","
 				 "container=\"" ID64 "\",pod=\"" POD "\"}") == 1.5);
+	/* valid UTF-8 whatever the name: one invalid byte would make the
+	 * whole file unreadable to node_exporter */
+	assert_true(sample(text, "inferscope_process_cuda_sync_seconds{pid=\"43\",comm=\"x\xef\xbf\xbd\","
+				 "container=\"\",pod=\"\"}") == 2.5);
+	{
+		char path[300], cmd[400];
+		FILE *out;
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/metrics.prom", dir);
+		out = fopen(path, "w");
+		assert_non_null(out);
+		assert_true(fputs(text, out) >= 0);
+		assert_int_equal(fclose(out), 0);
+		snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+		if (system("command -v promtool >/dev/null") == 0) {
+			rc = system(cmd);
+			assert_int_equal(rc, 0);
+		}
+	}
 	assert_non_null(strstr(text, "} 1073741824\n"));
 	assert_non_null(strstr(text, "rule=\"sync_stall\",severity=\"warning\"} 0.75\n"));
 	assert_non_null(strstr(text, "state=\"cuda_sync\"} 1.5\n"));
@@ -195,6 +301,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cgroup_labels),
 		cmocka_unit_test(test_prune),
+		cmocka_unit_test(test_prune_by_window_number),
+		cmocka_unit_test(test_prune_ignores_planted_files),
 		cmocka_unit_test(test_prom_text),
 	};
 

@@ -570,10 +570,251 @@ static void test_blocked_on_thread(void **state)
 	synth__free(b);
 }
 
+/* --- wait chains, input-bound --------------------------------------------------------- */
+
+#define WORKER0	200	/* the first of 3 worker processes of PID */
+#define RELAY	103	/* a thread of PID between the launcher and the workers */
+
+/* Three worker processes forked by PID, named `worker`. */
+static void worker_pool(struct synth *b)
+{
+	for (__u32 w = 0; w < 3; w++) {
+		const __u32 tid = WORKER0 + w;
+		const char *const comm = "worker";
+
+		synth__process(b, WORKER0 + w, "worker", 1, &tid, &comm);
+		b->rec.processes[b->rec.process_count - 1].ppid = PID;
+	}
+}
+
+/* The 3 workers make batches the whole second, all at once: on a CPU
+ * throughout, or (starved) preempted every 10 ms for 5 ms. */
+static void workers_busy(struct synth *b, bool starved)
+{
+	for (__u32 w = 0; w < 3; w++) {
+		__u32 wp = WORKER0 + w;
+
+		ev_switch(b, T0, 0, 0, wp, wp, 0, 0);
+		for (int i = 0; starved && i < 100; i++) {
+			__u64 t = T0 + (__u64)i * 10 * MS;
+
+			ev_switch(b, t + 5 * MS, wp, wp, 0, 0, 0x0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+			ev_switch(b, t + 10 * MS, 0, 0, wp, wp, 0, 0);
+		}
+	}
+}
+
+/* A loop fed by the 3 busy worker processes: 10 steps of 100 ms, each a
+ * 2 ms step on the "GPU" (launch, sync) and 98 ms blocked until a worker
+ * hands it a batch, directly (relay false) or through a relay thread of its
+ * own process that is blocked until then too. */
+static struct synth *fed_loop(bool relay, bool starved)
+{
+	struct synth *b = job(1000 * MS);
+
+	worker_pool(b);
+	workers_busy(b, starved);
+	for (int i = 0; i < 10; i++) {
+		__u64 t = T0 + (__u64)i * 100 * MS, ready = t + 100 * MS - 10 * US;
+		__u32 wp = WORKER0 + (__u32)i % 3;
+
+		ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		sync_call(b, t + 100 * US, LAUNCHER, 1 * MS);
+		ev_switch(b, t + 2 * MS, PID, LAUNCHER, 0, 0, 0x1, 0);
+		if (relay) {
+			ev_switch(b, t + 2 * MS + 10 * US, PID, RELAY, 0, 0, 0x1, 0);
+			ev_wakeup_by(b, ready - 20 * US, PID, RELAY, wp, wp);
+			ev_switch(b, ready - 10 * US, 0, 0, PID, RELAY, 0, 0);
+			ev_wakeup_by(b, ready, PID, LAUNCHER, PID, RELAY);
+		} else {
+			ev_wakeup_by(b, ready, PID, LAUNCHER, wp, wp);
+		}
+		ev_switch(b, ready, 0, 0, PID, LAUNCHER, 0, 0);
+	}
+	ev_launch(b, T0 + 999 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	return b;
+}
+
+static json_t *chain_link(const struct finding *f, size_t i)
+{
+	json_t *l = json_array_get(json_object_get(f->evidence, "chain"), i);
+
+	assert_non_null(l);
+	return l;
+}
+
+/* The loop waits for the workers: input_bound, its cost the loop's blocked
+ * time, the chain's one link the three worker processes (busy), and no
+ * host_bound, sync_stall or blocked_on_thread for the same seconds. */
+static void test_input_bound_workers(void **state)
+{
+	struct synth *b = fed_loop(false, false);
+	const struct finding *f;
+	struct analysis *a;
+	json_t *l;
+
+	(void)state;
+	a = analyze(b);
+	f = expect(a, "input_bound", LAUNCHER, 10 * 0.098);
+	assert_int_equal(f->severity, SEV_CRITICAL);
+	assert_string_equal(json_string_value(json_object_get(f->evidence, "producers")), "busy");
+	assert_int_equal(json_array_size(json_object_get(f->evidence, "chain")), 1);
+	l = chain_link(f, 0);
+	assert_string_equal(json_string_value(json_object_get(l, "group")), "processes");
+	assert_int_equal(json_integer_value(json_object_get(l, "parent_pid")), PID);
+	assert_int_equal(json_array_size(json_object_get(l, "members")), 3);
+	expect_text(f, "3 processes `worker` (pids 200, 201, 202; children of pid 100)");
+	assert_null(find_rule(a, "host_bound", 0));
+	assert_null(find_rule(a, "sync_stall", 0));
+	assert_null(find_rule(a, "blocked_on_thread", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Through a relay thread of its own process, itself blocked on the workers,
+ * who wait for a CPU half the time: two links, the workers starved of CPU,
+ * and their run-queue wait part of this finding, not one cpu_contention
+ * finding per worker. */
+static void test_input_bound_chain_starved(void **state)
+{
+	struct synth *b = fed_loop(true, true);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	a = analyze(b);
+	f = expect(a, "input_bound", LAUNCHER, 10 * 0.098);
+	assert_int_equal(json_array_size(json_object_get(f->evidence, "chain")), 2);
+	assert_string_equal(json_string_value(json_object_get(chain_link(f, 0), "group")), "thread");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(chain_link(f, 0), "members"),
+									    0), "tid")), RELAY);
+	assert_string_equal(json_string_value(json_object_get(chain_link(f, 1), "group")), "processes");
+	assert_string_equal(json_string_value(json_object_get(f->evidence, "producers")), "cpu_starved");
+	assert_null(find_rule(a, "cpu_contention", 0));
+	assert_null(find_rule(a, "blocked_on_thread", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* Three processes of one parent waiting for a CPU: one finding for the
+ * pool, its cost their run-queue wait summed. */
+static void test_cpu_contention_one_per_pool(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	worker_pool(b);
+	for (__u32 w = 0; w < 3; w++)
+		for (int i = 0; i < 10; i++) {
+			__u64 t = T0 + (__u64)i * 100 * MS;
+			__u32 wp = WORKER0 + w;
+
+			ev_switch(b, t, 0, 0, wp, wp, 0, 0);
+			ev_switch(b, t + 50 * MS, wp, wp, 0, 0, 0x0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+		}
+	a = analyze(b);
+	f = expect(a, "cpu_contention", 0, 3 * 0.5);
+	assert_int_equal(json_array_size(json_object_get(f->evidence, "threads")), 3);
+	expect_text(f, "3 processes `worker` (pids 200, 201, 202; children of pid 100) waited 1.500 s for a CPU");
+	assert_int_equal(a->ex->findings.n, 1);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* A short wait of a wrapper in a long job is nobody's bottleneck: a
+ * finding under 1% of the job's time is not made, and one of 8% is a
+ * warning, not critical. */
+static void test_severity_from_job_share(void **state)
+{
+	struct synth *b = job(10000 * MS);
+	struct analysis *a;
+	const __u32 shim = 300;
+	const char *const comm = "bash";
+
+	(void)state;
+	synth__process(b, shim, "bash", 1, &shim, &comm);
+	ev_switch(b, T0, 0, 0, shim, shim, 0, 0);
+	ev_switch(b, T0 + 10 * MS, shim, shim, 0, 0, 0x0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+	ev_switch(b, T0 + 34 * MS, 0, 0, shim, shim, 0, 0);
+	ev_exit(b, T0 + 40 * MS, shim, shim, "bash");
+	python_stack(b);
+	for (int i = 0; i < 1000; i++) {
+		__u64 t = T0 + (__u64)i * 10 * MS;
+
+		ev_launch(b, t + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		ev_py_sample(b, t + 5 * MS, PID, LAUNCHER, 1, ISR_PY_KIND_TIMER);
+		if (i % 10 == 0)
+			ev_gil(b, t + 2 * MS, PID, LAUNCHER, ISR_GIL_ACQUIRE, 8 * MS);
+	}
+	a = analyze(b);
+	assert_null(find_rule(a, "cpu_contention", 0));
+	assert_int_equal(expect(a, "gil_contention", LAUNCHER, 100 * 0.008)->severity, SEV_WARNING);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* A GPU-fed loop whose process tears down for 600 ms after its last step,
+ * the GPU idle and nothing launched: the tail is no finding's cost, and
+ * the device's idle share is of its active time. */
+static void test_tail_is_no_cost(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct attr_device *d;
+	struct analysis *a;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 40; i++) {
+		__u64 t = T0 + (__u64)i * 10 * MS;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 10 * MS, 0);
+		if (i % 10 == 9)
+			sync_call(b, t + 100 * US, LAUNCHER, 10 * MS);
+	}
+	ev_gpu_flushed(b, T0 + 999 * MS, PID);
+	a = analyze(b);
+	expect_none(a);
+	d = only_device(a);
+	assert_true(d->trailing_ns > 550 * MS);
+	assert_true(d->active_ns < 420 * MS);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* After each synchronization the launcher blocks on another thread before
+ * it launches again: that idle is the other thread's to explain
+ * (blocked_on_thread), not the synchronization's. */
+static void test_idle_after_sync_by_what_host_did(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 20; i++) {
+		__u64 t = T0 + (__u64)i * 45 * MS;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 5 * MS - 20 * US, 0);
+		sync_call(b, t + 100 * US, LAUNCHER, 5 * MS);
+		blocked(b, t + 5 * MS + 200 * US, t + 45 * MS - 100 * US, LAUNCHER, PID, OTHER);
+	}
+	ev_gpu_flushed(b, T0 + 999 * MS, PID);
+	a = analyze(b);
+	expect(a, "blocked_on_thread", LAUNCHER, 19 * 0.0397);
+	assert_null(find_rule(a, "sync_stall", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* --- synchronization, host-bound ------------------------------------------------------- */
 
-/* Without GPU activity: 10 x (launch, 10 ms sync, 80 ms of host work
- * before the next launch): the GPU is idle 800 ms after the syncs. */
+/* Without GPU activity: 10 x (launch, a 50 ms sync, 44 ms of host work
+ * before the next launch): the GPU is idle 440 ms after the syncs, host
+ * work that would have overlapped the 50 ms of GPU work each waited for. */
 static void test_sync_stall_host_view(void **state)
 {
 	struct synth *b = job(1000 * MS);
@@ -584,13 +825,39 @@ static void test_sync_stall_host_view(void **state)
 		__u64 t = T0 + (__u64)i * 95 * MS;
 
 		ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
-		sync_call(b, t + 1 * MS, LAUNCHER, 10 * MS);
-		blocked(b, t + 1 * MS + 10 * US, t + 11 * MS - 10 * US, LAUNCHER, PID, LAUNCHER);
+		sync_call(b, t + 1 * MS, LAUNCHER, 50 * MS);
+		blocked(b, t + 1 * MS + 10 * US, t + 51 * MS - 10 * US, LAUNCHER, PID, LAUNCHER);
 	}
 	ev_launch(b, T0 + 950 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
 	a = analyze(b);
-	/* after each sync's return at t + 11 ms, the next launch at t + 95 ms */
-	expect(a, "sync_stall", LAUNCHER, 10 * 0.084);
+	/* after each sync's return at t + 51 ms, the next launch at t + 95 ms */
+	expect(a, "sync_stall", LAUNCHER, 10 * 0.044);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* An 8 ms synchronization, then 86 ms of host work before the next
+ * launch: removing the synchronization would let only the 8 ms of GPU
+ * work it waited for overlap the host's; the other 78 ms the GPU waits for
+ * the host anyway (host-bound), whatever the synchronization. */
+static void test_sync_stall_only_what_it_waited_for(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	for (int i = 0; i < 10; i++) {
+		__u64 t = T0 + (__u64)i * 95 * MS;
+
+		ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		sync_call(b, t + 1 * MS, LAUNCHER, 8 * MS);
+		blocked(b, t + 1 * MS + 10 * US, t + 9 * MS - 10 * US, LAUNCHER, PID, LAUNCHER);
+	}
+	ev_launch(b, T0 + 950 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	a = analyze(b);
+	expect(a, "sync_stall", LAUNCHER, 10 * 0.008);
+	/* its 870 ms of host work, less the 80 ms sync_stall counted */
+	expect(a, "host_bound", LAUNCHER, 0.870 - 0.080);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -668,15 +935,18 @@ static void test_sync_stall_gpu(void **state)
 	for (int i = 0; i < 39; i++) {
 		__u64 t = T0 + (__u64)i * 25 * MS;
 
-		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 5 * MS, 0);
-		sync_call(b, t + 100 * US, LAUNCHER, 4920 * US + 5 * US);
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 15 * MS, 0);
+		sync_call(b, t + 100 * US, LAUNCHER, 14920 * US + 5 * US);
 	}
 	/* the tracer's flush request at the end, answered */
 	ev_gpu_flushed(b, T0 + 999 * MS, PID);
 	a = analyze(b);
-	/* each gap: from the sync's return (kernel end + 5 us) to the next
-	 * kernel 25 ms after the last; the last one to the end (45 ms) */
-	expect(a, "sync_stall", LAUNCHER, 38 * (25e-3 - 5e-3 - 5e-6) + 45e-3);
+	/* each gap: from the kernel's end (the sync returns 5 us later) to
+	 * the next kernel 25 ms after the last: 10 ms of host work that the
+	 * 15 ms of GPU work each sync waited for would have hidden; the last
+	 * one, from the last work to the end (45 ms), is the job's tail: no
+	 * finding's cost */
+	expect(a, "sync_stall", LAUNCHER, 38 * (25e-3 - 15e-3));
 	assert_null(find_rule(a, "gpu_idle", 0));
 	analysis__free(a);
 	synth__free(b);
@@ -1027,8 +1297,10 @@ static void test_causes_not_double_counted(void **state)
 	}
 	ev_gpu_flushed(b, T0 + 999 * MS, PID);
 	a = analyze(b);
-	expect(a, "gil_contention", LAUNCHER, 20 * 0.020);
-	expect(a, "gpu_idle", LAUNCHER, 19 * 0.020 + 0.120);
+	/* the last GIL wait falls after the last work, in the job's tail
+	 * (140 ms to the end): no finding's cost */
+	expect(a, "gil_contention", LAUNCHER, 19 * 0.020);
+	expect(a, "gpu_idle", LAUNCHER, 19 * 0.020);
 	for (size_t i = 0; i < a->ex->findings.n; i++)
 		sum += a->ex->findings.v[i].cost_s;
 	assert_true(sum <= 1.0);
@@ -1329,7 +1601,14 @@ int main(void)
 		cmocka_unit_test(test_host_memory_pressure),
 		cmocka_unit_test(test_host_memory_pressure_faults_claimed),
 		cmocka_unit_test(test_blocked_on_thread),
+		cmocka_unit_test(test_input_bound_workers),
+		cmocka_unit_test(test_input_bound_chain_starved),
+		cmocka_unit_test(test_cpu_contention_one_per_pool),
+		cmocka_unit_test(test_severity_from_job_share),
+		cmocka_unit_test(test_tail_is_no_cost),
+		cmocka_unit_test(test_idle_after_sync_by_what_host_did),
 		cmocka_unit_test(test_sync_stall_host_view),
+		cmocka_unit_test(test_sync_stall_only_what_it_waited_for),
 		cmocka_unit_test(test_host_bound),
 		cmocka_unit_test(test_gpu_idle_python),
 		cmocka_unit_test(test_sync_stall_gpu),

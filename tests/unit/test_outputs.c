@@ -29,6 +29,7 @@
 #include "report.h"
 #include "perfetto.h"
 #include "diff.h"
+#include "text.h"
 
 #include "synth.h"
 #include "synth_job.h"
@@ -540,6 +541,132 @@ static void test_python_threads_named(void **state)
 	synth__free(b);
 }
 
+/* --- hostile names: every output ---------------------------------------------------------------- */
+
+#define HOSTILE_FILE "'ctl\r\n\x1b[31m.py'"
+#define HOSTILE_COMM "x\xff\x1b[2J"
+#define HOSTILE_NVTX "step\r\x1b]0;t\x07\xc3"
+
+/* The bytes of a Markdown or terminal output: valid UTF-8, no control
+ * character but the line's end. */
+static void assert_terminal_safe(const char *what, const char *text)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t len = strlen(text);
+
+	for (size_t i = 0; i < len;) {
+		size_t n = text__utf8_seq(p + i, len - i);
+
+		if (!n || (n == 1 && ((p[i] < 0x20 && p[i] != '\n') || p[i] == 0x7f)) ||
+		    (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0))
+			fail_msg("%s: byte 0x%02x at %zu: \"%.40s\"", what, p[i], i, text + (i > 20 ? i - 20 : 0));
+		i += n;
+	}
+}
+
+/* A job whose names are hostile (the attack run's): a comm with an invalid
+ * byte and an escape sequence, a Python file named to leave a code block
+ * and clear the terminal, a kernel and NVTX ranges with control
+ * characters. Every output is written (none refused for a name), the
+ * Markdown and terminal ones hold no control character nor invalid UTF-8,
+ * the stack block stays one code block, JSON keeps every such string (in
+ * the steps and the findings' evidence too) as valid UTF-8. */
+static void test_hostile_names_in_every_output(void **state)
+{
+	struct synth *b = synth_job(true, HOSTILE_COMM);
+	const __u64 code = 0x7f0000003000ULL;
+	struct analysis *a;
+	struct diff *d = NULL;
+	char *md, *json, *html, *pf, *dmd = NULL, *djson;
+	json_t *root, *steps, *sync = NULL;
+	json_error_t jerr;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	free(b->rec.processes[0].cmdline);
+	b->rec.processes[0].cmdline = strdup("python3 \x1b[2J\xff");
+	ev_py_code(b, JOB_T0, JOB_PID, code, HOSTILE_FILE, "f\x1b[1m\xfe", 7);
+	ev_py_stack(b, JOB_T0, JOB_PID, 3, 1, &code);
+	ev_gpu_name(b, JOB_T0 + 3 * JOB_MS, JOB_PID, 3, "k\xff\r\n| x");
+	gpu_launch(b, JOB_T0 + 4 * JOB_MS, JOB_PID, JOB_LAUNCHER, 100000, 20 * (long long)SYNTH_US, JOB_MS, 3);
+	/* the steps: NVTX ranges of a hostile name, one per step of the job */
+	for (__u64 t = JOB_T0 + 10 * JOB_MS; t + 30 * JOB_MS <= JOB_T0 + 990 * JOB_MS; t += 30 * JOB_MS) {
+		struct isr_ev_nvtx *e = synth__event(b, ISR_EV_NVTX, sizeof(*e), t, JOB_PID, JOB_LAUNCHER);
+
+		e->kind = ISR_NVTX_PUSH;
+		snprintf(e->name, sizeof(e->name), "%s", HOSTILE_NVTX);
+		e = synth__event(b, ISR_EV_NVTX, sizeof(*e), t + 29 * JOB_MS, JOB_PID, JOB_LAUNCHER);
+		e->kind = ISR_NVTX_POP;
+		/* its synchronization called from the hostile file; its samples there */
+		ev_py_sample(b, t + 200 * SYNTH_US, JOB_PID, JOB_LAUNCHER, 3, ISR_PY_KIND_CUDA);
+		for (int k = 0; k < 4; k++)
+			ev_py_sample(b, t + (21 + 2 * (__u64)k) * JOB_MS, JOB_PID, JOB_LAUNCHER, 3, ISR_PY_KIND_TIMER);
+	}
+	a = analyze(b);
+
+	md = synth__render(a, report__write_markdown);
+	assert_terminal_safe("Markdown", md);
+	assert_null(strstr(md, "\x1b"));
+	/* the stack frame is one line of the code block, its bytes made visible */
+	assert_non_null(strstr(md, "\n    'ctl\\x0d\\x0a\\x1b[31m.py':7 f\\x1b[1m\xef\xbf\xbd\n"));
+	assert_non_null(strstr(md, "x\xef\xbf\xbd\\\\x1b\\[2J"));	/* the comm in a table */
+	assert_non_null(strstr(md, "`step\\x0d\\x1b]0;t\\x07\xef\xbf\xbd`"));	/* the steps' range */
+
+	json = synth__render(a, report__write_json);
+	root = json_loads(json, 0, &jerr);
+	assert_non_null(root);
+	steps = json_object_get(root, "steps");
+	assert_string_equal(json_string_value(json_object_get(steps, "name")), "step\r\x1b]0;t\x07\xef\xbf\xbd");
+	assert_string_equal(json_string_value(json_object_get(steps, "comm")), "x\xef\xbf\xbd\x1b[2J");
+	for (size_t i = 0; i < json_array_size(json_object_get(root, "findings")); i++) {
+		json_t *fd = json_array_get(json_object_get(root, "findings"), i);
+
+		if (!strcmp(json_string_value(json_object_get(fd, "rule")), "sync_stall"))
+			sync = fd;
+	}
+	/* the evidence keeps the site; the summary quotes it */
+	assert_non_null(sync);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(json_object_get(sync,
+		"evidence"), "python_sites"), 0), "site")), HOSTILE_FILE ":7 f\x1b[1m\xef\xbf\xbd");
+	assert_non_null(strstr(json_string_value(json_object_get(sync, "summary")), HOSTILE_FILE));
+	json_decref(root);
+
+	html = synth__render(a, report__write_html);
+	assert_null(strstr(html, "\x1b"));
+	assert_null(strstr(html, "\xff"));
+	{
+		struct perfetto_stats st;
+
+		mkdir(ARTIFACTS, 0755);
+		/* protoc prints the bytes of a string it does not show as octal
+		 * escapes: valid UTF-8 only, the escape sequences kept as data */
+		pf = perfetto(a, ARTIFACTS "/hostile.pftrace", &st);
+		assert_null(strstr(pf, "\\377"));
+		assert_null(strstr(pf, "\\376"));
+		assert_non_null(strstr(pf, "name: \"x\\357\\277\\275\\033[2J\""));
+	}
+
+	assert_int_equal(diff__compute(a, a, "a\x1b.isr", "b\xff.isr", &d), 0);
+	f = open_memstream(&dmd, &len);
+	assert_int_equal(diff__write_markdown(f, d), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_terminal_safe("diff Markdown", dmd);
+	djson = diff_json(d);
+	root = json_loads(djson, 0, &jerr);
+	assert_non_null(root);
+	json_decref(root);
+	free(djson);
+	free(dmd);
+	diff__free(d);
+	free(pf);
+	free(html);
+	free(json);
+	free(md);
+	analysis__free(a);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -552,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_perfetto_figures),
 		cmocka_unit_test(test_diff_names_the_planted_change_first),
 		cmocka_unit_test(test_diff_of_a_run_with_itself),
+		cmocka_unit_test(test_hostile_names_in_every_output),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -156,12 +156,22 @@ static void test_bad_files(void **state)
 	expect_file_error("n.yaml", "- record\n", "1: expected sections");
 	expect_file_error("r.yaml", "record:\n  ringbuf_mib: 3\n", "2: record.ringbuf_mib: '3' is not a power of two");
 	expect_file_error("z.yaml", "daemon:\n  max_size: 12\n", "2: daemon.max_size: '12' is not a size");
+	/* a pattern the daemon would refuse is refused here, config show too */
+	expect_file_error("re.yaml", "daemon:\n  match: 'python ([0-9'\n",
+			  "2: daemon.match: 'python ([0-9' is not an extended regular expression");
+	expect_file_error("rl.yaml", "daemon:\n  match:\n    - ok\n    - 'a{2,1}'\n",
+			  "4: daemon.match: 'a{2,1}' is not an extended regular expression");
+	/* a NUL inside a value (or a key) is an error, not a cut */
+	expect_file_error("nul.yaml", "daemon:\n  state_dir: \"/var/lib/a\\0b\"\n",
+			  "2: a NUL byte (\\0) inside '/var/lib/a...'");
+	expect_file_error("nulk.yaml", "daemon:\n  \"window\\0x\": 5\n", "2: a NUL byte (\\0) inside 'window...'");
 }
 
 static void test_bad_env_and_options(void **state)
 {
 	char *typo[] = { "INFERSCOPE_DAEMON_WINDOWS=3", NULL };
 	char *bad[] = { "INFERSCOPE_DAEMON_WINDOW=-1", NULL };
+	char *bad_re[] = { "INFERSCOPE_DAEMON_MATCH=x(", NULL };
 	char err[512];
 	struct settings *s = settings__new();
 
@@ -170,6 +180,10 @@ static void test_bad_env_and_options(void **state)
 	assert_string_equal(err, "INFERSCOPE_DAEMON_WINDOWS: not a setting (inferscope-bpf config show lists them)");
 	assert_int_equal(settings__load_env(s, bad, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "INFERSCOPE_DAEMON_WINDOW: daemon.window: '-1' is not a duration"));
+	assert_int_equal(settings__load_env(s, bad_re, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "daemon.match: 'x(' is not an extended regular expression"));
+	assert_int_equal(settings__set(s, "daemon.match", "[z-a]", SRC_OPTION, "--match", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "daemon.match: '[z-a]' is not an extended regular expression"));
 	assert_int_equal(settings__set(s, "daemon.nope", "1", SRC_OPTION, "--nope", err, sizeof(err)), -ENOENT);
 	assert_int_equal(settings__set(s, "daemon.interval", "1h", SRC_OPTION, "--interval", err, sizeof(err)), 0);
 	assert_true(settings__daemon(s)->interval_s == 3600);
@@ -270,6 +284,38 @@ static void test_env_names(void **state)
 		assert_non_null(strchr(settings__key(i), '.'));
 }
 
+/* Every setting has its option, and every option sets a setting: the
+ * options are defined once, in the settings' table (the CLI makes its own
+ * of them). */
+static void test_options(void **state)
+{
+	char err[512];
+
+	(void)state;
+	assert_true(settings__option_count() >= settings__count());
+	for (size_t i = 0; i < settings__count(); i++) {
+		size_t n = 0;
+
+		for (size_t k = 0; k < settings__option_count(); k++)
+			n += !strcmp(settings__option(k)->key, settings__key(i));
+		if (!n)
+			fail_msg("%s has no option", settings__key(i));
+		assert_non_null(settings__doc(settings__key(i)));
+	}
+	for (size_t k = 0; k < settings__option_count(); k++) {
+		const struct setting_option *o = settings__option(k);
+		struct settings *s = settings__new();
+
+		assert_non_null(o->help);
+		assert_true(o->arg || o->value);	/* a flag sets a value */
+		/* a flag's value, or an optional argument's, is one the setting takes */
+		if (o->value)
+			assert_int_equal(settings__set(s, o->key, o->value, SRC_OPTION, o->name, err, sizeof(err)), 0);
+		settings__free(s);
+	}
+	assert_null(settings__option(settings__option_count()));
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -295,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_missing_and_empty),
 		cmocka_unit_test(test_shipped_config),
 		cmocka_unit_test(test_env_names),
+		cmocka_unit_test(test_options),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -3,17 +3,19 @@
  * A steady CUDA job through the stand-in libcuda.so.1 (found through this
  * program's RUNPATH), for the daemon's tests: a job whose health is known.
  *
- *   cuda_steady SECONDS ALLOC_BYTES
+ *   cuda_steady SECONDS ALLOC_BYTES [COMM]
  *
  * Prints "ready" once running, then for SECONDS repeats: cuMemAlloc_v2 of
  * ALLOC_BYTES, one cuLaunchKernel, 10 ms of CPU work, cuCtxSynchronize_v2
  * (the stand-in blocks 10 ms in it), cuMemFree_v2. So about half of its
  * time is CUDA synchronization, the other half on CPU, and its device
- * memory peaks at exactly ALLOC_BYTES.
+ * memory peaks at exactly ALLOC_BYTES. COMM (any bytes) is its name
+ * (prctl PR_SET_NAME), for the tests of names no output may be broken by.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include "standin.h"
 
 static double now_s(void)
@@ -30,8 +32,8 @@ int main(int argc, char **argv)
 	unsigned long long bytes;
 	char *end1, *end2;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: cuda_steady SECONDS ALLOC_BYTES\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: cuda_steady SECONDS ALLOC_BYTES [COMM]\n");
 		return 2;
 	}
 	seconds = strtod(argv[1], &end1);
@@ -39,6 +41,10 @@ int main(int argc, char **argv)
 	if (*end1 || *end2 || !(seconds > 0) || !bytes) {
 		fprintf(stderr, "cuda_steady: SECONDS and ALLOC_BYTES must be positive numbers\n");
 		return 2;
+	}
+	if (argc == 4 && prctl(PR_SET_NAME, argv[3], 0, 0, 0)) {
+		perror("cuda_steady: prctl(PR_SET_NAME)");
+		return 1;
 	}
 	printf("ready\n");
 	fflush(stdout);

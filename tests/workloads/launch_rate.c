@@ -6,7 +6,7 @@
  *
  *   launch_rate SECONDS RATE COUNT_FILE
  *   launch_rate SECONDS bound COUNT_FILE WORK_US SYNC_EVERY
- *   launch_rate SECONDS alias COUNT_FILE KERNELS
+ *   launch_rate SECONDS alias COUNT_FILE KERNELS [MAX]
  *   launch_rate SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]
  *
  * Launches RATE times a second for SECONDS (each launch at its planned
@@ -18,7 +18,8 @@
  * named once (cuLibraryGetKernel), then each launch maps its kernel to its
  * function (cuKernelGetFunction) and launches that, kernel after kernel;
  * KERNELS 0: every launch maps a kernel never mapped before (the mapping
- * always teaches something new). "seq": RATE launches a second numbered in
+ * always teaches something new); MAX: stop after MAX launches (the
+ * recorder remembers a bounded number of mappings, user/alias_learn.h). "seq": RATE launches a second numbered in
  * their grid's x dimension (1, 2, 3, ...: a recording shows which it
  * holds), and STALL_AT seconds in, one cuStreamSynchronize that blocks
  * for STALL_MS (the stand-in's stall stream).
@@ -40,8 +41,9 @@ static double now_s(void)
 }
 
 /* The runtime's launch loop over `kernels` named kernels (0: a new kernel
- * each launch) for `seconds`: how many launches. */
-static long long alias_loop(double seconds, unsigned long kernels)
+ * each launch) for `seconds` or `max` launches (0: no bound): how many
+ * launches. */
+static long long alias_loop(double seconds, unsigned long kernels, unsigned long long max)
 {
 	unsigned long long launches = 0, i;
 	CUkernel k;
@@ -51,7 +53,7 @@ static long long alias_loop(double seconds, unsigned long kernels)
 	for (i = 0; i < kernels; i++)
 		if (cuLibraryGetKernel(&k, (CUlibrary)(uintptr_t)PLAN_LIBRARY, plan_kernel_names[i % 4]) != CUDA_SUCCESS)
 			return -1;
-	for (t0 = now_s(); now_s() < t0 + seconds; launches++) {
+	for (t0 = now_s(); now_s() < t0 + seconds && (!max || launches < max); launches++) {
 		k = (CUkernel)(uintptr_t)(STANDIN_KERNEL_BASE + 0x100ULL * (kernels ? launches % kernels : launches));
 		if (cuKernelGetFunction(&fn, k) != CUDA_SUCCESS ||
 		    cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS)
@@ -67,16 +69,20 @@ int main(int argc, char **argv)
 	char *end1, *end2;
 	FILE *f;
 
-	if (argc == 5 && strcmp(argv[2], "alias") == 0) {
+	if ((argc == 5 || argc == 6) && strcmp(argv[2], "alias") == 0) {
 		unsigned long kernels = strtoul(argv[4], &end2, 10);
+		unsigned long long max = 0;
+		char *end3 = "";
 		long long n;
 
 		seconds = strtod(argv[1], &end1);
-		if (*end1 || *end2 || seconds <= 0) {
-			fprintf(stderr, "launch_rate: SECONDS must be a positive number, KERNELS a count\n");
+		if (argc == 6)
+			max = strtoull(argv[5], &end3, 10);
+		if (*end1 || *end2 || *end3 || seconds <= 0) {
+			fprintf(stderr, "launch_rate: SECONDS must be a positive number, KERNELS and MAX counts\n");
 			return 2;
 		}
-		n = alias_loop(seconds, kernels);
+		n = alias_loop(seconds, kernels, max);
 		if (n < 0) {
 			fprintf(stderr, "launch_rate: a CUDA call failed\n");
 			return 1;
@@ -139,7 +145,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 4) {
 		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY | "
-			"SECONDS alias COUNT_FILE KERNELS | SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]\n");
+			"SECONDS alias COUNT_FILE KERNELS [MAX] | SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]\n");
 		return 2;
 	}
 	seconds = strtod(argv[1], &end1);

@@ -7,7 +7,7 @@
  * tests/standin/nccl_plan.h, doing WORK_US of CPU work before each
  * all-reduce. One rank is made late.
  *
- *   nccl_job [--ranks N] [--iters K] [--late R] [--mode sleep|hog] [--work-us US]
+ *   nccl_job [--ranks N] [--iters K] [--late R] [--mode sleep|hog] [--work-us US] [--fork 1]
  *   nccl_job --bench CALLS
  *
  * --bench: one rank alone, CALLS all-reduces timed in each of BENCH_ROUNDS
@@ -15,9 +15,12 @@
  * rounds' ns per call (tests/bench/nccl_cost.sh: the cost of the tracer's
  * probe per NCCL call, traced against untraced).
  *
- * A rank starts its NCCL work STARTUP_MS after its exec, as a Python rank
- * does after its imports: the recorder probes a followed child's libraries
- * once it has seen its exec, a few milliseconds later (docs/outputs.md).
+ * A rank sets up its communicator as soon as it starts: the tracer holds a
+ * process at its exec, at its loading of libnccl and, forked by a probed
+ * process, before it runs, until its probes are armed (bpf/hold.bpf.h), so
+ * that no call is lost. --fork 1: the ranks are forked, not exec'd, right
+ * after the launcher loaded libnccl (its unique id), as a job that forks
+ * its ranks does.
  *
  * --mode hog pins the late rank and a busy process ("nccl_hog") to the
  * same CPU (the busy process at nice -10) and the other ranks to other CPUs.
@@ -96,10 +99,6 @@ static int worker(const char *hex, long iters, long late, const char *mode, long
 
 	for (size_t i = 0; i < sizeof(id.internal); i++)
 		sscanf(hex + 2 * i, "%2hhx", (unsigned char *)&id.internal[i]);
-	struct timespec startup = { 0, NCCL_PLAN_STARTUP_MS * 1000000L };
-
-	while (nanosleep(&startup, &startup))
-		;
 	if (strcmp(mode, "hog") == 0)
 		pin(rank == late ? 0 : 1 + rank % (ncpu > 1 ? ncpu - 1 : 1));
 	CHECK(ncclCommInitRank(&comm, nranks, id, rank));
@@ -172,7 +171,7 @@ static int bench(long calls)
 
 int main(int argc, char **argv)
 {
-	long ranks = 3, iters = 120, late = 1, work_us = 1000;
+	long ranks = 3, iters = 120, late = 1, work_us = 1000, forked = 0;
 	const char *mode = "sleep";
 	char hex[2 * sizeof(((ncclUniqueId *)0)->internal) + 1], env[3][32], self[4096];
 	pid_t pids[64], hog = 0;
@@ -191,6 +190,8 @@ int main(int argc, char **argv)
 			work_us = opt_long(argv[i + 1], argv[i]);
 		else if (strcmp(argv[i], "--mode") == 0)
 			mode = argv[i + 1];
+		else if (strcmp(argv[i], "--fork") == 0)
+			forked = opt_long(argv[i + 1], argv[i]);
 		else if (strcmp(argv[i], "--worker") == 0)
 			return worker(argv[i + 1], iters, late, mode, work_us);
 		else if (strcmp(argv[i], "--bench") == 0)
@@ -200,7 +201,7 @@ int main(int argc, char **argv)
 	}
 	if (ranks < 1 || ranks > 64 || (strcmp(mode, "sleep") && strcmp(mode, "hog"))) {
 		fprintf(stderr, "usage: nccl_job [--ranks 1..64] [--iters K] [--late R] [--mode sleep|hog] "
-			"[--work-us US]\n");
+			"[--work-us US] [--fork 1]\n");
 		return 2;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -242,6 +243,8 @@ int main(int argc, char **argv)
 			setenv("RANK", env[0], 1);
 			setenv("LOCAL_RANK", env[0], 1);
 			setenv("WORLD_SIZE", env[1], 1);
+			if (forked)
+				_exit(worker(hex, iters, late, mode, work_us));
 			execv(self, args);
 			_exit(127);
 		}

@@ -8,8 +8,10 @@ must name the bottleneck (tests/integration/test_explain.c).
 
   healthy     100 x (5 launches, a synchronization): the thread waits for
               the "GPU" and nothing else; no finding
-  sync_stall  5 x (a launch, a synchronization, 200 ms of Python before the
-              next launch): the GPU's queue is empty 1.0 s after syncs
+  sync_stall  5 x (a launch, a synchronization that waits 250 ms for the
+              "GPU", 200 ms of Python before the next launch): the GPU's
+              queue is empty 1.0 s after syncs, host work the 250 ms of GPU
+              work each sync waited for would have hidden
   gil         thread "launcher" launches and synchronizes (ctypes releases
               the GIL around each call) for 2 s while thread "hog" runs
               pure Python: the launcher waits for the GIL the hog holds
@@ -48,10 +50,15 @@ def sync():
     return cuda.cuCtxSynchronize_v2(None)
 
 
+# the stand-in's stall stream: cuStreamSynchronize on it blocks 250 ms
+STALL_250MS = ctypes.c_void_p(0x57A1100000000 | 250)
+
+
 def python_work(seconds):
-    end = time.monotonic() + seconds
+    """seconds of this thread's CPU time: longer in wall time on a busy host"""
+    end = time.thread_time() + seconds
     x = 0
-    while time.monotonic() < end:
+    while time.thread_time() < end:
         x += sum(range(200))
     return x
 
@@ -67,7 +74,7 @@ def healthy():
 def sync_stall():
     for _ in range(5):
         assert launch() == 0
-        assert sync() == 0
+        assert cuda.cuStreamSynchronize(STALL_250MS) == 0
         python_work(0.2)
     assert launch() == 0
     return {"syncs": 5, "stall_s": 1.0}
