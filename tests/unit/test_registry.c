@@ -127,6 +127,58 @@ static void test_definitions(void **state)
 	assert_int_equal(isr_event_flags(200), 0);
 }
 
+/* What the registry declares of each type holds together: a type flagged
+ * ONCPU is about a thread (its own event); a definition is about a task;
+ * GPU work is a process's, on the GPU's clock; an event type that is not
+ * registered is an instant about no task. Every registered type has all
+ * three (a line without them does not compile); this checks that what they
+ * say fits what the views read from a record of the type. */
+static void test_every_type_declared(void **state)
+{
+	unsigned char rec[1024];
+	struct isr_ev_hdr *h = (void *)rec;
+	unsigned int n = 0;
+
+	(void)state;
+	for (__u16 t = 0; t < ISR_EV_TYPE_MAX; t++) {
+		__u32 flags = isr_event_flags(t);
+		struct isr_gpu_work w;
+		struct isr_task who;
+		__u64 s, e;
+
+		if (!isr_event_name(t))
+			continue;
+		n++;
+		assert_true(isr_event_min_size(t) <= sizeof(rec));
+		memset(rec, 0, sizeof(rec));
+		h->type = t;
+		h->size = (__u16)isr_event_min_size(t);
+		h->ts_ns = 5000;
+		h->pid = 7;
+		h->tid = 8;
+		assert_true(isr_event_usable(h, h->size));
+		assert_false(isr_event_usable(h, h->size - 8));
+		/* a zeroed record: an instant at its time on the CPU clock, or no time on the GPU's */
+		if (isr_ev_interval(h, &s, &e) == ISR_CLOCK_CPU)
+			assert_true(s == 5000 && e == 5000);
+		else
+			assert_true(s == 0 && e == 0);
+		if (flags & ISR_EVF_ONCPU)
+			assert_true(isr_ev_task(h, &who) && who.pid == 7 && who.tid == 8);
+		if (flags & ISR_EVF_DEFINES)
+			assert_true(isr_ev_task(h, &who));
+		if (isr_ev_gpu_work(h, &w)) {
+			assert_int_equal(isr_ev_interval(h, &s, &e), ISR_CLOCK_GPU);
+			assert_true(isr_ev_task(h, &who) && who.pid == 7 && who.tid == 0);
+			assert_false(flags & ISR_EVF_ONCPU);
+		}
+	}
+	assert_true(n > 30);
+	h->type = ISR_EV_PY_FRAMES;	/* never in a file */
+	assert_false(isr_event_usable(h, sizeof(rec)));
+	assert_false(isr_ev_task(h, &(struct isr_task){ 0, 0 }));
+}
+
 static void test_intervals(void **state)
 {
 	struct isr_ev_cuda_call c = { .hdr = { .type = ISR_EV_CUDA_CALL, .size = sizeof(c), .ts_ns = 1000 },
@@ -277,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_cuda_functions),
 		cmocka_unit_test(test_cuda_kinds),
 		cmocka_unit_test(test_definitions),
+		cmocka_unit_test(test_every_type_declared),
 		cmocka_unit_test(test_intervals),
 		cmocka_unit_test(test_tasks),
 		cmocka_unit_test(test_dispatch),
