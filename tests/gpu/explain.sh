@@ -5,7 +5,7 @@
 #   tests/gpu/explain.sh OUTDIR
 # 1. tests/gpu/planted.py planted, attached with -p (GPU activity through
 #    the injected CUPTI bridge): each planted bottleneck is found, its cost
-#    within 20% of the planted time (sync stall 1.0 s, GPU idle behind
+#    within 20% of the planted time (sync stall 0.8 s, GPU idle behind
 #    Python 0.4 s, GIL starvation 2.2 s), 100 pageable copies, 240 MiB held
 #    at exit;
 # 2. tests/gpu/planted.py healthy (a GPU-bound loop): no finding;
@@ -61,7 +61,7 @@ within() {
 }
 
 run planted planted --gpu --gil
-within sync_stall 1.0 "$OUT/planted.json"
+within sync_stall 0.8 "$OUT/planted.json"
 within gil_contention 2.2 "$OUT/planted.json"
 check "gpu_idle names Python" "$(get "$OUT/planted.json" "any(f['rule']=='gpu_idle' and 'Python' in f['summary'] for f in d['findings'])")" True
 check "GPU idle behind Python (python cause, s, +-20% of 0.4)" \
@@ -74,7 +74,7 @@ run healthy healthy --gpu --gil
 check "healthy: findings" "$(get "$OUT/healthy.json" "[f['rule'] for f in d['findings']]")" "[]"
 
 run host planted --gil
-within sync_stall 1.0 "$OUT/host.json"
+within sync_stall 0.8 "$OUT/host.json"
 check "host view: GIL found" "$(get "$OUT/host.json" "any(f['rule']=='gil_contention' for f in d['findings'])")" True
 check "host view: gpu_idle not judged" "$(get "$OUT/host.json" "any(n['rule']=='gpu_idle' for n in d['not_judged'])")" True
 

@@ -9,8 +9,10 @@ it prints "ready PID" and waits for SIGUSR1, so a tracer attaches to a job
 that already runs. After the signal, "planted" runs, each between stretches
 of GPU-bound work (a chain of matmuls that keeps the GPU busy):
 
-  sync_stall    torch.cuda.synchronize(), then 1.0 s of Python before the
-                next launch: the GPU's queue is empty for 1.0 s
+  sync_stall    20 x (50 ms of matmuls queued, torch.cuda.synchronize(),
+                40 ms of Python before the next launch): the GPU's queue is
+                empty 0.8 s, host work that would have overlapped the GPU
+                work each synchronization waited for
   python_idle   a short kernel, then 0.4 s of Python (no synchronization):
                 the GPU idles 0.4 s behind the launching thread
   gil           for 2.2 s a second thread runs pure Python while the
@@ -53,17 +55,30 @@ def busy_gpu(seconds):
 
 
 def python_work(seconds):
-    end = time.monotonic() + seconds
+    """seconds of this thread's CPU time"""
+    end = time.thread_time() + seconds
     x = 0
-    while time.monotonic() < end:
+    while time.thread_time() < end:
         x += sum(range(300))
     return x
 
 
-def sync_stall():
-    torch.mm(a, b)
+def mm_seconds():
+    """GPU time of one torch.mm(a, b)"""
+    t = time.monotonic()
+    for _ in range(20):
+        torch.mm(a, b)
     torch.cuda.synchronize()
-    python_work(1.0)
+    return (time.monotonic() - t) / 20
+
+
+def sync_stall():
+    n = max(1, round(0.05 / mm_seconds()))
+    for _ in range(20):
+        for _ in range(n):
+            torch.mm(a, b)
+        torch.cuda.synchronize()
+        python_work(0.04)
     torch.mm(a, b)
 
 
@@ -115,7 +130,7 @@ else:
     busy_gpu(0.5)
     held = torch.empty(60 << 20, device=dev)  # 240 MiB, never freed
     torch.cuda.synchronize()
-    plan.update({"sync_stall_s": 1.0, "python_idle_s": 0.4, "gil_s": 2.2, "pageable_copies": 100,
+    plan.update({"sync_stall_s": 0.8, "python_idle_s": 0.4, "gil_s": 2.2, "pageable_copies": 100,
                  "held_bytes": 240 << 20})
 print(json.dumps(plan), flush=True)
 os._exit(0)
