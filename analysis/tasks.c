@@ -95,27 +95,42 @@ static bool is_target(const struct tasks *tk, __u32 pid)
 	return pid && tk->o.is_target(tk->o.ctx, pid);
 }
 
+/* The latest incarnation of tid; NULL when none. */
+static struct task_thread *latest_of(const struct tasks *tk, __u32 tid)
+{
+	__u64 idx;
+
+	return htab_u64__get(&tk->by_tid, tid, &idx) ? tk->threads[idx] : NULL;
+}
+
+/* A new incarnation of tid, from start, when pid is a target (NULL with
+ * *err 0 when it is not). */
+static struct task_thread *add_target(struct tasks *tk, __u32 pid, __u32 tid, __u64 start, int *err)
+{
+	struct task_thread *t;
+
+	if (!is_target(tk, pid))
+		return NULL;
+	t = add(tk, pid, tid, start);
+	if (!t)
+		*err = -ENOMEM;
+	return t;
+}
+
 /* The live thread tid of a target, made on first sight (its window from
  * the start). NULL with *err 0: the idle task, not a target, or an exited
  * thread. */
 static struct task_thread *lookup(struct tasks *tk, __u32 pid, __u32 tid, int *err)
 {
 	struct task_thread *t;
-	__u64 idx;
 
 	*err = 0;
 	if (!tid)
 		return NULL;
-	if (htab_u64__get(&tk->by_tid, tid, &idx)) {
-		t = tk->threads[idx];
+	t = latest_of(tk, tid);
+	if (t)
 		return t->exited || t->pid != pid ? NULL : t;
-	}
-	if (!is_target(tk, pid))
-		return NULL;
-	t = add(tk, pid, tid, tk->o.start);
-	if (!t)
-		*err = -ENOMEM;
-	return t;
+	return add_target(tk, pid, tid, tk->o.start, err);
 }
 
 /* Ends the state t is in at ts: its time is added; a thread whose state
@@ -175,34 +190,23 @@ static void end(struct task_thread *t, __u64 ts, struct task_touch *tc)
 static struct task_thread *create(struct tasks *tk, __u32 pid, __u32 tid, __u64 ts, struct task_change *c,
 				  int *err)
 {
-	struct task_touch *tc;
 	struct task_thread *t;
-	__u64 idx;
+	struct task_touch *tc;
 
 	*err = 0;
 	if (!tid)
 		return NULL;
-	if (htab_u64__get(&tk->by_tid, tid, &idx)) {
-		t = tk->threads[idx];
-		if (t->seen && !t->exited) {
-			if (t->pid != pid)
-				return NULL;
-			touch(c, t);
-			return t;
-		}
-		if (!t->exited && t->pid == pid) {
-			memset(t->ns, 0, sizeof(t->ns));
-			goto created;
-		}
+	t = latest_of(tk, tid);
+	if (t && t->seen && !t->exited) {
+		if (t->pid != pid)
+			return NULL;
+		touch(c, t);
+		return t;
 	}
-	if (!is_target(tk, pid))
+	if (t && !t->exited && t->pid == pid)
+		memset(t->ns, 0, sizeof(t->ns));
+	else if (!(t = add_target(tk, pid, tid, ts, err)))
 		return NULL;
-	t = add(tk, pid, tid, ts);
-	if (!t) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-created:
 	t->start_ns = t->since = ts;
 	t->created = true;
 	t->state = TASK_BLOCKED;	/* not running until first switched in */
@@ -456,13 +460,9 @@ void tasks__free(struct tasks *tk)
 
 struct task_thread *tasks__thread(const struct tasks *tk, __u32 pid, __u32 tid)
 {
-	struct task_thread *t;
-	__u64 idx;
+	struct task_thread *t = latest_of(tk, tid);
 
-	if (!htab_u64__get(&tk->by_tid, tid, &idx))
-		return NULL;
-	t = tk->threads[idx];
-	return t->pid == pid && !t->exited ? t : NULL;
+	return t && t->pid == pid && !t->exited ? t : NULL;
 }
 
 struct task_thread *tasks__latest(const struct tasks *tk, __u32 pid, __u32 tid)

@@ -41,33 +41,32 @@ static int group_teardown(void **state)
 	return rmdir(dir);
 }
 
+/* An event of process 7 at t, its header filled in. */
+static void append(struct rec_writer *w, void *ev, __u16 type, size_t size, __u64 t)
+{
+	struct isr_ev_hdr *h = ev;
+
+	h->type = type;
+	h->size = (__u16)size;
+	h->ts_ns = t;
+	h->pid = h->tid = 7;
+	assert_int_equal(rec_writer__append_event(w, ev, size), 0);
+}
+
 /* A numbered launch (grid x = k) at t. */
 static void append_launch(struct rec_writer *w, __u64 t, __u64 k)
 {
-	struct isr_ev_cuda_call e;
+	struct isr_ev_cuda_call e = { .func = ISR_CUDA_FN_cuLaunchKernel, .args[1] = k };
 
-	memset(&e, 0, sizeof(e));
-	e.hdr.type = ISR_EV_CUDA_CALL;
-	e.hdr.size = sizeof(e);
-	e.hdr.ts_ns = t;
-	e.hdr.pid = e.hdr.tid = 7;
-	e.func = ISR_CUDA_FN_cuLaunchKernel;
-	e.args[1] = k;
-	assert_int_equal(rec_writer__append_event(w, &e, sizeof(e)), 0);
+	append(w, &e, ISR_EV_CUDA_CALL, sizeof(e), t);
 }
 
 static void append_task_info(struct rec_writer *w, __u64 t, const char *comm)
 {
-	struct isr_ev_task_info e;
+	struct isr_ev_task_info e = { .task_pid = 7, .task_tid = 7 };
 
-	memset(&e, 0, sizeof(e));
-	e.hdr.type = ISR_EV_TASK_INFO;
-	e.hdr.size = sizeof(e);
-	e.hdr.ts_ns = t;
-	e.hdr.pid = e.hdr.tid = 7;
-	e.task_pid = e.task_tid = 7;
 	snprintf(e.comm, sizeof(e.comm), "%s", comm);
-	assert_int_equal(rec_writer__append_event(w, &e, sizeof(e)), 0);
+	append(w, &e, ISR_EV_TASK_INFO, sizeof(e), t);
 }
 
 static void set_drops(struct rec_writer *w, __u64 cuda)
@@ -84,26 +83,11 @@ static void set_drops(struct rec_writer *w, __u64 cuda)
 /* A definition of each kind a window may need but not hold. */
 static void append_definitions(struct rec_writer *w, __u64 t)
 {
-	struct isr_ev_nccl_comm c;
-	struct isr_ev_rank_env r;
+	struct isr_ev_nccl_comm c = { .comm = 0xc0, .id_hash = 42, .nranks = 2 };
+	struct isr_ev_rank_env r = { .rank = 1, .flags = ISR_RANK_ENV_RANK };
 
-	memset(&c, 0, sizeof(c));
-	c.hdr.type = ISR_EV_NCCL_COMM;
-	c.hdr.size = sizeof(c);
-	c.hdr.ts_ns = t;
-	c.hdr.pid = c.hdr.tid = 7;
-	c.comm = 0xc0;
-	c.id_hash = 42;
-	c.nranks = 2;
-	assert_int_equal(rec_writer__append_event(w, &c, sizeof(c)), 0);
-	memset(&r, 0, sizeof(r));
-	r.hdr.type = ISR_EV_RANK_ENV;
-	r.hdr.size = sizeof(r);
-	r.hdr.ts_ns = t;
-	r.hdr.pid = r.hdr.tid = 7;
-	r.rank = 1;
-	r.flags = ISR_RANK_ENV_RANK;
-	assert_int_equal(rec_writer__append_event(w, &r, sizeof(r)), 0);
+	append(w, &c, ISR_EV_NCCL_COMM, sizeof(c), t);
+	append(w, &r, ISR_EV_RANK_ENV, sizeof(r), t);
 	append_task_info(w, t, "worker");
 }
 

@@ -48,6 +48,17 @@ static void call(struct live *l, __u64 ts, __u16 func, __u64 duration)
 	feed(l, &e, ISR_EV_CUDA_CALL, sizeof(e), ts, PID, TID);
 }
 
+/* Live metrics of PID, whose thread TID is switched in at T0. */
+static struct live *started(void)
+{
+	const __u32 pids[] = { PID };
+	struct live *l = live__new(pids, 1);
+
+	assert_non_null(l);
+	switch_(l, T0, 0, 0, 0, 0, PID, TID);
+	return l;
+}
+
 static const struct live_thread *row(const struct live_snapshot *s, __u32 tid)
 {
 	for (size_t i = 0; i < s->nprocs; i++)
@@ -64,14 +75,11 @@ static const struct live_thread *row(const struct live_snapshot *s, __u32 tid)
  * (not a synchronization: it returns at once, whatever it took here). */
 static void test_preempted_is_runnable(void **state)
 {
-	const __u32 pids[] = { PID };
-	struct live *l = live__new(pids, 1);
+	struct live *l = started();
 	const struct live_snapshot *s;
 	const struct live_thread *t;
 
 	(void)state;
-	assert_non_null(l);
-	switch_(l, T0, 0, 0, 0, 0, PID, TID);
 	call(l, T0 + 1 * MS, ISR_CUDA_FN_cuLaunchKernel, 0);
 	call(l, T0 + 2 * MS, ISR_CUDA_FN_cuLaunchKernel, 0);
 	call(l, T0 + 3 * MS, ISR_CUDA_FN_cuStreamSynchronize, 10 * MS);
@@ -93,14 +101,11 @@ static void test_preempted_is_runnable(void **state)
  * tid, reused by a new thread, is that thread's. */
 static void test_dead_thread(void **state)
 {
-	const __u32 pids[] = { PID };
-	struct live *l = live__new(pids, 1);
+	struct live *l = started();
 	const struct live_snapshot *s;
 	const struct live_thread *t;
 
 	(void)state;
-	assert_non_null(l);
-	switch_(l, T0, 0, 0, 0, 0, PID, TID);
 	switch_(l, T0 + 10 * MS, PID, TID, 0x80, 0, 0, 0);
 	/* a stale switch-in of the dead task: ignored */
 	switch_(l, T0 + 20 * MS, 0, 0, 0, 0, PID, TID);
