@@ -480,7 +480,8 @@ static __u64 thread_track(struct pf *p, __u32 pid, __u32 tid, const char *comm)
 	char shown[16], name[TASK_NAME_LEN];
 
 	snprintf(shown, sizeof(shown), "%s", comm && *comm ? comm : "thread");
-	task_name__format(name, sizeof(name), shown, py_report__thread_entry(p->a->py, pid, tid));
+	task_name__format(name, sizeof(name), shown, summary__process_name(p->a->sum, pid),
+			  py_report__thread_entry(p->a->py, pid, tid));
 	process_track(p, pid);
 	return track(p, TK_THREAD, pid, tid, 0, name);
 }

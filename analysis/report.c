@@ -1340,6 +1340,7 @@ struct md {
 	FILE *f;
 	int err;
 	const struct py_report *py;	/* names the Python threads (tasks.h, task_name__format) */
+	const struct summary *sum;
 };
 
 
@@ -1369,7 +1370,8 @@ static void md__thread(struct md *m, __u32 pid, __u32 tid, const char *comm)
 {
 	char name[TASK_NAME_LEN];
 
-	task_name__format(name, sizeof(name), comm, py_report__thread_entry(m->py, pid, tid));
+	task_name__format(name, sizeof(name), comm, summary__process_name(m->sum, pid),
+			  py_report__thread_entry(m->py, pid, tid));
 	md__text(m, name, sizeof(name));
 }
 
@@ -2322,6 +2324,7 @@ static void md__details(struct md *m, const struct analysis *a)
 	const struct thread_summary **order;
 
 	m->py = a->py;
+	m->sum = a->sum;
 	order = calloc(s->thread_count ? s->thread_count : 1, sizeof(*order));
 	if (!order) {
 		m->err = m->err ? m->err : -ENOMEM;

@@ -606,7 +606,8 @@ static bool thread_chart(struct html *h, const struct analysis *a, json_t *data)
 		char code[SERIES_BUCKETS + 1], name[TASK_NAME_LEN];
 		json_t *o = json_object(), *comm;
 
-		task_name__format(name, sizeof(name), st->comm, py_report__thread_entry(a->py, st->pid, st->tid));
+		task_name__format(name, sizeof(name), st->comm, summary__process_name(a->sum, st->pid),
+				  py_report__thread_entry(a->py, st->pid, st->tid));
 		hp(h, "<text class=\"lab\" x=\"4\" y=\"%d\">%u <tspan>", y0 + 11, st->tid);
 		ht(h, name, sizeof(name));
 		hp(h, "</tspan></text>");

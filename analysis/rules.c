@@ -111,7 +111,8 @@ void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, s
 
 	if (t)
 		comm = t->comm[0] ? t->comm : process_comm(c->r, pid);
-	task_name__format(name, sizeof(name), comm ? comm : "", py_report__thread_entry(c->py, pid, tid));
+	task_name__format(name, sizeof(name), comm ? comm : "", c->sum ? summary__process_name(c->sum, pid) : NULL,
+			  py_report__thread_entry(c->py, pid, tid));
 	unquote(name);
 	if (t && name[0])
 		snprintf(buf, len, "thread %u `%s`", tid, name);

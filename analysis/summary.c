@@ -1071,6 +1071,13 @@ const struct thread_summary *summary__thread(const struct summary *s, __u32 pid,
 	return &s->threads[lo - 1];
 }
 
+const char *summary__process_name(const struct summary *s, __u32 pid)
+{
+	const struct thread_summary *t = s ? summary__thread(s, pid, pid) : NULL;
+
+	return t ? t->comm : NULL;
+}
+
 const struct process_summary *summary__process(const struct summary *s, __u32 pid)
 {
 	struct process_summary key = { .pid = pid };

@@ -346,6 +346,9 @@ void summary__free(struct summary *s);
 /* The latest incarnation of thread tid of process pid; NULL when it is not
  * one of s->threads. */
 const struct thread_summary *summary__thread(const struct summary *s, __u32 pid, __u32 tid);
+/* The latest name of pid's main thread; NULL when it is not one of
+ * s->threads. */
+const char *summary__process_name(const struct summary *s, __u32 pid);
 /* The process's CUDA summary; NULL when it had no CUDA events. */
 const struct process_summary *summary__process(const struct summary *s, __u32 pid);
 /* Name of a function of s->cuda_fns: "cuMemAlloc_v2", or "cuda_fn_<id>" for

@@ -41,14 +41,10 @@ bool task_switch_ends(const struct isr_ev_sched_switch *e)
 	return (e->prev_state & TASK_DEAD) && !(e->flags & ISR_SWITCH_RUNNABLE);
 }
 
-void task_name__format(char *buf, size_t len, const char *comm, const char *py_entry)
+void task_name__format(char *buf, size_t len, const char *comm, const char *process, const char *py_entry)
 {
-	const char *tail = py_entry ? strrchr(py_entry, '.') : NULL;
-	char shown[16];
-
-	/* a thread the program named after its entry already says it */
-	snprintf(shown, sizeof(shown), "%s", tail ? tail + 1 : py_entry ? py_entry : "");
-	if (py_entry && *py_entry && strcmp(comm, shown))
+	/* a thread the program named says what it is already */
+	if (py_entry && *py_entry && process && !strcmp(comm, process))
 		snprintf(buf, len, "%s (%s)", comm, py_entry);
 	else
 		snprintf(buf, len, "%s", comm);

@@ -130,11 +130,13 @@ bool tasks__name_of(const struct tasks *tk, __u32 pid, __u32 tid, char comm[16],
 /* A switch-out that ends its task: dead (TASK_DEAD) and not runnable. */
 bool task_switch_ends(const struct isr_ev_sched_switch *e);
 
-/* A thread's name as every report shows it: its name, and the function
- * its Python thread runs (py_entry, analysis/py_report.h; NULL or "" when
- * the stacks do not tell) unless the name already says it:
- * "python3.11 (Loader.worker_loop)", "worker_loop". */
-void task_name__format(char *buf, size_t len, const char *comm, const char *py_entry);
+/* A thread's name as every report shows it: its name, and, when that is
+ * only its process's (process: the name of its process's main thread;
+ * NULL when unknown), the function its Python thread runs (py_entry,
+ * analysis/py_report.h; NULL or "" when the stacks do not tell):
+ * "python3.11 (Loader.worker_loop)"; a thread the program named keeps its
+ * name alone. */
+void task_name__format(char *buf, size_t len, const char *comm, const char *process, const char *py_entry);
 #define TASK_NAME_LEN	96	/* what task_name__format writes at most (with its NUL) */
 
 #endif
