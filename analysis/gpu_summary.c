@@ -59,6 +59,38 @@ const char *gpu_busy_method_name(enum gpu_busy_method m)
 	}
 }
 
+/* The callback ids of CUPTI's cudaMemcpy* and cudaMemset* (runtime) and
+ * cuMemcpy* and cuMemset* (driver) functions, as ranges (cupti_runtime_cbid.h,
+ * cupti_driver_cbid.h of CUDA 13). */
+static const struct cbid_range {
+	__u32 lo, hi;
+} copy_cbids_runtime[] = {
+	{ 31, 52 }, { 142, 145 }, { 160, 163 }, { 215, 236 }, { 243, 246 }, { 249, 250 }, { 482, 485 }, { 509, 512 },
+}, copy_cbids_driver[] = {
+	{ 43, 43 }, { 45, 45 }, { 47, 47 }, { 49, 49 }, { 51, 51 }, { 53, 58 }, { 60, 60 }, { 62, 62 }, { 64, 64 },
+	{ 66, 69 }, { 71, 71 }, { 73, 73 }, { 75, 75 }, { 77, 77 }, { 79, 79 }, { 81, 81 }, { 216, 216 }, { 218, 218 },
+	{ 220, 220 }, { 222, 222 }, { 224, 224 }, { 226, 226 }, { 248, 254 }, { 276, 293 }, { 305, 306 },
+	{ 318, 321 }, { 397, 416 }, { 418, 433 }, { 776, 779 }, { 796, 799 },
+};
+
+static bool in_ranges(const struct cbid_range *r, size_t n, __u32 cbid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cbid >= r[i].lo && cbid <= r[i].hi)
+			return true;
+	return false;
+}
+
+bool gpu_work_cbid(__u16 api, __u32 cbid)
+{
+	if (gpu_launch_cbid(api, cbid))
+		return true;
+	if (api == ISR_GPU_API_RUNTIME)
+		return in_ranges(copy_cbids_runtime, sizeof(copy_cbids_runtime) / sizeof(copy_cbids_runtime[0]), cbid);
+	return api == ISR_GPU_API_DRIVER &&
+	       in_ranges(copy_cbids_driver, sizeof(copy_cbids_driver) / sizeof(copy_cbids_driver[0]), cbid);
+}
+
 bool gpu_launch_cbid(__u16 api, __u32 cbid)
 {
 	if (api == ISR_GPU_API_RUNTIME) {

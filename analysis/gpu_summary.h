@@ -30,6 +30,10 @@ void gpu_summary__free(struct summary *s);
 /* Whether a CUPTI API record (ISR_GPU_API_*, callback id) is a launch
  * call: its correlation id is that of the kernels it started. */
 bool gpu_launch_cbid(__u16 api, __u32 cbid);
+/* Whether an API record of that kind and callback id puts work on the GPU:
+ * a launch, a copy or a memset (CUPTI's callback ids of cudaMemcpy*,
+ * cudaMemset*, cuMemcpy*, cuMemset*, which CUPTI only ever appends to). */
+bool gpu_work_cbid(__u16 api, __u32 cbid);
 /* Whether it is a graph launch: the kernels of the graph share its id. */
 bool gpu_graph_cbid(__u16 api, __u32 cbid);
 

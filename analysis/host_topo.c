@@ -165,3 +165,26 @@ int host_topo__cpu_node(const struct host_topo *t, __u32 cpu)
 			return (int)t->nodes[i].node;
 	return -1;
 }
+
+double host_topo__link_bytes_per_s(const struct host_topo *t, __u32 *mts, __u16 *width, bool *ambiguous)
+{
+	double link = 0;
+
+	*mts = 0;
+	*width = 0;
+	*ambiguous = false;
+	for (size_t i = 0; i < t->ngpus; i++) {
+		__u32 m;
+		__u16 w;
+		double bps = host_gpu__link_bytes_per_s(&t->gpus[i].g, &m, &w);
+
+		if (i && (bps != link || m != *mts || w != *width)) {
+			*ambiguous = true;
+			return 0;
+		}
+		link = bps;
+		*mts = m;
+		*width = w;
+	}
+	return link;
+}

@@ -56,6 +56,11 @@ int host_topo__cpu_node(const struct host_topo *t, __u32 cpu);
  * the speed and width used.
  */
 double host_gpu__link_bytes_per_s(const struct isr_host_gpu *g, __u32 *mts, __u16 *width);
+/* The link every GPU of the host has (host_gpu__link_bytes_per_s): known
+ * when the host has one NVIDIA GPU, or several with the same link (CUDA
+ * numbers its devices in its own order, which the recording does not tie
+ * to PCI addresses). 0 when unknown or they differ (*ambiguous then). */
+double host_topo__link_bytes_per_s(const struct host_topo *t, __u32 *mts, __u16 *width, bool *ambiguous);
 /* The PCIe generation of a speed in MT/s (2500: 1 ... 64000: 6); 0 when
  * unknown. */
 unsigned int host_topo__pcie_gen(__u32 mts);

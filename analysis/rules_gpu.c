@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_topo.h"
 #include "rules.h"
 
 #define MIN_SHARE		0.05
@@ -17,6 +18,8 @@
 #define HOST_BOUND_SYNC_SHARE	0.10	/* host_bound: at most this much of its time waiting for the GPU */
 #define HOST_BOUND_MIN_LAUNCHES	10
 #define PAGEABLE_MIN_COPIES	10
+#define PAGEABLE_MIN_BYTES	65536	/* a copy's, on average: smaller ones are no matter of bandwidth */
+#define PAGEABLE_LINK_SHARE	0.80	/* of the PCIe link a pinned copy reaches */
 
 #define CUPTI_MEMCPY_HTOD	1
 #define CUPTI_MEMCPY_DTOH	2
@@ -414,6 +417,7 @@ struct copy_tally {
 
 struct copy_state {
 	struct rule_ctx *c;
+	double link_bps;	/* the GPUs' PCIe link, per direction (host_topo.h); 0: unknown */
 	struct region *regions;
 	size_t nregions, regions_cap;
 	struct copy_tally *v;
@@ -605,11 +609,43 @@ static void *copy_start(struct rule_ctx *c, struct tl_observer *obs)
 {
 	struct copy_state *s = calloc(1, sizeof(*s));
 
+	struct host_topo topo;
+	bool ambiguous;
+	__u32 mts;
+	__u16 width;
+
 	if (!s)
 		return NULL;
 	s->c = c;
+	if (!host_topo__decode(&c->r->host, &topo))
+		s->link_bps = host_topo__link_bytes_per_s(&topo, &mts, &width, &ambiguous);
+	host_topo__free(&topo);
 	obs->event = copy_event;
 	return s;
+}
+
+/* Whether every pinned allocation and registration of pid's memory is in
+ * the recording: a process the recorder launched or that exec'd since, or
+ * a child forked since by one of those (it inherits its parent's memory).
+ * A process attached to (-p, or its running descendants) may have pinned
+ * memory before. */
+static bool pinned_all_known(const struct recording *r, __u32 pid)
+{
+	for (int depth = 0; depth < 64; depth++) {
+		const struct rec_process *p = NULL;
+
+		for (size_t i = 0; i < r->process_count && !p; i++)
+			if (r->processes[i].pid == pid)
+				p = &r->processes[i];
+		if (!p)
+			return false;
+		if (p->origin == ISR_ORIGIN_LAUNCHED || p->origin == ISR_ORIGIN_EXEC)
+			return true;
+		if (p->origin != ISR_ORIGIN_CHILD || p->ppid == pid)
+			return false;
+		pid = p->ppid;
+	}
+	return false;
 }
 
 static int copy_finish(void *state, struct rule_ctx *c)
@@ -626,10 +662,17 @@ static int copy_finish(void *state, struct rule_ctx *c)
 		struct finding *f;
 		int err = 0;
 
-		if (t->copies < PAGEABLE_MIN_COPIES)
+		bool known = s->gpu_records || pinned_all_known(c->r, t->pid);
+
+		if (t->copies < PAGEABLE_MIN_COPIES || t->bytes < (__u64)PAGEABLE_MIN_BYTES * t->copies)
 			continue;
-		/* the time pinned memory would have saved, at the pinned
-		 * copies' bandwidth, when the recording has pinned copies */
+		/* the time pinned memory would have saved: at the pinned
+		 * copies' bandwidth, when the recording has pinned copies, or
+		 * at what the PCIe link carries */
+		bool from_link = pinned_bw <= pageable_bw && s->link_bps * PAGEABLE_LINK_SHARE > pageable_bw * 1e9;
+
+		if (from_link)
+			pinned_bw = s->link_bps * PAGEABLE_LINK_SHARE / 1e9;
 		if (pinned_bw > pageable_bw && pageable_bw > 0)
 			cost = (__u64)((double)t->ns - (double)t->bytes * ((double)t->timed / (double)t->copies) / pinned_bw);
 		f = findings__add(c->out, "pageable_memcpy",
@@ -648,16 +691,25 @@ static int copy_finish(void *state, struct rule_ctx *c)
 			ev_set(f->evidence, "pageable_gbps", json_real(pageable_bw));
 		if (pinned_bw > 0)
 			ev_set(f->evidence, "pinned_gbps", json_real(pinned_bw));
-		err |= finding__say(f, "Process %u made %llu copies between the GPU and pageable host memory (%llu to "
-				       "the GPU, %llu from it; %.1f MiB)",
-				    t->pid, (unsigned long long)t->copies, (unsigned long long)t->htod,
-				    (unsigned long long)t->dtoh, (double)t->bytes / (1 << 20));
+		ev_set(f->evidence, "classification", json_string(known ? "pageable" : "not_known_pinned"));
+		if (known)
+			err |= finding__say(f, "Process %u made %llu copies between the GPU and pageable host memory (%llu "
+					       "to the GPU, %llu from it; %.1f MiB)",
+					    t->pid, (unsigned long long)t->copies, (unsigned long long)t->htod,
+					    (unsigned long long)t->dtoh, (double)t->bytes / (1 << 20));
+		else
+			err |= finding__say(f, "Process %u made %llu copies between the GPU and host memory it has not "
+					       "been seen to pin (%llu to the GPU, %llu from it; %.1f MiB): memory it pinned "
+					       "before the recording began looks the same, so record with --gpu to tell "
+					       "pageable copies (CUPTI says which) from pinned ones",
+					    t->pid, (unsigned long long)t->copies, (unsigned long long)t->htod,
+					    (unsigned long long)t->dtoh, (double)t->bytes / (1 << 20));
 		if (t->timed)
 			err |= finding__say(f, "; %llu of them took %.3f s at %.2f GB/s", (unsigned long long)t->timed,
 					    secs(t->ns), pageable_bw);
 		if (cost)
-			err |= finding__say(f, ", %.3f s more than at the %.2f GB/s of its pinned copies", secs(cost),
-					    pinned_bw);
+			err |= finding__say(f, ", %.3f s more than at the %.2f GB/s of %s", secs(cost), pinned_bw,
+					    from_link ? "a pinned copy on its PCIe link (80% of the link)" : "its pinned copies");
 		err |= finding__say(f, ". A copy from pageable memory is staged through a pinned buffer by the "
 				       "driver and cannot overlap with the host's work.");
 		err |= finding__suggest(f, "Copy from and to pinned memory: `pin_memory=True` in the DataLoader, "

@@ -205,27 +205,6 @@ static void pcie_event(void *ctx, const struct pass_event *e, const struct tl_th
 	}
 }
 
-/* The link every GPU of the host has: known when the host has one NVIDIA
- * GPU, or several with the same link (CUDA numbers its devices in its own
- * order, which the recording does not tie to PCI addresses). */
-static void pick_link(struct pcie_state *s)
-{
-	for (size_t i = 0; i < s->topo.ngpus; i++) {
-		__u32 mts;
-		__u16 width;
-		double bps = host_gpu__link_bytes_per_s(&s->topo.gpus[i].g, &mts, &width);
-
-		if (i && (bps != s->link_bps || mts != s->link_mts || width != s->link_width)) {
-			s->ambiguous = true;
-			s->link_bps = 0;
-			return;
-		}
-		s->link_bps = bps;
-		s->link_mts = mts;
-		s->link_width = width;
-	}
-}
-
 static void *pcie_start(struct rule_ctx *c, struct tl_observer *obs)
 {
 	struct pcie_state *s = calloc(1, sizeof(*s));
@@ -237,7 +216,7 @@ static void *pcie_start(struct rule_ctx *c, struct tl_observer *obs)
 		free(s);
 		return NULL;
 	}
-	pick_link(s);
+	s->link_bps = host_topo__link_bytes_per_s(&s->topo, &s->link_mts, &s->link_width, &s->ambiguous);
 	obs->event = pcie_event;
 	return s;
 }

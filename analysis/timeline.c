@@ -995,7 +995,8 @@ static int on_gpu_api(struct timeline *tl, const struct pass_event *e)
 	const struct isr_ev_gpu_api *a = (const void *)e->h;
 	struct proc *p;
 
-	if (e->unmapped || !gpu_launch_cbid(a->api, a->cbid))
+	/* any work: the copy that ends a gap has its caller and time too */
+	if (e->unmapped || !gpu_work_cbid(a->api, a->cbid))
 		return 0;
 	p = proc_get(tl, a->hdr.pid);
 	if (!p)
@@ -1011,7 +1012,9 @@ static int on_gpu_api(struct timeline *tl, const struct pass_event *e)
 			t->pub.last_launch_ns = e->start;
 		}
 	}
-	return proc_launch_record(p, a->correlation_id, a->thread_id, e->start, gpu_graph_cbid(a->api, a->cbid));
+	/* the work is the GPU's once the call has submitted it, at its
+	 * return: a launcher preempted inside the call delayed it itself */
+	return proc_launch_record(p, a->correlation_id, a->thread_id, e->end, gpu_graph_cbid(a->api, a->cbid));
 }
 
 /* What the event adds to the state of its thread t. */

@@ -10,13 +10,16 @@ printing "rate RATE" each second. The harness attaches the tracer to the
 planted phase and compares what a finding costs with what the ablation
 saves.
 
-  input     ResNet-18 fed by 4 DataLoader workers whose __getitem__ makes
+  input     ResNet-18 fed by 2 DataLoader workers whose __getitem__ makes
             each image on the CPU (pin_memory, persistent workers);
             ablation: one batch kept on the GPU
   launch    200 tiny kernels a step (x.add_ on 1024 elements); ablation:
             the same step captured in a CUDA graph
-  item      a ResNet-18 step with loss.item() after each; ablation:
-            .item() every 100 steps
+  item      a ResNet-18 step (batch 128 of 224x224: the GPU's work larger
+            than the host's), then 10 ms of Python before the next (logging,
+            metrics), with loss.item() after each step: the Python waits
+            for the GPU instead of overlapping it; ablation: .item() every
+            100 steps
   pageable  a 32 MiB host-to-device copy a step from pageable memory;
             ablation: from pinned memory
   noisy     a launch-heavy step on CPU 0 while a busy process (started by
@@ -62,6 +65,15 @@ def rate_loop(step, seconds=None, label="rate"):
             last, n = now, 0
 
 
+def python_work(seconds):
+    """seconds of this thread's CPU time in Python"""
+    end = time.thread_time() + seconds
+    x = 0
+    while time.thread_time() < end:
+        x += sum(range(200))
+    return x
+
+
 def resnet():
     import torchvision
 
@@ -78,8 +90,8 @@ class Images(torch.utils.data.Dataset):
 
     def __getitem__(self, i):
         g = torch.Generator().manual_seed(i)
-        x = torch.rand(3, 112, 112, generator=g)
-        for _ in range(6):  # the making line
+        x = torch.rand(3, 224, 224, generator=g)
+        for _ in range(10):  # the making line
             x = (x * 1.01 + 0.001).clamp_(0, 1)
             x = torch.roll(x, 1, 2)
         return x, i % 100
@@ -87,7 +99,7 @@ class Images(torch.utils.data.Dataset):
 
 def job_input():
     m, opt, lossf = resnet()
-    loader = torch.utils.data.DataLoader(Images(), batch_size=32, num_workers=4, pin_memory=True,
+    loader = torch.utils.data.DataLoader(Images(), batch_size=32, num_workers=2, pin_memory=True,
                                          persistent_workers=True, prefetch_factor=2)
     it = iter(loader)
     x0, y0 = next(it)
@@ -131,8 +143,8 @@ def job_launch():
 
 def job_item():
     m, opt, lossf = resnet()
-    x = torch.randn(32, 3, 112, 112, device=dev)
-    y = torch.randint(0, 100, (32,), device=dev)
+    x = torch.randn(128, 3, 224, 224, device=dev)
+    y = torch.randint(0, 100, (128,), device=dev)
     n = [0]
 
     def train(every):
@@ -143,6 +155,7 @@ def job_item():
         n[0] += 1
         if n[0] % every == 0:
             loss.item()  # the sync line
+        python_work(0.010)
 
     for _ in range(5):
         train(1)
