@@ -582,16 +582,19 @@ int attribution__finish(struct attribution *a)
 		if (t->pub.launcher && htab_u64__put(&a->launching, th->pid, 1))
 			return -ENOMEM;
 	}
-	/* in a process that launched nothing, the threads that did work, or
-	 * that wanted to run Python and could not (waiting for the GIL): a
-	 * thread that only waits (a main thread joining its workers) costs the
-	 * job nothing by waiting */
+	/* where nothing launched GPU work (a job on the CPU), the threads that
+	 * did work, or that wanted to run Python and could not (waiting for
+	 * the GIL): a thread that only waits (a main thread joining its
+	 * workers) costs the job nothing by waiting. Where something did, the
+	 * launching threads: another thread matters as far as they waited
+	 * for it (the wait chains: input_bound), not by its own waits (a
+	 * DataLoader worker's queue feeder blocked on its worker's batches) */
 	for (size_t i = 0; i < a->nthr; i++) {
 		struct attr_thread *t = &a->thr[i]->pub;
 		__u64 busy = t->window.ns[TL_RUNNING] + t->window.ns[TL_RUNQUEUE];
 		double least = CPU_ONLY_BUSY_SHARE * (double)tl_acc__total(&t->window);
 
-		t->critical = t->launcher || (!htab_u64__get(&a->launching, t->pid, &idx) &&
+		t->critical = t->launcher || (!a->launching.len &&
 					      ((double)busy >= least || (double)t->window.ns[TL_GIL] >= least));
 	}
 	for (size_t i = 0; i < a->nthr; i++) {

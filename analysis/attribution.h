@@ -23,9 +23,11 @@
  *
  * Launching threads: the threads of a process that launched GPU work (a
  * launch call). The rules look at the critical threads: the launching
- * threads, and in a process that launched nothing (a CPU-only target) the
+ * threads, and where nothing launched GPU work (a job on the CPU) the
  * threads that ran or waited for a CPU at least 10% of their window, or
- * waited for the GIL at least 10% of it.
+ * waited for the GIL at least 10% of it. (Where something did, another
+ * thread matters as far as a launching thread waited for it: the wait
+ * chains, analysis/waits.h.)
  */
 #ifndef INFERSCOPE_ATTRIBUTION_H
 #define INFERSCOPE_ATTRIBUTION_H
@@ -80,7 +82,7 @@ struct attr_items {
 struct attr_thread {
 	__u32 pid, tid;
 	bool launcher;			/* it launched GPU work */
-	bool critical;			/* a launcher, or any thread of a process that launched nothing */
+	bool critical;			/* what the rules look at (above) */
 	__u64 idle_ns[CAUSE_MAX];	/* with GPU activity: the gap time attributed to it, by cause */
 	/* its window, by timeline category: a launcher's active part, from
 	 * its first CUDA call to its last (what came before, the job's

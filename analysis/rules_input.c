@@ -159,6 +159,10 @@ static int input_one(struct rule_ctx *c, const struct proc_tree *tree, const str
 		return err;
 	if (!ch.n || !crosses_processes(&ch))
 		return 0;
+	if (cost > ch.links[0].ended_ns)
+		cost = ch.links[0].ended_ns;	/* a timer's part is no input */
+	if (!rule_matters(c, cost))
+		return 0;
 	end = &ch.links[ch.n - 1];
 	st = producers_state(&ch, end);
 	workers = end->group == WAIT_GROUP_PROCESSES ? rule_tasks_processes(end) + end->more : end->nmembers + end->more;

@@ -552,13 +552,14 @@ static int on_wakeup(void *ctx, const struct isr_ev_sched_wakeup *e)
 	int err = 0;
 	struct tstate *t = ctx__thread(c, &err);
 	const struct task_touch *tc = &c->chg->touch[0];
+	__u32 waker = isr_wakeup_waker_tid(e);
 	__u64 blocked;
 
 	if (!t)
 		return err;
 	t->s.wakeups++;
 	blocked = tc->was == TASK_BLOCKED || tc->was == TASK_IO ? span(tc->was_since, c->chg->ts) : 0;
-	return thread__woken_by(t, c->chg->thread, e->waker_pid, e->waker_tid, blocked);
+	return thread__woken_by(t, c->chg->thread, waker ? e->waker_pid : 0, waker, blocked);
 }
 
 static int on_wakeup_new(void *ctx, const struct isr_ev_sched_wakeup *e)

@@ -947,8 +947,10 @@ static void on_wakeup(struct timeline *tl, struct thr *t, const struct task_touc
 	if (tc->was != TASK_BLOCKED && tc->was != TASK_IO)
 		return;
 	if (t->cur == TL_BLOCKED || t->cur == TL_IO) {
-		if (w->waker_tid && w->waker_tid != t->pub.tid)
-			t->span_other = (struct tl_other){ w->waker_pid, w->waker_tid };
+		__u32 waker = isr_wakeup_waker_tid(w);
+
+		if (waker && waker != t->pub.tid)
+			t->span_other = (struct tl_other){ w->waker_pid, waker };
 		else
 			t->span_other = (struct tl_other){ 0, 0 };
 	}

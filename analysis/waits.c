@@ -20,16 +20,26 @@ struct waker {
 	__u64 ns;
 };
 
+/* Blocked time and what ended it. */
+struct wakers {
+	__u64 blocked_ns;	/* blocked and uninterruptible, in all */
+	struct waker v[WAKERS_KEPT];
+	size_t n;
+	__u64 rest;
+};
+
 /* A target thread. */
 struct wthread {
 	const struct tl_thread *th;
 	struct tl_acc prev;	/* its totals at the last bin's close */
 	struct tl_acc delta;	/* its time in the bin being closed */
 	bool live;
-	__u64 blocked_ns;	/* blocked and uninterruptible, in all */
-	struct waker wakers[WAKERS_KEPT];
-	size_t nwakers;
-	__u64 wakers_rest;
+	struct wakers life;	/* over its life */
+	/* A launching thread's from its first launch to its last (what it
+	 * waited for while it kept the GPU fed, not before, not after): the
+	 * blocked time since its latest launch is pending until the next. */
+	struct wakers window, pending;
+	__u64 launches;		/* its launches when pending was last taken in */
 };
 
 struct pair_stack {
@@ -194,23 +204,39 @@ static void close_bin(struct waits *w, __u64 now)
 	w->bin_start = now;
 }
 
-static void waker_add(struct wthread *t, __u64 key, __u64 ns)
+static void waker_add(struct wakers *w, __u64 key, __u64 ns)
 {
-	for (size_t i = 0; i < t->nwakers; i++)
-		if (t->wakers[i].key == key) {
-			t->wakers[i].ns += ns;
+	w->blocked_ns += ns;
+	for (size_t i = 0; i < w->n; i++)
+		if (w->v[i].key == key) {
+			w->v[i].ns += ns;
 			return;
 		}
-	if (t->nwakers == WAKERS_KEPT) {
-		t->wakers_rest += ns;
+	if (w->n == WAKERS_KEPT) {
+		w->rest += ns;
 		return;
 	}
-	t->wakers[t->nwakers++] = (struct waker){ key, ns };
+	w->v[w->n++] = (struct waker){ key, ns };
+}
+
+/* A launching thread launched again: its pending blocked time is in its
+ * window. */
+static void window_take(struct wthread *t)
+{
+	if (t->th->launches == t->launches)
+		return;
+	t->launches = t->th->launches;
+	for (size_t i = 0; i < t->pending.n; i++)
+		waker_add(&t->window, t->pending.v[i].key, t->pending.v[i].ns);
+	t->window.blocked_ns += t->pending.rest;
+	t->window.rest += t->pending.rest;
+	memset(&t->pending, 0, sizeof(t->pending));
 }
 
 static void on_span(void *ctx, const struct tl_span *s)
 {
 	struct waits *w = ctx;
+	__u64 key;
 	size_t i;
 
 	if (w->err || (s->cat != TL_BLOCKED && s->cat != TL_IO) || s->end <= s->start)
@@ -218,8 +244,10 @@ static void on_span(void *ctx, const struct tl_span *s)
 	i = track(w, s->thread);
 	if (i == (size_t)-1)
 		return;
-	w->thr[i].blocked_ns += s->end - s->start;
-	waker_add(&w->thr[i], s->other.tid ? (__u64)s->other.pid << 32 | s->other.tid : 0, s->end - s->start);
+	key = s->other.tid ? (__u64)s->other.pid << 32 | s->other.tid : 0;
+	waker_add(&w->thr[i].life, key, s->end - s->start);
+	if (w->thr[i].th->launches)
+		waker_add(&w->thr[i].pending, key, s->end - s->start);
 }
 
 static void stack_add(struct pair *p, __u32 stack)
@@ -283,6 +311,8 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	track_new(w);
 	if (th && !th->exited)
 		i = track(w, th);
+	if (i != (size_t)-1)
+		window_take(&w->thr[i]);
 	if (e->start >= w->bin_start + WAITS_BIN_NS)
 		close_bin(w, e->start);
 	if (i != (size_t)-1 && e->h->type == ISR_EV_PY_SAMPLE) {
@@ -399,29 +429,31 @@ struct tally {
 };
 
 /* The wakers of the members' blocked time, by group: into v (at most max
- * groups); how many. *total: all of the members' blocked time. */
+ * groups); how many. *total: all of the members' blocked time. window: the
+ * members are the waiter alone, its window counted. */
 static size_t tally_wakers(const struct waits *w, __u32 waiter_pid, const size_t *members, size_t nmembers,
-			   const bool *visited, waits_parent_fn parent, void *ctx, struct tally *v, size_t max,
-			   __u64 *total)
+			   bool window, const bool *visited, waits_parent_fn parent, void *ctx, struct tally *v,
+			   size_t max, __u64 *total)
 {
 	size_t n = 0;
 
 	*total = 0;
 	for (size_t m = 0; m < nmembers; m++) {
 		const struct wthread *t = &w->thr[members[m]];
+		const struct wakers *wk = window ? &t->window : &t->life;
 
-		*total += t->blocked_ns;
-		for (size_t k = 0; k < t->nwakers; k++) {
+		*total += wk->blocked_ns;
+		for (size_t k = 0; k < wk->n; k++) {
 			const struct wthread *x;
 			struct group_key key;
 			size_t j;
 
-			if (!t->wakers[k].key)
+			if (!wk->v[k].key)
 				continue;
-			x = find_thread(w, (__u32)(t->wakers[k].key >> 32), (__u32)t->wakers[k].key);
+			x = find_thread(w, (__u32)(wk->v[k].key >> 32), (__u32)wk->v[k].key);
 			if (x && visited[x - w->thr])
 				continue;	/* back along the chain */
-			key = key_of(w, waiter_pid, t->wakers[k].key, parent, ctx);
+			key = key_of(w, waiter_pid, wk->v[k].key, parent, ctx);
 			for (j = 0; j < n && !key_equal(&v[j].key, &key); j++)
 				;
 			if (j == n) {
@@ -429,19 +461,34 @@ static size_t tally_wakers(const struct waits *w, __u32 waiter_pid, const size_t
 					continue;
 				v[n++] = (struct tally){ key, 0 };
 			}
-			v[j].ns += t->wakers[k].ns;
+			v[j].ns += wk->v[k].ns;
 		}
 	}
 	return n;
 }
 
+/* Whether thread p.t was mostly doing something while the waiter was
+ * blocked (not itself blocked). */
+static bool pair_working(const struct pair *p)
+{
+	double blocked = p->ns[TL_BLOCKED], all = 0;
+
+	for (int c = 0; c < TL_CAT_MAX; c++)
+		if (c != TL_UNKNOWN)
+			all += p->ns[c];
+	return all > 0 && all - blocked >= blocked;
+}
+
 /* The link of group g: its members (every tracked task of the group), and
- * what they did while waiter wi was blocked. */
+ * what they did while waiter wi was blocked: the members that were mostly
+ * doing something then, when some were (a worker's queue feeder thread,
+ * blocked on its worker, is no part of what the workers did). */
 static void link_fill(const struct waits *w, size_t wi, __u32 waiter_pid, const struct tally *g, waits_parent_fn parent,
 		      void *ctx, struct wait_link *l, size_t *members, size_t *nmembers, bool *visited)
 {
 	struct pair_stack top[WAITS_STACKS * WAITS_NODE_MEMBERS];
 	size_t ntop = 0;
+	bool working = false;
 
 	memset(l, 0, sizeof(*l));
 	l->group = g->key.group;
@@ -470,7 +517,13 @@ static void link_fill(const struct waits *w, size_t wi, __u32 waiter_pid, const 
 		else
 			l->more++;
 		p = htab__find(&w->pairs, &key);
-		if (!p)
+		working |= p && pair_working(p);
+	}
+	for (size_t m = 0; m < *nmembers; m++) {
+		struct pair key = { .w = (__u32)wi, .t = (__u32)members[m] };
+		const struct pair *p = htab__find(&w->pairs, &key);
+
+		if (!p || (working && !pair_working(p)))
 			continue;
 		for (int c = 0; c < TL_CAT_MAX; c++)
 			l->during.ns[c] += (__u64)p->ns[c];
@@ -507,7 +560,7 @@ int waits__chain(const struct waits *w, __u32 pid, __u32 tid, waits_parent_fn pa
 	if (!waiter || !is_waiter(waiter))
 		return -ENOENT;
 	wi = (size_t)(waiter - w->thr);
-	out->blocked_ns = waiter->blocked_ns;
+	out->blocked_ns = waiter->window.blocked_ns;
 	members = calloc(w->nthr + 1, sizeof(*members));
 	visited = calloc(w->nthr + 1, sizeof(*visited));
 	if (!members || !visited) {
@@ -522,7 +575,7 @@ int waits__chain(const struct waits *w, __u32 pid, __u32 tid, waits_parent_fn pa
 		size_t n, best = 0;
 		__u64 total, busy, all;
 
-		n = tally_wakers(w, pid, members, nmembers, visited, parent, ctx, groups, 64, &total);
+		n = tally_wakers(w, pid, members, nmembers, out->n == 0, visited, parent, ctx, groups, 64, &total);
 		for (size_t g = 1; g < n; g++)
 			if (groups[g].ns > groups[best].ns)
 				best = g;

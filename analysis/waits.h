@@ -2,7 +2,9 @@
 /*
  * Wait chains: what a blocked launching thread waited for. Every blocked
  * (and uninterruptible) stretch of a target thread is ended by the task
- * that woke it (sched_wakeup); those wakers, per thread, make a graph. For
+ * that woke it (sched_wakeup; none when an interrupt did); those wakers,
+ * per thread, make a graph (a launching thread's from its first launch to
+ * its last: what it waited for while it fed the GPU). For
  * each launching thread (a waiter), what every other target thread did
  * while the waiter was blocked is measured too: the pass is cut into bins
  * of WAITS_BIN_NS, and a thread's time in a bin counts for a waiter as much
@@ -58,7 +60,9 @@ struct wait_link {
 	__u64 ended_ns;			/* the previous link's blocked time these tasks ended */
 	double ended_share;		/* of the previous link's blocked time */
 	/* The tasks' time while the chain's waiter was blocked, summed over
-	 * them (their categories: running, waiting for a CPU, ...). */
+	 * them (their categories: running, waiting for a CPU, ...): over those
+	 * that were mostly not blocked then, when some were (a worker's queue
+	 * feeder thread is no part of what the workers did). */
 	struct tl_acc during;
 	__u64 samples;			/* their Python stack samples while it was blocked */
 	__u32 top_stack;		/* the most sampled of them (0: none) */
@@ -67,7 +71,7 @@ struct wait_link {
 
 struct wait_chain {
 	__u32 pid, tid;			/* the waiter */
-	__u64 blocked_ns;		/* its blocked time (blocked and uninterruptible) */
+	__u64 blocked_ns;		/* its blocked time (blocked and uninterruptible) from its first launch to its last */
 	struct wait_link links[WAITS_CHAIN_MAX];
 	size_t n;
 	/* the last link was doing something while the waiter was blocked

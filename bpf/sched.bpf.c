@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Scheduler and process-lifecycle probes: on/off-CPU and run-queue wait of
- * target threads (sched_switch, sched_wakeup*), the target set's evolution
+ * target threads (sched_switch, sched_waking, sched_wakeup*), the target set's evolution
  * (fork, exec, exit, rename), the names of the tasks that are not targets
  * but take a target thread's CPU or wake it (task_info, once per task: the
  * scheduler events carry only their ids), and, for the Python family, the
@@ -116,15 +116,94 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	return 0;
 }
 
+/*
+ * Whether this program runs in an interrupt (a timer, a device; or an
+ * exception): the current task is then whatever the interrupt happened to
+ * interrupt, not what woke anyone. Without the per-CPU preempt count (a
+ * kernel symbol BPF can take only from kernels built with all symbols):
+ * an interrupt that came in kernel mode runs on an interrupt stack, and a
+ * BPF program's frame is on the stack it was called on, while a task's own
+ * stack is at most TASK_STACK_MAX from task->stack (16 KiB on x86-64, 32 KiB
+ * with KASAN); one that came in user mode runs on the task's stack, above
+ * the user registers it saved, whose ORIG_RAX is -1 (a system call's number
+ * otherwise). (A soft interrupt run as a task enables them again, on its
+ * own stack in a system call, was most likely that task's doing: a packet
+ * it sent over loopback.)
+ */
+#define TASK_STACK_MAX	(32u << 10)
+
+static __always_inline __u32 wake_context(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 here = 0, base;
+	void *frame = &here;
+	struct pt_regs *regs;
+
+	/* an address on this frame, as a number */
+	if (bpf_probe_read_kernel(&here, sizeof(here), &frame))
+		return 0;
+	base = (__u64)BPF_CORE_READ(task, stack);
+	if (here - base >= TASK_STACK_MAX)
+		return ISR_WAKE_INTERRUPT;
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return 0;	/* before 5.15 */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	return regs && (long)BPF_CORE_READ(regs, orig_ax) < 0 ? ISR_WAKE_INTERRUPT : 0;
+}
+
+/*
+ * Who woke a target thread, seen where it happened (sched_waking runs in the
+ * waker's context; sched_wakeup may run later on the woken task's CPU, in the
+ * interrupt that hands it over, where the current task is whatever ran
+ * there): kept with the woken task until its sched_wakeup.
+ */
+struct waking {
+	__u32 pid, tid;
+	__u32 flags;		/* ISR_WAKE_* */
+	__u32 set;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct waking);
+} wakings SEC(".maps");
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(handle_sched_waking, struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, tgid);
+	struct waking *w;
+	__u64 waker;
+
+	if (!is_target(pid))
+		return 0;
+	w = bpf_task_storage_get(&wakings, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w)
+		return 0;	/* sched_wakeup falls back to its own context */
+	waker = bpf_get_current_pid_tgid();
+	w->pid = waker >> 32;
+	w->tid = (__u32)waker;
+	w->flags = wake_context();
+	w->set = 1;
+	if (!w->flags && !is_target(w->pid))
+		name_task(bpf_get_current_task_btf(), pid, BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
+	return 0;
+}
+
 static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
 	struct isr_ev_sched_wakeup *e;
+	struct waking *w = NULL;
 	__u64 waker, ts;
-	__u32 tid;
+	__u32 tid, ctx_flags;
 
 	if (!is_target(pid))
 		return 0;
+	if (type == ISR_EV_SCHED_WAKEUP)
+		w = bpf_task_storage_get(&wakings, p, 0, 0);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_drop(ISR_SRC_SCHED);
@@ -133,13 +212,24 @@ static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 	tid = BPF_CORE_READ(p, pid);
 	ts = bpf_ktime_get_ns();
 	fill_hdr(&e->hdr, type, sizeof(*e), pid, tid, ts);
+	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
+	if (w && w->set) {
+		e->waker_pid = w->pid;
+		e->waker_tid = w->tid;
+		e->flags = w->flags;
+		w->set = 0;
+		submit_bulk(e);
+		return 0;
+	}
+	/* a fork's (wake_up_new_task: in the parent's context), or its
+	 * sched_waking not seen */
 	waker = bpf_get_current_pid_tgid();
 	e->waker_pid = waker >> 32;
 	e->waker_tid = (__u32)waker;
-	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
-	e->pad = 0;
+	ctx_flags = wake_context();
+	e->flags = ctx_flags;
 	submit_bulk(e);
-	if (!is_target(waker >> 32))
+	if (!ctx_flags && !is_target(waker >> 32))
 		name_task(bpf_get_current_task_btf(), pid, tid, ts);
 	return 0;
 }

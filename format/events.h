@@ -85,21 +85,24 @@
  *   ISR_WHO_PROCESS			process hdr.pid as a whole (hdr.tid is whichever thread handed it over)
  *   ISR_WHO_THREAD			thread hdr.tid of process hdr.pid
  *   ISR_WHO_PEER(pid, tid)		thread hdr.tid of hdr.pid, and it names another task: (pid, tid)
+ *   ISR_WHO_PEER_UNLESS(pid, tid, f, bit)	the same, naming none when bit is set in f
  *   ISR_WHO_OF(pid, tid)		the task (pid, tid) of those fields
+ * Each expands to (kind, p, t, f, bit): f a 32-bit field, tested when bit is not 0.
  */
-#define ISR_WHO_NONE			(NONE, hdr.pid, hdr.tid)
-#define ISR_WHO_PROCESS			(PROCESS, hdr.pid, hdr.tid)
-#define ISR_WHO_THREAD			(THREAD, hdr.pid, hdr.tid)
-#define ISR_WHO_PEER(pid, tid)		(PEER, pid, tid)
-#define ISR_WHO_OF(pid, tid)		(OF, pid, tid)
+#define ISR_WHO_NONE			(NONE, hdr.pid, hdr.tid, hdr.pid, 0)
+#define ISR_WHO_PROCESS			(PROCESS, hdr.pid, hdr.tid, hdr.pid, 0)
+#define ISR_WHO_THREAD			(THREAD, hdr.pid, hdr.tid, hdr.pid, 0)
+#define ISR_WHO_PEER(p, t)		(PEER, p, t, hdr.pid, 0)
+#define ISR_WHO_PEER_UNLESS(p, t, f, bit)	(PEER, p, t, f, bit)
+#define ISR_WHO_OF(p, t)		(OF, p, t, hdr.pid, 0)
 
 #define ISR_EVENT_TYPES(X)															\
 	X(SCHED_SWITCH,		sched_switch,		1,  isr_ev_sched_switch,	ISR_SRC_SCHED,									\
 	  ISR_EVF_ANY_TASK,			ISR_IV_INSTANT,						ISR_WHO_PEER(next_pid, next_tid))		\
 	X(SCHED_WAKEUP,		sched_wakeup,		2,  isr_ev_sched_wakeup,	ISR_SRC_SCHED,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_PEER(waker_pid, waker_tid))		\
+	  0,					ISR_IV_INSTANT,				ISR_WHO_PEER_UNLESS(waker_pid, waker_tid, flags, ISR_WAKE_INTERRUPT))		\
 	X(SCHED_WAKEUP_NEW,	sched_wakeup_new,	3,  isr_ev_sched_wakeup,	ISR_SRC_SCHED,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_PEER(waker_pid, waker_tid))		\
+	  0,					ISR_IV_INSTANT,				ISR_WHO_PEER_UNLESS(waker_pid, waker_tid, flags, ISR_WAKE_INTERRUPT))		\
 	X(PROC_FORK,		sched_process_fork,	4,  isr_ev_proc_fork,		ISR_SRC_PROC,									\
 	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_PEER(child_pid, child_tid))		\
 	X(PROC_EXEC,		sched_process_exec,	5,  isr_ev_proc_exec,		ISR_SRC_PROC,									\
@@ -253,20 +256,30 @@ _Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, flags) == 36, "sch
 /*
  * A target thread made runnable (ISR_EV_SCHED_WAKEUP) or a new target thread
  * made runnable for the first time (ISR_EV_SCHED_WAKEUP_NEW).
- * hdr.pid/tid: the woken task; waker_*: the task that woke it.
+ * hdr.pid/tid: the woken task; waker_*: the task that woke it, or, with
+ * ISR_WAKE_INTERRUPT in flags, the task an interrupt interrupted to wake
+ * it (a timer, a device, a packet: no task woke it).
  */
 struct isr_ev_sched_wakeup {
 	struct isr_ev_hdr hdr;
 	__u32 waker_pid;
 	__u32 waker_tid;
 	__u32 target_cpu;	/* CPU the woken task was queued on */
-	__u32 pad;
+	__u32 flags;		/* ISR_WAKE_*; 0 in recordings before they were kept */
 };
+#define ISR_WAKE_INTERRUPT	(1u << 0)	/* woken by an interrupt (a timer, a device), on its stack */
 _Static_assert(sizeof(struct isr_ev_sched_wakeup) == 40, "isr_ev_sched_wakeup size");
 _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, waker_pid) == 24, "sched_wakeup.waker_pid");
 _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, waker_tid) == 28, "sched_wakeup.waker_tid");
 _Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, target_cpu) == 32, "sched_wakeup.target_cpu");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, pad) == 36, "sched_wakeup.pad");
+_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, flags) == 36, "sched_wakeup.flags");
+
+/* The task that woke w's thread: 0 when an interrupt did (its waker_* is
+ * only the task it interrupted) or none is known. */
+static inline __u32 isr_wakeup_waker_tid(const struct isr_ev_sched_wakeup *w)
+{
+	return (w->flags & ISR_WAKE_INTERRUPT) ? 0 : w->waker_tid;
+}
 
 #define ISR_COMM_LEN 16
 

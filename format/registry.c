@@ -25,9 +25,11 @@ struct iv_info {
 };
 
 /* Offsets of the task's pid and tid and the peer's; 0: none (offset 0 is
- * hdr.type in every record). */
+ * hdr.type in every record). No peer when unless_bit is set in the 32-bit
+ * field at unless. */
 struct who_info {
-	__u16 pid, tid, peer_pid, peer_tid;
+	__u16 pid, tid, peer_pid, peer_tid, unless;
+	__u32 unless_bit;
 };
 
 struct event_info {
@@ -55,12 +57,12 @@ struct event_info {
 #define UNPAREN(...)			__VA_ARGS__
 #define IV_OF(st, iv)			IV_CALL(st, UNPAREN iv)
 
-#define WHO_NONE(st, p, t)		{ 0, 0, 0, 0 }
-#define WHO_PROCESS(st, p, t)		{ OFF(st, hdr.pid), 0, 0, 0 }
-#define WHO_THREAD(st, p, t)		{ OFF(st, hdr.pid), OFF(st, hdr.tid), 0, 0 }
-#define WHO_PEER(st, p, t)		{ OFF(st, hdr.pid), OFF(st, hdr.tid), OFF(st, p), OFF(st, t) }
-#define WHO_OF(st, p, t)		{ OFF(st, p), OFF(st, t), 0, 0 }
-#define WHO_SELECT(st, kind, p, t)	WHO_##kind(st, p, t)
+#define WHO_NONE(st, p, t, f, bit)	{ 0, 0, 0, 0, 0, 0 }
+#define WHO_PROCESS(st, p, t, f, bit)	{ OFF(st, hdr.pid), 0, 0, 0, 0, 0 }
+#define WHO_THREAD(st, p, t, f, bit)	{ OFF(st, hdr.pid), OFF(st, hdr.tid), 0, 0, 0, 0 }
+#define WHO_PEER(st, p, t, f, bit)	{ OFF(st, hdr.pid), OFF(st, hdr.tid), OFF(st, p), OFF(st, t), OFF(st, f), bit }
+#define WHO_OF(st, p, t, f, bit)	{ OFF(st, p), OFF(st, t), 0, 0, 0, 0 }
+#define WHO_SELECT(st, kind, p, t, f, bit)	WHO_##kind(st, p, t, f, bit)
 #define WHO_CALL(...)			WHO_SELECT(__VA_ARGS__)
 #define WHO_OF_ROW(st, who)		WHO_CALL(st, UNPAREN who)
 
@@ -86,13 +88,14 @@ static const struct event_info events[ISR_EV_TYPE_MAX] = { ISR_EVENT_TYPES(EVENT
 		       #st ": GPU work ids are 32 bits");
 #define IV_CHECK_SELECT(st, kind, a, b, m, w)	IV_CHECK_##kind(st, a, b)
 #define IV_CHECK_CALL(...)			IV_CHECK_SELECT(__VA_ARGS__)
-#define WHO_CHECK_NONE(st, p, t)
-#define WHO_CHECK_PROCESS(st, p, t)
-#define WHO_CHECK_THREAD(st, p, t)
-#define WHO_CHECK_PEER(st, p, t)						\
-	_Static_assert(FIELD_SIZE(st, p) == 4 && FIELD_SIZE(st, t) == 4, #st ": pid and tid are 32 bits");
-#define WHO_CHECK_OF(st, p, t)		WHO_CHECK_PEER(st, p, t)
-#define WHO_CHECK_SELECT(st, kind, p, t)	WHO_CHECK_##kind(st, p, t)
+#define WHO_CHECK_NONE(st, p, t, f)
+#define WHO_CHECK_PROCESS(st, p, t, f)
+#define WHO_CHECK_THREAD(st, p, t, f)
+#define WHO_CHECK_PEER(st, p, t, f)						\
+	_Static_assert(FIELD_SIZE(st, p) == 4 && FIELD_SIZE(st, t) == 4 && FIELD_SIZE(st, f) == 4,	\
+		       #st ": pid, tid and the peer's flags are 32 bits");
+#define WHO_CHECK_OF(st, p, t, f)	WHO_CHECK_PEER(st, p, t, f)
+#define WHO_CHECK_SELECT(st, kind, p, t, f, bit)	WHO_CHECK_##kind(st, p, t, f)
 #define WHO_CHECK_CALL(...)			WHO_CHECK_SELECT(__VA_ARGS__)
 #define CHECK_ROW(ID, name, value, st, drops, evflags, iv, who) \
 	IV_CHECK_CALL(st, UNPAREN iv) WHO_CHECK_CALL(st, UNPAREN who)
@@ -255,6 +258,8 @@ bool isr_ev_peer(const struct isr_ev_hdr *h, struct isr_task *t)
 {
 	const struct who_info *w = &info_or_unknown(h->type)->who;
 
+	if (w->unless_bit && (read_u32(h, w->unless) & w->unless_bit))
+		return false;
 	return read_task(h, w->peer_pid, w->peer_tid, t);
 }
 

@@ -156,7 +156,8 @@ static void check_tracepoints(struct check_result *res, bool btf_ok)
 		bool needed;
 	} tps[] = {
 		{ "sched_switch", "on/off-CPU time, run-queue wait", true },
-		{ "sched_wakeup", "who woke whom", true },
+		{ "sched_waking", "who woke whom", true },
+		{ "sched_wakeup", "when a woken thread became runnable", true },
 		{ "sched_process_fork", "following children", true },
 		{ "page_fault_user", "page faults (--no-faults turns them off)", false },
 	};

@@ -1110,7 +1110,7 @@ int tracer__targets(struct tracer *t, __u32 *pids, size_t max)
 
 void tracer__describe(const struct tracer *t, FILE *out)
 {
-	static const char *const sched_tps[] = { "sched_switch", "sched_wakeup", "sched_wakeup_new",
+	static const char *const sched_tps[] = { "sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new",
 						 "sched_process_fork", "sched_process_exec",
 						 "sched_process_exit", "task_rename" };
 	size_t i;

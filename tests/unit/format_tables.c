@@ -186,7 +186,7 @@ static const struct field ev_wakeup[] = {
 	FIELD(isr_ev_sched_wakeup, waker_pid, "u32", "process that woke the task"),
 	FIELD(isr_ev_sched_wakeup, waker_tid, "u32", "thread that woke the task"),
 	FIELD(isr_ev_sched_wakeup, target_cpu, "u32", "CPU the woken task was queued on"),
-	FIELD(isr_ev_sched_wakeup, pad, "u32", "zero"),
+	FIELD(isr_ev_sched_wakeup, flags, "u32", "ISR_WAKE_INTERRUPT: woken by an interrupt (waker_*: the task it interrupted)"),
 };
 
 static const struct field ev_fork[] = {

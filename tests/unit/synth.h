@@ -94,6 +94,16 @@ static inline void ev_wakeup_by(struct synth *b, __u64 ts, __u32 pid, __u32 tid,
 	e->waker_tid = waker_tid;
 }
 
+/* Woken by an interrupt that interrupted (waker_pid, waker_tid). */
+static inline void ev_wakeup_irq(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 waker_pid, __u32 waker_tid)
+{
+	struct isr_ev_sched_wakeup *e = synth__event(b, ISR_EV_SCHED_WAKEUP, sizeof(*e), ts, pid, tid);
+
+	e->waker_pid = waker_pid;
+	e->waker_tid = waker_tid;
+	e->flags = ISR_WAKE_INTERRUPT;
+}
+
 static inline void ev_fork(struct synth *b, __u64 ts, __u32 pid, __u32 tid, __u32 cpid, __u32 ctid, __u32 flags,
 		    const char *comm)
 {

@@ -570,6 +570,32 @@ static void test_blocked_on_thread(void **state)
 	synth__free(b);
 }
 
+/* The same waits, each ended by a timer's interrupt while `augment` had the
+ * CPU: nobody's output was waited for, no finding names `augment`. */
+static void test_interrupt_wake_names_nobody(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 4; i++) {
+		__u64 t = T0 + 50 * MS + (__u64)i * 200 * MS;
+
+		ev_switch(b, t, PID, LAUNCHER, 0, 0, 0x1, 0);
+		ev_wakeup_irq(b, t + 100 * MS, PID, LAUNCHER, PID, OTHER);
+		ev_switch(b, t + 100 * MS, 0, 0, PID, LAUNCHER, 0, 0);
+	}
+	ev_launch(b, T0 + 900 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	a = analyze(b);
+	assert_null(find_rule(a, "blocked_on_thread", 0));
+	assert_null(find_rule(a, "input_bound", 0));
+	for (size_t i = 0; i < a->ex->findings.n; i++)
+		assert_null(strstr(a->ex->findings.v[i].summary, "augment"));
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* --- wait chains, input-bound --------------------------------------------------------- */
 
 #define WORKER0	200	/* the first of 3 worker processes of PID */
@@ -631,7 +657,8 @@ static struct synth *fed_loop(bool relay, bool starved)
 		}
 		ev_switch(b, ready, 0, 0, PID, LAUNCHER, 0, 0);
 	}
-	ev_launch(b, T0 + 999 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	/* the last launch, once the last batch came */
+	ev_launch(b, T0 + 999 * MS + 995 * US, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
 	return b;
 }
 
@@ -1601,6 +1628,7 @@ int main(void)
 		cmocka_unit_test(test_host_memory_pressure),
 		cmocka_unit_test(test_host_memory_pressure_faults_claimed),
 		cmocka_unit_test(test_blocked_on_thread),
+		cmocka_unit_test(test_interrupt_wake_names_nobody),
 		cmocka_unit_test(test_input_bound_workers),
 		cmocka_unit_test(test_input_bound_chain_starved),
 		cmocka_unit_test(test_cpu_contention_one_per_pool),

@@ -243,6 +243,8 @@ static void test_tasks(void **state)
 					  .next_pid = 3, .next_tid = 4 };
 	struct isr_ev_proc_exec x = { .hdr = { .type = ISR_EV_PROC_EXEC, .size = sizeof(x), .pid = 10, .tid = 10 },
 				      .old_tid = 12 };
+	struct isr_ev_sched_wakeup wk = { .hdr = { .type = ISR_EV_SCHED_WAKEUP, .size = sizeof(wk), .pid = 5, .tid = 6 },
+					  .waker_pid = 7, .waker_tid = 8 };
 	struct isr_ev_gpu_api a = { .hdr = { .type = ISR_EV_GPU_API, .size = sizeof(a), .pid = 20, .tid = 21 },
 				    .thread_id = 22 };
 	struct isr_ev_gpu_kernel k = { .hdr = { .type = ISR_EV_GPU_KERNEL, .size = sizeof(k), .pid = 20, .tid = 21 } };
@@ -256,6 +258,11 @@ static void test_tasks(void **state)
 	assert_true(isr_ev_peer(&sw.hdr, &t) && t.pid == 3 && t.tid == 4);
 	assert_true(isr_ev_task(&x.hdr, &t) && t.pid == 10 && t.tid == 10);
 	assert_true(isr_ev_peer(&x.hdr, &t) && t.pid == 10 && t.tid == 12);
+	assert_true(isr_ev_peer(&wk.hdr, &t) && t.pid == 7 && t.tid == 8);
+	/* an interrupt woke it: the task it interrupted is nobody's waker */
+	wk.flags = ISR_WAKE_INTERRUPT;
+	assert_false(isr_ev_peer(&wk.hdr, &t));
+	assert_true(isr_ev_task(&wk.hdr, &t) && t.pid == 5 && t.tid == 6);
 	/* CUPTI's API record is about the thread that called, not the one that handed it over */
 	assert_true(isr_ev_task(&a.hdr, &t) && t.pid == 20 && t.tid == 22);
 	assert_false(isr_ev_peer(&a.hdr, &t));

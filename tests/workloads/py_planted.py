@@ -20,6 +20,10 @@ must name the bottleneck (tests/integration/test_explain.c).
               page-locked with cuMemHostRegister_v2 (pinned until its
               cuMemHostUnregister)
   held        allocates 240 MiB of device memory and exits holding it
+  timer       100 x (a launch, a 10 ms sleep) on CPU 0, while a child
+              process spins on CPU 0: the timer's interrupt that ends each
+              sleep interrupts the child, which woke nobody; no finding
+              says the loop waited for it
 
 Prints the plan as JSON at the end.
 """
@@ -142,7 +146,29 @@ def held():
     return {"held_bytes": 240 << 20}
 
 
+def timer():
+    import os
+    import signal
+    os.sched_setaffinity(0, {0})
+    child = os.fork()
+    if child == 0:
+        set_os_name("spinner")
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+    time.sleep(0.05)
+    for _ in range(100):
+        assert launch() == 0
+        time.sleep(0.01)
+    assert launch() == 0
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    return {"sleeps": 100, "spinner": child}
+
+
 time.sleep(0.3)
-plan = {"healthy": healthy, "sync_stall": sync_stall, "gil": gil, "pageable": pageable, "held": held}[MODE]()
+plan = {"healthy": healthy, "sync_stall": sync_stall, "gil": gil, "pageable": pageable, "held": held,
+        "timer": timer}[MODE]()
 time.sleep(0.1)
 print(json.dumps(plan), flush=True)
