@@ -283,23 +283,109 @@ static void fold_names(const struct fold *v, size_t n, char *buf, size_t len)
 	}
 }
 
+/* Whether n, with one lasting descendant c (not short-lived, or under
+ * short-lived ones only), only started c (proc_tree.h: wrapper). */
+static bool wrapper(const struct proc_node *n, const struct proc_node *c, const struct summary *s)
+{
+	size_t t = first_thread(s, n->pid);
+
+	if (t == s->thread_count || s->threads[t].pid != n->pid || n->threads != 1 ||
+	    n->on_cpu_ns > PROC_TREE_WRAPPER_CPU_NS || used_cuda(s, n->pid) || n->role != PROC_ROLE_NONE)
+		return false;
+	return c->role == PROC_ROLE_NONE || c->role == PROC_ROLE_DATALOADER_PARENT;
+}
+
+size_t proc_tree__shown_parent(const struct proc_tree *t, size_t i)
+{
+	size_t at = t->nodes[i].parent;
+
+	while (at != PROC_TREE_NO_PARENT && (t->nodes[at].short_lived || t->nodes[at].wrapper))
+		at = t->nodes[at].parent;
+	return at;
+}
+
+/* The node wrapper w is folded into: the one it started, or where that
+ * one, a wrapper too, is folded. */
+static size_t fold_end(const struct proc_tree *t, const size_t *into, size_t w)
+{
+	while (t->nodes[w].wrapper)
+		w = into[w];
+	return w;
+}
+
+/* Appends wrapper w to the names of the node it is folded into: "pid 40
+ * sh → pid 41 env" (tree order: the outermost first). */
+static void wrapper_name(struct proc_node *end, const struct proc_node *w)
+{
+	size_t off = strlen(end->wrapper_names), len = sizeof(end->wrapper_names);
+	int n;
+
+	if (off + 1 >= len || (off >= strlen("…") && !strcmp(end->wrapper_names + off - strlen("…"), "…")))
+		return;
+	n = snprintf(end->wrapper_names + off, len - off, "%spid %u %s", off ? " → " : "", w->pid,
+		     w->comm ? w->comm : "?");
+	if (n < 0 || (size_t)n >= len - off)
+		snprintf(end->wrapper_names + off, len - off, " …");
+}
+
+/* Marks the wrappers: per node, its lasting descendants (not brief,
+ * under brief ones only: lasting, zeroed), and which one (into) when
+ * there is one. */
+static void find_wrappers(struct proc_tree *t, const struct summary *s, const bool *brief, size_t *lasting,
+			  size_t *into)
+{
+	for (size_t i = 0; i < t->count; i++) {
+		size_t at = t->nodes[i].parent;
+
+		if (brief[i])
+			continue;
+		while (at != PROC_TREE_NO_PARENT && brief[at])
+			at = t->nodes[at].parent;
+		if (at == PROC_TREE_NO_PARENT)
+			continue;
+		lasting[at]++;
+		into[at] = i;
+	}
+	for (size_t i = 0; i < t->count; i++)
+		t->nodes[i].wrapper = !brief[i] && lasting[i] == 1 && wrapper(&t->nodes[i], &t->nodes[into[i]], s);
+}
+
 /* Folds the short-lived processes (tree order: parents first) into their
- * nearest shown ancestors. 0 or -ENOMEM. */
+ * nearest shown ancestors (a wrapper's: the node it is folded into), and
+ * the wrappers into the processes they started. 0 or -ENOMEM. */
 static int fold(struct proc_tree *t, const struct summary *s)
 {
-	struct fold *v = calloc(t->count ? t->count : 1, sizeof(*v));
-	size_t n = 0;
+	size_t m = t->count ? t->count : 1, n = 0;
+	struct fold *v = calloc(m, sizeof(*v));
+	size_t *into = calloc(m, sizeof(*into)), *lasting = calloc(m, sizeof(*lasting));
+	bool *brief = calloc(m, sizeof(*brief));
+	int err = 0;
 
-	if (!v)
-		return -ENOMEM;
+	if (!v || !into || !lasting || !brief) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; s && i < t->count; i++)
+		brief[i] = short_lived(&t->nodes[i], s);
+	if (s)
+		find_wrappers(t, s, brief, lasting, into);
 	for (size_t i = 0; i < t->count; i++) {
 		struct proc_node *nd = &t->nodes[i];
-		size_t at = nd->parent;
+		size_t at = nd->parent, shown = proc_tree__shown_parent(t, i);
 
 		while (at != PROC_TREE_NO_PARENT && t->nodes[at].short_lived)
 			at = t->nodes[at].parent;
-		nd->short_lived = s && at != PROC_TREE_NO_PARENT && short_lived(nd, s);
-		nd->shown_depth = at == PROC_TREE_NO_PARENT ? 0 : t->nodes[at].shown_depth + 1;
+		if (at != PROC_TREE_NO_PARENT)
+			at = fold_end(t, into, at);
+		nd->short_lived = brief[i] && at != PROC_TREE_NO_PARENT;
+		nd->shown_depth = shown == PROC_TREE_NO_PARENT ? 0 : t->nodes[shown].shown_depth + 1;
+		if (nd->wrapper) {
+			struct proc_node *end = &t->nodes[fold_end(t, into, i)];
+
+			end->wrappers++;
+			wrapper_name(end, nd);
+			t->wrappers++;
+		}
 		if (!nd->short_lived)
 			continue;
 		t->nodes[at].folded++;
@@ -312,8 +398,12 @@ static int fold(struct proc_tree *t, const struct summary *s)
 			;
 		fold_names(v + i, j - i, t->nodes[v[i].at].folded_names, sizeof(t->nodes[v[i].at].folded_names));
 	}
+out:
 	free(v);
-	return 0;
+	free(into);
+	free(lasting);
+	free(brief);
+	return err;
 }
 
 int proc_tree__build(const struct recording *r, const struct summary *s, struct proc_tree *out)
@@ -408,4 +498,5 @@ void proc_tree__free(struct proc_tree *t)
 	t->count = 0;
 	t->roots = 0;
 	t->folded = 0;
+	t->wrappers = 0;
 }

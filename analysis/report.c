@@ -489,6 +489,7 @@ static json_t *json_process_tree(const struct recording *r, const struct summary
 		SET(p, "threads", json_u64(n->threads));
 		SET(p, "on_cpu_s", json_real(ns_to_s(n->on_cpu_ns)));
 		SET(p, "short_lived", json_boolean(n->short_lived));
+		SET(p, "wrapper", json_boolean(n->wrapper));
 	}
 	proc_tree__free(&t);
 	return a;
@@ -1484,13 +1485,15 @@ static void md__process_tree(struct md *m, const struct recording *r, const stru
 			   t.count > t.roots ? " (a child under its parent)" : "");
 	if (t.folded)
 		md__printf(m, ", %zu short-lived folded", t.folded);
+	if (t.wrappers)
+		md__printf(m, ", %zu wrapper%s folded", t.wrappers, t.wrappers == 1 ? "" : "s");
 	if (t.count)
 		md__printf(m, "\n");
 	for (size_t i = 0; i < t.count; i++) {
 		const struct proc_node *n = &t.nodes[i];
 		int indent = 2 + 2 * (int)(n->shown_depth < 16 ? n->shown_depth : 16);
 
-		if (n->short_lived)
+		if (n->short_lived || n->wrapper)
 			continue;
 		md__printf(m, "%*s- pid %u (", indent, "", n->pid);
 		md__text(m, or_unknown(n->comm), 16);
@@ -1508,6 +1511,13 @@ static void md__process_tree(struct md *m, const struct recording *r, const stru
 				 SIZE_MAX);
 		}
 		md__printf(m, "\n");
+		if (n->wrappers) {
+			md__printf(m, "%*s- started through %zu wrapper%s, folded (each only started the next, in one "
+				      "thread, at most %.2f s on CPU, no CUDA): ", indent + 2, "", n->wrappers,
+				   n->wrappers == 1 ? "" : "s", PROC_TREE_WRAPPER_CPU_NS / 1e9);
+			md__text(m, n->wrapper_names, sizeof(n->wrapper_names));
+			md__printf(m, "\n");
+		}
 		if (n->folded) {
 			md__printf(m, "%*s- %zu short-lived process%s folded (each began and ended within %.1f s, "
 				      "no CUDA): ", indent + 2, "", n->folded, n->folded == 1 ? "" : "es",

@@ -330,11 +330,13 @@ static void process_tree(struct html *h, const struct recording *r, const struct
 	   t.count == 1 ? "" : "es", t.count > t.roots ? ", a child under its parent" : "");
 	if (t.folded)
 		hp(h, ", %zu short-lived folded", t.folded);
+	if (t.wrappers)
+		hp(h, ", %zu wrapper%s folded", t.wrappers, t.wrappers == 1 ? "" : "s");
 	hp(h, "):\n<ul class=\"tree\">");
 	for (size_t i = 0, shown = 0; i < t.count; i++) {
 		const struct proc_node *n = &t.nodes[i];
 
-		if (n->short_lived)
+		if (n->short_lived || n->wrapper)
 			continue;
 		if (shown && n->shown_depth > depth)
 			hp(h, "\n<ul>");
@@ -354,6 +356,13 @@ static void process_tree(struct html *h, const struct recording *r, const struct
 		}
 		hp(h, " · %zu thread%s, %.2f s on CPU · ", n->threads, n->threads == 1 ? "" : "s", (double)n->on_cpu_ns / 1e9);
 		ht(h, n->latest->cmdline ? n->latest->cmdline : "", 400);
+		if (n->wrappers) {
+			hp(h, "\n<ul><li>started through %zu wrapper%s, folded (each only started the next, in one thread, "
+			      "at most %.2f s on CPU, no CUDA): ", n->wrappers, n->wrappers == 1 ? "" : "s",
+			   PROC_TREE_WRAPPER_CPU_NS / 1e9);
+			ht(h, n->wrapper_names, sizeof(n->wrapper_names));
+			hp(h, "</li></ul>");
+		}
 		if (n->folded) {
 			hp(h, "\n<ul><li>%zu short-lived process%s folded (each began and ended within %.1f s, no CUDA): ",
 			   n->folded, n->folded == 1 ? "" : "es", PROC_TREE_SHORT_NS / 1e9);

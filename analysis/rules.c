@@ -211,10 +211,14 @@ enum finding_severity rule_severity(const struct rule_ctx *c, __u64 cost)
 __u32 rule_tree_parent(void *ctx, __u32 pid)
 {
 	const struct proc_tree *t = ctx;
+	size_t at;
 
-	for (size_t i = 0; i < t->count; i++)
-		if (t->nodes[i].pid == pid)
-			return t->nodes[i].parent == PROC_TREE_NO_PARENT ? 0 : t->nodes[t->nodes[i].parent].pid;
+	for (size_t i = 0; i < t->count; i++) {
+		if (t->nodes[i].pid != pid)
+			continue;
+		at = proc_tree__shown_parent(t, i);
+		return at == PROC_TREE_NO_PARENT ? 0 : t->nodes[at].pid;
+	}
 	return 0;
 }
 

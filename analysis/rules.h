@@ -85,8 +85,9 @@ bool rule_stack_site(const struct rule_ctx *c, __u32 stack_id, char *buf, size_t
  * finding claimed. */
 __u64 rule_unclaimed(const struct rule_ctx *c, const struct attr_thread *t, const __u64 causes[CAUSE_MAX], enum cause k);
 
-/* The traced parent of pid in the proc_tree ctx (a waits_parent_fn); 0
- * when it has none. */
+/* The traced parent of pid in the proc_tree ctx as the tree shows it,
+ * past the short-lived processes and wrappers it folds (a
+ * waits_parent_fn); 0 when it has none. */
 __u32 rule_tree_parent(void *ctx, __u32 pid);
 /* The processes among the tasks of l (its members kept). */
 size_t rule_tasks_processes(const struct wait_link *l);

@@ -723,16 +723,27 @@ static void test_input_bound_chain_starved(void **state)
 	synth__free(b);
 }
 
-/* Three processes of one parent waiting for a CPU: one finding for the
+/* Three processes of one parent waiting for a CPU, half of every 100 ms,
+ * each started directly or (wrapped) through a wrapper of its own (an `sh
+ * -c` of the parent's that ran 1 ms and waits for it): one finding for the
  * pool, its cost their run-queue wait summed. */
-static void test_cpu_contention_one_per_pool(void **state)
+static void pool_waits_for_cpu(bool wrapped)
 {
 	struct synth *b = job(1000 * MS);
 	const struct finding *f;
 	struct analysis *a;
 
-	(void)state;
 	worker_pool(b);
+	for (__u32 w = 0; wrapped && w < 3; w++) {
+		const __u32 sh = 300 + w;
+		const char *const comm = "sh";
+
+		synth__process(b, sh, "sh", 1, &sh, &comm);
+		b->rec.processes[b->rec.process_count - 1].ppid = PID;
+		b->rec.processes[1 + w].ppid = sh;	/* worker w (after job's process) */
+		ev_switch(b, T0, 0, 0, sh, sh, 0, 0);
+		ev_switch(b, T0 + 1 * MS, sh, sh, 0, 0, 0x1, 0);
+	}
 	for (__u32 w = 0; w < 3; w++)
 		for (int i = 0; i < 10; i++) {
 			__u64 t = T0 + (__u64)i * 100 * MS;
@@ -748,6 +759,20 @@ static void test_cpu_contention_one_per_pool(void **state)
 	assert_int_equal(a->ex->findings.n, 1);
 	analysis__free(a);
 	synth__free(b);
+}
+
+static void test_cpu_contention_one_per_pool(void **state)
+{
+	(void)state;
+	pool_waits_for_cpu(false);
+}
+
+/* The wrappers are folded into their workers, which are still one pool of
+ * the parent. */
+static void test_cpu_contention_pool_through_wrappers(void **state)
+{
+	(void)state;
+	pool_waits_for_cpu(true);
 }
 
 /* A short wait of a wrapper in a long job is nobody's bottleneck: a
@@ -1632,6 +1657,7 @@ int main(void)
 		cmocka_unit_test(test_input_bound_workers),
 		cmocka_unit_test(test_input_bound_chain_starved),
 		cmocka_unit_test(test_cpu_contention_one_per_pool),
+		cmocka_unit_test(test_cpu_contention_pool_through_wrappers),
 		cmocka_unit_test(test_severity_from_job_share),
 		cmocka_unit_test(test_tail_is_no_cost),
 		cmocka_unit_test(test_idle_after_sync_by_what_host_did),
