@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ranks.h"
-#include "analysis.h"
-#include "nccl.h"
 #include "htab.h"
 #include "buf.h"
 
@@ -102,7 +100,7 @@ struct builder {
 
 static const struct nccl_calls *calls_of(const struct builder *b, size_t s)
 {
-	return &b->src[s].a->nccl;
+	return b->src[s].nccl;
 }
 
 /* --- rows ------------------------------------------------------------------------------- */
@@ -578,7 +576,6 @@ static void window_close(struct reason_pass *rp, struct window *w)
 static int reason_source(struct builder *b, size_t s, char *err, size_t errlen)
 {
 	struct windows *w = &b->win[s];
-	const struct analysis *a = b->src[s].a;
 	struct reason_pass rp = { .b = b };
 	struct window **by_end = NULL;
 	struct tl_observer obs = { .ctx = &rp, .span = on_span };
@@ -603,7 +600,7 @@ static int reason_source(struct builder *b, size_t s, char *err, size_t errlen)
 	}
 	qsort(by_end, w->n, sizeof(*by_end), cmp_end);
 	qsort(rp.late_by_thread, rp.nlate, sizeof(*rp.late_by_thread), cmp_thread_start);
-	e = pass__reopen(a->pass, &p, err, errlen);
+	e = pass__reopen(b->src[s].pass, &p, err, errlen);
 	if (e)
 		goto out;
 	rp.tl = timeline__new(p, pass__recording(p));
@@ -668,7 +665,7 @@ static int cmp_u64(const void *x, const void *y)
 static void row_finish(struct builder *b, size_t i)
 {
 	struct rank_row *row = &b->r->rows[i];
-	const struct analysis *a = b->src[row->source].a;
+	const struct ranks_source *src = &b->src[row->source];
 	struct u64s *l = &b->lateness[i];
 	const struct attr_thread *th;
 	const struct nccl_proc *p;
@@ -678,25 +675,25 @@ static void row_finish(struct builder *b, size_t i)
 		row->lateness_p50_ns = l->v[(l->n - 1) / 2];
 		row->lateness_p99_ns = l->v[(l->n - 1) * 99 / 100];
 	}
-	p = nccl_calls__proc(&a->nccl, row->pid);
+	p = nccl_calls__proc(src->nccl, row->pid);
 	for (size_t k = 0; k < ISR_NCCL_FN_MAX; k++)
 		row->bytes += p->bytes[k];
 	row->nccl_gpu_ns = p->gpu_ns;
 	row->nccl_joined = p->joined;
 	row->nccl_not_joined = p->collectives - p->joined;
-	for (size_t k = 0; a->ex && k < attribution__device_count(a->ex->attr); k++) {
-		const struct attr_device *d = attribution__device_at(a->ex->attr, k);
+	for (size_t k = 0; src->attr && k < attribution__device_count(src->attr); k++) {
+		const struct attr_device *d = attribution__device_at(src->attr, k);
 
 		if (d->pid == row->pid) {
 			row->gpu_busy_ns += d->busy_ns;
 			row->gpu_observed_ns += d->observed_ns;
 		}
 	}
-	th = a->ex ? attribution__thread(a->ex->attr, row->pid, row->tid) : NULL;
+	th = src->attr ? attribution__thread(src->attr, row->pid, row->tid) : NULL;
 	if (th)
 		row->sync_ns = th->window.ns[TL_SYNC];
-	for (size_t k = 0; a->ex && k < a->ex->findings.n; k++) {
-		const struct finding *f = &a->ex->findings.v[k];
+	for (size_t k = 0; src->findings && k < src->findings->n; k++) {
+		const struct finding *f = &src->findings->v[k];
 
 		if (f->pid == row->pid && strcmp(f->rule, "nccl_straggler")) {
 			row->top_rule = f->rule;
@@ -896,13 +893,13 @@ int ranks__compute(const struct ranks_source *src, size_t n, struct findings *ou
 	if (!r->clocks || !r->names || !b.win || !r->arrivals)
 		goto out;
 	for (size_t s = 0; s < n; s++) {
-		size_t na = src[s].a->nccl.narrivals;
+		size_t na = src[s].nccl->narrivals;
 
 		r->arrivals[s] = calloc(na ? na : 1, sizeof(*r->arrivals[s]));
 		if (!r->arrivals[s])
 			goto out;
 		r->names[s] = src[s].name;
-		ranks__clock(src[s].a->r, &r->clocks[s]);
+		ranks__clock(src[s].r, &r->clocks[s]);
 		if (n > 1 && !r->clocks[s].pairs)
 			r->unaligned = true;
 	}

@@ -38,6 +38,8 @@
 #include <linux/types.h>
 #include "findings.h"
 #include "timeline.h"
+#include "attribution.h"
+#include "nccl.h"
 #include "nccl_funcs.h"
 
 /* A straggler's arrival that came this much after the next-to-last is late. */
@@ -45,12 +47,15 @@
 /* A straggler finding needs at least this much of the others' waiting. */
 #define NCCL_STRAGGLER_MIN_NS 5000000ull
 
-struct analysis;
-
-/* One recording's part. */
+/* One recording's part: what its analysis found (analysis/analysis.h
+ * fills it). */
 struct ranks_source {
-	const struct analysis *a;
-	const char *name;	/* its file, for the report */
+	const struct recording *r;
+	const struct pass *pass;		/* reopened for the straggler's reason */
+	const struct nccl_calls *nccl;
+	const struct attribution *attr;		/* NULL: not explained */
+	const struct findings *findings;	/* its findings; NULL: none */
+	const char *name;			/* its file, for the report */
 };
 
 /* A recording's clock against CLOCK_REALTIME. */
