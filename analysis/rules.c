@@ -12,6 +12,8 @@
 
 static int claim_add(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause, __u64 ns)
 {
+	if (!c->rule || !(c->rule->claims & RULE_CAUSE(cause)))
+		return -EINVAL;
 	if (c->nclaims == c->claims_cap) {
 		size_t cap = c->claims_cap ? 2 * c->claims_cap : 16;
 		struct rule_claim *n = reallocarray(c->claims, cap, sizeof(*n));

@@ -306,6 +306,8 @@ static void sync_free(void *state)
 const struct rule rule_sync_stall = {
 	.id = "sync_stall",
 	.title = "GPU drained by synchronizations",
+	.phase = RULE_PHASE_CAUSE,
+	.claims = RULE_CAUSE(CAUSE_SYNC_DRAIN) | RULE_CAUSE(CAUSE_SYNC) | RULE_CAUSE(CAUSE_PYTHON) | RULE_CAUSE(CAUSE_NATIVE),
 	.start = sync_start,
 	.finish = sync_finish,
 	.free = sync_free,
@@ -391,6 +393,8 @@ static int launch_finish(void *state, struct rule_ctx *c)
 const struct rule rule_launch_bound = {
 	.id = "launch_bound",
 	.title = "Launch-bound: kernels shorter than their launch",
+	.phase = RULE_PHASE_CAUSE,
+	.claims = RULE_CAUSE(CAUSE_LAUNCH_OVERHEAD),
 	.finish = launch_finish,
 };
 
@@ -735,6 +739,7 @@ static void copy_free(void *state)
 const struct rule rule_pageable_memcpy = {
 	.id = "pageable_memcpy",
 	.title = "Copies from pageable memory",
+	.phase = RULE_PHASE_CAUSE,
 	.start = copy_start,
 	.finish = copy_finish,
 	.free = copy_free,
@@ -890,6 +895,8 @@ static int idle_finish(void *state, struct rule_ctx *c)
 const struct rule rule_gpu_idle = {
 	.id = "gpu_idle",
 	.title = "GPU idle, waiting for the host",
+	.phase = RULE_PHASE_REST,
+	.reads = RULE_CAUSES_ALL,
 	.finish = idle_finish,
 };
 
@@ -976,6 +983,8 @@ static int host_finish(void *state, struct rule_ctx *c)
 const struct rule rule_host_bound = {
 	.id = "host_bound",
 	.title = "Host-bound launching thread",
+	.phase = RULE_PHASE_REST,
+	.reads = RULE_CAUSES_ALL,
 	.finish = host_finish,
 };
 
@@ -1062,5 +1071,6 @@ static int errors_finish(void *state, struct rule_ctx *c)
 const struct rule rule_cuda_errors = {
 	.id = "cuda_errors",
 	.title = "CUDA calls failed",
+	.phase = RULE_PHASE_CAUSE,
 	.finish = errors_finish,
 };

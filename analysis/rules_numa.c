@@ -335,6 +335,7 @@ static void numa_free(void *state)
 const struct rule rule_numa_remote = {
 	.id = "numa_remote",
 	.title = "Threads or memory away from their GPU's NUMA node",
+	.phase = RULE_PHASE_CAUSE,
 	.start = numa_start,
 	.finish = numa_finish,
 	.free = numa_free,

@@ -11,4 +11,5 @@
 const struct rule rule_nccl_straggler = {
 	.id = "nccl_straggler",
 	.title = "A rank kept the others waiting at NCCL collectives",
+	.phase = RULE_PHASE_CAUSE,
 };

@@ -5,6 +5,7 @@
  * 5%), names what a user needs (the holder, the competing process, the
  * file, the Python line), and that nothing fires on healthy recordings.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1474,6 +1475,47 @@ static void test_json_schema(void **state)
 	synth__free(b);
 }
 
+/* The claim order is declared: within a phase no rule claims a cause
+ * another one claims or reads, and a cause a rule reads is claimed only
+ * in earlier phases; every rule has a phase. */
+static void test_rule_phases_declared(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < rules_count; i++) {
+		const struct rule *a = rules_all[i];
+
+		assert_true(a->phase < RULE_PHASES);
+		assert_int_equal(a->claims & ~RULE_CAUSES_ALL, 0);
+		for (size_t j = 0; j < rules_count; j++) {
+			const struct rule *b = rules_all[j];
+
+			if (i == j)
+				continue;
+			if (a->phase == b->phase && (a->claims & (b->claims | b->reads)))
+				fail_msg("%s and %s, of one phase, both count a cause %s claims", a->id, b->id, a->id);
+			if ((a->claims & b->reads) && a->phase > b->phase)
+				fail_msg("%s reads a cause that %s claims in a later phase", b->id, a->id);
+		}
+	}
+}
+
+/* A rule claims only the causes it declares: the claim fails otherwise. */
+static void test_rule_claims_only_its_causes(void **state)
+{
+	struct rule_ctx c = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < rules_count; i++)
+		if (!strcmp(rules_all[i]->id, "gil_contention"))
+			c.rule = rules_all[i];
+	assert_non_null(c.rule);
+	assert_int_equal(rule_claim(&c, 1, 2, CAUSE_RUNQUEUE), -EINVAL);
+	assert_int_equal(c.nclaims, 0);
+	assert_int_equal(rule_claim(&c, 1, 2, CAUSE_GIL), 0);
+	assert_true(rule_claimed(&c, 1, 2, CAUSE_GIL));
+	free(c.claims);
+}
+
 /* The schema's list of rule ids is the code's. */
 static void test_schema_rule_ids(void **state)
 {
@@ -1684,6 +1726,8 @@ int main(void)
 		cmocka_unit_test(test_rules_documented),
 		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_schema_rule_ids),
+		cmocka_unit_test(test_rule_phases_declared),
+		cmocka_unit_test(test_rule_claims_only_its_causes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
