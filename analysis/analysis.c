@@ -48,7 +48,9 @@ static int analysis__pass(struct analysis *a)
 		struct ranks_source src = ranks_source_of(a, NULL);
 		char msg[256];
 
-		err = ranks__compute(&src, 1, &a->ex->findings, &a->ranks, msg, sizeof(msg));
+		err = ranks__compute(&src, 1, &a->ranks, msg, sizeof(msg));
+		if (!err && a->ranks)
+			err = explain__finish_ranks(a->ranks, &a->ex->findings);
 		if (!err)
 			findings__rank(&a->ex->findings);
 	}
@@ -121,7 +123,9 @@ int analysis_set__compute(struct analysis_set *s, char *err, size_t errlen)
 	}
 	for (size_t i = 0; i < s->n; i++)
 		src[i] = ranks_source_of(s->a[i], s->names[i]);
-	e = ranks__compute(src, s->n, &s->findings, &s->ranks, err, errlen);
+	e = ranks__compute(src, s->n, &s->ranks, err, errlen);
+	if (!e && s->ranks && (e = explain__finish_ranks(s->ranks, &s->findings)))
+		snprintf(err, errlen, "out of memory");
 	if (!e)
 		findings__rank(&s->findings);
 	free(src);

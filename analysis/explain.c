@@ -163,6 +163,17 @@ int explain__finish(struct explain *e, const struct summary *sum, const struct p
 	return err;
 }
 
+int explain__finish_ranks(const struct ranks *r, struct findings *out)
+{
+	int err = 0;
+
+	for (int phase = 0; phase < RULE_PHASES && !err; phase++)
+		for (size_t i = 0; i < rules_count && !err; i++)
+			if (rules_all[i]->phase == (enum rule_phase)phase && rules_all[i]->finish_ranks)
+				err = rules_all[i]->finish_ranks(r, out);
+	return err;
+}
+
 int explain__run(const struct recording *r, const struct summary *sum, const struct py_report *py,
 		 struct explain **out)
 {

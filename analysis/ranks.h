@@ -159,12 +159,11 @@ struct ranks {
 	bool unaligned;			/* a recording without realtime clock pairs was lined up as if on one clock */
 };
 
-/* Lines up the NCCL collectives of the n sources; the straggler findings go
- * to out (a report's findings, ranked after). *r is NULL when fewer than
- * two ranks made collectives. 0 or -errno (a second pass failed: err says
- * why). */
-int ranks__compute(const struct ranks_source *src, size_t n, struct findings *out, struct ranks **r, char *err,
-		   size_t errlen);
+/* Lines up the NCCL collectives of the n sources (the rules of ranks then
+ * make their findings: struct rule, finish_ranks). *r is NULL when fewer
+ * than two ranks made collectives. 0 or -errno (a second pass failed: err
+ * says why). */
+int ranks__compute(const struct ranks_source *src, size_t n, struct ranks **r, char *err, size_t errlen);
 void ranks__free(struct ranks *r);
 
 /* The clock of one recording (exposed for tests). */

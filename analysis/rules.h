@@ -23,6 +23,7 @@
 #include "findings.h"
 #include "py_report.h"
 #include "summary.h"
+#include "ranks.h"
 #include "waits.h"
 #include "proc_tree.h"
 
@@ -72,9 +73,12 @@ struct rule {
 	 * is set to the state by the caller). NULL + errno on error. */
 	void *(*start)(struct rule_ctx *c, struct tl_observer *obs);
 	/* Adds the rule's findings and not-judged notes. 0 or -errno. NULL
-	 * for a rule whose findings come from a stage after the explanation
-	 * (nccl_straggler: the ranks side by side, analysis/ranks.h). */
+	 * for a rule of ranks. */
 	int (*finish)(void *state, struct rule_ctx *c);
+	/* A rule of ranks (nccl_straggler): adds its findings from the ranks
+	 * of one recording or several lined up (analysis/ranks.h), after
+	 * each recording's rules. 0 or -errno. */
+	int (*finish_ranks)(const struct ranks *r, struct findings *out);
 	void (*free)(void *state);
 };
 
