@@ -1272,6 +1272,7 @@ static json_t *json_report(const struct analysis *a)
 	SET(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
 	SET(root, "recording", json_recording(a));
 	SET(root, "findings", json_findings(&a->ex->findings));
+	SET(root, "verdict", a->ex->verdict[0] ? ev_text(a->ex->verdict, sizeof(a->ex->verdict)) : json_null());
 	SET(root, "not_judged", json_not_judged(a->ex));
 	SET(root, "metrics", json_metrics(a));
 	SET(root, "event_counts", json_event_counts(s));
@@ -2215,12 +2216,16 @@ static void md__gpu(struct md *m, const struct summary *s)
 
 /* The findings, most cost first, one paragraph each; then what could not
  * be judged and the flag that would let it be. */
-static void md__findings(struct md *m, const struct findings *fs)
+static void md__findings(struct md *m, const struct findings *fs, const char *verdict)
 {
 	md__printf(m, "## Findings\n\n");
 	if (!fs->n)
 		md__printf(m, "No finding: nothing cost this job a noticeable share of its time "
 			      "(the thresholds are in docs/rules.md).\n\n");
+	if (verdict && verdict[0]) {
+		md__prose(m, verdict);
+		md__printf(m, "\n\n");
+	}
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 
@@ -2382,7 +2387,7 @@ int report__write_markdown(FILE *f, const struct analysis *a)
 
 	md__header(&m, a->r, a->sum);
 	md__warnings(&m, a);
-	md__findings(&m, &a->ex->findings);
+	md__findings(&m, &a->ex->findings, a->ex->verdict);
 	md__details(&m, a);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))
 		m.err = -EIO;
@@ -2454,7 +2459,7 @@ int report__write_markdown_set(FILE *f, const struct analysis_set *set)
 	else
 		md__printf(&m, "## Ranks\n\nNo two ranks made NCCL collectives in these recordings: nothing to line up "
 			       "(each recording's report follows).\n\n");
-	md__findings(&m, &set->findings);
+	md__findings(&m, &set->findings, NULL);
 	for (size_t i = 0; i < set->n; i++)
 		md__recording(&m, set, i);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))

@@ -263,12 +263,17 @@ static void json_html(struct html *h, const json_t *v, int depth)
 	}
 }
 
-static void findings(struct html *h, const struct findings *fs, const char *title)
+static void findings(struct html *h, const struct findings *fs, const char *title, const char *verdict)
 {
 	hp(h, "<section id=\"%sfindings\"><h2>%s</h2>\n", idp(h), title);
 	if (!fs->n)
 		hp(h, "<p class=\"none\">No finding: nothing cost this job a noticeable share of its time "
 		      "(the thresholds are in docs/rules.md).</p>\n");
+	if (verdict && verdict[0]) {
+		hp(h, "<p class=\"verdict\">");
+		ht(h, verdict, SIZE_MAX);
+		hp(h, "</p>\n");
+	}
 	hp(h, "<ol class=\"findings\">\n");
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
@@ -1194,7 +1199,7 @@ static void recording_body(struct html *h, const struct analysis *a, json_t *dat
 	const struct series *s = a->ex->series;
 
 	header(h, a);
-	findings(h, &a->ex->findings, "Findings");
+	findings(h, &a->ex->findings, "Findings", a->ex->verdict);
 	hp(h, "<section id=\"%scharts\"><h2>Timeline</h2>\n", idp(h));
 	legend(h);
 	if (!h->err && (!gpu_chart(h, s, data) || !thread_chart(h, a, data) || !memory_chart(h, s, data) ||
@@ -1323,7 +1328,7 @@ int report__write_html_set(FILE *f, const struct analysis_set *set)
 	hp(&h, "<header><h1>%s</h1></header>\n", title);
 	landing(&h, set);
 	ranks_details(&h, set->ranks);
-	findings(&h, &set->findings, "Findings across the recordings");
+	findings(&h, &set->findings, "Findings across the recordings", NULL);
 	for (size_t i = 0; i < set->n && !h.err; i++) {
 		json_t *data = chart_data(set->a[i]->ex->series);
 
