@@ -475,7 +475,7 @@ integration: test-build
 	$(Q)sh tests/run.sh integration
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory $(OUT)/inferscope-bpf $(EXAMPLES)
+	$(Q)$(MAKE) --no-print-directory $(OUT)/inferscope-bpf $(EXAMPLES) $(STANDIN_LIB)
 	$(Q)sh scripts/demo.sh
 
 # Overhead benchmarks: table on stdout, JSON in build/bench.json, and the

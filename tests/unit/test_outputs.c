@@ -32,10 +32,10 @@
 #include "text.h"
 
 #include "synth.h"
+#include "perfetto_text.h"
 #include "synth_job.h"
 
 #define ARTIFACTS "build/test-artifacts"
-#define PROTO_ARGS "--proto_path=analysis/proto --decode=perfetto.protos.Trace protos/perfetto/trace/trace.proto"
 #define CHROMIUM_FLAGS                                                                                   \
 	"--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking " \
 	"--disable-component-update --disable-sync --enable-logging=stderr --v=0"
@@ -288,16 +288,16 @@ static void test_html_size_of_a_long_recording(void **state)
 static char *perfetto(const struct analysis *a, const char *path, struct perfetto_stats *st)
 {
 	FILE *f = fopen(path, "w");
-	char cmd[512], *text;
-	int status;
+	size_t compressed;
+	char *text;
 
 	assert_non_null(f);
 	assert_int_equal(perfetto__write(f, a, st), 0);
 	assert_int_equal(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "protoc " PROTO_ARGS " < %s 2>&1", path);
-	text = synth__shell(cmd, &status);
-	if (status)
-		fail_msg("protoc cannot decode %s: %s", path, text);
+	text = perfetto_text(path, &compressed);
+	/* every packet is in a compressed_packets */
+	assert_int_equal(compressed, st->compressed);
+	assert_int_equal(synth__count(text, "compressed_packets:"), 0);
 	return text;
 }
 
@@ -382,6 +382,63 @@ static void test_perfetto_figures(void **state)
 		      (unsigned long long)st.bytes, (double)st.bytes / (double)st.events, (double)st.events / s);
 	assert_int_equal(st.events, b->count);
 	assert_true((double)st.bytes / (double)st.events < 64);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* A thread whose bursts of 3 µs runs and 2 µs waits for a CPU (under a
+ * pixel of a 10 ms window) are each one slice of their states, counted;
+ * every other state stays a slice of its own. */
+static void test_perfetto_short_states_merged(void **state)
+{
+	enum { BURSTS = 200, K = 20 };	/* K preemptions a burst: 2K + 1 states under 10 µs */
+	struct synth *b = synth__new(JOB_T0, JOB_T0 + (BURSTS + 20) * JOB_MS);
+	const __u32 tids[] = { JOB_LAUNCHER };
+	const char *const comms[] = { "spinner" };
+	char want[64], *text;
+	struct perfetto_stats st;
+	struct analysis *a;
+	unsigned long long sum = 0;
+	const char *at;
+
+	(void)state;
+	mkdir(ARTIFACTS, 0755);
+	synth__process(b, JOB_PID, "python3", 1, tids, comms);
+	for (int i = 0; i < BURSTS; i++) {
+		__u64 t = JOB_T0 + (10 + i) * JOB_MS;
+
+		/* woken, 20 µs for a CPU (a slice), then the burst */
+		ev_wakeup_by(b, t, JOB_PID, JOB_LAUNCHER, 0, 0);
+		t += 20 * SYNTH_US;
+		ev_switch(b, t, 0, 0, JOB_PID, JOB_LAUNCHER, 0, 0);
+		for (int k = 0; k < K; k++) {
+			t += 3 * SYNTH_US;
+			ev_switch(b, t, JOB_PID, JOB_LAUNCHER, 0, 0, 0x0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+			t += 2 * SYNTH_US;
+			ev_switch(b, t, 0, 0, JOB_PID, JOB_LAUNCHER, 0, 0);
+		}
+		t += 3 * SYNTH_US;
+		ev_switch(b, t, JOB_PID, JOB_LAUNCHER, 0, 0, 0x1, 0);	/* sleeps until the next burst */
+	}
+	a = analyze(b);
+	text = perfetto(a, ARTIFACTS "/short-states.pftrace", &st);
+	assert_int_equal(st.merged_slices, BURSTS);
+	assert_int_equal(st.merged_states, BURSTS * (2 * K + 1));
+	/* every state is written, alone or in its run */
+	assert_int_equal(st.slices, st.states - st.merged_states + st.merged_slices);
+	assert_int_equal(synth__count(text, "type: TYPE_SLICE_BEGIN"), st.slices);
+	assert_int_equal(synth__count(text, "type: TYPE_SLICE_END"), st.slices);
+	/* each merged slice says how many states it holds and their time */
+	assert_int_equal(perfetto_text_events(text, "states under 10 us"), BURSTS);
+	snprintf(want, sizeof(want), "name_iid: %lu\n      uint_value: ", perfetto_text_iid(text, "states"));
+	for (at = text; (at = strstr(at, want)); at += strlen(want))
+		sum += strtoull(at + strlen(want), NULL, 10);
+	assert_int_equal(sum, BURSTS * (2 * K + 1));
+	snprintf(want, sizeof(want), "name_iid: %%lu\n      uint_value: %u\n", (K + 1) * 3000);
+	assert_int_equal(perfetto_text_count_iid(text, want, "running_ns"), BURSTS);
+	snprintf(want, sizeof(want), "name_iid: %%lu\n      uint_value: %u\n", K * 2000);
+	assert_int_equal(perfetto_text_count_iid(text, want, "runqueue_ns"), BURSTS);
+	free(text);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -677,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_perfetto_decodes_with_the_counts_of_the_recording),
 		cmocka_unit_test(test_python_threads_named),
 		cmocka_unit_test(test_perfetto_figures),
+		cmocka_unit_test(test_perfetto_short_states_merged),
 		cmocka_unit_test(test_diff_names_the_planted_change_first),
 		cmocka_unit_test(test_diff_of_a_run_with_itself),
 		cmocka_unit_test(test_hostile_names_in_every_output),
