@@ -40,6 +40,7 @@
 #include "htab.h"
 #include "text.h"
 #include "gpu_summary.h"
+#include "py_report.h"
 #include "protos/perfetto/trace/trace_packet.pb-c.h"
 
 #define SEQ_ID		1
@@ -547,9 +548,11 @@ static __u64 process_track(struct pf *p, __u32 pid)
 
 static __u64 thread_track(struct pf *p, __u32 pid, __u32 tid, const char *comm)
 {
-	char name[20];
+	char shown[16], name[TASK_NAME_LEN];
 
-	snprintf(name, sizeof(name), "%.15s", comm && *comm ? comm : "thread");
+	snprintf(shown, sizeof(shown), "%s", comm && *comm ? comm : "thread");
+	task_name__format(name, sizeof(name), shown, summary__process_name(p->a->sum, pid),
+			  py_report__thread_entry(p->a->py, pid, tid));
 	process_track(p, pid);
 	return track(p, TK_THREAD, pid, tid, 0, name);
 }
@@ -648,14 +651,6 @@ static size_t cuda_args(const struct isr_ev_cuda_call *c, struct arg *a)
 	return n;
 }
 
-static bool is_launch(__u16 func)
-{
-	const struct isr_cuda_fn *fn = isr_cuda_fn(func);
-
-	return fn && (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX ||
-		      fn->family == ISR_CUDA_FAM_GRAPH);
-}
-
 static struct rate *rate_of(struct pf *p, __u32 pid)
 {
 	struct rate *n;
@@ -713,7 +708,7 @@ static void on_cuda_call(struct pf *p, const struct pass_event *e, const struct 
 		slice(p, t, fn_name(c->func), e->start, e->end, a, n, 0, 0);
 	else
 		instant(p, t, fn_name(c->func), e->start, a, n);
-	if (is_launch(c->func))
+	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
 		count_launch(p, c->hdr.pid, e->start);
 }
 
@@ -1160,7 +1155,7 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	default:
 		break;
 	}
-	r = devmem__event(p->dm, h, &pid, &live);
+	r = devmem__event(p->dm, h, e->tasks, &pid, &live);
 	if (r < 0)
 		p->err = r;
 	else if (r)
