@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Live metrics (live.h). The threads, their time on a CPU and waiting for
+ * one are the task model's (tasks.h), fed every event first: an interval's
+ * share is the difference of two readings of it. What the task model does
+ * not count (launches, synchronizations, GIL waits, faults) is counted here
+ * per thread, by the task model's index, and reset at each snapshot.
+ */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "live.h"
+#include "buf.h"
 #include "devmem.h"
-#include "htab.h"
 #include "registry.h"
+#include "tasks.h"
 
 /* The thresholds of the interval's finding: the rules' (docs/rules.md)
  * spirit on one interval of one launching thread. */
@@ -16,13 +25,12 @@
 #define LIVE_FAULTS_PER_S	5000.0
 #define LIVE_HOST_CPU_PCT	90.0
 
+/* What the interval added to a thread, and the task model's readings of
+ * it at the previous snapshot. */
 struct lthread {
-	__u32 tid;		/* key */
-	__u32 pid;
-	__u64 on_since;		/* on a CPU since (0: not) */
-	__u64 runq_since;	/* runnable, waiting for a CPU, since (0: not) */
 	__u64 launches, faults;
-	__u64 sync_ns, gil_ns, runq_ns, cpu_ns;
+	__u64 sync_ns, gil_ns;
+	__u64 cpu_read, runq_read;
 };
 
 struct lproc {
@@ -33,7 +41,9 @@ struct lproc {
 };
 
 struct live {
-	struct htab threads;
+	struct tasks *tasks;		/* from the first event on */
+	struct lthread *threads;	/* by the task model's index */
+	size_t nthreads, threads_cap;
 	struct lproc *procs;
 	size_t nprocs, procs_cap;
 	struct devmem *dm;
@@ -73,16 +83,6 @@ static int add_target(struct live *l, __u32 pid)
 	return 0;
 }
 
-static __u64 thread_hash(const void *e)
-{
-	return hash__u64(((const struct lthread *)e)->tid);
-}
-
-static bool thread_equal(const void *a, const void *b)
-{
-	return ((const struct lthread *)a)->tid == ((const struct lthread *)b)->tid;
-}
-
 struct live *live__new(const __u32 *pids, size_t n)
 {
 	struct live *l = calloc(1, sizeof(*l));
@@ -95,9 +95,9 @@ struct live *live__new(const __u32 *pids, size_t n)
 			free(l);
 			return NULL;
 		}
-	htab__init(&l->threads, sizeof(struct lthread), thread_hash, thread_equal);
 	l->dm = devmem__new();
 	if (!l->dm) {
+		free(l->targets);
 		free(l);
 		return NULL;
 	}
@@ -109,7 +109,8 @@ void live__free(struct live *l)
 {
 	if (!l)
 		return;
-	htab__free(&l->threads);
+	tasks__free(l->tasks);
+	free(l->threads);
 	devmem__free(l->dm);
 	free(l->targets);
 	free(l->procs);
@@ -118,17 +119,23 @@ void live__free(struct live *l)
 	free(l);
 }
 
-static struct lthread *thread_of(struct live *l, __u32 pid, __u32 tid)
+static bool target_of(const void *ctx, __u32 pid)
 {
-	struct lthread key = { .tid = tid }, *t;
-	bool added;
+	return is_target(ctx, pid);
+}
 
-	if (!tid)
-		return NULL;
-	t = htab__insert(&l->threads, &key, &added);
-	if (t && pid)
-		t->pid = pid;
-	return t;
+/* The counts of the task model's thread tt; NULL when out of memory. */
+static struct lthread *thread_of(struct live *l, const struct task_thread *tt)
+{
+	size_t n = tasks__count(l->tasks);
+
+	if (l->nthreads < n) {
+		if (array__reserve(&l->threads, &l->threads_cap, n, sizeof(*l->threads)))
+			return NULL;
+		memset(l->threads + l->nthreads, 0, (n - l->nthreads) * sizeof(*l->threads));
+		l->nthreads = n;
+	}
+	return &l->threads[tt->ix];
 }
 
 static struct lproc *proc_of(struct live *l, __u32 pid)
@@ -155,47 +162,12 @@ static __u64 since(__u64 now, __u64 then)
 	return now > then ? now - then : 0;
 }
 
-static void on_switch(struct live *l, const struct isr_ev_sched_switch *s)
+static void on_cuda(struct lthread *t, const struct isr_ev_cuda_call *c)
 {
-	struct lthread *prev = is_target(l, s->hdr.pid) ? thread_of(l, s->hdr.pid, s->hdr.tid) : NULL, *next;
-
-	if (prev) {
-		if (prev->on_since)
-			prev->cpu_ns += since(s->hdr.ts_ns, prev->on_since);
-		prev->on_since = 0;
-		/* preempted (still runnable): it waits for a CPU from now */
-		prev->runq_since = s->prev_state == 0 ? s->hdr.ts_ns : 0;
-	}
-	next = is_target(l, s->next_pid) ? thread_of(l, s->next_pid, s->next_tid) : NULL;
-	if (next) {
-		if (next->runq_since)
-			next->runq_ns += since(s->hdr.ts_ns, next->runq_since);
-		next->runq_since = 0;
-		next->on_since = s->hdr.ts_ns;
-	}
-}
-
-static void on_cuda(struct live *l, const struct isr_ev_cuda_call *c)
-{
-	const struct isr_cuda_fn *fn = isr_cuda_fn(c->func);
-	struct lthread *t = thread_of(l, c->hdr.pid, c->hdr.tid);
-
-	if (!fn || !t)
-		return;
-	switch (fn->family) {
-	case ISR_CUDA_FAM_LAUNCH:
-	case ISR_CUDA_FAM_LAUNCH_EX:
-	case ISR_CUDA_FAM_GRAPH:
+	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
 		t->launches++;
-		break;
-	case ISR_CUDA_FAM_SYNC:
-	case ISR_CUDA_FAM_COPY_SYNC:
-		if (c->flags & ISR_CUDA_RETURNED)
-			t->sync_ns += c->duration_ns;
-		break;
-	default:
-		break;
-	}
+	else if (isr_cuda_is(c->func, ISR_CUDA_K_SYNC) && (c->flags & ISR_CUDA_RETURNED))
+		t->sync_ns += c->duration_ns;
 }
 
 static void on_sampling(struct live *l, const struct isr_ev_sampling *s)
@@ -210,82 +182,65 @@ static void on_sampling(struct live *l, const struct isr_ev_sampling *s)
 	}
 }
 
+/* What the event adds to the counts of its thread t. */
+static void on_thread_event(struct lthread *t, const struct isr_ev_hdr *h)
+{
+	switch (h->type) {
+	case ISR_EV_CUDA_CALL:
+		on_cuda(t, (const void *)h);
+		break;
+	case ISR_EV_PAGE_FAULT:
+		t->faults++;
+		break;
+	case ISR_EV_GIL:
+		if (((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE)
+			t->gil_ns += ((const struct isr_ev_gil *)h)->wait_ns;
+		break;
+	default:
+		break;
+	}
+}
+
 void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 {
+	const struct isr_ev_proc_fork *f = (const void *)h;
+	struct isr_gpu_work w;
+	struct task_change c;
+	struct lthread *t;
 	__u32 pid;
 	__u64 bytes;
 
-	if (size < isr_event_min_size(h->type) || !isr_event_min_size(h->type))
+	if (!isr_event_usable(h, size))
 		return;
 	l->events++;
 	if (!l->first_ts && h->ts_ns)
 		l->first_ts = l->hot_since = h->ts_ns;
-	switch (h->type) {
-	case ISR_EV_SCHED_SWITCH:
-		on_switch(l, (const void *)h);
-		break;
-	case ISR_EV_SCHED_WAKEUP:
-	case ISR_EV_SCHED_WAKEUP_NEW: {
-		struct lthread *t = thread_of(l, h->pid, h->tid);
+	if (!l->tasks) {
+		struct tasks_opts o = { .start = h->ts_ns, .end = UINT64_MAX, .is_target = target_of, .ctx = l };
 
-		if (t && !t->on_since && !t->runq_since)
-			t->runq_since = h->ts_ns;
-		break;
+		l->tasks = tasks__new(&o);
+		if (!l->tasks)
+			return;
 	}
-	case ISR_EV_CUDA_CALL:
-		on_cuda(l, (const void *)h);
-		break;
-	case ISR_EV_PAGE_FAULT: {
-		struct lthread *t = thread_of(l, h->pid, h->tid);
-
-		if (t)
-			t->faults++;
-		break;
-	}
-	case ISR_EV_GIL: {
-		const struct isr_ev_gil *g = (const void *)h;
-		struct lthread *t = thread_of(l, h->pid, h->tid);
-
-		if (t && g->kind == ISR_GIL_ACQUIRE)
-			t->gil_ns += g->wait_ns;
-		break;
-	}
-	case ISR_EV_GPU_KERNEL:
-	case ISR_EV_GPU_MEMCPY:
-	case ISR_EV_GPU_MEMSET: {
-		/* start and end lead every GPU activity record (format/events.h) */
-		const struct isr_ev_gpu_kernel *k = (const void *)h;
+	/* a followed child is a target from its fork on */
+	if (h->type == ISR_EV_PROC_FORK && (f->flags & ISR_FORK_FOLLOWED) && add_target(l, f->child_pid))
+		return;
+	if (tasks__event(l->tasks, h, &c))
+		return;
+	t = c.thread ? thread_of(l, c.thread) : NULL;
+	if (t)
+		on_thread_event(t, h);
+	if (isr_ev_gpu_work(h, &w)) {
 		struct lproc *p = proc_of(l, h->pid);
 
 		if (p) {
 			p->gpu_seen = true;
-			p->gpu_ns += since(k->end_ns, k->start_ns);
+			p->gpu_ns += since(w.end_ns, w.start_ns);
 		}
-		break;
 	}
-	case ISR_EV_SAMPLING:
+	if (h->type == ISR_EV_SAMPLING)
 		on_sampling(l, (const void *)h);
-		break;
-	case ISR_EV_PROC_FORK: {
-		const struct isr_ev_proc_fork *f = (const void *)h;
-
-		if (f->flags & ISR_FORK_FOLLOWED)
-			add_target(l, f->child_pid);
-		break;
-	}
-	case ISR_EV_PROC_EXIT: {
-		struct lthread *t = thread_of(l, h->pid, h->tid);
-
-		if (t) {
-			t->on_since = 0;
-			t->runq_since = 0;
-		}
-		break;
-	}
-	default:
-		break;
-	}
-	if (devmem__event(l->dm, h, &pid, &bytes) > 0) {
+	if (devmem__event(l->dm, h, &c, &pid, &bytes) > 0) {
 		struct lproc *p = proc_of(l, pid);
 
 		if (p)
@@ -348,8 +303,7 @@ static void judge(struct live_process *p)
 int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **out)
 {
 	__u64 from = l->prev_at ? l->prev_at : l->first_ts, interval, hot_ns;
-	size_t pos = 0, n = 0;
-	struct lthread *t;
+	size_t n = 0, count = l->tasks ? tasks__count(l->tasks) : 0;
 	double scale = 1.0;
 
 	interval = since(now_ns, from);
@@ -361,37 +315,33 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	l->snap.at_ns = now_ns;
 	l->snap.interval_s = (double)interval / 1e9;
 	l->snap.events = l->events;
-	if (l->rows_cap < l->threads.len) {
-		struct live_thread *r = realloc(l->rows, l->threads.len * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		l->rows = r;
-		l->rows_cap = l->threads.len;
-	}
-	while ((t = htab__next(&l->threads, &pos))) {
+	if (array__reserve(&l->rows, &l->rows_cap, count ? count : 1, sizeof(*l->rows)))
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		const struct task_thread *tt = tasks__at(l->tasks, i);
+		struct lthread *t = thread_of(l, tt);
+		__u64 ns[TASK_STATES], cpu_ns, runq_ns;
 		struct live_thread *r;
 
-		if (t->on_since) {
-			t->cpu_ns += since(now_ns, t->on_since);
-			t->on_since = now_ns;
-		}
-		if (t->runq_since) {
-			t->runq_ns += since(now_ns, t->runq_since);
-			t->runq_since = now_ns;
-		}
-		if (t->pid && (t->launches || t->cpu_ns || t->sync_ns || t->gil_ns || t->runq_ns || t->faults)) {
+		if (!t)
+			return -ENOMEM;
+		task_thread__ns(tt, now_ns, ns);
+		cpu_ns = since(ns[TASK_RUNNING], t->cpu_read);
+		runq_ns = since(ns[TASK_RUNNABLE], t->runq_read);
+		t->cpu_read = ns[TASK_RUNNING];
+		t->runq_read = ns[TASK_RUNNABLE];
+		if (t->launches || cpu_ns || t->sync_ns || t->gil_ns || runq_ns || t->faults) {
 			r = &l->rows[n++];
-			r->pid = t->pid;
-			r->tid = t->tid;
+			r->pid = tt->pid;
+			r->tid = tt->tid;
 			r->launches_per_s = interval ? (double)t->launches * scale * 1e9 / (double)interval : 0;
 			r->sync_pct = pct(t->sync_ns, interval);
 			r->gil_pct = pct(t->gil_ns, interval);
-			r->runq_pct = pct(t->runq_ns, interval);
-			r->cpu_pct = pct(t->cpu_ns, interval);
+			r->runq_pct = pct(runq_ns, interval);
+			r->cpu_pct = pct(cpu_ns, interval);
 			r->faults_per_s = interval ? (double)t->faults * 1e9 / (double)interval : 0;
 		}
-		t->launches = t->faults = t->sync_ns = t->gil_ns = t->runq_ns = t->cpu_ns = 0;
+		t->launches = t->faults = t->sync_ns = t->gil_ns = 0;
 	}
 	qsort(l->rows, n, sizeof(*l->rows), cmp_rows);
 	/* one process a run of rows; and processes seen only through the GPU
