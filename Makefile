@@ -480,7 +480,7 @@ demo: deps
 
 # Overhead benchmarks: table on stdout, JSON in build/bench.json, and the
 # regression gate that kernel CI runs (tests/bench/thresholds.json). Root.
-bench: $(OUT)/inferscope-bpf
+bench: $(OUT)/inferscope-bpf $(OUT)/tests/workloads/launch_rate
 	$(Q)$(OUT)/inferscope-bpf bench -o $(OUT)/bench.json --check tests/bench/thresholds.json
 
 # Kernel CI (docs/kernel-ci.md): what each kernel mechanism costs, whether

@@ -130,6 +130,58 @@ static __u32 *target_pids(const struct recording *r, size_t *n)
 	return pids;
 }
 
+/* The ISR_SPENT_* kinds' names (report keys). */
+#define SPENT_NAME_ROW(ID, name, value, meaning) [ISR_SPENT_##ID] = #name,
+static const char *const spent_names[ISR_SPENT_MAX] = { ISR_SPENT_KINDS(SPENT_NAME_ROW) };
+#undef SPENT_NAME_ROW
+
+/* What tracing cost the targets (the recorder's account); null for a
+ * recording that has none. */
+static json_t *json_overhead(const struct sampling_overhead *o)
+{
+	json_t *obj, *costs, *spent, *by, *all;
+
+	if (!o->measured)
+		return json_null();
+	obj = json_object();
+	if (!obj)
+		return NULL;
+	SET(obj, "tracer_pid", json_u64(o->tracer_pid));
+	SET(obj, "helper_pid", o->helper_pid ? json_u64(o->helper_pid) : json_null());
+	SET(obj, "sampler_hz", json_u64(o->sampler_hz));
+	SET(obj, "cost_ns", costs = json_object());
+	SET(costs, "probe_hit", json_real(o->hit_ns));
+	SET(costs, "probe_pair", json_real(o->pair_ns));
+	SET(costs, "page_fault", json_real(o->fault_ns));
+	SET(costs, "scheduler_event", json_real(o->sched_ns));
+	SET(costs, "sampler_tick", json_real(o->tick_ns));
+	if (!o->spent_known) {
+		SET(obj, "spent", json_null());
+		return obj;
+	}
+	SET(obj, "spent", spent = json_object());
+	SET(spent, "pid", json_u64(o->busiest_pid));
+	SET(spent, "tid", json_u64(o->busiest_tid));
+	SET(spent, "traced_s", json_real(ns_to_s(o->traced_ns)));
+	SET(spent, "on_cpu_s", json_real(ns_to_s(o->busiest_oncpu_ns)));
+	SET(spent, "allowed_s", o->allowed_ns ? json_real(ns_to_s(o->allowed_ns)) : json_null());
+	SET(spent, "budget_spent_s", json_real(ns_to_s(o->spent_ns)));
+	SET(spent, "by_kind", by = json_object());
+	SET(spent, "all_threads_s", all = json_object());
+	for (int k = 0; k < ISR_SPENT_MAX; k++) {
+		json_t *one = json_object();
+
+		SET(by, spent_names[k], one);
+		SET(one, "seconds", json_real(ns_to_s(o->busiest_ns[k])));
+		SET(one, "count", json_u64(o->busiest_ops[k]));
+		SET(all, spent_names[k], json_real(ns_to_s(o->all_ns[k])));
+	}
+	return obj;
+nomem:
+	json_decref(obj);
+	return NULL;
+}
+
 /* The overhead budget; null for a recording made without one. */
 static json_t *json_sampling(const struct sampling *sm)
 {
@@ -364,6 +416,7 @@ static json_t *json_recording(const struct analysis *a)
 	}
 	SET(rec, "drops_total", json_u64(s->drops_total));
 	SET(rec, "sampling", json_sampling(&s->sampling));
+	SET(rec, "overhead", json_overhead(&s->sampling.overhead));
 	SET(rec, "analysis", json_analysis(a));
 	free(tp);
 	return rec;
@@ -504,9 +557,10 @@ static __u64 blocked_ns(const struct thread_summary *t)
 	return t->off_cpu_ns - t->runqueue_wait_ns;
 }
 
-/* {"tid", "comm", "pid", "wakeups", "share", "blocked_s"} of t's top waker;
- * comm is null for a task that is not a traced thread. JSON null when no
- * wakeup was attributed. */
+/* {"tid", "comm", "pid", "tracer", "wakeups", "share", "blocked_s"} of t's
+ * top waker; comm is null for a task that is not a traced thread, tracer
+ * true for the recorder's own (the tracer's cost, not the job's). JSON
+ * null when no wakeup was attributed. */
 static json_t *json_top_waker(const struct summary *s, const struct thread_summary *t)
 {
 	const struct waker_summary *w = &t->top_waker;
@@ -522,6 +576,7 @@ static json_t *json_top_waker(const struct summary *s, const struct thread_summa
 	SET(o, "tid", json_integer(w->tid));
 	SET(o, "comm", wt ? ev_text(wt->comm, sizeof(wt->comm)) : json_null());
 	SET(o, "pid", json_integer(w->pid));
+	SET(o, "tracer", json_boolean(sampling__is_tracer(&s->sampling, w->pid)));
 	SET(o, "wakeups", json_u64(w->wakeups));
 	SET(o, "share", json_real(t->wakeups ? (double)w->wakeups / (double)t->wakeups : 0.0));
 	SET(o, "blocked_s", json_real(ns_to_s(w->blocked_ns)));
@@ -1530,6 +1585,49 @@ static void md__process_tree(struct md *m, const struct recording *r, const stru
 	proc_tree__free(&t);
 }
 
+/* What the kinds of the account are, in prose (ISR_SPENT_* order). */
+static const char *const spent_text[ISR_SPENT_MAX] = {
+	"CUDA hot-path probe hits", "other probe hits", "Python stack captures", "sampler ticks", "page-fault tracing",
+	"scheduler tracing", "waiting for the recorder's CPU", "CUPTI in GPU windows",
+};
+
+/* What tracing cost the busiest thread, against the budget. */
+static void md__overhead(struct md *m, const struct summary *s)
+{
+	const struct sampling_overhead *o = &s->sampling.overhead;
+	const struct thread_summary *t;
+	double sum = 0, secs = ns_to_s(o->traced_ns);
+	bool first = true;
+
+	if (!o->spent_known)
+		return;
+	for (int k = 0; k < ISR_SPENT_MAX; k++)
+		sum += (double)o->busiest_ns[k];
+	t = summary__thread(s, o->busiest_pid, o->busiest_tid);
+	md__printf(m, "- **Tracing cost (estimated):** %.1f ms, %.2f%% of the %.3f s its busiest thread was on a CPU "
+		   "in %.3f s (thread %u", sum / 1e6, o->busiest_oncpu_ns ? 100 * sum / (double)o->busiest_oncpu_ns : 0,
+		   ns_to_s(o->busiest_oncpu_ns), secs, o->busiest_tid);
+	if (t && t->comm[0]) {
+		md__printf(m, " `");
+		md__text(m, t->comm, sizeof(t->comm));
+		md__printf(m, "`");
+	}
+	md__printf(m, ")");
+	if (o->allowed_ns)
+		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged of the %.1f ms it allowed)",
+			   o->spent_ns <= o->allowed_ns ? "within" : "over", s->sampling.budget_pct, o->spent_ns / 1e6,
+			   o->allowed_ns / 1e6);
+	else
+		md__printf(m, ", no budget");
+	for (int k = 0; k < ISR_SPENT_MAX; k++) {
+		if (o->busiest_ns[k] < 1000)
+			continue;
+		md__printf(m, "%s %s %.1f ms", first ? ":" : ",", spent_text[k], o->busiest_ns[k] / 1e6);
+		first = false;
+	}
+	md__printf(m, "; the tracer is pid %u\n", o->tracer_pid);
+}
+
 static void md__header(struct md *m, const struct recording *r, const struct summary *s)
 {
 	const char *stop = stop_reason_text(r->stop_reason);
@@ -1552,6 +1650,7 @@ static void md__header(struct md *m, const struct recording *r, const struct sum
 		md__printf(m, "- **Stopped:** unknown (the recording is truncated)\n");
 	else
 		md__printf(m, "- **Stopped:** unknown (reason %u)\n", r->stop_reason);
+	md__overhead(m, s);
 	if (r->host.trigger) {
 		md__printf(m, "- **Flight-recorder window:** the last %.3f s before its trigger: ", s->duration_s);
 		md__text(m, r->host.trigger, SIZE_MAX);

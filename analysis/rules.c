@@ -122,6 +122,8 @@ void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, s
 		snprintf(buf, len, "thread %u", tid);
 	else if (!tid)
 		snprintf(buf, len, "an unknown task");
+	else if (c->sum && sampling__is_tracer(&c->sum->sampling, pid))
+		snprintf(buf, len, "the tracer (inferscope-bpf, pid %u)", pid);
 	else
 		untraced_task_name(c, pid, tid, buf, len);
 }

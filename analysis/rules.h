@@ -103,7 +103,8 @@ __u64 rule_claimed_part(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cau
 
 /* "thread 4242 `python3`" for a target thread; for a task that is not
  * traced, the names the recording has of it ("pid 900 `ffmpeg`", "thread
- * 901 `worker` of pid 900 `ffmpeg`"), or "pid 900 (not traced)"; into buf. */
+ * 901 `worker` of pid 900 `ffmpeg`"), or "pid 900 (not traced)"; the
+ * recorder's threads are "the tracer (inferscope-bpf, pid 900)"; into buf. */
 void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, size_t len);
 /* The "file:line function" of a Python stack (the user's own innermost
  * frame); false when it has none. */

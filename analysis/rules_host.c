@@ -312,8 +312,22 @@ const struct rule rule_gil_contention = {
 struct cpu_group {
 	struct wait_link tasks;
 	__u64 cost, base;
+	__u64 tracer;		/* waited while the tracer's threads held the CPU: not counted in cost */
 	struct attr_items ran;	/* who had the CPU instead, summed over the tasks */
 };
+
+/* The part of thread t's wait for a CPU that the tracer's threads held it
+ * (they took it at the preemption): the recorder's own cost is never the
+ * job's. */
+static __u64 tracer_runqueue(const struct rule_ctx *c, const struct attr_thread *t)
+{
+	__u64 ns = 0;
+
+	for (size_t k = 0; k < t->preemptors.n; k++)
+		if (sampling__is_tracer(&c->sum->sampling, (__u32)(t->preemptors.v[k].key >> 32)))
+			ns += t->preemptors.v[k].ns;
+	return ns;
+}
 
 static void cpu_group_key(const struct proc_tree *tree, const struct attr_thread *t, const char *comm,
 			  struct wait_link *k)
@@ -376,7 +390,7 @@ static int cpu_gather(struct rule_ctx *c, const struct proc_tree *tree, struct c
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
 		const struct tl_thread *th = timeline__thread_latest(c->tl, t->pid, t->tid);
-		__u64 causes[CAUSE_MAX], rq;
+		__u64 causes[CAUSE_MAX], rq, tracer;
 		struct wait_link key;
 		struct cpu_group *g;
 		size_t j;
@@ -384,6 +398,12 @@ static int cpu_gather(struct rule_ctx *c, const struct proc_tree *tree, struct c
 		if (!t->critical)
 			continue;
 		rule_thread_causes(c, t, causes);
+		/* what the tracer's threads held is its cost, counted by no rule */
+		tracer = tracer_runqueue(c, t);
+		if (tracer > causes[CAUSE_RUNQUEUE])
+			tracer = causes[CAUSE_RUNQUEUE];
+		if (rule_claim_part(c, t->pid, t->tid, CAUSE_RUNQUEUE, tracer))
+			return -ENOMEM;
 		rq = rule_unclaimed(c, t, causes, CAUSE_RUNQUEUE);
 		if (!rq)
 			continue;
@@ -404,6 +424,7 @@ static int cpu_gather(struct rule_ctx *c, const struct proc_tree *tree, struct c
 		else
 			g->tasks.more++;
 		g->cost += rq;
+		g->tracer += tracer;
 		g->base += rule_thread_base(c, t);
 		if (cpu_ran_add(g, &t->preemptors))
 			return -ENOMEM;
@@ -441,6 +462,11 @@ static int cpu_say(struct rule_ctx *c, const struct proc_tree *tree, struct cpu_
 	err |= rule_tasks_say(c, tree, &g->tasks, f);
 	err |= finding__say(f, " waited %.3f s for a CPU (%.0f%% of %s time)", secs(g->cost), pct(g->cost, g->base),
 			    g->tasks.nmembers + g->tasks.more > 1 ? "their" : "its");
+	if (g->tracer) {
+		err |= finding__say(f, ", and %.3f s more while the tracer's own threads held it (what tracing cost, not "
+				       "counted here)", secs(g->tracer));
+		ev_set(f->evidence, "tracer_s", ev_seconds(g->tracer));
+	}
 	if (g->ran.n > 1)
 		qsort(g->ran.v, g->ran.n, sizeof(*g->ran.v), item_desc);
 	for (size_t k = 0; k < g->ran.n; k++)
@@ -619,6 +645,22 @@ static void *fault_start(struct rule_ctx *c, struct tl_observer *obs)
 	return s;
 }
 
+/* What tracing the faults of a thread (tally ft) cost of fault_ns, its
+ * fault time: each fault at the cost the recorder measured (0 when it
+ * measured none), the share of the thread's whole fault time that is,
+ * applied to fault_ns. The part of that cost inside the recorded fault
+ * times is not known: all of it is taken out, so that the job is never
+ * blamed for the tracer. */
+static __u64 fault_tracer_ns(const struct rule_ctx *c, const struct fault_tally *ft, __u64 fault_ns)
+{
+	double per = c->sum->sampling.overhead.measured ? c->sum->sampling.overhead.fault_ns : 0, share;
+
+	if (!ft || !ft->ns || per <= 0)
+		return 0;
+	share = per * (double)(ft->minor + ft->major) / (double)ft->ns;
+	return share >= 1 ? fault_ns : (__u64)(share * (double)fault_ns);
+}
+
 static int fault_finish(void *state, struct rule_ctx *c)
 {
 	struct fault_state *s = state;
@@ -627,7 +669,7 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		return s->err;
 	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t);
+		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), tracer, cost;
 		const struct fault_tally *ft = NULL;
 		const struct fault_file *top = NULL;
 		char who[96];
@@ -637,20 +679,32 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		if (!t->critical)
 			continue;
 		rule_thread_causes(c, t, causes);
-		if (!over_threshold(c, causes[CAUSE_FAULT], base))
-			continue;
-		f = thread_finding(c, "page_fault_storm", t, causes[CAUSE_FAULT], base, CAUSE_FAULT);
-		if (!f)
-			return -ENOMEM;
 		for (size_t k = 0; k < s->n; k++)
 			if (s->v[k].pid == t->pid && s->v[k].tid == t->tid)
 				ft = &s->v[k];
+		/* what tracing the faults cost is the tracer's, not the job's */
+		tracer = fault_tracer_ns(c, ft, causes[CAUSE_FAULT]);
+		if (rule_claim_part(c, t->pid, t->tid, CAUSE_FAULT, tracer))
+			return -ENOMEM;
+		cost = causes[CAUSE_FAULT] - tracer;
+		if (!over_threshold(c, cost, base))
+			continue;
+		f = thread_finding(c, "page_fault_storm", t, cost, base, CAUSE_FAULT);
+		if (!f)
+			return -ENOMEM;
 		for (size_t k = 0; k < s->nfiles; k++)
 			if (s->files[k].pid == t->pid && (!top || s->files[k].ns > top->ns))
 				top = &s->files[k];
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		err |= finding__say(f, "%s spent %.3f s in page faults (%.0f%% %s)", who, secs(causes[CAUSE_FAULT]),
-				    pct(causes[CAUSE_FAULT], base), base_text(c, t));
+		err |= finding__say(f, "%s spent %.3f s in page faults (%.0f%% %s)", who, secs(cost), pct(cost, base),
+				    base_text(c, t));
+		if (tracer) {
+			err |= finding__say(f, " beyond what tracing them cost (%.3f s of the %.3f s measured: %.2f µs a "
+					       "fault, measured on this host at the start)", secs(tracer),
+					    secs(causes[CAUSE_FAULT]), c->sum->sampling.overhead.fault_ns / 1e3);
+			ev_set(f->evidence, "tracer_s", ev_seconds(tracer));
+			ev_set(f->evidence, "measured_s", ev_seconds(causes[CAUSE_FAULT]));
+		}
 		if (ft) {
 			err |= finding__say(f, ": %llu minor, %llu major (%llu from files, %llu anonymous: swapped out)",
 					    (unsigned long long)ft->minor, (unsigned long long)ft->major,

@@ -388,6 +388,40 @@ static struct proc_acc *proc_get(struct sampling_builder *b, __u32 pid)
 	return &b->procs[b->count++];
 }
 
+/* Who the tracer was and what it cost: the records that follow a COSTS
+ * and a SPENT event. */
+static void on_overhead(struct sampling_overhead *o, const struct isr_ev_sampling *e)
+{
+	const void *tail = e + 1;
+
+	if (e->kind == ISR_SAMPLING_COSTS && e->hdr.size >= sizeof(*e) + sizeof(struct isr_sampling_costs)) {
+		const struct isr_sampling_costs *c = tail;
+
+		o->measured = true;
+		o->tracer_pid = c->tracer_pid;
+		o->helper_pid = c->helper_pid;
+		o->sampler_hz = c->sampler_hz;
+		o->hit_ns = e->hit_cost_ps / 1e3;
+		o->pair_ns = c->pair_ps / 1e3;
+		o->fault_ns = c->fault_ps / 1e3;
+		o->sched_ns = c->sched_ps / 1e3;
+		o->tick_ns = c->tick_ps / 1e3;
+	} else if (e->kind == ISR_SAMPLING_SPENT && e->hdr.size >= sizeof(*e) + sizeof(struct isr_sampling_spent)) {
+		const struct isr_sampling_spent *sp = tail;
+
+		o->spent_known = true;
+		o->busiest_pid = sp->busiest_pid;
+		o->busiest_tid = sp->busiest_tid;
+		o->traced_ns = sp->traced_ns;
+		o->busiest_oncpu_ns = sp->busiest_oncpu_ns;
+		o->allowed_ns = sp->allowed_ns;
+		o->spent_ns = e->spent_ns;
+		memcpy(o->busiest_ns, sp->busiest_ns, sizeof(o->busiest_ns));
+		memcpy(o->busiest_ops, sp->busiest_ops, sizeof(o->busiest_ops));
+		memcpy(o->all_ns, sp->all_ns, sizeof(o->all_ns));
+	}
+}
+
 /* The budget's settings, and the windows: from the recording start (or an
  * ON event, the end of an attach) to the next OFF event (the start of a
  * release), or to the end. */
@@ -395,6 +429,11 @@ static int on_sampling(struct sampling_builder *b, const struct isr_ev_sampling 
 {
 	struct sampling *s = &b->s;
 	__u64 ts = e->hdr.ts_ns < b->start ? b->start : e->hdr.ts_ns > b->end ? b->end : e->hdr.ts_ns;
+
+	if (e->kind == ISR_SAMPLING_COSTS || e->kind == ISR_SAMPLING_SPENT) {
+		on_overhead(&s->overhead, e);
+		return 0;
+	}
 
 	if (e->switch_ns > s->switch_ns_max)
 		s->switch_ns_max = e->switch_ns;
@@ -467,6 +506,13 @@ static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
 	return 0;
 }
 
+bool sampling__is_tracer(const struct sampling *s, __u32 pid)
+{
+	const struct sampling_overhead *o = &s->overhead;
+
+	return pid && o->measured && (pid == o->tracer_pid || pid == o->helper_pid);
+}
+
 struct sampling_builder *sampling_builder__new(__u64 start, __u64 end)
 {
 	struct sampling_builder *b = calloc(1, sizeof(*b));
@@ -503,6 +549,7 @@ int sampling_builder__finish(struct sampling_builder *b, struct sampling *out)
 	int e;
 
 	memset(out, 0, sizeof(*out));
+	out->overhead = b->s.overhead;
 	/* the settings and windows, when the hot path was ever switched off */
 	out->budget = b->s.budget;
 	out->budget_pct = b->s.budget_pct;

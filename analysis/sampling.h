@@ -71,7 +71,23 @@ struct sampling_process {
 /* "not_measured", "none", "applied", "implausible". */
 const char *sampling_slowdown__name(enum sampling_slowdown s);
 
+/* What tracing cost the targets, as the recorder accounted it
+ * (ISR_SAMPLING_COSTS, ISR_SAMPLING_SPENT: user/budget_ctl.h). */
+struct sampling_overhead {
+	bool measured;		/* the costs were measured (COSTS) */
+	__u32 tracer_pid;	/* the recorder: its threads are the tracer's */
+	__u32 helper_pid;	/* its watcher of held processes, the tracer's too; 0: none */
+	__u32 sampler_hz;
+	double hit_ns, pair_ns, fault_ns, sched_ns, tick_ns;	/* what each costs a target thread there */
+	bool spent_known;	/* the account at the end (SPENT) */
+	__u32 busiest_pid, busiest_tid;
+	__u64 traced_ns, allowed_ns, spent_ns;	/* allowed 0: no budget; spent: the budget's (busiest per interval) */
+	__u64 busiest_oncpu_ns;	/* the busiest thread's time on a CPU */
+	__u64 busiest_ns[ISR_SPENT_MAX], busiest_ops[ISR_SPENT_MAX], all_ns[ISR_SPENT_MAX];
+};
+
 struct sampling {
+	struct sampling_overhead overhead;
 	bool budget;		/* the recording ran with an overhead budget */
 	double budget_pct;
 	double hit_cost_ns;	/* measured cost of one probe hit */
@@ -94,6 +110,8 @@ int sampling_builder__event(struct sampling_builder *b, const struct isr_ev_hdr 
 int sampling_builder__finish(struct sampling_builder *b, struct sampling *out);
 void sampling_builder__free(struct sampling_builder *b);
 
+/* Whether pid is the tracer's (the recorder or its helper process). */
+bool sampling__is_tracer(const struct sampling *s, __u32 pid);
 /* The scale of pid's hot-path counts: 1 when not sampled. */
 double sampling__scale(const struct sampling *s, __u32 pid);
 /* The slowdown applied to pid's gaps (1 when not sampled or not applied). */

@@ -606,6 +606,8 @@ _Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, flags) == 36, "gil_wai
 #define ISR_SAMPLING_START	1 /* the budget's settings; the hot-path probes are on */
 #define ISR_SAMPLING_ON		2 /* the hot-path probes were attached again */
 #define ISR_SAMPLING_OFF	3 /* the hot-path probes were released */
+#define ISR_SAMPLING_COSTS	4 /* the tracer and its costs here; struct isr_sampling_costs follows */
+#define ISR_SAMPLING_SPENT	5 /* what tracing cost the targets, at the end; struct isr_sampling_spent follows */
 
 /*
  * The overhead budget (user/budget.h) at the start of the recording and at
@@ -632,6 +634,72 @@ _Static_assert(__builtin_offsetof(struct isr_ev_sampling, hit_cost_ps) == 32, "s
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, switch_ns) == 40, "sampling.switch_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, spent_ns) == 48, "sampling.spent_ns");
 _Static_assert(__builtin_offsetof(struct isr_ev_sampling, credit_ns) == 56, "sampling.credit_ns");
+
+/*
+ * After an isr_ev_sampling of kind COSTS (hdr.size = 64 + sizeof): who the
+ * tracer is and what each thing it does to a target thread costs that
+ * thread on this host, measured by the recorder at the start on threads of
+ * its own (user/budget_cost.h); written with or without a budget. A cost
+ * not measured (its probes not in use) is 0.
+ */
+struct isr_sampling_costs {
+	__u32 tracer_pid;	/* the recorder's process: its threads are the tracer's */
+	__u32 helper_pid;	/* the recorder's watcher of held processes, also the tracer's; 0: none */
+	__u32 sampler_hz;	/* CPU-clock samples a second on every CPU (Python stacks); 0: none */
+	__u32 pad;
+	__u64 pair_ps;		/* an entry and a return probe hit (a "+ret" call) */
+	__u64 fault_ps;		/* a page fault of a target thread, traced */
+	__u64 sched_ps;		/* a scheduler event of a target thread (a switch or a wakeup) */
+	__u64 tick_ps;		/* a tick of the CPU-clock sampler on a target thread */
+};
+_Static_assert(sizeof(struct isr_sampling_costs) == 48, "isr_sampling_costs size");
+_Static_assert(__builtin_offsetof(struct isr_sampling_costs, sampler_hz) == 8, "sampling_costs.sampler_hz");
+_Static_assert(__builtin_offsetof(struct isr_sampling_costs, pair_ps) == 16, "sampling_costs.pair_ps");
+_Static_assert(__builtin_offsetof(struct isr_sampling_costs, tick_ps) == 40, "sampling_costs.tick_ps");
+
+/*
+ * What tracing cost the target threads, by what (ISR_SPENT_*: the
+ * isr_sampling_spent arrays' index). HOT is what the budget switches;
+ * the others come whatever it does and are charged to it all the same.
+ */
+#define ISR_SPENT_KINDS(X)											\
+	X(HOT,		hot_probes,	0, "hot-path CUDA probe hits (launches, async copies, memsets): switched by the budget") \
+	X(PROBES,	probes,		1, "the other probe hits (synchronizations, allocations, kernel names, GIL, NCCL, NVTX)") \
+	X(STACKS,	py_stacks,	2, "Python stack captures (at CUDA calls and sampled)")			\
+	X(SAMPLER,	sampler,	3, "CPU-clock sampler ticks on the thread (Python stacks)")		\
+	X(FAULTS,	page_faults,	4, "page-fault tracing")							\
+	X(SCHED,	scheduler,	5, "scheduler tracing: switches, wakeups, GIL waits")			\
+	X(RECORDER,	recorder_cpu,	6, "the recorder's threads running while the thread waited for the CPU they held") \
+	X(CUPTI,	cupti,		7, "CUPTI in GPU windows")
+
+#define ISR_SPENT_ENUM_ROW(ID, name, value, meaning) ISR_SPENT_##ID = value,
+enum {
+	ISR_SPENT_KINDS(ISR_SPENT_ENUM_ROW)
+	ISR_SPENT_MAX = 8,
+};
+#undef ISR_SPENT_ENUM_ROW
+
+/*
+ * After an isr_ev_sampling of kind SPENT (hdr.size = 64 + sizeof), written
+ * once at the end (its spent_ns is the busiest thread's total): what
+ * tracing cost the target threads, estimated from what each event tells
+ * happened and the costs measured at the start (ISR_SAMPLING_COSTS).
+ */
+struct isr_sampling_spent {
+	__u32 busiest_pid;	/* the thread tracing cost most over the recording, for its time on a CPU */
+	__u32 busiest_tid;
+	__u64 traced_ns;	/* from the budget's start to the end */
+	__u64 busiest_oncpu_ns;	/* its time on a CPU meanwhile */
+	__u64 allowed_ns;	/* budget x traced_ns + its burst credit (budget x 1 s); 0: no budget */
+	__u64 busiest_ns[ISR_SPENT_MAX];	/* the busiest thread's, by kind */
+	__u64 busiest_ops[ISR_SPENT_MAX];	/* what was charged to it: hits, captures, ticks, faults, events */
+	__u64 all_ns[ISR_SPENT_MAX];	/* all target threads together */
+};
+_Static_assert(sizeof(struct isr_sampling_spent) == 224, "isr_sampling_spent size");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_oncpu_ns) == 16, "sampling_spent.busiest_oncpu_ns");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ns) == 32, "sampling_spent.busiest_ns");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ops) == 96, "sampling_spent.busiest_ops");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, all_ns) == 160, "sampling_spent.all_ns");
 /*
  * GPU activity from the CUPTI bridge (cupti_bridge/, libinferscope_cupti.so).
  * The bridge converts CUPTI's activity records into the structs below and

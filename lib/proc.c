@@ -199,22 +199,36 @@ int proc__for_each_thread(__u32 pid, int (*fn)(void *ctx, __u32 pid, __u32 tid),
 	return r;
 }
 
-/* 1 when thread tid has not exited. */
+#define PF_EXITING 0x00000004	/* the kernel's task flag: in do_exit */
+
+bool proc__stat_running(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+	unsigned long flags;
+
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return false;
+	/* state ppid pgrp session tty_nr tpgid flags */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return !(flags & PF_EXITING);
+}
+
+/* 1 when thread tid has not exited nor begun to. */
 static int thread_running(void *ctx, __u32 pid, __u32 tid)
 {
-	char path[96], buf[1024], *p;
+	char path[96], buf[1024];
 
 	(void)ctx;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
 	if (proc__read_small(path, buf, sizeof(buf)) < 0)
 		return 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	return proc__stat_running(buf);
 }
 
 bool proc__alive(__u32 pid)
 {
-	return proc__leader_running(pid) || proc__for_each_thread(pid, thread_running, NULL) > 0;
+	return thread_running(NULL, pid, pid) || proc__for_each_thread(pid, thread_running, NULL) > 0;
 }
 
 int proc_map__parse(char *line, struct proc_map *m)

@@ -25,9 +25,16 @@ int proc__stat(__u32 pid, __u32 *ppid, char *state);
  * /proc/PID/maps can block until that is done (seconds for a process with
  * a GPU context). */
 bool proc__leader_running(__u32 pid);
-/* The process exists and one of its threads has not exited (a leader that
- * called pthread_exit stays a zombie while its other threads run). */
+/* The process exists and one of its threads has neither exited nor begun
+ * to (a leader that called pthread_exit stays a zombie while its other
+ * threads run; a process in exit has already lost its files and address
+ * space, and may stay there for seconds while a driver tears its context
+ * down: it is past probing). */
 bool proc__alive(__u32 pid);
+/* Whether a task's /proc stat line tells of one that has neither exited
+ * (its state is not a zombie's or a dead task's) nor begun to (its flags,
+ * the 9th field, have no PF_EXITING). */
+bool proc__stat_running(const char *stat);
 
 /* The live processes descended from any of roots (children, their
  * children, ...; zombies and the roots themselves left out), parents before

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include "bench.h"
 #include "bench_flight.h"
+#include "bench_launch.h"
 #include "bench_load.h"
 #include "bench_mech.h"
 #include "bench_stats.h"
@@ -725,6 +726,8 @@ static void remove_workdir(const char *dir)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/bench.isr", dir);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/lb.result", dir);
+	unlink(path);
 	rmdir(dir);
 }
 
@@ -733,7 +736,7 @@ int bench__run(const struct bench_opts *opts)
 	struct bench_opts local = *opts, *o = &local;
 	char workdir[400] = "";	/* run_round's paths hold it */
 	json_t *doc = NULL, *results = json_array(), *mechanisms = json_array(), *checks = json_array();
-	json_t *th = NULL, *baseline = NULL, *machine = machine_info(), *flight = NULL;
+	json_t *th = NULL, *baseline = NULL, *machine = machine_info(), *flight = NULL, *launch = json_object();
 	struct bench_cmp_opts cmp = { o->max_ratio, o->alpha, BENCH_CMP_MIN_ROUNDS };
 	struct bench_load load;
 	/* Seven rounds a side can show a change significant at 0.01; the
@@ -748,7 +751,7 @@ int bench__run(const struct bench_opts *opts)
 		e = -EINVAL;
 		goto out;
 	}
-	planned = bench_mech__count(o) + (!o->kci && bench_opts__selects(o, "flight_ring"));
+	planned = bench_mech__count(o) + (!o->kci && bench_opts__selects(o, "flight_ring")) + bench_launch__count(o);
 	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
 		planned += workload_selected(o, &workloads[i]);
 	if (!planned) {
@@ -834,6 +837,7 @@ int bench__run(const struct bench_opts *opts)
 		failed |= !ok;
 		ktap__result(&k, ok, w->name);
 	}
+	failed |= bench_launch__run(o, rounds, &k, launch);
 	if (!o->kci && bench_opts__selects(o, "flight_ring")) {
 		flight = bench_flight__run(workdir);
 		for (i = 0; i < json_array_size(flight); i++) {
@@ -866,6 +870,7 @@ int bench__run(const struct bench_opts *opts)
 	results = NULL;
 	if (flight)
 		json_object_set(doc, "flight_ring", flight);
+	json_object_update(doc, launch);
 	if (o->kci) {
 		json_object_set(doc, "mechanisms", mechanisms);
 		json_object_set(doc, "checks", checks);
@@ -875,6 +880,7 @@ int bench__run(const struct bench_opts *opts)
 		if (json_array_size(json_object_get(doc, "results")))
 			print_table(json_object_get(doc, "results"));
 		print_flight_table(flight);
+		bench_launch__print(doc);
 	}
 	if (o->output && write_results(doc, o->output, &o->share))
 		e = -EIO;
@@ -895,6 +901,7 @@ out:
 	json_decref(mechanisms);
 	json_decref(checks);
 	json_decref(flight);
+	json_decref(launch);
 	json_decref(machine);
 	json_decref(th);
 	json_decref(baseline);

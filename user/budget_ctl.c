@@ -1,129 +1,399 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "budget_ctl.h"
 #include "clock.h"
 #include "gpu_windows.h"
+#include "registry.h"
 
-void budget_ctl__init(struct budget_ctl *bc, double pct, double hit_ns)
+#define TARGETS_REFRESH_NS 1000000000ULL
+
+/* What each kind is, for the end's account: the ISR_SPENT_* order. */
+static const char *const kind_text[ISR_SPENT_MAX] = {
+	"CUDA hot-path probe hits", "other probe hits", "Python stack captures", "sampler ticks",
+	"page faults traced", "scheduler events", "CPU held by the recorder", "CUPTI in GPU windows",
+};
+
+int budget_ctl__init(struct budget_ctl *bc, const struct tracer_costs *c, double pct, __u32 tracer, __u32 helper)
 {
 	memset(bc, 0, sizeof(*bc));
-	bc->pct = pct;
-	budget__init(&bc->b, pct / 100, hit_ns, clock__mono_ns());
-	bc->active = true;
+	bc->step = calloc(BUDGET_HIT_SLOTS, sizeof(*bc->step));
+	bc->total = calloc(BUDGET_HIT_SLOTS, sizeof(*bc->total));
+	if (!bc->step || !bc->total) {
+		budget_ctl__free(bc);
+		return -ENOMEM;
+	}
+	htab__init(&bc->targets, sizeof(struct htab_u64), htab_u64__hash, htab_u64__equal);
+	bc->costs = *c;
+	bc->tracer_pid = tracer;
+	bc->helper_pid = helper;
+	bc->pct = pct > 0 ? pct : 0;
+	bc->active = pct > 0;
+	bc->accounting = true;
+	budget__init(&bc->b, bc->pct / 100, c->hit_ns, clock__mono_ns());
+	return 0;
+}
+
+void budget_ctl__free(struct budget_ctl *bc)
+{
+	free(bc->step);
+	free(bc->total);
+	bc->step = bc->total = NULL;
+	htab__free(&bc->targets);
+	bc->accounting = bc->active = false;
+}
+
+static double recorder_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+}
+
+static void fill_sampling(const struct budget_ctl *bc, struct isr_ev_sampling *ev, __u32 kind, __u64 ts,
+			  __u64 switch_ns, size_t size)
+{
+	const struct budget *b = &bc->b;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->hdr.type = ISR_EV_SAMPLING;
+	ev->hdr.size = (__u16)size;
+	ev->hdr.cpu = (__u32)sched_getcpu();
+	ev->hdr.ts_ns = ts;
+	ev->kind = kind;
+	ev->budget_ppm = (__u32)(b->fraction * 1e6 + 0.5);
+	ev->hit_cost_ps = (__u64)(b->hit_cost_ns * 1000 + 0.5);
+	ev->switch_ns = switch_ns;
+	ev->spent_ns = (__u64)b->spent_ns;
+	ev->credit_ns = (__s64)b->credit_ns;
 }
 
 static int write_sampling(struct budget_ctl *bc, __u32 kind, __u64 ts, __u64 switch_ns, budget_emit_fn emit,
 			  void *ctx)
 {
-	const struct budget *b = &bc->b;
 	struct isr_ev_sampling ev;
 
-	memset(&ev, 0, sizeof(ev));
-	ev.hdr.type = ISR_EV_SAMPLING;
-	ev.hdr.size = sizeof(ev);
-	ev.hdr.cpu = (__u32)sched_getcpu();
-	ev.hdr.ts_ns = ts;
-	ev.kind = kind;
-	ev.budget_ppm = (__u32)(b->fraction * 1e6 + 0.5);
-	ev.hit_cost_ps = (__u64)(b->hit_cost_ns * 1000 + 0.5);
-	ev.switch_ns = switch_ns;
-	ev.spent_ns = (__u64)b->spent_ns;
-	ev.credit_ns = (__s64)b->credit_ns;
+	fill_sampling(bc, &ev, kind, ts, switch_ns, sizeof(ev));
 	return emit(ctx, &ev, sizeof(ev));
 }
 
-int budget_ctl__start(struct budget_ctl *bc, __u64 now, budget_emit_fn emit, void *ctx)
+static __u64 ps(double ns)
 {
-	if (!bc->active)
+	return ns > 0 ? (__u64)(ns * 1000 + 0.5) : 0;
+}
+
+int budget_ctl__write_costs(const struct budget_ctl *bc, __u64 ts, budget_emit_fn emit, void *ctx)
+{
+	struct {
+		struct isr_ev_sampling s;
+		struct isr_sampling_costs c;
+	} rec;
+
+	if (!bc->accounting)
 		return 0;
-	budget__init(&bc->b, bc->b.fraction, bc->b.hit_cost_ns, now);
-	bc->next_ns = now + BUDGET_CHECK_NS;
-	return write_sampling(bc, ISR_SAMPLING_START, now, 0, emit, ctx);
+	fill_sampling(bc, &rec.s, ISR_SAMPLING_COSTS, ts, 0, sizeof(rec));
+	memset(&rec.c, 0, sizeof(rec.c));
+	rec.c.tracer_pid = bc->tracer_pid;
+	rec.c.helper_pid = bc->helper_pid;
+	rec.c.sampler_hz = bc->costs.tick_hz;
+	rec.c.pair_ps = ps(bc->costs.pair_ns);
+	rec.c.fault_ps = ps(bc->costs.fault_ns);
+	rec.c.sched_ps = ps(bc->costs.sched_ns);
+	rec.c.tick_ps = ps(bc->costs.tick_ns);
+	return emit(ctx, &rec, sizeof(rec));
 }
 
-static void charge(struct budget_ctl *bc, __u32 tid, double ns)
+int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, void *ctx)
 {
-	bc->cost_ns[(tid * 2654435761u) % BUDGET_HIT_SLOTS] += ns;
+	int e;
+
+	if (!bc->accounting)
+		return 0;
+	budget__init(&bc->b, bc->b.fraction, bc->costs.hit_ns, start);
+	bc->start_ns = bc->last_ns = start;
+	bc->next_ns = start + BUDGET_CHECK_NS;
+	bc->recorder_cpu_ns = recorder_cpu_ns();
+	e = budget_ctl__write_costs(bc, start, emit, ctx);
+	if (e || !bc->active)
+		return e;
+	return write_sampling(bc, ISR_SAMPLING_START, start, 0, emit, ctx);
 }
 
-/* A "+ret" call (and a GIL re-acquisition) took an entry and a return
- * hit; a Python stack captured on a thread (at a CUDA call, or sampled)
- * took its BPF program capture_ns on that thread. */
+static size_t slot_of(__u32 tid)
+{
+	return (tid * 2654435761u) % BUDGET_HIT_SLOTS;
+}
+
+static void charge(struct budget_ctl *bc, __u32 pid, __u32 tid, int kind, double ns, __u64 ops)
+{
+	struct budget_slot *s = &bc->step[slot_of(tid)];
+
+	s->pid = pid;
+	s->tid = tid;
+	s->ns[kind] += ns;
+	s->ops[kind] += ops;
+}
+
+static void seen_target(struct budget_ctl *bc, __u32 pid)
+{
+	struct htab_u64 key = { pid, 0 };
+	bool added;
+
+	if (pid)
+		htab__insert(&bc->targets, &key, &added);
+}
+
+static bool known_target(const struct budget_ctl *bc, __u32 pid)
+{
+	__u64 v;
+
+	return htab_u64__get(&bc->targets, pid, &v);
+}
+
+/* A switch: the scheduler's program ran for a target on one side of it;
+ * a target thread preempted by a thread of the recorder waits for it; a
+ * thread switched in stops waiting. */
+static void note_switch(struct budget_ctl *bc, const struct isr_ev_sched_switch *e)
+{
+	bool prev_target = known_target(bc, e->hdr.pid);
+	struct budget_slot *in = &bc->total[slot_of(e->next_tid)];
+
+	if (prev_target)
+		charge(bc, e->hdr.pid, e->hdr.tid, ISR_SPENT_SCHED, bc->costs.sched_ns, 1);
+	else
+		charge(bc, e->next_pid, e->next_tid, ISR_SPENT_SCHED, bc->costs.sched_ns, 1);
+	/* its time off a CPU, within this step */
+	if (in->out_since && in->tid == e->next_tid) {
+		__u64 from = in->out_since > bc->last_ns ? in->out_since : bc->last_ns;
+
+		if (e->hdr.ts_ns > from)
+			bc->step[slot_of(e->next_tid)].off_ns += (double)(e->hdr.ts_ns - from);
+		in->out_since = 0;
+	}
+	if (prev_target) {
+		struct budget_slot *out = &bc->total[slot_of(e->hdr.tid)];
+
+		out->tid = e->hdr.tid;
+		out->pid = e->hdr.pid;
+		out->out_since = e->hdr.ts_ns;
+	}
+	if (in->displaced_since && in->tid == e->next_tid) {
+		if (e->hdr.ts_ns > in->displaced_since)
+			charge(bc, e->next_pid, e->next_tid, ISR_SPENT_RECORDER,
+			       (double)(e->hdr.ts_ns - in->displaced_since), 1);
+		in->displaced_since = 0;
+	}
+	if (prev_target && (e->next_pid == bc->tracer_pid || (bc->helper_pid && e->next_pid == bc->helper_pid)) &&
+	    (e->flags & ISR_SWITCH_RUNNABLE)) {
+		struct budget_slot *out = &bc->total[slot_of(e->hdr.tid)];
+
+		out->tid = e->hdr.tid;
+		out->pid = e->hdr.pid;
+		out->displaced_since = e->hdr.ts_ns;
+	}
+}
+
+/* A return probe's event took an entry and a return hit; an entry-only
+ * CUDA family's is the hot path. */
 void budget_ctl__note(struct budget_ctl *bc, const struct isr_ev_hdr *h, size_t size)
 {
-	const struct isr_ev_py_frames *f = (const void *)h;
-	__u64 hits;
+	const struct tracer_costs *c = &bc->costs;
+	bool pair;
 
-	if (!bc->active)
+	if (!bc->accounting || size < sizeof(*h) || size < isr_event_min_size(h->type))
 		return;
+	if (h->type != ISR_EV_SCHED_SWITCH)
+		seen_target(bc, h->pid);
 	switch (h->type) {
 	case ISR_EV_CUDA_CALL:
-		hits = ((const struct isr_ev_cuda_call *)h)->flags & ISR_CUDA_RETURNED ? 2 : 1;
-		break;
+		if (((const struct isr_ev_cuda_call *)h)->flags & ISR_CUDA_RETURNED)
+			charge(bc, h->pid, h->tid, ISR_SPENT_PROBES, c->pair_ns, 2);
+		else
+			charge(bc, h->pid, h->tid, ISR_SPENT_HOT, c->hit_ns, 1);
+		return;
 	case ISR_EV_CUDA_NAME:
-		hits = 2;
-		break;
+	case ISR_EV_NCCL_COMM:
+		charge(bc, h->pid, h->tid, ISR_SPENT_PROBES, c->pair_ns, 2);
+		return;
 	case ISR_EV_GIL:
-		hits = ((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE ? 2 : 1;
-		break;
+	case ISR_EV_NVTX:
+	case ISR_EV_NCCL_CALL:
+		pair = (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE) ||
+		       (h->type == ISR_EV_NVTX && ((const struct isr_ev_nvtx *)h)->kind == ISR_NVTX_START);
+		charge(bc, h->pid, h->tid, ISR_SPENT_PROBES, pair ? c->pair_ns : c->hit_ns, pair ? 2 : 1);
+		return;
 	case ISR_EV_PY_FRAMES:
-		if (size >= offsetof(struct isr_ev_py_frames, frames)) {
-			charge(bc, h->tid, f->capture_ns);
-			bc->stacks_ns += f->capture_ns;
-		}
+		if (size >= offsetof(struct isr_ev_py_frames, frames))
+			charge(bc, h->pid, h->tid, ISR_SPENT_STACKS, ((const struct isr_ev_py_frames *)h)->capture_ns, 1);
+		return;
+	case ISR_EV_PAGE_FAULT:
+		charge(bc, h->pid, h->tid, ISR_SPENT_FAULTS, c->fault_ns, 1);
+		return;
+	case ISR_EV_SCHED_WAKEUP:
+	case ISR_EV_SCHED_WAKEUP_NEW:
+		charge(bc, h->pid, h->tid, ISR_SPENT_SCHED, c->sched_ns, 1);
+		return;
+	case ISR_EV_GIL_WAIT:
+		charge(bc, h->pid, h->tid, ISR_SPENT_SCHED, GIL_WAIT_EVENTS * c->sched_ns, GIL_WAIT_EVENTS);
+		return;
+	case ISR_EV_SCHED_SWITCH:
+		note_switch(bc, (const void *)h);
 		return;
 	case ISR_EV_GPU_API:
-		if (bc->charge_cupti && size >= sizeof(struct isr_ev_gpu_api)) {
-			charge(bc, ((const struct isr_ev_gpu_api *)h)->thread_id, GPU_WINDOW_RECORD_COST_NS);
-			bc->cupti_ns += GPU_WINDOW_RECORD_COST_NS;
-		}
+		if (bc->charge_cupti)
+			charge(bc, h->pid, ((const struct isr_ev_gpu_api *)h)->thread_id, ISR_SPENT_CUPTI,
+			       GPU_WINDOW_RECORD_COST_NS, 1);
 		return;
-	case ISR_EV_GPU_WINDOW:
-		if (bc->charge_cupti && size >= sizeof(struct isr_ev_gpu_window)) {
-			const struct isr_ev_gpu_window *w = (const void *)h;
+	case ISR_EV_GPU_WINDOW: {
+		const struct isr_ev_gpu_window *w = (const void *)h;
 
-			if (w->finalize_tid && w->finalize_ns) {
-				charge(bc, w->finalize_tid, (double)w->finalize_ns);
-				bc->cupti_ns += (double)w->finalize_ns;
-			}
-		}
+		if (bc->charge_cupti && w->finalize_tid && w->finalize_ns)
+			charge(bc, h->pid, w->finalize_tid, ISR_SPENT_CUPTI, (double)w->finalize_ns, 1);
 		return;
+	}
 	default:
 		return;
 	}
-	charge(bc, h->tid, (double)hits * bc->b.hit_cost_ns);
-	bc->hits_ns += (double)hits * bc->b.hit_cost_ns;
 }
 
 int budget_ctl__wait_ms(const struct budget_ctl *bc, __u64 now, int max_ms)
 {
 	__u64 ms;
 
-	if (!bc->active)
+	if (!bc->accounting)
 		return max_ms;
 	ms = bc->next_ns <= now ? 0 : (bc->next_ns - now + 999999) / 1000000;
 	return ms < (__u64)max_ms ? (int)ms : max_ms;
 }
 
+static double slot_sum(const struct budget_slot *s)
+{
+	double sum = 0;
+
+	for (int k = 0; k < ISR_SPENT_MAX; k++)
+		sum += s->ns[k];
+	return sum;
+}
+
+/* What a thread charged ns over dt, on a CPU oncpu of it, costs it, as a
+ * share of dt: over its time on a CPU, at least a quarter of dt. */
+static double load_of(double ns, double oncpu, double dt)
+{
+	return ns / (oncpu > dt / 4 ? oncpu : dt / 4);
+}
+
+/* A thread the hot path has hit since the start: what switching it off
+ * spares. */
+static bool launcher(const struct budget_ctl *bc, size_t i)
+{
+	return bc->total[i].ops[ISR_SPENT_HOT] || bc->step[i].ops[ISR_SPENT_HOT];
+}
+
+/* The interval since the last step: each thread's time on a CPU, the
+ * recorder's waits held to the CPU it used, the sampler's ticks on the
+ * busiest thread while on its CPU, every slot added to the totals, the
+ * busiest by what it cost it charged to the budget (as its share of the
+ * interval), of the threads the hot path has hit (nothing before it hits
+ * one): switching it off spares no other thread (a DataLoader worker that
+ * the recorder's CPU held back pays the same without it, and so does a
+ * thread the recorder's start held back before its first launch). */
+static void account_step(struct budget_ctl *bc, __u64 now)
+{
+	double cpu = recorder_cpu_ns(), used = cpu - bc->recorder_cpu_ns, waited = 0, busiest = -1, load;
+	double dt = now > bc->last_ns ? (double)(now - bc->last_ns) : 0, top_oncpu = dt;
+	struct budget_slot *top = &bc->step[0];
+	bool launchers = false;
+	size_t i;
+
+	bc->recorder_cpu_ns = cpu;
+	for (i = 0; i < BUDGET_HIT_SLOTS; i++) {
+		const struct budget_slot *t = &bc->total[i];
+
+		waited += bc->step[i].ns[ISR_SPENT_RECORDER];
+		if (t->out_since && now > t->out_since)
+			bc->step[i].off_ns += (double)(now - (t->out_since > bc->last_ns ? t->out_since : bc->last_ns));
+		launchers |= launcher(bc, i);
+	}
+	for (i = 0; i < BUDGET_HIT_SLOTS && dt > 0; i++) {
+		struct budget_slot *s = &bc->step[i];
+		double oncpu = dt > s->off_ns ? dt - s->off_ns : 0;
+
+		if (waited > used && waited > 0)
+			s->ns[ISR_SPENT_RECORDER] *= (used > 0 ? used : 0) / waited;
+		if (launchers && !launcher(bc, i))
+			continue;
+		load = load_of(slot_sum(s), oncpu, dt);
+		if (load > busiest) {
+			busiest = load;
+			top = s;
+			top_oncpu = oncpu;
+		}
+	}
+	/* the sampler interrupts whatever runs on a CPU */
+	if (bc->costs.tick_hz && dt > 0) {
+		double ticks = bc->costs.tick_hz * top_oncpu / 1e9;
+
+		top->ns[ISR_SPENT_SAMPLER] += ticks * bc->costs.tick_ns;
+		top->ops[ISR_SPENT_SAMPLER] += (__u64)(ticks + 0.5);
+		busiest = load_of(slot_sum(top), top_oncpu, dt);
+	}
+	for (i = 0; i < BUDGET_HIT_SLOTS; i++) {
+		struct budget_slot *s = &bc->step[i], *t = &bc->total[i];
+
+		if (s->tid) {
+			t->pid = s->pid;
+			t->tid = s->tid;
+		}
+		if (t->tid)
+			t->oncpu_ns += dt > s->off_ns ? dt - s->off_ns : 0;
+		for (int k = 0; k < ISR_SPENT_MAX; k++) {
+			t->ns[k] += s->ns[k];
+			t->ops[k] += s->ops[k];
+			bc->all_ns[k] += s->ns[k];
+		}
+		memset(s, 0, sizeof(*s));
+	}
+	budget__charge(&bc->b, launchers && busiest > 0 ? busiest * dt : 0, now);
+	bc->last_ns = now;
+}
+
+/* The targets as the tracer knows them, now and then: a switch out of a
+ * target thread is charged to it, not to what ran next. */
+static void refresh_targets(struct budget_ctl *bc, struct tracer *t, __u64 now)
+{
+	static __u32 pids[ISR_MAX_TARGETS];
+	int n;
+
+	if (bc->targets_ns && now - bc->targets_ns < TARGETS_REFRESH_NS)
+		return;
+	bc->targets_ns = now;
+	n = tracer__targets(t, pids, ISR_MAX_TARGETS);
+	for (int i = 0; i < n; i++)
+		seen_target(bc, pids[i]);
+}
+
 int budget_ctl__step(struct budget_ctl *bc, struct tracer *t, __u64 now, budget_emit_fn emit, void *ctx)
 {
 	enum budget_action act;
-	double busiest = 0;
 	__u64 t0, t1;
 	char err[512];
-	size_t i;
 	bool on;
 	int e;
 
-	if (!bc->active || now < bc->next_ns)
+	if (!bc->accounting || now < bc->next_ns)
 		return 0;
-	for (i = 0; i < BUDGET_HIT_SLOTS; i++)
-		if (bc->cost_ns[i] > busiest)
-			busiest = bc->cost_ns[i];
-	memset(bc->cost_ns, 0, sizeof(bc->cost_ns));
-	budget__charge(&bc->b, busiest, now);
+	refresh_targets(bc, t, now);
+	account_step(bc, now);
+	if (!bc->active) {
+		bc->next_ns = now + BUDGET_CHECK_NS;
+		return 0;
+	}
 	act = budget__decide(&bc->b, now, &bc->next_ns);
 	if (act == BUDGET_KEEP)
 		return 0;
@@ -141,16 +411,94 @@ int budget_ctl__step(struct budget_ctl *bc, struct tracer *t, __u64 now, budget_
 	return write_sampling(bc, on ? ISR_SAMPLING_ON : ISR_SAMPLING_OFF, on ? t1 : t0, t1 - t0, emit, ctx);
 }
 
+/* The slot that tracing cost most over the recording, for its time on a
+ * CPU. */
+static const struct budget_slot *busiest_slot(const struct budget_ctl *bc)
+{
+	double dt = (double)(bc->last_ns - bc->start_ns), best = -1;
+	const struct budget_slot *top = &bc->total[0];
+
+	for (size_t i = 0; i < BUDGET_HIT_SLOTS; i++) {
+		double load = load_of(slot_sum(&bc->total[i]), bc->total[i].oncpu_ns, dt);
+
+		if (load > best) {
+			best = load;
+			top = &bc->total[i];
+		}
+	}
+	return top;
+}
+
+static __u64 allowed_ns(const struct budget_ctl *bc)
+{
+	if (!bc->active || bc->last_ns <= bc->start_ns)
+		return 0;
+	return (__u64)(bc->b.fraction * (double)(bc->last_ns - bc->start_ns) + budget__cap_ns(&bc->b));
+}
+
+int budget_ctl__finish(struct budget_ctl *bc, __u64 now, budget_emit_fn emit, void *ctx)
+{
+	const struct budget_slot *top;
+	struct {
+		struct isr_ev_sampling s;
+		struct isr_sampling_spent sp;
+	} rec;
+
+	if (!bc->accounting)
+		return 0;
+	if (now > bc->last_ns)
+		account_step(bc, now);
+	top = busiest_slot(bc);
+	fill_sampling(bc, &rec.s, ISR_SAMPLING_SPENT, bc->last_ns, 0, sizeof(rec));
+	memset(&rec.sp, 0, sizeof(rec.sp));
+	rec.sp.busiest_pid = top->pid;
+	rec.sp.busiest_tid = top->tid;
+	rec.sp.busiest_oncpu_ns = (__u64)top->oncpu_ns;
+	rec.sp.traced_ns = bc->last_ns - bc->start_ns;
+	rec.sp.allowed_ns = allowed_ns(bc);
+	for (int k = 0; k < ISR_SPENT_MAX; k++) {
+		rec.sp.busiest_ns[k] = (__u64)top->ns[k];
+		rec.sp.busiest_ops[k] = top->ops[k];
+		rec.sp.all_ns[k] = (__u64)bc->all_ns[k];
+	}
+	return emit(ctx, &rec, sizeof(rec));
+}
+
 void budget_ctl__report(const struct budget_ctl *bc)
 {
-	if (!bc->active)
+	const struct budget_slot *top;
+	double sum, fixed = 0, secs;
+	bool first = true;
+
+	if (!bc->accounting)
 		return;
-	fprintf(stderr, "inferscope-bpf: overhead budget: charged %.3f ms of probe hits and %.3f ms of Python stack "
-		"captures (all threads; one hit costs %.0f ns here)\n", bc->hits_ns / 1e6, bc->stacks_ns / 1e6,
-		bc->b.hit_cost_ns);
-	if (bc->charge_cupti)
-		fprintf(stderr, "inferscope-bpf: overhead budget: charged %.3f ms to CUPTI in GPU windows\n",
-			bc->cupti_ns / 1e6);
+	top = busiest_slot(bc);
+	sum = slot_sum(top);
+	secs = (double)(bc->last_ns - bc->start_ns) / 1e9;
+	fprintf(stderr, "inferscope-bpf: tracing cost the busiest thread (tid %u of pid %u) an estimated %.1f ms, "
+		"%.2f%% of its %.2f s on a CPU in %.1f s", top->tid, top->pid, sum / 1e6,
+		top->oncpu_ns > 0 ? 100 * sum / top->oncpu_ns : 0, top->oncpu_ns / 1e9, secs);
+	if (bc->active)
+		fprintf(stderr, "; the %.3g%% budget allowed %.1f ms and was charged %.1f ms (each interval's busiest "
+			"thread, for its time on a CPU)", bc->pct, allowed_ns(bc) / 1e6, bc->b.spent_ns / 1e6);
+	else
+		fprintf(stderr, "; no budget (--budget off)");
+	for (int k = 0; k < ISR_SPENT_MAX; k++) {
+		if (top->ns[k] < 1e3)
+			continue;
+		fprintf(stderr, "%s %.1f ms %s", first ? ":" : ",", top->ns[k] / 1e6, kind_text[k]);
+		if (top->ops[k])
+			fprintf(stderr, " (%llu x %.2f us)", (unsigned long long)top->ops[k],
+				top->ns[k] / (double)top->ops[k] / 1e3);
+		if (k != ISR_SPENT_HOT)
+			fixed += top->ns[k];
+		first = false;
+	}
+	fprintf(stderr, "\n");
+	if (bc->active && fixed * (secs * 1e9 / (top->oncpu_ns > 0 ? top->oncpu_ns : secs * 1e9)) > (double)allowed_ns(bc))
+		fprintf(stderr, "inferscope-bpf: what the budget cannot switch cost more than it allows (%.1f ms): "
+			"--no-faults, --no-py-stacks, --py-stacks=HZ lower what page faults and Python stacks cost\n",
+			fixed / 1e6);
 	if (bc->b.sampling)
 		fprintf(stderr, "inferscope-bpf: the CUDA hot path (launches, async copies, memsets) cost more than the "
 			"%.3g%% overhead budget: its probes were switched off and on %llu times and its calls are "

@@ -27,7 +27,8 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Write the results as JSON", 0 },
 	{ "check", 'c', "THRESHOLDS", 0, "Exit 1 when a metric exceeds its limit in this JSON file", 0 },
 	{ "only", 'n', "NAMES", 0, "Run only these benchmarks, comma-separated (sched_switch, page_fault, fault_flood, "
-	  "cuda_launch, cuda_sync, gil_contend, budget_10k, budget_50k, budget_150k; with --kci also its mechanisms "
+	  "cuda_launch, cuda_sync, gil_contend, budget_10k, budget_50k, budget_150k, launch_bound, attach_time, "
+	  "flight_ring; with --kci also its mechanisms "
 	  "and checks: docs/kernel-ci.md)", 0 },
 	{ "tmpdir", 't', "DIR", 0, "Where recordings go while measuring (default /tmp)", 0 },
 	{ "kci", OPT_KCI, NULL, 0, "The kernel-CI suite: each kernel mechanism's cost, the exact-delivery checks, then "

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
+#include "budget_cost.h"
 #include "config.h"
 #include "events.h"
 #include "isr_format.h"
@@ -87,10 +88,11 @@ struct probe_family {
 	/* After each poll: work that cannot wait for the next rescan; lowers
 	 * *poll_ms when it must come back sooner. */
 	void (*tick)(void *st, int *poll_ms);
-	/* The cost of one hit of its hot-path probes here (the overhead
-	 * budget switches them): 0 with *hit_ns, or -errno with err filled
-	 * (-EOPNOTSUPP: they cannot be switched). */
-	int (*measure_hit_cost)(void *st, double *hit_ns, char *err, size_t errlen);
+	/* Once its probes are live: what they cost a target thread here
+	 * (user/budget_cost.h), measured on threads of this process made a
+	 * target meanwhile (the recorder discards their events): fills the
+	 * figures of c that are its own. 0, or -errno with err filled. */
+	int (*measure_costs)(void *st, struct tracer_costs *c, char *err, size_t errlen);
 	/* Adds what it counts itself of the drop sources (a user-space
 	 * source, ISR_SRC_*) to drops. */
 	void (*count_drops)(void *st, __u64 *drops);

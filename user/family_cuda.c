@@ -25,6 +25,8 @@
 #include "selfprobe.h"
 #include "cuda.skel.h"
 
+#define SELF_PROBES 3
+
 struct cuda_family {
 	const struct family_ctx *ctx;
 	struct cuda_bpf *obj;
@@ -38,6 +40,8 @@ struct cuda_family {
 	struct alias_learn learn;	/* when cuKernelGetFunction's probes are worth it */
 	bool learn_switched;		/* they can be switched (uprobe_multi links) */
 	bool learn_warned;
+	int self_fd[SELF_PROBES];	/* the cost measurement's probes of this executable */
+	size_t nself;
 };
 
 static bool cuda_enabled(const struct record_config *cfg)
@@ -51,6 +55,8 @@ static void cuda_free(void *st)
 
 	if (!c)
 		return;
+	for (size_t i = 0; i < c->nself; i++)
+		close(c->self_fd[i]);
 	cuda_libs__free(c->libs);
 	cuda_bpf__destroy(c->obj);
 	alias_learn__free(&c->learn);
@@ -337,99 +343,107 @@ static void cuda_on_new_process(void *st, __u32 pid, __u32 origin)
 	alias_learn__forget(&c->learn, pid);
 }
 
-#define COST_CALLS	1001
+#define COST_CALLS	401
 #define COST_GAP_NS	20000
 
-static int cmp_double(const void *a, const void *b)
+/* The executable's own cuLaunchKernel and cuStreamSynchronize
+ * (user/selfprobe.h, libcuda's prologue), probed as a target's: the
+ * hot path's program on the first, a "+ret" family's entry and return on
+ * the second. */
+struct self_probe {
+	struct cuda_family *c;
+	const struct cuda_site *site;
+	bool pair;
+	int fd[2];
+};
+
+static int self_probe_set(void *arg, bool on)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	struct self_probe *s = arg;
+	struct tracer *t = s->c->ctx->t;
+	struct bpf_program *progs[2] = { s->pair ? s->c->obj->progs.cuda_enter : s->c->obj->progs.cuda_hot,
+					 s->c->obj->progs.cuda_ret };
+	__u32 pid = (__u32)getpid();
+	int i, n = s->pair ? 2 : 1;
 
-	return x < y ? -1 : x > y;
-}
-
-/* The mean of the first n of v. */
-static double mean_of(const double *v, int n)
-{
-	double sum = 0;
-
-	for (int i = 0; i < n; i++)
-		sum += v[i];
-	return n ? sum / n : 0;
-}
-
-/* ns per call of the executable's own cuLaunchKernel: the mean of
- * COST_CALLS calls timed one by one, each after COST_GAP_NS of other work,
- * as a job's launches come between its own work (a call in a tight loop
- * finds the trap path hot in the caches and costs less: 660 against 690-855
- * ns per hit on an H200 host). A mean, not a median: a job loses the mean,
- * and the slower hits (the trap path partly out of the caches) are part of
- * it; the slowest 10% are left out, where an interrupt or a preemption
- * inside the timing (a busy host) would count as probe cost. */
-static double time_self_launches(double *v)
-{
-	int i;
-
-	for (i = 0; i < COST_CALLS; i++) {
-		__u64 t = clock__mono_ns(), a, b;
-
-		while (clock__mono_ns() - t < COST_GAP_NS)
-			;
-		a = clock__mono_ns();
-		cuLaunchKernel((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
-		b = clock__mono_ns();
-		v[i] = (double)(b - a);
+	for (i = 0; i < n; i++) {
+		if (!on && s->fd[i] >= 0) {
+			/* Released with the family: a release waits for the
+			 * kernel's grace period (about 100 ms), and nothing
+			 * calls these functions after the measurement. */
+			if (s->c->nself < SELF_PROBES)
+				s->c->self_fd[s->c->nself++] = s->fd[i];
+			else
+				close(s->fd[i]);
+			s->fd[i] = -1;
+		} else if (on && s->fd[i] < 0) {
+			s->fd[i] = i ? tracer__uprobe_multi_link(progs[i], "/proc/self/exe", &s->site->offset,
+								 &s->site->cookie, 1, true, pid) :
+				       tracer__uprobe_link(t, progs[i], pid, "/proc/self/exe", s->site->offset,
+							   s->site->cookie);
+			if (s->fd[i] < 0)
+				return s->fd[i];
+		}
 	}
-	qsort(v, COST_CALLS, sizeof(*v), cmp_double);
-	return mean_of(v, COST_CALLS - COST_CALLS / 10);
+	return 0;
 }
 
-/* What one hit of the hot-path probe costs here: the executable's own
- * cuLaunchKernel (user/selfprobe.h, libcuda's prologue) called with and
- * without the probe, as a target, before anything else is traced (its
- * events are discarded). */
-static int cuda_measure_hit_cost(void *st, double *hit_ns, char *err, size_t errlen)
+/* One call, timed; each after COST_GAP_NS of other work, as a job's
+ * launches come between its own work (a call in a tight loop finds the
+ * trap path hot in the caches and costs less: 660 against 690-855 ns per
+ * hit on an H200 host). */
+static void self_launch(void *arg)
+{
+	(void)arg;
+	cuLaunchKernel((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+}
+
+static void self_sync(void *arg)
+{
+	(void)arg;
+	cuStreamSynchronize(NULL);
+}
+
+/* What an entry hit of the hot path's program and an entry and return
+ * hit of a "+ret" family cost here: the executable's own functions called
+ * with and without the probes, this process a target meanwhile (its
+ * events discarded by the recorder). */
+static int cuda_measure_costs(void *st, struct tracer_costs *costs, char *err, size_t errlen)
 {
 	static const char self[] = "/proc/self/exe";
 	struct cuda_family *c = st;
 	struct tracer *t = c->ctx->t;
-	const struct cuda_site *s;
 	const struct cuda_lib *lib;
 	__u32 pid = (__u32)getpid();
-	double probed, plain, *v;
-	int e, fd;
+	int e;
 
-	if (!tracer__can_switch_hot(t)) {
-		snprintf(err, errlen, "the hot-path probes cannot be switched on this kernel (no uprobe_multi links)");
-		return -EOPNOTSUPP;
-	}
+	/* without uprobe_multi links (--legacy-uprobes, Linux before 6.6):
+	 * no budget, and the probes' hits are not charged */
+	if (!tracer__uprobe_multi(t))
+		return 0;
 	lib = cuda_libs__resolve(c->libs, self, err, errlen);
 	if (!lib)
 		return -errno;
-	s = &lib->sites[ISR_CUDA_FN_cuLaunchKernel];
-	if (s->kind == CUDA_SITE_ABSENT) {
-		snprintf(err, errlen, "the executable has no cuLaunchKernel of its own to measure");
+	if (lib->sites[ISR_CUDA_FN_cuLaunchKernel].kind == CUDA_SITE_ABSENT ||
+	    lib->sites[ISR_CUDA_FN_cuStreamSynchronize].kind == CUDA_SITE_ABSENT) {
+		snprintf(err, errlen, "the executable has no cuLaunchKernel and cuStreamSynchronize of its own to measure");
 		return -ENOENT;
 	}
-	v = calloc(COST_CALLS, sizeof(*v));
-	if (!v) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
 	e = tracer__add_target(t, pid, true);	/* the recorder itself: never held */
-	fd = e ? e : tracer__uprobe_link(t, c->obj->progs.cuda_hot, pid, self, s->offset, s->cookie);
-	if (fd < 0) {
-		e = fd;
-		snprintf(err, errlen, "cannot probe the executable's own cuLaunchKernel: %s", strerror(-e));
+	if (!e) {
+		struct self_probe hot = { c, &lib->sites[ISR_CUDA_FN_cuLaunchKernel], false, { -1, -1 } };
+		struct self_probe pair = { c, &lib->sites[ISR_CUDA_FN_cuStreamSynchronize], true, { -1, -1 } };
+		struct cost_ab ab_hot = { self_launch, self_probe_set, &hot, COST_CALLS, 1, COST_GAP_NS, 0 };
+		struct cost_ab ab_pair = { self_sync, self_probe_set, &pair, COST_CALLS / 2, 1, COST_GAP_NS, 0 };
+
+		e = budget_cost__ab(&ab_hot, &costs->hit_ns);
+		e = e ?: budget_cost__ab(&ab_pair, &costs->pair_ns);
+		if (e)
+			snprintf(err, errlen, "cannot probe the executable's own CUDA functions: %s", strerror(-e));
+		tracer__remove_target(t, pid);
 	} else {
-		probed = time_self_launches(v);
-		close(fd);
-		plain = time_self_launches(v);
-		*hit_ns = probed > plain ? probed - plain : 0;
+		snprintf(err, errlen, "cannot make this process a target: %s", strerror(-e));
 	}
-	tracer__remove_target(t, pid);
-	/* Its events are no target's. */
-	tracer__discard(t, pid);
-	free(v);
 	return e;
 }
 
@@ -445,6 +459,6 @@ const struct probe_family family_cuda = {
 	.on_new_process = cuda_on_new_process,
 	.on_event = cuda_on_event,
 	.tick = cuda_tick,
-	.measure_hit_cost = cuda_measure_hit_cost,
+	.measure_costs = cuda_measure_costs,
 	.free = cuda_free,
 };

@@ -17,7 +17,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "family.h"
@@ -142,6 +144,82 @@ static int py_libs(void *st, char *err, size_t errlen)
 	return tracer__attach_cpu_event(p->sampler->progs.py_sample, PERF_COUNT_SW_CPU_CLOCK,
 					1000000000ULL / p->ctx->cfg->python.stacks_hz,
 					"CPU-clock (Python stacks)", "--no-py-stacks", &p->samples, err, errlen);
+}
+
+#define TICK_PERIOD_NS	50000ULL	/* the measurement's sampler: 20 kHz */
+#define TICK_OP_NS	200000ULL	/* CPU work per timed op: about 4 ticks */
+
+/* The sampler's program on a CPU-clock event of this thread alone. */
+struct tick_probe {
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	unsigned long spin;
+};
+
+static int tick_set(void *arg, bool on)
+{
+	struct tick_probe *s = arg;
+	struct perf_event_attr attr;
+	int fd;
+
+	if (!on) {
+		bpf_link__destroy(s->link);
+		s->link = NULL;
+		return 0;
+	}
+	if (s->link)
+		return 0;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = TICK_PERIOD_NS;
+	fd = (int)syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	s->link = bpf_program__attach_perf_event(s->prog, fd);
+	if (!s->link) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return 0;
+}
+
+static void tick_op(void *arg)
+{
+	budget_cost__spin(((struct tick_probe *)arg)->spin);
+}
+
+/* What a tick of the sampler costs a target thread that runs no Python
+ * (a Python thread's capture is charged from its event): CPU work with
+ * and without a 10 kHz sampler of this thread running the same program,
+ * this process a target meanwhile. */
+static int python_measure_costs(void *st, struct tracer_costs *c, char *err, size_t errlen)
+{
+	struct python_family *p = st;
+	struct tick_probe tick = { NULL, NULL, 0 };
+	/* 200 us of work is preempted often on a busy host: the fastest half */
+	struct cost_ab ab = { tick_op, tick_set, &tick, 10, 4, 0, 0.5 };
+	__u32 pid = (__u32)getpid();
+	double per_op;
+	int e;
+
+	if (!p->sampler)
+		return 0;
+	tick.prog = p->sampler->progs.py_sample;
+	tick.spin = budget_cost__spin_calibrate(TICK_OP_NS);
+	e = tracer__add_target(p->ctx->t, pid, true);
+	e = e ?: budget_cost__ab(&ab, &per_op);
+	tracer__remove_target(p->ctx->t, pid);
+	if (e) {
+		snprintf(err, errlen, "cannot measure what a tick of the Python stack sampler costs: %s", strerror(-e));
+		return e;
+	}
+	c->tick_ns = per_op * TICK_PERIOD_NS / TICK_OP_NS;
+	c->tick_hz = p->ctx->cfg->python.stacks_hz;
+	return 0;
 }
 
 static void unwait(struct python_family *p, size_t i)
@@ -520,6 +598,7 @@ const struct probe_family family_python = {
 	.on_event = python_on_event,
 	.tick = python_tick,
 	.count_drops = python_count_drops,
+	.measure_costs = python_measure_costs,
 	.describe = python_describe,
 	.free = python_free,
 };

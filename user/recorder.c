@@ -379,12 +379,13 @@ static int write_window(struct recorder *r, const char *why, __u32 stop_reason)
 	__u64 now;
 	int e;
 
-	e = rec_writer__flush(r->w);
+	now = clock__mono_ns();
+	e = budget_ctl__write_costs(&r->budget, now, emit, r);
+	e = e ?: rec_writer__flush(r->w);
 	e = e ?: write_clock(r->w);
 	e = e ?: write_drops(r);
 	if (e)
 		return r->write_err = e;
-	now = clock__mono_ns();
 	rec_writer__ring_trim(r->w, now);
 	rec_writer__ring_stats(r->w, &st);
 	host = window_host(r, st.first_ns && st.first_ns < now ? st.first_ns : now, why);
@@ -559,33 +560,50 @@ static int preflight(const struct record_config *cfg, struct run_as *as)
 	return e;
 }
 
-/* Before anything is traced: the cost of one probe hit here, which the
- * budget charges for every hit, from the family whose hot path it
- * switches. No budget (a warning) where the hot path cannot be switched. */
+/* Before any target is traced, the tracepoints and perf events live: what
+ * tracing costs a target thread here (user/budget_cost.h), measured on
+ * threads of the recorder's own, a target meanwhile (their events
+ * discarded); then the account of it, and the budget, which charge every
+ * event from the start. Without the costs (a measurement failed: said),
+ * nothing is charged and no budget is kept. */
 static void budget_setup(struct recorder *r)
 {
 	const struct record_config *cfg = r->cfg;
+	double pct = cfg->tracer.budget_pct;
+	struct tracer_costs c;
+	__u64 t0 = clock__mono_ns();
 	char err[512];
-	double hit_ns;
 	size_t i;
 	int e;
 
-	for (i = 0; i < r->nfam && !r->fam[i].ops->measure_hit_cost; i++)
-		;
-	if (cfg->tracer.budget_pct <= 0 || i == r->nfam)
-		return;
-	e = r->fam[i].ops->measure_hit_cost(r->fam[i].st, &hit_ns, err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "inferscope-bpf: the %.3g%% overhead budget cannot be kept: %s; every probe stays "
-			"on%s\n", cfg->tracer.budget_pct, err,
+	memset(&c, 0, sizeof(c));
+	e = budget_cost__measure_core(r->t, cfg->kernel.page_faults, &c, err, sizeof(err));
+	for (i = 0; i < r->nfam && !e; i++)
+		if (r->fam[i].ops->measure_costs)
+			e = r->fam[i].ops->measure_costs(r->fam[i].st, &c, err, sizeof(err));
+	budget_cost__forget(r->t, (__u32)getpid());
+	if (!e && pct > 0 && !tracer__can_switch_hot(r->t)) {
+		fprintf(stderr, "inferscope-bpf: the %.3g%% overhead budget cannot be kept: the hot-path probes cannot be "
+			"switched on this kernel (no uprobe_multi links); every probe stays on%s\n", pct,
 			cfg->tracer.legacy_uprobes ? " (--legacy-uprobes)" : " (needs Linux 6.6 or later)");
+		pct = 0;
+	}
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: %s; what tracing costs is not accounted%s\n", err,
+			pct > 0 ? " and the overhead budget is not kept: every probe stays on" : "");
 		return;
 	}
-	budget_ctl__init(&r->budget, cfg->tracer.budget_pct, hit_ns);
+	if (budget_ctl__init(&r->budget, &c, pct, (__u32)getpid(), r->guard.pid > 0 ? (__u32)r->guard.pid : 0)) {
+		fprintf(stderr, "inferscope-bpf: out of memory for the overhead account; every probe stays on\n");
+		return;
+	}
 	r->budget.charge_cupti = cfg->gpu.cupti && cfg->gpu.windows && !cfg->gpu.all;
+	r->res->costs_measure_ns = (double)(clock__mono_ns() - t0);
 	if (cfg->verbose)
-		fprintf(stderr, "inferscope-bpf: overhead budget %.3g%% of a thread's time; one probe hit costs %.0f ns "
-			"here\n", cfg->tracer.budget_pct, hit_ns);
+		fprintf(stderr, "inferscope-bpf: costs here: a probe hit %.0f ns, an entry and return %.0f ns, a page fault "
+			"%.0f ns, a scheduler event %.0f ns, a sampler tick %.0f ns (measured in %.0f ms); overhead "
+			"budget %.3g%%\n", c.hit_ns, c.pair_ns, c.fault_ns, c.sched_ns, c.tick_ns,
+			(clock__mono_ns() - t0) / 1e6, pct);
 }
 
 /* The libraries whose first mapping holds a target: every enabled
@@ -675,8 +693,6 @@ static int open_all(struct recorder *r, struct launch_env *env)
 		}
 		r->nfam++;
 	}
-	if (!e)
-		budget_setup(r);
 	e = e ?: set_hold_names(r);
 	for (i = 0; i < r->nfam && !e; i++)
 		e = r->fam[i].ops->prepare ? r->fam[i].ops->prepare(r->fam[i].st, env) : 0;
@@ -789,6 +805,21 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 	size_t i;
 	int e;
 
+	/* the tracepoints and perf events first: they follow the targets as
+	 * soon as they are added, and the costs are measured on them */
+	e = tracer__attach(r->t, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: %s\n", err);
+		return e;
+	}
+	hold_note(r, err);
+	for (i = 0; i < r->nfam && !e; i++)
+		e = r->fam[i].ops->attach ? r->fam[i].ops->attach(r->fam[i].st, err, sizeof(err)) : 0;
+	if (e) {
+		fprintf(stderr, "inferscope-bpf: %s\n", err);
+		return e;
+	}
+	budget_setup(r);
 	if (cfg->targets.command) {
 		if (r->run_as.change)
 			check_env_readable(r, env);
@@ -812,21 +843,9 @@ static int start_targets(struct recorder *r, const struct launch_env *env)
 			return e;
 		}
 	}
-	e = tracer__attach(r->t, err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "inferscope-bpf: %s\n", err);
-		return e;
-	}
-	hold_note(r, err);
 	e = add_descendants(r);
 	if (e)
 		return e;
-	for (i = 0; i < r->nfam && !e; i++)
-		e = r->fam[i].ops->attach ? r->fam[i].ops->attach(r->fam[i].st, err, sizeof(err)) : 0;
-	if (e) {
-		fprintf(stderr, "inferscope-bpf: %s\n", err);
-		return e;
-	}
 	for (i = 0, e = 0; i < cfg->targets.pid_count && !e; i++) {
 		watch_loader(r, cfg->targets.pids[i]);
 		e = probe_all(r, cfg->targets.pids[i], PROBE_AT_START);
@@ -1097,7 +1116,8 @@ static void finish(struct recorder *r, __u32 stop_reason)
 			r->write_err = e;
 		return;
 	}
-	e = write_clock(r->w);
+	e = budget_ctl__finish(&r->budget, clock__mono_ns(), emit, r);
+	e = e ?: write_clock(r->w);
 	e = e ?: write_drops(r);
 	e = e ?: rec_writer__finish(r->w, clock__mono_ns(), stop_reason);
 	r->write_err = e;
@@ -1195,6 +1215,7 @@ static void close_all(struct recorder *r)
 	r->res->command_stopped = r->launch.stopped;
 	r->res->command_status = r->launch.status;
 	release_probes(r);
+	budget_ctl__free(&r->budget);
 	out_file__close(&r->ready);
 	rec_writer__free(r->w);
 	free(r->descendants);
@@ -1243,6 +1264,11 @@ int record__run(const struct record_config *cfg, struct record_result *res)
 	}
 	res->events = r.events;
 	res->drops_total = r.drops_total;
+	if (r.budget.accounting) {
+		res->overhead_spent_ns = r.budget.b.spent_ns;
+		res->overhead_traced_ns = (double)(r.budget.last_ns - r.budget.start_ns);
+		res->hit_cost_ns = r.budget.costs.hit_ns;
+	}
 	close_all(&r);
 	return e;
 }

@@ -20,6 +20,12 @@ struct record_result {
 	bool command_exited;
 	bool command_stopped;		/* it outlived the recording: the recorder stopped it */
 	int command_status;		/* wait status of the launched command */
+	/* what tracing cost, as accounted (user/budget_ctl.h): the budget's
+	 * figure (the busiest thread of each interval) over the time it ran;
+	 * 0 when not accounted */
+	double overhead_spent_ns, overhead_traced_ns;
+	double hit_cost_ns;		/* a hot-path probe hit, as measured at the start */
+	double costs_measure_ns;	/* how long measuring the costs took at the start */
 	unsigned int windows_last;	/* --flight-recorder: N of its last window file, FILE.N.isr (names
 					 * taken by something else were skipped: flight.h) */
 };

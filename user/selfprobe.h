@@ -6,7 +6,7 @@
  * libcuda (--cuda-lib) costs exactly what probing the driver costs: the
  * benchmarks (user/bench.c) use them as their workload, and the recorder
  * measures the cost of one probe hit on them for the overhead budget
- * (family_cuda.c, measure_hit_cost).
+ * (family_cuda.c, cuda_measure_costs).
  */
 #ifndef INFERSCOPE_SELFPROBE_H
 #define INFERSCOPE_SELFPROBE_H

@@ -8,6 +8,7 @@
  * itself (analysis/recording.h).
  */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -760,6 +761,20 @@ static void test_budget_samples_launch_heavy(void **state)
 	assert_non_null(t);
 	assert_true(json_is_true(json_object_get(t, "cuda_estimated")));
 	assert_int_equal((long long)th_num(t, "launches"), est);
+	/* the account: every recorded launch charged once, at the cost
+	 * measured at the start, to the thread that made it */
+	{
+		json_t *o = json_object_get(json_object_get(r, "recording"), "overhead");
+		json_t *sp = json_object_get(o, "spent"), *hot = json_object_get(json_object_get(sp, "by_kind"), "hot_probes");
+		double hit = th_num(json_object_get(o, "cost_ns"), "probe_hit");
+
+		assert_non_null(hot);
+		assert_int_equal((long long)th_num(hot, "count"), seen);
+		assert_true(fabs(th_num(hot, "seconds") - seen * hit / 1e9) < 1e-6);
+		assert_int_equal((long long)th_num(sp, "tid"), (long long)th_num(t, "tid"));
+		print_message("accounted: %.1f ms spent of %.1f ms allowed\n", 1e3 * th_num(sp, "budget_spent_s"),
+			      1e3 * th_num(sp, "allowed_s"));
+	}
 	json_decref(r);
 	{
 		char md[600];
@@ -772,6 +787,43 @@ static void test_budget_samples_launch_heavy(void **state)
 		assert_non_null(strstr(err, "**Sampled:**"));
 		assert_non_null(strstr(err, "| cuLaunchKernel | ≈"));
 		free(err);
+	}
+}
+
+/*
+ * A target that exits while it is traced (its hot path switched on and off
+ * by the budget, its probes attached and released as it goes) is past
+ * probing, which is no failure: the recorder says nothing of it and stops
+ * when it is gone (#26.5). Three targets, each attached with -p at full
+ * launch rate and left to exit.
+ */
+static void test_target_exits_while_traced(void **state)
+{
+	struct ctx *c = *state;
+
+	for (int i = 0; i < 3; i++) {
+		char count_file[600], pidstr[32], *err;
+		char *wl[] = { LAUNCH_RATE_WORKLOAD, "4", "100000", count_file, NULL };
+		char *argv[] = { TRACER, "record", "-o", c->f.isr, "-p", pidstr, NULL };
+		json_t *r;
+
+		snprintf(count_file, sizeof(count_file), "%s/launches", c->f.dir);
+		c->spawned[0] = th_spawn(wl, NULL, NULL);
+		snprintf(pidstr, sizeof(pidstr), "%d", c->spawned[0]);
+		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+		th_reap(c->spawned[0]);
+		c->spawned[0] = 0;
+		err = th_slurp(c->f.err);
+		assert_non_null(err);
+		if (strstr(err, "cannot") || strstr(err, "warning") || strstr(err, "failed")) {
+			print_error("%s", err);
+			fail_msg("a warning for a target that exited");
+		}
+		free(err);
+		r = th_report(c->f.isr);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r, "recording"), "stop_reason")),
+				    "targets_exited");
+		json_decref(r);
 	}
 }
 
@@ -1140,6 +1192,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_budget_samples_launch_heavy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_launch_bound_slowdown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_off_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_target_exits_while_traced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alias_probes_released_once_learned, setup, teardown),
 	};
 

@@ -75,6 +75,15 @@ static long hot_line(const char *text)
 	return line;
 }
 
+/* The count of kind in recording.overhead.spent.by_kind. */
+static long long th_count_of(json_t *by_kind, const char *kind)
+{
+	json_t *k = json_object_get(by_kind, kind);
+
+	assert_non_null(k);
+	return (long long)json_integer_value(json_object_get(k, "count"));
+}
+
 static double inclusive_pct(json_t *thread, const char *function)
 {
 	json_t *funcs = json_object_get(thread, "py_functions"), *f;
@@ -308,42 +317,58 @@ static void test_cuda_call_sites(void **state)
 	json_decref(r);
 }
 
-/* Charged to the overhead budget: every probe hit at the measured cost
- * (640 launches + 200 synchronizations probed at entry and return = 1040
- * hits) and every Python stack captured, at what its BPF program measured
- * (840 captures: every launch, and every synchronization, as each lasts
- * 5 ms); with --no-py-stacks no stack is charged. */
+/* Charged to the account of what tracing cost (the recording's
+ * recording.overhead): every probe hit at the cost the recorder measured
+ * (640 launches at one hit each, 200 synchronizations at an entry and a
+ * return), every Python stack captured at what its BPF program measured
+ * (840 at the calls: every launch, and every synchronization, as each
+ * lasts 5 ms; and the sampled ones), all on the one thread that makes the
+ * calls; with --no-py-stacks no stack and no sampler tick is charged. */
 static void test_stack_captures_charged(void **state)
 {
 	struct ctx *c = *state;
-	char *with[] = { TRACER, "record", "--cuda-lib", STANDIN_LIBCUDA, "--py-launch-every", "1", "--budget", "5",
+	char *with[] = { TRACER, "record", "--cuda-lib", STANDIN_LIBCUDA, "--py-launch-every", "1", "--budget", "50",
 			 "-o", c->f.isr, "--", "/usr/bin/python3", CUDA_PY_WORKLOAD, STANDIN_LIBCUDA, NULL };
-	char *without[] = { TRACER, "record", "--cuda-lib", STANDIN_LIBCUDA, "--no-py-stacks", "--budget", "5",
+	char *without[] = { TRACER, "record", "--cuda-lib", STANDIN_LIBCUDA, "--no-py-stacks", "--budget", "50",
 			    "-o", c->f.isr, "--", "/usr/bin/python3", CUDA_PY_WORKLOAD, STANDIN_LIBCUDA, NULL };
 	char *const *runs[] = { with, without };
-	double hits_ms[2], stacks_ms[2], hit_ns[2];
 
 	for (int i = 0; i < 2; i++) {
-		const char *line;
-		char *err;
+		json_t *r, *o, *by, *cost;
+		double hit, pair;
 
 		th_expect_exit(th_run_to(runs[i], c->out, c->f.err), 0, c->f.err);
-		err = th_slurp(c->f.err);
-		assert_non_null(err);
-		line = strstr(err, "overhead budget: charged ");
-		assert_non_null(line);
-		assert_int_equal(sscanf(line, "overhead budget: charged %lf ms of probe hits and %lf ms of Python stack "
-					"captures (all threads; one hit costs %lf ns here)", &hits_ms[i], &stacks_ms[i],
-					&hit_ns[i]), 3);
-		free(err);
-		print_message("%s: %.3f ms of hits (%.1f hits of %.0f ns), %.3f ms of stack captures\n",
-			      i ? "no stacks" : "a stack at every launch", hits_ms[i], hits_ms[i] * 1e6 / hit_ns[i],
-			      hit_ns[i], stacks_ms[i]);
-		assert_true(fabs(hits_ms[i] * 1e6 / hit_ns[i] - 1040) <= 2);
+		r = th_report(c->f.isr);
+		assert_non_null(r);
+		o = json_object_get(json_object_get(r, "recording"), "overhead");
+		assert_true(json_is_object(o));
+		cost = json_object_get(o, "cost_ns");
+		hit = th_num(cost, "probe_hit");
+		pair = th_num(cost, "probe_pair");
+		assert_true(hit > 0 && pair > 0);
+		by = json_object_get(json_object_get(o, "spent"), "by_kind");
+		assert_non_null(by);
+		print_message("%s: hits %lld (%.3f ms), pairs' hits %lld, stacks %lld (%.3f ms), sampler ticks %lld\n",
+			      i ? "no stacks" : "a stack at every launch", th_count_of(by, "hot_probes"),
+			      1e3 * th_num(json_object_get(by, "hot_probes"), "seconds"), th_count_of(by, "probes"),
+			      th_count_of(by, "py_stacks"), 1e3 * th_num(json_object_get(by, "py_stacks"), "seconds"),
+			      th_count_of(by, "sampler"));
+		assert_int_equal(th_count_of(by, "hot_probes"), 640);
+		assert_int_equal(th_count_of(by, "probes"), 400);
+		assert_true(fabs(th_num(json_object_get(by, "hot_probes"), "seconds") - 640 * hit / 1e9) < 1e-6);
+		assert_true(fabs(th_num(json_object_get(by, "probes"), "seconds") - 200 * pair / 1e9) < 1e-6);
+		if (i == 0) {
+			/* capture_ns saturates at 65535 ns */
+			assert_true(th_count_of(by, "py_stacks") >= 840);
+			assert_true(th_num(json_object_get(by, "py_stacks"), "seconds") >= 840 * 0.3e-6);
+			assert_true(th_num(json_object_get(by, "py_stacks"), "seconds") <=
+				    th_count_of(by, "py_stacks") * 65.535e-6);
+		} else {
+			assert_int_equal(th_count_of(by, "py_stacks"), 0);
+			assert_int_equal(th_count_of(by, "sampler"), 0);
+		}
+		json_decref(r);
 	}
-	assert_true(stacks_ms[0] >= 840 * 0.3e-3);
-	assert_true(stacks_ms[0] <= 840 * 65.535e-3);
-	assert_true(stacks_ms[1] == 0);
 }
 
 int main(void)

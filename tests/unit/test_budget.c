@@ -112,6 +112,26 @@ static void test_sampled_150k(void **state)
 	check_sampled(150000);
 }
 
+/* A hot path that costs a third of the thread (500k hits/s): a window of
+ * BUDGET_MIN_ON_NS costs 35 ms, three times the burst, and is paid back
+ * by the gap after it. A run of any length ends within the budget, its
+ * burst and one such window (with one 10 ms step's charge of slack); over
+ * a minute, the budget. */
+static void test_expensive_windows(void **state)
+{
+	(void)state;
+	for (__u64 secs = 2; secs <= 64; secs *= 2) {
+		struct run r = simulate(0.01, 500000, 0, secs);
+		double share = r.cost_ns / (secs * 1e9), window = 500000 * HIT_NS * BUDGET_MIN_ON_NS / 1e9;
+
+		print_message("%llu s at 35%%: %.3f%% charged, %llu switches\n", (unsigned long long)secs, 100 * share,
+			      (unsigned long long)r.switches);
+		assert_true(r.cost_ns <= 0.01 * (secs * 1e9 + BUDGET_PERIOD_NS) + window + 500000 * HIT_NS * STEP / 1e9);
+		if (secs >= 32)
+			assert_true(share > 0.009 && share < 0.0115);
+	}
+}
+
 /* Probes that cannot be switched off already cost 2%: the hot path goes
  * off once and stays off. */
 static void test_cold_probes_over_budget(void **state)
@@ -144,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_within_budget),
 		cmocka_unit_test(test_sampled_50k),
 		cmocka_unit_test(test_sampled_150k),
+		cmocka_unit_test(test_expensive_windows),
 		cmocka_unit_test(test_cold_probes_over_budget),
 		cmocka_unit_test(test_idle_start_banks_nothing),
 	};

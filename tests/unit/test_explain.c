@@ -415,6 +415,62 @@ static void test_cpu_contention(void **state)
 	}
 }
 
+/* The recorder's account at the start (ISR_SAMPLING_COSTS): the tracer is
+ * pid tracer, a traced page fault costs it fault_ns. */
+static void ev_tracer(struct synth *b, __u32 tracer, __u64 fault_ns)
+{
+	struct isr_ev_sampling *e = synth__event(b, ISR_EV_SAMPLING, sizeof(*e) + sizeof(struct isr_sampling_costs),
+						 T0, 0, 0);
+	struct isr_sampling_costs *c = (void *)(e + 1);
+
+	e->kind = ISR_SAMPLING_COSTS;
+	e->hit_cost_ps = 500000;
+	c->tracer_pid = tracer;
+	c->fault_ps = fault_ns * 1000;
+}
+
+/* Preempted 20 x 10 ms by pid 900 and 20 x 10 ms by the tracer (pid 950):
+ * the tracer's 0.2 s is its own cost, named as the tracer and counted by
+ * no finding; preempted by the tracer alone, the thread has no
+ * cpu_contention finding and nothing counts that wait as the job's. */
+static void test_cpu_contention_tracer(void **state)
+{
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	for (int other = 1; other >= 0; other--) {
+		struct synth *b = job(1000 * MS);
+
+		ev_tracer(b, 950, 0);
+		ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		for (int i = 0; i < 40; i++) {
+			__u64 t = T0 + 10 * MS + (__u64)i * 20 * MS;
+			__u32 by = i % 2 && other ? 900 : 950;
+
+			ev_switch(b, t, PID, LAUNCHER, by, by + 1, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+			if (i < 2)
+				ev_task_info(b, t, LAUNCHER, by, by + 1, by == 900 ? "ffmpeg" : "inferscope-bpf",
+					     by == 900 ? "ffmpeg" : "inferscope-bpf");
+			ev_switch(b, t + 10 * MS, by, by + 1, PID, LAUNCHER, 0, 0);
+		}
+		a = analyze(b);
+		if (other) {
+			f = expect(a, "cpu_contention", LAUNCHER, 0.2);
+			expect_text(f, "waited 0.200 s for a CPU");
+			expect_text(f, "and 0.200 s more while the tracer's own threads held it");
+			expect_text(f, "the tracer (inferscope-bpf, pid 950) 50%");
+		} else {
+			assert_null(find_rule(a, "cpu_contention", 0));
+			for (size_t i = 0; i < a->ex->findings.n; i++)
+				if (strstr(a->ex->findings.v[i].summary, "for a CPU"))
+					fail_msg("the tracer's wait counted: %s", a->ex->findings.v[i].summary);
+		}
+		analysis__free(a);
+		synth__free(b);
+	}
+}
+
 /* Names of tasks that are not traced, as the report writes them. */
 static void test_untraced_task_names(void **state)
 {
@@ -448,6 +504,35 @@ static void test_untraced_task_names(void **state)
 	assert_string_equal(buf, "thread 101 `trainer`");
 	analysis__free(a);
 	synth__free(b);
+}
+
+/* 30 faults of 5 ms, each of which cost the tracer 2 ms (measured at the
+ * start): 0.09 s is the job's, said with the tracer's 0.06 s; at 5 ms a
+ * fault, all of it is the tracer's and there is no finding. */
+static void test_page_fault_tracer_cost(void **state)
+{
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	for (int all = 0; all < 2; all++) {
+		struct synth *b = job(1000 * MS);
+
+		ev_tracer(b, 950, all ? 5 * MS : 2 * MS);
+		ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		for (int i = 0; i < 30; i++)
+			ev_fault(b, T0 + 20 * MS + (__u64)i * 30 * MS, PID, LAUNCHER, 5 * MS, ISR_FAULT_HAS_START);
+		a = analyze(b);
+		if (all) {
+			assert_null(find_rule(a, "page_fault_storm", 0));
+		} else {
+			f = expect(a, "page_fault_storm", LAUNCHER, 0.09);
+			expect_text(f, "spent 0.090 s in page faults");
+			expect_text(f, "beyond what tracing them cost (0.060 s of the 0.150 s measured: 2000.00 µs a fault");
+		}
+		analysis__free(a);
+		synth__free(b);
+	}
 }
 
 /* 30 major faults of 5 ms on a memory-mapped file. */
@@ -1741,6 +1826,8 @@ int main(void)
 		cmocka_unit_test(test_gil_contention_holder_named),
 		cmocka_unit_test(test_gil_traced_no_contention),
 		cmocka_unit_test(test_cpu_contention),
+		cmocka_unit_test(test_cpu_contention_tracer),
+		cmocka_unit_test(test_page_fault_tracer_cost),
 		cmocka_unit_test(test_untraced_task_names),
 		cmocka_unit_test(test_page_fault_storm),
 		cmocka_unit_test(test_host_memory_pressure),

@@ -97,6 +97,23 @@ static void test_files_and_stat(void **state)
 	assert_false(proc__alive(0x7ffffff0));
 }
 
+/* A task running, sleeping, a zombie, dead, and in exit (PF_EXITING,
+ * 0x4, in its flags: its files and address space already gone while a
+ * driver tears its context down), as /proc/PID/stat says; a name with a
+ * ") " in it does not fool the parse. */
+static void test_stat_running(void **state)
+{
+	(void)state;
+	assert_true(proc__stat_running("4711 (python3) R 1 4711 4711 0 -1 4194560 100 0 0 0 5 3"));
+	assert_true(proc__stat_running("4711 (a) Z 9) S 1 4711 4711 0 -1 4194304 100 0 0"));
+	assert_false(proc__stat_running("4711 (python3) Z 1 4711 4711 0 -1 4194560 100 0 0 0 5 3"));
+	assert_false(proc__stat_running("4711 (python3) X 1 4711 4711 0 -1 4194560 100 0 0 0 5 3"));
+	assert_false(proc__stat_running("4711 (python3) D 1 4711 4711 0 -1 4194564 100 0 0 0 5 3"));
+	assert_false(proc__stat_running("4711 (python3) S 1 4711 4711 0 -1 4 0 0"));
+	assert_false(proc__stat_running("4711 (python3"));
+	assert_false(proc__stat_running("4711 (python3) R 1 4711"));
+}
+
 /* This process forks a child that forks a grandchild, and a second child
  * that exits at once (a zombie until reaped): the descendants are the
  * child and the grandchild, parents first; the zombie is left out. */
@@ -160,6 +177,7 @@ int main(void)
 		cmocka_unit_test(test_parse_lines),
 		cmocka_unit_test(test_own_maps),
 		cmocka_unit_test(test_files_and_stat),
+		cmocka_unit_test(test_stat_running),
 		cmocka_unit_test(test_descendants),
 	};
 

@@ -977,12 +977,17 @@ static void test_json_top_waker(void **state)
 	plant_waker(f, 100, 101, 127);
 	f->threads[1].wakeups = 40;
 	f->threads[1].top_waker = (struct waker_summary){ .pid = 999, .tid = 1000, .wakeups = 10 };
+	/* pid 999 is the tracer's (the recorder's watcher of held processes) */
+	f->sum.sampling.overhead.measured = true;
+	f->sum.sampling.overhead.tracer_pid = 998;
+	f->sum.sampling.overhead.helper_pid = 999;
 	root = render_json(f);
 	w = get(json_array_get(get(root, "threads"), 2), "top_waker");
-	assert_int_equal(json_object_size(w), 6);
+	assert_int_equal(json_object_size(w), 7);
 	assert_int(w, "tid", 101);
 	assert_int(w, "pid", 100);
 	assert_str(w, "comm", "loader");
+	assert_true(json_is_false(get(w, "tracer")));
 	assert_int(w, "wakeups", 127);
 	assert_real(w, "share", 127.0 / 128.0);
 	assert_real(w, "blocked_s", 0.4);
@@ -991,10 +996,75 @@ static void test_json_top_waker(void **state)
 	assert_int(w, "tid", 1000);
 	assert_int(w, "pid", 999);
 	assert_true(json_is_null(get(w, "comm")));
+	assert_true(json_is_true(get(w, "tracer")));
 	assert_real(w, "share", 0.25);
 	assert_real(w, "blocked_s", 0.0);
 	assert_true(json_is_null(get(json_array_get(get(root, "threads"), 0), "top_waker")));
 	json_decref(root);
+	free(f);
+}
+
+/* The recorder's account (ISR_SAMPLING_COSTS, SPENT): pt_main_thread
+ * (tid 302), on a CPU 300 ms of a 1 s recording, was charged 3 ms of
+ * launch hits, 0.3 ms of scheduler events and 0.5 us of other hits; the
+ * 1% budget allowed 20 ms and was charged 8 ms. */
+static void test_overhead_account(void **state)
+{
+	struct fixture *f = fixture__new();
+	struct sampling_overhead *o = &f->sum.sampling.overhead;
+	json_t *root, *a, *by;
+	char *md;
+
+	(void)state;
+	f->sum.sampling.budget = true;
+	f->sum.sampling.budget_pct = 1;
+	o->measured = o->spent_known = true;
+	o->tracer_pid = 998;
+	o->hit_ns = 650;
+	o->busiest_pid = 300;
+	o->busiest_tid = 302;
+	o->traced_ns = 1000 * MS;
+	o->busiest_oncpu_ns = 300 * MS;
+	o->allowed_ns = 20 * MS;
+	o->spent_ns = 8 * MS;
+	o->busiest_ns[ISR_SPENT_HOT] = 3 * MS;
+	o->busiest_ops[ISR_SPENT_HOT] = 3000;
+	o->busiest_ns[ISR_SPENT_SCHED] = 300000;
+	o->busiest_ops[ISR_SPENT_SCHED] = 1500;
+	o->busiest_ns[ISR_SPENT_PROBES] = 500;
+	o->busiest_ops[ISR_SPENT_PROBES] = 1;
+	o->all_ns[ISR_SPENT_HOT] = 4 * MS;
+	root = render_json(f);
+	a = get(get(get(root, "recording"), "overhead"), "spent");
+	assert_int(a, "pid", 300);
+	assert_int(a, "tid", 302);
+	assert_real(a, "traced_s", 1.0);
+	assert_real(a, "on_cpu_s", 0.3);
+	assert_real(a, "allowed_s", 0.02);
+	assert_real(a, "budget_spent_s", 0.008);
+	by = get(a, "by_kind");
+	assert_int_equal(json_object_size(by), ISR_SPENT_MAX);
+	assert_real(get(by, "hot_probes"), "seconds", 0.003);
+	assert_int(get(by, "hot_probes"), "count", 3000);
+	assert_int(get(by, "scheduler"), "count", 1500);
+	assert_int(get(by, "cupti"), "count", 0);
+	assert_real(get(a, "all_threads_s"), "hot_probes", 0.004);
+	json_decref(root);
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "- **Tracing cost (estimated):** 3.3 ms, 1.10% of the 0.300 s its busiest thread was "
+				   "on a CPU in 1.000 s (thread 302 `pt_main_thread`), within the 1% budget (8.0 ms "
+				   "charged of the 20.0 ms it allowed): CUDA hot-path probe hits 3.0 ms, scheduler "
+				   "tracing 0.3 ms; the tracer is pid 998\n"));
+	free(md);
+	/* without a budget, and over it */
+	o->allowed_ns = 0;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, "(thread 302 `pt_main_thread`), no budget: CUDA hot-path"));
+	free(md);
+	o->allowed_ns = 5 * MS;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, ", over the 1% budget (8.0 ms charged of the 5.0 ms it allowed)"));
+	free(md);
 	free(f);
 }
 
@@ -1301,6 +1371,7 @@ int main(void)
 		cmocka_unit_test(test_markdown_gil),
 		cmocka_unit_test(test_write_errors),
 		cmocka_unit_test(test_json_top_waker),
+		cmocka_unit_test(test_overhead_account),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

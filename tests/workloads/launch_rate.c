@@ -6,6 +6,7 @@
  *
  *   launch_rate SECONDS RATE COUNT_FILE
  *   launch_rate SECONDS bound COUNT_FILE WORK_US SYNC_EVERY
+ *   launch_rate SECONDS cpu RESULT_FILE WORK_US SYNC_EVERY READY_FILE
  *   launch_rate SECONDS alias COUNT_FILE KERNELS [MAX]
  *   launch_rate SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]
  *
@@ -13,7 +14,14 @@
  * time, or at once when behind), then writes how many launches it made to
  * COUNT_FILE. "bound": launch-bound instead, as a Python loop is: WORK_US of
  * CPU work before each launch, and a cuStreamSynchronize after every
- * SYNC_EVERY launches (whatever a probe costs slows it down). "alias": as
+ * SYNC_EVERY launches (whatever a probe costs slows it down). "cpu": the
+ * same with WORK_US of CPU work per launch as a loop counted once (so that
+ * a preemption does not shorten it: the thread's CPU time per launch is
+ * its work and what tracing adds), from when READY_FILE exists (a tracer
+ * attached with -p creates it once its probes are live), in blocks of 200
+ * launches and 20 pieces of work alone, writing "LAUNCHES WALL_S CPU_S
+ * CPU_WITH ITERS_WITH CPU_ALONE ITERS_ALONE" (the thread's CPU time, in all
+ * and in each kind of block, and their iterations) to RESULT_FILE. "alias": as
  * the CUDA runtime launches, as fast as it can: the KERNELS kernels are
  * named once (cuLibraryGetKernel), then each launch maps its kernel to its
  * function (cuKernelGetFunction) and launches that, kernel after kernel;
@@ -30,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "standin.h"
 
 static double now_s(void)
@@ -60,6 +69,85 @@ static long long alias_loop(double seconds, unsigned long kernels, unsigned long
 			return -1;
 	}
 	return (long long)launches;
+}
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static volatile unsigned long work_sink;
+
+static void work(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		work_sink += i;
+}
+
+#define CPU_BLOCK	200	/* iterations with a launch, then CPU_BLOCK / 10 without */
+
+/* launch_rate SECONDS cpu RESULT_FILE WORK_US SYNC_EVERY READY_FILE */
+static int cpu_loop(char **argv)
+{
+	double seconds, us, t0, c0, best = 1e9, cpu[2] = { 0, 0 };
+	unsigned long long launches = 0, iters[2] = { 0, 0 }, every;
+	unsigned long n = 100000;
+	char *end1, *end2, *end3;
+	FILE *f;
+
+	seconds = strtod(argv[1], &end1);
+	us = strtod(argv[4], &end2);
+	every = strtoull(argv[5], &end3, 10);
+	if (*end1 || *end2 || *end3 || seconds <= 0 || us < 0 || !every) {
+		fprintf(stderr, "launch_rate: SECONDS, WORK_US and SYNC_EVERY must be positive numbers\n");
+		return 2;
+	}
+	/* the loop's speed: the fastest of a few timings (a preemption
+	 * only makes one slower) */
+	for (int k = 0; k < 20; k++) {
+		double t = now_s();
+
+		work(n);
+		if (now_s() - t < best)
+			best = now_s() - t;
+	}
+	n = (unsigned long)(n * us / 1e6 / best);
+	while (access(argv[6], F_OK) != 0)
+		usleep(1000);
+	c0 = thread_cpu_s();
+	for (t0 = now_s(); now_s() < t0 + seconds;) {
+		/* a block with a launch after each piece of work, then one of
+		 * work alone: their CPU time per iteration, side by side, tells
+		 * what a launch costs the thread whatever the CPU's speed does
+		 * meanwhile (a busy host's shared cores vary it by 25%) */
+		for (int with = 1; with >= 0; with--) {
+			int count = with ? CPU_BLOCK : CPU_BLOCK / 10;
+			double c = thread_cpu_s();
+
+			for (int i = 0; i < count; i++) {
+				work(n);
+				if (!with)
+					continue;
+				if (cuLaunchKernel((CUfunction)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS ||
+				    (++launches % every == 0 && cuStreamSynchronize(NULL) != CUDA_SUCCESS)) {
+					fprintf(stderr, "launch_rate: a CUDA call failed\n");
+					return 1;
+				}
+			}
+			cpu[with] += thread_cpu_s() - c;
+			iters[with] += (unsigned long long)count;
+		}
+	}
+	f = fopen(argv[3], "w");
+	if (!f || fprintf(f, "%llu %.6f %.6f %.6f %llu %.6f %llu\n", launches, now_s() - t0, thread_cpu_s() - c0, cpu[1],
+			  iters[1], cpu[0], iters[0]) < 0 || fclose(f)) {
+		perror(argv[3]);
+		return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -121,6 +209,8 @@ int main(int argc, char **argv)
 		}
 		goto done;
 	}
+	if (argc == 7 && strcmp(argv[2], "cpu") == 0)
+		return cpu_loop(argv);
 	if (argc == 6 && strcmp(argv[2], "bound") == 0) {
 		double work = atof(argv[4]) / 1e6;
 		long every = atol(argv[5]);
@@ -145,6 +235,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 4) {
 		fprintf(stderr, "usage: launch_rate SECONDS RATE COUNT_FILE | SECONDS bound COUNT_FILE WORK_US SYNC_EVERY | "
+			"SECONDS cpu RESULT_FILE WORK_US SYNC_EVERY READY_FILE | "
 			"SECONDS alias COUNT_FILE KERNELS [MAX] | SECONDS seq COUNT_FILE RATE [STALL_AT STALL_MS]\n");
 		return 2;
 	}
