@@ -455,6 +455,60 @@ static void test_diff_of_a_run_with_itself(void **state)
 	synth__free(b);
 }
 
+/* A job of steps of period_ms from 10 ms into a recording of len_ms: each
+ * step a kernel of 80% of the period and a synchronization that waits for
+ * it, then the next launch. */
+static struct synth *stepping_job(__u64 period_ms, __u64 len_ms)
+{
+	const __u32 tid = JOB_LAUNCHER;
+	struct synth *b = synth__new(JOB_T0, JOB_T0 + len_ms * JOB_MS);
+	__u64 period = period_ms * JOB_MS, kernel = period * 8 / 10;
+	__u32 corr = 1;
+
+	synth__process(b, JOB_PID, "python3", 1, &tid, (const char *[]){ "trainer" });
+	ev_gpu_clock(b, JOB_T0 + 1 * JOB_MS, JOB_PID);
+	ev_gpu_clock(b, JOB_T0 + (len_ms - 1) * JOB_MS, JOB_PID);
+	ev_gpu_flushed(b, JOB_T0 + len_ms * JOB_MS, JOB_PID);
+	ev_gpu_name(b, JOB_T0 + 2 * JOB_MS, JOB_PID, 1, "gemm_kernel");
+	for (__u64 t = JOB_T0 + 10 * JOB_MS; t + period <= JOB_T0 + (len_ms - 10) * JOB_MS; t += period) {
+		gpu_launch(b, t, JOB_PID, tid, corr++, 20 * (long long)SYNTH_US, kernel, 1);
+		ev_call(b, t + 100 * SYNTH_US, JOB_PID, tid, ISR_CUDA_FN_cuCtxSynchronize_v2, 0,
+			kernel + 20 * SYNTH_US - 100 * SYNTH_US);
+	}
+	return b;
+}
+
+/* A run with 4x the throughput over a longer recording is faster: the diff
+ * compares the work per second and the figures per step, not totals. */
+static void test_diff_compares_rates_not_totals(void **state)
+{
+	struct synth *bb = stepping_job(40, 1000), *nb = stepping_job(10, 1200);
+	struct analysis *base = analyze(bb), *new_ = analyze(nb);
+	struct diff *d = NULL;
+	char *json;
+
+	(void)state;
+	assert_int_equal(diff__compute(base, new_, "base.isr", "new.isr", &d), 0);
+	/* 24 steps of 40 ms against 118 of 10 ms; a step spans a launch to the
+	 * return of its synchronization, so the last ends at its kernel's end:
+	 * 24 in 952.02 ms (25.2 a second) against 118 in 1178.02 ms (100.2) */
+	assert_non_null(strstr(d->headline, "Faster: the new run made 3.97x the steps per second of the base "
+					    "(100.2 against 25.2"));
+	assert_non_null(strstr(d->headline, "a median step of 10.0 ms against 40.0 ms"));
+	assert_null(strstr(d->headline, "slower"));
+	json = diff_json(d);
+	/* the GPU kernel time per step: 8 ms against 32 ms */
+	assert_non_null(strstr(json, "\"per\": \"step\""));
+	assert_non_null(strstr(json, "\"base_per\": 0.032"));
+	assert_non_null(strstr(json, "\"new_per\": 0.008"));
+	free(json);
+	diff__free(d);
+	analysis__free(new_);
+	analysis__free(base);
+	synth__free(nb);
+	synth__free(bb);
+}
+
 /* --- hostile names: every output ---------------------------------------------------------------- */
 
 #define HOSTILE_FILE "'ctl\r\n\x1b[31m.py'"
@@ -592,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_perfetto_figures),
 		cmocka_unit_test(test_diff_names_the_planted_change_first),
 		cmocka_unit_test(test_diff_of_a_run_with_itself),
+		cmocka_unit_test(test_diff_compares_rates_not_totals),
 		cmocka_unit_test(test_hostile_names_in_every_output),
 	};
 
