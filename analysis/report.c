@@ -1303,15 +1303,67 @@ int report__write_json(FILE *f, const struct analysis *a)
 	return json_write(f, json_report(a));
 }
 
+/* "5 findings, first "GPU drained by synchronizations" (sync_stall, 0.325 s)" */
+static void set_findings_phrase(FILE *f, const struct findings *fs)
+{
+	const struct finding *first = &fs->v[0];
+
+	fprintf(f, "%zu finding%s, first \"%s\" (%s", fs->n, fs->n == 1 ? "" : "s", explain__rule_title(first->rule),
+		first->rule);
+	if (first->cost_s > 0)
+		fprintf(f, ", %.3f s", first->cost_s);
+	fprintf(f, ")");
+}
+
+char *report__set_headline(const struct analysis_set *set)
+{
+	char *out = NULL;
+	size_t len = 0, with = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < set->n; i++)
+		with += set->a[i]->ex->findings.n > 0;
+	if (set->findings.n) {
+		fprintf(f, "Across the recordings: ");
+		set_findings_phrase(f, &set->findings);
+		fprintf(f, ". ");
+	}
+	if (!with) {
+		fprintf(f, "No finding in any of the %zu recordings%s.", set->n, set->findings.n ? "" : ", nor across them");
+	} else {
+		fprintf(f, "Findings in %zu of %zu recordings: ", with, set->n);
+		for (size_t i = 0; i < set->n; i++) {
+			const struct findings *fs = &set->a[i]->ex->findings;
+
+			fprintf(f, "%s%s has ", i ? "; " : "", set->names[i]);
+			if (fs->n)
+				set_findings_phrase(f, fs);
+			else
+				fprintf(f, "none");
+		}
+		fprintf(f, ".");
+	}
+	if (fclose(f) || !out) {
+		free(out);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return out;
+}
+
 int report__write_json_set(FILE *f, const struct analysis_set *set)
 {
 	json_t *root = json_object(), *recs = json_array();
+	char *headline = report__set_headline(set);
 
-	if (!root || !recs) {
+	if (!root || !recs || !headline) {
 		json_decref(recs);
 		goto nomem;
 	}
 	SET(root, "schema_version", json_integer(REPORT_SET_SCHEMA_VERSION));
+	SET(root, "headline", ev_text(headline, SIZE_MAX));
 	SET(root, "findings", json_findings(&set->findings));
 	SET(root, "ranks", json_ranks(set->ranks));
 	SET(root, "collectives", json_collectives(set->ranks));
@@ -1324,8 +1376,10 @@ int report__write_json_set(FILE *f, const struct analysis_set *set)
 		SET(o, "file", ev_text(set->names[i], SIZE_MAX));
 		SET(o, "report", json_report(set->a[i]));
 	}
+	free(headline);
 	return json_write(f, root);
 nomem:
+	free(headline);
 	json_decref(root);
 	return -ENOMEM;
 }
@@ -2173,12 +2227,11 @@ static void md__gpu(struct md *m, const struct summary *s)
 
 /* The findings, most cost first, one paragraph each; then what could not
  * be judged and the flag that would let it be. */
-static void md__findings(struct md *m, const struct findings *fs)
+static void md__findings(struct md *m, const struct findings *fs, const char *title, const char *none)
 {
-	md__printf(m, "## Findings\n\n");
+	md__printf(m, "## %s\n\n", title);
 	if (!fs->n)
-		md__printf(m, "No finding: nothing cost this job a noticeable share of its time "
-			      "(the thresholds are in docs/rules.md).\n\n");
+		md__printf(m, "%s\n\n", none);
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 
@@ -2338,7 +2391,7 @@ int report__write_markdown(FILE *f, const struct analysis *a)
 
 	md__header(&m, a->r, a->sum);
 	md__warnings(&m, a);
-	md__findings(&m, &a->ex->findings);
+	md__findings(&m, &a->ex->findings, "Findings", REPORT_NO_FINDING);
 	md__details(&m, a);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))
 		m.err = -EIO;
@@ -2391,8 +2444,14 @@ static void md__recording(struct md *m, const struct analysis_set *set, size_t i
 int report__write_markdown_set(FILE *f, const struct analysis_set *set)
 {
 	struct md m = { .f = f };
+	char *headline = report__set_headline(set);
 
-	md__printf(&m, "# inferscope-bpf report: %zu recordings\n\n", set->n);
+	if (!headline)
+		return -errno;
+	md__printf(&m, "# inferscope-bpf report: %zu recordings\n\n**", set->n);
+	md__text(&m, headline, SIZE_MAX);
+	md__printf(&m, "**\n\n");
+	free(headline);
 	for (size_t i = 0; i < set->n; i++) {
 		const struct recording *r = set->a[i]->r;
 
@@ -2410,7 +2469,7 @@ int report__write_markdown_set(FILE *f, const struct analysis_set *set)
 	else
 		md__printf(&m, "## Ranks\n\nNo two ranks made NCCL collectives in these recordings: nothing to line up "
 			       "(each recording's report follows).\n\n");
-	md__findings(&m, &set->findings);
+	md__findings(&m, &set->findings, "Findings across the recordings", REPORT_SET_NO_FINDING);
 	for (size_t i = 0; i < set->n; i++)
 		md__recording(&m, set, i);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))

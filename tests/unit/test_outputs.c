@@ -509,6 +509,69 @@ static void test_diff_compares_rates_not_totals(void **state)
 	synth__free(bb);
 }
 
+/* --- several recordings ------------------------------------------------------------------------ */
+
+static char *render_set(const struct analysis_set *set, int (*writer)(FILE *, const struct analysis_set *))
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(writer(f, set), 0);
+	assert_int_equal(fclose(f), 0);
+	return out;
+}
+
+/* Two recordings with findings and none across them: the report leads
+ * with each one's findings, not with "No finding". */
+static void test_set_leads_with_the_findings_of_each(void **state)
+{
+	struct synth *pb = synth_job(true, "trainer"), *hb = synth_job(false, "trainer");
+	struct analysis *planted = analyze(pb), *healthy = analyze(hb);
+	const struct analysis *both[] = { planted, healthy };
+	const char *names[] = { "a.isr", "b.isr" };
+	struct analysis_set set = { .a = both, .names = names, .n = 2 };
+	const struct finding *first = &planted->ex->findings.v[0];
+	char err[256], want[256], *md, *html, *json, *rec1;
+
+	(void)state;
+	assert_int_equal(analysis_set__compute(&set, err, sizeof(err)), 0);
+	assert_int_equal(set.findings.n, 0);
+	assert_true(planted->ex->findings.n >= 1);
+	md = render_set(&set, report__write_markdown_set);
+	rec1 = strstr(md, "\n# Recording 1 of 2: a.isr\n");
+	assert_non_null(rec1);
+	*rec1 = 0;
+	/* before the recordings' own reports */
+	assert_null(strstr(md, "No finding"));
+	snprintf(want, sizeof(want), "a.isr has %zu finding%s, first \"%s\" (%s, %.3f s)", planted->ex->findings.n,
+		 planted->ex->findings.n == 1 ? "" : "s", explain__rule_title(first->rule), first->rule, first->cost_s);
+	assert_non_null(strstr(md, want));
+	if (healthy->ex->findings.n)
+		snprintf(want, sizeof(want), "b.isr has %zu finding", healthy->ex->findings.n);
+	else
+		snprintf(want, sizeof(want), "b.isr has none");
+	assert_non_null(strstr(md, want));
+	assert_non_null(strstr(md, "Nothing found that needs the recordings together"));
+	html = render_set(&set, report__write_html_set);
+	rec1 = strstr(html, "<section id=\"rec0\"");
+	assert_non_null(rec1);
+	*rec1 = 0;
+	assert_null(strstr(html, "No finding"));
+	assert_non_null(strstr(html, "a.isr has "));
+	json = render_set(&set, report__write_json_set);
+	assert_non_null(strstr(json, "\"headline\": \"Findings in "));
+	free(json);
+	free(html);
+	free(md);
+	analysis_set__clear(&set);
+	analysis__free(healthy);
+	analysis__free(planted);
+	synth__free(hb);
+	synth__free(pb);
+}
+
 /* --- hostile names: every output ---------------------------------------------------------------- */
 
 #define HOSTILE_FILE "'ctl\r\n\x1b[31m.py'"
@@ -647,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_diff_names_the_planted_change_first),
 		cmocka_unit_test(test_diff_of_a_run_with_itself),
 		cmocka_unit_test(test_diff_compares_rates_not_totals),
+		cmocka_unit_test(test_set_leads_with_the_findings_of_each),
 		cmocka_unit_test(test_hostile_names_in_every_output),
 	};
 
