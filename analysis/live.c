@@ -4,25 +4,38 @@
 #include <stdlib.h>
 #include <string.h>
 #include "live.h"
+#include "analysis.h"
 #include "devmem.h"
 #include "htab.h"
 #include "registry.h"
 
-/* The thresholds of the interval's finding: the rules' (docs/rules.md)
- * spirit on one interval of one launching thread. */
-#define LIVE_GIL_PCT		20.0
-#define LIVE_SYNC_PCT		30.0
-#define LIVE_RUNQ_PCT		20.0
-#define LIVE_FAULTS_PER_S	5000.0
-#define LIVE_HOST_CPU_PCT	90.0
+/* An interval's events kept for its analysis (past it: window_cut), and
+ * the names kept across intervals (kernel, function and Python code
+ * names, Python stacks, tasks, communicators: each written once, when
+ * first seen, and read by every later interval's analysis). */
+#define LIVE_WINDOW_MAX_BYTES	((size_t)LIVE_WINDOW_MAX_MIB << 20)
+#define LIVE_NAMES_MAX_BYTES	(8u << 20)
+
+struct evbuf {
+	unsigned char *data;
+	size_t len, cap, count;
+};
 
 struct lthread {
 	__u32 tid;		/* key */
 	__u32 pid;
 	__u64 on_since;		/* on a CPU since (0: not) */
 	__u64 runq_since;	/* runnable, waiting for a CPU, since (0: not) */
+	__u64 blocked_since;	/* off a CPU and not runnable (asleep) since (0: not) */
 	__u64 launches, faults;
-	__u64 sync_ns, gil_ns, runq_ns, cpu_ns;
+	__u64 sync_ns, gil_ns, runq_ns, cpu_ns, blocked_ns;
+	/* the scheduler event that set its state last (0 bytes: none): its
+	 * state at the start of an interval, for that interval's analysis */
+	union sched_ev {
+		struct isr_ev_hdr hdr;
+		struct isr_ev_sched_switch sw;
+		struct isr_ev_sched_wakeup wk;
+	} last_sched;
 };
 
 struct lproc {
@@ -46,6 +59,9 @@ struct live {
 	size_t rows_cap;
 	__u32 *targets;			/* the traced processes: given, and followed children */
 	size_t ntargets, targets_cap;
+	__u32 ncpus;
+	struct evbuf window, names;	/* this interval's events; the names of every interval */
+	__u64 window_cut, names_cut;
 };
 
 static bool is_target(const struct live *l, __u32 pid)
@@ -83,12 +99,13 @@ static bool thread_equal(const void *a, const void *b)
 	return ((const struct lthread *)a)->tid == ((const struct lthread *)b)->tid;
 }
 
-struct live *live__new(const __u32 *pids, size_t n)
+struct live *live__new(const __u32 *pids, size_t n, __u32 ncpus)
 {
 	struct live *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return NULL;
+	l->ncpus = ncpus;
 	for (size_t i = 0; i < n; i++)
 		if (add_target(l, pids[i])) {
 			free(l->targets);
@@ -115,7 +132,51 @@ void live__free(struct live *l)
 	free(l->procs);
 	free(l->snap.procs);
 	free(l->rows);
+	free(l->window.data);
+	free(l->names.data);
 	free(l);
+}
+
+/* Appends one event to b, up to max bytes. false: no room. */
+static bool evbuf__append(struct evbuf *b, const struct isr_ev_hdr *h, size_t size, size_t max)
+{
+	if (b->len + size > max)
+		return false;
+	if (b->len + size > b->cap) {
+		size_t cap = b->cap ? b->cap : 1u << 16;
+		unsigned char *d;
+
+		while (cap < b->len + size)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d)
+			return false;
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, h, size);
+	((struct isr_ev_hdr *)(void *)(b->data + b->len))->size = (__u16)size;
+	b->len += size;
+	b->count++;
+	return true;
+}
+
+/* Events that name what later events refer to, written once. */
+static bool is_name(__u16 type)
+{
+	switch (type) {
+	case ISR_EV_CUDA_NAME:
+	case ISR_EV_GPU_NAME:
+	case ISR_EV_PY_STACK:
+	case ISR_EV_PY_CODE:
+	case ISR_EV_PY_STATUS:
+	case ISR_EV_TASK_INFO:
+	case ISR_EV_NCCL_COMM:
+	case ISR_EV_RANK_ENV:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static struct lthread *thread_of(struct live *l, __u32 pid, __u32 tid)
@@ -155,22 +216,35 @@ static __u64 since(__u64 now, __u64 then)
 	return now > then ? now - then : 0;
 }
 
+static void keep_sched(struct lthread *t, const struct isr_ev_hdr *h, size_t size)
+{
+	memset(&t->last_sched, 0, sizeof(t->last_sched));
+	memcpy(&t->last_sched, h, size < sizeof(t->last_sched) ? size : sizeof(t->last_sched));
+	t->last_sched.hdr.size = (__u16)(size < sizeof(t->last_sched) ? size : sizeof(t->last_sched));
+}
+
 static void on_switch(struct live *l, const struct isr_ev_sched_switch *s)
 {
 	struct lthread *prev = is_target(l, s->hdr.pid) ? thread_of(l, s->hdr.pid, s->hdr.tid) : NULL, *next;
 
 	if (prev) {
+		keep_sched(prev, &s->hdr, sizeof(*s));
 		if (prev->on_since)
 			prev->cpu_ns += since(s->hdr.ts_ns, prev->on_since);
 		prev->on_since = 0;
-		/* preempted (still runnable): it waits for a CPU from now */
+		/* preempted (still runnable): it waits for a CPU from now;
+		 * else it sleeps (a lock, I/O, a synchronization that sleeps) */
 		prev->runq_since = s->prev_state == 0 ? s->hdr.ts_ns : 0;
+		prev->blocked_since = s->prev_state == 0 ? 0 : s->hdr.ts_ns;
 	}
 	next = is_target(l, s->next_pid) ? thread_of(l, s->next_pid, s->next_tid) : NULL;
 	if (next) {
+		keep_sched(next, &s->hdr, sizeof(*s));
 		if (next->runq_since)
 			next->runq_ns += since(s->hdr.ts_ns, next->runq_since);
-		next->runq_since = 0;
+		if (next->blocked_since)	/* its wakeup was not seen */
+			next->blocked_ns += since(s->hdr.ts_ns, next->blocked_since);
+		next->runq_since = next->blocked_since = 0;
 		next->on_since = s->hdr.ts_ns;
 	}
 }
@@ -220,6 +294,10 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 	l->events++;
 	if (!l->first_ts && h->ts_ns)
 		l->first_ts = l->hot_since = h->ts_ns;
+	if (!evbuf__append(&l->window, h, size, LIVE_WINDOW_MAX_BYTES))
+		l->window_cut++;
+	if (is_name(h->type) && !evbuf__append(&l->names, h, size, LIVE_NAMES_MAX_BYTES))
+		l->names_cut++;
 	switch (h->type) {
 	case ISR_EV_SCHED_SWITCH:
 		on_switch(l, (const void *)h);
@@ -228,8 +306,14 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 	case ISR_EV_SCHED_WAKEUP_NEW: {
 		struct lthread *t = thread_of(l, h->pid, h->tid);
 
-		if (t && !t->on_since && !t->runq_since)
+		if (t)
+			keep_sched(t, h, size);
+		if (t && !t->on_since && !t->runq_since) {
+			if (t->blocked_since)
+				t->blocked_ns += since(h->ts_ns, t->blocked_since);
+			t->blocked_since = 0;
 			t->runq_since = h->ts_ns;
+		}
 		break;
 	}
 	case ISR_EV_CUDA_CALL:
@@ -279,6 +363,8 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 		if (t) {
 			t->on_since = 0;
 			t->runq_since = 0;
+			t->blocked_since = 0;
+			t->last_sched.hdr.size = 0;
 		}
 		break;
 	}
@@ -313,36 +399,86 @@ static int cmp_rows(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* The interval's finding of a process: the largest share over its
- * threshold. */
-static void judge(struct live_process *p)
+/* By time; one switch kept by both its threads is one event. */
+static int by_ts(const void *a, const void *b)
 {
-	struct {
-		const char *rule;
-		double v, limit;
-		const char *what;
-	} c[] = {
-		{ "gil_contention", p->gil_pct, LIVE_GIL_PCT, "%.0f%% of the launching thread's time waiting for the GIL" },
-		{ "sync_stall", p->sync_pct, LIVE_SYNC_PCT, "%.0f%% of the launching thread's time in CUDA synchronization" },
-		{ "cpu_contention", p->runq_pct, LIVE_RUNQ_PCT, "%.0f%% of the launching thread's time waiting for a CPU" },
-		{ "page_fault_storm", p->faults_per_s / LIVE_FAULTS_PER_S * 100.0, 100.0, "%.0f%% of the fault-rate "
-		  "threshold (5000 faults/s)" },
-		{ "host_bound", p->launcher_tid && p->gpu_busy_pct < 50 ? p->cpu_pct : 0, LIVE_HOST_CPU_PCT,
-		  "the launching thread is %.0f%% on a CPU: the GPU waits for it" },
-	};
-	double best = 0;
+	const union sched_ev *x = a, *y = b;
 
-	p->finding = NULL;
-	p->finding_text[0] = '\0';
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		double over = c[i].v / c[i].limit;
+	if (x->hdr.ts_ns != y->hdr.ts_ns)
+		return x->hdr.ts_ns < y->hdr.ts_ns ? -1 : 1;
+	return memcmp(x, y, sizeof(*x));
+}
 
-		if (c[i].v >= c[i].limit && over > best) {
-			best = over;
-			p->finding = c[i].rule;
-			snprintf(p->finding_text, sizeof(p->finding_text), c[i].what, c[i].v);
+/* The interval's findings, from the rules of `analyze` (docs/rules.md)
+ * run on a recording of its events in memory: at its start, the names
+ * kept from earlier intervals and each thread's last scheduler event
+ * before it (what it was doing then: on a CPU, runnable or asleep, which
+ * a thread blocked the whole interval would otherwise not show); then its
+ * own events; its traced processes. Each process gets the costliest
+ * finding about it. 0 or -errno. */
+static int judge(struct live *l, __u64 from, __u64 now)
+{
+	struct recording r = { .complete = true, .end_mono_ns = now };
+	struct analysis *a = NULL;
+	union sched_ev *starts = calloc(l->threads.len + 1, sizeof(*starts));
+	size_t n = 0, nstarts = 0, pos = 0;
+	struct lthread *t;
+	int err = -ENOMEM;
+
+	r.host.start_mono_ns = r.created_mono_ns = from;
+	r.host.ncpus = l->ncpus;
+	r.events = calloc(l->names.count + l->threads.len + l->window.count + 1, sizeof(*r.events));
+	r.processes = calloc(l->ntargets + 1, sizeof(*r.processes));
+	if (!starts || !r.events || !r.processes)
+		goto out;
+	while ((t = htab__next(&l->threads, &pos)))
+		if (t->last_sched.hdr.size && t->last_sched.hdr.ts_ns <= from)
+			starts[nstarts++] = t->last_sched;
+	qsort(starts, nstarts, sizeof(*starts), by_ts);
+	for (size_t i = 0; i < l->ntargets; i++)
+		r.processes[r.process_count++].pid = l->targets[i];
+	for (size_t off = 0; off < l->names.len;) {
+		struct isr_ev_hdr *h = (void *)(l->names.data + off);
+
+		h->ts_ns = from;	/* known since the interval started */
+		r.events[n++] = h;
+		off += h->size;
+	}
+	for (size_t i = 0; i < nstarts; i++)
+		if (!i || by_ts(&starts[i - 1], &starts[i]))
+			r.events[n++] = &starts[i].hdr;
+	for (size_t off = 0; off < l->window.len;) {
+		const struct isr_ev_hdr *h = (const void *)(l->window.data + off);
+
+		r.events[n++] = h;
+		off += h->size;
+	}
+	r.event_count = n;
+	recording__sort_events(&r);
+	for (size_t i = 0; i < nstarts; i++)	/* known since the interval started */
+		starts[i].hdr.ts_ns = from;
+	err = analysis__run(&r, &a);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < l->snap.nprocs; i++) {
+		struct live_process *p = &l->snap.procs[i];
+
+		for (size_t k = 0; k < a->ex->findings.n && !p->finding; k++) {
+			const struct finding *f = &a->ex->findings.v[k];
+
+			if (f->pid != p->pid)
+				continue;
+			p->finding = f->rule;
+			p->finding_cost_s = f->cost_s;
+			snprintf(p->finding_text, sizeof(p->finding_text), "%s", explain__rule_title(f->rule));
 		}
 	}
+out:
+	analysis__free(a);
+	free(starts);
+	free(r.processes);
+	free(r.events);
+	return err;
 }
 
 int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **out)
@@ -351,6 +487,7 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	size_t pos = 0, n = 0;
 	struct lthread *t;
 	double scale = 1.0;
+	int err;
 
 	interval = since(now_ns, from);
 	hot_ns = l->hot_on_ns + (l->hot_on ? since(now_ns, l->hot_since) : 0);
@@ -380,7 +517,12 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 			t->runq_ns += since(now_ns, t->runq_since);
 			t->runq_since = now_ns;
 		}
-		if (t->pid && (t->launches || t->cpu_ns || t->sync_ns || t->gil_ns || t->runq_ns || t->faults)) {
+		if (t->blocked_since) {
+			t->blocked_ns += since(now_ns, t->blocked_since);
+			t->blocked_since = now_ns;
+		}
+		if (t->pid && (t->launches || t->cpu_ns || t->sync_ns || t->gil_ns || t->runq_ns || t->faults ||
+			       t->blocked_ns)) {
 			r = &l->rows[n++];
 			r->pid = t->pid;
 			r->tid = t->tid;
@@ -389,9 +531,10 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 			r->gil_pct = pct(t->gil_ns, interval);
 			r->runq_pct = pct(t->runq_ns, interval);
 			r->cpu_pct = pct(t->cpu_ns, interval);
+			r->blocked_pct = pct(t->blocked_ns, interval);
 			r->faults_per_s = interval ? (double)t->faults * 1e9 / (double)interval : 0;
 		}
-		t->launches = t->faults = t->sync_ns = t->gil_ns = t->runq_ns = t->cpu_ns = 0;
+		t->launches = t->faults = t->sync_ns = t->gil_ns = t->runq_ns = t->cpu_ns = t->blocked_ns = 0;
 	}
 	qsort(l->rows, n, sizeof(*l->rows), cmp_rows);
 	/* one process a run of rows; and processes seen only through the GPU
@@ -406,20 +549,18 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 
 		p->pid = lead->pid;
 		p->threads = &l->rows[i];
+		/* totals over its threads */
 		for (j = i; j < n && l->rows[j].pid == p->pid; j++) {
 			p->launches_per_s += l->rows[j].launches_per_s;
 			p->faults_per_s += l->rows[j].faults_per_s;
+			p->sync_pct += l->rows[j].sync_pct;
+			p->gil_pct += l->rows[j].gil_pct;
+			p->runq_pct += l->rows[j].runq_pct;
+			p->cpu_pct += l->rows[j].cpu_pct;
+			p->blocked_pct += l->rows[j].blocked_pct;
 		}
 		p->nthreads = j - i;
 		p->launcher_tid = lead->launches_per_s > 0 ? lead->tid : 0;
-		if (!p->launcher_tid)	/* its busiest thread */
-			for (size_t k = i; k < j; k++)
-				if (l->rows[k].cpu_pct > lead->cpu_pct)
-					lead = &l->rows[k];
-		p->sync_pct = lead->sync_pct;
-		p->gil_pct = lead->gil_pct;
-		p->runq_pct = lead->runq_pct;
-		p->cpu_pct = lead->cpu_pct;
 		p->launches_estimated = l->sampling && scale > 1.0;
 		i = j;
 	}
@@ -445,11 +586,15 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 			known |= l->procs[k].pid == l->snap.procs[i].pid;
 		if (!known)
 			l->snap.procs[i].gpu_busy_pct = -1;
-		judge(&l->snap.procs[i]);
 	}
+	l->snap.window_cut = l->window_cut;
+	l->snap.names_cut = l->names_cut;
+	err = l->snap.nprocs && interval ? judge(l, from, now_ns) : 0;
+	l->window.len = l->window.count = 0;
+	l->window_cut = 0;
 	l->prev_at = now_ns;
 	l->hot_on_ns = 0;
 	l->hot_since = now_ns;
 	*out = &l->snap;
-	return 0;
+	return err;
 }
