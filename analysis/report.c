@@ -2242,7 +2242,9 @@ static void md__findings(struct md *m, const struct findings *fs, const char *ti
 		md__printf(m, "** (`%s`, %s). ", f->rule, finding_severity_name(f->severity));
 		md__prose(m, f->summary);
 		md__printf(m, "\n");
-		if (f->suggestion[0]) {
+		if (f->suggestion[0] && findings__same_advice(fs, i) < i) {
+			md__printf(m, "   *What to do:* As for finding %zu.\n", findings__same_advice(fs, i) + 1);
+		} else if (f->suggestion[0]) {
 			md__printf(m, "   *What to do:* ");
 			md__prose(m, f->suggestion);
 			md__printf(m, "\n");

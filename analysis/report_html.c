@@ -285,7 +285,10 @@ static void findings(struct html *h, const struct findings *fs, const char *titl
 			json_html(h, f->evidence, 0);
 			hp(h, "</details>\n");
 		}
-		if (f->suggestion[0]) {
+		if (f->suggestion[0] && findings__same_advice(fs, i) < i) {
+			hp(h, "<p class=\"suggestion\"><b>What to do:</b> As for finding <a href=\"#%sfinding-%zu\">%zu"
+			      "</a>.</p>\n", idp(h), findings__same_advice(fs, i) + 1, findings__same_advice(fs, i) + 1);
+		} else if (f->suggestion[0]) {
 			hp(h, "<p class=\"suggestion\"><b>What to do:</b> ");
 			prose(h, f->suggestion);
 			hp(h, "</p>\n");

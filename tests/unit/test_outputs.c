@@ -572,6 +572,50 @@ static void test_set_leads_with_the_findings_of_each(void **state)
 	synth__free(pb);
 }
 
+/* --- wording ------------------------------------------------------------------------------------ */
+
+/* A CPU-only job (no CUDA call): two programs, each preempted half of a
+ * second. Two cpu_contention findings; their advice names no GPU tool
+ * (DataLoader) and is given once, the second finding referring to it. */
+static void test_cpu_only_advice_once(void **state)
+{
+	const __u32 pids[] = { 300, 400 };
+	const char *const comms[] = { "alpha", "beta" };
+	struct synth *b = synth__new(JOB_T0, JOB_T0 + 1000 * JOB_MS);
+	struct analysis *a;
+	char *md, *html, *first;
+	size_t nfound = 0;
+
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		synth__process(b, pids[p], comms[p], 1, &pids[p], &comms[p]);
+		for (int i = 0; i < 10; i++) {
+			__u64 t = JOB_T0 + (__u64)i * 100 * JOB_MS;
+
+			ev_switch(b, t, 0, 0, pids[p], pids[p], 0, 0);
+			ev_switch(b, t + 50 * JOB_MS, pids[p], pids[p], 0, 0, 0x0,
+				  ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+		}
+	}
+	a = analyze(b);
+	for (size_t i = 0; i < a->ex->findings.n; i++)
+		nfound += strcmp(a->ex->findings.v[i].rule, "cpu_contention") == 0;
+	assert_int_equal(nfound, 2);
+	md = synth__render(a, report__write_markdown);
+	html = synth__render(a, report__write_html);
+	assert_null(strstr(md, "DataLoader"));
+	first = strstr(md, "*What to do:* Give the job CPUs of its own");
+	assert_non_null(first);
+	assert_null(strstr(first + strlen("*What to do:* Give"), "Give the job CPUs of its own"));
+	assert_int_equal(synth__count(md, "*What to do:* As for finding 1."), 1);
+	assert_int_equal(synth__count(html, "Give the job CPUs of its own"), 1);
+	assert_int_equal(synth__count(html, "As for finding <a href=\"#finding-1\">1</a>."), 1);
+	free(html);
+	free(md);
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* --- hostile names: every output ---------------------------------------------------------------- */
 
 #define HOSTILE_FILE "'ctl\r\n\x1b[31m.py'"
@@ -711,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_diff_of_a_run_with_itself),
 		cmocka_unit_test(test_diff_compares_rates_not_totals),
 		cmocka_unit_test(test_set_leads_with_the_findings_of_each),
+		cmocka_unit_test(test_cpu_only_advice_once),
 		cmocka_unit_test(test_hostile_names_in_every_output),
 	};
 
