@@ -708,7 +708,7 @@ static json_t *json_threads(const struct summary *s, const struct py_report *py)
 		SET(o, "launches_observed", json_u64(t->cuda_launches_observed));
 		SET(o, "cuda_estimated", json_boolean(t->cuda_estimated));
 		SET(o, "gil_wait_s", json_real(ns_to_s(t->gil_wait_ns)));
-		SET(o, "gil_hold_s", json_real(ns_to_s(t->gil_hold_ns)));
+		SET(o, "gil_hold_s", t->gil_hold_measured ? json_real(ns_to_s(t->gil_hold_ns)) : json_null());
 		SET(o, "gil_acquisitions", json_u64(t->gil_acquisitions));
 		SET(o, "gil_blocked_s", json_real(ns_to_s(t->gil_blocked_ns)));
 		SET(o, "gil_blocks", json_u64(t->gil_blocks));
@@ -2030,7 +2030,9 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 		      "default). With --gil, wait: inside PyEval_RestoreThread, taking the GIL back after a "
 		      "blocking call (sleep, I/O, a C extension that released it); hold: from taking it to "
 		      "the next PyEval_SaveThread, an upper bound (hand-overs on the switch interval inside "
-		      "the interpreter are not seen), acquisitions: its returns.\n\n");
+		      "the interpreter are not seen; '-': never seen taking or releasing it, as a CPU-bound "
+		      "thread that hands it over only inside the interpreter: unknown, not 0), acquisitions: "
+		      "its returns.\n\n");
 	md__printf(m, "| pid | tid | comm | GIL blocked s | blocks | GIL wait s | GIL hold s | acquisitions |\n"
 		      "|---:|---:|---|---:|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
@@ -2038,9 +2040,13 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
 		md__text(m, t->comm, sizeof(t->comm));
-		md__printf(m, " | %.3f | %" PRIu64 " | %.3f | %.3f | %" PRIu64 " |\n", ns_to_s(t->gil_blocked_ns),
-			   (uint64_t)t->gil_blocks, ns_to_s(t->gil_wait_ns), ns_to_s(t->gil_hold_ns),
-			   (uint64_t)t->gil_acquisitions);
+		md__printf(m, " | %.3f | %" PRIu64 " | %.3f | ", ns_to_s(t->gil_blocked_ns), (uint64_t)t->gil_blocks,
+			   ns_to_s(t->gil_wait_ns));
+		if (t->gil_hold_measured)
+			md__printf(m, "%.3f", ns_to_s(t->gil_hold_ns));
+		else
+			md__printf(m, "-");
+		md__printf(m, " | %" PRIu64 " |\n", (uint64_t)t->gil_acquisitions);
 	}
 	if (k > TOP_THREADS)
 		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", k - TOP_THREADS);

@@ -616,6 +616,41 @@ static void test_cpu_only_advice_once(void **state)
 	synth__free(b);
 }
 
+/* A Python thread seen only blocked on the GIL (the scheduler's view),
+ * never taking or releasing it through PyEval_RestoreThread/SaveThread (a
+ * CPU-bound thread hands it over inside the interpreter): its hold is
+ * unknown, "-" and null, not 0 s. The thread that took it has its hold. */
+static void test_gil_hold_unknown_is_not_zero(void **state)
+{
+	struct synth *b = synth_job(false, "trainer");
+	struct isr_ev_gil_wait *w = synth__event(b, ISR_EV_GIL_WAIT, sizeof(*w), JOB_T0 + 400 * JOB_MS, JOB_PID,
+						 JOB_LAUNCHER);
+	struct analysis *a;
+	char *md, *json, want[160];
+
+	(void)state;
+	w->duration_ns = 30 * JOB_MS;
+	w->holder_tid = JOB_HELPER;
+	w->flags = ISR_GIL_WAIT_HOLDER;
+	a = analyze(b);
+	md = synth__render(a, report__write_markdown);
+	json = synth__render(a, report__write_json);
+	/* the launcher: blocked 30 ms once, hold unknown */
+	snprintf(want, sizeof(want), "| %u | %u | trainer | 0.030 | 1 | 0.030 | - | 0 |", JOB_PID, JOB_LAUNCHER);
+	assert_non_null(strstr(md, want));
+	/* the helper took it once, 3 ms after waiting, and held it to the end */
+	snprintf(want, sizeof(want), "| %u | %u | augment | 0.000 | 0 | 0.003 | 0.397 | 1 |", JOB_PID, JOB_HELPER);
+	assert_non_null(strstr(md, want));
+	/* null: the launcher's, and tid 100's (no GIL event at all); 0.397 s
+	 * the helper's */
+	assert_int_equal(synth__count(json, "\"gil_hold_s\": null"), 2);
+	assert_int_equal(synth__count(json, "\"gil_hold_s\": 0.397"), 1);
+	free(json);
+	free(md);
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* --- hostile names: every output ---------------------------------------------------------------- */
 
 #define HOSTILE_FILE "'ctl\r\n\x1b[31m.py'"
@@ -756,6 +791,7 @@ int main(void)
 		cmocka_unit_test(test_diff_compares_rates_not_totals),
 		cmocka_unit_test(test_set_leads_with_the_findings_of_each),
 		cmocka_unit_test(test_cpu_only_advice_once),
+		cmocka_unit_test(test_gil_hold_unknown_is_not_zero),
 		cmocka_unit_test(test_hostile_names_in_every_output),
 	};
 
