@@ -651,6 +651,34 @@ static void test_gil_hold_unknown_is_not_zero(void **state)
 	synth__free(b);
 }
 
+/* The same frames interned under two stack ids (20 and 9 samples): the
+ * report lists one stack of 29 samples, not the same text twice. */
+static void test_identical_stacks_merged(void **state)
+{
+	struct synth *b = synth_job(false, "trainer");
+	const __u64 codes[2] = { 0x7f0000001000ULL, 0x7f0000002000ULL };
+	struct analysis *a;
+	char *md, *json;
+
+	(void)state;
+	ev_py_stack(b, JOB_T0, JOB_PID, 3, 2, codes);
+	for (int i = 0; i < 29; i++)
+		ev_py_sample(b, JOB_T0 + 995 * JOB_MS, JOB_PID, JOB_HELPER + 1, i < 20 ? 1 : 3, ISR_PY_KIND_TIMER);
+	a = analyze(b);
+	md = synth__render(a, report__write_markdown);
+	json = synth__render(a, report__write_json);
+	/* thread 103's: one stack, not 69.0% and 31.0% of the same text */
+	assert_null(strstr(md, "69.0% of its samples"));
+	assert_null(strstr(md, "31.0% of its samples"));
+	assert_int_equal(synth__count(md, "100.0% of its samples:\n\n    /home/u/train.py:40 train_step\n"
+					  "    /home/u/train.py:90 main\n"), 2);	/* its and the launcher's */
+	assert_int_equal(synth__count(json, "\"samples\": 29"), 1);	/* its one stack */
+	free(json);
+	free(md);
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* --- hostile names: every output ---------------------------------------------------------------- */
 
 #define HOSTILE_FILE "'ctl\r\n\x1b[31m.py'"
@@ -792,6 +820,7 @@ int main(void)
 		cmocka_unit_test(test_set_leads_with_the_findings_of_each),
 		cmocka_unit_test(test_cpu_only_advice_once),
 		cmocka_unit_test(test_gil_hold_unknown_is_not_zero),
+		cmocka_unit_test(test_identical_stacks_merged),
 		cmocka_unit_test(test_hostile_names_in_every_output),
 	};
 
