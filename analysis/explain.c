@@ -5,6 +5,7 @@
 
 #include "explain.h"
 #include "rules.h"
+#include "verdict.h"
 
 extern const struct rule rule_input_bound, rule_gil_contention, rule_cpu_contention, rule_page_fault_storm, rule_host_memory_pressure,
 	rule_blocked_on_thread, rule_allocator_churn, rule_sync_stall, rule_launch_bound, rule_pageable_memcpy,
@@ -152,6 +153,8 @@ int explain__finish(struct explain *e, const struct summary *sum, const struct p
 		err = series__finish(e->series);
 	if (!err)
 		findings__rank(&e->findings);
+	if (!err)
+		err = verdict__make(e->ctx, e->verdict, sizeof(e->verdict));
 	return err;
 }
 

@@ -18,6 +18,7 @@
 #include "series.h"
 #include "steps.h"
 #include "waits.h"
+#include "verdict.h"
 
 struct rule_ctx;
 
@@ -31,6 +32,7 @@ struct explain {
 	struct pass *own_pass;		/* explain__run's */
 	struct rule_ctx *ctx;		/* the rules' */
 	void **state;			/* each rule's */
+	char verdict[VERDICT_LEN];	/* with no finding of weight, what the job's time says (analysis/verdict.h); may be empty */
 };
 
 /* The explanation as a stage of pass p (which must outlive it): fed

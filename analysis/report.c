@@ -1267,6 +1267,7 @@ static json_t *json_report(const struct analysis *a)
 	SET(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
 	SET(root, "recording", json_recording(a));
 	SET(root, "findings", json_findings(&a->ex->findings));
+	SET(root, "verdict", a->ex->verdict[0] ? ev_text(a->ex->verdict, sizeof(a->ex->verdict)) : json_null());
 	SET(root, "not_judged", json_not_judged(a->ex));
 	SET(root, "metrics", json_metrics(a));
 	SET(root, "event_counts", json_event_counts(s));
@@ -2233,11 +2234,16 @@ static void md__gpu(struct md *m, const struct summary *s)
 
 /* The findings, most cost first, one paragraph each; then what could not
  * be judged and the flag that would let it be. */
-static void md__findings(struct md *m, const struct findings *fs, const char *title, const char *none)
+static void md__findings(struct md *m, const struct findings *fs, const char *title, const char *none,
+			 const char *verdict)
 {
 	md__printf(m, "## %s\n\n", title);
 	if (!fs->n)
 		md__printf(m, "%s\n\n", none);
+	if (verdict && verdict[0]) {
+		md__prose(m, verdict);
+		md__printf(m, "\n\n");
+	}
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
 
@@ -2399,7 +2405,7 @@ int report__write_markdown(FILE *f, const struct analysis *a)
 
 	md__header(&m, a->r, a->sum);
 	md__warnings(&m, a);
-	md__findings(&m, &a->ex->findings, "Findings", REPORT_NO_FINDING);
+	md__findings(&m, &a->ex->findings, "Findings", REPORT_NO_FINDING, a->ex->verdict);
 	md__details(&m, a);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))
 		m.err = -EIO;
@@ -2477,7 +2483,7 @@ int report__write_markdown_set(FILE *f, const struct analysis_set *set)
 	else
 		md__printf(&m, "## Ranks\n\nNo two ranks made NCCL collectives in these recordings: nothing to line up "
 			       "(each recording's report follows).\n\n");
-	md__findings(&m, &set->findings, "Findings across the recordings", REPORT_SET_NO_FINDING);
+	md__findings(&m, &set->findings, "Findings across the recordings", REPORT_SET_NO_FINDING, NULL);
 	for (size_t i = 0; i < set->n; i++)
 		md__recording(&m, set, i);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))

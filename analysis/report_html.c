@@ -261,11 +261,17 @@ static void json_html(struct html *h, const json_t *v, int depth)
 	}
 }
 
-static void findings(struct html *h, const struct findings *fs, const char *title, const char *none)
+static void findings(struct html *h, const struct findings *fs, const char *title, const char *none,
+		     const char *verdict)
 {
 	hp(h, "<section id=\"%sfindings\"><h2>%s</h2>\n", idp(h), title);
 	if (!fs->n)
 		hp(h, "<p class=\"none\">%s</p>\n", none);
+	if (verdict && verdict[0]) {
+		hp(h, "<p class=\"verdict\">");
+		ht(h, verdict, SIZE_MAX);
+		hp(h, "</p>\n");
+	}
 	hp(h, "<ol class=\"findings\">\n");
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct finding *f = &fs->v[i];
@@ -1171,7 +1177,7 @@ static void recording_body(struct html *h, const struct analysis *a, json_t *dat
 	const struct series *s = a->ex->series;
 
 	header(h, a);
-	findings(h, &a->ex->findings, "Findings", REPORT_NO_FINDING);
+	findings(h, &a->ex->findings, "Findings", REPORT_NO_FINDING, a->ex->verdict);
 	hp(h, "<section id=\"%scharts\"><h2>Timeline</h2>\n", idp(h));
 	legend(h);
 	if (!h->err && (!gpu_chart(h, s, data) || !thread_chart(h, a, data) || !memory_chart(h, s, data) ||
@@ -1304,7 +1310,7 @@ int report__write_html_set(FILE *f, const struct analysis_set *set)
 	free(headline);
 	landing(&h, set);
 	ranks_details(&h, set->ranks);
-	findings(&h, &set->findings, "Findings across the recordings", REPORT_SET_NO_FINDING);
+	findings(&h, &set->findings, "Findings across the recordings", REPORT_SET_NO_FINDING, NULL);
 	for (size_t i = 0; i < set->n && !h.err; i++) {
 		json_t *data = chart_data(set->a[i]->ex->series);
 

@@ -207,6 +207,16 @@ enum finding_severity rule_severity(const struct rule_ctx *c, __u64 cost)
 	return SEV_INFO;
 }
 
+bool rule_handoff(const struct rule_ctx *c, const struct attr_thread *t, __u32 pid, __u32 tid)
+{
+	const struct attr_thread *w;
+
+	if (!t->launcher || pid != t->pid || tid == t->tid)
+		return false;
+	w = attribution__thread(c->attr, pid, tid);
+	return w && w->launcher;
+}
+
 __u32 rule_tree_parent(void *ctx, __u32 pid)
 {
 	const struct proc_tree *t = ctx;

@@ -96,6 +96,11 @@ size_t rule_tasks_processes(const struct wait_link *l);
 int rule_tasks_say(const struct rule_ctx *c, const struct proc_tree *tree, const struct wait_link *l,
 		   struct finding *f);
 
+/* Whether launching thread t waiting on task (pid, tid) is a hand-off:
+ * another launching thread of its process (the main thread and autograd's
+ * backward thread give each other work); what the waker did is its own
+ * findings', not a cost of t's. */
+bool rule_handoff(const struct rule_ctx *c, const struct attr_thread *t, __u32 pid, __u32 tid);
 /* Whether a process launched GPU work: the GPU judgements concern it. */
 bool rule_any_launcher(const struct rule_ctx *c);
 /* Whether the GPU activity of a process was recorded (--gpu). */

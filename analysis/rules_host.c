@@ -1087,6 +1087,8 @@ static int blocked_finish(void *state, struct rule_ctx *c)
 		}
 		if (!w || (double)top_ns < BLOCKED_TOP_SHARE * (double)total)
 			continue;
+		if (rule_handoff(c, t, wpid, wtid))
+			continue;
 		f = thread_finding(c, "blocked_on_thread", t, causes[CAUSE_BLOCKED], base, CAUSE_BLOCKED);
 		if (!f)
 			return -ENOMEM;

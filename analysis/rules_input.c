@@ -159,6 +159,11 @@ static int input_one(struct rule_ctx *c, const struct proc_tree *tree, const str
 		return err;
 	if (!ch.n || !crosses_processes(&ch))
 		return 0;
+	/* waiting for another launcher that waits for the input: that one's
+	 * finding says it */
+	if (ch.links[0].group == WAIT_GROUP_THREAD &&
+	    rule_handoff(c, t, ch.links[0].members[0].pid, ch.links[0].members[0].tid))
+		return 0;
 	if (cost > ch.links[0].ended_ns)
 		cost = ch.links[0].ended_ns;	/* a timer's part is no input */
 	if (!rule_matters(c, cost))

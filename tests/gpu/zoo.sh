@@ -10,7 +10,8 @@
 # what removing the cause saves over the same time:
 #   saving = recorded seconds x (1 - planted rate / ablated rate).
 # A row passes when both top findings are the expected rule and their cost
-# is within 30% of the saving (the healthy job: no finding but info ones).
+# is within 30% of the saving (the healthy job: no finding but info ones,
+# and the verdict that the host kept up).
 # Everything lands under OUTDIR (the recordings, the reports, the jobs'
 # output, zoo.txt: the table).
 set -u
@@ -101,7 +102,9 @@ for job in jobs:
         if saving is None and abl:
             saving = d["recording"]["duration_s"] * max(0.0, 1 - rate / abl[0])
         w = want[job]
-        good = (top is None) if w is None else (top is not None and top["rule"] in (w if isinstance(w, tuple) else (w,)))
+        # the healthy job: no finding of weight, and a verdict saying the host kept up
+        good = (top is None and "kept up" in (d.get("verdict") or "")) if w is None else \
+            (top is not None and top["rule"] in (w if isinstance(w, tuple) else (w,)))
         if w is not None and good and saving:
             good = abs(top["cost_s"] - saving) <= 0.3 * saving
         ok &= good
@@ -118,7 +121,7 @@ for job in "${JOBS[@]}"; do
 	for m in def gpu; do
 		[ -f "$OUT/$job.$m.json" ] || continue
 		echo "== $job ($m)"
-		get "$OUT/$job.$m.json" "'\n'.join('%-18s %-8s %7.3f s  %s' % (f['rule'], f['severity'], f['cost_s'], f['summary'][:300]) for f in d['findings'])"
+		get "$OUT/$job.$m.json" "'\n'.join(['%-18s %-8s %7.3f s  %s' % (f['rule'], f['severity'], f['cost_s'], f['summary'][:300]) for f in d['findings']] + ['verdict: ' + d['verdict']] * bool(d.get('verdict')))"
 	done
 done
 [ $fail = 0 ] && echo "zoo.sh: all passed"

@@ -176,6 +176,10 @@ static void test_healthy_gpu_bound_host_view(void **state)
 	}
 	a = analyze(b);
 	expect_none(a);
+	/* and says so: 95% of its time in synchronizations */
+	if (!strstr(a->ex->verdict, "Thread 101 `trainer`, which launched the GPU work, waited for the GPU in "
+				    "synchronizations 95% of its active time: the GPU set the pace and the host kept up"))
+		fail_msg("verdict: \"%s\"", a->ex->verdict);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -193,6 +197,9 @@ static void test_healthy_gpu_busy(void **state)
 		gpu_launch(b, T0 + (__u64)i * 10 * MS, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 9998 * US, 0);
 	a = analyze(b);
 	expect_none(a);
+	if (!strstr(a->ex->verdict, "GPU 0 of pid 100 was busy 100% of its active time") ||
+	    !strstr(a->ex->verdict, "the GPU set the pace and the host kept up"))
+		fail_msg("verdict: \"%s\"", a->ex->verdict);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -570,6 +577,28 @@ static void test_blocked_on_thread(void **state)
 	synth__free(b);
 }
 
+/* The same waits, where `augment` launches GPU work too (autograd's
+ * backward thread and the main thread hand work to each other): the wait is
+ * a hand-off between launching threads, no thread's own cost. */
+static void test_launcher_handoff_no_blocked(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct analysis *a;
+
+	(void)state;
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	ev_launch(b, T0 + 2 * MS, PID, OTHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	for (int i = 0; i < 4; i++) {
+		__u64 t = T0 + 50 * MS + (__u64)i * 200 * MS;
+
+		blocked(b, t, t + 100 * MS, LAUNCHER, PID, OTHER);
+	}
+	a = analyze(b);
+	assert_null(find_rule(a, "blocked_on_thread", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* The same waits, each ended by a timer's interrupt while `augment` had the
  * CPU: nobody's output was waited for, no finding names `augment`. */
 static void test_interrupt_wake_names_nobody(void **state)
@@ -718,6 +747,28 @@ static void test_input_bound_chain_starved(void **state)
 	assert_string_equal(json_string_value(json_object_get(chain_link(f, 1), "group")), "processes");
 	assert_string_equal(json_string_value(json_object_get(f->evidence, "producers")), "cpu_starved");
 	assert_null(find_rule(a, "cpu_contention", 0));
+	assert_null(find_rule(a, "blocked_on_thread", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The relay launches GPU work too (autograd's backward thread): the
+ * launcher's wait on it is a hand-off, one input_bound finding, the
+ * relay's, whose chain reaches the workers. */
+static void test_input_bound_handoff_once(void **state)
+{
+	struct synth *b = fed_loop(true, false);
+	struct analysis *a;
+	size_t n = 0;
+
+	(void)state;
+	ev_launch(b, T0 + 1 * MS, PID, RELAY, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	ev_launch(b, T0 + 999 * MS + 996 * US, PID, RELAY, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	a = analyze(b);
+	for (size_t i = 0; i < a->ex->findings.n; i++)
+		n += strcmp(a->ex->findings.v[i].rule, "input_bound") == 0;
+	assert_int_equal(n, 1);
+	expect(a, "input_bound", RELAY, 10 * 0.098);
 	assert_null(find_rule(a, "blocked_on_thread", 0));
 	analysis__free(a);
 	synth__free(b);
@@ -1628,9 +1679,11 @@ int main(void)
 		cmocka_unit_test(test_host_memory_pressure),
 		cmocka_unit_test(test_host_memory_pressure_faults_claimed),
 		cmocka_unit_test(test_blocked_on_thread),
+		cmocka_unit_test(test_launcher_handoff_no_blocked),
 		cmocka_unit_test(test_interrupt_wake_names_nobody),
 		cmocka_unit_test(test_input_bound_workers),
 		cmocka_unit_test(test_input_bound_chain_starved),
+		cmocka_unit_test(test_input_bound_handoff_once),
 		cmocka_unit_test(test_cpu_contention_one_per_pool),
 		cmocka_unit_test(test_severity_from_job_share),
 		cmocka_unit_test(test_tail_is_no_cost),

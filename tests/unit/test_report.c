@@ -242,7 +242,7 @@ static void test_json_contract(void **state)
 	f->sum.drops_total = 4;
 	fixture__add_cuda(f);
 	root = render_json(f);
-	assert_int_equal(json_object_size(root), 15);
+	assert_int_equal(json_object_size(root), 16);
 	/* steps: no NVTX in the fixture, too few synchronizations to infer any */
 	assert_str(get(root, "steps"), "source", "none");
 	assert_int_equal(json_array_size(get(get(root, "steps"), "steps")), 0);
