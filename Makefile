@@ -386,7 +386,7 @@ $(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o
 SYNTH_REC := $(OUT)/tests/tools/synth_rec
 PEAK_RSS  := $(OUT)/tests/tools/peak_rss
 
-$(SYNTH_REC): tests/tools/synth_rec.c $(OUT)/obj/user/rec_writer.o $(OUT)/obj/lib/buf.o $(OUT)/obj/lib/clock.o \
+$(SYNTH_REC): tests/tools/synth_rec.c $(OUT)/obj/user/rec_writer.o $(OUT)/obj/format/registry.o $(OUT)/obj/lib/buf.o $(OUT)/obj/lib/clock.o \
 	$(OUT)/obj/lib/out_file.o
 	@mkdir -p $(@D) $(OUT)/deps
 	$(call msg,LINK,$@)
@@ -475,7 +475,7 @@ integration: test-build
 	$(Q)sh tests/run.sh integration
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory $(OUT)/inferscope-bpf $(EXAMPLES)
+	$(Q)$(MAKE) --no-print-directory $(OUT)/inferscope-bpf $(EXAMPLES) $(STANDIN_LIB)
 	$(Q)sh scripts/demo.sh
 
 # Overhead benchmarks: table on stdout, JSON in build/bench.json, and the

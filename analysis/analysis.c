@@ -6,6 +6,14 @@
 
 #include "analysis.h"
 
+/* What the ranks read of a's recording, named name. */
+static struct ranks_source ranks_source_of(const struct analysis *a, const char *name)
+{
+	return (struct ranks_source){ .r = a->r, .pass = a->pass, .nccl = &a->nccl,
+				      .attr = a->ex ? a->ex->attr : NULL, .findings = a->ex ? &a->ex->findings : NULL,
+				      .name = name };
+}
+
 /* Every stage fed each event in pass order. */
 static int analysis__pass(struct analysis *a)
 {
@@ -37,10 +45,12 @@ static int analysis__pass(struct analysis *a)
 	err = err ?: explain__finish(a->ex, a->sum, a->py);
 	if (!err && a->nccl.narrivals) {
 		/* several ranks in one recording: lined up as several recordings are */
-		struct ranks_source src = { a, NULL };
+		struct ranks_source src = ranks_source_of(a, NULL);
 		char msg[256];
 
-		err = ranks__compute(&src, 1, &a->ex->findings, &a->ranks, msg, sizeof(msg));
+		err = ranks__compute(&src, 1, &a->ranks, msg, sizeof(msg));
+		if (!err && a->ranks)
+			err = explain__finish_ranks(a->ranks, &a->ex->findings);
 		if (!err)
 			findings__rank(&a->ex->findings);
 	}
@@ -112,8 +122,10 @@ int analysis_set__compute(struct analysis_set *s, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < s->n; i++)
-		src[i] = (struct ranks_source){ s->a[i], s->names[i] };
-	e = ranks__compute(src, s->n, &s->findings, &s->ranks, err, errlen);
+		src[i] = ranks_source_of(s->a[i], s->names[i]);
+	e = ranks__compute(src, s->n, &s->ranks, err, errlen);
+	if (!e && s->ranks && (e = explain__finish_ranks(s->ranks, &s->findings)))
+		snprintf(err, errlen, "out of memory");
 	if (!e)
 		findings__rank(&s->findings);
 	free(src);

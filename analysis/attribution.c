@@ -329,29 +329,6 @@ static void on_span(void *ctx, const struct tl_span *s)
 	}
 }
 
-/* The category a CUDA call's own time is in (timeline.h). */
-static enum tl_cat call_category(const struct isr_ev_cuda_call *c)
-{
-	const struct isr_cuda_fn *fn = isr_cuda_fn(c->func);
-
-	switch (fn ? fn->family : -1) {
-	case ISR_CUDA_FAM_SYNC:
-	case ISR_CUDA_FAM_COPY_SYNC:
-		return TL_SYNC;
-	case ISR_CUDA_FAM_ALLOC:
-	case ISR_CUDA_FAM_FREE:
-	case ISR_CUDA_FAM_VMM_CREATE:
-	case ISR_CUDA_FAM_VMM_RELEASE:
-	case ISR_CUDA_FAM_VMM_MAP:
-	case ISR_CUDA_FAM_VMM_UNMAP:
-	case ISR_CUDA_FAM_REGISTER:
-	case ISR_CUDA_FAM_UNREGISTER:
-		return TL_CUDA_MEM;
-	default:
-		return TL_CUDA;
-	}
-}
-
 static void on_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
 {
 	struct attribution *a = ctx;
@@ -382,7 +359,7 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 		 * timeline puts it in */
 		t->pub.active_end = e->end;
 		timeline__thread_acc(a->tl, th, e->start, &t->at_last_call);
-		t->at_last_call.ns[call_category((const struct isr_ev_cuda_call *)e->h)] += e->end - e->start;
+		t->at_last_call.ns[tl_call_cat(((const struct isr_ev_cuda_call *)e->h)->func)] += e->end - e->start;
 		return;
 	}
 	if (!th || e->h->type != ISR_EV_PY_SAMPLE || s->kind != ISR_PY_KIND_TIMER)

@@ -114,34 +114,21 @@ static int on_call(struct devmem *m, const struct isr_ev_cuda_call *c, struct dm
 	}
 }
 
-int devmem__event(struct devmem *m, const struct isr_ev_hdr *h, __u32 *pid, __u64 *live)
+int devmem__event(struct devmem *m, const struct isr_ev_hdr *h, const struct task_change *c, __u32 *pid,
+		  __u64 *live)
 {
 	struct dm_proc *p = NULL;
 	__u64 idx;
 	int r = 0;
 
-	switch (h->type) {
-	case ISR_EV_CUDA_CALL:
-		if (h->size < sizeof(struct isr_ev_cuda_call))
-			return 0;
+	if (h->type == ISR_EV_CUDA_CALL) {
 		r = on_call(m, (const void *)h, &p);
-		break;
-	case ISR_EV_PROC_EXIT:
-		if (h->size < sizeof(struct isr_ev_proc_exit) ||
-		    !(((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD))
-			return 0;
-		/* fall through */
-	case ISR_EV_PROC_EXEC:
-		if (!htab_u64__get(&m->by_pid, h->pid, &idx))
-			return 0;
+	} else if (c->image_ended && htab_u64__get(&m->by_pid, c->image_ended, &idx)) {
 		p = &m->v[idx];
 		htab__free(&p->allocs);
 		htab__free(&p->vmm);
 		r = p->live != 0;
 		p->live = 0;
-		break;
-	default:
-		return 0;
 	}
 	if (r > 0) {
 		*pid = p->pid;

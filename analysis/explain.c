@@ -12,8 +12,10 @@ extern const struct rule rule_input_bound, rule_gil_contention, rule_cpu_content
 	rule_pcie_saturation, rule_device_memory_leak, rule_gpu_idle, rule_host_bound, rule_cuda_errors,
 	rule_nccl_straggler, rule_numa_remote;
 
-/* The causes a thread's time splits into are claimed by the specific rules
- * first; gpu_idle and host_bound, last, count what is left. */
+/* Every rule. The causes a thread's time splits into are claimed phase by
+ * phase (rules.h: struct rule, phase): the wait chains first, the rules
+ * of one cause, those of a part of one, then gpu_idle and host_bound
+ * count what is left. */
 const struct rule *const rules_all[] = {
 	&rule_input_bound,
 	&rule_gil_contention,
@@ -145,8 +147,14 @@ int explain__finish(struct explain *e, const struct summary *sum, const struct p
 	err = err ?: steps__finish(e->steps);
 	e->ctx->sum = sum;
 	e->ctx->py = py;
-	for (size_t i = 0; i < rules_count && !err; i++)
-		err = rules_all[i]->finish ? rules_all[i]->finish(e->state[i], e->ctx) : 0;
+	for (int phase = 0; phase < RULE_PHASES && !err; phase++)
+		for (size_t i = 0; i < rules_count && !err; i++) {
+			if (rules_all[i]->phase != (enum rule_phase)phase || !rules_all[i]->finish)
+				continue;
+			e->ctx->rule = rules_all[i];
+			err = rules_all[i]->finish(e->state[i], e->ctx);
+		}
+	e->ctx->rule = NULL;
 	if (!err)
 		weigh(e);
 	if (!err)
@@ -155,6 +163,17 @@ int explain__finish(struct explain *e, const struct summary *sum, const struct p
 		findings__rank(&e->findings);
 	if (!err)
 		err = verdict__make(e->ctx, e->verdict, sizeof(e->verdict));
+	return err;
+}
+
+int explain__finish_ranks(const struct ranks *r, struct findings *out)
+{
+	int err = 0;
+
+	for (int phase = 0; phase < RULE_PHASES && !err; phase++)
+		for (size_t i = 0; i < rules_count && !err; i++)
+			if (rules_all[i]->phase == (enum rule_phase)phase && rules_all[i]->finish_ranks)
+				err = rules_all[i]->finish_ranks(r, out);
 	return err;
 }
 

@@ -21,6 +21,7 @@
 #include "verdict.h"
 
 struct rule_ctx;
+struct ranks;
 
 struct explain {
 	struct findings findings;	/* ranked, most cost first */
@@ -50,6 +51,10 @@ int explain__finish(struct explain *e, const struct summary *sum, const struct p
 int explain__run(const struct recording *r, const struct summary *sum, const struct py_report *py,
 		 struct explain **out);
 void explain__free(struct explain *e);
+/* The rules of ranks (rules.h: finish_ranks), on the ranks of one
+ * recording or several: their findings to out (ranked after). 0 or
+ * -errno. */
+int explain__finish_ranks(const struct ranks *r, struct findings *out);
 
 /* The ids of every rule, in the order they run (for docs and tests). */
 size_t explain__rule_count(void);

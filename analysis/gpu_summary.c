@@ -134,14 +134,6 @@ bool gpu_graph_cbid(__u16 api, __u32 cbid)
 	return api == ISR_GPU_API_DRIVER && (cbid == 514 || cbid == 515);
 }
 
-static bool launch_family(__u16 func)
-{
-	const struct isr_cuda_fn *fn = isr_cuda_fn(func);
-
-	return fn && (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX ||
-		      fn->family == ISR_CUDA_FAM_GRAPH);
-}
-
 static __u64 gpu_span(__u64 start, __u64 end)
 {
 	return end > start ? end - start : 0;
@@ -937,7 +929,7 @@ int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e)
 		return err;
 	switch (h->type) {
 	case ISR_EV_CUDA_CALL:
-		return launch_family(((const struct isr_ev_cuda_call *)h)->func) ? on_launch_call(b, h) : 0;
+		return isr_cuda_is(((const struct isr_ev_cuda_call *)h)->func, ISR_CUDA_K_LAUNCH) ? on_launch_call(b, h) : 0;
 	case ISR_EV_GPU_KERNEL:
 	case ISR_EV_GPU_MEMCPY:
 	case ISR_EV_GPU_MEMSET:

@@ -1,13 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Live metrics (live.h). The threads, their time on a CPU, waiting for one
+ * and asleep are the task model's (tasks.h), fed every event first: an
+ * interval's share is the difference of two readings of it. What the task
+ * model does not count (launches, synchronizations, GIL waits, faults) is
+ * counted here per thread, by the task model's index, and reset at each
+ * snapshot. The findings are the report's: each interval's events, copied
+ * as they come, are analysed in memory at its snapshot.
+ */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "live.h"
 #include "analysis.h"
+#include "buf.h"
 #include "devmem.h"
-#include "htab.h"
 #include "registry.h"
+#include "tasks.h"
 
 /* An interval's events kept for its analysis (past it: window_cut), and
  * the names kept across intervals (kernel, function and Python code
@@ -21,14 +32,16 @@ struct evbuf {
 	size_t len, cap, count;
 };
 
+/* What the interval added to a thread, and the task model's readings of
+ * it at the previous snapshot. */
 struct lthread {
-	__u32 tid;		/* key */
-	__u32 pid;
-	__u64 on_since;		/* on a CPU since (0: not) */
-	__u64 runq_since;	/* runnable, waiting for a CPU, since (0: not) */
-	__u64 blocked_since;	/* off a CPU and not runnable (asleep) since (0: not) */
 	__u64 launches, faults;
-	__u64 sync_ns, gil_ns, runq_ns, cpu_ns, blocked_ns;
+	__u64 sync_ns, gil_ns;
+	__u64 read[TASK_STATES];
+	/* an event told its state: what the task model attributes to the
+	 * state it was in before (from its first sight) of the time before the
+	 * previous snapshot is the earlier intervals', not the next one's */
+	bool told;
 	/* the scheduler event that set its state last (0 bytes: none): its
 	 * state at the start of an interval, for that interval's analysis */
 	union sched_ev {
@@ -46,7 +59,9 @@ struct lproc {
 };
 
 struct live {
-	struct htab threads;
+	struct tasks *tasks;		/* from the first event on */
+	struct lthread *threads;	/* by the task model's index */
+	size_t nthreads, threads_cap;
 	struct lproc *procs;
 	size_t nprocs, procs_cap;
 	struct devmem *dm;
@@ -89,16 +104,6 @@ static int add_target(struct live *l, __u32 pid)
 	return 0;
 }
 
-static __u64 thread_hash(const void *e)
-{
-	return hash__u64(((const struct lthread *)e)->tid);
-}
-
-static bool thread_equal(const void *a, const void *b)
-{
-	return ((const struct lthread *)a)->tid == ((const struct lthread *)b)->tid;
-}
-
 struct live *live__new(const __u32 *pids, size_t n, __u32 ncpus)
 {
 	struct live *l = calloc(1, sizeof(*l));
@@ -112,9 +117,9 @@ struct live *live__new(const __u32 *pids, size_t n, __u32 ncpus)
 			free(l);
 			return NULL;
 		}
-	htab__init(&l->threads, sizeof(struct lthread), thread_hash, thread_equal);
 	l->dm = devmem__new();
 	if (!l->dm) {
+		free(l->targets);
 		free(l);
 		return NULL;
 	}
@@ -126,7 +131,8 @@ void live__free(struct live *l)
 {
 	if (!l)
 		return;
-	htab__free(&l->threads);
+	tasks__free(l->tasks);
+	free(l->threads);
 	devmem__free(l->dm);
 	free(l->targets);
 	free(l->procs);
@@ -179,17 +185,23 @@ static bool is_name(__u16 type)
 	}
 }
 
-static struct lthread *thread_of(struct live *l, __u32 pid, __u32 tid)
+static bool target_of(const void *ctx, __u32 pid)
 {
-	struct lthread key = { .tid = tid }, *t;
-	bool added;
+	return is_target(ctx, pid);
+}
 
-	if (!tid)
-		return NULL;
-	t = htab__insert(&l->threads, &key, &added);
-	if (t && pid)
-		t->pid = pid;
-	return t;
+/* The counts of the task model's thread tt; NULL when out of memory. */
+static struct lthread *thread_of(struct live *l, const struct task_thread *tt)
+{
+	size_t n = tasks__count(l->tasks);
+
+	if (l->nthreads < n) {
+		if (array__reserve(&l->threads, &l->threads_cap, n, sizeof(*l->threads)))
+			return NULL;
+		memset(l->threads + l->nthreads, 0, (n - l->nthreads) * sizeof(*l->threads));
+		l->nthreads = n;
+	}
+	return &l->threads[tt->ix];
 }
 
 static struct lproc *proc_of(struct live *l, __u32 pid)
@@ -223,53 +235,12 @@ static void keep_sched(struct lthread *t, const struct isr_ev_hdr *h, size_t siz
 	t->last_sched.hdr.size = (__u16)(size < sizeof(t->last_sched) ? size : sizeof(t->last_sched));
 }
 
-static void on_switch(struct live *l, const struct isr_ev_sched_switch *s)
+static void on_cuda(struct lthread *t, const struct isr_ev_cuda_call *c)
 {
-	struct lthread *prev = is_target(l, s->hdr.pid) ? thread_of(l, s->hdr.pid, s->hdr.tid) : NULL, *next;
-
-	if (prev) {
-		keep_sched(prev, &s->hdr, sizeof(*s));
-		if (prev->on_since)
-			prev->cpu_ns += since(s->hdr.ts_ns, prev->on_since);
-		prev->on_since = 0;
-		/* preempted (still runnable): it waits for a CPU from now;
-		 * else it sleeps (a lock, I/O, a synchronization that sleeps) */
-		prev->runq_since = s->prev_state == 0 ? s->hdr.ts_ns : 0;
-		prev->blocked_since = s->prev_state == 0 ? 0 : s->hdr.ts_ns;
-	}
-	next = is_target(l, s->next_pid) ? thread_of(l, s->next_pid, s->next_tid) : NULL;
-	if (next) {
-		keep_sched(next, &s->hdr, sizeof(*s));
-		if (next->runq_since)
-			next->runq_ns += since(s->hdr.ts_ns, next->runq_since);
-		if (next->blocked_since)	/* its wakeup was not seen */
-			next->blocked_ns += since(s->hdr.ts_ns, next->blocked_since);
-		next->runq_since = next->blocked_since = 0;
-		next->on_since = s->hdr.ts_ns;
-	}
-}
-
-static void on_cuda(struct live *l, const struct isr_ev_cuda_call *c)
-{
-	const struct isr_cuda_fn *fn = isr_cuda_fn(c->func);
-	struct lthread *t = thread_of(l, c->hdr.pid, c->hdr.tid);
-
-	if (!fn || !t)
-		return;
-	switch (fn->family) {
-	case ISR_CUDA_FAM_LAUNCH:
-	case ISR_CUDA_FAM_LAUNCH_EX:
-	case ISR_CUDA_FAM_GRAPH:
+	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
 		t->launches++;
-		break;
-	case ISR_CUDA_FAM_SYNC:
-	case ISR_CUDA_FAM_COPY_SYNC:
-		if (c->flags & ISR_CUDA_RETURNED)
-			t->sync_ns += c->duration_ns;
-		break;
-	default:
-		break;
-	}
+	else if (isr_cuda_is(c->func, ISR_CUDA_K_SYNC) && (c->flags & ISR_CUDA_RETURNED))
+		t->sync_ns += c->duration_ns;
 }
 
 static void on_sampling(struct live *l, const struct isr_ev_sampling *s)
@@ -284,12 +255,59 @@ static void on_sampling(struct live *l, const struct isr_ev_sampling *s)
 	}
 }
 
+/* What the event told of the threads it touched: the state a thread was
+ * in since its first sight, told at last (of that time, what came before
+ * the previous snapshot is the earlier intervals'); the scheduler event
+ * that set their state last. */
+static void on_touched(struct live *l, const struct task_change *c, const struct isr_ev_hdr *h, size_t size)
+{
+	bool sched = h->type == ISR_EV_SCHED_SWITCH || h->type == ISR_EV_SCHED_WAKEUP ||
+		     h->type == ISR_EV_SCHED_WAKEUP_NEW;
+
+	for (size_t i = 0; i < c->ntouch; i++) {
+		const struct task_touch *tc = &c->touch[i];
+		struct lthread *t = thread_of(l, tc->t);
+
+		if (!t)
+			return;
+		if (!t->told && tc->was != TASK_UNKNOWN) {
+			t->read[tc->was] += since(l->prev_at, tc->was_since);
+			t->told = true;
+		}
+		if (sched)
+			keep_sched(t, h, size);
+	}
+}
+
+/* What the event adds to the counts of its thread t. */
+static void on_thread_event(struct lthread *t, const struct isr_ev_hdr *h)
+{
+	switch (h->type) {
+	case ISR_EV_CUDA_CALL:
+		on_cuda(t, (const void *)h);
+		break;
+	case ISR_EV_PAGE_FAULT:
+		t->faults++;
+		break;
+	case ISR_EV_GIL:
+		if (((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE)
+			t->gil_ns += ((const struct isr_ev_gil *)h)->wait_ns;
+		break;
+	default:
+		break;
+	}
+}
+
 void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 {
+	const struct isr_ev_proc_fork *f = (const void *)h;
+	struct isr_gpu_work w;
+	struct task_change c;
+	struct lthread *t;
 	__u32 pid;
 	__u64 bytes;
 
-	if (size < isr_event_min_size(h->type) || !isr_event_min_size(h->type))
+	if (!isr_event_usable(h, size))
 		return;
 	l->events++;
 	if (!l->first_ts && h->ts_ns)
@@ -298,80 +316,33 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 		l->window_cut++;
 	if (is_name(h->type) && !evbuf__append(&l->names, h, size, LIVE_NAMES_MAX_BYTES))
 		l->names_cut++;
-	switch (h->type) {
-	case ISR_EV_SCHED_SWITCH:
-		on_switch(l, (const void *)h);
-		break;
-	case ISR_EV_SCHED_WAKEUP:
-	case ISR_EV_SCHED_WAKEUP_NEW: {
-		struct lthread *t = thread_of(l, h->pid, h->tid);
+	if (!l->tasks) {
+		struct tasks_opts o = { .start = h->ts_ns, .end = UINT64_MAX, .is_target = target_of, .ctx = l };
 
-		if (t)
-			keep_sched(t, h, size);
-		if (t && !t->on_since && !t->runq_since) {
-			if (t->blocked_since)
-				t->blocked_ns += since(h->ts_ns, t->blocked_since);
-			t->blocked_since = 0;
-			t->runq_since = h->ts_ns;
-		}
-		break;
+		l->tasks = tasks__new(&o);
+		if (!l->tasks)
+			return;
 	}
-	case ISR_EV_CUDA_CALL:
-		on_cuda(l, (const void *)h);
-		break;
-	case ISR_EV_PAGE_FAULT: {
-		struct lthread *t = thread_of(l, h->pid, h->tid);
-
-		if (t)
-			t->faults++;
-		break;
-	}
-	case ISR_EV_GIL: {
-		const struct isr_ev_gil *g = (const void *)h;
-		struct lthread *t = thread_of(l, h->pid, h->tid);
-
-		if (t && g->kind == ISR_GIL_ACQUIRE)
-			t->gil_ns += g->wait_ns;
-		break;
-	}
-	case ISR_EV_GPU_KERNEL:
-	case ISR_EV_GPU_MEMCPY:
-	case ISR_EV_GPU_MEMSET: {
-		/* start and end lead every GPU activity record (format/events.h) */
-		const struct isr_ev_gpu_kernel *k = (const void *)h;
+	/* a followed child is a target from its fork on */
+	if (h->type == ISR_EV_PROC_FORK && (f->flags & ISR_FORK_FOLLOWED) && add_target(l, f->child_pid))
+		return;
+	if (tasks__event(l->tasks, h, &c))
+		return;
+	on_touched(l, &c, h, size);
+	t = c.thread ? thread_of(l, c.thread) : NULL;
+	if (t)
+		on_thread_event(t, h);
+	if (isr_ev_gpu_work(h, &w)) {
 		struct lproc *p = proc_of(l, h->pid);
 
 		if (p) {
 			p->gpu_seen = true;
-			p->gpu_ns += since(k->end_ns, k->start_ns);
+			p->gpu_ns += since(w.end_ns, w.start_ns);
 		}
-		break;
 	}
-	case ISR_EV_SAMPLING:
+	if (h->type == ISR_EV_SAMPLING)
 		on_sampling(l, (const void *)h);
-		break;
-	case ISR_EV_PROC_FORK: {
-		const struct isr_ev_proc_fork *f = (const void *)h;
-
-		if (f->flags & ISR_FORK_FOLLOWED)
-			add_target(l, f->child_pid);
-		break;
-	}
-	case ISR_EV_PROC_EXIT: {
-		struct lthread *t = thread_of(l, h->pid, h->tid);
-
-		if (t) {
-			t->on_since = 0;
-			t->runq_since = 0;
-			t->blocked_since = 0;
-			t->last_sched.hdr.size = 0;
-		}
-		break;
-	}
-	default:
-		break;
-	}
-	if (devmem__event(l->dm, h, &pid, &bytes) > 0) {
+	if (devmem__event(l->dm, h, &c, &pid, &bytes) > 0) {
 		struct lproc *p = proc_of(l, pid);
 
 		if (p)
@@ -420,20 +391,23 @@ static int judge(struct live *l, __u64 from, __u64 now)
 {
 	struct recording r = { .complete = true, .end_mono_ns = now };
 	struct analysis *a = NULL;
-	union sched_ev *starts = calloc(l->threads.len + 1, sizeof(*starts));
-	size_t n = 0, nstarts = 0, pos = 0;
-	struct lthread *t;
+	size_t count = tasks__count(l->tasks), n = 0, nstarts = 0;
+	union sched_ev *starts = calloc(count + 1, sizeof(*starts));
 	int err = -ENOMEM;
 
 	r.host.start_mono_ns = r.created_mono_ns = from;
 	r.host.ncpus = l->ncpus;
-	r.events = calloc(l->names.count + l->threads.len + l->window.count + 1, sizeof(*r.events));
+	r.events = calloc(l->names.count + count + l->window.count + 1, sizeof(*r.events));
 	r.processes = calloc(l->ntargets + 1, sizeof(*r.processes));
 	if (!starts || !r.events || !r.processes)
 		goto out;
-	while ((t = htab__next(&l->threads, &pos)))
-		if (t->last_sched.hdr.size && t->last_sched.hdr.ts_ns <= from)
+	for (size_t i = 0; i < count; i++) {
+		const struct task_thread *tt = tasks__at(l->tasks, i);
+		const struct lthread *t = &l->threads[tt->ix];
+
+		if (!tt->exited && t->last_sched.hdr.size && t->last_sched.hdr.ts_ns <= from)
 			starts[nstarts++] = t->last_sched;
+	}
 	qsort(starts, nstarts, sizeof(*starts), by_ts);
 	for (size_t i = 0; i < l->ntargets; i++)
 		r.processes[r.process_count++].pid = l->targets[i];
@@ -484,8 +458,7 @@ out:
 int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **out)
 {
 	__u64 from = l->prev_at ? l->prev_at : l->first_ts, interval, hot_ns;
-	size_t pos = 0, n = 0;
-	struct lthread *t;
+	size_t n = 0, count = l->tasks ? tasks__count(l->tasks) : 0;
 	double scale = 1.0;
 	int err;
 
@@ -498,43 +471,37 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	l->snap.at_ns = now_ns;
 	l->snap.interval_s = (double)interval / 1e9;
 	l->snap.events = l->events;
-	if (l->rows_cap < l->threads.len) {
-		struct live_thread *r = realloc(l->rows, l->threads.len * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		l->rows = r;
-		l->rows_cap = l->threads.len;
-	}
-	while ((t = htab__next(&l->threads, &pos))) {
+	if (array__reserve(&l->rows, &l->rows_cap, count ? count : 1, sizeof(*l->rows)))
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		const struct task_thread *tt = tasks__at(l->tasks, i);
+		struct lthread *t = thread_of(l, tt);
+		__u64 ns[TASK_STATES], add[TASK_STATES], cpu_ns, runq_ns, blocked_ns;
 		struct live_thread *r;
 
-		if (t->on_since) {
-			t->cpu_ns += since(now_ns, t->on_since);
-			t->on_since = now_ns;
+		if (!t)
+			return -ENOMEM;
+		task_thread__ns(tt, now_ns, ns);
+		for (int k = 0; k < TASK_STATES; k++) {
+			add[k] = since(ns[k], t->read[k]);
+			t->read[k] = ns[k];
 		}
-		if (t->runq_since) {
-			t->runq_ns += since(now_ns, t->runq_since);
-			t->runq_since = now_ns;
-		}
-		if (t->blocked_since) {
-			t->blocked_ns += since(now_ns, t->blocked_since);
-			t->blocked_since = now_ns;
-		}
-		if (t->pid && (t->launches || t->cpu_ns || t->sync_ns || t->gil_ns || t->runq_ns || t->faults ||
-			       t->blocked_ns)) {
+		cpu_ns = add[TASK_RUNNING];
+		runq_ns = add[TASK_RUNNABLE];
+		blocked_ns = add[TASK_BLOCKED] + add[TASK_IO];
+		if (t->launches || cpu_ns || t->sync_ns || t->gil_ns || runq_ns || t->faults || blocked_ns) {
 			r = &l->rows[n++];
-			r->pid = t->pid;
-			r->tid = t->tid;
+			r->pid = tt->pid;
+			r->tid = tt->tid;
 			r->launches_per_s = interval ? (double)t->launches * scale * 1e9 / (double)interval : 0;
 			r->sync_pct = pct(t->sync_ns, interval);
 			r->gil_pct = pct(t->gil_ns, interval);
-			r->runq_pct = pct(t->runq_ns, interval);
-			r->cpu_pct = pct(t->cpu_ns, interval);
-			r->blocked_pct = pct(t->blocked_ns, interval);
+			r->runq_pct = pct(runq_ns, interval);
+			r->cpu_pct = pct(cpu_ns, interval);
+			r->blocked_pct = pct(blocked_ns, interval);
 			r->faults_per_s = interval ? (double)t->faults * 1e9 / (double)interval : 0;
 		}
-		t->launches = t->faults = t->sync_ns = t->gil_ns = t->runq_ns = t->cpu_ns = t->blocked_ns = 0;
+		t->launches = t->faults = t->sync_ns = t->gil_ns = 0;
 	}
 	qsort(l->rows, n, sizeof(*l->rows), cmp_rows);
 	/* one process a run of rows; and processes seen only through the GPU

@@ -574,8 +574,6 @@ int nccl_calls__event(struct nccl_calls *c, const struct pass_event *e)
 {
 	const struct isr_ev_hdr *h = e->h;
 
-	if (!pass__usable(h))
-		return 0;
 	join_expire(c, e->start);
 	switch (h->type) {
 	case ISR_EV_GPU_API:

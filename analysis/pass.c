@@ -101,6 +101,11 @@ struct pass {
 	unsigned char *tids;	/* bitmap over tids below PASS_PID_LIMIT: let through */
 	size_t ntids;
 	__u64 thread_events_cut;
+	struct tasks *tasks;
+	struct task_change change;	/* the latest event's */
+	bool finished;			/* the last event was served */
+	__u64 unread;		/* events served none: unknown types, or too short for theirs */
+	__u64 unread_by_type[ISR_EV_TYPE_MAX];
 	__u64 nevents;
 	struct htab gpu_last;		/* pid -> the latest GPU end of its CUPTI records (GPU clock) */
 	struct htab gpu_flushed;	/* pid -> the latest FLUSHED status of its bridge (CPU clock) */
@@ -135,12 +140,15 @@ struct pass {
 	__u64 out_of_order;
 };
 
-bool pass__usable(const struct isr_ev_hdr *h)
+/* A record this version reads (the reader refuses a short one of a known
+ * type in a file; a recording in memory is checked here). */
+static bool usable(const struct isr_ev_hdr *h)
 {
-	return isr_event_name(h->type) && h->size >= isr_event_min_size(h->type);
+	return isr_event_usable(h, h->size);
 }
 
 static void pass__fail(struct pass *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int tasks_open(struct pass *p);
 
 static void pass__fail(struct pass *p, const char *fmt, ...)
 {
@@ -171,10 +179,11 @@ bool pass__is_target(const struct pass *p, __u32 pid)
 	return pid && pid < PASS_PID_LIMIT && p->targets && (p->targets[pid / 8] & (1U << (pid % 8)));
 }
 
-/* Every pid named by the recording's processes, by an event that only
- * targets emit, or as a child the recorder followed; and every GPU clock
- * pair. idx: the event's place in file order. */
-static bool gpu_times(const struct isr_ev_hdr *h, __u64 *start, __u64 *end);
+/* The GPU interval of a CUPTI record, if h is one: its GPU start and end. */
+static bool gpu_times(const struct isr_ev_hdr *h, __u64 *start, __u64 *end)
+{
+	return usable(h) && isr_ev_interval(h, start, end) == ISR_CLOCK_GPU;
+}
 
 /* Raises pid's value in h to v. */
 static int raise_to(struct htab *h, __u32 pid, __u64 v)
@@ -186,6 +195,9 @@ static int raise_to(struct htab *h, __u32 pid, __u64 v)
 	return htab_u64__put(h, pid, v);
 }
 
+/* Every pid named by the recording's processes, by an event that only
+ * targets emit, or as a child the recorder followed; and every GPU clock
+ * pair. idx: the event's place in file order. */
 static int collect(struct pass *p, const struct isr_ev_hdr *h, __u64 idx)
 {
 	const struct isr_ev_proc_fork *f = (const void *)h;
@@ -194,7 +206,7 @@ static int collect(struct pass *p, const struct isr_ev_hdr *h, __u64 idx)
 	__u64 g0, g1;
 	int err = 0;
 
-	if (!pass__usable(h))
+	if (!usable(h))
 		return 0;
 	if (gpu_times(h, &g0, &g1))
 		err = raise_to(&p->gpu_last, h->pid, g1 > g0 ? g1 : g0);
@@ -221,7 +233,7 @@ static int collect(struct pass *p, const struct isr_ev_hdr *h, __u64 idx)
 		ref->s.mono_before_ns = c->mono_before_ns;
 		ref->s.mono_after_ns = c->mono_after_ns;
 	}
-	if (h->type == ISR_EV_SCHED_SWITCH || h->type == ISR_EV_SAMPLING)
+	if (isr_event_flags(h->type) & ISR_EVF_ANY_TASK)
 		return 0;
 	err = target_add(p, h->pid);
 	if (!err && h->type == ISR_EV_PROC_FORK && (f->flags & (ISR_FORK_FOLLOWED | ISR_FORK_THREAD)))
@@ -246,34 +258,17 @@ static bool thread_admit(struct pass *p, __u32 tid)
 	return true;
 }
 
-/* Whether every thread e names goes through (pass.h: PASS_MAX_THREADS). */
+/* Whether every thread e names goes through (pass.h: PASS_MAX_THREADS):
+ * its own, the one it is about and the other one it names. */
 static bool event_admit(struct pass *p, const struct isr_ev_hdr *h)
 {
-	__u32 other = 0;
+	struct isr_task t = { 0, 0 }, peer = { 0, 0 };
 
-	if (pass__usable(h)) {
-		switch (h->type) {
-		case ISR_EV_SCHED_SWITCH:
-			other = ((const struct isr_ev_sched_switch *)h)->next_tid;
-			break;
-		case ISR_EV_SCHED_WAKEUP:
-		case ISR_EV_SCHED_WAKEUP_NEW:
-			other = isr_wakeup_waker_tid((const struct isr_ev_sched_wakeup *)h);
-			break;
-		case ISR_EV_PROC_FORK:
-			other = ((const struct isr_ev_proc_fork *)h)->child_tid;
-			break;
-		case ISR_EV_PROC_EXEC:
-			other = ((const struct isr_ev_proc_exec *)h)->old_tid;
-			break;
-		case ISR_EV_GPU_API:
-			other = ((const struct isr_ev_gpu_api *)h)->thread_id;
-			break;
-		default:
-			break;
-		}
+	if (usable(h)) {
+		isr_ev_task(h, &t);
+		isr_ev_peer(h, &peer);
 	}
-	if (thread_admit(p, h->tid) && thread_admit(p, other))
+	if (thread_admit(p, h->tid) && thread_admit(p, t.tid) && thread_admit(p, peer.tid))
 		return true;
 	p->thread_events_cut++;
 	return false;
@@ -372,93 +367,31 @@ const struct clock_fit *pass__fit(const struct pass *p, __u32 pid)
 
 /* ---- intervals --------------------------------------------------------------------- */
 
-/* The GPU interval of a CUPTI record, if h is one: its GPU start and end. */
-static bool gpu_times(const struct isr_ev_hdr *h, __u64 *start, __u64 *end)
-{
-	switch (h->type) {
-	case ISR_EV_GPU_KERNEL: {
-		const struct isr_ev_gpu_kernel *k = (const void *)h;
-
-		*start = k->start_ns, *end = k->end_ns;
-		return true;
-	}
-	case ISR_EV_GPU_MEMCPY: {
-		const struct isr_ev_gpu_memcpy *m = (const void *)h;
-
-		*start = m->start_ns, *end = m->end_ns;
-		return true;
-	}
-	case ISR_EV_GPU_MEMSET: {
-		const struct isr_ev_gpu_memset *m = (const void *)h;
-
-		*start = m->start_ns, *end = m->end_ns;
-		return true;
-	}
-	case ISR_EV_GPU_SYNC: {
-		const struct isr_ev_gpu_sync *m = (const void *)h;
-
-		*start = m->start_ns, *end = m->end_ns;
-		return true;
-	}
-	case ISR_EV_GPU_API: {
-		const struct isr_ev_gpu_api *m = (const void *)h;
-
-		*start = m->start_ns, *end = m->end_ns;
-		return true;
-	}
-	default:
-		return false;
-	}
-}
-
+/* The event's interval (format/registry.h), a GPU record's mapped through
+ * its process's clock fit. */
 static void interval_of(const struct pass *p, const struct isr_ev_hdr *h, struct slot *s)
 {
-	__u64 g0, g1;
+	const struct clock_fit *f;
+	__u64 a, b;
 
 	s->start = s->end = h->ts_ns;
 	s->unmapped = false;
-	if (!pass__usable(h))
+	if (!usable(h))
 		return;
-	switch (h->type) {
-	case ISR_EV_PAGE_FAULT: {
-		const struct isr_ev_page_fault *f = (const void *)h;
-
-		if ((f->flags & ISR_FAULT_HAS_START) && f->duration_ns <= h->ts_ns)
-			s->start = h->ts_ns - f->duration_ns;
+	if (isr_ev_interval(h, &a, &b) == ISR_CLOCK_CPU) {
+		s->start = a;
+		s->end = b;
 		return;
 	}
-	case ISR_EV_CUDA_CALL: {
-		const struct isr_ev_cuda_call *c = (const void *)h;
-
-		if (c->flags & ISR_CUDA_RETURNED)
-			s->end = h->ts_ns + c->duration_ns;
+	f = pass__fit(p, h->pid);
+	if (!f) {
+		s->unmapped = true;
 		return;
 	}
-	case ISR_EV_GIL: {
-		const struct isr_ev_gil *g = (const void *)h;
-
-		if (g->kind == ISR_GIL_ACQUIRE)
-			s->end = h->ts_ns + g->wait_ns;
-		return;
-	}
-	case ISR_EV_GIL_WAIT:
-		s->end = h->ts_ns + ((const struct isr_ev_gil_wait *)h)->duration_ns;
-		return;
-	default:
-		break;
-	}
-	if (gpu_times(h, &g0, &g1)) {
-		const struct clock_fit *f = pass__fit(p, h->pid);
-
-		if (!f) {
-			s->unmapped = true;
-			return;
-		}
-		s->start = clock_fit__apply(f, g0);
-		s->end = g1 > g0 ? clock_fit__apply(f, g1) : s->start;
-		if (s->end < s->start)
-			s->end = s->start;
-	}
+	s->start = clock_fit__apply(f, a);
+	s->end = b > a ? clock_fit__apply(f, b) : s->start;
+	if (s->end < s->start)
+		s->end = s->start;
 }
 
 /* The window: the HOST chunk's start (else the first start) to END's time
@@ -516,6 +449,11 @@ int pass__open(const struct recording *r, struct pass **out)
 	if (p->n > 1)
 		qsort(p->order, p->n, sizeof(*p->order), slot_cmp);
 	window(p, p->n ? p->order[0].start : 0, p->n ? p->order[p->n - 1].start : 0);
+	err = tasks_open(p);
+	if (err) {
+		pass__free(p);
+		return err;
+	}
 	*out = p;
 	return 0;
 }
@@ -578,7 +516,7 @@ static int walk_collect(struct pass *p, __u64 *first, __u64 *last, bool *gpu)
 			break;
 		while (!err && (h = chunk__event(&c, &pos))) {
 			err = collect(p, h, p->nevents++);
-			*gpu = *gpu || (pass__usable(h) && gpu_times(h, &g0, &g1));
+			*gpu = *gpu || gpu_times(h, &g0, &g1);
 		}
 		chunk__bounds(p, &c, &latest, &p->bounds[c.index], first, last);
 	}
@@ -654,6 +592,11 @@ int pass__open_file(const char *path, const struct pass_opts *opts, struct pass 
 	}
 	window(p, first, last);
 	p->read_all = !n;
+	if (tasks_open(p)) {
+		snprintf(err, errlen, "out of memory with %zu processes", p->r->process_count);
+		pass__free(p);
+		return -ENOMEM;
+	}
 	*out = p;
 	return 0;
 }
@@ -857,13 +800,60 @@ static int pass__next_memory(struct pass *p, struct pass_event *e)
 	return 1;
 }
 
+/* An event this version cannot read is counted, not served. */
+static bool served(struct pass *p, const struct isr_ev_hdr *h)
+{
+	if (!event_admit(p, h))
+		return false;
+	if (usable(h))
+		return true;
+	p->unread++;
+	if (h->type < ISR_EV_TYPE_MAX)
+		p->unread_by_type[h->type]++;
+	return false;
+}
+
 int pass__next(struct pass *p, struct pass_event *e)
 {
 	int n;
 
-	while ((n = p->file ? pass__next_file(p, e) : pass__next_memory(p, e)) > 0 && !event_admit(p, e->h))
+	while ((n = p->file ? pass__next_file(p, e) : pass__next_memory(p, e)) > 0 && !served(p, e->h))
 		;
+	if (n > 0 && tasks__event(p->tasks, e->h, &p->change)) {
+		pass__fail(p, "out of memory with %zu threads known", tasks__count(p->tasks));
+		return -ENOMEM;
+	}
+	e->tasks = &p->change;
+	if (!n && !p->finished) {
+		tasks__finish(p->tasks);
+		p->finished = true;
+	}
 	return n;
+}
+
+const struct tasks *pass__tasks(const struct pass *p)
+{
+	return p->tasks;
+}
+
+static bool target_of(const void *ctx, __u32 pid)
+{
+	return pass__is_target(ctx, pid);
+}
+
+/* The task model, once the window and the targets are known. */
+static int tasks_open(struct pass *p)
+{
+	struct tasks_opts o = { .start = p->start, .end = p->end, .r = p->r, .is_target = target_of, .ctx = p };
+
+	p->tasks = tasks__new(&o);
+	return p->tasks ? 0 : -ENOMEM;
+}
+
+__u64 pass__unread(const struct pass *p, __u64 by_type[ISR_EV_TYPE_MAX])
+{
+	memcpy(by_type, p->unread_by_type, sizeof(p->unread_by_type));
+	return p->unread;
 }
 
 const char *pass__error(const struct pass *p)
@@ -892,6 +882,7 @@ void pass__free(struct pass *p)
 	}
 	free(p->segs);
 	free(p->free_segs);
+	tasks__free(p->tasks);
 	free(p);
 }
 

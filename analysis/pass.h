@@ -4,14 +4,14 @@
  * CPU clock: what every analysis stage (summary, Python stacks, timeline,
  * metrics, rules) consumes.
  *
- * An event's interval is [start, end) on CLOCK_MONOTONIC:
- *   page fault          [ts - duration, ts) when its entry was seen
- *   CUDA call           [entry, entry + duration) when its return was probed
- *   GIL acquire         [entry, entry + wait)
- *   GPU activity        its GPU start and end mapped through the process's
- *                       clock fit (kernels, copies, memsets, syncs, API records)
- *   anything else       an instant at hdr.ts_ns
- * Ties keep file order. A GPU record of a process without clock pairs
+ * An event's interval is [start, end) on CLOCK_MONOTONIC, as its type's
+ * line of the registry says (format/events.h, isr_ev_interval): a page
+ * fault [ts - duration, ts) when its entry was seen, a CUDA call
+ * [entry, entry + duration) when its return was probed, a GIL acquire
+ * [entry, entry + wait), a GIL wait, a reclaim, a communicator's set-up
+ * [ts, ts + duration); GPU activity (kernels, copies, memsets, syncs, API
+ * records) its GPU start and end mapped through the process's clock fit;
+ * anything else an instant at hdr.ts_ns. Ties keep file order. A GPU record of a process without clock pairs
  * cannot be placed: it comes at its hand-off time with `unmapped` set.
  *
  * Before the first event the pass knows the recording's window, its target
@@ -40,6 +40,7 @@
 #include <linux/types.h>
 #include "recording.h"
 #include "clock_fit.h"
+#include "tasks.h"
 
 /* The reorder buffer's default bound. */
 #define PASS_BUFFER_BYTES	(256U << 20)
@@ -57,9 +58,10 @@
 #define PASS_MAX_THREADS	32768
 
 struct pass_event {
-	const struct isr_ev_hdr *h;	/* valid until the next pass__next */
+	const struct isr_ev_hdr *h;	/* valid until the next pass__next; a usable record */
 	__u64 start, end;	/* CPU clock; end == start for an instant */
 	bool unmapped;		/* GPU record without a clock fit: start/end are the hand-off time */
+	const struct task_change *tasks;	/* what it did to the threads it names (tasks.h) */
 };
 
 struct pass_opts {
@@ -99,6 +101,11 @@ __u64 pass__end(const struct pass *p);
  * followed, or the subject of an event only targets have). */
 bool pass__is_target(const struct pass *p, __u32 pid);
 
+/* The task model of the pass (tasks.h), fed every event before it is
+ * served: the threads of the events served so far, and at the end of the
+ * pass their time to the end of the window. */
+const struct tasks *pass__tasks(const struct pass *p);
+
 /* The GPU clock fit of pid's CUPTI bridge; NULL when it sent no usable
  * clock pairs. */
 const struct clock_fit *pass__fit(const struct pass *p, __u32 pid);
@@ -121,7 +128,11 @@ __u64 pass__clock_pairs_cut(const struct pass *p);
 /* Events left out for naming a thread beyond PASS_MAX_THREADS. */
 __u64 pass__thread_events_cut(const struct pass *p);
 
-/* A known event long enough to be read as its type. */
-bool pass__usable(const struct isr_ev_hdr *h);
+/* Events the pass did not serve because this version cannot read them
+ * (isr_event_usable: a type it does not know, or a record too short for
+ * its type, which only a recording in memory can hold): their number, and
+ * by type (below ISR_EV_TYPE_MAX) in by_type. Every event served is usable:
+ * the stages read it as its type's struct without a check. */
+__u64 pass__unread(const struct pass *p, __u64 by_type[ISR_EV_TYPE_MAX]);
 
 #endif

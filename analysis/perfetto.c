@@ -8,7 +8,11 @@
  * A pass of its own over the recording (pass.h) feeds a timeline and an
  * attribution; the thread states are the timeline's spans, the GPU idle
  * gaps the attribution's split; every other event is exported as it comes.
- * One packet sequence: event and argument names are interned.
+ * One packet sequence: event and argument names are interned. The packets
+ * are deflated in chunks into compressed_packets, as Perfetto's own service
+ * writes them: a trace is then about the size of its recording, not 10 to
+ * 20 times it. A thread's states shorter than a pixel of a 10 ms window,
+ * next to each other, are one slice with their count and time by state.
  *
  * Several recordings (report__write_perfetto_set) are written one after
  * the other into one trace: recording i's times shifted onto recording 0's
@@ -28,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "report.h"
 #include "perfetto.h"
@@ -35,6 +40,7 @@
 #include "htab.h"
 #include "text.h"
 #include "gpu_summary.h"
+#include "py_report.h"
 #include "protos/perfetto/trace/trace_packet.pb-c.h"
 
 #define SEQ_ID		1
@@ -43,6 +49,10 @@
 #define PY_RUN_GAP_NS	50000000ull	/* a stack sample this much after the last one starts afresh */
 #define PY_TAIL_NS	10000000ull	/* a sample stands for this long at most */
 #define PY_DEPTH	64
+#define CHUNK_BYTES	(256u << 10)	/* packets deflated together into one compressed_packets */
+/* A thread state shorter than this, next to another, is merged with it
+ * (docs/outputs.md): a pixel of a 10 ms window on a 1000-pixel track. */
+#define SHORT_STATE_NS	10000ull
 
 typedef Perfetto__Protos__TracePacket Packet;
 typedef Perfetto__Protos__TrackEvent Event;
@@ -92,10 +102,24 @@ struct nccl_open {
 	bool open;
 };
 
+/* A thread's states shorter than SHORT_STATE_NS, one after the other,
+ * not yet written: one slice if more than one, else the state itself. */
+struct short_run {
+	struct tl_span first;
+	__u64 end;
+	__u64 n;			/* states in it */
+	__u64 ns[TL_CAT_MAX];
+};
+
 struct rate {
 	__u32 pid;
 	__u64 window;			/* index of the window being counted */
 	__u64 count;
+};
+
+struct bytes {
+	unsigned char *v;
+	size_t len, cap;
 };
 
 struct pf {
@@ -122,6 +146,9 @@ struct pf {
 	size_t nrates;
 	struct nccl_open *nccl;
 	size_t nnccl;
+	struct short_run *runs;
+	size_t nruns;
+	struct htab run_of;		/* thread (its tl_thread's address) -> index in runs */
 	/* the recording being written, and where it stands among the ranks */
 	const struct ranks *ranks;	/* NULL: no ranks lined up */
 	size_t source;			/* its index in ranks */
@@ -129,8 +156,10 @@ struct pf {
 	const char *rec_name;		/* its file (several recordings), else NULL */
 	__u32 id_base;			/* added to its pids and tids */
 	__s64 shift_ns;			/* added to its times */
-	unsigned char *buf;
-	size_t cap;
+	struct bytes chunk;		/* framed packets not yet deflated */
+	struct bytes out;		/* the compressed packet being written */
+	unsigned char *z;		/* deflate's output */
+	size_t zcap;
 	bool first;
 	struct perfetto_stats st;
 };
@@ -156,11 +185,68 @@ static void put_varint(unsigned char *p, size_t *n, __u64 v)
 	p[(*n)++] = (unsigned char)v;
 }
 
-/* Writes pk as one `packet` (field 1, length-delimited) of a Trace. */
+/* Appends pk to b as one `packet` (field 1, length-delimited) of a Trace. */
+static void append(struct pf *p, struct bytes *b, const Packet *pk)
+{
+	size_t len = perfetto__protos__trace_packet__get_packed_size(pk);
+
+	if (b->len + len + 16 > b->cap) {
+		size_t cap = b->len + len + 16 > 2 * b->cap ? b->len + len + 16 : 2 * b->cap;
+		unsigned char *v = realloc(b->v, cap);
+
+		if (!v) {
+			p->err = -ENOMEM;
+			return;
+		}
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->len++] = 0x0a;	/* Trace.packet: field 1, length-delimited */
+	put_varint(b->v, &b->len, len);
+	b->len += perfetto__protos__trace_packet__pack(pk, b->v + b->len);
+}
+
+/* Deflates the packets of the chunk into one packet of compressed_packets
+ * (zlib's format, what Perfetto's service writes and trace_processor
+ * inflates: a Trace of the packets, in their order) and writes it. */
+static void flush_chunk(struct pf *p)
+{
+	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	uLongf zlen = compressBound(p->chunk.len);
+
+	if (p->err || !p->chunk.len)
+		return;
+	if (zlen > p->zcap) {
+		unsigned char *z = realloc(p->z, zlen);
+
+		if (!z) {
+			p->err = -ENOMEM;
+			return;
+		}
+		p->z = z;
+		p->zcap = zlen;
+	}
+	if (compress2(p->z, &zlen, p->chunk.v, p->chunk.len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+		p->err = -ENOMEM;	/* zlib fails only for want of memory here */
+		return;
+	}
+	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_COMPRESSED_PACKETS;
+	pk.compressed_packets.data = p->z;
+	pk.compressed_packets.len = zlen;
+	p->out.len = 0;
+	append(p, &p->out, &pk);
+	if (!p->err && fwrite(p->out.v, 1, p->out.len, p->f) != p->out.len)
+		p->err = -EIO;
+	p->st.raw_bytes += p->chunk.len;
+	p->st.bytes += p->out.len;
+	p->st.compressed++;
+	p->chunk.len = 0;
+}
+
+/* Adds pk to the trace (in the chunk being deflated). */
 static void emit(struct pf *p, Packet *pk)
 {
 	Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
-	size_t len, n = 0;
 
 	if (p->err)
 		return;
@@ -184,26 +270,12 @@ static void emit(struct pf *p, Packet *pk)
 		in.debug_annotation_names = p->new_arg_ptrs;
 		pk->interned_data = &in;
 	}
-	len = perfetto__protos__trace_packet__get_packed_size(pk);
-	if (len + 16 > p->cap) {
-		unsigned char *b = realloc(p->buf, len + 16);
-
-		if (!b) {
-			p->err = -ENOMEM;
-			return;
-		}
-		p->buf = b;
-		p->cap = len + 16;
-	}
-	p->buf[n++] = 0x0a;	/* Trace.packet: field 1, length-delimited */
-	put_varint(p->buf, &n, len);
-	n += perfetto__protos__trace_packet__pack(pk, p->buf + n);
-	if (fwrite(p->buf, 1, n, p->f) != n)
-		p->err = -EIO;
+	append(p, &p->chunk, pk);
 	p->st.packets++;
-	p->st.bytes += n;
 	p->new_names[0] = NULL;
 	p->n_new_args = 0;
+	if (p->chunk.len >= CHUNK_BYTES)
+		flush_chunk(p);
 }
 
 /* The iid of s in table t; a new one is added to the packet being built. */
@@ -476,9 +548,11 @@ static __u64 process_track(struct pf *p, __u32 pid)
 
 static __u64 thread_track(struct pf *p, __u32 pid, __u32 tid, const char *comm)
 {
-	char name[20];
+	char shown[16], name[TASK_NAME_LEN];
 
-	snprintf(name, sizeof(name), "%.15s", comm && *comm ? comm : "thread");
+	snprintf(shown, sizeof(shown), "%s", comm && *comm ? comm : "thread");
+	task_name__format(name, sizeof(name), shown, summary__process_name(p->a->sum, pid),
+			  py_report__thread_entry(p->a->py, pid, tid));
 	process_track(p, pid);
 	return track(p, TK_THREAD, pid, tid, 0, name);
 }
@@ -577,14 +651,6 @@ static size_t cuda_args(const struct isr_ev_cuda_call *c, struct arg *a)
 	return n;
 }
 
-static bool is_launch(__u16 func)
-{
-	const struct isr_cuda_fn *fn = isr_cuda_fn(func);
-
-	return fn && (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX ||
-		      fn->family == ISR_CUDA_FAM_GRAPH);
-}
-
 static struct rate *rate_of(struct pf *p, __u32 pid)
 {
 	struct rate *n;
@@ -642,7 +708,7 @@ static void on_cuda_call(struct pf *p, const struct pass_event *e, const struct 
 		slice(p, t, fn_name(c->func), e->start, e->end, a, n, 0, 0);
 	else
 		instant(p, t, fn_name(c->func), e->start, a, n);
-	if (is_launch(c->func))
+	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
 		count_launch(p, c->hdr.pid, e->start);
 }
 
@@ -926,14 +992,11 @@ static const char *const state_names[TL_CAT_MAX] = {
 	[TL_UNKNOWN] = "unknown",
 };
 
-static void on_span(void *ctx, const struct tl_span *s)
+static void state_slice(struct pf *p, const struct tl_span *s)
 {
-	struct pf *p = ctx;
 	struct arg a[2];
 	size_t n = 0;
 
-	if (p->err)
-		return;
 	if (s->other.tid)
 		a[n++] = (struct arg){ .name = s->cat == TL_RUNQUEUE ? "cpu_taken_by" :
 					       s->cat == TL_GIL ? "gil_holder" : "woken_by",
@@ -942,6 +1005,87 @@ static void on_span(void *ctx, const struct tl_span *s)
 		a[n++] = (struct arg){ .name = "function", .kind = A_STR, .s = fn_name(s->cuda_fn) };
 	slice(p, thread_track(p, s->thread->pid, s->thread->tid, s->thread->comm), state_names[s->cat], s->start,
 	      s->end, a, n, 0, 0);
+}
+
+/* Writes the run: its state alone, or one slice of its states with the
+ * time of each category. */
+static void run_flush(struct pf *p, struct short_run *r)
+{
+	const struct tl_thread *th = r->first.thread;
+	struct arg a[MAX_ARGS];
+	char names[TL_CAT_MAX][32];
+	size_t n = 0;
+
+	if (r->n == 1)
+		state_slice(p, &r->first);
+	if (r->n < 2) {
+		r->n = 0;
+		return;
+	}
+	a[n++] = (struct arg){ .name = "states", .kind = A_U64, .u = r->n };
+	for (int c = 0; c < TL_CAT_MAX && n < MAX_ARGS; c++) {
+		if (!r->ns[c])
+			continue;
+		snprintf(names[c], sizeof(names[c]), "%s_ns", tl_cat_name((enum tl_cat)c));
+		a[n++] = (struct arg){ .name = names[c], .kind = A_U64, .u = r->ns[c] };
+	}
+	slice(p, thread_track(p, th->pid, th->tid, th->comm), "states under 10 us", r->first.start, r->end, a, n, 0,
+	      0);
+	p->st.merged_states += r->n;
+	p->st.merged_slices++;
+	memset(r->ns, 0, sizeof(r->ns));
+	r->n = 0;
+}
+
+/* The thread's run, made if it has none; NULL: out of memory. */
+static struct short_run *run_of(struct pf *p, const struct tl_thread *th, bool make)
+{
+	__u64 key = (__u64)(uintptr_t)th, i;
+	struct short_run *n;
+
+	if (htab_u64__get(&p->run_of, key, &i))
+		return &p->runs[i];
+	if (!make)
+		return NULL;
+	n = reallocarray(p->runs, p->nruns + 1, sizeof(*n));
+	if (!n || htab_u64__put(&p->run_of, key, p->nruns)) {
+		if (n)
+			p->runs = n;
+		p->err = -ENOMEM;
+		return NULL;
+	}
+	p->runs = n;
+	memset(&p->runs[p->nruns], 0, sizeof(*p->runs));
+	return &p->runs[p->nruns++];
+}
+
+/* A thread state: a slice, or, shorter than SHORT_STATE_NS, into the
+ * thread's run of short states (written when a longer state or a gap
+ * ends it). */
+static void on_span(void *ctx, const struct tl_span *s)
+{
+	struct pf *p = ctx;
+	struct short_run *r;
+
+	if (p->err)
+		return;
+	p->st.states++;
+	r = run_of(p, s->thread, s->end - s->start < SHORT_STATE_NS);
+	if (r && r->n && r->end != s->start)
+		run_flush(p, r);
+	if (s->end - s->start >= SHORT_STATE_NS) {
+		if (r)
+			run_flush(p, r);
+		state_slice(p, s);
+		return;
+	}
+	if (!r)
+		return;
+	if (!r->n)
+		r->first = *s;
+	r->end = s->end;
+	r->n++;
+	r->ns[s->cat] += s->end - s->start;
 }
 
 static void on_nvtx(struct pf *p, const struct pass_event *e, const struct tl_thread *th);
@@ -1011,7 +1155,7 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	default:
 		break;
 	}
-	r = devmem__event(p->dm, h, &pid, &live);
+	r = devmem__event(p->dm, h, e->tasks, &pid, &live);
 	if (r < 0)
 		p->err = r;
 	else if (r)
@@ -1144,6 +1288,11 @@ static void pf_free_recording(struct pf *p)
 	free(p->py);
 	free(p->rates);
 	free(p->nccl);
+	free(p->runs);
+	htab__free(&p->run_of);
+	memset(&p->run_of, 0, sizeof(p->run_of));
+	p->runs = NULL;
+	p->nruns = 0;
 	p->attr = NULL;
 	p->tl = NULL;
 	p->pass = NULL;
@@ -1172,7 +1321,9 @@ static void pf_free(struct pf *p)
 	}
 	htab__free(&p->tracks);
 	pf_free_recording(p);
-	free(p->buf);
+	free(p->chunk.v);
+	free(p->out.v);
+	free(p->z);
 }
 
 /* The part of the trace of the recording that p->a is, written from a
@@ -1217,6 +1368,8 @@ static void write_recording(struct pf *p, const struct findings *set_findings)
 		p->err = timeline__event(p->tl, &ev);
 	if (!p->err)
 		p->err = timeline__finish(p->tl);
+	for (size_t i = 0; i < p->nruns && !p->err; i++)
+		run_flush(p, &p->runs[i]);
 	for (size_t i = 0; i < p->npy && !p->err; i++)
 		py_close(p, &p->py[i], 0, p->py[i].last + PY_TAIL_NS);
 	for (size_t i = 0; i < p->nrates && !p->err; i++)
@@ -1236,8 +1389,10 @@ static void pf_init(struct pf *p, FILE *f)
 
 static int pf_finish(struct pf *p, struct perfetto_stats *stats)
 {
-	int err = p->err;
+	int err;
 
+	flush_chunk(p);
+	err = p->err;
 	if (!err && (fflush(p->f) == EOF || ferror(p->f)))
 		err = -EIO;
 	if (stats)

@@ -12,9 +12,15 @@
 
 struct perfetto_stats {
 	__u64 events;		/* recording events the pass fed */
-	__u64 packets, bytes;	/* TracePackets written, bytes with their framing */
+	__u64 packets;		/* TracePackets of events and tracks */
+	__u64 raw_bytes;	/* their bytes with their framing */
+	__u64 compressed;	/* packets of compressed_packets that hold them */
+	__u64 bytes;		/* the file's bytes */
 	__u64 tracks;		/* track descriptors */
 	__u64 slices;		/* slices (begin/end pairs, Python frames included) */
+	__u64 states;		/* thread states of the timeline */
+	__u64 merged_states;	/* of those, the ones in runs of short states */
+	__u64 merged_slices;	/* the slices of those runs (the others: one slice each) */
 	__u64 instants, counters, flows;
 	__u64 unmapped;		/* GPU records without a clock fit: not placed, not written */
 };

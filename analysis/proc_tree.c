@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "proc_tree.h"
@@ -196,6 +198,214 @@ static int distinct_processes(const struct recording *r, struct proc_node **out,
 	return 0;
 }
 
+/* Whether pid had GPU activity or CUDA calls. */
+static bool used_cuda(const struct summary *s, __u32 pid)
+{
+	if (summary__process(s, pid))
+		return true;
+	for (size_t i = 0; i < s->gpu_count; i++)
+		if (s->gpu[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* Began and ended while recorded, within PROC_TREE_SHORT_NS, without CUDA:
+ * its threads all created and exited (the summary's). */
+static bool short_lived(const struct proc_node *n, const struct summary *s)
+{
+	size_t t = first_thread(s, n->pid);
+	__u64 first = UINT64_MAX, last = 0;
+
+	if (t == s->thread_count || s->threads[t].pid != n->pid || used_cuda(s, n->pid))
+		return false;
+	for (; t < s->thread_count && s->threads[t].pid == n->pid; t++) {
+		const struct thread_summary *th = &s->threads[t];
+
+		if (!th->created || !th->exited)
+			return false;
+		first = th->start_ns < first ? th->start_ns : first;
+		last = th->end_ns > last ? th->end_ns : last;
+	}
+	return last - first <= PROC_TREE_SHORT_NS;
+}
+
+/* A folded process under the shown ancestor it is counted at. */
+struct fold {
+	size_t at;
+	const char *comm;
+};
+
+static int fold_cmp(const void *a, const void *b)
+{
+	const struct fold *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return strcmp(x->comm, y->comm);
+}
+
+struct name_count {
+	const char *comm;
+	size_t n;
+};
+
+static int count_desc(const void *a, const void *b)
+{
+	const struct name_count *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->comm, y->comm);
+}
+
+/* "bash ×33, readlink ×5" of the folds v[0..n) (one ancestor's, by name). */
+static void fold_names(const struct fold *v, size_t n, char *buf, size_t len)
+{
+	struct name_count c[PROC_TREE_FOLDED_LEN];
+	size_t k = 0, off = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(c[k - 1].comm, v[i].comm))
+			c[k - 1].n++;
+		else if (k < PROC_TREE_FOLDED_LEN)
+			c[k++] = (struct name_count){ v[i].comm, 1 };
+	}
+	qsort(c, k, sizeof(*c), count_desc);
+	buf[0] = '\0';
+	for (size_t i = 0; i < k && off < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%s ×%zu", i ? ", " : "", c[i].comm, c[i].n);
+
+		if (w < 0 || (size_t)w >= len - off) {
+			snprintf(buf + off, len - off, ", …");
+			break;
+		}
+		off += (size_t)w;
+	}
+}
+
+/* Whether n, with one lasting descendant c (not short-lived, or under
+ * short-lived ones only), only started c (proc_tree.h: wrapper). */
+static bool wrapper(const struct proc_node *n, const struct proc_node *c, const struct summary *s)
+{
+	size_t t = first_thread(s, n->pid);
+
+	if (t == s->thread_count || s->threads[t].pid != n->pid || n->threads != 1 ||
+	    n->on_cpu_ns > PROC_TREE_WRAPPER_CPU_NS || used_cuda(s, n->pid) || n->role != PROC_ROLE_NONE)
+		return false;
+	return c->role == PROC_ROLE_NONE || c->role == PROC_ROLE_DATALOADER_PARENT;
+}
+
+size_t proc_tree__shown_parent(const struct proc_tree *t, size_t i)
+{
+	size_t at = t->nodes[i].parent;
+
+	while (at != PROC_TREE_NO_PARENT && (t->nodes[at].short_lived || t->nodes[at].wrapper))
+		at = t->nodes[at].parent;
+	return at;
+}
+
+/* The node wrapper w is folded into: the one it started, or where that
+ * one, a wrapper too, is folded. */
+static size_t fold_end(const struct proc_tree *t, const size_t *into, size_t w)
+{
+	while (t->nodes[w].wrapper)
+		w = into[w];
+	return w;
+}
+
+/* Appends wrapper w to the names of the node it is folded into: "pid 40
+ * sh → pid 41 env" (tree order: the outermost first). */
+static void wrapper_name(struct proc_node *end, const struct proc_node *w)
+{
+	size_t off = strlen(end->wrapper_names), len = sizeof(end->wrapper_names);
+	int n;
+
+	if (off + 1 >= len || (off >= strlen("…") && !strcmp(end->wrapper_names + off - strlen("…"), "…")))
+		return;
+	n = snprintf(end->wrapper_names + off, len - off, "%spid %u %s", off ? " → " : "", w->pid,
+		     w->comm ? w->comm : "?");
+	if (n < 0 || (size_t)n >= len - off)
+		snprintf(end->wrapper_names + off, len - off, " …");
+}
+
+/* Marks the wrappers: per node, its lasting descendants (not brief,
+ * under brief ones only: lasting, zeroed), and which one (into) when
+ * there is one. */
+static void find_wrappers(struct proc_tree *t, const struct summary *s, const bool *brief, size_t *lasting,
+			  size_t *into)
+{
+	for (size_t i = 0; i < t->count; i++) {
+		size_t at = t->nodes[i].parent;
+
+		if (brief[i])
+			continue;
+		while (at != PROC_TREE_NO_PARENT && brief[at])
+			at = t->nodes[at].parent;
+		if (at == PROC_TREE_NO_PARENT)
+			continue;
+		lasting[at]++;
+		into[at] = i;
+	}
+	for (size_t i = 0; i < t->count; i++)
+		t->nodes[i].wrapper = !brief[i] && lasting[i] == 1 && wrapper(&t->nodes[i], &t->nodes[into[i]], s);
+}
+
+/* Folds the short-lived processes (tree order: parents first) into their
+ * nearest shown ancestors (a wrapper's: the node it is folded into), and
+ * the wrappers into the processes they started. 0 or -ENOMEM. */
+static int fold(struct proc_tree *t, const struct summary *s)
+{
+	size_t m = t->count ? t->count : 1, n = 0;
+	struct fold *v = calloc(m, sizeof(*v));
+	size_t *into = calloc(m, sizeof(*into)), *lasting = calloc(m, sizeof(*lasting));
+	bool *brief = calloc(m, sizeof(*brief));
+	int err = 0;
+
+	if (!v || !into || !lasting || !brief) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; s && i < t->count; i++)
+		brief[i] = short_lived(&t->nodes[i], s);
+	if (s)
+		find_wrappers(t, s, brief, lasting, into);
+	for (size_t i = 0; i < t->count; i++) {
+		struct proc_node *nd = &t->nodes[i];
+		size_t at = nd->parent, shown = proc_tree__shown_parent(t, i);
+
+		while (at != PROC_TREE_NO_PARENT && t->nodes[at].short_lived)
+			at = t->nodes[at].parent;
+		if (at != PROC_TREE_NO_PARENT)
+			at = fold_end(t, into, at);
+		nd->short_lived = brief[i] && at != PROC_TREE_NO_PARENT;
+		nd->shown_depth = shown == PROC_TREE_NO_PARENT ? 0 : t->nodes[shown].shown_depth + 1;
+		if (nd->wrapper) {
+			struct proc_node *end = &t->nodes[fold_end(t, into, i)];
+
+			end->wrappers++;
+			wrapper_name(end, nd);
+			t->wrappers++;
+		}
+		if (!nd->short_lived)
+			continue;
+		t->nodes[at].folded++;
+		t->folded++;
+		v[n++] = (struct fold){ at, nd->comm ? nd->comm : "?" };
+	}
+	qsort(v, n, sizeof(*v), fold_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && v[j].at == v[i].at; j++)
+			;
+		fold_names(v + i, j - i, t->nodes[v[i].at].folded_names, sizeof(t->nodes[v[i].at].folded_names));
+	}
+out:
+	free(v);
+	free(into);
+	free(lasting);
+	free(brief);
+	return err;
+}
+
 int proc_tree__build(const struct recording *r, const struct summary *s, struct proc_tree *out)
 {
 	struct tree_build b = { 0 };
@@ -272,6 +482,7 @@ int proc_tree__build(const struct recording *r, const struct summary *s, struct 
 		    out->nodes[nd->parent].role == PROC_ROLE_NONE)
 			out->nodes[nd->parent].role = PROC_ROLE_DATALOADER_PARENT;
 	}
+	e = e ?: fold(out, s);
 out:
 	free(b.nodes);
 	free(b.kids);
@@ -286,4 +497,6 @@ void proc_tree__free(struct proc_tree *t)
 	t->nodes = NULL;
 	t->count = 0;
 	t->roots = 0;
+	t->folded = 0;
+	t->wrappers = 0;
 }

@@ -211,6 +211,7 @@ struct py_builder {
 	struct htab codes;	/* struct py_code by (pid, addr): the first one */
 	struct htab stacks;	/* struct py_stack by id: the first one */
 	struct htab samples;	/* struct sample_count by (pid, tid, stack) */
+	struct htab captured;	/* struct sample_count by (pid, tid, stack): the captures at CUDA calls */
 	struct htab captures;	/* struct capture_count by (stack, kind) */
 	struct htab last;	/* struct last_call by tid */
 	struct isr_ev_py_status *statuses;
@@ -448,10 +449,9 @@ static int cuda_capture(struct py_builder *b, const struct isr_ev_py_sample *e)
 	fn = isr_cuda_fn(call->func);
 	if (!fn)
 		return 0;
-	if (fn->family == ISR_CUDA_FAM_SYNC || fn->family == ISR_CUDA_FAM_COPY_SYNC)
+	if (fn->kind & ISR_CUDA_K_SYNC)
 		ck.kind = SITE_SYNC;
-	else if (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX ||
-		 fn->family == ISR_CUDA_FAM_GRAPH)
+	else if (fn->kind & ISR_CUDA_K_LAUNCH)
 		ck.kind = SITE_LAUNCH;
 	else
 		return 0;
@@ -687,6 +687,121 @@ static int threads_stats(struct py_builder *b)
 	return err;
 }
 
+/* threading's own frames from a thread's start to its target. */
+static bool threading_frame(const struct py_code *c)
+{
+	static const char file[] = "/threading.py";
+	size_t n = c ? strlen(c->filename) : 0;
+
+	if (n < sizeof(file) - 1 || strcmp(c->filename + n - (sizeof(file) - 1), file))
+		return false;
+	return !strcmp(c->qualname, "Thread._bootstrap") || !strcmp(c->qualname, "Thread._bootstrap_inner") ||
+	       !strcmp(c->qualname, "Thread.run");
+}
+
+/* The entry stack s shows (py_thread_entry), into buf; false when its
+ * outermost frame is not threading's start of a thread, or the stack was
+ * cut short. */
+static bool stack_entry(const struct py_report *p, const struct py_stack *s, char *buf, size_t len)
+{
+	static const char locals[] = "<locals>.";
+	const struct py_code *c;
+	size_t k = s->depth, n = 0;
+
+	if (!k || (s->flags & (ISR_PY_STACK_TRUNCATED | ISR_PY_STACK_INVALID)))
+		return false;
+	c = py_report__code(p, s->pid, s->frames[k - 1].code);
+	if (!threading_frame(c) || strcmp(c->qualname, "Thread._bootstrap"))
+		return false;
+	while (k-- > 0 && threading_frame(c = py_report__code(p, s->pid, s->frames[k].code)))
+		;
+	if (k == (size_t)-1 || !c)
+		return false;
+	for (const char *q = c->qualname; *q && n + 1 < len;)
+		if (!strncmp(q, locals, sizeof(locals) - 1))
+			q += sizeof(locals) - 1;
+		else
+			buf[n++] = *q++;
+	buf[n] = '\0';
+	return n > 0;
+}
+
+/* Each thread's entry: the one the most of its samples and captures show. */
+static int thread_entries(struct py_builder *b)
+{
+	struct py_report *p = b->p;
+	struct sample_count *v = NULL, *cap = NULL;
+	size_t n = 0, ncap = 0, vcap, i, j;
+	int err = table_to_array(&b->samples, &v, &n);
+
+	vcap = n;
+	err = err ?: table_to_array(&b->captured, &cap, &ncap);
+	err = err ?: array__reserve(&v, &vcap, n + ncap, sizeof(*v));
+	if (err)
+		goto out;
+	memcpy(v + n, cap, ncap * sizeof(*cap));
+	n += ncap;
+	qsort(v, n, sizeof(*v), sample_cmp);
+	p->entries = calloc(n ? n : 1, sizeof(*p->entries));
+	if (!p->entries) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i = j) {
+		struct py_thread_entry *best = &p->entries[p->nentries], cand;
+
+		memset(best, 0, sizeof(*best));
+		for (j = i; j < n && v[j].pid == v[i].pid && v[j].tid == v[i].tid; j++) {
+			const struct py_stack *s = stack_find(p, v[j].stack_id);
+			__u64 count = v[j].samples;
+
+			if (!s || !stack_entry(p, s, cand.name, sizeof(cand.name)))
+				continue;
+			/* the same entry in the thread's other stacks */
+			for (size_t k = j + 1; k < n && v[k].pid == v[i].pid && v[k].tid == v[i].tid; k++) {
+				const struct py_stack *o = stack_find(p, v[k].stack_id);
+				char name[PY_ENTRY_LEN];
+
+				if (o && stack_entry(p, o, name, sizeof(name)) && !strcmp(name, cand.name))
+					count += v[k].samples;
+			}
+			if (count > best->samples) {
+				snprintf(best->name, sizeof(best->name), "%s", cand.name);
+				best->samples = count;
+			}
+		}
+		if (best->samples) {
+			best->pid = v[i].pid;
+			best->tid = v[i].tid;
+			p->nentries++;
+		}
+	}
+out:
+	free(v);
+	free(cap);
+	return err;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct py_thread_entry *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+const char *py_report__thread_entry(const struct py_report *p, __u32 pid, __u32 tid)
+{
+	struct py_thread_entry key = { .pid = pid, .tid = tid };
+	const struct py_thread_entry *e;
+
+	if (!p || !p->nentries)
+		return NULL;
+	e = bsearch(&key, p->entries, p->nentries, sizeof(*p->entries), entry_cmp);
+	return e ? e->name : NULL;
+}
+
 struct py_builder *py_builder__new(void)
 {
 	struct py_builder *b = calloc(1, sizeof(*b));
@@ -701,6 +816,7 @@ struct py_builder *py_builder__new(void)
 	htab__init(&b->codes, sizeof(struct py_code), code_hash, code_equal);
 	htab__init(&b->stacks, sizeof(struct py_stack), stack_hash, stack_equal);
 	htab__init(&b->samples, sizeof(struct sample_count), sample_hash, sample_equal);
+	htab__init(&b->captured, sizeof(struct sample_count), sample_hash, sample_equal);
 	htab__init(&b->captures, sizeof(struct capture_count), capture_hash, capture_equal);
 	htab__init(&b->last, sizeof(struct last_call), last_hash, last_equal);
 	return b;
@@ -744,6 +860,10 @@ static int on_sample(struct py_builder *b, const struct isr_ev_py_sample *e)
 
 	if (e->kind == ISR_PY_KIND_CUDA) {
 		b->p->cuda_samples++;
+		c = htab__insert(&b->captured, &key, &added);
+		if (!c)
+			return -ENOMEM;
+		c->samples++;
 		return cuda_capture(b, e);
 	}
 	if (e->kind != ISR_PY_KIND_TIMER)
@@ -760,8 +880,6 @@ int py_builder__event(struct py_builder *b, const struct pass_event *e)
 {
 	const struct isr_ev_hdr *h = e->h;
 
-	if (!pass__usable(h))
-		return 0;
 	switch (h->type) {
 	case ISR_EV_PY_CODE:
 		return add_code(b, (const void *)h);
@@ -793,6 +911,7 @@ void py_builder__free(struct py_builder *b)
 	htab__free(&b->codes);
 	htab__free(&b->stacks);
 	htab__free(&b->samples);
+	htab__free(&b->captured);
 	htab__free(&b->captures);
 	htab__free(&b->last);
 	free(b->statuses);
@@ -824,6 +943,7 @@ int py_builder__finish(struct py_builder *b, struct py_report **out)
 	for (size_t i = 0; i < p->nstatuses && !err; i++)
 		p->statuses[i] = &p->status_data[i];
 	err = err ?: threads_stats(b);
+	err = err ?: thread_entries(b);
 	err = err ?: capture_sites(b);
 	if (!err) {
 		if (p->nsync)
@@ -874,6 +994,7 @@ void py_report__free(struct py_report *p)
 		free((void *)p->stacks[i].frames);
 	free(p->stacks);
 	free(p->threads);
+	free(p->entries);
 	free(p->sync_sites);
 	free(p->launch_sites);
 	free(p->statuses);

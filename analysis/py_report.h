@@ -5,8 +5,8 @@
  * frame, once per sample) and the most frequent stacks; per Python call
  * site (the innermost frame outside installed packages and the standard
  * library, "file:line function"), the CUDA
- * synchronization time and the sampled launches captured there; and each
- * process's stack status. Pure: a function of the events it is fed in pass
+ * synchronization time and the sampled launches captured there; each
+ * process's stack status; and each Python thread's entry, which names it. Pure: a function of the events it is fed in pass
  * order (pass.h), with memory per code object, distinct stack, thread and
  * stack, and call site, never per sample, and at most PY_MAX_CODES code
  * objects and PY_MAX_STACKS stacks, the first ones: a recording of
@@ -35,6 +35,7 @@
 #define PY_MAX_STACKS	16384
 #define PY_OTHER_STACKS	"(other stacks)"
 #define PY_SITE_LEN	320
+#define PY_ENTRY_LEN	64
 
 struct py_code {
 	__u32 pid;
@@ -73,6 +74,15 @@ struct py_thread_stats {
 	size_t nstacks;
 };
 
+/* What a thread started by Python's threading module runs: the function
+ * its stacks show right inside threading's own frames (the target of
+ * threading.Thread, or the run method a subclass defines). */
+struct py_thread_entry {
+	__u32 pid, tid;
+	char name[PY_ENTRY_LEN];	/* its qualified name, "<locals>." left out: "Loader.worker_loop" */
+	__u64 samples;			/* the samples and captures of the thread that show it */
+};
+
 struct py_site {
 	char site[PY_SITE_LEN];		/* "file:line function": innermost frame of the user's code (not site-packages, dist-packages, the standard library) */
 	__u64 calls;			/* CUDA calls captured there */
@@ -86,6 +96,8 @@ struct py_report {
 	size_t nstacks;
 	struct py_thread_stats *threads; /* threads with samples, by pid, tid */
 	size_t nthreads;
+	struct py_thread_entry *entries;	/* threads whose entry the stacks show, by pid, tid */
+	size_t nentries;
 	struct py_site *sync_sites;	/* SYNC and COPY_SYNC calls, most time first */
 	size_t nsync;
 	struct py_site *launch_sites;	/* sampled launches, most first */
@@ -126,5 +138,10 @@ const struct py_code *py_report__code(const struct py_report *p, __u32 pid, __u6
  * the stack is unknown or has no frame. */
 bool py_report__site(const struct py_report *p, __u32 stack_id, char *buf, size_t len);
 const struct py_thread_stats *py_report__thread(const struct py_report *p, __u32 pid, __u32 tid);
+/* The entry of Python thread (pid, tid): the function most of its stacks
+ * (sampled, or captured at CUDA calls) run inside threading's frames; NULL
+ * when none shows one (the main thread, a thread not started by threading,
+ * stacks cut short) or p is NULL. */
+const char *py_report__thread_entry(const struct py_report *p, __u32 pid, __u32 tid);
 
 #endif

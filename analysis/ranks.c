@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ranks.h"
-#include "analysis.h"
-#include "nccl.h"
 #include "htab.h"
 #include "buf.h"
 
@@ -102,7 +100,7 @@ struct builder {
 
 static const struct nccl_calls *calls_of(const struct builder *b, size_t s)
 {
-	return &b->src[s].a->nccl;
+	return b->src[s].nccl;
 }
 
 /* --- rows ------------------------------------------------------------------------------- */
@@ -578,7 +576,6 @@ static void window_close(struct reason_pass *rp, struct window *w)
 static int reason_source(struct builder *b, size_t s, char *err, size_t errlen)
 {
 	struct windows *w = &b->win[s];
-	const struct analysis *a = b->src[s].a;
 	struct reason_pass rp = { .b = b };
 	struct window **by_end = NULL;
 	struct tl_observer obs = { .ctx = &rp, .span = on_span };
@@ -603,7 +600,7 @@ static int reason_source(struct builder *b, size_t s, char *err, size_t errlen)
 	}
 	qsort(by_end, w->n, sizeof(*by_end), cmp_end);
 	qsort(rp.late_by_thread, rp.nlate, sizeof(*rp.late_by_thread), cmp_thread_start);
-	e = pass__reopen(a->pass, &p, err, errlen);
+	e = pass__reopen(b->src[s].pass, &p, err, errlen);
 	if (e)
 		goto out;
 	rp.tl = timeline__new(p, pass__recording(p));
@@ -668,7 +665,7 @@ static int cmp_u64(const void *x, const void *y)
 static void row_finish(struct builder *b, size_t i)
 {
 	struct rank_row *row = &b->r->rows[i];
-	const struct analysis *a = b->src[row->source].a;
+	const struct ranks_source *src = &b->src[row->source];
 	struct u64s *l = &b->lateness[i];
 	const struct attr_thread *th;
 	const struct nccl_proc *p;
@@ -678,25 +675,25 @@ static void row_finish(struct builder *b, size_t i)
 		row->lateness_p50_ns = l->v[(l->n - 1) / 2];
 		row->lateness_p99_ns = l->v[(l->n - 1) * 99 / 100];
 	}
-	p = nccl_calls__proc(&a->nccl, row->pid);
+	p = nccl_calls__proc(src->nccl, row->pid);
 	for (size_t k = 0; k < ISR_NCCL_FN_MAX; k++)
 		row->bytes += p->bytes[k];
 	row->nccl_gpu_ns = p->gpu_ns;
 	row->nccl_joined = p->joined;
 	row->nccl_not_joined = p->collectives - p->joined;
-	for (size_t k = 0; a->ex && k < attribution__device_count(a->ex->attr); k++) {
-		const struct attr_device *d = attribution__device_at(a->ex->attr, k);
+	for (size_t k = 0; src->attr && k < attribution__device_count(src->attr); k++) {
+		const struct attr_device *d = attribution__device_at(src->attr, k);
 
 		if (d->pid == row->pid) {
 			row->gpu_busy_ns += d->busy_ns;
 			row->gpu_observed_ns += d->observed_ns;
 		}
 	}
-	th = a->ex ? attribution__thread(a->ex->attr, row->pid, row->tid) : NULL;
+	th = src->attr ? attribution__thread(src->attr, row->pid, row->tid) : NULL;
 	if (th)
 		row->sync_ns = th->window.ns[TL_SYNC];
-	for (size_t k = 0; a->ex && k < a->ex->findings.n; k++) {
-		const struct finding *f = &a->ex->findings.v[k];
+	for (size_t k = 0; src->findings && k < src->findings->n; k++) {
+		const struct finding *f = &src->findings->v[k];
 
 		if (f->pid == row->pid && strcmp(f->rule, "nccl_straggler")) {
 			row->top_rule = f->rule;
@@ -704,158 +701,6 @@ static void row_finish(struct builder *b, size_t i)
 			break;
 		}
 	}
-}
-
-/* --- the finding -------------------------------------------------------------------------- */
-
-static double share(const struct tl_acc *a, enum tl_cat c)
-{
-	__u64 t = tl_acc__total(a);
-
-	/* waiting for a CPU: inside a call too (a synchronization preempted
-	 * is a wait for the CPU, which the straggler's reason is about) */
-	return t ? (double)(c == TL_RUNQUEUE ? a->cpu_wait_ns : a->ns[c]) / (double)t : 0;
-}
-
-/* The category the straggler's late windows had most more of than the
- * others' windows, in share of the window; waiting for a CPU counted
- * inside calls too (share()): a straggler preempted while it spun in a
- * synchronization waited for its CPU, not for its GPU. */
-static enum tl_cat reason_of(const struct rank_row *row, const struct tl_acc *others)
-{
-	enum tl_cat best = TL_UNKNOWN;
-	double best_d = 0;
-
-	/* none when no category has more of the straggler's windows than of
-	 * the others' (its timeline unknown there: no scheduling events) */
-	for (int c = 0; c < TL_CAT_MAX; c++) {
-		double d = share(&row->when_late, (enum tl_cat)c) - share(others, (enum tl_cat)c);
-
-		if (c != TL_UNKNOWN && d > best_d) {
-			best_d = d;
-			best = (enum tl_cat)c;
-		}
-	}
-	return best;
-}
-
-static int straggler_finding(struct builder *b, struct findings *out)
-{
-	struct ranks *r = b->r;
-	struct rank_row *row = NULL;
-	struct tl_acc others = { .cpu_wait_ns = 0 };
-	__u64 all_collectives = 0, late_total = 0;
-	struct finding *f;
-	enum tl_cat cat;
-	json_t *ev, *reason, *list;
-	double job_s, others_gpu_s = 0;
-	size_t others_gpu_n = 0;
-
-	for (size_t i = 0; i < r->nrows; i++)
-		if (!row || r->rows[i].late_ns > row->late_ns)
-			row = &r->rows[i];
-	for (size_t i = 0; i < r->ncomms; i++) {
-		all_collectives += r->comms[i].collectives;
-		late_total += r->comms[i].late;
-	}
-	if (!row || row->waited_ns < NCCL_STRAGGLER_MIN_NS || !row->late)
-		return 0;
-	for (size_t i = 0; i < r->nrows; i++)
-		if (&r->rows[i] != row) {
-			for (int c = 0; c < TL_CAT_MAX; c++)
-				others.ns[c] += r->rows[i].when_on_time.ns[c];
-			others.cpu_wait_ns += r->rows[i].when_on_time.cpu_wait_ns;
-			/* the GPU side, where NCCL kernels were joined: a
-			 * rank's kernels wait on the GPU for the last to arrive */
-			if (r->rows[i].nccl_joined) {
-				others_gpu_s += r->rows[i].nccl_gpu_ns / 1e9;
-				others_gpu_n++;
-			}
-		}
-	cat = reason_of(row, &others);
-	job_s = row->late_ns / 1e9;
-	f = findings__add(out, "nccl_straggler", row->late * 2 >= late_total && row->late * 10 >= row->collectives ?
-			  SEV_CRITICAL : SEV_WARNING, job_s, row->pid, row->tid);
-	if (!f)
-		return -ENOMEM;
-	finding__say(f, "Rank %d (pid %u) arrived last at %llu of its %llu collectives, late by %.0f ms or more at "
-		     "%llu of them: the first rank waited %.3f s for it in total, the other ranks %.3f s together.",
-		     row->rank, row->pid, (unsigned long long)row->last, (unsigned long long)row->collectives,
-		     NCCL_LATE_NS / 1e6, (unsigned long long)row->late, job_s, row->waited_ns / 1e9);
-	if (row->late_windows && cat == TL_UNKNOWN)
-		finding__say(f, " Before those late arrivals its calling thread (tid %u) did nothing the other "
-			     "ranks' did not, as far as its timeline tells (it does not cover %.0f%% of that time).",
-			     row->tid, 100 * share(&row->when_late, TL_UNKNOWN));
-	else if (row->late_windows) {
-		finding__say(f, " Before those late arrivals (from the first rank's arrival to its own) its calling "
-			     "thread (tid %u) was %s %.0f%% of the time", row->tid,
-			     cause_label(cause_of_category(cat)), 100 * share(&row->when_late, cat));
-		if (cat == TL_RUNQUEUE && row->nothers) {
-			const struct ranks_other *o = &row->others[0];
-
-			finding__say(f, " (pid %u `%s` had its CPU for %.3f s)", o->pid,
-				     o->process_comm[0] ? o->process_comm : o->comm[0] ? o->comm : "?", o->ns / 1e9);
-		}
-		finding__say(f, "; the other ranks' calling threads, over as long before their own arrivals: %.0f%%.",
-			     100 * share(&others, cat));
-	}
-	if (row->nccl_joined && others_gpu_n)
-		finding__say(f, " On the GPU its NCCL kernels ran %.3f s, the other ranks' %.3f s on average: their "
-			     "kernels waited there for it.", row->nccl_gpu_ns / 1e9, others_gpu_s / (double)others_gpu_n);
-	switch (cat) {
-	case TL_RUNQUEUE:
-		finding__suggest(f, "Give rank %d's calling thread a CPU of its own: move what competes with it "
-				 "(the tasks named) elsewhere, or pin the ranks to separate cores (taskset, "
-				 "the launcher's --cpu-bind).", row->rank);
-		break;
-	case TL_BLOCKED:
-	case TL_IO:
-		finding__suggest(f, "Rank %d's calling thread sleeps or waits before its collectives where the others "
-				 "do not: look at what it waits for there (data loading, I/O, a lock, a sleep) in its "
-				 "timeline.", row->rank);
-		break;
-	case TL_UNKNOWN:
-		finding__suggest(f, "Rank %d's timeline does not tell why it came late: look at its own findings, or "
-				 "record its host with the scheduler's events (not left out).", row->rank);
-		break;
-	default:
-		finding__suggest(f, "Rank %d has more host work before its collectives than the others: balance the "
-				 "work between ranks or look at its own findings.", row->rank);
-		break;
-	}
-	ev = f->evidence;
-	ev_set(ev, "rank", json_integer(row->rank));
-	ev_set(ev, "recording", ev_text(b->src[row->source].name ? b->src[row->source].name : "", SIZE_MAX));
-	ev_set(ev, "collectives", ev_u64(row->collectives));
-	ev_set(ev, "last_arrivals", ev_u64(row->last));
-	ev_set(ev, "late_arrivals", ev_u64(row->late));
-	ev_set(ev, "late_threshold_s", ev_seconds(NCCL_LATE_NS));
-	ev_set(ev, "first_rank_wait_s", ev_seconds(row->late_ns));
-	ev_set(ev, "others_wait_s", ev_seconds(row->waited_ns));
-	ev_set(ev, "all_collectives", ev_u64(all_collectives));
-	ev_set(ev, "nccl_gpu_s", row->nccl_joined ? ev_seconds(row->nccl_gpu_ns) : json_null());
-	ev_set(ev, "others_nccl_gpu_s", others_gpu_n ? json_real(others_gpu_s / (double)others_gpu_n) : json_null());
-	reason = json_object();
-	ev_set(reason, "category", json_string(tl_cat_name(cat)));
-	ev_set(reason, "cause", json_string(cause_name(cause_of_category(cat))));
-	ev_set(reason, "share", json_real(share(&row->when_late, cat)));
-	ev_set(reason, "others_share", json_real(share(&others, cat)));
-	ev_set(reason, "windows", ev_u64(row->late_windows));
-	ev_set(reason, "window_s", ev_seconds(tl_acc__total(&row->when_late)));
-	list = json_array();
-	for (size_t k = 0; k < row->nothers; k++) {
-		json_t *o = json_object();
-
-		ev_set(o, "pid", json_integer(row->others[k].pid));
-		ev_set(o, "tid", json_integer(row->others[k].tid));
-		ev_set(o, "comm", ev_text(row->others[k].comm, sizeof(row->others[k].comm)));
-		ev_set(o, "process_comm", ev_text(row->others[k].process_comm, sizeof(row->others[k].process_comm)));
-		ev_set(o, "seconds", ev_seconds(row->others[k].ns));
-		json_array_append_new(list, o);
-	}
-	ev_set(reason, "cpu_taken_by", list);
-	ev_set(ev, "reason", reason);
-	return 0;
 }
 
 static int cmp_others(const void *x, const void *y)
@@ -876,8 +721,7 @@ static int cmp_rows(const void *x, const void *y)
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
-int ranks__compute(const struct ranks_source *src, size_t n, struct findings *out, struct ranks **res, char *err,
-		   size_t errlen)
+int ranks__compute(const struct ranks_source *src, size_t n, struct ranks **res, char *err, size_t errlen)
 {
 	struct builder b = { .src = src, .nsrc = n };
 	struct ranks *r = calloc(1, sizeof(*r));
@@ -896,13 +740,13 @@ int ranks__compute(const struct ranks_source *src, size_t n, struct findings *ou
 	if (!r->clocks || !r->names || !b.win || !r->arrivals)
 		goto out;
 	for (size_t s = 0; s < n; s++) {
-		size_t na = src[s].a->nccl.narrivals;
+		size_t na = src[s].nccl->narrivals;
 
 		r->arrivals[s] = calloc(na ? na : 1, sizeof(*r->arrivals[s]));
 		if (!r->arrivals[s])
 			goto out;
 		r->names[s] = src[s].name;
-		ranks__clock(src[s].a->r, &r->clocks[s]);
+		ranks__clock(src[s].r, &r->clocks[s]);
 		if (n > 1 && !r->clocks[s].pairs)
 			r->unaligned = true;
 	}
@@ -946,9 +790,6 @@ int ranks__compute(const struct ranks_source *src, size_t n, struct findings *ou
 		row_finish(&b, i);
 		qsort(r->rows[i].others, r->rows[i].nothers, sizeof(r->rows[i].others[0]), cmp_others);
 	}
-	e = straggler_finding(&b, out);
-	if (e)
-		goto out;
 	qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_rows);
 	*res = r;
 	r = NULL;

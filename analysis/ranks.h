@@ -38,6 +38,8 @@
 #include <linux/types.h>
 #include "findings.h"
 #include "timeline.h"
+#include "attribution.h"
+#include "nccl.h"
 #include "nccl_funcs.h"
 
 /* A straggler's arrival that came this much after the next-to-last is late. */
@@ -45,12 +47,15 @@
 /* A straggler finding needs at least this much of the others' waiting. */
 #define NCCL_STRAGGLER_MIN_NS 5000000ull
 
-struct analysis;
-
-/* One recording's part. */
+/* One recording's part: what its analysis found (analysis/analysis.h
+ * fills it). */
 struct ranks_source {
-	const struct analysis *a;
-	const char *name;	/* its file, for the report */
+	const struct recording *r;
+	const struct pass *pass;		/* reopened for the straggler's reason */
+	const struct nccl_calls *nccl;
+	const struct attribution *attr;		/* NULL: not explained */
+	const struct findings *findings;	/* its findings; NULL: none */
+	const char *name;			/* its file, for the report */
 };
 
 /* A recording's clock against CLOCK_REALTIME. */
@@ -154,12 +159,11 @@ struct ranks {
 	bool unaligned;			/* a recording without realtime clock pairs was lined up as if on one clock */
 };
 
-/* Lines up the NCCL collectives of the n sources; the straggler findings go
- * to out (a report's findings, ranked after). *r is NULL when fewer than
- * two ranks made collectives. 0 or -errno (a second pass failed: err says
- * why). */
-int ranks__compute(const struct ranks_source *src, size_t n, struct findings *out, struct ranks **r, char *err,
-		   size_t errlen);
+/* Lines up the NCCL collectives of the n sources (the rules of ranks then
+ * make their findings: struct rule, finish_ranks). *r is NULL when fewer
+ * than two ranks made collectives. 0 or -errno (a second pass failed: err
+ * says why). */
+int ranks__compute(const struct ranks_source *src, size_t n, struct ranks **r, char *err, size_t errlen);
 void ranks__free(struct ranks *r);
 
 /* The clock of one recording (exposed for tests). */

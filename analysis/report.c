@@ -23,6 +23,7 @@
 #include "text.h"
 #include "proc_tree.h"
 #include "steps_report.h"
+#include "tasks.h"
 
 /* Rows of the per-step table in Markdown and HTML (the JSON has every step). */
 #define STEPS_MD_ROWS 50
@@ -487,6 +488,8 @@ static json_t *json_process_tree(const struct recording *r, const struct summary
 		SET(p, "cmdline", ev_text(n->latest->cmdline, SIZE_MAX));
 		SET(p, "threads", json_u64(n->threads));
 		SET(p, "on_cpu_s", json_real(ns_to_s(n->on_cpu_ns)));
+		SET(p, "short_lived", json_boolean(n->short_lived));
+		SET(p, "wrapper", json_boolean(n->wrapper));
 	}
 	proc_tree__free(&t);
 	return a;
@@ -686,6 +689,8 @@ static json_t *json_threads(const struct summary *s, const struct py_report *py)
 		SET(o, "pid", json_integer(t->pid));
 		SET(o, "tid", json_integer(t->tid));
 		SET(o, "comm", ev_text(t->comm, sizeof(t->comm)));
+		SET(o, "python_entry", py_report__thread_entry(py, t->pid, t->tid) ?
+			ev_text(py_report__thread_entry(py, t->pid, t->tid), PY_ENTRY_LEN) : json_null());
 		SET(o, "window_s", json_real(ns_to_s(t->end_ns - t->start_ns)));
 		SET(o, "on_cpu_s", json_real(ns_to_s(t->on_cpu_ns)));
 		SET(o, "off_cpu_s", json_real(ns_to_s(t->off_cpu_ns)));
@@ -1390,7 +1395,10 @@ nomem:
 struct md {
 	FILE *f;
 	int err;
+	const struct py_report *py;	/* names the Python threads (tasks.h, task_name__format) */
+	const struct summary *sum;
 };
+
 
 __attribute__((format(printf, 2, 3)))
 static void md__printf(struct md *m, const char *fmt, ...)
@@ -1410,6 +1418,17 @@ static void md__text(struct md *m, const char *s, size_t maxlen)
 {
 	if (!m->err)
 		m->err = text__write(m->f, s, maxlen, TEXT_MD);
+}
+
+/* A thread's name as the report shows it: its name and, for a Python
+ * thread the name does not tell, its entry. */
+static void md__thread(struct md *m, __u32 pid, __u32 tid, const char *comm)
+{
+	char name[TASK_NAME_LEN];
+
+	task_name__format(name, sizeof(name), comm, summary__process_name(m->sum, pid),
+			  py_report__thread_entry(m->py, pid, tid));
+	md__text(m, name, sizeof(name));
 }
 
 /* A finding's prose: like md__text, but its `code spans` stay (the rules
@@ -1517,12 +1536,21 @@ static void md__process_tree(struct md *m, const struct recording *r, const stru
 	}
 	md__printf(m, "- **Targets:**%s", t.count ? "" : " none recorded\n");
 	if (t.count)
-		md__printf(m, " %zu process%s%s\n", t.count, t.count == 1 ? "" : "es",
+		md__printf(m, " %zu process%s%s", t.count, t.count == 1 ? "" : "es",
 			   t.count > t.roots ? " (a child under its parent)" : "");
+	if (t.folded)
+		md__printf(m, ", %zu short-lived folded", t.folded);
+	if (t.wrappers)
+		md__printf(m, ", %zu wrapper%s folded", t.wrappers, t.wrappers == 1 ? "" : "s");
+	if (t.count)
+		md__printf(m, "\n");
 	for (size_t i = 0; i < t.count; i++) {
 		const struct proc_node *n = &t.nodes[i];
+		int indent = 2 + 2 * (int)(n->shown_depth < 16 ? n->shown_depth : 16);
 
-		md__printf(m, "%*s- pid %u (", 2 + 2 * (int)(n->depth < 16 ? n->depth : 16), "", n->pid);
+		if (n->short_lived || n->wrapper)
+			continue;
+		md__printf(m, "%*s- pid %u (", indent, "", n->pid);
 		md__text(m, or_unknown(n->comm), 16);
 		md__printf(m, ", %s", origin_name(n->origin));
 		if (n->role)
@@ -1538,6 +1566,20 @@ static void md__process_tree(struct md *m, const struct recording *r, const stru
 				 SIZE_MAX);
 		}
 		md__printf(m, "\n");
+		if (n->wrappers) {
+			md__printf(m, "%*s- started through %zu wrapper%s, folded (each only started the next, in one "
+				      "thread, at most %.2f s on CPU, no CUDA): ", indent + 2, "", n->wrappers,
+				   n->wrappers == 1 ? "" : "s", PROC_TREE_WRAPPER_CPU_NS / 1e9);
+			md__text(m, n->wrapper_names, sizeof(n->wrapper_names));
+			md__printf(m, "\n");
+		}
+		if (n->folded) {
+			md__printf(m, "%*s- %zu short-lived process%s folded (each began and ended within %.1f s, "
+				      "no CUDA): ", indent + 2, "", n->folded, n->folded == 1 ? "" : "es",
+				   PROC_TREE_SHORT_NS / 1e9);
+			md__text(m, n->folded_names, sizeof(n->folded_names));
+			md__printf(m, "\n");
+		}
 	}
 	proc_tree__free(&t);
 }
@@ -1738,7 +1780,7 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 		}
 		shown++;
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
-		md__text(m, t->comm, sizeof(t->comm));
+		md__thread(m, t->pid, t->tid, t->comm);
 		md__printf(m, " | %.3f | %.3f | %.3f | %.3f (%.3f) | %" PRIu64 "/%" PRIu64 " | %.3f |\n",
 			   ns_to_s(t->on_cpu_ns), ns_to_s(t->off_cpu_ns), ns_to_s(t->runqueue_wait_ns),
 			   ns_to_s(blocked_ns(t)), ns_to_s(t->blocked_io_ns),
@@ -1962,15 +2004,15 @@ static void md__cuda_threads(struct md *m, const struct summary *s, const struct
 	size_t k = select_threads(order, s->thread_count, calls_cuda, by_sync_desc);
 
 	md__printf(m, "### Synchronization by thread\n\nTime blocked in CUDA synchronization "
-		      "(stream, event and context synchronization and queries, synchronous "
-		      "copies): the CPU waiting for the GPU.\n\n");
+		      "(stream, event and context synchronization, synchronous copies; not the "
+		      "queries): the CPU waiting for the GPU.\n\n");
 	md__printf(m, "| pid | tid | comm | CUDA calls | launches | sync s | %% of window | in |\n"
 		      "|---:|---:|---|---:|---:|---:|---:|---|\n");
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
 		const struct thread_summary *t = order[i];
 
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
-		md__text(m, t->comm, sizeof(t->comm));
+		md__thread(m, t->pid, t->tid, t->comm);
 		md__printf(m, " | %s%" PRIu64 " | %s%" PRIu64 " | %.3f | %.1f | ", t->cuda_estimated ? "≈" : "",
 			   (uint64_t)t->cuda_calls, t->cuda_estimated ? "≈" : "", (uint64_t)t->cuda_launches,
 			   ns_to_s(t->cuda_sync_ns),
@@ -2040,7 +2082,7 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 		const struct thread_summary *t = order[i];
 
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
-		md__text(m, t->comm, sizeof(t->comm));
+		md__thread(m, t->pid, t->tid, t->comm);
 		md__printf(m, " | %.3f | %" PRIu64 " | %.3f | ", ns_to_s(t->gil_blocked_ns), (uint64_t)t->gil_blocks,
 			   ns_to_s(t->gil_wait_ns));
 		if (t->gil_hold_measured)
@@ -2106,7 +2148,7 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 		const struct py_thread_stats *t = &py->threads[i];
 
 		md__printf(m, "### pid %u tid %u ", t->pid, t->tid);
-		md__text(m, recorded_thread_comm(s, t->pid, t->tid), 16);
+		md__thread(m, t->pid, t->tid, recorded_thread_comm(s, t->pid, t->tid));
 		md__printf(m, " (%" PRIu64 " samples)\n\n| function | file:first line | self %% | inclusive %% |\n"
 			      "|---|---|---:|---:|\n", (uint64_t)t->samples);
 		for (size_t k = 0; k < t->nfuncs; k++) {
@@ -2358,6 +2400,8 @@ static void md__details(struct md *m, const struct analysis *a)
 	const struct summary *s = a->sum;
 	const struct thread_summary **order;
 
+	m->py = a->py;
+	m->sum = a->sum;
 	order = calloc(s->thread_count ? s->thread_count : 1, sizeof(*order));
 	if (!order) {
 		m->err = m->err ? m->err : -ENOMEM;

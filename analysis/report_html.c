@@ -23,6 +23,8 @@
 #include "series.h"
 #include "text.h"
 #include "proc_tree.h"
+#include "py_report.h"
+#include "tasks.h"
 
 #define LABEL_W		170	/* label column of the time charts */
 #define PLOT_W		SERIES_BUCKETS	/* one pixel per bucket */
@@ -332,18 +334,26 @@ static void process_tree(struct html *h, const struct recording *r, const struct
 		proc_tree__free(&t);
 		return;
 	}
-	hp(h, "<div class=\"meta\" id=\"%sprocess-tree\"><b>Targets</b> (%zu process%s%s):\n<ul class=\"tree\">", idp(h), t.count,
+	hp(h, "<div class=\"meta\" id=\"%sprocess-tree\"><b>Targets</b> (%zu process%s%s", idp(h), t.count,
 	   t.count == 1 ? "" : "es", t.count > t.roots ? ", a child under its parent" : "");
-	for (size_t i = 0; i < t.count; i++) {
+	if (t.folded)
+		hp(h, ", %zu short-lived folded", t.folded);
+	if (t.wrappers)
+		hp(h, ", %zu wrapper%s folded", t.wrappers, t.wrappers == 1 ? "" : "s");
+	hp(h, "):\n<ul class=\"tree\">");
+	for (size_t i = 0, shown = 0; i < t.count; i++) {
 		const struct proc_node *n = &t.nodes[i];
 
-		if (i && n->depth > depth)
+		if (n->short_lived || n->wrapper)
+			continue;
+		if (shown && n->shown_depth > depth)
 			hp(h, "\n<ul>");
-		else if (i)
+		else if (shown)
 			hp(h, "</li>");
-		for (; depth > n->depth; depth--)
+		for (; depth > n->shown_depth; depth--)
 			hp(h, "</ul></li>");
-		depth = n->depth;
+		depth = n->shown_depth;
+		shown++;
 		hp(h, "\n<li>pid %u <code>", n->pid);
 		ht(h, n->comm ? n->comm : "?", 16);
 		hp(h, "</code>");
@@ -354,6 +364,19 @@ static void process_tree(struct html *h, const struct recording *r, const struct
 		}
 		hp(h, " · %zu thread%s, %.2f s on CPU · ", n->threads, n->threads == 1 ? "" : "s", (double)n->on_cpu_ns / 1e9);
 		ht(h, n->latest->cmdline ? n->latest->cmdline : "", 400);
+		if (n->wrappers) {
+			hp(h, "\n<ul><li>started through %zu wrapper%s, folded (each only started the next, in one thread, "
+			      "at most %.2f s on CPU, no CUDA): ", n->wrappers, n->wrappers == 1 ? "" : "s",
+			   PROC_TREE_WRAPPER_CPU_NS / 1e9);
+			ht(h, n->wrapper_names, sizeof(n->wrapper_names));
+			hp(h, "</li></ul>");
+		}
+		if (n->folded) {
+			hp(h, "\n<ul><li>%zu short-lived process%s folded (each began and ended within %.1f s, no CUDA): ",
+			   n->folded, n->folded == 1 ? "" : "es", PROC_TREE_SHORT_NS / 1e9);
+			ht(h, n->folded_names, sizeof(n->folded_names));
+			hp(h, "</li></ul>");
+		}
 	}
 	hp(h, "</li>");
 	for (; depth > 0; depth--)
@@ -597,11 +620,13 @@ static bool thread_chart(struct html *h, const struct analysis *a, json_t *data)
 	for (size_t i = 0; i < k; i++) {
 		const struct series_thread *st = strips[i];
 		int y0 = (int)i * (THREAD_H + ROW_GAP);
-		char code[SERIES_BUCKETS + 1];
+		char code[SERIES_BUCKETS + 1], name[TASK_NAME_LEN];
 		json_t *o = json_object(), *comm;
 
+		task_name__format(name, sizeof(name), st->comm, summary__process_name(a->sum, st->pid),
+				  py_report__thread_entry(a->py, st->pid, st->tid));
 		hp(h, "<text class=\"lab\" x=\"4\" y=\"%d\">%u <tspan>", y0 + 11, st->tid);
-		ht(h, st->comm, sizeof(st->comm));
+		ht(h, name, sizeof(name));
 		hp(h, "</tspan></text>");
 		for (int c = 0; c < CAUSE_MAX; c++) {
 			bool open = false;
@@ -630,7 +655,7 @@ static bool thread_chart(struct html *h, const struct analysis *a, json_t *data)
 		if (!o || json_array_append_new(thr, o))
 			return false;
 		json_object_set_new(o, "tid", json_integer(st->tid));
-		comm = ev_text(st->comm, sizeof(st->comm));
+		comm = ev_text(name, sizeof(name));
 		json_object_set_new(o, "comm", comm ? comm : json_string("?"));
 		json_object_set_new(o, "s", json_string(code));
 	}

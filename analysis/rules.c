@@ -12,6 +12,8 @@
 
 static int claim_add(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause, __u64 ns)
 {
+	if (!c->rule || !(c->rule->claims & RULE_CAUSE(cause)))
+		return -EINVAL;
 	if (c->nclaims == c->claims_cap) {
 		size_t cap = c->claims_cap ? 2 * c->claims_cap : 16;
 		struct rule_claim *n = reallocarray(c->claims, cap, sizeof(*n));
@@ -107,11 +109,12 @@ void rule_task_name(const struct rule_ctx *c, __u32 pid, __u32 tid, char *buf, s
 {
 	const struct tl_thread *t = timeline__thread_latest(c->tl, pid, tid);
 	const char *comm = NULL;
-	char name[64];
+	char name[TASK_NAME_LEN];
 
 	if (t)
 		comm = t->comm[0] ? t->comm : process_comm(c->r, pid);
-	snprintf(name, sizeof(name), "%s", comm ? comm : "");
+	task_name__format(name, sizeof(name), comm ? comm : "", c->sum ? summary__process_name(c->sum, pid) : NULL,
+			  py_report__thread_entry(c->py, pid, tid));
 	unquote(name);
 	if (t && name[0])
 		snprintf(buf, len, "thread %u `%s`", tid, name);
@@ -220,10 +223,14 @@ bool rule_handoff(const struct rule_ctx *c, const struct attr_thread *t, __u32 p
 __u32 rule_tree_parent(void *ctx, __u32 pid)
 {
 	const struct proc_tree *t = ctx;
+	size_t at;
 
-	for (size_t i = 0; i < t->count; i++)
-		if (t->nodes[i].pid == pid)
-			return t->nodes[i].parent == PROC_TREE_NO_PARENT ? 0 : t->nodes[t->nodes[i].parent].pid;
+	for (size_t i = 0; i < t->count; i++) {
+		if (t->nodes[i].pid != pid)
+			continue;
+		at = proc_tree__shown_parent(t, i);
+		return at == PROC_TREE_NO_PARENT ? 0 : t->nodes[at].pid;
+	}
 	return 0;
 }
 

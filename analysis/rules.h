@@ -23,6 +23,7 @@
 #include "findings.h"
 #include "py_report.h"
 #include "summary.h"
+#include "ranks.h"
 #include "waits.h"
 #include "proc_tree.h"
 
@@ -40,27 +41,54 @@ struct rule_ctx {
 	 * or ns of it */
 	struct rule_claim { __u32 pid, tid; enum cause cause; __u64 ns; } *claims;
 	size_t nclaims, claims_cap;
+	const struct rule *rule;	/* the rule finishing: it claims only its causes */
 };
+
+/*
+ * When a rule finishes, and so claims (rule_claim) the causes it counted:
+ * phase by phase, so that a rule counts what no rule of an earlier phase
+ * claimed. Within a phase no rule claims a cause another one claims or
+ * reads (struct rule: claims, reads; test_explain checks it), so that
+ * their order there changes nothing they count.
+ */
+enum rule_phase {
+	RULE_PHASE_CHAIN,	/* what a wait chain explains: a thread's blocked time, its producers' CPU waits */
+	RULE_PHASE_CAUSE,	/* a cause of a thread or a device, or none: what the chains left */
+	RULE_PHASE_PART,	/* part of a cause, what the whole-cause rules left (the swap-ins of the faults) */
+	RULE_PHASE_REST,	/* what no finding claimed: the GPU's idle time, the launching thread's time */
+	RULE_PHASES
+};
+
+#define RULE_CAUSE(k)		(1u << (k))
+#define RULE_CAUSES_ALL		((1u << CAUSE_MAX) - 1)
+_Static_assert(CAUSE_MAX <= 32, "a rule's causes are a 32-bit mask");
 
 struct rule {
 	const char *id;
 	const char *title;		/* what a reader sees as the finding's heading */
+	enum rule_phase phase;		/* when it finishes */
+	__u32 claims;			/* RULE_CAUSE()s it may claim (rule_claim refuses others) */
+	__u32 reads;			/* the causes whose unclaimed part it counts (rule_unclaimed, rule_claimed) */
 	/* Optional: state for the pass, with the observer it wants (obs->ctx
 	 * is set to the state by the caller). NULL + errno on error. */
 	void *(*start)(struct rule_ctx *c, struct tl_observer *obs);
 	/* Adds the rule's findings and not-judged notes. 0 or -errno. NULL
-	 * for a rule whose findings come from a stage after the explanation
-	 * (nccl_straggler: the ranks side by side, analysis/ranks.h). */
+	 * for a rule of ranks. */
 	int (*finish)(void *state, struct rule_ctx *c);
+	/* A rule of ranks (nccl_straggler): adds its findings from the ranks
+	 * of one recording or several lined up (analysis/ranks.h), after
+	 * each recording's rules. 0 or -errno. */
+	int (*finish_ranks)(const struct ranks *r, struct findings *out);
 	void (*free)(void *state);
 };
 
-/* Every rule, in the order they finish. */
+/* Every rule; they finish by phase (struct rule), in this order within one. */
 extern const struct rule *const rules_all[];
 extern const size_t rules_count;
 
 /* Claims cause for thread (pid, tid): no later rule counts it. tid 0: every
- * thread of pid. 0 or -ENOMEM. */
+ * thread of pid. 0, -ENOMEM, or -EINVAL for a cause the finishing rule
+ * does not declare (struct rule: claims). */
 int rule_claim(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause);
 bool rule_claimed(const struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause);
 /* Whether any thread of pid had cause claimed. */
@@ -85,8 +113,9 @@ bool rule_stack_site(const struct rule_ctx *c, __u32 stack_id, char *buf, size_t
  * finding claimed. */
 __u64 rule_unclaimed(const struct rule_ctx *c, const struct attr_thread *t, const __u64 causes[CAUSE_MAX], enum cause k);
 
-/* The traced parent of pid in the proc_tree ctx (a waits_parent_fn); 0
- * when it has none. */
+/* The traced parent of pid in the proc_tree ctx as the tree shows it,
+ * past the short-lived processes and wrappers it folds (a
+ * waits_parent_fn); 0 when it has none. */
 __u32 rule_tree_parent(void *ctx, __u32 pid);
 /* The processes among the tasks of l (its members kept). */
 size_t rule_tasks_processes(const struct wait_link *l);

@@ -91,12 +91,6 @@ struct sync_state {
 	int err;
 };
 
-static bool draining_sync(const struct isr_cuda_fn *fn)
-{
-	return fn && (fn->family == ISR_CUDA_FAM_SYNC || fn->family == ISR_CUDA_FAM_COPY_SYNC) &&
-	       !(fn->flags & ISR_CUDA_ASYNC) && !strstr(fn->symbol, "Query");
-}
-
 static struct drain *drain_get(struct sync_state *s, __u32 pid, __u32 tid)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -126,7 +120,7 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 	fn = isr_cuda_fn(call->func);
 	if (!fn)
 		return;
-	if (draining_sync(fn) && (call->flags & ISR_CUDA_RETURNED)) {
+	if ((fn->kind & ISR_CUDA_K_SYNC) && (call->flags & ISR_CUDA_RETURNED)) {
 		struct pending *p = NULL;
 		struct drain *d = drain_get(s, th->pid, th->tid);
 
@@ -164,7 +158,7 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 		}
 		return;
 	}
-	if (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX || fn->family == ISR_CUDA_FAM_GRAPH) {
+	if (fn->kind & ISR_CUDA_K_LAUNCH) {
 		for (size_t i = 0; i < s->np; i++) {
 			struct pending *p = &s->p[i];
 			struct drain *d;
@@ -312,6 +306,8 @@ static void sync_free(void *state)
 const struct rule rule_sync_stall = {
 	.id = "sync_stall",
 	.title = "GPU drained by synchronizations",
+	.phase = RULE_PHASE_CAUSE,
+	.claims = RULE_CAUSE(CAUSE_SYNC_DRAIN) | RULE_CAUSE(CAUSE_SYNC) | RULE_CAUSE(CAUSE_PYTHON) | RULE_CAUSE(CAUSE_NATIVE),
 	.start = sync_start,
 	.finish = sync_finish,
 	.free = sync_free,
@@ -397,6 +393,8 @@ static int launch_finish(void *state, struct rule_ctx *c)
 const struct rule rule_launch_bound = {
 	.id = "launch_bound",
 	.title = "Launch-bound: kernels shorter than their launch",
+	.phase = RULE_PHASE_CAUSE,
+	.claims = RULE_CAUSE(CAUSE_LAUNCH_OVERHEAD),
 	.finish = launch_finish,
 };
 
@@ -559,7 +557,7 @@ static void copy_call(struct copy_state *s, const struct pass_event *e, const st
 		region_del(s, call->hdr.pid, call->args[0]);
 		return;
 	}
-	if ((fn->family != ISR_CUDA_FAM_COPY && fn->family != ISR_CUDA_FAM_COPY_SYNC) ||
+	if (!(fn->kind & ISR_CUDA_K_COPY) ||
 	    (fn->aux != ISR_COPY_HTOD && fn->aux != ISR_COPY_DTOH) || s->gpu_records)
 		return;
 	host = fn->aux == ISR_COPY_HTOD ? call->args[1] : call->args[0];
@@ -741,6 +739,7 @@ static void copy_free(void *state)
 const struct rule rule_pageable_memcpy = {
 	.id = "pageable_memcpy",
 	.title = "Copies from pageable memory",
+	.phase = RULE_PHASE_CAUSE,
 	.start = copy_start,
 	.finish = copy_finish,
 	.free = copy_free,
@@ -896,6 +895,8 @@ static int idle_finish(void *state, struct rule_ctx *c)
 const struct rule rule_gpu_idle = {
 	.id = "gpu_idle",
 	.title = "GPU idle, waiting for the host",
+	.phase = RULE_PHASE_REST,
+	.reads = RULE_CAUSES_ALL,
 	.finish = idle_finish,
 };
 
@@ -982,6 +983,8 @@ static int host_finish(void *state, struct rule_ctx *c)
 const struct rule rule_host_bound = {
 	.id = "host_bound",
 	.title = "Host-bound launching thread",
+	.phase = RULE_PHASE_REST,
+	.reads = RULE_CAUSES_ALL,
 	.finish = host_finish,
 };
 
@@ -1068,5 +1071,6 @@ static int errors_finish(void *state, struct rule_ctx *c)
 const struct rule rule_cuda_errors = {
 	.id = "cuda_errors",
 	.title = "CUDA calls failed",
+	.phase = RULE_PHASE_CAUSE,
 	.finish = errors_finish,
 };

@@ -301,6 +301,8 @@ static void gil_free(void *state)
 const struct rule rule_gil_contention = {
 	.id = "gil_contention",
 	.title = "GIL contention",
+	.phase = RULE_PHASE_CAUSE,
+	.claims = RULE_CAUSE(CAUSE_GIL),
 	.start = gil_start,
 	.finish = gil_finish,
 	.free = gil_free,
@@ -486,6 +488,9 @@ static int cpu_finish(void *state, struct rule_ctx *c)
 const struct rule rule_cpu_contention = {
 	.id = "cpu_contention",
 	.title = "Waiting for a CPU",
+	.phase = RULE_PHASE_CAUSE,
+	.claims = RULE_CAUSE(CAUSE_RUNQUEUE),
+	.reads = RULE_CAUSE(CAUSE_RUNQUEUE),
 	.finish = cpu_finish,
 };
 
@@ -702,6 +707,8 @@ static void fault_free(void *state)
 const struct rule rule_page_fault_storm = {
 	.id = "page_fault_storm",
 	.title = "Page faults",
+	.phase = RULE_PHASE_CAUSE,
+	.claims = RULE_CAUSE(CAUSE_FAULT),
 	.start = fault_start,
 	.finish = fault_finish,
 	.free = fault_free,
@@ -847,7 +854,7 @@ static void pressure_event(void *ctx, const struct pass_event *e, const struct t
 	struct pressure_tally *t;
 	char path[256];
 
-	if (!s->err && e->h->type == ISR_EV_MEM_SAMPLE && e->h->size >= sizeof(struct isr_ev_mem_sample)) {
+	if (!s->err && e->h->type == ISR_EV_MEM_SAMPLE) {
 		pressure_sample(s, (const struct isr_ev_mem_sample *)e->h);
 		return;
 	}
@@ -1042,6 +1049,9 @@ static void pressure_free(void *state)
 const struct rule rule_host_memory_pressure = {
 	.id = "host_memory_pressure",
 	.title = "Host memory pressure",
+	.phase = RULE_PHASE_PART,
+	.claims = RULE_CAUSE(CAUSE_RECLAIM) | RULE_CAUSE(CAUSE_FAULT),
+	.reads = RULE_CAUSE(CAUSE_FAULT),
 	.start = pressure_start,
 	.finish = pressure_finish,
 	.free = pressure_free,
@@ -1127,6 +1137,9 @@ static int blocked_finish(void *state, struct rule_ctx *c)
 const struct rule rule_blocked_on_thread = {
 	.id = "blocked_on_thread",
 	.title = "Blocked on another thread",
+	.phase = RULE_PHASE_CAUSE,
+	.claims = RULE_CAUSE(CAUSE_BLOCKED),
+	.reads = RULE_CAUSE(CAUSE_BLOCKED),
 	.finish = blocked_finish,
 };
 
@@ -1178,5 +1191,7 @@ static int alloc_finish(void *state, struct rule_ctx *c)
 const struct rule rule_allocator_churn = {
 	.id = "allocator_churn",
 	.title = "CUDA allocator churn",
+	.phase = RULE_PHASE_CAUSE,
+	.claims = RULE_CAUSE(CAUSE_CUDA_MEM),
 	.finish = alloc_finish,
 };

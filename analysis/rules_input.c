@@ -243,5 +243,7 @@ static int input_finish(void *state, struct rule_ctx *c)
 const struct rule rule_input_bound = {
 	.id = "input_bound",
 	.title = "Waiting for its input",
+	.phase = RULE_PHASE_CHAIN,
+	.claims = RULE_CAUSE(CAUSE_BLOCKED) | RULE_CAUSE(CAUSE_RUNQUEUE),
 	.finish = input_finish,
 };

@@ -412,6 +412,7 @@ static void mem_free(void *state)
 const struct rule rule_device_memory_leak = {
 	.id = "device_memory_leak",
 	.title = "Device memory not freed",
+	.phase = RULE_PHASE_CAUSE,
 	.start = mem_start,
 	.finish = mem_finish,
 	.free = mem_free,

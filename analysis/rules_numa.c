@@ -120,11 +120,11 @@ static void numa_event(void *ctx, const struct pass_event *e, const struct tl_th
 		if (t)
 			t->launcher = true;
 	}
-	if (e->h->type == ISR_EV_MEM_SAMPLE && e->h->size >= sizeof(struct isr_ev_mem_sample)) {
+	if (e->h->type == ISR_EV_MEM_SAMPLE) {
 		numa_sample(s, (const struct isr_ev_mem_sample *)e->h);
 		return;
 	}
-	if (e->h->type != ISR_EV_SCHED_SWITCH || e->h->size < sizeof(*sw))
+	if (e->h->type != ISR_EV_SCHED_SWITCH)
 		return;
 	t = thread_of(s, e->h->pid, e->h->tid);
 	if (t && t->in_ts && t->in_cpu == e->h->cpu && e->h->ts_ns > t->in_ts) {
@@ -335,6 +335,7 @@ static void numa_free(void *state)
 const struct rule rule_numa_remote = {
 	.id = "numa_remote",
 	.title = "Threads or memory away from their GPU's NUMA node",
+	.phase = RULE_PHASE_CAUSE,
 	.start = numa_start,
 	.finish = numa_finish,
 	.free = numa_free,

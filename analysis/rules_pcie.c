@@ -361,6 +361,7 @@ static void pcie_free(void *state)
 const struct rule rule_pcie_saturation = {
 	.id = "pcie_saturation",
 	.title = "PCIe link saturated",
+	.phase = RULE_PHASE_CAUSE,
 	.start = pcie_start,
 	.finish = pcie_finish,
 	.free = pcie_free,

@@ -59,13 +59,7 @@ struct proc_acc {
 
 static bool is_hot_call(const struct isr_ev_hdr *h)
 {
-	const struct isr_ev_cuda_call *e = (const void *)h;
-	const struct isr_cuda_fn *fn;
-
-	if (h->type != ISR_EV_CUDA_CALL || h->size < sizeof(*e))
-		return false;
-	fn = isr_cuda_fn(e->func);
-	return fn && ISR_CUDA_FAM_ENTRY_ONLY(fn->family);
+	return isr_cuda_is(((const struct isr_ev_cuda_call *)h)->func, ISR_CUDA_K_HOT);
 }
 
 /* The last window starting at or before ts (0 for earlier events). */
@@ -488,17 +482,16 @@ int sampling_builder__event(struct sampling_builder *b, const struct isr_ev_hdr 
 {
 	struct proc_acc *p;
 
-	if (h->type == ISR_EV_SAMPLING && h->size >= sizeof(struct isr_ev_sampling))
+	if (h->type == ISR_EV_SAMPLING)
 		return on_sampling(b, (const void *)h);
-	if (h->type == ISR_EV_PROC_EXIT && h->size >= sizeof(struct isr_ev_proc_exit) &&
-	    (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD)) {
+	if (h->type == ISR_EV_PROC_EXIT && (((const struct isr_ev_proc_exit *)h)->flags & ISR_EXIT_GROUP_DEAD)) {
 		p = proc_get(b, h->pid);
 		if (!p)
 			return -ENOMEM;
 		p->exit = h->ts_ns;
 		return 0;
 	}
-	if (h->type == ISR_EV_CUDA_CALL && h->size >= sizeof(struct isr_ev_cuda_call))
+	if (h->type == ISR_EV_CUDA_CALL)
 		return on_cuda_call(b, h);
 	return 0;
 }

@@ -253,36 +253,32 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 {
 	struct series *s = ctx;
 	const struct isr_ev_hdr *h = e->h;
+	struct isr_gpu_work w;
 	__u32 pid;
 	__u64 live;
 	int r;
 
 	if (s->err)
 		return;
+	if (isr_ev_gpu_work(h, &w)) {
+		struct dev *d;
+
+		if (e->unmapped)
+			return;
+		d = dev_of(s, h->pid, w.device);
+		if (!d) {
+			s->err = -ENOMEM;
+			return;
+		}
+		dev_started(d, e->start < s->start ? s->start : e->start > s->end ? s->end : e->start);
+		return;
+	}
 	switch (h->type) {
 	case ISR_EV_PY_STACK: {
 		const struct isr_ev_py_stack *ps = (const void *)h;
 
 		if (ps->depth && htab_u64__put(&s->py_stacks, ps->stack_id, 1))
 			s->err = -ENOMEM;
-		return;
-	}
-	case ISR_EV_GPU_KERNEL:
-	case ISR_EV_GPU_MEMCPY:
-	case ISR_EV_GPU_MEMSET: {
-		struct dev *d;
-		__u32 device = h->type == ISR_EV_GPU_KERNEL ? ((const struct isr_ev_gpu_kernel *)h)->device_id :
-			       h->type == ISR_EV_GPU_MEMCPY ? ((const struct isr_ev_gpu_memcpy *)h)->device_id :
-							      ((const struct isr_ev_gpu_memset *)h)->device_id;
-
-		if (e->unmapped)
-			return;
-		d = dev_of(s, h->pid, device);
-		if (!d) {
-			s->err = -ENOMEM;
-			return;
-		}
-		dev_started(d, e->start < s->start ? s->start : e->start > s->end ? s->end : e->start);
 		return;
 	}
 	case ISR_EV_PY_SAMPLE: {
@@ -302,7 +298,7 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	default:
 		break;
 	}
-	r = devmem__event(s->dm, h, &pid, &live);
+	r = devmem__event(s->dm, h, e->tasks, &pid, &live);
 	if (r < 0) {
 		s->err = r;
 	} else if (r) {

@@ -204,8 +204,6 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 
 	(void)t;
 	x->events++;
-	if (!pass__usable(h))
-		return;
 	switch (h->type) {
 	case ISR_EV_CUDA_CALL:
 		if (pass__is_target(x->walk, h->pid))

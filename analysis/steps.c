@@ -359,10 +359,7 @@ static int on_cuda(struct steps *s, const struct pass_event *e, const struct tl_
 
 	if (!t || !fn)
 		return 0;
-	switch (fn->family) {
-	case ISR_CUDA_FAM_LAUNCH:
-	case ISR_CUDA_FAM_LAUNCH_EX:
-	case ISR_CUDA_FAM_GRAPH:
+	if (fn->kind & ISR_CUDA_K_LAUNCH) {
 		st = thread_get(s, t);
 		if (!st)
 			return -ENOMEM;
@@ -373,10 +370,8 @@ static int on_cuda(struct steps *s, const struct pass_event *e, const struct tl_
 			st->first_launch_ns = e->start;
 		}
 		return 0;
-	case ISR_CUDA_FAM_SYNC:
-	case ISR_CUDA_FAM_COPY_SYNC:
-		if (!(c->flags & ISR_CUDA_RETURNED))
-			return 0;
+	}
+	if ((fn->kind & ISR_CUDA_K_SYNC) && (c->flags & ISR_CUDA_RETURNED)) {
 		st = thread_get(s, t);
 		if (!st)
 			return -ENOMEM;
@@ -404,19 +399,17 @@ static int on_cuda(struct steps *s, const struct pass_event *e, const struct tl_
 		read_thread(s, t, e->start, &b->r);
 		b->r.acc.ns[TL_SYNC] += e->end - e->start;
 		st->sync_fn = c->func;
-		return 0;
-	default:
-		return 0;
 	}
+	return 0;
 }
 
 static void on_event(void *ctx, const struct pass_event *e, const struct tl_thread *t)
 {
 	struct steps *s = ctx;
 
-	if (e->h->type == ISR_EV_NVTX && pass__usable(e->h))
+	if (e->h->type == ISR_EV_NVTX)
 		on_nvtx(s, e, t);
-	else if (e->h->type == ISR_EV_CUDA_CALL && pass__usable(e->h))
+	else if (e->h->type == ISR_EV_CUDA_CALL)
 		on_cuda(s, e, t);
 }
 

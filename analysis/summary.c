@@ -3,12 +3,10 @@
  * Per-thread scheduling summary: fed the pass's events (pass.h) one by one,
  * with a small state machine per thread (see summary.h for the definitions).
  *
- * Threads are looked up by tid in an open-addressing hash table, so a pass
- * costs O(events + threads). A tid can be reused after its thread exited:
- * the table maps a tid to its latest incarnation, events of an exited thread
- * are ignored (the kernel reports the dead task's final switch-out after its
- * exit), and only a creation event (fork, wakeup_new, exec of a non-leader)
- * starts a new incarnation.
+ * The threads, their incarnations and their time on and off a CPU are the
+ * task model's (tasks.h), which the pass feeds first: the summary counts
+ * per thread (by its index among the task model's threads) what the events
+ * add to that, so a pass costs O(events + threads).
  *
  * CUDA events feed three more tables on the same pass: per function (calls,
  * failures, durations), per process (live allocations by address, so a
@@ -29,27 +27,10 @@
 #include "buf.h"
 #include "htab.h"
 
-/* Raw task states of isr_ev_sched_switch.prev_state */
-#define TASK_UNINTERRUPTIBLE	0x2
-#define TASK_DEAD		0x80
-
-/* Where a thread is, as far as the events tell. UNKNOWN until its first
- * event that reveals it: the interval from the window start is then
- * attributed from that event's direction. */
-enum {
-	TS_UNKNOWN,
-	TS_ON,
-	TS_OFF,
-};
-
+/* What the summary counts of a thread (struct thread_summary), beyond the
+ * task model's. */
 struct tstate {
 	struct thread_summary s;
-	int state;		/* TS_* */
-	bool seen;		/* any event about this thread yet */
-	bool runnable;		/* OFF and waiting for a CPU since runnable_since */
-	bool in_d;		/* OFF in D state since `since`, not woken yet */
-	__u64 since;		/* start of the current ON or OFF interval */
-	__u64 runnable_since;
 	__u64 *sync_ns_by_fn;	/* [ISR_CUDA_FN_MAX], once the thread synchronizes */
 	__u64 hot_calls;	/* calls of the entry-only families (scaled when sampled) */
 	bool gil_seen;		/* any GIL event of the thread yet */
@@ -87,8 +68,9 @@ struct ctx {
 	struct summary *s;	/* being filled */
 	struct sampling_builder *sampling;
 	struct gpu_builder *gpu;
-	struct htab by_tid;	/* tid -> index of its latest incarnation */
-	struct tstate *threads;
+	const struct tasks *tasks;
+	const struct task_change *chg;	/* the event's (pass_event.tasks) */
+	struct tstate *threads;	/* by the task model's index */
 	size_t count, cap;
 	struct htab fn_by_id;	/* func -> index in fns */
 	struct cuda_fn_summary *fns;
@@ -137,90 +119,24 @@ static void copy_comm(char dst[16], const char *src, size_t srclen)
 	dst[n] = '\0';
 }
 
-static bool is_target(const struct ctx *c, __u32 pid)
+/* The counts of the thread the event is about: NULL when it is not a
+ * target's live thread (or on error, with *err set). */
+static struct tstate *ctx__thread(struct ctx *c, int *err)
 {
-	return pass__is_target(c->pass, pid);
-}
-
-/* Appends a thread whose window starts at `start` and maps tid to it.
- * Moves c->threads: pointers to other threads taken before are stale. */
-static struct tstate *ctx__add_thread(struct ctx *c, __u32 pid, __u32 tid, __u64 start)
-{
-	struct tstate *t;
-	int err;
-
-	err = array__reserve(&c->threads, &c->cap, c->count + 1, sizeof(*c->threads));
-	err = err ?: htab_u64__put(&c->by_tid, tid, c->count);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	t = &c->threads[c->count++];
-	memset(t, 0, sizeof(*t));
-	t->s.pid = pid;
-	t->s.tid = tid;
-	t->s.start_ns = start;
-	t->state = TS_UNKNOWN;
-	return t;
-}
-
-/* The live thread `tid` of a target, created (window from the recording
- * start) on first sight. NULL with *err == 0 when the event is to be ignored:
- * idle task, not a target, or a thread that already exited. */
-static struct tstate *ctx__thread(struct ctx *c, __u32 pid, __u32 tid, int *err)
-{
-	struct tstate *t;
-	__u64 idx;
+	const struct task_thread *tt = c->chg->thread;
+	size_t n = tasks__count(c->tasks);
 
 	*err = 0;
-	if (!tid)
+	if (!tt)
 		return NULL;
-	if (htab_u64__get(&c->by_tid, tid, &idx)) {
-		t = &c->threads[idx];
-		return t->s.exited || t->s.pid != pid ? NULL : t;
+	if (c->count < n) {
+		*err = array__reserve(&c->threads, &c->cap, n, sizeof(*c->threads));
+		if (*err)
+			return NULL;
+		memset(c->threads + c->count, 0, (n - c->count) * sizeof(*c->threads));
+		c->count = n;
 	}
-	if (!is_target(c, pid))
-		return NULL;
-	t = ctx__add_thread(c, pid, tid, c->start);
-	if (!t)
-		*err = -errno;
-	return t;
-}
-
-/* A thread that comes into existence at ts (fork child, wakeup_new, new
- * exec leader). A live thread already known from events keeps its window;
- * one only listed at start (no events yet) or an exited one with the same
- * tid gives way to a thread created at ts. */
-static struct tstate *ctx__created(struct ctx *c, __u32 pid, __u32 tid, __u64 ts, int *err)
-{
-	struct tstate *t;
-	__u64 idx;
-
-	*err = 0;
-	if (!tid)
-		return NULL;
-	if (htab_u64__get(&c->by_tid, tid, &idx)) {
-		t = &c->threads[idx];
-		if (t->seen && !t->s.exited)
-			return t->s.pid == pid ? t : NULL;
-		if (!t->s.exited && t->s.pid == pid) {
-			t->s.start_ns = ts;
-			goto created;
-		}
-	}
-	if (!is_target(c, pid))
-		return NULL;
-	t = ctx__add_thread(c, pid, tid, ts);
-	if (!t) {
-		*err = -errno;
-		return NULL;
-	}
-created:
-	t->s.created = true;
-	t->seen = true;
-	t->state = TS_OFF;	/* not running until first switched in */
-	t->since = ts;
-	return t;
+	return &c->threads[tt->ix];
 }
 
 static __u64 span(__u64 from, __u64 to)
@@ -228,75 +144,16 @@ static __u64 span(__u64 from, __u64 to)
 	return to > from ? to - from : 0;
 }
 
-/* Closes the open interval at ts. A thread in TS_UNKNOWN was in `implied`
- * since its window start. */
-static void thread__close(struct tstate *t, __u64 ts, int implied)
-{
-	if (t->state == TS_UNKNOWN) {
-		t->state = implied;
-		t->since = t->s.start_ns;
-	}
-	if (t->state == TS_ON) {
-		t->s.on_cpu_ns += span(t->since, ts);
-	} else {
-		t->s.off_cpu_ns += span(t->since, ts);
-		if (t->runnable)
-			t->s.runqueue_wait_ns += span(t->runnable_since, ts);
-		if (t->in_d)
-			t->s.blocked_io_ns += span(t->since, ts);
-	}
-	t->runnable = false;
-	t->in_d = false;
-	t->since = ts;
-}
-
-/* An event the thread emits itself (it is on a CPU at ts): a thread seen
- * first this way was running since its window start. */
-static void thread__running(struct tstate *t)
-{
-	if (t->state == TS_UNKNOWN) {
-		t->state = TS_ON;
-		t->since = t->s.start_ns;
-	}
-}
-
-static void thread__exit(struct tstate *t, __u64 ts)
-{
-	thread__running(t);
-	thread__close(t, ts, TS_ON);
-	t->s.exited = true;
-	t->s.end_ns = ts;
-}
-
-/* Returns the blocked time the wakeup ended: 0 unless the thread was
- * off-CPU and not runnable. */
-static __u64 thread__wakeup(struct tstate *t, __u64 ts)
-{
-	t->s.wakeups++;
-	if (t->state == TS_UNKNOWN) {
-		t->state = TS_OFF;
-		t->since = t->s.start_ns;
-	}
-	if (t->state != TS_OFF || t->runnable)
-		return 0;
-	if (t->in_d) {
-		t->s.blocked_io_ns += span(t->since, ts);
-		t->in_d = false;
-	}
-	t->runnable = true;
-	t->runnable_since = ts;
-	return span(t->since, ts);
-}
-
 /* Counts a wakeup of t by another task, with the blocked time it ended. */
-static int thread__woken_by(struct tstate *t, __u32 pid, __u32 tid, __u64 blocked_ns)
+static int thread__woken_by(struct tstate *t, const struct task_thread *tt, __u32 pid, __u32 tid,
+			    __u64 blocked_ns)
 {
 	__u64 key = (__u64)pid << 32 | tid, idx;
 	struct waker_summary *w;
 	bool added;
 	int err;
 
-	if (!tid || tid == t->s.tid)
+	if (!tid || tid == tt->tid)
 		return 0;
 	err = pool__index(&t->waker_idx, key, &t->wakers, &t->waker_count, &t->waker_cap, sizeof(*t->wakers), &idx,
 			  &added);
@@ -540,12 +397,6 @@ static int proc__count_failure(struct pstate *p, __u16 func)
 	return 0;
 }
 
-static bool fn_is_query(__u16 func)
-{
-	return func == ISR_CUDA_FN_cuEventQuery || func == ISR_CUDA_FN_cuStreamQuery ||
-	       func == ISR_CUDA_FN_cuStreamQuery_ptsz;
-}
-
 /* Memory effect of a call that succeeded. */
 static int proc__apply_call(struct pstate *p, __u16 family, const struct isr_ev_cuda_call *e)
 {
@@ -565,16 +416,12 @@ static int proc__apply_call(struct pstate *p, __u16 family, const struct isr_ev_
 	}
 }
 
-static int thread__cuda_call(struct tstate *t, __u16 family, const struct isr_ev_cuda_call *e)
+static int thread__cuda_call(struct tstate *t, __u16 kind, const struct isr_ev_cuda_call *e)
 {
-	thread__running(t);
 	t->s.cuda_calls++;
-	t->hot_calls += ISR_CUDA_FAM_ENTRY_ONLY(family);
-	if (family == ISR_CUDA_FAM_LAUNCH || family == ISR_CUDA_FAM_LAUNCH_EX ||
-	    family == ISR_CUDA_FAM_GRAPH)
-		t->s.cuda_launches++;
-	if ((family != ISR_CUDA_FAM_SYNC && family != ISR_CUDA_FAM_COPY_SYNC) ||
-	    !(e->flags & ISR_CUDA_RETURNED))
+	t->hot_calls += (kind & ISR_CUDA_K_HOT) != 0;
+	t->s.cuda_launches += (kind & ISR_CUDA_K_LAUNCH) != 0;
+	if (!(kind & ISR_CUDA_K_SYNC) || !(e->flags & ISR_CUDA_RETURNED))
 		return 0;
 	t->s.cuda_sync_ns += e->duration_ns;
 	if (!t->sync_ns_by_fn) {
@@ -590,7 +437,7 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 {
 	struct ctx *c = ctx;
 	const struct isr_cuda_fn *fn = isr_cuda_fn(e->func);
-	__u16 family = fn ? fn->family : 0;
+	__u16 family = fn ? fn->family : 0, kind = fn ? fn->kind : 0;
 	bool returned = e->flags & ISR_CUDA_RETURNED;
 	struct cuda_fn_summary *f;
 	struct pstate *p;
@@ -606,7 +453,7 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 		return err;
 	/* what a recorded call of the hot path stands for is known at the
 	 * end (sampling.h): counted per process and function until then */
-	if (ISR_CUDA_FAM_ENTRY_ONLY(family)) {
+	if (kind & ISR_CUDA_K_HOT) {
 		if (!p->hot_by_fn) {
 			p->hot_by_fn = calloc(ISR_CUDA_FN_MAX, sizeof(*p->hot_by_fn));
 			if (!p->hot_by_fn)
@@ -621,7 +468,7 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 			f->max_ns = e->duration_ns;
 		if (e->status == CUDA_SUCCESS) {
 			err = proc__apply_call(p, family, e);
-		} else if (e->status == CUDA_ERROR_NOT_READY && fn_is_query(e->func)) {
+		} else if (e->status == CUDA_ERROR_NOT_READY && (kind & ISR_CUDA_K_QUERY)) {
 			f->not_ready++;
 		} else {
 			f->failed++;
@@ -640,11 +487,10 @@ static int on_cuda_call(void *ctx, const struct isr_ev_cuda_call *e)
 		k->launches++;
 		c->s->kernel_launches_other += other;
 	}
-	t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
+	t = ctx__thread(c, &err);
 	if (!t)
 		return err;
-	t->seen = true;
-	return thread__cuda_call(t, family, e);
+	return thread__cuda_call(t, kind, e);
 }
 
 static int on_cuda_name(void *ctx, const struct isr_ev_cuda_name *e)
@@ -653,7 +499,6 @@ static int on_cuda_name(void *ctx, const struct isr_ev_cuda_name *e)
 	struct cuda_fn_summary *f;
 	struct pstate *p;
 	struct kstate *k;
-	struct tstate *t;
 	int err = 0;
 
 	f = ctx__fn(c, e->func, &err);
@@ -681,179 +526,60 @@ static int on_cuda_name(void *ctx, const struct isr_ev_cuda_name *e)
 			kernel__take_name(k, ctx__kernel_named(c, k));
 		}
 	}
-	t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
-	if (t) {
-		t->seen = true;
-		thread__running(t);
-	}
 	return err;
 }
 
-/* The event's time, clamped to the window. */
-static __u64 ctx__clamp(const struct ctx *c, __u64 ts)
-{
-	return ts < c->start ? c->start : ts > c->end ? c->end : ts;
-}
-
-/* The thread an event is about, marked seen; NULL for a thread that is not
- * summarized (or on error, with *err set). */
-static struct tstate *ctx__subject(struct ctx *c, const struct isr_ev_hdr *h, int *err)
-{
-	struct tstate *t = ctx__thread(c, h->pid, h->tid, err);
-
-	if (t)
-		t->seen = true;
-	return t;
-}
-
+/* A live switch-out: voluntary, or not (preempted, or yielded runnable). */
 static int on_switch(void *ctx, const struct isr_ev_sched_switch *e)
 {
-	struct ctx *c = ctx;
-	__u64 ts = ctx__clamp(c, e->hdr.ts_ns);
-	struct tstate *prev, *next;
 	int err = 0;
+	struct tstate *prev = ctx__thread(ctx, &err);
 
-	prev = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
-	if (err)
+	if (!prev || ((struct ctx *)ctx)->chg->thread->exited)
 		return err;
-	if (prev && (e->prev_state & TASK_DEAD) && !(e->flags & ISR_SWITCH_RUNNABLE)) {
-		/* the last switch-out of a thread whose exit event was lost */
-		prev->seen = true;
-		thread__exit(prev, ts);
-	} else if (prev) {
-		prev->seen = true;
-		thread__close(prev, ts, TS_ON);
-		prev->state = TS_OFF;
-		if (e->flags & ISR_SWITCH_RUNNABLE) {
-			prev->runnable = true;
-			prev->runnable_since = ts;
-		} else if (e->prev_state & TASK_UNINTERRUPTIBLE) {
-			prev->in_d = true;
-		}
-		if (e->flags & (ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE))
-			prev->s.switches_involuntary++;
-		else
-			prev->s.switches_voluntary++;
-	}
-	next = ctx__thread(c, e->next_pid, e->next_tid, &err);
-	if (next) {
-		next->seen = true;
-		thread__close(next, ts, TS_OFF);
-		next->state = TS_ON;
-	}
-	return err;
+	if (e->flags & (ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE))
+		prev->s.switches_involuntary++;
+	else
+		prev->s.switches_voluntary++;
+	return 0;
 }
 
+/* A wakeup, and the waker of the blocked time it ended: from the thread's
+ * switch-out (or its window's start) to the wakeup, when it was asleep. */
 static int on_wakeup(void *ctx, const struct isr_ev_sched_wakeup *e)
 {
+	struct ctx *c = ctx;
 	int err = 0;
-	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
+	struct tstate *t = ctx__thread(c, &err);
+	const struct task_touch *tc = &c->chg->touch[0];
 	__u32 waker = isr_wakeup_waker_tid(e);
+	__u64 blocked;
 
 	if (!t)
 		return err;
-	return thread__woken_by(t, waker ? e->waker_pid : 0, waker, thread__wakeup(t, ctx__clamp(ctx, e->hdr.ts_ns)));
+	t->s.wakeups++;
+	blocked = tc->was == TASK_BLOCKED || tc->was == TASK_IO ? span(tc->was_since, c->chg->ts) : 0;
+	return thread__woken_by(t, c->chg->thread, waker ? e->waker_pid : 0, waker, blocked);
 }
 
 static int on_wakeup_new(void *ctx, const struct isr_ev_sched_wakeup *e)
 {
-	__u64 ts = ctx__clamp(ctx, e->hdr.ts_ns);
 	int err = 0;
-	struct tstate *t = ctx__created(ctx, e->hdr.pid, e->hdr.tid, ts, &err);
+	struct tstate *t = ctx__thread(ctx, &err);
 
+	(void)e;
 	if (t)
-		thread__wakeup(t, ts);
-	return err;
-}
-
-static int on_fork(void *ctx, const struct isr_ev_proc_fork *e)
-{
-	struct ctx *c = ctx;
-	int err = 0;
-	struct tstate *t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
-
-	if (err)
-		return err;
-	if (t) {
-		t->seen = true;
-		thread__running(t);
-	}
-	t = ctx__created(c, e->child_pid, e->child_tid, ctx__clamp(c, e->hdr.ts_ns), &err);
-	if (t)
-		copy_comm(t->s.comm, e->child_comm, sizeof(e->child_comm));
-	return err;
-}
-
-/* A non-leader thread that calls exec takes over the leader's tid: the old
- * tid ends there and the leader tid starts afresh, running. */
-static int on_exec(void *ctx, const struct isr_ev_proc_exec *e)
-{
-	struct ctx *c = ctx;
-	__u64 ts = ctx__clamp(c, e->hdr.ts_ns);
-	struct tstate *t;
-	int err = 0;
-
-	ctx__proc_gone(c, e->hdr.pid);
-	if (e->old_tid && e->old_tid != e->hdr.tid) {
-		t = ctx__thread(c, e->hdr.pid, e->old_tid, &err);
-		if (err)
-			return err;
-		if (t)
-			thread__exit(t, ts);
-		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
-		if (err)
-			return err;
-		if (t)
-			thread__exit(t, ts);
-		t = ctx__created(c, e->hdr.pid, e->hdr.tid, ts, &err);
-		if (t)
-			t->state = TS_ON;	/* the caller, on a CPU */
-	} else {
-		t = ctx__thread(c, e->hdr.pid, e->hdr.tid, &err);
-	}
-	if (!t)
-		return err;
-	t->seen = true;
-	thread__running(t);
-	copy_comm(t->s.comm, e->comm, sizeof(e->comm));
-	return 0;
-}
-
-static int on_proc_exit(void *ctx, const struct isr_ev_proc_exit *e)
-{
-	int err = 0;
-	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
-
-	if (!t)
-		return err;
-	/* its last name, should a rename have been dropped */
-	if (e->comm[0])
-		copy_comm(t->s.comm, e->comm, ISR_COMM_LEN);
-	thread__exit(t, ctx__clamp(ctx, e->hdr.ts_ns));
-	if (e->flags & ISR_EXIT_GROUP_DEAD)
-		ctx__proc_gone(ctx, e->hdr.pid);
-	return 0;
-}
-
-/* A thread may be renamed by another one: says nothing of its state. */
-static int on_rename(void *ctx, const struct isr_ev_task_rename *e)
-{
-	int err = 0;
-	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
-
-	if (t)
-		copy_comm(t->s.comm, e->comm, ISR_COMM_LEN);
+		t->s.wakeups++;
 	return err;
 }
 
 static int on_fault(void *ctx, const struct isr_ev_page_fault *e)
 {
 	int err = 0;
-	struct tstate *t = ctx__subject(ctx, &e->hdr, &err);
+	struct tstate *t = ctx__thread(ctx, &err);
 
 	if (!t)
 		return err;
-	thread__running(t);
 	if (e->flags & ISR_FAULT_MAJOR)
 		t->s.major_faults++;
 	else
@@ -866,11 +592,18 @@ static int on_fault(void *ctx, const struct isr_ev_page_fault *e)
 	return 0;
 }
 
+/* The event's time, clamped to the window. */
+static __u64 ctx__clamp(const struct ctx *c, __u64 ts)
+{
+	return ts < c->start ? c->start : ts > c->end ? c->end : ts;
+}
+
 /* ACQUIRE: waited, then holds the GIL from the return. RELEASE: held it
  * since the last acquire, or, for a thread first seen releasing it, since
  * its window start. ts: the event's time, clamped to the recording; the
  * part of a wait before the recording start is not in it. */
-static void thread__gil(struct tstate *t, const struct isr_ev_gil *e, __u64 ts, __u64 end)
+static void thread__gil(struct tstate *t, const struct task_thread *tt, const struct isr_ev_gil *e, __u64 ts,
+			__u64 end)
 {
 	if (e->kind == ISR_GIL_ACQUIRE) {
 		__u64 before = e->hdr.ts_ns < ts ? ts - e->hdr.ts_ns : 0;
@@ -884,7 +617,7 @@ static void thread__gil(struct tstate *t, const struct isr_ev_gil *e, __u64 ts, 
 		if (t->gil_held_since)
 			t->s.gil_hold_ns += span(t->gil_held_since, ts);
 		else if (!t->gil_seen)
-			t->s.gil_hold_ns += span(t->s.start_ns, ts);
+			t->s.gil_hold_ns += span(tt->start_ns, ts);
 		t->gil_held_since = 0;
 	}
 	t->gil_seen = true;
@@ -895,7 +628,7 @@ static int on_gil_wait(void *ctx, const struct isr_ev_gil_wait *e)
 {
 	struct ctx *c = ctx;
 	int err = 0;
-	struct tstate *t = ctx__subject(c, &e->hdr, &err);
+	struct tstate *t = ctx__thread(c, &err);
 	__u64 ts, end;
 
 	if (!t)
@@ -911,76 +644,26 @@ static int on_gil(void *ctx, const struct isr_ev_gil *e)
 {
 	struct ctx *c = ctx;
 	int err = 0;
-	struct tstate *t = ctx__subject(c, &e->hdr, &err);
+	struct tstate *t = ctx__thread(c, &err);
 
 	if (!t)
 		return err;
-	thread__running(t);
-	thread__gil(t, e, ctx__clamp(c, e->hdr.ts_ns), c->end);
+	thread__gil(t, c->chg->thread, e, ctx__clamp(c, e->hdr.ts_ns), c->end);
 	return 0;
 }
 
-/* The budget's windows are read by analysis/sampling.c. */
-static int on_sampling(void *ctx, const struct isr_ev_sampling *e)
-{
-	(void)ctx;
-	(void)e;
-	return 0;
-}
-
+/* The threads, their names and their states are the task model's; the
+ * budget's windows are read by analysis/sampling.c. */
 static const struct isr_ev_handlers summary_handlers = {
 	.sched_switch = on_switch,
 	.sched_wakeup = on_wakeup,
 	.sched_wakeup_new = on_wakeup_new,
-	.sched_process_fork = on_fork,
-	.sched_process_exec = on_exec,
-	.sched_process_exit = on_proc_exit,
-	.task_rename = on_rename,
 	.page_fault_user = on_fault,
 	.cuda_call = on_cuda_call,
 	.cuda_name = on_cuda_name,
 	.gil = on_gil,
 	.gil_wait = on_gil_wait,
-	.sampling = on_sampling,
 };
-
-/* A registered event this summary has no handler for still tells that its
- * thread exists. */
-static int on_event(struct ctx *c, const struct isr_ev_hdr *h)
-{
-	int err = isr_ev_dispatch(&summary_handlers, c, h);
-
-	if (err == ISR_EV_UNHANDLED) {
-		err = 0;
-		ctx__subject(c, h, &err);
-	}
-	return err;
-}
-
-/* Threads listed in the PROCESS chunks existed at the start. */
-static int ctx__add_listed(struct ctx *c)
-{
-	const struct recording *r = c->r;
-
-	for (size_t i = 0; i < r->process_count; i++) {
-		const struct rec_process *p = &r->processes[i];
-
-		for (size_t j = 0; j < p->thread_count; j++) {
-			const struct rec_thread *rt = &p->threads[j];
-			struct tstate *t;
-
-			__u64 idx;
-
-			if (!rt->tid || !p->pid || htab_u64__get(&c->by_tid, rt->tid, &idx))
-				continue;
-			t = ctx__add_thread(c, p->pid, rt->tid, c->start);
-			if (!t)
-				return -errno;
-			copy_comm(t->s.comm, rt->comm, sizeof(rt->comm));
-		}
-	}
-	return 0;
-}
 
 static const char *process_comm(const struct recording *r, __u32 pid)
 {
@@ -1111,10 +794,9 @@ static int ctx__finish_kernels(struct ctx *c, struct summary *s)
  * scale. */
 static double ctx__fn_estimate(const struct ctx *c, const struct summary *s, const struct cuda_fn_summary *f)
 {
-	const struct isr_cuda_fn *fn = isr_cuda_fn(f->func);
 	double est = 0;
 
-	if (!fn || !ISR_CUDA_FAM_ENTRY_ONLY(fn->family))
+	if (!isr_cuda_is(f->func, ISR_CUDA_K_HOT))
 		return (double)f->calls;
 	for (size_t i = 0; i < c->proc_count; i++)
 		if (c->procs[i].hot_by_fn)
@@ -1157,19 +839,38 @@ static int ctx__finish_cuda(struct ctx *c, struct summary *s)
 	return ctx__finish_kernels(c, s);
 }
 
+/* The task model's part of a thread's summary: who, when, its time on and
+ * off a CPU (tasks.h). */
+static void thread__from_task(struct thread_summary *s, const struct task_thread *tt)
+{
+	s->pid = tt->pid;
+	s->tid = tt->tid;
+	memcpy(s->comm, tt->comm, sizeof(s->comm));
+	s->start_ns = tt->start_ns;
+	s->end_ns = tt->end_ns;
+	s->created = tt->created;
+	s->exited = tt->exited;
+	s->on_cpu_ns = tt->ns[TASK_RUNNING];
+	s->runqueue_wait_ns = tt->ns[TASK_RUNNABLE];
+	s->blocked_io_ns = tt->ns[TASK_IO];
+	s->off_cpu_ns = tt->ns[TASK_RUNNABLE] + tt->ns[TASK_BLOCKED] + tt->ns[TASK_IO];
+}
+
 static int ctx__finish_threads(struct ctx *c, struct summary *s)
 {
-	s->threads = calloc(c->count ? c->count : 1, sizeof(*s->threads));
-	if (!s->threads)
+	size_t n = tasks__count(c->tasks);
+
+	s->threads = calloc(n ? n : 1, sizeof(*s->threads));
+	if (!s->threads || array__reserve(&c->threads, &c->cap, n ? n : 1, sizeof(*c->threads)))
 		return -ENOMEM;
+	memset(c->threads + c->count, 0, (n - c->count) * sizeof(*c->threads));
+	c->count = n;
 	for (size_t i = 0; i < c->count; i++) {
 		struct tstate *t = &c->threads[i];
-		double scale = sampling__scale(&s->sampling, t->s.pid);
+		double scale;
 
-		if (!t->s.exited) {
-			thread__close(t, c->end, TS_OFF);
-			t->s.end_ns = c->end;
-		}
+		thread__from_task(&t->s, tasks__at(c->tasks, i));
+		scale = sampling__scale(&s->sampling, t->s.pid);
 		if (t->gil_held_since)
 			t->s.gil_hold_ns += span(t->gil_held_since, t->s.end_ns);
 		if (!t->s.gil_acquisitions)
@@ -1203,7 +904,6 @@ void summary_builder__free(struct summary_builder *b)
 
 	if (!b)
 		return;
-	htab__free(&c->by_tid);
 	htab__free(&c->fn_by_id);
 	htab__free(&c->proc_by_pid);
 	for (size_t i = 0; i < c->count; i++) {
@@ -1237,13 +937,13 @@ struct summary_builder *summary_builder__new(const struct pass *p)
 	const struct recording *r = pass__recording(p);
 	struct summary *s;
 	struct ctx *c;
-	int err;
 
 	if (!b)
 		return NULL;
 	c = &b->c;
 	c->r = r;
 	c->pass = p;
+	c->tasks = pass__tasks(p);
 	c->start = pass__start(p);
 	c->end = pass__end(p);
 	s = c->s = calloc(1, sizeof(*s));
@@ -1262,12 +962,6 @@ struct summary_builder *summary_builder__new(const struct pass *p)
 		s->drops[i] = r->drops[i];
 		s->drops_total += r->drops[i];
 	}
-	err = ctx__add_listed(c);
-	if (err) {
-		summary_builder__free(b);
-		errno = -err;
-		return NULL;
-	}
 	return b;
 }
 
@@ -1279,26 +973,33 @@ int summary_builder__event(struct summary_builder *b, const struct pass_event *e
 	int err;
 
 	s->event_total++;
-	if (h->type > 0 && h->type < ISR_EV_TYPE_MAX)
-		s->event_counts[h->type]++;
-	if (!pass__usable(h))
-		return 0;
+	s->event_counts[h->type]++;	/* a usable record: a registered type */
 	if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE)
 		s->gil_acquire_events++;
 	else if (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_RELEASE)
 		s->gil_release_events++;
+	c->chg = e->tasks;
+	if (c->chg->image_ended)
+		ctx__proc_gone(c, c->chg->image_ended);
 	err = sampling_builder__event(c->sampling, h);
 	err = err ?: gpu_builder__event(c->gpu, e);
-	return err ?: on_event(c, h);
+	if (!err && (err = isr_ev_dispatch(&summary_handlers, c, h)) == ISR_EV_UNHANDLED)
+		err = 0;
+	return err;
 }
 
 int summary_builder__finish(struct summary_builder *b, struct summary **out)
 {
+	__u64 unread[ISR_EV_TYPE_MAX];
 	struct ctx *c = &b->c;
 	struct summary *s = c->s;
 	int err;
 
 	*out = NULL;
+	/* the events the pass could not read count too */
+	s->event_total += pass__unread(c->pass, unread);
+	for (int t = 1; t < ISR_EV_TYPE_MAX; t++)
+		s->event_counts[t] += unread[t];
 	err = sampling_builder__finish(c->sampling, &s->sampling);
 	err = err ?: ctx__finish_threads(c, s);
 	err = err ?: ctx__finish_cuda(c, s);
@@ -1370,6 +1071,13 @@ const struct thread_summary *summary__thread(const struct summary *s, __u32 pid,
 	if (!lo || s->threads[lo - 1].pid != pid || s->threads[lo - 1].tid != tid)
 		return NULL;
 	return &s->threads[lo - 1];
+}
+
+const char *summary__process_name(const struct summary *s, __u32 pid)
+{
+	const struct thread_summary *t = s ? summary__thread(s, pid, pid) : NULL;
+
+	return t ? t->comm : NULL;
 }
 
 const struct process_summary *summary__process(const struct summary *s, __u32 pid)

@@ -36,8 +36,11 @@
  *                  CUDA_SUCCESS, except CUDA_ERROR_NOT_READY from the query
  *                  functions (cuEventQuery, cuStreamQuery): that is their
  *                  ordinary "still running" answer, counted as not_ready.
- *   sync time      duration of the SYNC-family calls and of the timed
- *                  synchronous copies (family COPY_SYNC) of a thread.
+ *   sync time      duration of a thread's synchronizations: the calls that
+ *                  block it until the GPU is done (ISR_CUDA_K_SYNC: the
+ *                  blocking SYNC-family calls and the timed synchronous
+ *                  copies, family COPY_SYNC; not the queries, which return
+ *                  at once, nor cuStreamWaitEvent, which makes a stream wait).
  *   launches       calls of the LAUNCH, LAUNCH_EX and GRAPH families.
  *   kernels        launch handles (args[0] of LAUNCH / LAUNCH_EX) per
  *                  process, named by cuda_name events; an alias (a function
@@ -346,6 +349,9 @@ void summary__free(struct summary *s);
 /* The latest incarnation of thread tid of process pid; NULL when it is not
  * one of s->threads. */
 const struct thread_summary *summary__thread(const struct summary *s, __u32 pid, __u32 tid);
+/* The latest name of pid's main thread; NULL when it is not one of
+ * s->threads. */
+const char *summary__process_name(const struct summary *s, __u32 pid);
 /* The process's CUDA summary; NULL when it had no CUDA events. */
 const struct process_summary *summary__process(const struct summary *s, __u32 pid);
 /* Name of a function of s->cuda_fns: "cuMemAlloc_v2", or "cuda_fn_<id>" for

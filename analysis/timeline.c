@@ -4,10 +4,10 @@
  * a busy count per GPU device whose ends are timers fired in time order,
  * and the readings of the launching threads taken when a gap opens.
  *
- * Thread identity follows the summary's rules (summary.h): a tid maps to its
- * latest incarnation; events of an exited thread are ignored (the kernel
- * reports a dead task's last switch-out after its exit); only a creation
- * event (fork, wakeup_new, exec of a non-leader) starts a new incarnation.
+ * The threads, their incarnations, deaths and scheduler states are the task
+ * model's (tasks.h), which the pass feeds before the timeline: a thread here
+ * is the task model's thread of the same index, with what the timeline adds
+ * (the probed intervals over its state, its time per category, its spans).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -15,11 +15,9 @@
 #include <string.h>
 
 #include "timeline.h"
+#include "buf.h"
 #include "htab.h"
 #include "gpu_summary.h"
-
-#define TASK_UNINTERRUPTIBLE	0x2
-#define TASK_DEAD		0x80
 
 #define MAX_OVERLAYS	6	/* nested probed intervals of one thread */
 
@@ -54,6 +52,11 @@ const char *tl_cat_name(enum tl_cat c)
 	return c < TL_CAT_MAX ? cat_names[c] : "?";
 }
 
+enum tl_cat tl_call_cat(__u16 func)
+{
+	return isr_cuda_is(func, ISR_CUDA_K_SYNC) ? TL_SYNC : isr_cuda_is(func, ISR_CUDA_K_MEM) ? TL_CUDA_MEM : TL_CUDA;
+}
+
 __u64 tl_acc__total(const struct tl_acc *a)
 {
 	__u64 t = 0;
@@ -72,8 +75,6 @@ void tl_acc__diff(const struct tl_acc *b, const struct tl_acc *a, struct tl_acc 
 
 /* --- state ------------------------------------------------------------------------ */
 
-enum { S_UNKNOWN, S_ON, S_OFF };
-
 struct overlay {
 	enum tl_cat cat;
 	__u64 end;
@@ -83,11 +84,8 @@ struct overlay {
 
 struct thr {
 	struct tl_thread pub;
-	__u32 ix;			/* in tl->thr */
-	int sched;			/* S_* */
-	bool seen;			/* any event about it yet */
-	bool runnable;			/* OFF, waiting for a CPU */
-	bool in_d;			/* OFF in D state */
+	__u32 ix;			/* in tl->thr: the task model's index */
+	enum task_state base;		/* the task model's state as of the latest event about it */
 	struct tl_other rq_other;	/* who had the CPU when it became runnable */
 	struct overlay ov[MAX_OVERLAYS];
 	int nov;
@@ -149,12 +147,6 @@ struct proc {
 	__u64 sync_entry, sync_return;
 };
 
-/* A task that is not a target, as a task_info event named it. */
-struct task_name {
-	__u32 pid, tid;
-	char comm[16], process_comm[16];
-};
-
 /* What happens at a time no event marks: a device's work ends, a probed
  * interval of a thread ends (so that every span is reported in time order). */
 enum { TIMER_DEV, TIMER_THREAD };
@@ -170,8 +162,8 @@ struct timeline {
 	__u64 start, end;
 	struct tl_observer *obs;
 	size_t nobs;
-	struct htab by_tid;		/* tid -> index of its latest incarnation */
-	struct thr **thr;		/* each allocated alone: observers keep pointers */
+	const struct tasks *tasks;
+	struct thr **thr;		/* by the task model's index, each allocated alone: observers keep pointers */
 	size_t nthr, thr_cap;
 	struct htab by_pid;		/* pid -> index in procs */
 	struct proc *procs;
@@ -183,10 +175,6 @@ struct timeline {
 	size_t ntimers, timer_cap;
 	struct tl_other *cpu_curr;	/* the task last seen switched in, per CPU */
 	size_t ncpus;
-	struct htab name_by_tid;	/* tid -> index in names */
-	struct htab name_by_pid;	/* pid -> index in names: the latest of its tasks named */
-	struct task_name *names;	/* one per task: what grows with the tasks seen, not the events */
-	size_t nnames, names_cap;
 	__u64 now;
 	const struct pass *pass;
 };
@@ -253,16 +241,25 @@ static void timer_push(struct timeline *tl, __u64 t, __u32 kind, __u32 idx, int 
 
 /* --- threads ---------------------------------------------------------------------- */
 
-static enum tl_cat base_cat(const struct thr *t)
+static enum tl_cat state_cat(enum task_state s)
 {
-	switch (t->sched) {
-	case S_ON:
+	switch (s) {
+	case TASK_RUNNING:
 		return TL_RUNNING;
-	case S_OFF:
-		return t->runnable ? TL_RUNQUEUE : t->in_d ? TL_IO : TL_BLOCKED;
+	case TASK_RUNNABLE:
+		return TL_RUNQUEUE;
+	case TASK_IO:
+		return TL_IO;
+	case TASK_BLOCKED:
+		return TL_BLOCKED;
 	default:
 		return TL_UNKNOWN;
 	}
+}
+
+static enum tl_cat base_cat(const struct thr *t)
+{
+	return state_cat(t->base);
 }
 
 /* The category now, with the span details that go with it. */
@@ -341,102 +338,16 @@ static void thr_advance(struct timeline *tl, struct thr *t, __u64 to)
 
 /* The first event that tells where t was: the time before it, spent in
  * `implied`, is moved from TL_UNKNOWN. */
-static void thr_reveal(struct thr *t, int implied)
+static void thr_reveal(struct thr *t, enum task_state implied)
 {
-	if (t->sched != S_UNKNOWN)
-		return;
-	t->sched = implied;
-	{
-		enum tl_cat c = base_cat(t);
+	enum tl_cat c = state_cat(implied);
 
-		t->pub.acc.ns[c] += t->pub.acc.ns[TL_UNKNOWN];
-		if (c == TL_RUNQUEUE)
-			t->pub.acc.cpu_wait_ns += t->pub.acc.ns[TL_UNKNOWN];
-		t->pub.acc.ns[TL_UNKNOWN] = 0;
-		if (t->cur == TL_UNKNOWN)
-			t->cur = c;
-	}
-}
-
-static struct thr *thr_add(struct timeline *tl, __u32 pid, __u32 tid, __u64 start)
-{
-	struct thr **n = grow(tl->thr, tl->nthr, &tl->thr_cap, sizeof(*tl->thr)), *t;
-
-	if (!n)
-		return NULL;
-	tl->thr = n;
-	t = calloc(1, sizeof(*t));
-	if (!t || htab_u64__put(&tl->by_tid, tid, tl->nthr)) {
-		free(t);
-		return NULL;
-	}
-	t->ix = (__u32)tl->nthr;
-	tl->thr[tl->nthr++] = t;
-	t->pub.pid = pid;
-	t->pub.tid = tid;
-	t->pub.start_ns = start;
-	t->pub.end_ns = tl->end;
-	t->pub.now = start;
-	t->sched = S_UNKNOWN;
-	t->cur = TL_UNKNOWN;
-	t->span_start = start;
-	return t;
-}
-
-/* The live thread tid of target pid, made on first sight. NULL (err 0):
- * not to be tracked. */
-static struct thr *thr_get(struct timeline *tl, __u32 pid, __u32 tid, int *err)
-{
-	__u64 idx;
-	struct thr *t;
-
-	*err = 0;
-	if (!tid)
-		return NULL;
-	if (htab_u64__get(&tl->by_tid, tid, &idx)) {
-		t = tl->thr[idx];
-		return t->pub.exited || t->pub.pid != pid ? NULL : t;
-	}
-	if (!pass__is_target(tl->pass, pid))
-		return NULL;
-	t = thr_add(tl, pid, tid, tl->start);
-	if (!t)
-		*err = -ENOMEM;
-	return t;
-}
-
-/* A thread that comes into existence at ts. */
-static struct thr *thr_created(struct timeline *tl, __u32 pid, __u32 tid, __u64 ts, int *err)
-{
-	__u64 idx;
-	struct thr *t;
-
-	*err = 0;
-	if (!tid)
-		return NULL;
-	if (htab_u64__get(&tl->by_tid, tid, &idx)) {
-		t = tl->thr[idx];
-		if (t->seen && !t->pub.exited)
-			return t->pub.pid == pid ? t : NULL;
-		if (!t->pub.exited && t->pub.pid == pid) {
-			t->pub.start_ns = t->pub.now = t->span_start = ts;
-			memset(&t->pub.acc, 0, sizeof(t->pub.acc));
-			goto created;
-		}
-	}
-	if (!pass__is_target(tl->pass, pid))
-		return NULL;
-	t = thr_add(tl, pid, tid, ts);
-	if (!t) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-created:
-	t->pub.created = true;
-	t->seen = true;
-	t->sched = S_OFF;
-	t->cur = TL_BLOCKED;
-	return t;
+	t->pub.acc.ns[c] += t->pub.acc.ns[TL_UNKNOWN];
+	if (c == TL_RUNQUEUE)
+		t->pub.acc.cpu_wait_ns += t->pub.acc.ns[TL_UNKNOWN];
+	t->pub.acc.ns[TL_UNKNOWN] = 0;
+	if (t->cur == TL_UNKNOWN)
+		t->cur = c;
 }
 
 static void copy_comm(char dst[16], const char *src)
@@ -447,17 +358,50 @@ static void copy_comm(char dst[16], const char *src)
 	dst[n] = '\0';
 }
 
-/* t emits an event itself at ts: it is on a CPU. */
-static void thr_running(struct timeline *tl, struct thr *t, __u64 ts)
+/* A timeline thread for each of the task model's threads that has none
+ * yet: its window from the task's start, nothing known of it yet. 0 or
+ * -ENOMEM. */
+static int thr_all(struct timeline *tl)
 {
-	thr_advance(tl, t, ts);
-	thr_reveal(t, S_ON);
-	t->seen = true;
+	size_t n = tasks__count(tl->tasks);
+
+	if (array__reserve(&tl->thr, &tl->thr_cap, n ? n : 1, sizeof(*tl->thr)))
+		return -ENOMEM;
+	for (; tl->nthr < n; tl->nthr++) {
+		const struct task_thread *tt = tasks__at(tl->tasks, tl->nthr);
+		struct thr *t = calloc(1, sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		t->ix = tt->ix;
+		t->pub.pid = tt->pid;
+		t->pub.tid = tt->tid;
+		copy_comm(t->pub.comm, tt->comm);
+		t->pub.start_ns = t->pub.now = t->span_start = tt->start_ns;
+		t->pub.end_ns = tl->end;
+		t->base = TASK_UNKNOWN;
+		t->cur = TL_UNKNOWN;
+		tl->thr[tl->nthr] = t;
+	}
+	return 0;
+}
+
+/* The timeline's thread of the task model's thread tt (thr_all made it). */
+static struct thr *thr_of(const struct timeline *tl, const struct task_thread *tt)
+{
+	return tl->thr[tt->ix];
+}
+
+/* The live thread tid of pid; NULL when none. */
+static struct thr *live_thread(const struct timeline *tl, __u32 pid, __u32 tid)
+{
+	const struct task_thread *tt = tasks__thread(tl->tasks, pid, tid);
+
+	return tt ? thr_of(tl, tt) : NULL;
 }
 
 static void thr_exit(struct timeline *tl, struct thr *t, __u64 ts)
 {
-	thr_running(tl, t, ts);
 	t->nov = 0;
 	emit_span(tl, t, ts);
 	t->span_start = ts;
@@ -465,12 +409,39 @@ static void thr_exit(struct timeline *tl, struct thr *t, __u64 ts)
 	t->pub.end_ns = ts;
 }
 
+/* Brings a thread the event changed up to it (at ts): its time so far in
+ * the category it was in, what the event told of the time before, its
+ * state and name now; a thread the event created starts there, one it
+ * ended ends there. */
+static struct thr *thr_sync(struct timeline *tl, const struct task_touch *tc, __u64 ts)
+{
+	const struct task_thread *tt = tc->t;
+	struct thr *t = thr_of(tl, tt);
+
+	if (tc->created) {
+		t->pub.start_ns = t->pub.now = t->span_start = tt->start_ns;
+		memset(&t->pub.acc, 0, sizeof(t->pub.acc));
+		t->pub.created = true;
+		t->base = tt->state;
+		t->cur = base_cat(t);
+	} else {
+		thr_advance(tl, t, ts);
+		if (t->base == TASK_UNKNOWN && tt->state != TASK_UNKNOWN)
+			thr_reveal(t, tc->was);
+		t->base = tt->state;
+	}
+	copy_comm(t->pub.comm, tt->comm);
+	if (tc->ended)
+		thr_exit(tl, t, ts);
+	return t;
+}
+
 static int thr_overlay(struct timeline *tl, struct thr *t, enum tl_cat cat, __u64 start, __u64 end,
 		       struct tl_other other, __u16 fn)
 {
 	int err = 0;
 
-	thr_running(tl, t, start);
+	thr_advance(tl, t, start);
 	if (end <= start)
 		return 0;
 	if (t->nov == MAX_OVERLAYS) {
@@ -644,17 +615,6 @@ static struct timer timer_pop(struct timeline *tl)
 	return top;
 }
 
-static struct thr *live_thread(struct timeline *tl, __u32 pid, __u32 tid)
-{
-	struct thr *t;
-	__u64 idx;
-
-	if (!htab_u64__get(&tl->by_tid, tid, &idx))
-		return NULL;
-	t = tl->thr[idx];
-	return t->pub.pid == pid && !t->pub.exited ? t : NULL;
-}
-
 /* A device went idle at `at`: remember what each launching thread had done
  * so far, and whether a synchronization drained it. */
 static int dev_open_gap(struct timeline *tl, struct gdev *d, __u64 at)
@@ -823,8 +783,9 @@ static void dev_observation_end(struct timeline *tl, struct gdev *d, __u64 ts)
 		d->observed_end = at > d->observed_start ? at : d->observed_start;
 }
 
-static int on_gpu_work(struct timeline *tl, const struct pass_event *e, __u32 device, __u32 corr)
+static int on_gpu_work(struct timeline *tl, const struct pass_event *e, const struct isr_gpu_work *w)
 {
+	__u32 device = w->device, corr = w->correlation;
 	struct proc *p = proc_get(tl, e->h->pid);
 	struct gdev *d;
 	__u32 idx;
@@ -908,6 +869,20 @@ static int on_gpu_window(struct timeline *tl, const struct isr_ev_gpu_window *w)
 	return 0;
 }
 
+/* The bridge of pid began collecting at ts (a new window). */
+static int on_gpu_enabled(struct timeline *tl, __u32 pid, __u64 ts)
+{
+	struct proc *p = proc_get(tl, pid);
+
+	if (!p)
+		return -ENOMEM;
+	if (!p->gpu_enabled_ns)
+		p->gpu_enabled_ns = ts;
+	p->window_open_ns = ts;
+	p->window_closed = false;
+	return 0;
+}
+
 /* Every device of a gone process: busy stretches end, open gaps close. */
 static int proc_gone(struct timeline *tl, __u32 pid, __u64 ts)
 {
@@ -950,50 +925,26 @@ static struct tl_other *cpu_slot(struct timeline *tl, __u32 cpu)
 	return &tl->cpu_curr[cpu];
 }
 
-static int on_switch(struct timeline *tl, const struct isr_ev_sched_switch *e, __u64 ts)
+/* What the task model does not keep: who took the CPU of a thread switched
+ * out (for its run-queue spans). */
+static void on_switch(struct timeline *tl, struct thr *prev, const struct isr_ev_sched_switch *e)
 {
 	struct tl_other *cur = cpu_slot(tl, e->hdr.cpu);
-	struct thr *prev, *next;
-	int err;
 
 	if (cur)
 		*cur = (struct tl_other){ e->next_pid, e->next_tid };
-	prev = thr_get(tl, e->hdr.pid, e->hdr.tid, &err);
-	if (err)
-		return err;
-	if (prev && (e->prev_state & TASK_DEAD) && !(e->flags & ISR_SWITCH_RUNNABLE)) {
-		prev->seen = true;
-		thr_exit(tl, prev, ts);
-	} else if (prev) {
-		thr_advance(tl, prev, ts);
-		thr_reveal(prev, S_ON);
-		prev->seen = true;
-		prev->sched = S_OFF;
-		prev->runnable = (e->flags & ISR_SWITCH_RUNNABLE) != 0;
-		prev->in_d = !prev->runnable && (e->prev_state & TASK_UNINTERRUPTIBLE);
+	if (prev)
 		prev->rq_other = (struct tl_other){ e->next_pid, e->next_tid };
-		thr_retarget(tl, prev, ts);
-	}
-	next = thr_get(tl, e->next_pid, e->next_tid, &err);
-	if (next) {
-		thr_advance(tl, next, ts);
-		thr_reveal(next, S_OFF);
-		next->seen = true;
-		next->sched = S_ON;
-		next->runnable = next->in_d = false;
-		thr_retarget(tl, next, ts);
-	}
-	return err;
 }
 
-static void on_wakeup(struct timeline *tl, struct thr *t, const struct isr_ev_sched_wakeup *w, __u64 ts)
+/* A wakeup of a sleeping thread: the waker of its blocked span, and who
+ * had the CPU it was queued on. */
+static void on_wakeup(struct timeline *tl, struct thr *t, const struct task_touch *tc,
+		      const struct isr_ev_sched_wakeup *w)
 {
 	struct tl_other *owner = cpu_slot(tl, w->target_cpu);
 
-	thr_advance(tl, t, ts);
-	thr_reveal(t, S_OFF);
-	t->seen = true;
-	if (t->sched != S_OFF || t->runnable)
+	if (tc->was != TASK_BLOCKED && tc->was != TASK_IO)
 		return;
 	if (t->cur == TL_BLOCKED || t->cur == TL_IO) {
 		__u32 waker = isr_wakeup_waker_tid(w);
@@ -1003,87 +954,9 @@ static void on_wakeup(struct timeline *tl, struct thr *t, const struct isr_ev_sc
 		else
 			t->span_other = (struct tl_other){ 0, 0 };
 	}
-	t->runnable = true;
-	t->in_d = false;
 	t->rq_other = owner ? *owner : (struct tl_other){ 0, 0 };
 	if (t->rq_other.tid == t->pub.tid)
 		t->rq_other = (struct tl_other){ 0, 0 };
-	thr_retarget(tl, t, ts);
-}
-
-static int on_fork(struct timeline *tl, const struct isr_ev_proc_fork *e, __u64 ts)
-{
-	int err;
-	struct thr *t = thr_get(tl, e->hdr.pid, e->hdr.tid, &err);
-
-	if (err)
-		return err;
-	if (t)
-		thr_running(tl, t, ts);
-	t = thr_created(tl, e->child_pid, e->child_tid, ts, &err);
-	if (t)
-		copy_comm(t->pub.comm, e->child_comm);
-	return err;
-}
-
-static int on_exec(struct timeline *tl, const struct isr_ev_proc_exec *e, __u64 ts)
-{
-	struct thr *t;
-	int err;
-
-	err = proc_gone(tl, e->hdr.pid, ts);
-	if (err)
-		return err;
-	if (e->old_tid && e->old_tid != e->hdr.tid) {
-		t = thr_get(tl, e->hdr.pid, e->old_tid, &err);
-		if (err)
-			return err;
-		if (t)
-			thr_exit(tl, t, ts);
-		t = thr_get(tl, e->hdr.pid, e->hdr.tid, &err);
-		if (err)
-			return err;
-		if (t)
-			thr_exit(tl, t, ts);
-		t = thr_created(tl, e->hdr.pid, e->hdr.tid, ts, &err);
-		if (t) {
-			t->sched = S_ON;
-			t->cur = TL_RUNNING;
-		}
-	} else {
-		t = thr_get(tl, e->hdr.pid, e->hdr.tid, &err);
-	}
-	if (!t)
-		return err;
-	thr_running(tl, t, ts);
-	copy_comm(t->pub.comm, e->comm);
-	return 0;
-}
-
-static int on_task_info(struct timeline *tl, const struct isr_ev_task_info *e)
-{
-	struct task_name *n;
-	__u64 idx;
-
-	if (!e->task_tid)
-		return 0;
-	if (htab_u64__get(&tl->name_by_tid, e->task_tid, &idx)) {
-		n = &tl->names[idx];
-	} else {
-		n = grow(tl->names, tl->nnames, &tl->names_cap, sizeof(*tl->names));
-		if (!n)
-			return -ENOMEM;
-		tl->names = n;
-		idx = tl->nnames;
-		if (htab_u64__put(&tl->name_by_tid, e->task_tid, idx))
-			return -ENOMEM;
-		n = &tl->names[tl->nnames++];
-	}
-	n->pid = e->task_pid;
-	n->tid = e->task_tid;
-	copy_comm(n->comm, e->comm);
-	copy_comm(n->process_comm, e->process_comm);
-	return htab_u64__put(&tl->name_by_pid, e->task_pid, idx) ? -ENOMEM : 0;
 }
 
 static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_event *e)
@@ -1091,50 +964,31 @@ static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_ev
 	const struct isr_ev_cuda_call *c = (const void *)e->h;
 	const struct isr_cuda_fn *fn = isr_cuda_fn(c->func);
 	__u64 start = clamp(tl, e->start), end = clamp(tl, e->end);
-	enum tl_cat cat = TL_CUDA;
+	enum tl_cat cat;
 	struct proc *p;
 
-	thr_running(tl, t, start);
 	if (!fn)
 		return 0;
-	switch (fn->family) {
-	case ISR_CUDA_FAM_LAUNCH:
-	case ISR_CUDA_FAM_LAUNCH_EX:
-	case ISR_CUDA_FAM_GRAPH:
+	if (fn->kind & ISR_CUDA_K_LAUNCH) {
 		t->pub.launches++;
 		t->pub.last_launch_ns = start;
 		p = proc_get(tl, t->pub.pid);
 		return p ? proc_add_launcher(p, t->pub.tid) : -ENOMEM;
-	case ISR_CUDA_FAM_SYNC:
-	case ISR_CUDA_FAM_COPY_SYNC:
-		cat = TL_SYNC;
-		if (c->flags & ISR_CUDA_RETURNED) {
-			p = proc_get(tl, t->pub.pid);
-			if (!p)
-				return -ENOMEM;
-			if (end >= p->sync_return) {
-				p->sync_tid = t->pub.tid;
-				p->sync_fn = c->func;
-				p->sync_entry = start;
-				p->sync_return = end;
-			}
-		}
-		break;
-	case ISR_CUDA_FAM_ALLOC:
-	case ISR_CUDA_FAM_FREE:
-	case ISR_CUDA_FAM_VMM_CREATE:
-	case ISR_CUDA_FAM_VMM_RELEASE:
-	case ISR_CUDA_FAM_VMM_MAP:
-	case ISR_CUDA_FAM_VMM_UNMAP:
-	case ISR_CUDA_FAM_REGISTER:
-	case ISR_CUDA_FAM_UNREGISTER:
-		cat = TL_CUDA_MEM;
-		break;
-	default:
-		break;
 	}
 	if (!(c->flags & ISR_CUDA_RETURNED))
 		return 0;
+	cat = tl_call_cat(c->func);
+	if (cat == TL_SYNC) {
+		p = proc_get(tl, t->pub.pid);
+		if (!p)
+			return -ENOMEM;
+		if (end >= p->sync_return) {
+			p->sync_tid = t->pub.tid;
+			p->sync_fn = c->func;
+			p->sync_entry = start;
+			p->sync_return = end;
+		}
+	}
 	return thr_overlay(tl, t, cat, start, end, (struct tl_other){ 0, 0 }, c->func);
 }
 
@@ -1165,55 +1019,27 @@ static int on_gpu_api(struct timeline *tl, const struct pass_event *e)
 	return proc_launch_record(p, a->correlation_id, a->thread_id, e->end, gpu_graph_cbid(a->api, a->cbid));
 }
 
+/* What the event adds to the state of its thread t. */
 static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass_event *e, __u64 ts)
 {
 	const struct isr_ev_hdr *h = e->h;
 
 	switch (h->type) {
 	case ISR_EV_SCHED_WAKEUP:
-		on_wakeup(tl, t, (const void *)h, ts);
+	case ISR_EV_SCHED_WAKEUP_NEW:
+		on_wakeup(tl, t, &e->tasks->touch[0], (const void *)h);
 		return 0;
-	case ISR_EV_PROC_EXIT: {
-		const struct isr_ev_proc_exit *x = (const void *)h;
-
-		if (x->comm[0])
-			copy_comm(t->pub.comm, x->comm);
-		thr_exit(tl, t, ts);
-		return (x->flags & ISR_EXIT_GROUP_DEAD) ? proc_gone(tl, h->pid, ts) : 0;
-	}
-	case ISR_EV_TASK_RENAME:
-		copy_comm(t->pub.comm, ((const struct isr_ev_task_rename *)h)->comm);
-		return 0;
-	case ISR_EV_PAGE_FAULT: {
-		const struct isr_ev_page_fault *f = (const void *)h;
-
-		if (!(f->flags & ISR_FAULT_HAS_START)) {
-			thr_running(tl, t, ts);
-			return 0;
-		}
+	case ISR_EV_PAGE_FAULT:
 		return thr_overlay(tl, t, TL_FAULT, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
-	}
-	case ISR_EV_RECLAIM: {
-		/* an instant of the pass at its start: its end is here */
-		const struct isr_ev_reclaim *rc = (const void *)h;
-		__u64 end = e->start + rc->duration_ns < e->start ? UINT64_MAX : e->start + rc->duration_ns;
-
-		return thr_overlay(tl, t, TL_RECLAIM, clamp(tl, e->start), clamp(tl, end), (struct tl_other){ 0, 0 },
+	case ISR_EV_RECLAIM:
+		return thr_overlay(tl, t, TL_RECLAIM, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
-	}
 	case ISR_EV_CUDA_CALL:
 		return on_cuda_call(tl, t, e);
-	case ISR_EV_GIL: {
-		const struct isr_ev_gil *g = (const void *)h;
-
-		if (g->kind != ISR_GIL_ACQUIRE) {
-			thr_running(tl, t, ts);
-			return 0;
-		}
+	case ISR_EV_GIL:
 		return thr_overlay(tl, t, TL_GIL, clamp(tl, e->start), clamp(tl, e->end), (struct tl_other){ 0, 0 },
 				   0);
-	}
 	case ISR_EV_GIL_WAIT: {
 		const struct isr_ev_gil_wait *g = (const void *)h;
 		struct tl_other holder = { 0, 0 };
@@ -1222,22 +1048,11 @@ static int on_thread_event(struct timeline *tl, struct thr *t, const struct pass
 			holder = (struct tl_other){ h->pid, g->holder_tid };
 		return thr_overlay(tl, t, TL_GIL, clamp(tl, e->start), clamp(tl, e->end), holder, 0);
 	}
-	case ISR_EV_PY_SAMPLE: {
-		const struct isr_ev_py_sample *s = (const void *)h;
-
-		if (s->kind == ISR_PY_KIND_TIMER)
-			thr_running(tl, t, ts);
-		else
-			thr_advance(tl, t, ts);
-		t->pub.last_sample_stack = s->stack_id;
+	case ISR_EV_PY_SAMPLE:
+		t->pub.last_sample_stack = ((const struct isr_ev_py_sample *)h)->stack_id;
 		t->pub.last_sample_ns = ts;
 		return 0;
-	}
-	case ISR_EV_CUDA_NAME:
-		thr_running(tl, t, ts);
-		return 0;
 	default:
-		thr_advance(tl, t, ts);
 		return 0;
 	}
 }
@@ -1249,104 +1064,58 @@ static void notify_event(struct timeline *tl, const struct pass_event *e, const 
 			tl->obs[i].event(tl->obs[i].ctx, e, t ? &t->pub : NULL);
 }
 
-/* The thread an event is about, for observers: its (pid, tid) if live. */
-static struct thr *event_thread(struct timeline *tl, const struct isr_ev_hdr *h)
+/* The threads the event changed, brought up to it; then what it adds to
+ * its own thread; then their spans from here. */
+static int on_threads(struct timeline *tl, const struct pass_event *e, __u64 ts)
 {
-	if (h->type == ISR_EV_GPU_API)
-		return live_thread(tl, h->pid, ((const struct isr_ev_gpu_api *)h)->thread_id);
-	return live_thread(tl, h->pid, h->tid);
+	const struct task_change *c = e->tasks;
+	struct thr *touched[3], *t = NULL;
+	int err = 0;
+
+	for (size_t i = 0; i < c->ntouch; i++) {
+		touched[i] = thr_sync(tl, &c->touch[i], ts);
+		if (c->touch[i].t == c->thread)
+			t = touched[i];
+	}
+	if (e->h->type == ISR_EV_SCHED_SWITCH)
+		on_switch(tl, t && !t->pub.exited ? t : NULL, (const void *)e->h);
+	else if (t && !t->pub.exited)
+		err = on_thread_event(tl, t, e, ts);
+	for (size_t i = 0; i < c->ntouch; i++)
+		if (!touched[i]->pub.exited)
+			thr_retarget(tl, touched[i], ts);
+	return err;
 }
 
 int timeline__event(struct timeline *tl, const struct pass_event *e)
 {
 	const struct isr_ev_hdr *h = e->h;
 	__u64 ts = clamp(tl, e->start);
-	struct thr *t;
+	const struct task_thread *tt;
+	struct isr_gpu_work work;
 	int err = 0;
 
-	if (!pass__usable(h))
-		return 0;
 	fire_timers(tl, ts, &err);
+	if (err || thr_all(tl))		/* the threads the event made */
+		return err ?: -ENOMEM;
+	tl->now = ts;
+	if (isr_ev_gpu_work(h, &work))
+		err = on_gpu_work(tl, e, &work);
+	else if (h->type == ISR_EV_GPU_API)
+		err = on_gpu_api(tl, e);
+	else if (h->type == ISR_EV_GPU_STATUS && ((const struct isr_ev_gpu_status *)h)->state == ISR_GPU_ENABLED)
+		err = on_gpu_enabled(tl, h->pid, ts);
+	else if (h->type == ISR_EV_GPU_WINDOW)
+		err = on_gpu_window(tl, (const void *)h);
+	err = err ?: on_threads(tl, e, ts);
+	if (!err && e->tasks->image_ended)
+		err = proc_gone(tl, e->tasks->image_ended, ts);
 	if (err)
 		return err;
-	tl->now = ts;
-	switch (h->type) {
-	case ISR_EV_SCHED_SWITCH:
-		err = on_switch(tl, (const void *)h, ts);
-		goto out;
-	case ISR_EV_PROC_FORK:
-		err = on_fork(tl, (const void *)h, ts);
-		goto out;
-	case ISR_EV_PROC_EXEC:
-		err = on_exec(tl, (const void *)h, ts);
-		goto out;
-	case ISR_EV_SCHED_WAKEUP_NEW:
-		t = thr_created(tl, h->pid, h->tid, ts, &err);
-		if (t)
-			on_wakeup(tl, t, (const void *)h, ts);
-		goto out;
-	case ISR_EV_GPU_KERNEL: {
-		const struct isr_ev_gpu_kernel *k = (const void *)h;
-
-		err = on_gpu_work(tl, e, k->device_id, k->correlation_id);
-		goto out;
-	}
-	case ISR_EV_GPU_MEMCPY: {
-		const struct isr_ev_gpu_memcpy *m = (const void *)h;
-
-		err = on_gpu_work(tl, e, m->device_id, m->correlation_id);
-		goto out;
-	}
-	case ISR_EV_GPU_MEMSET: {
-		const struct isr_ev_gpu_memset *m = (const void *)h;
-
-		err = on_gpu_work(tl, e, m->device_id, m->correlation_id);
-		goto out;
-	}
-	case ISR_EV_GPU_API:
-		err = on_gpu_api(tl, e);
-		goto out;
-	case ISR_EV_TASK_INFO:
-		err = on_task_info(tl, (const void *)h);
-		goto out;
-	case ISR_EV_GPU_STATUS: {
-		const struct isr_ev_gpu_status *st = (const void *)h;
-		struct proc *p;
-
-		if (st->state != ISR_GPU_ENABLED)
-			goto out;
-		p = proc_get(tl, h->pid);
-		if (!p) {
-			err = -ENOMEM;
-			goto out;
-		}
-		if (!p->gpu_enabled_ns)
-			p->gpu_enabled_ns = ts;
-		p->window_open_ns = ts;
-		p->window_closed = false;
-		goto out;
-	}
-	case ISR_EV_GPU_WINDOW:
-		err = on_gpu_window(tl, (const void *)h);
-		goto out;
-	case ISR_EV_SAMPLING:
-	case ISR_EV_GPU_SYNC:
-	case ISR_EV_GPU_CLOCK:
-	case ISR_EV_GPU_NAME:
-	case ISR_EV_PY_STACK:
-	case ISR_EV_PY_CODE:
-	case ISR_EV_PY_STATUS:
-		goto out;
-	default:
-		break;
-	}
-	t = thr_get(tl, h->pid, h->tid, &err);
-	if (t)
-		err = on_thread_event(tl, t, e, ts);
-out:
-	if (!err)
-		notify_event(tl, e, event_thread(tl, h));
-	return err;
+	/* observers get the event's thread, while it lives */
+	tt = e->tasks->thread;
+	notify_event(tl, e, tt && !tt->exited ? thr_of(tl, tt) : NULL);
+	return 0;
 }
 
 int timeline__finish(struct timeline *tl)
@@ -1354,19 +1123,17 @@ int timeline__finish(struct timeline *tl)
 	int err = 0;
 
 	fire_timers(tl, UINT64_MAX, &err);
-	if (err)
-		return err;
+	if (err || thr_all(tl))
+		return err ?: -ENOMEM;
 	for (size_t i = 0; i < tl->nthr; i++) {
 		struct thr *t = tl->thr[i];
 
 		if (t->pub.exited)
 			continue;
 		thr_advance(tl, t, tl->end);
-		if (t->sched == S_UNKNOWN) {
-			/* never revealed: listed at start, no event at all */
-			t->sched = S_OFF;
-			thr_reveal(t, S_OFF);
-		}
+		if (t->base == TASK_UNKNOWN)	/* never told: listed at the start, no event at all */
+			thr_reveal(t, TASK_BLOCKED);
+		t->base = TASK_BLOCKED;
 		emit_span(tl, t, tl->end);
 		t->span_start = tl->end;
 	}
@@ -1389,26 +1156,13 @@ struct timeline *timeline__new(const struct pass *pass, const struct recording *
 		return NULL;
 	tl->r = r;
 	tl->pass = pass;
+	tl->tasks = pass__tasks(pass);
 	tl->start = pass__start(pass);
 	tl->end = pass__end(pass);
 	tl->now = tl->start;
-	/* threads listed in the PROCESS chunks existed at the start */
-	for (size_t i = 0; i < r->process_count; i++) {
-		const struct rec_process *p = &r->processes[i];
-
-		for (size_t j = 0; j < p->thread_count; j++) {
-			struct thr *t;
-			__u64 idx;
-
-			if (!p->threads[j].tid || !p->pid || htab_u64__get(&tl->by_tid, p->threads[j].tid, &idx))
-				continue;
-			t = thr_add(tl, p->pid, p->threads[j].tid, tl->start);
-			if (!t) {
-				timeline__free(tl);
-				return NULL;
-			}
-			copy_comm(t->pub.comm, p->threads[j].comm);
-		}
+	if (thr_all(tl)) {
+		timeline__free(tl);
+		return NULL;
 	}
 	return tl;
 }
@@ -1425,12 +1179,8 @@ void timeline__free(struct timeline *tl)
 		free(tl->devs[i].snaps);
 	for (size_t i = 0; i < tl->nthr; i++)
 		free(tl->thr[i]);
-	htab__free(&tl->by_tid);
 	htab__free(&tl->by_pid);
 	htab__free(&tl->by_dev);
-	htab__free(&tl->name_by_tid);
-	htab__free(&tl->name_by_pid);
-	free(tl->names);
 	free(tl->thr);
 	free(tl->procs);
 	free(tl->devs);
@@ -1465,16 +1215,9 @@ enum tl_cat timeline__thread_cat(const struct tl_thread *pub)
 
 const struct tl_thread *timeline__thread_latest(const struct timeline *tl, __u32 pid, __u32 tid)
 {
-	__u64 idx;
+	const struct task_thread *tt = tasks__latest(tl->tasks, pid, tid);
 
-	if (!htab_u64__get(&tl->by_tid, tid, &idx))
-		return NULL;
-	/* the tid's latest thread is the last seen; when another process
-	 * reused the tid since, an earlier one may be (pid, tid)'s */
-	for (size_t i = idx + 1; i-- > 0;)
-		if (tl->thr[i]->pub.tid == tid && tl->thr[i]->pub.pid == pid)
-			return &tl->thr[i]->pub;
-	return NULL;
+	return tt && tt->ix < tl->nthr ? &tl->thr[tt->ix]->pub : NULL;
 }
 
 size_t timeline__thread_count(const struct timeline *tl)
@@ -1505,16 +1248,7 @@ bool timeline__gpu_idle(const struct timeline *tl, __u32 pid, __u64 *since)
 
 bool timeline__task_name(const struct timeline *tl, __u32 pid, __u32 tid, char comm[16], char process_comm[16])
 {
-	__u64 idx;
-
-	comm[0] = process_comm[0] = '\0';
-	if (tid && htab_u64__get(&tl->name_by_tid, tid, &idx) && tl->names[idx].pid == pid) {
-		copy_comm(comm, tl->names[idx].comm);
-		copy_comm(process_comm, tl->names[idx].process_comm);
-	} else if (htab_u64__get(&tl->name_by_pid, pid, &idx)) {
-		copy_comm(process_comm, tl->names[idx].process_comm);
-	}
-	return comm[0] || process_comm[0];
+	return tasks__name_of(tl->tasks, pid, tid, comm, process_comm);
 }
 
 bool timeline__has_gpu(const struct timeline *tl, __u32 pid)

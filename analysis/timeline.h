@@ -46,6 +46,10 @@ enum tl_cat {
 };
 
 const char *tl_cat_name(enum tl_cat c);	/* "gil_wait", "cuda_sync", ... */
+/* The category a returned CUDA call's own time is in: TL_SYNC for a
+ * synchronization, TL_CUDA_MEM for an allocation, a free, a mapping,
+ * TL_CUDA for any other (format/cuda_funcs.h, ISR_CUDA_K_*). */
+enum tl_cat tl_call_cat(__u16 func);
 
 /* Time per category, and the time runnable off a CPU whatever the
  * category (a thread preempted inside a CUDA synchronization is in

@@ -38,7 +38,7 @@ struct batch_ctx {
  * ISR_SRC_GPU counts (format/events.h). */
 #define FROM_BRIDGE(drops) ((drops) == ISR_SRC_GPU)
 
-#define BRIDGE_SIZE_CASE(ID, name, value, st, drops) \
+#define BRIDGE_SIZE_CASE(ID, name, value, st, drops, ...) \
 	case ISR_EV_##ID: return FROM_BRIDGE(drops) ? sizeof(struct st) : 0;
 static __always_inline __u32 gpu_record_size(__u16 type)
 {
@@ -69,7 +69,7 @@ static __always_inline __u32 gpu_record_size(__u16 type)
 		ok_;									\
 	})
 
-#define BRIDGE_COPY_CASE(ID, name, value, st, drops) \
+#define BRIDGE_COPY_CASE(ID, name, value, st, drops, ...) \
 	case ISR_EV_##ID: ok = FROM_BRIDGE(drops) && COPY_RECORD(struct st, c, src); break;
 
 static __always_inline void count_drops(__u32 source, __u64 n)

@@ -8,7 +8,7 @@
  *   bits  0..15  ISR_CUDA_FN_* id
  *   bits 16..23  ISR_CUDA_FAM_* family
  *   bits 24..31  aux (copy direction, memset element size, allocation kind)
- *   bits 32..47  table flags (ISR_CUDA_ASYNC, ISR_CUDA_PTDS, ISR_CUDA_RUNTIME)
+ *   bits 32..47  table flags (ISR_CUDA_ASYNC, ISR_CUDA_PTDS, ISR_CUDA_RUNTIME, ISR_CUDA_POLL)
  */
 #ifndef INFERSCOPE_CUDA_COOKIE_H
 #define INFERSCOPE_CUDA_COOKIE_H

@@ -13,7 +13,12 @@
  * aux     family-specific: copy direction (ISR_COPY_*), memset element size,
  *         allocation kind (ISR_ALLOC_*).
  * flags   ISR_CUDA_ASYNC (stream-ordered variant), ISR_CUDA_PTDS (per-thread
- *         default stream variant, _ptsz / _ptds), ISR_CUDA_RUNTIME (libcudart).
+ *         default stream variant, _ptsz / _ptds), ISR_CUDA_RUNTIME (libcudart),
+ *         ISR_CUDA_POLL (asks whether work finished and returns at once).
+ *
+ * What a call is (a launch, a copy, a synchronization, ...) is derived from
+ * its family and flags once, ISR_CUDA_KIND below, for every consumer
+ * (format/registry.h: isr_cuda_fn.kind, isr_cuda_is).
  *
  * Shared by the BPF programs, the loader and the analyzer.
  */
@@ -62,6 +67,35 @@
 #define ISR_CUDA_ASYNC		0x2
 #define ISR_CUDA_PTDS		0x4
 #define ISR_CUDA_RUNTIME	0x8
+#define ISR_CUDA_POLL		0x10
+
+/* What a call is: ISR_CUDA_KIND(family, flags). */
+#define ISR_CUDA_K_LAUNCH	0x01 /* starts GPU work (LAUNCH, LAUNCH_EX, GRAPH) */
+#define ISR_CUDA_K_COPY		0x02 /* copies memory (COPY, COPY_PEER, COPY_2D, COPY_3D, COPY_SYNC) */
+#define ISR_CUDA_K_SET		0x04 /* sets memory (SET) */
+#define ISR_CUDA_K_SYNC		0x08 /* the calling thread waits for the GPU until the call returns, timed: the
+				      * blocking calls of the SYNC family (not cuStreamWaitEvent, which makes a
+				      * stream wait, nor the queries) and the synchronous copies of COPY_SYNC */
+#define ISR_CUDA_K_QUERY	0x10 /* polls: whether work finished (ISR_CUDA_POLL) */
+#define ISR_CUDA_K_MEM		0x20 /* allocates, frees, maps or page-locks memory */
+#define ISR_CUDA_K_NAME		0x40 /* names kernels (NAME, ALIAS) */
+#define ISR_CUDA_K_HOT		0x80 /* entry-only: the hot path the overhead budget switches */
+
+#define ISR_CUDA_KIND(fam, flags)                                                                          \
+	(((fam) == ISR_CUDA_FAM_LAUNCH || (fam) == ISR_CUDA_FAM_LAUNCH_EX || (fam) == ISR_CUDA_FAM_GRAPH ?  \
+		  ISR_CUDA_K_LAUNCH : 0) |                                                                 \
+	 (((fam) >= ISR_CUDA_FAM_COPY && (fam) <= ISR_CUDA_FAM_COPY_3D) || (fam) == ISR_CUDA_FAM_COPY_SYNC ? \
+		  ISR_CUDA_K_COPY : 0) |                                                                   \
+	 ((fam) == ISR_CUDA_FAM_SET ? ISR_CUDA_K_SET : 0) |                                                \
+	 (((fam) == ISR_CUDA_FAM_SYNC && !((flags) & (ISR_CUDA_ASYNC | ISR_CUDA_POLL))) ||                  \
+			  (fam) == ISR_CUDA_FAM_COPY_SYNC ?                                                \
+		  ISR_CUDA_K_SYNC : 0) |                                                                   \
+	 ((flags) & ISR_CUDA_POLL ? ISR_CUDA_K_QUERY : 0) |                                                \
+	 (((fam) >= ISR_CUDA_FAM_ALLOC && (fam) <= ISR_CUDA_FAM_VMM_UNMAP) ||                              \
+			  (fam) == ISR_CUDA_FAM_REGISTER || (fam) == ISR_CUDA_FAM_UNREGISTER ?             \
+		  ISR_CUDA_K_MEM : 0) |                                                                    \
+	 ((fam) == ISR_CUDA_FAM_NAME || (fam) == ISR_CUDA_FAM_ALIAS ? ISR_CUDA_K_NAME : 0) |               \
+	 (ISR_CUDA_FAM_ENTRY_ONLY(fam) ? ISR_CUDA_K_HOT : 0))
 
 #define ISR_CUDA_FUNCS(X)                                                                  \
 	X(1, cuLaunchKernel, ISR_CUDA_FAM_LAUNCH, 0, ISR_CUDA_ASYNC)                       \
@@ -109,9 +143,9 @@
 	X(43, cuEventSynchronize, ISR_CUDA_FAM_SYNC, 0, 0)                                 \
 	X(44, cuStreamWaitEvent, ISR_CUDA_FAM_SYNC, 0, ISR_CUDA_ASYNC)                     \
 	X(45, cuStreamWaitEvent_ptsz, ISR_CUDA_FAM_SYNC, 0, ISR_CUDA_ASYNC | ISR_CUDA_PTDS) \
-	X(46, cuEventQuery, ISR_CUDA_FAM_SYNC, 0, 0)                                       \
-	X(47, cuStreamQuery, ISR_CUDA_FAM_SYNC, 0, 0)                                      \
-	X(48, cuStreamQuery_ptsz, ISR_CUDA_FAM_SYNC, 0, ISR_CUDA_PTDS)                     \
+	X(46, cuEventQuery, ISR_CUDA_FAM_SYNC, 0, ISR_CUDA_POLL)                           \
+	X(47, cuStreamQuery, ISR_CUDA_FAM_SYNC, 0, ISR_CUDA_POLL)                          \
+	X(48, cuStreamQuery_ptsz, ISR_CUDA_FAM_SYNC, 0, ISR_CUDA_POLL | ISR_CUDA_PTDS)     \
 	X(49, cuMemAlloc_v2, ISR_CUDA_FAM_ALLOC, ISR_ALLOC_DEVICE, 0)                      \
 	X(50, cuMemFree_v2, ISR_CUDA_FAM_FREE, ISR_ALLOC_DEVICE, 0)                        \
 	X(51, cuMemAllocAsync, ISR_CUDA_FAM_ALLOC, ISR_ALLOC_ASYNC, ISR_CUDA_ASYNC)        \

@@ -20,61 +20,153 @@
 /*
  * The event registry: every event type a recording holds, one line each.
  *
- *   X(ID, name, value, struct, drops)
+ *   X(ID, name, value, struct, drops, flags, interval, who)
  *
- * ID      the constant ISR_EV_<ID>, the type in isr_ev_hdr.type
- * name    what readers display, and the key of the report's event_counts
- * value   the type number. Part of the file format: never renumber or reuse
- * struct  the record (struct <struct>). Its size is the least a reader
- *         accepts: a later minor version may append fields, and a record
- *         with a variable part says in its struct's comment what follows
- * drops   the drop source (ISR_SRC_*) that counts the records of this type
- *         lost before they reached the recorder; what the recorder itself
- *         fails to write, of every type, is ISR_SRC_WRITER
+ * ID       the constant ISR_EV_<ID>, the type in isr_ev_hdr.type
+ * name     what readers display, and the key of the report's event_counts
+ * value    the type number. Part of the file format: never renumber or reuse
+ * struct   the record (struct <struct>). Its size is the least a reader
+ *          accepts: a later minor version may append fields, and a record
+ *          with a variable part says in its struct's comment what follows
+ * drops    the drop source (ISR_SRC_*) that counts the records of this type
+ *          lost before they reached the recorder; what the recorder itself
+ *          fails to write, of every type, is ISR_SRC_WRITER
+ * flags    what the record is (ISR_EVF_*, below)
+ * interval when it happened (ISR_IV_*, below): an instant, a stretch from
+ *          or to hdr.ts_ns, or a stretch on the GPU's clock
+ * who      which task it is about, and which other task it names (ISR_WHO_*)
  *
- * Generated from it: the ISR_EV_* constants (below), the reader's size
- * checks and names and the analysis dispatch (format/registry.h), the size
+ * Generated from it: the ISR_EV_* constants (below); the reader's size
+ * checks and names, the analysis dispatch and the views every consumer
+ * reads an event through: its flags, its interval, its task and the other
+ * task it names, the GPU work it stands for (format/registry.h); the size
  * switch of the records the CUPTI bridge hands over (bpf/cupti.bpf.c: the
  * types whose drops ISR_SRC_GPU counts) and the event-type table of
- * docs/record-format.md (tests/unit/format_tables.c).
+ * docs/record-format.md (tests/unit/format_tables.c). A type added without
+ * its flags, interval and who does not compile.
  */
-#define ISR_EVENT_TYPES(X)									\
-	X(SCHED_SWITCH,		sched_switch,		1,  isr_ev_sched_switch,	ISR_SRC_SCHED)		\
-	X(SCHED_WAKEUP,		sched_wakeup,		2,  isr_ev_sched_wakeup,	ISR_SRC_SCHED)		\
-	X(SCHED_WAKEUP_NEW,	sched_wakeup_new,	3,  isr_ev_sched_wakeup,	ISR_SRC_SCHED)		\
-	X(PROC_FORK,		sched_process_fork,	4,  isr_ev_proc_fork,		ISR_SRC_PROC)		\
-	X(PROC_EXEC,		sched_process_exec,	5,  isr_ev_proc_exec,		ISR_SRC_PROC)		\
-	X(PROC_EXIT,		sched_process_exit,	6,  isr_ev_proc_exit,		ISR_SRC_PROC)		\
-	X(TASK_RENAME,		task_rename,		7,  isr_ev_task_rename,		ISR_SRC_PROC)		\
-	X(PAGE_FAULT,		page_fault_user,	8,  isr_ev_page_fault,		ISR_SRC_FAULTS)		\
-	X(CUDA_CALL,		cuda_call,		9,  isr_ev_cuda_call,		ISR_SRC_CUDA)		\
-	X(CUDA_NAME,		cuda_name,		10, isr_ev_cuda_name,		ISR_SRC_CUDA)		\
-	X(GIL,			gil,			11, isr_ev_gil,			ISR_SRC_PYTHON)		\
-	X(SAMPLING,		sampling,		12, isr_ev_sampling,		ISR_SRC_WRITER)		\
-	X(GPU_KERNEL,		gpu_kernel,		13, isr_ev_gpu_kernel,		ISR_SRC_GPU)		\
-	X(GPU_MEMCPY,		gpu_memcpy,		14, isr_ev_gpu_memcpy,		ISR_SRC_GPU)		\
-	X(GPU_MEMSET,		gpu_memset,		15, isr_ev_gpu_memset,		ISR_SRC_GPU)		\
-	X(GPU_SYNC,		gpu_sync,		16, isr_ev_gpu_sync,		ISR_SRC_GPU)		\
-	X(GPU_API,		gpu_api,		17, isr_ev_gpu_api,		ISR_SRC_GPU)		\
-	X(GPU_CLOCK,		gpu_clock,		18, isr_ev_gpu_clock,		ISR_SRC_GPU)		\
-	X(GPU_STATUS,		gpu_status,		19, isr_ev_gpu_status,		ISR_SRC_GPU)		\
-	X(GPU_NAME,		gpu_name,		20, isr_ev_gpu_name,		ISR_SRC_GPU)		\
-	X(PY_SAMPLE,		py_sample,		23, isr_ev_py_sample,		ISR_SRC_PY_STACKS)	\
-	X(PY_STACK,		py_stack,		24, isr_ev_py_stack,		ISR_SRC_PY_STACKS)	\
-	X(PY_CODE,		py_code,		25, isr_ev_py_code,		ISR_SRC_PY_CODE)	\
-	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER)		\
-	X(GIL_WAIT,		gil_wait,		28, isr_ev_gil_wait,		ISR_SRC_PYTHON)		\
-	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED)		\
-	X(RECLAIM,		reclaim,		30, isr_ev_reclaim,		ISR_SRC_RECLAIM)		\
-	X(GPU_WINDOW,		gpu_window,		31, isr_ev_gpu_window,		ISR_SRC_GPU)		\
-	X(MEM_SAMPLE,		mem_sample,		32, isr_ev_mem_sample,		ISR_SRC_WRITER)		\
-	X(NCCL_COMM,		nccl_comm,		33, isr_ev_nccl_comm,		ISR_SRC_NCCL)		\
-	X(NCCL_CALL,		nccl_call,		34, isr_ev_nccl_call,		ISR_SRC_NCCL)		\
-	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER)		\
-	X(NVTX,			nvtx,			36, isr_ev_nvtx,		ISR_SRC_NVTX)		\
-	X(PROC_HOLD,		proc_hold,		37, isr_ev_proc_hold,		ISR_SRC_PROC)
 
-#define ISR_EV_ENUM_ROW(ID, name, value, st, drops) ISR_EV_##ID = value,
+/* flags */
+#define ISR_EVF_DEFINES		0x1 /* a definition later records refer to (a name, an interned stack or code
+				     * object, a communicator, a rank, whether stacks are captured): a window
+				     * cut from a longer recording (the flight recorder's) keeps every one */
+#define ISR_EVF_ONCPU		0x2 /* tells that its thread was running at the event's start (it emitted it on
+				     * a CPU); what a thread did before its first such event, or its first
+				     * switch, is attributed from it (analysis/tasks.h). The annotations (NVTX,
+				     * NCCL calls) are not flagged: a thread seen only through them is unknown */
+#define ISR_EVF_ANY_TASK	0x4 /* hdr.pid may be a process that is not traced (a switch's prev) */
+
+/*
+ * interval, on the CPU clock unless said (format/registry.h, isr_ev_interval):
+ *   ISR_IV_INSTANT			hdr.ts_ns
+ *   ISR_IV_SINCE(d)			[ts, ts + d)
+ *   ISR_IV_SINCE_IF(d, f, bit)		[ts, ts + d) when bit is set in f, else an instant
+ *   ISR_IV_SINCE_IS(d, f, v)		[ts, ts + d) when f == v, else an instant
+ *   ISR_IV_UNTIL_IF(d, f, bit)		[ts - d, ts) when bit is set in f (and d <= ts), else an instant
+ *   ISR_IV_UNTIL_AT(t)			[ts, t) when t, a time on the CPU clock, is later, else an instant
+ *   ISR_IV_GPU(s, e)			[s, e) on the GPU clock of the process's CUPTI bridge
+ *   ISR_IV_GPU_WORK(s, e)		the same, for work that occupies a device: its struct has
+ *					device_id, context_id, stream_id and correlation_id
+ * Each expands to (kind, a, b, mask, want): a is the 64-bit field, b the one
+ * tested (f), the stretch holds when (b & mask) == want.
+ */
+#define ISR_IV_INSTANT			(INSTANT, hdr.ts_ns, hdr.type, 0, 0)
+#define ISR_IV_SINCE(d)			(SINCE, d, hdr.type, 0, 0)
+#define ISR_IV_SINCE_IF(d, f, bit)	(SINCE, d, f, bit, bit)
+#define ISR_IV_SINCE_IS(d, f, v)	(SINCE, d, f, 0xffffffffU, v)
+#define ISR_IV_UNTIL_IF(d, f, bit)	(UNTIL, d, f, bit, bit)
+#define ISR_IV_UNTIL_AT(t)		(UNTIL_AT, t, hdr.type, 0, 0)
+#define ISR_IV_GPU(s, e)		(GPU, s, e, 0, 0)
+#define ISR_IV_GPU_WORK(s, e)		(GPU_WORK, s, e, 0, 0)
+
+/*
+ * who (format/registry.h, isr_ev_task and isr_ev_peer):
+ *   ISR_WHO_NONE			about no task (hdr.pid is 0)
+ *   ISR_WHO_PROCESS			process hdr.pid as a whole (hdr.tid is whichever thread handed it over)
+ *   ISR_WHO_THREAD			thread hdr.tid of process hdr.pid
+ *   ISR_WHO_PEER(pid, tid)		thread hdr.tid of hdr.pid, and it names another task: (pid, tid)
+ *   ISR_WHO_PEER_UNLESS(pid, tid, f, bit)	the same, naming none when bit is set in f
+ *   ISR_WHO_OF(pid, tid)		the task (pid, tid) of those fields
+ * Each expands to (kind, p, t, f, bit): f a 32-bit field, tested when bit is not 0.
+ */
+#define ISR_WHO_NONE			(NONE, hdr.pid, hdr.tid, hdr.pid, 0)
+#define ISR_WHO_PROCESS			(PROCESS, hdr.pid, hdr.tid, hdr.pid, 0)
+#define ISR_WHO_THREAD			(THREAD, hdr.pid, hdr.tid, hdr.pid, 0)
+#define ISR_WHO_PEER(p, t)		(PEER, p, t, hdr.pid, 0)
+#define ISR_WHO_PEER_UNLESS(p, t, f, bit)	(PEER, p, t, f, bit)
+#define ISR_WHO_OF(p, t)		(OF, p, t, hdr.pid, 0)
+
+#define ISR_EVENT_TYPES(X)															\
+	X(SCHED_SWITCH,		sched_switch,		1,  isr_ev_sched_switch,	ISR_SRC_SCHED,									\
+	  ISR_EVF_ANY_TASK,			ISR_IV_INSTANT,						ISR_WHO_PEER(next_pid, next_tid))		\
+	X(SCHED_WAKEUP,		sched_wakeup,		2,  isr_ev_sched_wakeup,	ISR_SRC_SCHED,									\
+	  0,					ISR_IV_INSTANT,				ISR_WHO_PEER_UNLESS(waker_pid, waker_tid, flags, ISR_WAKE_INTERRUPT))		\
+	X(SCHED_WAKEUP_NEW,	sched_wakeup_new,	3,  isr_ev_sched_wakeup,	ISR_SRC_SCHED,									\
+	  0,					ISR_IV_INSTANT,				ISR_WHO_PEER_UNLESS(waker_pid, waker_tid, flags, ISR_WAKE_INTERRUPT))		\
+	X(PROC_FORK,		sched_process_fork,	4,  isr_ev_proc_fork,		ISR_SRC_PROC,									\
+	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_PEER(child_pid, child_tid))		\
+	X(PROC_EXEC,		sched_process_exec,	5,  isr_ev_proc_exec,		ISR_SRC_PROC,									\
+	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_PEER(hdr.pid, old_tid))			\
+	X(PROC_EXIT,		sched_process_exit,	6,  isr_ev_proc_exit,		ISR_SRC_PROC,									\
+	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	X(TASK_RENAME,		task_rename,		7,  isr_ev_task_rename,		ISR_SRC_PROC,									\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	X(PAGE_FAULT,		page_fault_user,	8,  isr_ev_page_fault,		ISR_SRC_FAULTS,									\
+	  ISR_EVF_ONCPU,			ISR_IV_UNTIL_IF(duration_ns, flags, ISR_FAULT_HAS_START),	ISR_WHO_THREAD)					\
+	X(CUDA_CALL,		cuda_call,		9,  isr_ev_cuda_call,		ISR_SRC_CUDA,									\
+	  ISR_EVF_ONCPU,			ISR_IV_SINCE_IF(duration_ns, flags, ISR_CUDA_RETURNED),	ISR_WHO_THREAD)					\
+	X(CUDA_NAME,		cuda_name,		10, isr_ev_cuda_name,		ISR_SRC_CUDA,									\
+	  ISR_EVF_DEFINES | ISR_EVF_ONCPU,	ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	X(GIL,			gil,			11, isr_ev_gil,			ISR_SRC_PYTHON,									\
+	  ISR_EVF_ONCPU,			ISR_IV_SINCE_IS(wait_ns, kind, ISR_GIL_ACQUIRE),		ISR_WHO_THREAD)					\
+	X(SAMPLING,		sampling,		12, isr_ev_sampling,		ISR_SRC_WRITER,									\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_NONE)					\
+	X(GPU_KERNEL,		gpu_kernel,		13, isr_ev_gpu_kernel,		ISR_SRC_GPU,									\
+	  0,					ISR_IV_GPU_WORK(start_ns, end_ns),			ISR_WHO_PROCESS)				\
+	X(GPU_MEMCPY,		gpu_memcpy,		14, isr_ev_gpu_memcpy,		ISR_SRC_GPU,									\
+	  0,					ISR_IV_GPU_WORK(start_ns, end_ns),			ISR_WHO_PROCESS)				\
+	X(GPU_MEMSET,		gpu_memset,		15, isr_ev_gpu_memset,		ISR_SRC_GPU,									\
+	  0,					ISR_IV_GPU_WORK(start_ns, end_ns),			ISR_WHO_PROCESS)				\
+	X(GPU_SYNC,		gpu_sync,		16, isr_ev_gpu_sync,		ISR_SRC_GPU,									\
+	  0,					ISR_IV_GPU(start_ns, end_ns),				ISR_WHO_PROCESS)				\
+	X(GPU_API,		gpu_api,		17, isr_ev_gpu_api,		ISR_SRC_GPU,									\
+	  0,					ISR_IV_GPU(start_ns, end_ns),				ISR_WHO_OF(hdr.pid, thread_id))			\
+	X(GPU_CLOCK,		gpu_clock,		18, isr_ev_gpu_clock,		ISR_SRC_GPU,									\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	X(GPU_STATUS,		gpu_status,		19, isr_ev_gpu_status,		ISR_SRC_GPU,									\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	X(GPU_NAME,		gpu_name,		20, isr_ev_gpu_name,		ISR_SRC_GPU,									\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	X(PY_SAMPLE,		py_sample,		23, isr_ev_py_sample,		ISR_SRC_PY_STACKS,								\
+	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	X(PY_STACK,		py_stack,		24, isr_ev_py_stack,		ISR_SRC_PY_STACKS,								\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	X(PY_CODE,		py_code,		25, isr_ev_py_code,		ISR_SRC_PY_CODE,								\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER,									\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	X(GIL_WAIT,		gil_wait,		28, isr_ev_gil_wait,		ISR_SRC_PYTHON,									\
+	  ISR_EVF_ONCPU,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD)					\
+	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED,									\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_OF(task_pid, task_tid))			\
+	X(RECLAIM,		reclaim,		30, isr_ev_reclaim,		ISR_SRC_RECLAIM,								\
+	  ISR_EVF_ONCPU,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD)					\
+	X(GPU_WINDOW,		gpu_window,		31, isr_ev_gpu_window,		ISR_SRC_GPU,									\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	X(MEM_SAMPLE,		mem_sample,		32, isr_ev_mem_sample,		ISR_SRC_WRITER,									\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	X(NCCL_COMM,		nccl_comm,		33, isr_ev_nccl_comm,		ISR_SRC_NCCL,									\
+	  ISR_EVF_DEFINES,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD)					\
+	X(NCCL_CALL,		nccl_call,		34, isr_ev_nccl_call,		ISR_SRC_NCCL,									\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER,									\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	X(NVTX,			nvtx,			36, isr_ev_nvtx,		ISR_SRC_NVTX,									\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	X(PROC_HOLD,		proc_hold,		37, isr_ev_proc_hold,		ISR_SRC_PROC,									\
+	  0,					ISR_IV_UNTIL_AT(release_ns),				ISR_WHO_THREAD)
+
+#define ISR_EV_ENUM_ROW(ID, name, value, st, drops, ...) ISR_EV_##ID = value,
 enum {
 	ISR_EVENT_TYPES(ISR_EV_ENUM_ROW)
 	/* From BPF to the recorder only, never in a recording: the frames
@@ -397,8 +489,9 @@ _Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, flags) == 96, "mem_s
 _Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, nnodes) == 100, "mem_sample.nnodes");
 _Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, numa_bytes) == 104, "mem_sample.numa_bytes");
 
-/* Flags of isr_ev_cuda_call.flags (ISR_CUDA_ASYNC, ISR_CUDA_PTDS and
- * ISR_CUDA_RUNTIME from format/cuda_funcs.h are copied in as well) */
+/* Flags of isr_ev_cuda_call.flags (the function's flags of
+ * format/cuda_funcs.h, ISR_CUDA_ASYNC, ISR_CUDA_PTDS, ISR_CUDA_RUNTIME and
+ * ISR_CUDA_POLL, are copied in as well) */
 #define ISR_CUDA_RETURNED	0x1 /* the return was probed: status and duration_ns are valid */
 
 /*
@@ -1108,7 +1201,7 @@ struct isr_hold_names {
 /* Every registered type: a value below ISR_EV_TYPE_MAX that is not
  * ISR_EV_PY_FRAMES, a record a multiple of 8 bytes, a known drop source.
  * (A value used twice is refused by the switch of format/registry.c.) */
-#define ISR_EV_CHECK_ROW(ID, name, value, st, drops)						\
+#define ISR_EV_CHECK_ROW(ID, name, value, st, drops, ...)					\
 	_Static_assert(value > 0 && value < ISR_EV_TYPE_MAX && value != ISR_EV_PY_FRAMES,	\
 		       "ISR_EV_" #ID ": value out of range");						\
 	_Static_assert(sizeof(struct st) % 8 == 0, "struct " #st ": size not a multiple of 8");	\

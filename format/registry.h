@@ -9,6 +9,7 @@
 #ifndef INFERSCOPE_REGISTRY_H
 #define INFERSCOPE_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "events.h"
@@ -24,6 +25,47 @@ size_t isr_event_min_size(__u16 type);
 /* The drop source (ISR_SRC_*) that counts lost records of this type;
  * ISR_SRC_MAX for a type this version does not know. */
 __u32 isr_event_drop_source(__u16 type);
+/* The flags (ISR_EVF_*) of the type; 0 for a type this version does not
+ * know. */
+__u32 isr_event_flags(__u16 type);
+
+/* Whether a record of size bytes (hdr.size for a record in memory) is one
+ * this version reads: a registered type, at least its struct's size. The
+ * views below read only such records. */
+bool isr_event_usable(const struct isr_ev_hdr *h, size_t size);
+
+/*
+ * The views of a usable record, generated from its line of the registry
+ * (format/events.h: interval, who).
+ */
+enum isr_clock {
+	ISR_CLOCK_CPU,		/* CLOCK_MONOTONIC */
+	ISR_CLOCK_GPU,		/* the GPU clock of the process's CUPTI bridge (docs/clock-calibration.md) */
+};
+
+/* When h happened: [*start, *end), end == start for an instant; the
+ * clock it is on. A stretch whose end would pass 2^64 ends there. */
+enum isr_clock isr_ev_interval(const struct isr_ev_hdr *h, __u64 *start, __u64 *end);
+
+/* Work that occupied a GPU (a kernel, a copy, a memset): its times on the
+ * GPU clock, where it ran, and the correlation id of the call that
+ * launched it. */
+struct isr_gpu_work {
+	__u64 start_ns, end_ns;
+	__u32 device, context, stream, correlation;
+};
+/* Whether h is GPU work; *w then describes it. */
+bool isr_ev_gpu_work(const struct isr_ev_hdr *h, struct isr_gpu_work *w);
+
+struct isr_task {
+	__u32 pid, tid;		/* tid 0: the process as a whole */
+};
+/* The task h is about: a thread, or a process (tid 0). false: none (the
+ * recorder's own records). */
+bool isr_ev_task(const struct isr_ev_hdr *h, struct isr_task *t);
+/* The other task h names: a switch's next, a wakeup's waker, a forked
+ * child, the thread that called exec. false: none. */
+bool isr_ev_peer(const struct isr_ev_hdr *h, struct isr_task *t);
 
 const char *isr_source_name(__u32 src);		/* "sched", ...; NULL if unknown */
 const char *isr_stop_reason_name(__u32 reason);	/* "duration", ...; NULL if unknown */
@@ -33,12 +75,16 @@ struct isr_cuda_fn {
 	const char *symbol;	/* exact ELF symbol: "cuMemAlloc_v2" */
 	__u16 family;		/* ISR_CUDA_FAM_* */
 	__u16 aux;
-	__u16 flags;		/* ISR_CUDA_ASYNC | ISR_CUDA_PTDS | ISR_CUDA_RUNTIME */
+	__u16 flags;		/* ISR_CUDA_ASYNC | ISR_CUDA_PTDS | ISR_CUDA_RUNTIME | ISR_CUDA_POLL */
+	__u16 kind;		/* ISR_CUDA_K_*: what the call is */
 };
 
 /* The function with id func (ISR_CUDA_FN_*); NULL for an id this version
  * does not know. */
 const struct isr_cuda_fn *isr_cuda_fn(__u16 func);
+/* Whether func is a function of one of the kinds (ISR_CUDA_K_*): a launch,
+ * a synchronization, ...; false for an id this version does not know. */
+bool isr_cuda_is(__u16 func, __u16 kinds);
 
 /*
  * Dispatch on the event type: one handler per registered type, named as
@@ -47,7 +93,7 @@ const struct isr_cuda_fn *isr_cuda_fn(__u16 func);
  * reads and leaves the others NULL; a type added to the registry gains a
  * member here and is ignored until someone handles it.
  */
-#define ISR_EV_HANDLER_MEMBER(ID, name, value, st, drops) int (*name)(void *ctx, const struct st *e);
+#define ISR_EV_HANDLER_MEMBER(ID, name, value, st, drops, ...) int (*name)(void *ctx, const struct st *e);
 struct isr_ev_handlers {
 	ISR_EVENT_TYPES(ISR_EV_HANDLER_MEMBER)
 };

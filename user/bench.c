@@ -637,19 +637,6 @@ static int check_thresholds(json_t *results, json_t *th, const char *only, struc
 	return bad;
 }
 
-bool bench_opts__selects(const struct bench_opts *o, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p;
-
-	if (!o->only)
-		return true;
-	for (p = o->only; (p = strstr(p, name)); p += n)
-		if ((p == o->only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-			return true;
-	return false;
-}
-
 /* The recorder workloads of the kernel-CI suite: the scheduler, fault and
  * uprobe paths end to end (not the budget's, nor Python's). */
 static bool workload_selected(const struct bench_opts *o, const struct workload *w)

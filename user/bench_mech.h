@@ -26,7 +26,7 @@
 #define INFERSCOPE_BENCH_MECH_H
 
 #include <jansson.h>
-#include "bench.h"
+#include "bench_opts.h"
 #include "bench_stats.h"
 #include "ktap.h"
 

@@ -15,56 +15,27 @@ void flight_check__init(struct flight_check *fc, const struct flight_triggers *t
 	fc->drops_seen = drops_now;
 }
 
-static bool check_sync(const struct flight_check *fc, const struct isr_ev_hdr *h, size_t size, char *why,
-		       size_t len)
+static bool check_sync(const struct flight_check *fc, const struct isr_ev_hdr *h, char *why, size_t len)
 {
 	const struct isr_ev_cuda_call *c = (const void *)h;
-	const struct isr_cuda_fn *fn;
 
-	if (size < sizeof(*c) || c->duration_ns < fc->trig.sync_ns)
+	if (c->duration_ns < fc->trig.sync_ns || !isr_cuda_is(c->func, ISR_CUDA_K_SYNC))
 		return false;
-	fn = isr_cuda_fn(c->func);
-	if (!fn || fn->family != ISR_CUDA_FAM_SYNC)
-		return false;
-	snprintf(why, len, "sync: %s took %.1f ms (pid %u, tid %u)", fn->symbol, c->duration_ns / 1e6, h->pid,
-		 h->tid);
+	snprintf(why, len, "sync: %s took %.1f ms (pid %u, tid %u)", isr_cuda_fn(c->func)->symbol,
+		 c->duration_ns / 1e6, h->pid, h->tid);
 	return true;
 }
 
-static bool gpu_span(const struct isr_ev_hdr *h, size_t size, __u64 *start, __u64 *end)
+static bool check_gpu_idle(struct flight_check *fc, const struct isr_ev_hdr *h, char *why, size_t len)
 {
-	switch (h->type) {
-	case ISR_EV_GPU_KERNEL:
-		if (size < sizeof(struct isr_ev_gpu_kernel))
-			return false;
-		*start = ((const struct isr_ev_gpu_kernel *)h)->start_ns;
-		*end = ((const struct isr_ev_gpu_kernel *)h)->end_ns;
-		return true;
-	case ISR_EV_GPU_MEMCPY:
-		if (size < sizeof(struct isr_ev_gpu_memcpy))
-			return false;
-		*start = ((const struct isr_ev_gpu_memcpy *)h)->start_ns;
-		*end = ((const struct isr_ev_gpu_memcpy *)h)->end_ns;
-		return true;
-	case ISR_EV_GPU_MEMSET:
-		if (size < sizeof(struct isr_ev_gpu_memset))
-			return false;
-		*start = ((const struct isr_ev_gpu_memset *)h)->start_ns;
-		*end = ((const struct isr_ev_gpu_memset *)h)->end_ns;
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool check_gpu_idle(struct flight_check *fc, const struct isr_ev_hdr *h, size_t size, char *why,
-			   size_t len)
-{
+	struct isr_gpu_work w;
 	__u64 start, end, gap;
 	size_t i;
 
-	if (!gpu_span(h, size, &start, &end))
+	if (!isr_ev_gpu_work(h, &w))
 		return false;
+	start = w.start_ns;
+	end = w.end_ns;
 	for (i = 0; i < fc->ngpu && fc->gpu[i].pid != h->pid; i++)
 		;
 	if (i == fc->ngpu) {
@@ -86,10 +57,12 @@ static bool check_gpu_idle(struct flight_check *fc, const struct isr_ev_hdr *h, 
 bool flight_check__event(struct flight_check *fc, const struct isr_ev_hdr *h, size_t size, char *why,
 			 size_t len)
 {
+	if (!isr_event_usable(h, size))
+		return false;
 	if (fc->trig.sync_ns && h->type == ISR_EV_CUDA_CALL)
-		return check_sync(fc, h, size, why, len);
+		return check_sync(fc, h, why, len);
 	if (fc->trig.gpu_idle_ns)
-		return check_gpu_idle(fc, h, size, why, len);
+		return check_gpu_idle(fc, h, why, len);
 	return false;
 }
 

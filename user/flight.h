@@ -2,7 +2,8 @@
 /*
  * The flight recorder's live checks (record --flight-recorder): cheap tests
  * on the events as they are consumed, each of which may ask for the window
- * to be written. A synchronization (a CUDA call of the SYNC family) that
+ * to be written. A synchronization (a CUDA call that blocks its thread
+ * until the GPU is done, ISR_CUDA_K_SYNC: a synchronous copy too) that
  * took at least sync_ns; a GPU idle stretch: a process's GPU activity
  * starting at least gpu_idle_ns after its previous activity ended (GPU
  * records of the CUPTI bridge, on the GPU's clock); a drop burst: at least

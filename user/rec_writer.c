@@ -23,7 +23,7 @@
 #include <zstd.h>
 
 #include "rec_writer.h"
-#include "events.h"
+#include "registry.h"
 #include "isr_format.h"
 #include "buf.h"
 #include "clock.h"
@@ -562,9 +562,10 @@ struct ring_list {
 	struct ring_chunk *head, *tail;
 };
 
-/* An event that later events refer to (a kernel's name, an interned
- * stack, a thread's name, a GPU clock pair), kept past its chunk so that
- * every window can be read on its own. */
+/* An event that later events refer to (a type flagged ISR_EVF_DEFINES: a
+ * kernel's name, an interned stack, a thread's name, a communicator, a
+ * rank), kept past its chunk so that every window can be read on its own;
+ * so are the newest GPU clock pairs. */
 struct ring_def {
 	__u64 chunk_no;		/* the EVENTS chunk it was buffered into */
 	size_t size;
@@ -699,12 +700,6 @@ static void ring__set_drops(struct rec_ring *r, const struct isr_drop_count *dro
 			r->drops[drops[i].source] = drops[i].count;
 }
 
-static bool ring__is_def(__u16 type)
-{
-	return type == ISR_EV_CUDA_NAME || type == ISR_EV_GPU_NAME || type == ISR_EV_PY_STACK ||
-	       type == ISR_EV_PY_CODE || type == ISR_EV_TASK_INFO;
-}
-
 /* What an event buffered in ring mode adds: the buffer's times and drop
  * baseline, a definition kept. */
 static int ring__note_event(struct rec_writer *w, const void *event, size_t size)
@@ -729,7 +724,7 @@ static int ring__note_event(struct rec_writer *w, const void *event, size_t size
 		r->gpu_clock_next = (i + 1) % RING_GPU_CLOCKS;
 		if (r->ngpu_clocks < RING_GPU_CLOCKS)
 			r->ngpu_clocks++;
-	} else if (ring__is_def(h.type)) {
+	} else if (isr_event_flags(h.type) & ISR_EVF_DEFINES) {
 		struct ring_def d = { .chunk_no = r->next_no, .size = size };
 		int err = buf__reserve(&r->defs, &r->defs_cap, r->defs_len + sizeof(d) + size);
 

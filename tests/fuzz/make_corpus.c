@@ -414,7 +414,7 @@ static int make(const char *dir)
 	return 0;
 }
 
-#define TYPE_NAME(ID, name, value, st, drops) [value] = #name,
+#define TYPE_NAME(ID, name, value, st, ...) [value] = #name,
 static const char *const type_names[] = { ISR_EVENT_TYPES(TYPE_NAME) };
 #undef TYPE_NAME
 

@@ -1062,6 +1062,69 @@ static void test_attached_descendants(void **state)
 	json_decref(pids);
 }
 
+/*
+ * `-- sh -c "env sh -c 'WORKLOAD; exit $?'; exit $?"`: two shells that only
+ * start the next one and wait for it (env execs the inner shell). Above the
+ * findings the report shows the workload in the launched shell's place,
+ * with the two wrappers named on its line, and no line of theirs; the JSON
+ * keeps the three processes, the shells marked; every call is the
+ * workload's.
+ */
+static void test_wrappers_folded(void **state)
+{
+	struct ctx *c = *state;
+	char cmd[512], md[600], want[200], *text, *end;
+	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--budget=off", "--cuda-lib", STANDIN_LIBCUDA,
+			 "--", "/bin/sh", "-c", cmd, NULL };
+	char *md_argv[] = { TRACER, "analyze", c->f.isr, NULL };
+	json_int_t outer = 0, inner = 0, wl = 0;
+	json_t *n;
+	size_t i;
+
+	snprintf(cmd, sizeof(cmd), "/usr/bin/env /bin/sh -c '%s; exit $?'; exit $?", CUDA_WORKLOAD);
+	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
+	c->report = th_report(c->f.isr);
+	assert_int_equal(json_array_size(json_object_get(c->report, "process_tree")), 3);
+	json_array_foreach(json_object_get(c->report, "process_tree"), i, n) {
+		json_int_t pid = json_integer_value(json_object_get(n, "pid"));
+
+		assert_false(json_is_true(json_object_get(n, "short_lived")));
+		if (!strcmp(json_string_value(json_object_get(n, "origin")), "launched"))
+			outer = pid;
+		else if (!strcmp(json_string_value(json_object_get(n, "comm")), "sh"))
+			inner = pid;
+		else
+			wl = pid;
+		assert_int_equal(json_is_true(json_object_get(n, "wrapper")), pid != wl);
+	}
+	assert_true(outer && inner && wl);
+	assert_int_equal(json_integer_value(json_object_get(tree_node(c->report, inner), "parent")), outer);
+	assert_int_equal(json_integer_value(json_object_get(tree_node(c->report, wl), "parent")), inner);
+	assert_int_equal(th_count(c->report, "cuLaunchKernel"), (long long)plan_calls[FN(cuLaunchKernel)]);
+
+	snprintf(md, sizeof(md), "%s/report.md", c->f.dir);
+	th_expect_exit(th_run_to(md_argv, md, c->f.err), 0, c->f.err);
+	text = th_slurp(md);
+	assert_non_null(text);
+	end = strstr(text, "\n## Findings\n");
+	assert_non_null(end);
+	*end = '\0';	/* what comes above the findings */
+	snprintf(want, sizeof(want), "- **Targets:** 3 processes (a child under its parent), 2 wrappers folded\n"
+		 "  - pid %lld (cuda_calls, child;", (long long)wl);
+	if (!strstr(text, want))
+		fail_msg("the workload is not shown in the wrappers' place:\n%s", text);
+	snprintf(want, sizeof(want), "    - started through 2 wrappers, folded (each only started the next, in one "
+		 "thread, at most 0.05 s on CPU, no CUDA): pid %lld sh → pid %lld sh\n", (long long)outer,
+		 (long long)inner);
+	if (!strstr(text, want))
+		fail_msg("the wrappers are not named on the workload:\n%s", text);
+	snprintf(want, sizeof(want), "pid %lld (", (long long)outer);
+	assert_null(strstr(text, want));
+	snprintf(want, sizeof(want), "pid %lld (", (long long)inner);
+	assert_null(strstr(text, want));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1070,6 +1133,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_launched_exact_calls_legacy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attached_exact_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attached_descendants, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrappers_folded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_without_libcuda, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libcuda_loaded_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_probes, setup, teardown),

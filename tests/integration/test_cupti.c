@@ -638,7 +638,7 @@ static void test_windows_other_client(void **state)
 	{
 		char *argv[] = { TRACER, "record", "-q", "--gpu-windows", "--budget", WINDOWS_BUDGET, "--gpu-period",
 				 WINDOWS_PERIOD, "-o", c->f.isr,
-				 "--cupti-bridge", BRIDGE, "--", CUPTI_WORKLOAD, "windows", "2", NULL };
+				 "--cupti-bridge", BRIDGE, "--", CUPTI_WORKLOAD, "windows", WINDOWS_SECONDS, NULL };
 
 		th_expect_exit(th_run_to(argv, out, c->f.err), 0, c->f.err);
 	}

@@ -56,7 +56,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The plan the workload printed: {"iterations": N, "planted_wait_s": S}. */
+/* The plan the workload printed: {"iterations": N, "planted_wait_s": S}
+ * (S: the waiter's wait as it measured it). */
 static void read_plan(const char *text, long long *n, double *planted)
 {
 	json_error_t jerr;
@@ -90,14 +91,15 @@ static void expect_gil_traced(json_t *r)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(gils, 0), "gil_waits")), "traced");
 }
 
-/* By default: the waiter's GIL wait within 20% of the planted time, as a
- * gil_contention finding naming the spinner as the holder and the line of
- * gil_contend.py it ran; the waits come from the scheduler, nothing lost. */
+/* By default: the waiter's GIL wait within 20% of the planted time (with
+ * its waits for a CPU, on a busy machine), as a gil_contention finding
+ * naming the spinner as the holder and the line of gil_contend.py it ran;
+ * the waits come from the scheduler, nothing lost. */
 static void check_default_report(const char *isr, double planted)
 {
 	json_t *r = th_report(isr), *f, *ev, *holder;
 	const char *site;
-	double cost;
+	double cost, rq;
 
 	expect_gil_traced(r);
 	f = gil_finding(r);
@@ -109,8 +111,12 @@ static void check_default_report(const char *isr, double planted)
 	site = json_string_value(json_object_get(ev, "holder_site"));
 	print_message("%s\n", json_string_value(json_object_get(f, "summary")));
 	assert_non_null(strstr(json_string_value(json_object_get(f, "summary")), "`waiter` waited"));
-	if (cost < 0.8 * planted || cost > 1.2 * planted)
-		fail_msg("waiter's GIL wait %.3f s, planted %.3f s (+-20%%)", cost, planted);
+	/* on a busy machine part of each wait is the waiter's wait for a CPU
+	 * once the GIL was dropped for it: cpu_contention's, not this one's */
+	rq = th_num(th_thread(r, "waiter"), "runqueue_wait_s");
+	if (cost > 1.2 * planted || cost + rq < 0.8 * planted)
+		fail_msg("waiter's GIL wait %.3f s (and %.3f s waiting for a CPU), planted %.3f s (+-20%%)", cost, rq,
+			 planted);
 	assert_string_equal(json_string_value(json_object_get(ev, "holder_source")), "gil_waits");
 	assert_non_null(holder);
 	assert_non_null(strstr(json_string_value(json_object_get(holder, "name")), "`spinner`"));

@@ -630,7 +630,8 @@ static const struct constant clocks[] = {
 
 /* From the registry (format/events.h), and the one type that never reaches
  * a file. */
-#define EVENT_TYPE_ROW(ID, name, value, st, drops) CONST(ISR_EV_##ID, #name, "struct " #st "; lost ones: `" #drops "`"),
+#define EVENT_TYPE_ROW(ID, name, value, st, drops, evflags, iv, who) \
+	CONST(ISR_EV_##ID, #name, "struct " #st "; lost ones: `" #drops "`; flags `" #evflags "`; `" #iv "`; `" #who "`"),
 static const struct constant event_types[] = {
 	ISR_EVENT_TYPES(EVENT_TYPE_ROW)
 	CONST(ISR_EV_PY_FRAMES, "(none)", "struct isr_ev_py_frames, BPF to recorder only, turned into py_stack / py_code / py_sample: never in a file"),
@@ -728,6 +729,7 @@ static const struct constant event_flags[] = {
 	CONST(ISR_CUDA_ASYNC, NULL, "cuda_call: a stream-ordered variant (copied from the function table)"),
 	CONST(ISR_CUDA_PTDS, NULL, "cuda_call: a per-thread default stream variant, `_ptsz` / `_ptds`"),
 	CONST(ISR_CUDA_RUNTIME, NULL, "cuda_call: a CUDA runtime (libcudart) function"),
+	CONST(ISR_CUDA_POLL, NULL, "cuda_call: a query, which returns at once whether work finished"),
 	CONST(ISR_PY_STACK_TRUNCATED, NULL, "py_stack: deeper than 64 frames, the outermost are missing"),
 	CONST(ISR_PY_STACK_INVALID, NULL, "py_stack: the walk met a frame whose code is not a code object and stopped there"),
 	CONST(ISR_PY_CODE_LINETABLE_CUT, NULL, "py_code: the line table was cut to fit the record; later lines unknown"),
@@ -793,7 +795,11 @@ static const struct const_doc const_tables[] = {
 	CONSTS("PROCESS properties (`isr_prop.key` in a PROCESS chunk)", NULL, 0, "key", "value type", proc_props),
 	CONSTS("Process origins (`ISR_PROP_PROC_ORIGIN`)", NULL, 0, "value", NULL, origins),
 	CONSTS("Clocks (`isr_clock_pair.clock`)", NULL, 0, "value", NULL, clocks),
-	CONSTS("Event types (`isr_ev_hdr.type`)", "Name: what readers display.", 0, "type", "name", event_types),
+	CONSTS("Event types (`isr_ev_hdr.type`)",
+	       "Name: what readers display. Meaning: the record's struct, the drop source that counts the "
+	       "lost ones, and the registry's flags, interval and task (format/events.h: `ISR_EVF_*`, "
+	       "`ISR_IV_*`, `ISR_WHO_*`), from which readers derive when an event happened and whom it is about.",
+	       0, "type", "name", event_types),
 	CONSTS("Event flags", NULL, 1, "bit", NULL, event_flags),
 	CONSTS("GIL event kinds (`isr_ev_gil.kind`)", "Name: the probed function, the key of the event in the report's event_counts.", 0, "kind", "name", gil_kinds),
 	CONSTS("Sampling event kinds (`isr_ev_sampling.kind`)", NULL, 0, "kind", NULL, sampling_kinds),
@@ -871,6 +877,7 @@ static int cuda_fns__print(void)
 {
 	static const struct { unsigned bit; const char *name; } flags[] = {
 		{ ISR_CUDA_ASYNC, "ASYNC" }, { ISR_CUDA_PTDS, "PTDS" }, { ISR_CUDA_RUNTIME, "RUNTIME" },
+		{ ISR_CUDA_POLL, "POLL" },
 	};
 	unsigned prev = 0;
 
@@ -895,7 +902,7 @@ static int cuda_fns__print(void)
 		for (size_t j = 0; j < COUNT(flags); j++)
 			if (f->flags & flags[j].bit)
 				printf("%s%s", shown++ ? " \\| " : " ", flags[j].name);
-		if (f->flags & ~(unsigned)(ISR_CUDA_ASYNC | ISR_CUDA_PTDS | ISR_CUDA_RUNTIME)) {
+		if (f->flags & ~(unsigned)(ISR_CUDA_ASYNC | ISR_CUDA_PTDS | ISR_CUDA_RUNTIME | ISR_CUDA_POLL)) {
 			fprintf(stderr, "format_tables: format/cuda_funcs.h: %s has flags 0x%x that "
 				"tests/unit/format_tables.c does not know\n", f->symbol, f->flags);
 			return -1;
@@ -934,6 +941,13 @@ static int struct__print(const struct struct_doc *s)
 	return 0;
 }
 
+/* A table cell: a '|' of the text escaped. */
+static void cell__print(const char *text)
+{
+	for (; *text; text++)
+		printf(*text == '|' ? "\\|" : "%c", *text);
+}
+
 static void consts__print(const struct const_doc *t)
 {
 	size_t i;
@@ -954,7 +968,9 @@ static void consts__print(const struct const_doc *t)
 			printf("| %llu | `%s` |", c->value, c->macro);
 		if (t->name_col)
 			printf(" %s |", c->name);
-		printf(" %s |\n", c->meaning);
+		printf(" ");
+		cell__print(c->meaning);
+		printf(" |\n");
 	}
 	printf("\n");
 }
@@ -963,7 +979,7 @@ static void consts__print(const struct const_doc *t)
 static int event_structs__check(void)
 {
 	static const char *const registered[] = {
-#define EVENT_STRUCT_NAME(ID, name, value, st, drops) #st,
+#define EVENT_STRUCT_NAME(ID, name, value, st, ...) #st,
 		ISR_EVENT_TYPES(EVENT_STRUCT_NAME)
 #undef EVENT_STRUCT_NAME
 	};

@@ -5,6 +5,7 @@
  * 5%), names what a user needs (the holder, the competing process, the
  * file, the Python line), and that nothing fires on healthy recordings.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -774,16 +775,27 @@ static void test_input_bound_handoff_once(void **state)
 	synth__free(b);
 }
 
-/* Three processes of one parent waiting for a CPU: one finding for the
+/* Three processes of one parent waiting for a CPU, half of every 100 ms,
+ * each started directly or (wrapped) through a wrapper of its own (an `sh
+ * -c` of the parent's that ran 1 ms and waits for it): one finding for the
  * pool, its cost their run-queue wait summed. */
-static void test_cpu_contention_one_per_pool(void **state)
+static void pool_waits_for_cpu(bool wrapped)
 {
 	struct synth *b = job(1000 * MS);
 	const struct finding *f;
 	struct analysis *a;
 
-	(void)state;
 	worker_pool(b);
+	for (__u32 w = 0; wrapped && w < 3; w++) {
+		const __u32 sh = 300 + w;
+		const char *const comm = "sh";
+
+		synth__process(b, sh, "sh", 1, &sh, &comm);
+		b->rec.processes[b->rec.process_count - 1].ppid = PID;
+		b->rec.processes[1 + w].ppid = sh;	/* worker w (after job's process) */
+		ev_switch(b, T0, 0, 0, sh, sh, 0, 0);
+		ev_switch(b, T0 + 1 * MS, sh, sh, 0, 0, 0x1, 0);
+	}
 	for (__u32 w = 0; w < 3; w++)
 		for (int i = 0; i < 10; i++) {
 			__u64 t = T0 + (__u64)i * 100 * MS;
@@ -799,6 +811,20 @@ static void test_cpu_contention_one_per_pool(void **state)
 	assert_int_equal(a->ex->findings.n, 1);
 	analysis__free(a);
 	synth__free(b);
+}
+
+static void test_cpu_contention_one_per_pool(void **state)
+{
+	(void)state;
+	pool_waits_for_cpu(false);
+}
+
+/* The wrappers are folded into their workers, which are still one pool of
+ * the parent. */
+static void test_cpu_contention_pool_through_wrappers(void **state)
+{
+	(void)state;
+	pool_waits_for_cpu(true);
 }
 
 /* A short wait of a wrapper in a long job is nobody's bottleneck: a
@@ -1500,6 +1526,47 @@ static void test_json_schema(void **state)
 	synth__free(b);
 }
 
+/* The claim order is declared: within a phase no rule claims a cause
+ * another one claims or reads, and a cause a rule reads is claimed only
+ * in earlier phases; every rule has a phase. */
+static void test_rule_phases_declared(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < rules_count; i++) {
+		const struct rule *a = rules_all[i];
+
+		assert_true(a->phase < RULE_PHASES);
+		assert_int_equal(a->claims & ~RULE_CAUSES_ALL, 0);
+		for (size_t j = 0; j < rules_count; j++) {
+			const struct rule *b = rules_all[j];
+
+			if (i == j)
+				continue;
+			if (a->phase == b->phase && (a->claims & (b->claims | b->reads)))
+				fail_msg("%s and %s, of one phase, both count a cause %s claims", a->id, b->id, a->id);
+			if ((a->claims & b->reads) && a->phase > b->phase)
+				fail_msg("%s reads a cause that %s claims in a later phase", b->id, a->id);
+		}
+	}
+}
+
+/* A rule claims only the causes it declares: the claim fails otherwise. */
+static void test_rule_claims_only_its_causes(void **state)
+{
+	struct rule_ctx c = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < rules_count; i++)
+		if (!strcmp(rules_all[i]->id, "gil_contention"))
+			c.rule = rules_all[i];
+	assert_non_null(c.rule);
+	assert_int_equal(rule_claim(&c, 1, 2, CAUSE_RUNQUEUE), -EINVAL);
+	assert_int_equal(c.nclaims, 0);
+	assert_int_equal(rule_claim(&c, 1, 2, CAUSE_GIL), 0);
+	assert_true(rule_claimed(&c, 1, 2, CAUSE_GIL));
+	free(c.claims);
+}
+
 /* The schema's list of rule ids is the code's. */
 static void test_schema_rule_ids(void **state)
 {
@@ -1685,6 +1752,7 @@ int main(void)
 		cmocka_unit_test(test_input_bound_chain_starved),
 		cmocka_unit_test(test_input_bound_handoff_once),
 		cmocka_unit_test(test_cpu_contention_one_per_pool),
+		cmocka_unit_test(test_cpu_contention_pool_through_wrappers),
 		cmocka_unit_test(test_severity_from_job_share),
 		cmocka_unit_test(test_tail_is_no_cost),
 		cmocka_unit_test(test_idle_after_sync_by_what_host_did),
@@ -1711,6 +1779,8 @@ int main(void)
 		cmocka_unit_test(test_rules_documented),
 		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_schema_rule_ids),
+		cmocka_unit_test(test_rule_phases_declared),
+		cmocka_unit_test(test_rule_claims_only_its_causes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

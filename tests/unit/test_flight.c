@@ -41,33 +41,32 @@ static int group_teardown(void **state)
 	return rmdir(dir);
 }
 
+/* An event of process 7 at t, its header filled in. */
+static void append(struct rec_writer *w, void *ev, __u16 type, size_t size, __u64 t)
+{
+	struct isr_ev_hdr *h = ev;
+
+	h->type = type;
+	h->size = (__u16)size;
+	h->ts_ns = t;
+	h->pid = h->tid = 7;
+	assert_int_equal(rec_writer__append_event(w, ev, size), 0);
+}
+
 /* A numbered launch (grid x = k) at t. */
 static void append_launch(struct rec_writer *w, __u64 t, __u64 k)
 {
-	struct isr_ev_cuda_call e;
+	struct isr_ev_cuda_call e = { .func = ISR_CUDA_FN_cuLaunchKernel, .args[1] = k };
 
-	memset(&e, 0, sizeof(e));
-	e.hdr.type = ISR_EV_CUDA_CALL;
-	e.hdr.size = sizeof(e);
-	e.hdr.ts_ns = t;
-	e.hdr.pid = e.hdr.tid = 7;
-	e.func = ISR_CUDA_FN_cuLaunchKernel;
-	e.args[1] = k;
-	assert_int_equal(rec_writer__append_event(w, &e, sizeof(e)), 0);
+	append(w, &e, ISR_EV_CUDA_CALL, sizeof(e), t);
 }
 
 static void append_task_info(struct rec_writer *w, __u64 t, const char *comm)
 {
-	struct isr_ev_task_info e;
+	struct isr_ev_task_info e = { .task_pid = 7, .task_tid = 7 };
 
-	memset(&e, 0, sizeof(e));
-	e.hdr.type = ISR_EV_TASK_INFO;
-	e.hdr.size = sizeof(e);
-	e.hdr.ts_ns = t;
-	e.hdr.pid = e.hdr.tid = 7;
-	e.task_pid = e.task_tid = 7;
 	snprintf(e.comm, sizeof(e.comm), "%s", comm);
-	assert_int_equal(rec_writer__append_event(w, &e, sizeof(e)), 0);
+	append(w, &e, ISR_EV_TASK_INFO, sizeof(e), t);
 }
 
 static void set_drops(struct rec_writer *w, __u64 cuda)
@@ -81,8 +80,19 @@ static void set_drops(struct rec_writer *w, __u64 cuda)
 	assert_int_equal(rec_writer__write_drops(w, d, ISR_SRC_MAX), 0);
 }
 
+/* A definition of each kind a window may need but not hold. */
+static void append_definitions(struct rec_writer *w, __u64 t)
+{
+	struct isr_ev_nccl_comm c = { .comm = 0xc0, .id_hash = 42, .nranks = 2 };
+	struct isr_ev_rank_env r = { .rank = 1, .flags = ISR_RANK_ENV_RANK };
+
+	append(w, &c, ISR_EV_NCCL_COMM, sizeof(c), t);
+	append(w, &r, ISR_EV_RANK_ENV, sizeof(r), t);
+	append_task_info(w, t, "worker");
+}
+
 struct seen {
-	__u64 first, last, launches, task_infos, cuda_drops;
+	__u64 first, last, launches, task_infos, comms, rank_envs, cuda_drops;
 	__u64 start, end;
 	__u32 stop;
 	char trigger[64];
@@ -118,6 +128,8 @@ static void write_and_read(struct rec_writer *w, unsigned int n, __u64 now, stru
 
 		if (e->hdr.type == ISR_EV_TASK_INFO)
 			s->task_infos++;
+		s->comms += e->hdr.type == ISR_EV_NCCL_COMM;
+		s->rank_envs += e->hdr.type == ISR_EV_RANK_ENV;
 		if (e->hdr.type != ISR_EV_CUDA_CALL)
 			continue;
 		s->launches++;
@@ -143,7 +155,7 @@ static void test_ring_windows(void **state)
 	(void)state;
 	assert_non_null(w);
 	set_drops(w, 0);
-	append_task_info(w, t, "worker");
+	append_definitions(w, t);
 	for (; t < 11 * SEC; t += MS) {
 		append_launch(w, t, ++k);
 		if (t % (100 * MS) == 0) {
@@ -163,6 +175,8 @@ static void test_ring_windows(void **state)
 	assert_true(s1.launches >= 2000 && s1.launches <= 2100);
 	assert_true(s1.end - s1.start >= 2 * SEC && s1.end - s1.start <= 2 * SEC + 100 * MS + MS);
 	assert_int_equal(s1.task_infos, 1);	/* kept from the evicted start */
+	assert_int_equal(s1.comms, 1);		/* the communicator and the rank too: windows of ranks match */
+	assert_int_equal(s1.rank_envs, 1);
 	assert_int_equal(s1.cuda_drops, 5);
 	/* Nothing written twice: the next window starts after the last. */
 	for (; t < 11 * SEC + 500 * MS; t += MS)
@@ -172,6 +186,8 @@ static void test_ring_windows(void **state)
 	assert_int_equal(s2.last, k);
 	assert_int_equal(s2.cuda_drops, 0);
 	assert_int_equal(s2.task_infos, 1);
+	assert_int_equal(s2.comms, 1);
+	assert_int_equal(s2.rank_envs, 1);
 	assert_int_equal(rec_writer__finish(w, t, 0), -EINVAL);
 	rec_writer__free(w);
 }
@@ -244,6 +260,12 @@ static void test_sync_check(void **state)
 	assert_string_equal(why, "sync: cuStreamSynchronize took 512.0 ms (pid 3, tid 4)");
 	e.func = ISR_CUDA_FN_cuMemAlloc_v2;	/* long, but no synchronization */
 	assert_false(flight_check__event(&fc, &e.hdr, sizeof(e), why, sizeof(why)));
+	e.func = ISR_CUDA_FN_cuStreamQuery;	/* a query does not wait */
+	assert_false(flight_check__event(&fc, &e.hdr, sizeof(e), why, sizeof(why)));
+	e.func = ISR_CUDA_FN_cuMemcpyDtoH_v2;	/* a synchronous copy waits for the GPU */
+	assert_true(flight_check__event(&fc, &e.hdr, sizeof(e), why, sizeof(why)));
+	assert_string_equal(why, "sync: cuMemcpyDtoH_v2 took 512.0 ms (pid 3, tid 4)");
+	assert_false(flight_check__event(&fc, &e.hdr, sizeof(e) - 8, why, sizeof(why)));	/* too short to read */
 	trig.sync_ns = 0;
 	flight_check__init(&fc, &trig, 0);
 	e.func = ISR_CUDA_FN_cuStreamSynchronize;

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "analysis.h"
 #include "report.h"
@@ -31,10 +32,10 @@
 #include "text.h"
 
 #include "synth.h"
+#include "perfetto_text.h"
 #include "synth_job.h"
 
 #define ARTIFACTS "build/test-artifacts"
-#define PROTO_ARGS "--proto_path=analysis/proto --decode=perfetto.protos.Trace protos/perfetto/trace/trace.proto"
 #define CHROMIUM_FLAGS                                                                                   \
 	"--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking " \
 	"--disable-component-update --disable-sync --enable-logging=stderr --v=0"
@@ -287,16 +288,16 @@ static void test_html_size_of_a_long_recording(void **state)
 static char *perfetto(const struct analysis *a, const char *path, struct perfetto_stats *st)
 {
 	FILE *f = fopen(path, "w");
-	char cmd[512], *text;
-	int status;
+	size_t compressed;
+	char *text;
 
 	assert_non_null(f);
 	assert_int_equal(perfetto__write(f, a, st), 0);
 	assert_int_equal(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "protoc " PROTO_ARGS " < %s 2>&1", path);
-	text = synth__shell(cmd, &status);
-	if (status)
-		fail_msg("protoc cannot decode %s: %s", path, text);
+	text = perfetto_text(path, &compressed);
+	/* every packet is in a compressed_packets */
+	assert_int_equal(compressed, st->compressed);
+	assert_int_equal(synth__count(text, "compressed_packets:"), 0);
 	return text;
 }
 
@@ -381,6 +382,63 @@ static void test_perfetto_figures(void **state)
 		      (unsigned long long)st.bytes, (double)st.bytes / (double)st.events, (double)st.events / s);
 	assert_int_equal(st.events, b->count);
 	assert_true((double)st.bytes / (double)st.events < 64);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* A thread whose bursts of 3 µs runs and 2 µs waits for a CPU (under a
+ * pixel of a 10 ms window) are each one slice of their states, counted;
+ * every other state stays a slice of its own. */
+static void test_perfetto_short_states_merged(void **state)
+{
+	enum { BURSTS = 200, K = 20 };	/* K preemptions a burst: 2K + 1 states under 10 µs */
+	struct synth *b = synth__new(JOB_T0, JOB_T0 + (BURSTS + 20) * JOB_MS);
+	const __u32 tids[] = { JOB_LAUNCHER };
+	const char *const comms[] = { "spinner" };
+	char want[64], *text;
+	struct perfetto_stats st;
+	struct analysis *a;
+	unsigned long long sum = 0;
+	const char *at;
+
+	(void)state;
+	mkdir(ARTIFACTS, 0755);
+	synth__process(b, JOB_PID, "python3", 1, tids, comms);
+	for (int i = 0; i < BURSTS; i++) {
+		__u64 t = JOB_T0 + (10 + i) * JOB_MS;
+
+		/* woken, 20 µs for a CPU (a slice), then the burst */
+		ev_wakeup_by(b, t, JOB_PID, JOB_LAUNCHER, 0, 0);
+		t += 20 * SYNTH_US;
+		ev_switch(b, t, 0, 0, JOB_PID, JOB_LAUNCHER, 0, 0);
+		for (int k = 0; k < K; k++) {
+			t += 3 * SYNTH_US;
+			ev_switch(b, t, JOB_PID, JOB_LAUNCHER, 0, 0, 0x0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+			t += 2 * SYNTH_US;
+			ev_switch(b, t, 0, 0, JOB_PID, JOB_LAUNCHER, 0, 0);
+		}
+		t += 3 * SYNTH_US;
+		ev_switch(b, t, JOB_PID, JOB_LAUNCHER, 0, 0, 0x1, 0);	/* sleeps until the next burst */
+	}
+	a = analyze(b);
+	text = perfetto(a, ARTIFACTS "/short-states.pftrace", &st);
+	assert_int_equal(st.merged_slices, BURSTS);
+	assert_int_equal(st.merged_states, BURSTS * (2 * K + 1));
+	/* every state is written, alone or in its run */
+	assert_int_equal(st.slices, st.states - st.merged_states + st.merged_slices);
+	assert_int_equal(synth__count(text, "type: TYPE_SLICE_BEGIN"), st.slices);
+	assert_int_equal(synth__count(text, "type: TYPE_SLICE_END"), st.slices);
+	/* each merged slice says how many states it holds and their time */
+	assert_int_equal(perfetto_text_events(text, "states under 10 us"), BURSTS);
+	snprintf(want, sizeof(want), "name_iid: %lu\n      uint_value: ", perfetto_text_iid(text, "states"));
+	for (at = text; (at = strstr(at, want)); at += strlen(want))
+		sum += strtoull(at + strlen(want), NULL, 10);
+	assert_int_equal(sum, BURSTS * (2 * K + 1));
+	snprintf(want, sizeof(want), "name_iid: %%lu\n      uint_value: %u\n", (K + 1) * 3000);
+	assert_int_equal(perfetto_text_count_iid(text, want, "running_ns"), BURSTS);
+	snprintf(want, sizeof(want), "name_iid: %%lu\n      uint_value: %u\n", K * 2000);
+	assert_int_equal(perfetto_text_count_iid(text, want, "runqueue_ns"), BURSTS);
+	free(text);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -679,6 +737,91 @@ static void test_identical_stacks_merged(void **state)
 	synth__free(b);
 }
 
+/*
+ * Python threads named by their entry in every output: a thread started by
+ * threading runs its target (here Loader.<locals>.worker_loop) inside
+ * threading's _bootstrap, _bootstrap_inner and run; the OS names every
+ * thread of the process python3.11. A thread the program named after its
+ * target (hog) keeps its name; the main thread and a thread whose stacks
+ * were cut short (its outermost frames missing) have no entry.
+ */
+static void test_python_threads_named(void **state)
+{
+	static const __u32 tids[] = { 300, 301, 302, 303 };
+	static const char *const comms[] = { "python3.11", "python3.11", "hog", "python3.11" };
+	static const char *const lib = "/usr/lib/python3.11/threading.py";
+	static const __u64 main_stack[] = { 0x31, 0x30 }, worker[] = { 0x31, 0x20, 0x12, 0x11, 0x10 },
+			   hog[] = { 0x21, 0x12, 0x11, 0x10 }, cut[] = { 0x31, 0x20, 0x12 };
+	struct synth *b = synth__new(JOB_T0, JOB_T0 + 100 * JOB_MS);
+	char path[] = "/tmp/isr-py-names-XXXXXX", *md, *js, *html, *trace;
+	struct perfetto_stats st;
+	json_error_t jerr;
+	json_t *root, *threads;
+	struct analysis *a;
+	int fd;
+
+	(void)state;
+	synth__process(b, 300, "python3.11", 4, tids, comms);
+	ev_py_code(b, JOB_T0, 300, 0x10, lib, "Thread._bootstrap", 995);
+	ev_py_code(b, JOB_T0, 300, 0x11, lib, "Thread._bootstrap_inner", 1038);
+	ev_py_code(b, JOB_T0, 300, 0x12, lib, "Thread.run", 975);
+	ev_py_code(b, JOB_T0, 300, 0x20, "/app/train.py", "Loader.<locals>.worker_loop", 12);
+	ev_py_code(b, JOB_T0, 300, 0x21, "/app/train.py", "hog", 30);
+	ev_py_code(b, JOB_T0, 300, 0x30, "/app/train.py", "<module>", 1);
+	ev_py_code(b, JOB_T0, 300, 0x31, "/app/train.py", "step", 40);
+	ev_py_stack(b, JOB_T0, 300, 1, 2, main_stack);
+	ev_py_stack(b, JOB_T0, 300, 2, 5, worker);
+	ev_py_stack(b, JOB_T0, 300, 3, 4, hog);
+	ev_py_stack(b, JOB_T0, 300, 4, 3, cut);
+	((struct isr_ev_py_stack *)(b->data + b->offs[b->count - 1]))->flags = ISR_PY_STACK_TRUNCATED;
+	for (int i = 0; i < 10; i++) {
+		__u64 t = JOB_T0 + (__u64)(i + 1) * JOB_MS;
+
+		ev_py_sample(b, t, 300, 300, 1, ISR_PY_KIND_TIMER);
+		ev_py_sample(b, t, 300, 301, 2, ISR_PY_KIND_TIMER);
+		ev_py_sample(b, t, 300, 302, 3, ISR_PY_KIND_TIMER);
+		ev_py_sample(b, t, 300, 303, 4, ISR_PY_KIND_TIMER);
+	}
+	a = analyze(b);
+	md = synth__render(a, report__write_markdown);
+	assert_non_null(strstr(md, "| 300 | 301 | python3.11 (Loader.worker_loop) |"));
+	assert_non_null(strstr(md, "| 300 | 302 | hog |"));
+	assert_non_null(strstr(md, "| 300 | 300 | python3.11 |"));
+	assert_non_null(strstr(md, "| 300 | 303 | python3.11 |"));
+	assert_non_null(strstr(md, "### pid 300 tid 301 python3.11 (Loader.worker_loop) (10 samples)"));
+	js = synth__render(a, report__write_json);
+	root = json_loads(js, 0, &jerr);
+	assert_non_null(root);
+	threads = json_object_get(root, "threads");
+	for (size_t i = 0; i < json_array_size(threads); i++) {
+		json_t *t = json_array_get(threads, i), *entry = json_object_get(t, "python_entry");
+		json_int_t tid = json_integer_value(json_object_get(t, "tid"));
+
+		if (tid == 301)
+			assert_string_equal(json_string_value(entry), "Loader.worker_loop");
+		else if (tid == 302)
+			assert_string_equal(json_string_value(entry), "hog");
+		else
+			assert_true(json_is_null(entry));
+	}
+	json_decref(root);
+	html = synth__render(a, report__write_html);
+	assert_non_null(strstr(html, "python3.11 (Loader.worker_loop)"));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	trace = perfetto(a, path, &st);
+	unlink(path);
+	assert_non_null(strstr(trace, "thread_name: \"python3.11 (Loader.worker_loop)\""));
+	assert_non_null(strstr(trace, "thread_name: \"hog\""));
+	free(trace);
+	free(html);
+	free(js);
+	free(md);
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* --- hostile names: every output ---------------------------------------------------------------- */
 
 #define HOSTILE_FILE "'ctl\r\n\x1b[31m.py'"
@@ -813,7 +956,9 @@ int main(void)
 		cmocka_unit_test(test_html_escapes_the_recording),
 		cmocka_unit_test(test_html_size_of_a_long_recording),
 		cmocka_unit_test(test_perfetto_decodes_with_the_counts_of_the_recording),
+		cmocka_unit_test(test_python_threads_named),
 		cmocka_unit_test(test_perfetto_figures),
+		cmocka_unit_test(test_perfetto_short_states_merged),
 		cmocka_unit_test(test_diff_names_the_planted_change_first),
 		cmocka_unit_test(test_diff_of_a_run_with_itself),
 		cmocka_unit_test(test_diff_compares_rates_not_totals),

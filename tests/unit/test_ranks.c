@@ -31,6 +31,7 @@
 #include "analyze.h"
 
 #include "synth.h"
+#include "perfetto_text.h"
 
 #define MS		1000000ULL
 #define US		1000ULL
@@ -504,10 +505,10 @@ static void test_perfetto_pid_collision(void **state)
 	struct fixture *fx = *state;
 	struct perfetto_stats st;
 	struct loaded l;
-	char path[160], cmd[512], want[128], *text;
+	char path[160], want[128], *text;
 	const struct ranks *r;
 	long long shift;
-	int status;
+	size_t compressed;
 	FILE *f;
 
 	load_set(fx, &l);
@@ -517,11 +518,8 @@ static void test_perfetto_pid_collision(void **state)
 	assert_non_null(f);
 	assert_int_equal(perfetto__write_set(f, &l.set, &st), 0);
 	assert_int_equal(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "protoc --proto_path=analysis/proto --decode=perfetto.protos.Trace "
-		 "protos/perfetto/trace/trace.proto < %s 2>&1", path);
-	text = synth__shell(cmd, &status);
-	if (status)
-		fail_msg("protoc cannot decode %s: %s", path, text);
+	text = perfetto_text(path, &compressed);
+	assert_int_equal(compressed, st.compressed);
 	assert_int_equal(synth__count(text, "packet {"), st.packets);
 	assert_int_equal(synth__count(text, "type: TYPE_SLICE_BEGIN"), st.slices);
 	/* two processes, apart although their pid is the same, named by rank */

@@ -3,11 +3,15 @@
  * The lookups generated from the format's registries (format/registry.h):
  * every registered event type has its name, size and drop source, and the
  * dispatch hands each record to the handler of its type, as its struct,
- * and to nobody else.
+ * and to nobody else; the views read each type's interval, task and GPU
+ * work from its fields, and every CUDA function is of the kinds its family
+ * and flags say (one definition of a synchronization).
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -18,7 +22,7 @@ static void test_every_type_named_and_sized(void **state)
 	unsigned int known = 0;
 
 	(void)state;
-#define CHECK_ROW(ID, name, value, st, drops)						\
+#define CHECK_ROW(ID, name, value, st, drops, ...)					\
 	assert_string_equal(isr_event_name(ISR_EV_##ID), #name);			\
 	assert_int_equal(isr_event_min_size(ISR_EV_##ID), sizeof(struct st));		\
 	assert_int_equal(isr_event_drop_source(ISR_EV_##ID), drops);			\
@@ -46,6 +50,229 @@ static void test_cuda_functions(void **state)
 	assert_int_equal(isr_cuda_fn(ISR_CUDA_FN_cuMemAlloc_v2)->family, ISR_CUDA_FAM_ALLOC);
 	assert_null(isr_cuda_fn(0));
 	assert_null(isr_cuda_fn(ISR_CUDA_FN_MAX));
+}
+
+/* A synchronization is a call that blocks its thread until the GPU is done,
+ * timed: the blocking SYNC calls and the synchronous copies; not a query
+ * (it returns at once), not cuStreamWaitEvent (a stream waits, not the
+ * thread), not an entry-only copy (its wait is not measured). */
+static void test_cuda_kinds(void **state)
+{
+	static const __u16 syncs[] = {
+		ISR_CUDA_FN_cuCtxSynchronize, ISR_CUDA_FN_cuCtxSynchronize_v2, ISR_CUDA_FN_cuStreamSynchronize,
+		ISR_CUDA_FN_cuStreamSynchronize_ptsz, ISR_CUDA_FN_cuEventSynchronize, ISR_CUDA_FN_cuMemcpy,
+		ISR_CUDA_FN_cuMemcpy_ptds, ISR_CUDA_FN_cuMemcpyHtoD_v2, ISR_CUDA_FN_cuMemcpyHtoD_v2_ptds,
+		ISR_CUDA_FN_cuMemcpyDtoH_v2, ISR_CUDA_FN_cuMemcpyDtoH_v2_ptds, ISR_CUDA_FN_cuMemcpyDtoD_v2,
+		ISR_CUDA_FN_cuMemcpyDtoD_v2_ptds,
+	};
+	static const __u16 queries[] = {
+		ISR_CUDA_FN_cuEventQuery, ISR_CUDA_FN_cuStreamQuery, ISR_CUDA_FN_cuStreamQuery_ptsz,
+	};
+	unsigned int nsync = 0, nlaunch = 0, nquery = 0;
+
+	(void)state;
+	for (__u16 f = 0; f < ISR_CUDA_FN_MAX; f++) {
+		const struct isr_cuda_fn *fn = isr_cuda_fn(f);
+		bool want = false;
+
+		for (size_t i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++)
+			want |= syncs[i] == f;
+		assert_int_equal(isr_cuda_is(f, ISR_CUDA_K_SYNC), want);
+		nsync += want;
+		nlaunch += isr_cuda_is(f, ISR_CUDA_K_LAUNCH);
+		nquery += isr_cuda_is(f, ISR_CUDA_K_QUERY);
+		/* a synchronization returns: its wait is timed */
+		if (want)
+			assert_false(ISR_CUDA_FAM_ENTRY_ONLY(fn->family));
+		/* the hot path is what the budget switches: entry-only */
+		if (fn)
+			assert_int_equal(isr_cuda_is(f, ISR_CUDA_K_HOT), ISR_CUDA_FAM_ENTRY_ONLY(fn->family));
+	}
+	assert_int_equal(nsync, sizeof(syncs) / sizeof(syncs[0]));
+	for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+		assert_true(isr_cuda_is(queries[i], ISR_CUDA_K_QUERY));
+		assert_false(isr_cuda_is(queries[i], ISR_CUDA_K_SYNC));
+	}
+	assert_int_equal(nquery, 3);
+	assert_int_equal(nlaunch, 8);	/* cuLaunchKernel*, cuLaunchKernelEx*, cuLaunchCooperativeKernel*, cuGraphLaunch* */
+	assert_false(isr_cuda_is(ISR_CUDA_FN_cuStreamWaitEvent, ISR_CUDA_K_SYNC | ISR_CUDA_K_QUERY));
+	assert_false(isr_cuda_is(ISR_CUDA_FN_cuMemcpy2D_v2, ISR_CUDA_K_SYNC));
+	assert_true(isr_cuda_is(ISR_CUDA_FN_cuMemcpy2D_v2, ISR_CUDA_K_COPY));
+	assert_true(isr_cuda_is(ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, ISR_CUDA_K_COPY | ISR_CUDA_K_HOT));
+	assert_true(isr_cuda_is(ISR_CUDA_FN_cuMemHostRegister_v2, ISR_CUDA_K_MEM));
+	assert_true(isr_cuda_is(ISR_CUDA_FN_cuMemUnmap, ISR_CUDA_K_MEM));
+	assert_true(isr_cuda_is(ISR_CUDA_FN_cuKernelGetFunction, ISR_CUDA_K_NAME));
+	assert_true(isr_cuda_is(ISR_CUDA_FN_cuMemsetD8Async, ISR_CUDA_K_SET));
+	assert_false(isr_cuda_is(0, ~0));
+	assert_false(isr_cuda_is(ISR_CUDA_FN_MAX, ~0));
+}
+
+/* What a flight-recorder window keeps whatever its length: the records
+ * that later ones refer to, the communicators and ranks included. */
+static void test_definitions(void **state)
+{
+	static const __u16 defs[] = {
+		ISR_EV_CUDA_NAME, ISR_EV_GPU_NAME, ISR_EV_PY_STACK, ISR_EV_PY_CODE,
+		ISR_EV_PY_STATUS, ISR_EV_TASK_INFO, ISR_EV_NCCL_COMM, ISR_EV_RANK_ENV,
+	};
+
+	(void)state;
+	for (__u16 t = 0; t < ISR_EV_TYPE_MAX; t++) {
+		bool want = false;
+
+		for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
+			want |= defs[i] == t;
+		assert_int_equal((isr_event_flags(t) & ISR_EVF_DEFINES) != 0, want);
+	}
+	assert_int_equal(isr_event_flags(200), 0);
+}
+
+/* What the registry declares of each type holds together: a type flagged
+ * ONCPU is about a thread (its own event); a definition is about a task;
+ * GPU work is a process's, on the GPU's clock; an event type that is not
+ * registered is an instant about no task. Every registered type has all
+ * three (a line without them does not compile); this checks that what they
+ * say fits what the views read from a record of the type. */
+static void test_every_type_declared(void **state)
+{
+	unsigned char rec[1024];
+	struct isr_ev_hdr *h = (void *)rec;
+	unsigned int n = 0;
+
+	(void)state;
+	for (__u16 t = 0; t < ISR_EV_TYPE_MAX; t++) {
+		__u32 flags = isr_event_flags(t);
+		struct isr_gpu_work w;
+		struct isr_task who;
+		__u64 s, e;
+
+		if (!isr_event_name(t))
+			continue;
+		n++;
+		assert_true(isr_event_min_size(t) <= sizeof(rec));
+		memset(rec, 0, sizeof(rec));
+		h->type = t;
+		h->size = (__u16)isr_event_min_size(t);
+		h->ts_ns = 5000;
+		h->pid = 7;
+		h->tid = 8;
+		assert_true(isr_event_usable(h, h->size));
+		assert_false(isr_event_usable(h, h->size - 8));
+		/* a zeroed record: an instant at its time on the CPU clock, or no time on the GPU's */
+		if (isr_ev_interval(h, &s, &e) == ISR_CLOCK_CPU)
+			assert_true(s == 5000 && e == 5000);
+		else
+			assert_true(s == 0 && e == 0);
+		if (flags & ISR_EVF_ONCPU)
+			assert_true(isr_ev_task(h, &who) && who.pid == 7 && who.tid == 8);
+		if (flags & ISR_EVF_DEFINES)
+			assert_true(isr_ev_task(h, &who));
+		if (isr_ev_gpu_work(h, &w)) {
+			assert_int_equal(isr_ev_interval(h, &s, &e), ISR_CLOCK_GPU);
+			assert_true(isr_ev_task(h, &who) && who.pid == 7 && who.tid == 0);
+			assert_false(flags & ISR_EVF_ONCPU);
+		}
+	}
+	assert_true(n > 30);
+	h->type = ISR_EV_PY_FRAMES;	/* never in a file */
+	assert_false(isr_event_usable(h, sizeof(rec)));
+	assert_false(isr_ev_task(h, &(struct isr_task){ 0, 0 }));
+}
+
+static void test_intervals(void **state)
+{
+	struct isr_ev_cuda_call c = { .hdr = { .type = ISR_EV_CUDA_CALL, .size = sizeof(c), .ts_ns = 1000 },
+				      .duration_ns = 50 };
+	struct isr_ev_page_fault f = { .hdr = { .type = ISR_EV_PAGE_FAULT, .size = sizeof(f), .ts_ns = 1000 },
+				       .duration_ns = 30 };
+	struct isr_ev_gil g = { .hdr = { .type = ISR_EV_GIL, .size = sizeof(g), .ts_ns = 1000 }, .wait_ns = 7,
+				.kind = ISR_GIL_RELEASE };
+	struct isr_ev_reclaim rc = { .hdr = { .type = ISR_EV_RECLAIM, .size = sizeof(rc), .ts_ns = UINT64_MAX - 5 },
+				     .duration_ns = 10 };
+	struct isr_ev_gpu_memset m = { .hdr = { .type = ISR_EV_GPU_MEMSET, .size = sizeof(m), .ts_ns = 1 },
+				       .start_ns = 5000, .end_ns = 6000, .device_id = 3, .context_id = 4,
+				       .stream_id = 7, .correlation_id = 99 };
+	struct isr_ev_gpu_api a = { .hdr = { .type = ISR_EV_GPU_API, .size = sizeof(a), .ts_ns = 1 },
+				    .start_ns = 10, .end_ns = 20 };
+	struct isr_ev_hdr unknown = { .type = 200, .size = sizeof(unknown), .ts_ns = 42 };
+	struct isr_gpu_work w;
+	__u64 s, e;
+
+	(void)state;
+	/* a call is a stretch once its return was probed */
+	assert_int_equal(isr_ev_interval(&c.hdr, &s, &e), ISR_CLOCK_CPU);
+	assert_true(s == 1000 && e == 1000);
+	c.flags = ISR_CUDA_RETURNED;
+	isr_ev_interval(&c.hdr, &s, &e);
+	assert_true(s == 1000 && e == 1050);
+	/* a fault ends at its time, when its start was seen */
+	isr_ev_interval(&f.hdr, &s, &e);
+	assert_true(s == 1000 && e == 1000);
+	f.flags = ISR_FAULT_HAS_START | ISR_FAULT_MAJOR;
+	isr_ev_interval(&f.hdr, &s, &e);
+	assert_true(s == 970 && e == 1000);
+	f.duration_ns = 2000;	/* before the clock's start: an instant */
+	isr_ev_interval(&f.hdr, &s, &e);
+	assert_true(s == 1000 && e == 1000);
+	/* the GIL's wait is an acquire's only */
+	isr_ev_interval(&g.hdr, &s, &e);
+	assert_true(s == 1000 && e == 1000);
+	g.kind = ISR_GIL_ACQUIRE;
+	isr_ev_interval(&g.hdr, &s, &e);
+	assert_true(s == 1000 && e == 1007);
+	/* a stretch ends at the clock's end at the latest */
+	isr_ev_interval(&rc.hdr, &s, &e);
+	assert_true(s == UINT64_MAX - 5 && e == UINT64_MAX);
+	/* GPU records are on the GPU's clock */
+	assert_int_equal(isr_ev_interval(&m.hdr, &s, &e), ISR_CLOCK_GPU);
+	assert_true(s == 5000 && e == 6000);
+	assert_true(isr_ev_gpu_work(&m.hdr, &w));
+	assert_true(w.start_ns == 5000 && w.end_ns == 6000 && w.device == 3 && w.context == 4 && w.stream == 7 &&
+		    w.correlation == 99);
+	assert_int_equal(isr_ev_interval(&a.hdr, &s, &e), ISR_CLOCK_GPU);
+	assert_true(s == 10 && e == 20);
+	assert_false(isr_ev_gpu_work(&a.hdr, &w));
+	assert_false(isr_ev_gpu_work(&c.hdr, &w));
+	assert_int_equal(isr_ev_interval(&unknown, &s, &e), ISR_CLOCK_CPU);
+	assert_true(s == 42 && e == 42);
+}
+
+static void test_tasks(void **state)
+{
+	struct isr_ev_sched_switch sw = { .hdr = { .type = ISR_EV_SCHED_SWITCH, .size = sizeof(sw), .pid = 1, .tid = 2 },
+					  .next_pid = 3, .next_tid = 4 };
+	struct isr_ev_proc_exec x = { .hdr = { .type = ISR_EV_PROC_EXEC, .size = sizeof(x), .pid = 10, .tid = 10 },
+				      .old_tid = 12 };
+	struct isr_ev_sched_wakeup wk = { .hdr = { .type = ISR_EV_SCHED_WAKEUP, .size = sizeof(wk), .pid = 5, .tid = 6 },
+					  .waker_pid = 7, .waker_tid = 8 };
+	struct isr_ev_gpu_api a = { .hdr = { .type = ISR_EV_GPU_API, .size = sizeof(a), .pid = 20, .tid = 21 },
+				    .thread_id = 22 };
+	struct isr_ev_gpu_kernel k = { .hdr = { .type = ISR_EV_GPU_KERNEL, .size = sizeof(k), .pid = 20, .tid = 21 } };
+	struct isr_ev_task_info ti = { .hdr = { .type = ISR_EV_TASK_INFO, .size = sizeof(ti), .pid = 1, .tid = 2 },
+				       .task_pid = 30, .task_tid = 31 };
+	struct isr_ev_sampling smp = { .hdr = { .type = ISR_EV_SAMPLING, .size = sizeof(smp) } };
+	struct isr_task t;
+
+	(void)state;
+	assert_true(isr_ev_task(&sw.hdr, &t) && t.pid == 1 && t.tid == 2);
+	assert_true(isr_ev_peer(&sw.hdr, &t) && t.pid == 3 && t.tid == 4);
+	assert_true(isr_ev_task(&x.hdr, &t) && t.pid == 10 && t.tid == 10);
+	assert_true(isr_ev_peer(&x.hdr, &t) && t.pid == 10 && t.tid == 12);
+	assert_true(isr_ev_peer(&wk.hdr, &t) && t.pid == 7 && t.tid == 8);
+	/* an interrupt woke it: the task it interrupted is nobody's waker */
+	wk.flags = ISR_WAKE_INTERRUPT;
+	assert_false(isr_ev_peer(&wk.hdr, &t));
+	assert_true(isr_ev_task(&wk.hdr, &t) && t.pid == 5 && t.tid == 6);
+	/* CUPTI's API record is about the thread that called, not the one that handed it over */
+	assert_true(isr_ev_task(&a.hdr, &t) && t.pid == 20 && t.tid == 22);
+	assert_false(isr_ev_peer(&a.hdr, &t));
+	/* GPU work is its process's */
+	assert_true(isr_ev_task(&k.hdr, &t) && t.pid == 20 && t.tid == 0);
+	assert_true(isr_ev_task(&ti.hdr, &t) && t.pid == 30 && t.tid == 31);
+	assert_false(isr_ev_task(&smp.hdr, &t));
+	assert_true(isr_event_flags(ISR_EV_SCHED_SWITCH) & ISR_EVF_ANY_TASK);
+	assert_true(isr_event_flags(ISR_EV_CUDA_CALL) & ISR_EVF_ONCPU);
+	assert_false(isr_event_flags(ISR_EV_TASK_RENAME) & ISR_EVF_ONCPU);
 }
 
 struct seen {
@@ -107,6 +334,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_type_named_and_sized),
 		cmocka_unit_test(test_cuda_functions),
+		cmocka_unit_test(test_cuda_kinds),
+		cmocka_unit_test(test_definitions),
+		cmocka_unit_test(test_every_type_declared),
+		cmocka_unit_test(test_intervals),
+		cmocka_unit_test(test_tasks),
 		cmocka_unit_test(test_dispatch),
 	};
 

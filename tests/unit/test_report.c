@@ -393,7 +393,8 @@ static void test_json_contract(void **state)
 		assert_int_equal(json_array_size(get(t, "py_functions")), 0);
 		assert_int_equal(json_array_size(get(t, "py_stacks")), 0);
 		assert_true(json_is_null(get(t, "top_waker")));
-		assert_int_equal(json_object_size(t), 32);
+		assert_true(json_is_null(get(t, "python_entry")));	/* no Python thread */
+		assert_int_equal(json_object_size(t), 33);
 	}
 	assert_real(json_array_get(threads, 1), "cuda_sync_s", 0.4);
 	assert_int(json_array_get(threads, 1), "cuda_calls", 1200);
@@ -1114,11 +1115,187 @@ static void test_process_tree(void **state)
 	free(f);
 }
 
+/* The Markdown report of f with the processes procs[0..n) and the first
+ * k threads of f. */
+static char *render_tree(struct fixture *f, struct rec_process *procs, size_t n, size_t k)
+{
+	f->rec.processes = procs;
+	f->rec.process_count = n;
+	f->sum.thread_count = k;
+	return render(report__write_markdown, f);
+}
+
+/* The JSON process tree of f has count nodes, key true in those whose pid
+ * is marked, false in the others. */
+static void expect_tree_marks(struct fixture *f, size_t count, const char *key, bool (*marked)(json_int_t pid))
+{
+	json_t *root = render_json(f), *tree = get(root, "process_tree");
+
+	assert_int_equal(json_array_size(tree), count);
+	for (size_t i = 0; i < count; i++) {
+		json_t *nd = json_array_get(tree, i);
+
+		assert_int_equal(json_is_true(get(nd, key)), marked(json_integer_value(get(nd, "pid"))));
+	}
+	json_decref(root);
+}
+
+static bool helper_pid(json_int_t pid)
+{
+	return pid > 700 && pid < 713;
+}
+
+static bool wrapper_pid(json_int_t pid)
+{
+	return pid == 800 || pid == 801;
+}
+
+static bool wrapper_helper_pid(json_int_t pid)
+{
+	return pid == 805;
+}
+
+/*
+ * A wrapper's helpers folded: a launcher script (pid 700) ran 12 helpers
+ * that each began and ended within a few milliseconds (9 bash, 3
+ * readlink), one of which (710) started the long-lived program (750); a
+ * short-lived child that made CUDA calls (720) is shown. The tree shows
+ * the root, the CUDA child and the program, which moves up to the nearest
+ * process shown, and counts the helpers there; the JSON keeps every
+ * process, marked.
+ */
+static void test_process_tree_folds_short_lived(void **state)
+{
+	struct fixture *f = fixture__new();
+	struct rec_process procs[15];
+	size_t n = 0, k = 0, i;
+	char *md, *html;
+
+	(void)state;
+	procs[n++] = (struct rec_process){ .pid = 700, .ppid = 1, .origin = ISR_ORIGIN_LAUNCHED, .comm = "sh",
+					   .cmdline = "sh run.sh" };
+	f->threads[k++] = thread(700, 700, "sh", 10 * MS, 0);
+	for (i = 0; i < 12; i++) {
+		__u32 pid = 701 + (__u32)i;
+
+		procs[n++] = (struct rec_process){ .pid = pid, .ppid = 700, .origin = ISR_ORIGIN_CHILD,
+						   .comm = i < 9 ? "bash" : "readlink", .cmdline = "helper" };
+		f->threads[k] = thread(pid, pid, i < 9 ? "bash" : "readlink", 1 * MS, 0);
+		f->threads[k].created = f->threads[k].exited = true;
+		f->threads[k].start_ns = T0 + (10 + i * 5) * MS;
+		f->threads[k].end_ns = f->threads[k].start_ns + 3 * MS;
+		k++;
+	}
+	procs[n++] = (struct rec_process){ .pid = 720, .ppid = 700, .origin = ISR_ORIGIN_CHILD, .comm = "probe",
+					   .cmdline = "probe --gpu" };
+	f->threads[k] = thread(720, 720, "probe", 1 * MS, 0);
+	f->threads[k].created = f->threads[k].exited = true;
+	f->threads[k].start_ns = T0 + 100 * MS;
+	f->threads[k].end_ns = T0 + 102 * MS;
+	k++;
+	f->cuda_procs[0] = (struct process_summary){ .pid = 720 };
+	f->sum.processes = f->cuda_procs;
+	f->sum.process_count = 1;
+	procs[n++] = (struct rec_process){ .pid = 750, .ppid = 710, .origin = ISR_ORIGIN_CHILD, .comm = "python3",
+					   .cmdline = "python3 train.py" };
+	f->threads[k] = thread(750, 750, "python3", 500 * MS, 0);
+	f->threads[k].created = true;
+	f->threads[k].start_ns = T0 + 60 * MS;
+	k++;
+	md = render_tree(f, procs, n, k);
+	if (!strstr(md, "- **Targets:** 15 processes (a child under its parent), 12 short-lived folded\n"
+			"  - pid 700 (sh, launched; 13 children traced; 1 thread, 0.01 s on CPU): sh run.sh\n"
+			"    - 12 short-lived processes folded (each began and ended within 0.1 s, no CUDA): bash ×9, "
+			"readlink ×3\n"
+			"    - pid 750 (python3, child; 1 thread, 0.50 s on CPU): python3 train.py\n"
+			"    - pid 720 (probe, child; 1 thread, 0.00 s on CPU): probe --gpu\n"))
+		fail_msg("the helpers are not folded:\n%s", md);
+	assert_null(strstr(md, "pid 701 ("));
+	free(md);
+	expect_tree_marks(f, 15, "short_lived", helper_pid);
+	html = render(report__write_html, f);
+	assert_non_null(strstr(html, "<ul><li>12 short-lived processes folded (each began and ended within 0.1 s, no "
+				     "CUDA): bash ×9, readlink ×3</li></ul>"));
+	assert_null(strstr(html, "pid 701 <code>"));
+	free(html);
+	free(f);
+}
+
+/*
+ * Wrappers folded: `sh -c 'env sh -c "python3 train.py; ..."; ...'` (pids
+ * 800, 801, each one thread and milliseconds on CPU, waiting for what it
+ * started) is shown as the program (802), in the launcher's place, with
+ * the wrappers named on it and a helper of the inner one (805) counted
+ * there; its forked worker (803) stays under it. Not wrappers: a make
+ * (820) that ran 60 ms on CPU, a Python parent (830) whose one child is
+ * its own fork.
+ */
+static void test_process_tree_folds_wrappers(void **state)
+{
+	static const struct {
+		__u32 pid, ppid, origin;
+		char *comm, *cmd;
+		__u64 on;
+		char *exe;
+	} p[] = {
+		{ 800, 1, ISR_ORIGIN_LAUNCHED, "sh", "sh -c env sh -c 'python3 train.py; exit $?'; exit $?", 2 * MS, NULL },
+		{ 801, 800, ISR_ORIGIN_CHILD, "sh", "sh -c python3 train.py; exit $?", 1 * MS, NULL },
+		{ 802, 801, ISR_ORIGIN_CHILD, "python3", "python3 train.py", 500 * MS, "/usr/bin/python3" },
+		{ 803, 802, ISR_ORIGIN_CHILD, "python3", "python3 train.py", 200 * MS, "/usr/bin/python3" },
+		{ 805, 801, ISR_ORIGIN_CHILD, "readlink", "readlink -f python3", 1 * MS, NULL },
+		{ 820, 1, ISR_ORIGIN_LAUNCHED, "make", "make all", 60 * MS, NULL },
+		{ 821, 820, ISR_ORIGIN_CHILD, "cc", "cc -c a.c", 300 * MS, NULL },
+		{ 830, 1, ISR_ORIGIN_LAUNCHED, "python3", "python3 main.py", 5 * MS, "/usr/bin/python3" },
+		{ 831, 830, ISR_ORIGIN_CHILD, "python3", "python3 main.py", 300 * MS, "/usr/bin/python3" },
+	};
+	struct fixture *f = fixture__new();
+	struct rec_process procs[sizeof(p) / sizeof(p[0])];
+	char *md, *html;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+		procs[i] = (struct rec_process){ .pid = p[i].pid, .ppid = p[i].ppid, .origin = p[i].origin,
+						 .comm = p[i].comm, .cmdline = p[i].cmd, .exe = p[i].exe };
+		f->threads[i] = thread(p[i].pid, p[i].pid, p[i].comm, p[i].on, 0);
+	}
+	f->threads[4].created = f->threads[4].exited = true;
+	f->threads[4].end_ns = f->threads[4].start_ns + 3 * MS;
+	md = render_tree(f, procs, i, i);
+	if (!strstr(md, "- **Targets:** 9 processes (a child under its parent), 1 short-lived folded, 2 wrappers folded\n"
+			"  - pid 802 (python3, child; 1 child traced; 1 thread, 0.50 s on CPU): python3 train.py\n"
+			"    - started through 2 wrappers, folded (each only started the next, in one thread, at most "
+			"0.05 s on CPU, no CUDA): pid 800 sh → pid 801 sh\n"
+			"    - 1 short-lived process folded (each began and ended within 0.1 s, no CUDA): readlink ×1\n"
+			"    - pid 803 (python3, child; forked worker (its parent's command line); 1 thread, 0.20 s on "
+			"CPU): python3 train.py\n"
+			"  - pid 820 (make, launched; 1 child traced; 1 thread, 0.06 s on CPU): make all\n"
+			"    - pid 821 (cc, child; 1 thread, 0.30 s on CPU): cc -c a.c\n"
+			"  - pid 830 (python3, launched; 1 child traced; 1 thread, 0.01 s on CPU): python3 main.py\n"
+			"    - pid 831 (python3, child; forked worker (its parent's command line); 1 thread, 0.30 s on "
+			"CPU): python3 main.py\n"))
+		fail_msg("the wrappers are not folded:\n%s", md);
+	assert_null(strstr(md, "pid 800 ("));
+	assert_null(strstr(md, "pid 801 ("));
+	free(md);
+	expect_tree_marks(f, 9, "wrapper", wrapper_pid);
+	expect_tree_marks(f, 9, "short_lived", wrapper_helper_pid);
+	html = render(report__write_html, f);
+	assert_non_null(strstr(html, "1 short-lived folded, 2 wrappers folded):"));
+	assert_non_null(strstr(html, "<ul><li>started through 2 wrappers, folded (each only started the next, in one "
+				     "thread, at most 0.05 s on CPU, no CUDA): pid 800 sh → pid 801 sh</li></ul>"));
+	assert_null(strstr(html, "pid 800 <code>"));
+	free(html);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_contract),
 		cmocka_unit_test(test_process_tree),
+		cmocka_unit_test(test_process_tree_folds_short_lived),
+		cmocka_unit_test(test_process_tree_folds_wrappers),
 		cmocka_unit_test(test_json_no_cuda),
 		cmocka_unit_test(test_json_gpu),
 		cmocka_unit_test(test_json_truncated),
