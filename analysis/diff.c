@@ -23,6 +23,8 @@ struct profile {
 	__u64 sync_ns, launches, cuda_calls;
 	__u64 kernels, kernel_ns;
 	__u64 memory_peak;
+	size_t steps;
+	__u64 steps_span_ns, median_step_ns;
 };
 
 static void profile_of(const struct analysis *a, struct profile *p)
@@ -58,6 +60,63 @@ static void profile_of(const struct analysis *a, struct profile *p)
 	}
 	for (size_t i = 0; i < s->process_count; i++)
 		p->memory_peak += s->processes[i].device_peak_bytes;
+	if (a->ex->steps) {
+		const struct steps_result *st = steps__result(a->ex->steps);
+
+		if (st->source != STEPS_NONE && st->count) {
+			p->steps = st->count;
+			p->steps_span_ns = st->steps[st->count - 1].end - st->steps[0].start;
+			p->median_step_ns = st->median_ns;
+		}
+	}
+}
+
+const char *diff_per_name(enum diff_per p)
+{
+	switch (p) {
+	case DIFF_PER_STEP:
+		return "step";
+	case DIFF_PER_LAUNCH:
+		return "launch";
+	default:
+		return "second";
+	}
+}
+
+/* The unit of work: steps where both runs have them, else launches where
+ * both launched, else seconds recorded. */
+static enum diff_per per_of(const struct profile *b, const struct profile *n)
+{
+	if (b->steps && n->steps && b->steps_span_ns && n->steps_span_ns)
+		return DIFF_PER_STEP;
+	if (b->launches && n->launches && b->wall_s > 0 && n->wall_s > 0)
+		return DIFF_PER_LAUNCH;
+	return DIFF_PER_SECOND;
+}
+
+static void run_of(const struct profile *p, enum diff_per per, struct diff_run *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->wall_s = p->wall_s;
+	r->median_step_s = (double)p->median_step_ns / 1e9;
+	switch (per) {
+	case DIFF_PER_STEP:
+		r->work = (double)p->steps;
+		r->work_per_s = (double)p->steps / ((double)p->steps_span_ns / 1e9);
+		break;
+	case DIFF_PER_LAUNCH:
+		r->work = (double)p->launches;
+		r->work_per_s = (double)p->launches / p->wall_s;
+		break;
+	default:
+		r->work = p->wall_s;
+	}
+}
+
+/* A total over a run's work (0 for a run without any). */
+static double per_work(double total, const struct diff_run *r)
+{
+	return r->work > 0 ? total / r->work : 0;
 }
 
 static int add_metric(struct diff *d, size_t *cap, const char *key, const char *label, enum diff_unit unit,
@@ -83,6 +142,12 @@ static int add_metric(struct diff *d, size_t *cap, const char *key, const char *
 	m->unit = unit;
 	m->base = base;
 	m->new_ = new_;
+	/* a peak or a share is a level, not something each unit of work adds */
+	m->per_work = unit == DIFF_SECONDS || unit == DIFF_COUNT;
+	if (m->per_work) {
+		m->base_per = per_work(base, &d->base);
+		m->new_per = per_work(new_, &d->new_);
+	}
 	return 0;
 }
 
@@ -174,7 +239,7 @@ static int gather(struct diff *d, const struct findings *fs, bool is_new)
 static int finding_rank(const void *a, const void *b)
 {
 	const struct diff_finding *x = a, *y = b;
-	double dx = x->new_cost_s - x->base_cost_s, dy = y->new_cost_s - y->base_cost_s;
+	double dx = x->new_per_s - x->base_per_s, dy = y->new_per_s - y->base_per_s;
 
 	if (dx != dy)
 		return dx > dy ? -1 : 1;
@@ -223,9 +288,9 @@ static int kernels(struct diff *d, const struct summary *b, const struct summary
 	return 0;
 }
 
-static __u64 kernel_change(const struct diff_kernel *k)
+static double kernel_change(const struct diff_kernel *k)
 {
-	return k->new_ns > k->base_ns ? k->new_ns - k->base_ns : k->base_ns - k->new_ns;
+	return fabs(k->new_per_s - k->base_per_s);
 }
 
 static int kernel_rank(const void *a, const void *b)
@@ -237,29 +302,54 @@ static int kernel_rank(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The sentence a reader sees first: how much slower, and the change that
- * explains most of it. */
+/* An amount of time per unit of work, as the headline says it. */
+static void per_amount(char *buf, size_t len, enum diff_per per, double s)
+{
+	const char *unit = per == DIFF_PER_STEP ? "a step" : per == DIFF_PER_LAUNCH ? "a launch" : "a second recorded";
+
+	if (s < 1e-3)
+		snprintf(buf, len, "%.1f us %s", 1e6 * s, unit);
+	else
+		snprintf(buf, len, "%.1f ms %s", 1e3 * s, unit);
+}
+
+/* The sentence a reader sees first: the change of throughput, then the
+ * finding whose cost per unit of work changed most. */
 static void headline(struct diff *d)
 {
-	double dw = d->new_wall_s - d->base_wall_s;
-	int n = snprintf(d->headline, sizeof(d->headline), "The new run recorded %.3f s against %.3f s (%+.3f s).",
-			 d->new_wall_s, d->base_wall_s, dw);
 	const struct diff_finding *top = d->nfindings ? &d->findings[0] : NULL;
 	const struct diff_finding *least = d->nfindings ? &d->findings[d->nfindings - 1] : NULL;
+	double ratio = d->base.work_per_s > 0 ? d->new_.work_per_s / d->base.work_per_s : 0;
+	const char *verdict = ratio >= 1.02 ? "Faster" : ratio > 0 && ratio <= 1 / 1.02 ? "Slower" : "As fast";
+	char amount[64];
+	size_t len = sizeof(d->headline);
+	int n;
 
-	if (n < 0 || (size_t)n >= sizeof(d->headline))
-		return;
-	if (top && top->new_cost_s - top->base_cost_s > 0)
-		snprintf(d->headline + n, sizeof(d->headline) - (size_t)n, " First: \"%s\" (%s) %s, costing %.3f s %s.",
-			 top->title, top->rule,
-			 top->status == DIFF_APPEARED ? "appeared" : "grew",
-			 top->new_cost_s - top->base_cost_s, top->status == DIFF_APPEARED ? "in the new run" : "more");
-	else if (least && least->new_cost_s < least->base_cost_s)
-		snprintf(d->headline + n, sizeof(d->headline) - (size_t)n,
-			 " No finding grew; \"%s\" (%s) %s, %.3f s less.", least->title, least->rule,
-			 least->status == DIFF_VANISHED ? "vanished" : "shrank", least->base_cost_s - least->new_cost_s);
+	if (d->per == DIFF_PER_STEP)
+		n = snprintf(d->headline, len, "%s: the new run made %.2fx the steps per second of the base (%.1f against "
+			     "%.1f; a median step of %.1f ms against %.1f ms).", verdict, ratio, d->new_.work_per_s,
+			     d->base.work_per_s, 1e3 * d->new_.median_step_s, 1e3 * d->base.median_step_s);
+	else if (d->per == DIFF_PER_LAUNCH)
+		n = snprintf(d->headline, len, "%s: the new run made %.2fx the kernel launches per second of the base "
+			     "(%.0f against %.0f; neither has steps to count its work by).", verdict, ratio,
+			     d->new_.work_per_s, d->base.work_per_s);
 	else
-		snprintf(d->headline + n, sizeof(d->headline) - (size_t)n, " No finding changed.");
+		n = snprintf(d->headline, len, "Neither run has both steps and kernel launches to count its work by: the "
+			     "new run recorded %.3f s against %.3f s, and costs are compared per second recorded.",
+			     d->new_.wall_s, d->base.wall_s);
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (top && top->new_per_s > top->base_per_s) {
+		per_amount(amount, sizeof(amount), d->per, top->new_per_s - top->base_per_s);
+		snprintf(d->headline + n, len - (size_t)n, " Most added: \"%s\" (%s) %s, %s more.", top->title,
+			 top->rule, top->status == DIFF_APPEARED ? "appeared" : "grew", amount);
+	} else if (least && least->new_per_s < least->base_per_s) {
+		per_amount(amount, sizeof(amount), d->per, least->base_per_s - least->new_per_s);
+		snprintf(d->headline + n, len - (size_t)n, " No finding grew; most removed: \"%s\" (%s) %s, %s less.",
+			 least->title, least->rule, least->status == DIFF_VANISHED ? "vanished" : "shrank", amount);
+	} else {
+		snprintf(d->headline + n, len - (size_t)n, " No finding changed.");
+	}
 }
 
 int diff__compute(const struct analysis *base, const struct analysis *new_, const char *base_path,
@@ -276,8 +366,9 @@ int diff__compute(const struct analysis *base, const struct analysis *new_, cons
 	d->new_path = new_path;
 	profile_of(base, &pb);
 	profile_of(new_, &pn);
-	d->base_wall_s = pb.wall_s;
-	d->new_wall_s = pn.wall_s;
+	d->per = per_of(&pb, &pn);
+	run_of(&pb, d->per, &d->base);
+	run_of(&pn, d->per, &d->new_);
 	err = metrics(d, &pb, &pn);
 	if (!err)
 		err = gather(d, &base->ex->findings, false);
@@ -293,6 +384,12 @@ int diff__compute(const struct analysis *base, const struct analysis *new_, cons
 		struct diff_finding *f = &d->findings[i];
 
 		f->status = !f->base_count ? DIFF_APPEARED : !f->new_count ? DIFF_VANISHED : DIFF_CHANGED;
+		f->base_per_s = per_work(f->base_cost_s, &d->base);
+		f->new_per_s = per_work(f->new_cost_s, &d->new_);
+	}
+	for (size_t i = 0; i < d->nkernels; i++) {
+		d->kernels[i].base_per_s = per_work(sec(d->kernels[i].base_ns), &d->base);
+		d->kernels[i].new_per_s = per_work(sec(d->kernels[i].new_ns), &d->new_);
 	}
 	if (d->nfindings > 1)
 		qsort(d->findings, d->nfindings, sizeof(*d->findings), finding_rank);
@@ -360,6 +457,44 @@ static void md_value(FILE *f, enum diff_unit u, double v, bool sign)
 	}
 }
 
+/* Seconds per unit of work in the Markdown's tables: ms a step or a second
+ * recorded, us a launch. */
+static const char *per_time_unit(enum diff_per per)
+{
+	return per == DIFF_PER_LAUNCH ? "us" : "ms";
+}
+
+static double per_time_scale(enum diff_per per)
+{
+	return per == DIFF_PER_LAUNCH ? 1e6 : 1e3;
+}
+
+static void md_per(FILE *f, enum diff_per per, const struct diff_metric *m, double v, bool sign)
+{
+	if (!m->per_work)
+		fprintf(f, "-");
+	else if (m->unit == DIFF_SECONDS)
+		fprintf(f, sign ? "%+.3f %s" : "%.3f %s", per_time_scale(per) * v, per_time_unit(per));
+	else
+		fprintf(f, sign ? "%+.3f" : "%.3f", v);
+}
+
+static void md_run(FILE *f, const struct diff *d, const struct diff_run *r)
+{
+	switch (d->per) {
+	case DIFF_PER_STEP:
+		fprintf(f, " — %.0f steps in %.3f s recorded, %.1f steps/s over their span, a median step of %.1f ms",
+			r->work, r->wall_s, r->work_per_s, 1e3 * r->median_step_s);
+		break;
+	case DIFF_PER_LAUNCH:
+		fprintf(f, " — %.0f kernel launches in %.3f s recorded, %.0f a second", r->work, r->wall_s,
+			r->work_per_s);
+		break;
+	default:
+		fprintf(f, " — %.3f s recorded", r->wall_s);
+	}
+}
+
 static size_t kernels_shown(const struct diff *d)
 {
 	size_t n = 0;
@@ -373,45 +508,62 @@ int diff__write_markdown(FILE *f, const struct diff *d)
 {
 	int err = 0;
 
+	const char *per = diff_per_name(d->per), *tu = per_time_unit(d->per);
+	double scale = per_time_scale(d->per);
+
 	fprintf(f, "# inferscope-bpf diff\n\n- **Base:** ");
 	err |= text__write(f, d->base_path, SIZE_MAX, TEXT_MD);
+	md_run(f, d, &d->base);
 	fprintf(f, "\n- **New:** ");
 	err |= text__write(f, d->new_path, SIZE_MAX, TEXT_MD);
+	md_run(f, d, &d->new_);
 	fprintf(f, "\n\n**");
 	err |= text__write(f, d->headline, SIZE_MAX, TEXT_MD);
-	fprintf(f, "**\n\n## Findings by rule, most added cost first\n\n");
+	fprintf(f, "**\n\n## Findings by rule, most added cost per %s first\n\n", per);
 	if (!d->nfindings)
 		fprintf(f, "Neither run has a finding.\n\n");
 	else
-		fprintf(f, "| finding | rule | status | base s | new s | change s |\n|---|---|---|---:|---:|---:|\n");
+		fprintf(f, "| finding | rule | status | base %s/%s | new %s/%s | change %s/%s | base s | new s |\n"
+			   "|---|---|---|---:|---:|---:|---:|---:|\n", tu, per, tu, per, tu, per);
 	for (size_t i = 0; i < d->nfindings; i++) {
 		const struct diff_finding *x = &d->findings[i];
 
-		fprintf(f, "| %s | `%s` | %s | %.3f | %.3f | %+.3f |\n", x->title, x->rule, diff_status_name(x->status),
-			x->base_cost_s, x->new_cost_s, x->new_cost_s - x->base_cost_s);
+		fprintf(f, "| %s | `%s` | %s | %.3f | %.3f | %+.3f | %.3f | %.3f |\n", x->title, x->rule,
+			diff_status_name(x->status), scale * x->base_per_s, scale * x->new_per_s,
+			scale * (x->new_per_s - x->base_per_s), x->base_cost_s, x->new_cost_s);
 	}
-	fprintf(f, "\n## Metrics\n\n| metric | base | new | change |\n|---|---:|---:|---:|\n");
+	fprintf(f, "\n## Metrics, per %s\n\n| metric | base per %s | new per %s | change per %s | change | base | new |\n"
+		   "|---|---:|---:|---:|---:|---:|---:|\n", per, per, per, per);
 	for (size_t i = 0; i < d->nmetrics; i++) {
 		const struct diff_metric *m = &d->metrics[i];
+		double b = m->per_work ? m->base_per : m->base, n = m->per_work ? m->new_per : m->new_;
 
 		fprintf(f, "| %s | ", m->label);
+		md_per(f, d->per, m, m->base_per, false);
+		fprintf(f, " | ");
+		md_per(f, d->per, m, m->new_per, false);
+		fprintf(f, " | ");
+		md_per(f, d->per, m, m->new_per - m->base_per, true);
+		if (b != 0)
+			fprintf(f, " | %+.1f%% | ", 100 * (n - b) / b);
+		else
+			fprintf(f, " | - | ");
 		md_value(f, m->unit, m->base, false);
 		fprintf(f, " | ");
 		md_value(f, m->unit, m->new_, false);
-		fprintf(f, " | ");
-		md_value(f, m->unit, m->new_ - m->base, true);
 		fprintf(f, " |\n");
 	}
 	if (kernels_shown(d)) {
-		fprintf(f, "\n## Kernels whose GPU time changed most\n\n| kernel | base ms | new ms | change ms | "
-			   "base count | new count |\n|---|---:|---:|---:|---:|---:|\n");
+		fprintf(f, "\n## Kernels whose GPU time per %s changed most\n\n| kernel | base %s/%s | new %s/%s | "
+			   "change %s/%s | base count | new count |\n|---|---:|---:|---:|---:|---:|\n", per, tu, per, tu, per,
+			tu, per);
 		for (size_t i = 0; i < kernels_shown(d); i++) {
 			const struct diff_kernel *k = &d->kernels[i];
 
 			fprintf(f, "| ");
 			err |= text__write(f, k->name, SIZE_MAX, TEXT_MD);
-			fprintf(f, " | %.3f | %.3f | %+.3f | %" PRIu64 " | %" PRIu64 " |\n", k->base_ns / 1e6,
-				k->new_ns / 1e6, ((double)k->new_ns - (double)k->base_ns) / 1e6, (uint64_t)k->base_count,
+			fprintf(f, " | %.3f | %.3f | %+.3f | %" PRIu64 " | %" PRIu64 " |\n", scale * k->base_per_s,
+				scale * k->new_per_s, scale * (k->new_per_s - k->base_per_s), (uint64_t)k->base_count,
 				(uint64_t)k->new_count);
 		}
 	}
@@ -419,6 +571,15 @@ int diff__write_markdown(FILE *f, const struct diff *d)
 	if (err || fflush(f) == EOF || ferror(f))
 		return -EIO;
 	return 0;
+}
+
+/* One run in the JSON: its path and its work; the figures of a unit the
+ * diff does not count by are null. */
+static json_t *json_run(const char *path, const struct diff *d, const struct diff_run *r)
+{
+	return json_pack("{s:o, s:f, s:f, s:o, s:o}", "path", ev_text(path, SIZE_MAX), "wall_s", r->wall_s, "work",
+			 r->work, "work_per_s", d->per != DIFF_PER_SECOND ? json_real(r->work_per_s) : json_null(),
+			 "median_step_s", d->per == DIFF_PER_STEP ? json_real(r->median_step_s) : json_null());
 }
 
 int diff__write_json(FILE *f, const struct diff *d)
@@ -429,10 +590,9 @@ int diff__write_json(FILE *f, const struct diff *d)
 	if (!root)
 		return -ENOMEM;
 	if (json_object_set_new(root, "schema_version", json_integer(DIFF_SCHEMA_VERSION)) ||
-	    json_object_set_new(root, "base", json_pack("{s:o, s:f}", "path", ev_text(d->base_path, SIZE_MAX), "wall_s",
-							 d->base_wall_s)) ||
-	    json_object_set_new(root, "new", json_pack("{s:o, s:f}", "path", ev_text(d->new_path, SIZE_MAX), "wall_s",
-							d->new_wall_s)) ||
+	    json_object_set_new(root, "per", json_string(diff_per_name(d->per))) ||
+	    json_object_set_new(root, "base", json_run(d->base_path, d, &d->base)) ||
+	    json_object_set_new(root, "new", json_run(d->new_path, d, &d->new_)) ||
 	    json_object_set_new(root, "headline", ev_text(d->headline, SIZE_MAX)))
 		goto out;
 	if (!(arr = json_array()) || json_object_set_new(root, "findings", arr))
@@ -440,9 +600,10 @@ int diff__write_json(FILE *f, const struct diff *d)
 	for (size_t i = 0; i < d->nfindings; i++) {
 		const struct diff_finding *x = &d->findings[i];
 
-		o = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:I, s:I, s:o}", "rule", x->rule, "title", x->title,
-			      "status", diff_status_name(x->status), "base_cost_s", x->base_cost_s, "new_cost_s",
-			      x->new_cost_s, "delta_s", x->new_cost_s - x->base_cost_s, "base_count",
+		o = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:o}", "rule", x->rule, "title",
+			      x->title, "status", diff_status_name(x->status), "base_per_s", x->base_per_s, "new_per_s",
+			      x->new_per_s, "delta_per_s", x->new_per_s - x->base_per_s, "base_cost_s", x->base_cost_s,
+			      "new_cost_s", x->new_cost_s, "delta_s", x->new_cost_s - x->base_cost_s, "base_count",
 			      (json_int_t)x->base_count, "new_count", (json_int_t)x->new_count, "summary",
 			      ev_text(x->summary, SIZE_MAX));
 		if (!o || json_array_append_new(arr, o))
@@ -453,9 +614,12 @@ int diff__write_json(FILE *f, const struct diff *d)
 	for (size_t i = 0; i < d->nmetrics; i++) {
 		const struct diff_metric *m = &d->metrics[i];
 
-		o = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:o}", "key", m->key, "label", m->label, "unit",
-			      unit_name(m->unit), "base", m->base, "new", m->new_, "delta", m->new_ - m->base, "ratio",
-			      m->base != 0 ? json_real(m->new_ / m->base) : json_null());
+		o = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:o, s:o, s:o, s:o}", "key", m->key, "label", m->label,
+			      "unit", unit_name(m->unit), "base", m->base, "new", m->new_, "delta", m->new_ - m->base, "ratio",
+			      m->base != 0 ? json_real(m->new_ / m->base) : json_null(), "base_per",
+			      m->per_work ? json_real(m->base_per) : json_null(), "new_per",
+			      m->per_work ? json_real(m->new_per) : json_null(), "ratio_per",
+			      m->per_work && m->base_per != 0 ? json_real(m->new_per / m->base_per) : json_null());
 		if (!o || json_array_append_new(arr, o))
 			goto out;
 	}
@@ -464,9 +628,11 @@ int diff__write_json(FILE *f, const struct diff *d)
 	for (size_t i = 0; i < kernels_shown(d); i++) {
 		const struct diff_kernel *k = &d->kernels[i];
 
-		o = json_pack("{s:o, s:f, s:f, s:f, s:I, s:I}", "name", ev_text(k->name, SIZE_MAX), "base_s", k->base_ns / 1e9,
-			      "new_s", k->new_ns / 1e9, "delta_s", ((double)k->new_ns - (double)k->base_ns) / 1e9,
-			      "base_count", (json_int_t)k->base_count, "new_count", (json_int_t)k->new_count);
+		o = json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "name", ev_text(k->name, SIZE_MAX),
+			      "base_per_s", k->base_per_s, "new_per_s", k->new_per_s, "delta_per_s",
+			      k->new_per_s - k->base_per_s, "base_s", k->base_ns / 1e9, "new_s", k->new_ns / 1e9, "delta_s",
+			      ((double)k->new_ns - (double)k->base_ns) / 1e9, "base_count", (json_int_t)k->base_count,
+			      "new_count", (json_int_t)k->new_count);
 		if (!o || json_array_append_new(arr, o))
 			goto out;
 	}

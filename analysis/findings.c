@@ -196,3 +196,11 @@ json_t *ev_text(const char *s, size_t maxlen)
 	free(u);
 	return j;
 }
+
+size_t findings__same_advice(const struct findings *fs, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(fs->v[j].rule, fs->v[i].rule) == 0 && strcmp(fs->v[j].suggestion, fs->v[i].suggestion) == 0)
+			return j;
+	return i;
+}

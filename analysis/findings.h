@@ -56,6 +56,11 @@ int finding__say(struct finding *f, const char *fmt, ...) __attribute__((format(
 int finding__suggest(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A judgement `rule` could not make without `needs`. 0 or -ENOMEM. */
 int findings__not_judged(struct findings *fs, const char *rule, const char *needs);
+/* The first finding (index) of fs before or at i with the same rule and
+ * word for word the same suggestion as finding i: i when none comes
+ * before it (the reports give the advice once, and "as for finding N"
+ * after). */
+size_t findings__same_advice(const struct findings *fs, size_t i);
 /* Removes (and frees) every finding drop says to, keeping the others'
  * order. */
 void findings__remove_if(struct findings *fs, bool (*drop)(const struct finding *f, void *ctx), void *ctx);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Live metrics (live.h). The threads, their time on a CPU and waiting for
- * one are the task model's (tasks.h), fed every event first: an interval's
- * share is the difference of two readings of it. What the task model does
- * not count (launches, synchronizations, GIL waits, faults) is counted here
- * per thread, by the task model's index, and reset at each snapshot.
+ * Live metrics (live.h). The threads, their time on a CPU, waiting for one
+ * and asleep are the task model's (tasks.h), fed every event first: an
+ * interval's share is the difference of two readings of it. What the task
+ * model does not count (launches, synchronizations, GIL waits, faults) is
+ * counted here per thread, by the task model's index, and reset at each
+ * snapshot. The findings are the report's: each interval's events, copied
+ * as they come, are analysed in memory at its snapshot.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -12,25 +14,41 @@
 #include <stdlib.h>
 #include <string.h>
 #include "live.h"
+#include "analysis.h"
 #include "buf.h"
 #include "devmem.h"
 #include "registry.h"
 #include "tasks.h"
 
-/* The thresholds of the interval's finding: the rules' (docs/rules.md)
- * spirit on one interval of one launching thread. */
-#define LIVE_GIL_PCT		20.0
-#define LIVE_SYNC_PCT		30.0
-#define LIVE_RUNQ_PCT		20.0
-#define LIVE_FAULTS_PER_S	5000.0
-#define LIVE_HOST_CPU_PCT	90.0
+/* An interval's events kept for its analysis (past it: window_cut), and
+ * the names kept across intervals (kernel, function and Python code
+ * names, Python stacks, tasks, communicators: each written once, when
+ * first seen, and read by every later interval's analysis). */
+#define LIVE_WINDOW_MAX_BYTES	((size_t)LIVE_WINDOW_MAX_MIB << 20)
+#define LIVE_NAMES_MAX_BYTES	(8u << 20)
+
+struct evbuf {
+	unsigned char *data;
+	size_t len, cap, count;
+};
 
 /* What the interval added to a thread, and the task model's readings of
  * it at the previous snapshot. */
 struct lthread {
 	__u64 launches, faults;
 	__u64 sync_ns, gil_ns;
-	__u64 cpu_read, runq_read;
+	__u64 read[TASK_STATES];
+	/* an event told its state: what the task model attributes to the
+	 * state it was in before (from its first sight) of the time before the
+	 * previous snapshot is the earlier intervals', not the next one's */
+	bool told;
+	/* the scheduler event that set its state last (0 bytes: none): its
+	 * state at the start of an interval, for that interval's analysis */
+	union sched_ev {
+		struct isr_ev_hdr hdr;
+		struct isr_ev_sched_switch sw;
+		struct isr_ev_sched_wakeup wk;
+	} last_sched;
 };
 
 struct lproc {
@@ -56,6 +74,9 @@ struct live {
 	size_t rows_cap;
 	__u32 *targets;			/* the traced processes: given, and followed children */
 	size_t ntargets, targets_cap;
+	__u32 ncpus;
+	struct evbuf window, names;	/* this interval's events; the names of every interval */
+	__u64 window_cut, names_cut;
 };
 
 static bool is_target(const struct live *l, __u32 pid)
@@ -83,12 +104,13 @@ static int add_target(struct live *l, __u32 pid)
 	return 0;
 }
 
-struct live *live__new(const __u32 *pids, size_t n)
+struct live *live__new(const __u32 *pids, size_t n, __u32 ncpus)
 {
 	struct live *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return NULL;
+	l->ncpus = ncpus;
 	for (size_t i = 0; i < n; i++)
 		if (add_target(l, pids[i])) {
 			free(l->targets);
@@ -116,7 +138,51 @@ void live__free(struct live *l)
 	free(l->procs);
 	free(l->snap.procs);
 	free(l->rows);
+	free(l->window.data);
+	free(l->names.data);
 	free(l);
+}
+
+/* Appends one event to b, up to max bytes. false: no room. */
+static bool evbuf__append(struct evbuf *b, const struct isr_ev_hdr *h, size_t size, size_t max)
+{
+	if (b->len + size > max)
+		return false;
+	if (b->len + size > b->cap) {
+		size_t cap = b->cap ? b->cap : 1u << 16;
+		unsigned char *d;
+
+		while (cap < b->len + size)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d)
+			return false;
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, h, size);
+	((struct isr_ev_hdr *)(void *)(b->data + b->len))->size = (__u16)size;
+	b->len += size;
+	b->count++;
+	return true;
+}
+
+/* Events that name what later events refer to, written once. */
+static bool is_name(__u16 type)
+{
+	switch (type) {
+	case ISR_EV_CUDA_NAME:
+	case ISR_EV_GPU_NAME:
+	case ISR_EV_PY_STACK:
+	case ISR_EV_PY_CODE:
+	case ISR_EV_PY_STATUS:
+	case ISR_EV_TASK_INFO:
+	case ISR_EV_NCCL_COMM:
+	case ISR_EV_RANK_ENV:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static bool target_of(const void *ctx, __u32 pid)
@@ -162,6 +228,13 @@ static __u64 since(__u64 now, __u64 then)
 	return now > then ? now - then : 0;
 }
 
+static void keep_sched(struct lthread *t, const struct isr_ev_hdr *h, size_t size)
+{
+	memset(&t->last_sched, 0, sizeof(t->last_sched));
+	memcpy(&t->last_sched, h, size < sizeof(t->last_sched) ? size : sizeof(t->last_sched));
+	t->last_sched.hdr.size = (__u16)(size < sizeof(t->last_sched) ? size : sizeof(t->last_sched));
+}
+
 static void on_cuda(struct lthread *t, const struct isr_ev_cuda_call *c)
 {
 	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
@@ -179,6 +252,30 @@ static void on_sampling(struct live *l, const struct isr_ev_sampling *s)
 	} else if (s->kind == ISR_SAMPLING_ON && !l->hot_on) {
 		l->hot_on = true;
 		l->hot_since = s->hdr.ts_ns;
+	}
+}
+
+/* What the event told of the threads it touched: the state a thread was
+ * in since its first sight, told at last (of that time, what came before
+ * the previous snapshot is the earlier intervals'); the scheduler event
+ * that set their state last. */
+static void on_touched(struct live *l, const struct task_change *c, const struct isr_ev_hdr *h, size_t size)
+{
+	bool sched = h->type == ISR_EV_SCHED_SWITCH || h->type == ISR_EV_SCHED_WAKEUP ||
+		     h->type == ISR_EV_SCHED_WAKEUP_NEW;
+
+	for (size_t i = 0; i < c->ntouch; i++) {
+		const struct task_touch *tc = &c->touch[i];
+		struct lthread *t = thread_of(l, tc->t);
+
+		if (!t)
+			return;
+		if (!t->told && tc->was != TASK_UNKNOWN) {
+			t->read[tc->was] += since(l->prev_at, tc->was_since);
+			t->told = true;
+		}
+		if (sched)
+			keep_sched(t, h, size);
 	}
 }
 
@@ -215,6 +312,10 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 	l->events++;
 	if (!l->first_ts && h->ts_ns)
 		l->first_ts = l->hot_since = h->ts_ns;
+	if (!evbuf__append(&l->window, h, size, LIVE_WINDOW_MAX_BYTES))
+		l->window_cut++;
+	if (is_name(h->type) && !evbuf__append(&l->names, h, size, LIVE_NAMES_MAX_BYTES))
+		l->names_cut++;
 	if (!l->tasks) {
 		struct tasks_opts o = { .start = h->ts_ns, .end = UINT64_MAX, .is_target = target_of, .ctx = l };
 
@@ -227,6 +328,7 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 		return;
 	if (tasks__event(l->tasks, h, &c))
 		return;
+	on_touched(l, &c, h, size);
 	t = c.thread ? thread_of(l, c.thread) : NULL;
 	if (t)
 		on_thread_event(t, h);
@@ -268,36 +370,89 @@ static int cmp_rows(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* The interval's finding of a process: the largest share over its
- * threshold. */
-static void judge(struct live_process *p)
+/* By time; one switch kept by both its threads is one event. */
+static int by_ts(const void *a, const void *b)
 {
-	struct {
-		const char *rule;
-		double v, limit;
-		const char *what;
-	} c[] = {
-		{ "gil_contention", p->gil_pct, LIVE_GIL_PCT, "%.0f%% of the launching thread's time waiting for the GIL" },
-		{ "sync_stall", p->sync_pct, LIVE_SYNC_PCT, "%.0f%% of the launching thread's time in CUDA synchronization" },
-		{ "cpu_contention", p->runq_pct, LIVE_RUNQ_PCT, "%.0f%% of the launching thread's time waiting for a CPU" },
-		{ "page_fault_storm", p->faults_per_s / LIVE_FAULTS_PER_S * 100.0, 100.0, "%.0f%% of the fault-rate "
-		  "threshold (5000 faults/s)" },
-		{ "host_bound", p->launcher_tid && p->gpu_busy_pct < 50 ? p->cpu_pct : 0, LIVE_HOST_CPU_PCT,
-		  "the launching thread is %.0f%% on a CPU: the GPU waits for it" },
-	};
-	double best = 0;
+	const union sched_ev *x = a, *y = b;
 
-	p->finding = NULL;
-	p->finding_text[0] = '\0';
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		double over = c[i].v / c[i].limit;
+	if (x->hdr.ts_ns != y->hdr.ts_ns)
+		return x->hdr.ts_ns < y->hdr.ts_ns ? -1 : 1;
+	return memcmp(x, y, sizeof(*x));
+}
 
-		if (c[i].v >= c[i].limit && over > best) {
-			best = over;
-			p->finding = c[i].rule;
-			snprintf(p->finding_text, sizeof(p->finding_text), c[i].what, c[i].v);
+/* The interval's findings, from the rules of `analyze` (docs/rules.md)
+ * run on a recording of its events in memory: at its start, the names
+ * kept from earlier intervals and each thread's last scheduler event
+ * before it (what it was doing then: on a CPU, runnable or asleep, which
+ * a thread blocked the whole interval would otherwise not show); then its
+ * own events; its traced processes. Each process gets the costliest
+ * finding about it. 0 or -errno. */
+static int judge(struct live *l, __u64 from, __u64 now)
+{
+	struct recording r = { .complete = true, .end_mono_ns = now };
+	struct analysis *a = NULL;
+	size_t count = tasks__count(l->tasks), n = 0, nstarts = 0;
+	union sched_ev *starts = calloc(count + 1, sizeof(*starts));
+	int err = -ENOMEM;
+
+	r.host.start_mono_ns = r.created_mono_ns = from;
+	r.host.ncpus = l->ncpus;
+	r.events = calloc(l->names.count + count + l->window.count + 1, sizeof(*r.events));
+	r.processes = calloc(l->ntargets + 1, sizeof(*r.processes));
+	if (!starts || !r.events || !r.processes)
+		goto out;
+	for (size_t i = 0; i < count; i++) {
+		const struct task_thread *tt = tasks__at(l->tasks, i);
+		const struct lthread *t = &l->threads[tt->ix];
+
+		if (!tt->exited && t->last_sched.hdr.size && t->last_sched.hdr.ts_ns <= from)
+			starts[nstarts++] = t->last_sched;
+	}
+	qsort(starts, nstarts, sizeof(*starts), by_ts);
+	for (size_t i = 0; i < l->ntargets; i++)
+		r.processes[r.process_count++].pid = l->targets[i];
+	for (size_t off = 0; off < l->names.len;) {
+		struct isr_ev_hdr *h = (void *)(l->names.data + off);
+
+		h->ts_ns = from;	/* known since the interval started */
+		r.events[n++] = h;
+		off += h->size;
+	}
+	for (size_t i = 0; i < nstarts; i++)
+		if (!i || by_ts(&starts[i - 1], &starts[i]))
+			r.events[n++] = &starts[i].hdr;
+	for (size_t off = 0; off < l->window.len;) {
+		const struct isr_ev_hdr *h = (const void *)(l->window.data + off);
+
+		r.events[n++] = h;
+		off += h->size;
+	}
+	r.event_count = n;
+	recording__sort_events(&r);
+	for (size_t i = 0; i < nstarts; i++)	/* known since the interval started */
+		starts[i].hdr.ts_ns = from;
+	err = analysis__run(&r, &a);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < l->snap.nprocs; i++) {
+		struct live_process *p = &l->snap.procs[i];
+
+		for (size_t k = 0; k < a->ex->findings.n && !p->finding; k++) {
+			const struct finding *f = &a->ex->findings.v[k];
+
+			if (f->pid != p->pid)
+				continue;
+			p->finding = f->rule;
+			p->finding_cost_s = f->cost_s;
+			snprintf(p->finding_text, sizeof(p->finding_text), "%s", explain__rule_title(f->rule));
 		}
 	}
+out:
+	analysis__free(a);
+	free(starts);
+	free(r.processes);
+	free(r.events);
+	return err;
 }
 
 int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **out)
@@ -305,6 +460,7 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	__u64 from = l->prev_at ? l->prev_at : l->first_ts, interval, hot_ns;
 	size_t n = 0, count = l->tasks ? tasks__count(l->tasks) : 0;
 	double scale = 1.0;
+	int err;
 
 	interval = since(now_ns, from);
 	hot_ns = l->hot_on_ns + (l->hot_on ? since(now_ns, l->hot_since) : 0);
@@ -320,17 +476,20 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	for (size_t i = 0; i < count; i++) {
 		const struct task_thread *tt = tasks__at(l->tasks, i);
 		struct lthread *t = thread_of(l, tt);
-		__u64 ns[TASK_STATES], cpu_ns, runq_ns;
+		__u64 ns[TASK_STATES], add[TASK_STATES], cpu_ns, runq_ns, blocked_ns;
 		struct live_thread *r;
 
 		if (!t)
 			return -ENOMEM;
 		task_thread__ns(tt, now_ns, ns);
-		cpu_ns = since(ns[TASK_RUNNING], t->cpu_read);
-		runq_ns = since(ns[TASK_RUNNABLE], t->runq_read);
-		t->cpu_read = ns[TASK_RUNNING];
-		t->runq_read = ns[TASK_RUNNABLE];
-		if (t->launches || cpu_ns || t->sync_ns || t->gil_ns || runq_ns || t->faults) {
+		for (int k = 0; k < TASK_STATES; k++) {
+			add[k] = since(ns[k], t->read[k]);
+			t->read[k] = ns[k];
+		}
+		cpu_ns = add[TASK_RUNNING];
+		runq_ns = add[TASK_RUNNABLE];
+		blocked_ns = add[TASK_BLOCKED] + add[TASK_IO];
+		if (t->launches || cpu_ns || t->sync_ns || t->gil_ns || runq_ns || t->faults || blocked_ns) {
 			r = &l->rows[n++];
 			r->pid = tt->pid;
 			r->tid = tt->tid;
@@ -339,6 +498,7 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 			r->gil_pct = pct(t->gil_ns, interval);
 			r->runq_pct = pct(runq_ns, interval);
 			r->cpu_pct = pct(cpu_ns, interval);
+			r->blocked_pct = pct(blocked_ns, interval);
 			r->faults_per_s = interval ? (double)t->faults * 1e9 / (double)interval : 0;
 		}
 		t->launches = t->faults = t->sync_ns = t->gil_ns = 0;
@@ -356,20 +516,18 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 
 		p->pid = lead->pid;
 		p->threads = &l->rows[i];
+		/* totals over its threads */
 		for (j = i; j < n && l->rows[j].pid == p->pid; j++) {
 			p->launches_per_s += l->rows[j].launches_per_s;
 			p->faults_per_s += l->rows[j].faults_per_s;
+			p->sync_pct += l->rows[j].sync_pct;
+			p->gil_pct += l->rows[j].gil_pct;
+			p->runq_pct += l->rows[j].runq_pct;
+			p->cpu_pct += l->rows[j].cpu_pct;
+			p->blocked_pct += l->rows[j].blocked_pct;
 		}
 		p->nthreads = j - i;
 		p->launcher_tid = lead->launches_per_s > 0 ? lead->tid : 0;
-		if (!p->launcher_tid)	/* its busiest thread */
-			for (size_t k = i; k < j; k++)
-				if (l->rows[k].cpu_pct > lead->cpu_pct)
-					lead = &l->rows[k];
-		p->sync_pct = lead->sync_pct;
-		p->gil_pct = lead->gil_pct;
-		p->runq_pct = lead->runq_pct;
-		p->cpu_pct = lead->cpu_pct;
 		p->launches_estimated = l->sampling && scale > 1.0;
 		i = j;
 	}
@@ -395,11 +553,15 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 			known |= l->procs[k].pid == l->snap.procs[i].pid;
 		if (!known)
 			l->snap.procs[i].gpu_busy_pct = -1;
-		judge(&l->snap.procs[i]);
 	}
+	l->snap.window_cut = l->window_cut;
+	l->snap.names_cut = l->names_cut;
+	err = l->snap.nprocs && interval ? judge(l, from, now_ns) : 0;
+	l->window.len = l->window.count = 0;
+	l->window_cut = 0;
 	l->prev_at = now_ns;
 	l->hot_on_ns = 0;
 	l->hot_since = now_ns;
 	*out = &l->snap;
-	return 0;
+	return err;
 }

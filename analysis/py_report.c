@@ -522,6 +522,37 @@ static int stack_stat_desc(const void *a, const void *b)
 	return x->stack->id < y->stack->id ? -1 : x->stack->id > y->stack->id;
 }
 
+/* Stacks in the order of what the reports print of them (each frame's
+ * "file:line function", the outer frames' truncation): two stacks a
+ * thread sampled that print the same compare equal (the same frames
+ * interned twice, or instructions of one line). */
+static int shown_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct py_report *p = ctx;
+	const struct py_stack *x = ((const struct py_stack_stat *)a)->stack, *y = ((const struct py_stack_stat *)b)->stack;
+	__u16 fx = x->flags & (ISR_PY_STACK_TRUNCATED | ISR_PY_STACK_INVALID);
+	__u16 fy = y->flags & (ISR_PY_STACK_TRUNCATED | ISR_PY_STACK_INVALID);
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	if (fx != fy)
+		return fx < fy ? -1 : 1;
+	for (__u16 k = 0; k < x->depth; k++) {
+		const struct isr_py_frame *u = &x->frames[k], *v = &y->frames[k];
+		const struct py_code *c;
+		__s64 lu, lv;
+
+		if (u->code != v->code)
+			return u->code < v->code ? -1 : 1;
+		c = py_report__code(p, x->pid, u->code);
+		lu = c ? (__s64)py_code__line(c, u->instr) : u->instr;
+		lv = c ? (__s64)py_code__line(c, v->instr) : v->instr;
+		if (lu != lv)
+			return lu < lv ? -1 : 1;
+	}
+	return 0;
+}
+
 /* One thread's counts v[0..n) (sorted by stack id). */
 static int thread_stats(struct py_report *p, const struct sample_count *v, size_t n, struct py_thread_stats *t)
 {
@@ -583,8 +614,18 @@ static int thread_stats(struct py_report *p, const struct sample_count *v, size_
 		t->funcs[i].inclusive = acc[i].inclusive;
 	}
 	t->nfuncs = i;
-	if (nstacks)
+	if (nstacks) {
+		/* stacks that print the same are one: their samples summed */
+		qsort_r(stacks, nstacks, sizeof(*stacks), shown_cmp, p);
+		for (i = 0, k = 0; i < nstacks; i++) {
+			if (k && !shown_cmp(&stacks[k - 1], &stacks[i], p))
+				stacks[k - 1].samples += stacks[i].samples;
+			else
+				stacks[k++] = stacks[i];
+		}
+		nstacks = k;
 		qsort(stacks, nstacks, sizeof(*stacks), stack_stat_desc);
+	}
 	for (i = 0; i < nstacks && i < PY_TOP_STACKS; i++)
 		t->stacks[i] = stacks[i];
 	t->nstacks = i;

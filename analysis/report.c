@@ -768,7 +768,7 @@ static json_t *json_threads(const struct summary *s, const struct py_report *py)
 		SET(o, "launches_observed", json_u64(t->cuda_launches_observed));
 		SET(o, "cuda_estimated", json_boolean(t->cuda_estimated));
 		SET(o, "gil_wait_s", json_real(ns_to_s(t->gil_wait_ns)));
-		SET(o, "gil_hold_s", json_real(ns_to_s(t->gil_hold_ns)));
+		SET(o, "gil_hold_s", t->gil_hold_measured ? json_real(ns_to_s(t->gil_hold_ns)) : json_null());
 		SET(o, "gil_acquisitions", json_u64(t->gil_acquisitions));
 		SET(o, "gil_blocked_s", json_real(ns_to_s(t->gil_blocked_ns)));
 		SET(o, "gil_blocks", json_u64(t->gil_blocks));
@@ -1364,15 +1364,67 @@ int report__write_json(FILE *f, const struct analysis *a)
 	return json_write(f, json_report(a));
 }
 
+/* "5 findings, first "GPU drained by synchronizations" (sync_stall, 0.325 s)" */
+static void set_findings_phrase(FILE *f, const struct findings *fs)
+{
+	const struct finding *first = &fs->v[0];
+
+	fprintf(f, "%zu finding%s, first \"%s\" (%s", fs->n, fs->n == 1 ? "" : "s", explain__rule_title(first->rule),
+		first->rule);
+	if (first->cost_s > 0)
+		fprintf(f, ", %.3f s", first->cost_s);
+	fprintf(f, ")");
+}
+
+char *report__set_headline(const struct analysis_set *set)
+{
+	char *out = NULL;
+	size_t len = 0, with = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < set->n; i++)
+		with += set->a[i]->ex->findings.n > 0;
+	if (set->findings.n) {
+		fprintf(f, "Across the recordings: ");
+		set_findings_phrase(f, &set->findings);
+		fprintf(f, ". ");
+	}
+	if (!with) {
+		fprintf(f, "No finding in any of the %zu recordings%s.", set->n, set->findings.n ? "" : ", nor across them");
+	} else {
+		fprintf(f, "Findings in %zu of %zu recordings: ", with, set->n);
+		for (size_t i = 0; i < set->n; i++) {
+			const struct findings *fs = &set->a[i]->ex->findings;
+
+			fprintf(f, "%s%s has ", i ? "; " : "", set->names[i]);
+			if (fs->n)
+				set_findings_phrase(f, fs);
+			else
+				fprintf(f, "none");
+		}
+		fprintf(f, ".");
+	}
+	if (fclose(f) || !out) {
+		free(out);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return out;
+}
+
 int report__write_json_set(FILE *f, const struct analysis_set *set)
 {
 	json_t *root = json_object(), *recs = json_array();
+	char *headline = report__set_headline(set);
 
-	if (!root || !recs) {
+	if (!root || !recs || !headline) {
 		json_decref(recs);
 		goto nomem;
 	}
 	SET(root, "schema_version", json_integer(REPORT_SET_SCHEMA_VERSION));
+	SET(root, "headline", ev_text(headline, SIZE_MAX));
 	SET(root, "findings", json_findings(&set->findings));
 	SET(root, "ranks", json_ranks(set->ranks));
 	SET(root, "collectives", json_collectives(set->ranks));
@@ -1385,8 +1437,10 @@ int report__write_json_set(FILE *f, const struct analysis_set *set)
 		SET(o, "file", ev_text(set->names[i], SIZE_MAX));
 		SET(o, "report", json_report(set->a[i]));
 	}
+	free(headline);
 	return json_write(f, root);
 nomem:
+	free(headline);
 	json_decref(root);
 	return -ENOMEM;
 }
@@ -2118,7 +2172,9 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 		      "default). With --gil, wait: inside PyEval_RestoreThread, taking the GIL back after a "
 		      "blocking call (sleep, I/O, a C extension that released it); hold: from taking it to "
 		      "the next PyEval_SaveThread, an upper bound (hand-overs on the switch interval inside "
-		      "the interpreter are not seen), acquisitions: its returns.\n\n");
+		      "the interpreter are not seen; '-': never seen taking or releasing it, as a CPU-bound "
+		      "thread that hands it over only inside the interpreter: unknown, not 0), acquisitions: "
+		      "its returns.\n\n");
 	md__printf(m, "| pid | tid | comm | GIL blocked s | blocks | GIL wait s | GIL hold s | acquisitions |\n"
 		      "|---:|---:|---|---:|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
@@ -2126,9 +2182,13 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
 		md__thread(m, t->pid, t->tid, t->comm);
-		md__printf(m, " | %.3f | %" PRIu64 " | %.3f | %.3f | %" PRIu64 " |\n", ns_to_s(t->gil_blocked_ns),
-			   (uint64_t)t->gil_blocks, ns_to_s(t->gil_wait_ns), ns_to_s(t->gil_hold_ns),
-			   (uint64_t)t->gil_acquisitions);
+		md__printf(m, " | %.3f | %" PRIu64 " | %.3f | ", ns_to_s(t->gil_blocked_ns), (uint64_t)t->gil_blocks,
+			   ns_to_s(t->gil_wait_ns));
+		if (t->gil_hold_measured)
+			md__printf(m, "%.3f", ns_to_s(t->gil_hold_ns));
+		else
+			md__printf(m, "-");
+		md__printf(m, " | %" PRIu64 " |\n", (uint64_t)t->gil_acquisitions);
 	}
 	if (k > TOP_THREADS)
 		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", k - TOP_THREADS);
@@ -2315,12 +2375,12 @@ static void md__gpu(struct md *m, const struct summary *s)
 
 /* The findings, most cost first, one paragraph each; then what could not
  * be judged and the flag that would let it be. */
-static void md__findings(struct md *m, const struct findings *fs, const char *verdict)
+static void md__findings(struct md *m, const struct findings *fs, const char *title, const char *none,
+			 const char *verdict)
 {
-	md__printf(m, "## Findings\n\n");
+	md__printf(m, "## %s\n\n", title);
 	if (!fs->n)
-		md__printf(m, "No finding: nothing cost this job a noticeable share of its time "
-			      "(the thresholds are in docs/rules.md).\n\n");
+		md__printf(m, "%s\n\n", none);
 	if (verdict && verdict[0]) {
 		md__prose(m, verdict);
 		md__printf(m, "\n\n");
@@ -2335,7 +2395,9 @@ static void md__findings(struct md *m, const struct findings *fs, const char *ve
 		md__printf(m, "** (`%s`, %s). ", f->rule, finding_severity_name(f->severity));
 		md__prose(m, f->summary);
 		md__printf(m, "\n");
-		if (f->suggestion[0]) {
+		if (f->suggestion[0] && findings__same_advice(fs, i) < i) {
+			md__printf(m, "   *What to do:* As for finding %zu.\n", findings__same_advice(fs, i) + 1);
+		} else if (f->suggestion[0]) {
 			md__printf(m, "   *What to do:* ");
 			md__prose(m, f->suggestion);
 			md__printf(m, "\n");
@@ -2486,7 +2548,7 @@ int report__write_markdown(FILE *f, const struct analysis *a)
 
 	md__header(&m, a->r, a->sum);
 	md__warnings(&m, a);
-	md__findings(&m, &a->ex->findings, a->ex->verdict);
+	md__findings(&m, &a->ex->findings, "Findings", REPORT_NO_FINDING, a->ex->verdict);
 	md__details(&m, a);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))
 		m.err = -EIO;
@@ -2539,8 +2601,14 @@ static void md__recording(struct md *m, const struct analysis_set *set, size_t i
 int report__write_markdown_set(FILE *f, const struct analysis_set *set)
 {
 	struct md m = { .f = f };
+	char *headline = report__set_headline(set);
 
-	md__printf(&m, "# inferscope-bpf report: %zu recordings\n\n", set->n);
+	if (!headline)
+		return -errno;
+	md__printf(&m, "# inferscope-bpf report: %zu recordings\n\n**", set->n);
+	md__text(&m, headline, SIZE_MAX);
+	md__printf(&m, "**\n\n");
+	free(headline);
 	for (size_t i = 0; i < set->n; i++) {
 		const struct recording *r = set->a[i]->r;
 
@@ -2558,7 +2626,7 @@ int report__write_markdown_set(FILE *f, const struct analysis_set *set)
 	else
 		md__printf(&m, "## Ranks\n\nNo two ranks made NCCL collectives in these recordings: nothing to line up "
 			       "(each recording's report follows).\n\n");
-	md__findings(&m, &set->findings, NULL);
+	md__findings(&m, &set->findings, "Findings across the recordings", REPORT_SET_NO_FINDING, NULL);
 	for (size_t i = 0; i < set->n; i++)
 		md__recording(&m, set, i);
 	if (!m.err && (fflush(f) == EOF || ferror(f)))

@@ -15,6 +15,15 @@
 /* The report of several recordings (report__write_json_set). */
 #define REPORT_SET_SCHEMA_VERSION 1
 
+/* What the findings section says without a finding: of one recording, and
+ * across several (each recording's own are in its report). */
+#define REPORT_NO_FINDING                                                              \
+	"No finding: nothing cost this job a noticeable share of its time (the thresholds " \
+	"are in docs/rules.md)."
+#define REPORT_SET_NO_FINDING                                                                 \
+	"Nothing found that needs the recordings together (a rank that holds up the " \
+	"others); each recording's own findings are in its report below."
+
 /* 0 or -errno (-EIO when the stream fails). */
 int report__write_markdown(FILE *f, const struct analysis *a);
 int report__write_json(FILE *f, const struct analysis *a);
@@ -36,7 +45,8 @@ int report__write_html_page(FILE *f, const char *title, char *markdown);
 int report__write_perfetto(FILE *f, const struct analysis *a);
 
 /* Several recordings analysed together (analysis.h, struct analysis_set):
- * the ranks lined up across them and their straggler findings first, then
+ * the headline (report__set_headline), the ranks lined up across them and
+ * their straggler findings first, then
  * each recording's own report. Markdown: each report under a heading of
  * its file's name. JSON (docs/report-json.md, REPORT_SET_SCHEMA_VERSION):
  * one object with "findings", "ranks", "collectives" and "recordings",
@@ -44,6 +54,11 @@ int report__write_perfetto(FILE *f, const struct analysis *a);
  * table of the ranks linking to each recording's section. Perfetto: one
  * trace of every recording's processes on the first one's clock. */
 int report__write_markdown_set(FILE *f, const struct analysis_set *set);
+/* The sentence that opens every report of a set: the findings across the
+ * recordings, then each recording's count of findings and its first ("a.isr
+ * has 5 findings, first ..."; "No finding in any ..." only when none has
+ * one). Plain text, the caller's to free; NULL + errno. */
+char *report__set_headline(const struct analysis_set *set);
 int report__write_json_set(FILE *f, const struct analysis_set *set);
 int report__write_html_set(FILE *f, const struct analysis_set *set);
 int report__write_perfetto_set(FILE *f, const struct analysis_set *set);

@@ -263,12 +263,12 @@ static void json_html(struct html *h, const json_t *v, int depth)
 	}
 }
 
-static void findings(struct html *h, const struct findings *fs, const char *title, const char *verdict)
+static void findings(struct html *h, const struct findings *fs, const char *title, const char *none,
+		     const char *verdict)
 {
 	hp(h, "<section id=\"%sfindings\"><h2>%s</h2>\n", idp(h), title);
 	if (!fs->n)
-		hp(h, "<p class=\"none\">No finding: nothing cost this job a noticeable share of its time "
-		      "(the thresholds are in docs/rules.md).</p>\n");
+		hp(h, "<p class=\"none\">%s</p>\n", none);
 	if (verdict && verdict[0]) {
 		hp(h, "<p class=\"verdict\">");
 		ht(h, verdict, SIZE_MAX);
@@ -293,7 +293,10 @@ static void findings(struct html *h, const struct findings *fs, const char *titl
 			json_html(h, f->evidence, 0);
 			hp(h, "</details>\n");
 		}
-		if (f->suggestion[0]) {
+		if (f->suggestion[0] && findings__same_advice(fs, i) < i) {
+			hp(h, "<p class=\"suggestion\"><b>What to do:</b> As for finding <a href=\"#%sfinding-%zu\">%zu"
+			      "</a>.</p>\n", idp(h), findings__same_advice(fs, i) + 1, findings__same_advice(fs, i) + 1);
+		} else if (f->suggestion[0]) {
 			hp(h, "<p class=\"suggestion\"><b>What to do:</b> ");
 			prose(h, f->suggestion);
 			hp(h, "</p>\n");
@@ -1199,7 +1202,7 @@ static void recording_body(struct html *h, const struct analysis *a, json_t *dat
 	const struct series *s = a->ex->series;
 
 	header(h, a);
-	findings(h, &a->ex->findings, "Findings", a->ex->verdict);
+	findings(h, &a->ex->findings, "Findings", REPORT_NO_FINDING, a->ex->verdict);
 	hp(h, "<section id=\"%scharts\"><h2>Timeline</h2>\n", idp(h));
 	legend(h);
 	if (!h->err && (!gpu_chart(h, s, data) || !thread_chart(h, a, data) || !memory_chart(h, s, data) ||
@@ -1317,18 +1320,22 @@ int report__write_html_set(FILE *f, const struct analysis_set *set)
 {
 	struct html h = { .f = f, .set = true, .nrec = set->n };
 	json_t *root = json_object(), *recs = json_array();
-	char title[64], prefix[32];
+	char title[64], prefix[32], *headline = report__set_headline(set);
 
-	if (!root || !recs || json_object_set_new(root, "recordings", recs)) {
+	if (!headline || !root || !recs || json_object_set_new(root, "recordings", recs)) {
+		free(headline);
 		json_decref(root);
 		return -ENOMEM;
 	}
 	snprintf(title, sizeof(title), "inferscope-bpf report: %zu recordings", set->n);
 	page_head(&h, title);
-	hp(&h, "<header><h1>%s</h1></header>\n", title);
+	hp(&h, "<header><h1>%s</h1></header>\n<p class=\"headline\"><b>", title);
+	ht(&h, headline, SIZE_MAX);
+	hp(&h, "</b></p>\n");
+	free(headline);
 	landing(&h, set);
 	ranks_details(&h, set->ranks);
-	findings(&h, &set->findings, "Findings across the recordings", NULL);
+	findings(&h, &set->findings, "Findings across the recordings", REPORT_SET_NO_FINDING, NULL);
 	for (size_t i = 0; i < set->n && !h.err; i++) {
 		json_t *data = chart_data(set->a[i]->ex->series);
 

@@ -275,9 +275,14 @@ static int gil_finish(void *state, struct rule_ctx *c)
 					       "(the holder may run native code that keeps the GIL).");
 		}
 		free(sampled.v);
-		err |= finding__suggest(f, "Keep CPU-heavy Python off the launching process's other threads: move it to "
-					   "worker processes (DataLoader workers, multiprocessing) or to code that "
-					   "releases the GIL (NumPy/PyTorch ops, C extensions).");
+		if (rule_any_launcher(c))
+			err |= finding__suggest(f, "Keep CPU-heavy Python off the launching process's other threads: move "
+						   "it to worker processes (DataLoader workers, multiprocessing) or to code "
+						   "that releases the GIL (NumPy/PyTorch ops, C extensions).");
+		else
+			err |= finding__suggest(f, "Run CPU-heavy Python in worker processes (multiprocessing, "
+						   "concurrent.futures.ProcessPoolExecutor) or in code that releases the "
+						   "GIL (NumPy ops, C extensions): threads of one interpreter take turns.");
 		if (err)
 			return -ENOMEM;
 	}
@@ -476,10 +481,14 @@ static int cpu_say(struct rule_ctx *c, const struct proc_tree *tree, struct cpu_
 		err |= tasks_evidence(c, f, "ran_instead", &g->ran, total);
 	}
 	err |= finding__say(f, ".");
-	err |= finding__suggest(f, "Give the job CPUs of its own (taskset, a cgroup cpuset, Kubernetes guaranteed "
+	err |= finding__suggest(f, rule_any_launcher(c) ?
+				   "Give the job CPUs of its own (taskset, a cgroup cpuset, Kubernetes guaranteed "
 				   "QoS), lower the priority of what competes (nice), or run fewer threads "
 				   "(OMP_NUM_THREADS, torch.set_num_threads, DataLoader num_workers) so the thread is "
-				   "not queued.");
+				   "not queued." :
+				   "Give the job CPUs of its own (taskset, a cgroup cpuset, Kubernetes guaranteed "
+				   "QoS), lower the priority of what competes (nice), or run fewer threads "
+				   "(OMP_NUM_THREADS, a smaller thread or process pool) so the thread is not queued.");
 	return err ? -ENOMEM : 0;
 }
 
@@ -1022,12 +1031,15 @@ static int pressure_finish(void *state, struct rule_ctx *c)
 		if (pt->memcg >= pt->direct)
 			err |= finding__suggest(f, "The job's memory cgroup (container) is at its limit: raise it (memory.high, "
 						   "memory.max, the container's memory limit) or lower what the job keeps "
-						   "resident: fewer or lighter DataLoader workers, smaller prefetch and pinned "
-						   "memory pools, memory-mapped datasets instead of copies in every worker.");
+						   "resident: fewer or lighter %s, memory-mapped datasets instead of copies in "
+						   "every worker.", rule_any_launcher(c) ? "DataLoader workers, smaller "
+						   "prefetch and pinned memory pools" : "worker processes, smaller caches");
 		else
 			err |= finding__suggest(f, "The host is short of free memory: run fewer jobs on it, lower what the job "
-						   "keeps resident (DataLoader workers, prefetch, caches), or give it a host "
-						   "with more memory; swap-ins mean pages it needs were swapped out.");
+						   "keeps resident (%s), or give it a host "
+						   "with more memory; swap-ins mean pages it needs were swapped out.",
+						rule_any_launcher(c) ? "DataLoader workers, prefetch, caches" :
+						"worker processes, caches");
 		if (err)
 			return -ENOMEM;
 	}
@@ -1068,8 +1080,9 @@ static int pressure_cgroup_findings(struct pressure_state *s, struct rule_ctx *c
 					    (unsigned long long)t->reclaims);
 		}
 		err |= finding__suggest(f, "Raise the cgroup's limit (memory.high, memory.max, the container's memory "
-					   "limit) or lower what the job keeps resident: fewer or lighter DataLoader "
-					   "workers, smaller prefetch and pinned-memory pools, memory-mapped datasets.");
+					   "limit) or lower what the job keeps resident: fewer or lighter %s, "
+					   "memory-mapped datasets.", rule_any_launcher(c) ? "DataLoader workers, smaller "
+					   "prefetch and pinned-memory pools" : "worker processes, smaller caches");
 		if (err)
 			return -ENOMEM;
 	}

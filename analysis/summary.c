@@ -621,6 +621,7 @@ static void thread__gil(struct tstate *t, const struct task_thread *tt, const st
 		t->gil_held_since = 0;
 	}
 	t->gil_seen = true;
+	t->s.gil_hold_measured = true;
 }
 
 static int on_gil_wait(void *ctx, const struct isr_ev_gil_wait *e)

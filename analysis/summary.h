@@ -142,6 +142,9 @@ struct thread_summary {
 	__u16 cuda_sync_fns[SUMMARY_SYNC_FNS];	/* most sync time first; 0 ends the list */
 	__u64 gil_wait_ns;		/* waiting for the GIL: --gil's when measured, else gil_blocked_ns */
 	__u64 gil_hold_ns;		/* holding the GIL (upper bound, see above) */
+	bool gil_hold_measured;		/* an acquire or release (--gil) was seen: else its hold is unknown,
+					 * not 0 (a CPU-bound thread hands the GIL over inside the
+					 * interpreter, never through PyEval_SaveThread) */
 	__u64 gil_acquisitions;		/* PyEval_RestoreThread returns */
 	__u64 gil_blocked_ns;		/* blocked on its GIL (isr_ev_gil_wait: the scheduler's) */
 	__u64 gil_blocks;		/* isr_ev_gil_wait events */

@@ -126,7 +126,7 @@ _inferscope_bpf()
 		opts="-h --help --usage -V --version -p --pid --json --support-bundle --recording"
 		;;
 	top)
-		opts="-h --help --usage -V --version --interval --once -o --output -p --pid -d --duration --ringbuf-size --no-follow --no-faults --no-cuda --no-nvtx --gil --no-gil-waits --budget --legacy-uprobes --py-stacks --no-py-stacks --py-launch-every --cuda-lib --no-nccl --nccl-lib --gpu --gpu-windows --gpu-period --no-cupti --no-inject --cupti-bridge --compress-level --config"
+		opts="-h --help --usage -V --version --interval --once -o --output -p --pid -d --duration --ringbuf-size --no-follow --no-faults --no-cuda --no-nvtx --gil --no-gil-waits --budget --legacy-uprobes --py-stacks --no-py-stacks --py-launch-every --cuda-lib --no-nccl --nccl-lib --gpu --gpu-windows --gpu-period --no-cupti --no-inject --cupti-bridge --compress-level --config -q --quiet"
 		;;
 	daemon)
 		opts="-h --help --usage -V --version --ringbuf-size --no-follow --no-faults --no-cuda --no-nvtx --gil --no-gil-waits --budget --legacy-uprobes --py-stacks --no-py-stacks --py-launch-every --cuda-lib --no-nccl --nccl-lib --gpu --gpu-windows --gpu-period --no-cupti --no-inject --cupti-bridge --compress-level --state-dir --textfile-dir --interval --window --once --keep-severity --keep-last --max-size --max-age --match --no-cuda-processes --flight-recorder --trigger-sync --trigger-gpu-idle --trigger-drops --config"

@@ -64,11 +64,11 @@ const struct cmd cmd_top = {
 	.args_doc = "[-p PID[,PID...]]",
 	.summary = "a live view of CUDA processes, refreshed every second",
 	.doc = "A live view of CUDA processes, refreshed every second: per process and launching thread, launches/s, "
-	       "CUDA synchronization %, GPU busy % (with the CUPTI bridge), GIL wait % (--gil), run-queue wait %, CPU %, "
-	       "page faults/s, device memory, and the current top finding. Same probes, overhead budget and settings "
-	       "as record; -p: the processes to watch (default: every process that maps libcuda).",
+	       "CUDA synchronization %, GPU busy % (with the CUPTI bridge), GIL wait % (--gil), run-queue wait %, "
+	       "blocked %, CPU %, page faults/s, device memory (a process: its threads' totals), and its top finding, "
+	       "from the rules of analyze run on the interval. Same probes, overhead budget and settings as record; -p: the processes to watch (default: every process that maps libcuda).",
 	.options = options,
 	.parse = parse,
-	.groups = CLI_TARGETS | CLI_SET_RECORD | CLI_CONFIG,
+	.groups = CLI_TARGETS | CLI_SET_RECORD | CLI_CONFIG | CLI_QUIET,
 	.run = run,
 };

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,50 @@ static bool cmdline_matches(const struct discover *d, __u32 pid)
 	return hit;
 }
 
+/* The daemon never watches itself: not its own process, not the
+ * processes that started it (sudo, a shell, timeout: their command lines
+ * hold its --match patterns), not another inferscope-bpf (the same
+ * executable). */
+struct self {
+	__u32 pids[64];		/* this process and its ancestors */
+	size_t n;
+	char exe[PATH_MAX];	/* "" when unknown */
+};
+
+static void self_of(struct self *me)
+{
+	__u32 pid = (__u32)getpid(), ppid;
+	char state;
+	ssize_t len = readlink("/proc/self/exe", me->exe, sizeof(me->exe) - 1);
+
+	me->exe[len > 0 ? len : 0] = '\0';
+	me->n = 0;
+	while (pid > 1 && me->n < sizeof(me->pids) / sizeof(me->pids[0])) {
+		me->pids[me->n++] = pid;
+		if (proc__stat(pid, &ppid, &state))
+			break;
+		pid = ppid;
+	}
+}
+
+static bool is_self(const struct self *me, __u32 pid)
+{
+	char path[64], exe[PATH_MAX];
+	ssize_t len;
+
+	for (size_t i = 0; i < me->n; i++)
+		if (me->pids[i] == pid)
+			return true;
+	if (!me->exe[0])
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return false;
+	exe[len] = '\0';
+	return strcmp(exe, me->exe) == 0;
+}
+
 static int by_pid(const void *a, const void *b)
 {
 	const struct discovered *x = a, *y = b;
@@ -205,17 +250,18 @@ int discover__scan(const struct discover *d, struct discovered *out, size_t max)
 {
 	DIR *dir = opendir("/proc");
 	struct dirent *de;
-	__u32 self = (__u32)getpid();
+	struct self me;
 	size_t n = 0;
 
 	if (!dir)
 		return -errno;
+	self_of(&me);
 	while ((de = readdir(dir)) && n < max) {
 		struct discovered *p = &out[n];
 		char *end, path[64];
 		unsigned long pid = strtoul(de->d_name, &end, 10);
 
-		if (*end || !pid || pid == self)
+		if (*end || !pid || is_self(&me, (__u32)pid))
 			continue;
 		/* A process whose leader exited may be tearing down its
 		 * address space: reading its maps could block. */

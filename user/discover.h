@@ -37,7 +37,9 @@ int discover__compile(regex_t *re, const char *pattern, char *err, size_t errlen
 struct discover *discover__new(bool cuda, const char *const *patterns, size_t n, char *err, size_t errlen);
 void discover__free(struct discover *d);	/* safe on NULL */
 
-/* The processes to sample now, by pid, at most max, this process excluded:
+/* The processes to sample now, by pid, at most max, this process, its
+ * ancestors (sudo, a shell: their command lines hold the patterns) and
+ * other processes of its executable excluded:
  * how many were stored in out, or -errno when /proc cannot be read. */
 int discover__scan(const struct discover *d, struct discovered *out, size_t max);
 

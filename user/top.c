@@ -14,10 +14,11 @@
 #include "recorder.h"
 #include "text.h"
 
-enum sort_key { SORT_LAUNCHES, SORT_SYNC, SORT_RUNQ, SORT_CPU, SORT_FAULTS, SORT_DEVMEM, SORT_PID, SORT_MAX };
+enum sort_key { SORT_LAUNCHES, SORT_SYNC, SORT_RUNQ, SORT_BLOCKED, SORT_CPU, SORT_FAULTS, SORT_DEVMEM, SORT_PID,
+	       SORT_MAX };
 
-static const char *const sort_names[SORT_MAX] = { "launches/s", "sync %", "runq %", "cpu %", "faults/s", "devmem",
-						   "pid" };
+static const char *const sort_names[SORT_MAX] = { "launches/s", "sync %", "runq %", "blocked %", "cpu %", "faults/s",
+						   "devmem", "pid" };
 
 struct top {
 	const struct top_opts *o;
@@ -80,6 +81,8 @@ static double sort_value(const struct live_process *p, enum sort_key k)
 		return p->sync_pct;
 	case SORT_RUNQ:
 		return p->runq_pct;
+	case SORT_BLOCKED:
+		return p->blocked_pct;
 	case SORT_CPU:
 		return p->cpu_pct;
 	case SORT_FAULTS:
@@ -103,14 +106,14 @@ static int cmp_procs(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-#define HEADER "%-7s %-7s %-15s %9s %6s %6s %6s %6s %6s %8s %8s  %s"
+#define HEADER "%-7s %-7s %-15s %9s %6s %6s %6s %6s %6s %6s %8s %8s  %s"
 
 /* One line of the table, for a process (t NULL) or one of its threads. */
 static void row_text(const struct top *tp, const struct live_process *p, const struct live_thread *t, char *buf,
 		     size_t len)
 {
-	char comm[32], pid[16], tid[16], launches[24], sync[16], gpu[16], gil[16], runq[16], cpu[16], faults[24],
-		mem[16];
+	char comm[32], pid[16], tid[16], launches[24], sync[16], gpu[16], gil[16], runq[16], blocked[16], cpu[16],
+		faults[24], mem[16], finding[200];
 	bool gil_known = tp->cfg->python.gil;
 
 	comm_of(p->pid, t ? t->tid : p->pid, comm, sizeof(comm));
@@ -124,29 +127,34 @@ static void row_text(const struct top *tp, const struct live_process *p, const s
 	pct_text(gpu, sizeof(gpu), p->gpu_busy_pct, !t);
 	pct_text(gil, sizeof(gil), t ? t->gil_pct : p->gil_pct, gil_known);
 	pct_text(runq, sizeof(runq), t ? t->runq_pct : p->runq_pct, true);
+	pct_text(blocked, sizeof(blocked), t ? t->blocked_pct : p->blocked_pct, true);
 	pct_text(cpu, sizeof(cpu), t ? t->cpu_pct : p->cpu_pct, true);
 	snprintf(faults, sizeof(faults), "%.0f", t ? t->faults_per_s : p->faults_per_s);
 	if (t)
 		snprintf(mem, sizeof(mem), "-");
 	else
 		bytes_text(mem, sizeof(mem), p->device_bytes);
-	snprintf(buf, len, HEADER, t ? "" : pid, tid, comm, launches, sync, gpu, gil, runq, cpu, faults, mem,
-		 t ? "" : p->finding ? p->finding_text : "-");
-	if (!t && p->finding) {
-		size_t n = strlen(buf);
-
-		snprintf(buf + n, len - n, " (%s)", p->finding);
-	}
+	if (t)
+		finding[0] = '\0';
+	else if (p->finding)
+		snprintf(finding, sizeof(finding), "%.3f s %s (%s)", p->finding_cost_s, p->finding_text, p->finding);
+	else
+		snprintf(finding, sizeof(finding), "-");
+	snprintf(buf, len, HEADER, t ? "" : pid, tid, comm, launches, sync, gpu, gil, runq, blocked, cpu, faults, mem,
+		 finding);
 }
 
 static void print_text(struct top *tp, const struct live_snapshot *s)
 {
 	char line[512];
 
-	printf("interval %.2f s, %llu events, %zu processes\n", s->interval_s, (unsigned long long)s->events,
-	       s->nprocs);
-	printf(HEADER "\n", "PID", "TID", "COMM", "LAUNCH/s", "SYNC%", "GPU%", "GIL%", "RUNQ%", "CPU%", "FAULT/s",
-	       "DEVMEM", "TOP FINDING");
+	printf("interval %.2f s, %llu events, %zu processes", s->interval_s, (unsigned long long)s->events, s->nprocs);
+	if (s->window_cut)
+		printf("; findings from part of it: %llu events past the %u MiB an interval's analysis keeps (a longer "
+		       "--interval keeps less of each second)", (unsigned long long)s->window_cut, LIVE_WINDOW_MAX_MIB);
+	printf("\n");
+	printf(HEADER "\n", "PID", "TID", "COMM", "LAUNCH/s", "SYNC%", "GPU%", "GIL%", "RUNQ%", "BLOCK%", "CPU%",
+	       "FAULT/s", "DEVMEM", "TOP FINDING");
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct live_process *p = &s->procs[i];
 
@@ -172,8 +180,8 @@ static void draw(struct top *tp, const struct live_snapshot *s)
 		 sort_names[tp->sort]);
 	y++;
 	attron(A_BOLD);
-	snprintf(line, sizeof(line), HEADER, "PID", "TID", "COMM", "LAUNCH/s", "SYNC%", "GPU%", "GIL%", "RUNQ%", "CPU%",
-		 "FAULT/s", "DEVMEM", "TOP FINDING");
+	snprintf(line, sizeof(line), HEADER, "PID", "TID", "COMM", "LAUNCH/s", "SYNC%", "GPU%", "GIL%", "RUNQ%",
+		 "BLOCK%", "CPU%", "FAULT/s", "DEVMEM", "TOP FINDING");
 	mvaddnstr(y++, 0, line, COLS - 1);
 	attroff(A_BOLD);
 	for (size_t i = 0; i < s->nprocs; i++)
@@ -349,7 +357,7 @@ int top__run(struct record_config *cfg, const struct top_opts *o)
 			return 2;
 		}
 	}
-	tp.live = live__new(cfg->targets.pids, cfg->targets.pid_count);
+	tp.live = live__new(cfg->targets.pids, cfg->targets.pid_count, (__u32)sysconf(_SC_NPROCESSORS_ONLN));
 	if (!tp.live) {
 		fprintf(stderr, "inferscope-bpf top: out of memory\n");
 		return 1;

@@ -19,6 +19,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <limits.h>
+#include <signal.h>
 #include <cmocka.h>
 
 #include "state_dir.h"
@@ -296,6 +299,66 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
+/* A pattern that matches this test's own command line: the scan finds
+ * neither this process's parent (it started the scan: sudo, a shell) nor
+ * another process of the same executable, only the process of another
+ * program whose command line matches. */
+static void test_match_skips_self(void **state)
+{
+	char self[PATH_MAX], pattern[PATH_MAX + 8], err[256], *base;
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct discovered found[256];
+	struct discover *d;
+	const char *patterns[1];
+	pid_t sibling, child, other;
+	int status, n;
+
+	(void)state;
+	assert_true(len > 0);
+	self[len] = '\0';
+	base = strrchr(self, '/') + 1;
+	snprintf(pattern, sizeof(pattern), "%s", base);
+	patterns[0] = pattern;
+	sibling = fork();
+	if (sibling == 0) {
+		pause();
+		_exit(0);
+	}
+	/* a program of its own whose command line names this test */
+	other = fork();
+	if (other == 0) {
+		execlp("sh", "sh", "-c", "sleep 30; :", base, (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000);
+	child = fork();
+	if (child == 0) {
+		/* the scan runs in a child: its parent is this test */
+		bool parent = false, sib = false, prog = false;
+
+		d = discover__new(false, patterns, 1, err, sizeof(err));
+		if (!d)
+			_exit(2);
+		n = discover__scan(d, found, 256);
+		for (int i = 0; i < n; i++) {
+			parent |= found[i].pid == (__u32)getppid();
+			sib |= found[i].pid == (__u32)sibling;
+			prog |= found[i].pid == (__u32)other;
+		}
+		discover__free(d);
+		_exit(parent ? 3 : sib ? 4 : !prog ? 5 : 0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	kill(sibling, SIGKILL);
+	kill(other, SIGKILL);
+	waitpid(sibling, NULL, 0);
+	waitpid(other, NULL, 0);
+	assert_true(WIFEXITED(status));
+	/* 3: its parent found, 4: a process of its executable, 5: the other
+	 * program missed */
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_prune_by_window_number),
 		cmocka_unit_test(test_prune_ignores_planted_files),
 		cmocka_unit_test(test_prom_text),
+		cmocka_unit_test(test_match_skips_self),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -52,7 +52,7 @@ static void call(struct live *l, __u64 ts, __u16 func, __u64 duration)
 static struct live *started(void)
 {
 	const __u32 pids[] = { PID };
-	struct live *l = live__new(pids, 1);
+	struct live *l = live__new(pids, 1, 4);
 
 	assert_non_null(l);
 	switch_(l, T0, 0, 0, 0, 0, PID, TID);

@@ -513,6 +513,230 @@ static void test_diff_of_a_run_with_itself(void **state)
 	synth__free(b);
 }
 
+/* A job of steps of period_ms from 10 ms into a recording of len_ms: each
+ * step a kernel of 80% of the period and a synchronization that waits for
+ * it, then the next launch. */
+static struct synth *stepping_job(__u64 period_ms, __u64 len_ms)
+{
+	const __u32 tid = JOB_LAUNCHER;
+	struct synth *b = synth__new(JOB_T0, JOB_T0 + len_ms * JOB_MS);
+	__u64 period = period_ms * JOB_MS, kernel = period * 8 / 10;
+	__u32 corr = 1;
+
+	synth__process(b, JOB_PID, "python3", 1, &tid, (const char *[]){ "trainer" });
+	ev_gpu_clock(b, JOB_T0 + 1 * JOB_MS, JOB_PID);
+	ev_gpu_clock(b, JOB_T0 + (len_ms - 1) * JOB_MS, JOB_PID);
+	ev_gpu_flushed(b, JOB_T0 + len_ms * JOB_MS, JOB_PID);
+	ev_gpu_name(b, JOB_T0 + 2 * JOB_MS, JOB_PID, 1, "gemm_kernel");
+	for (__u64 t = JOB_T0 + 10 * JOB_MS; t + period <= JOB_T0 + (len_ms - 10) * JOB_MS; t += period) {
+		gpu_launch(b, t, JOB_PID, tid, corr++, 20 * (long long)SYNTH_US, kernel, 1);
+		ev_call(b, t + 100 * SYNTH_US, JOB_PID, tid, ISR_CUDA_FN_cuCtxSynchronize_v2, 0,
+			kernel + 20 * SYNTH_US - 100 * SYNTH_US);
+	}
+	return b;
+}
+
+/* A run with 4x the throughput over a longer recording is faster: the diff
+ * compares the work per second and the figures per step, not totals. */
+static void test_diff_compares_rates_not_totals(void **state)
+{
+	struct synth *bb = stepping_job(40, 1000), *nb = stepping_job(10, 1200);
+	struct analysis *base = analyze(bb), *new_ = analyze(nb);
+	struct diff *d = NULL;
+	char *json;
+
+	(void)state;
+	assert_int_equal(diff__compute(base, new_, "base.isr", "new.isr", &d), 0);
+	/* 24 steps of 40 ms against 118 of 10 ms; a step spans a launch to the
+	 * return of its synchronization, so the last ends at its kernel's end:
+	 * 24 in 952.02 ms (25.2 a second) against 118 in 1178.02 ms (100.2) */
+	assert_non_null(strstr(d->headline, "Faster: the new run made 3.97x the steps per second of the base "
+					    "(100.2 against 25.2"));
+	assert_non_null(strstr(d->headline, "a median step of 10.0 ms against 40.0 ms"));
+	assert_null(strstr(d->headline, "slower"));
+	json = diff_json(d);
+	/* the GPU kernel time per step: 8 ms against 32 ms */
+	assert_non_null(strstr(json, "\"per\": \"step\""));
+	assert_non_null(strstr(json, "\"base_per\": 0.032"));
+	assert_non_null(strstr(json, "\"new_per\": 0.008"));
+	free(json);
+	diff__free(d);
+	analysis__free(new_);
+	analysis__free(base);
+	synth__free(nb);
+	synth__free(bb);
+}
+
+/* --- several recordings ------------------------------------------------------------------------ */
+
+static char *render_set(const struct analysis_set *set, int (*writer)(FILE *, const struct analysis_set *))
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(writer(f, set), 0);
+	assert_int_equal(fclose(f), 0);
+	return out;
+}
+
+/* Two recordings with findings and none across them: the report leads
+ * with each one's findings, not with "No finding". */
+static void test_set_leads_with_the_findings_of_each(void **state)
+{
+	struct synth *pb = synth_job(true, "trainer"), *hb = synth_job(false, "trainer");
+	struct analysis *planted = analyze(pb), *healthy = analyze(hb);
+	const struct analysis *both[] = { planted, healthy };
+	const char *names[] = { "a.isr", "b.isr" };
+	struct analysis_set set = { .a = both, .names = names, .n = 2 };
+	const struct finding *first = &planted->ex->findings.v[0];
+	char err[256], want[256], *md, *html, *json, *rec1;
+
+	(void)state;
+	assert_int_equal(analysis_set__compute(&set, err, sizeof(err)), 0);
+	assert_int_equal(set.findings.n, 0);
+	assert_true(planted->ex->findings.n >= 1);
+	md = render_set(&set, report__write_markdown_set);
+	rec1 = strstr(md, "\n# Recording 1 of 2: a.isr\n");
+	assert_non_null(rec1);
+	*rec1 = 0;
+	/* before the recordings' own reports */
+	assert_null(strstr(md, "No finding"));
+	snprintf(want, sizeof(want), "a.isr has %zu finding%s, first \"%s\" (%s, %.3f s)", planted->ex->findings.n,
+		 planted->ex->findings.n == 1 ? "" : "s", explain__rule_title(first->rule), first->rule, first->cost_s);
+	assert_non_null(strstr(md, want));
+	if (healthy->ex->findings.n)
+		snprintf(want, sizeof(want), "b.isr has %zu finding", healthy->ex->findings.n);
+	else
+		snprintf(want, sizeof(want), "b.isr has none");
+	assert_non_null(strstr(md, want));
+	assert_non_null(strstr(md, "Nothing found that needs the recordings together"));
+	html = render_set(&set, report__write_html_set);
+	rec1 = strstr(html, "<section id=\"rec0\"");
+	assert_non_null(rec1);
+	*rec1 = 0;
+	assert_null(strstr(html, "No finding"));
+	assert_non_null(strstr(html, "a.isr has "));
+	json = render_set(&set, report__write_json_set);
+	assert_non_null(strstr(json, "\"headline\": \"Findings in "));
+	free(json);
+	free(html);
+	free(md);
+	analysis_set__clear(&set);
+	analysis__free(healthy);
+	analysis__free(planted);
+	synth__free(hb);
+	synth__free(pb);
+}
+
+/* --- wording ------------------------------------------------------------------------------------ */
+
+/* A CPU-only job (no CUDA call): two programs, each preempted half of a
+ * second. Two cpu_contention findings; their advice names no GPU tool
+ * (DataLoader) and is given once, the second finding referring to it. */
+static void test_cpu_only_advice_once(void **state)
+{
+	const __u32 pids[] = { 300, 400 };
+	const char *const comms[] = { "alpha", "beta" };
+	struct synth *b = synth__new(JOB_T0, JOB_T0 + 1000 * JOB_MS);
+	struct analysis *a;
+	char *md, *html, *first;
+	size_t nfound = 0;
+
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		synth__process(b, pids[p], comms[p], 1, &pids[p], &comms[p]);
+		for (int i = 0; i < 10; i++) {
+			__u64 t = JOB_T0 + (__u64)i * 100 * JOB_MS;
+
+			ev_switch(b, t, 0, 0, pids[p], pids[p], 0, 0);
+			ev_switch(b, t + 50 * JOB_MS, pids[p], pids[p], 0, 0, 0x0,
+				  ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+		}
+	}
+	a = analyze(b);
+	for (size_t i = 0; i < a->ex->findings.n; i++)
+		nfound += strcmp(a->ex->findings.v[i].rule, "cpu_contention") == 0;
+	assert_int_equal(nfound, 2);
+	md = synth__render(a, report__write_markdown);
+	html = synth__render(a, report__write_html);
+	assert_null(strstr(md, "DataLoader"));
+	first = strstr(md, "*What to do:* Give the job CPUs of its own");
+	assert_non_null(first);
+	assert_null(strstr(first + strlen("*What to do:* Give"), "Give the job CPUs of its own"));
+	assert_int_equal(synth__count(md, "*What to do:* As for finding 1."), 1);
+	assert_int_equal(synth__count(html, "Give the job CPUs of its own"), 1);
+	assert_int_equal(synth__count(html, "As for finding <a href=\"#finding-1\">1</a>."), 1);
+	free(html);
+	free(md);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* A Python thread seen only blocked on the GIL (the scheduler's view),
+ * never taking or releasing it through PyEval_RestoreThread/SaveThread (a
+ * CPU-bound thread hands it over inside the interpreter): its hold is
+ * unknown, "-" and null, not 0 s. The thread that took it has its hold. */
+static void test_gil_hold_unknown_is_not_zero(void **state)
+{
+	struct synth *b = synth_job(false, "trainer");
+	struct isr_ev_gil_wait *w = synth__event(b, ISR_EV_GIL_WAIT, sizeof(*w), JOB_T0 + 400 * JOB_MS, JOB_PID,
+						 JOB_LAUNCHER);
+	struct analysis *a;
+	char *md, *json, want[160];
+
+	(void)state;
+	w->duration_ns = 30 * JOB_MS;
+	w->holder_tid = JOB_HELPER;
+	w->flags = ISR_GIL_WAIT_HOLDER;
+	a = analyze(b);
+	md = synth__render(a, report__write_markdown);
+	json = synth__render(a, report__write_json);
+	/* the launcher: blocked 30 ms once, hold unknown */
+	snprintf(want, sizeof(want), "| %u | %u | trainer | 0.030 | 1 | 0.030 | - | 0 |", JOB_PID, JOB_LAUNCHER);
+	assert_non_null(strstr(md, want));
+	/* the helper took it once, 3 ms after waiting, and held it to the end */
+	snprintf(want, sizeof(want), "| %u | %u | augment | 0.000 | 0 | 0.003 | 0.397 | 1 |", JOB_PID, JOB_HELPER);
+	assert_non_null(strstr(md, want));
+	/* null: the launcher's, and tid 100's (no GIL event at all); 0.397 s
+	 * the helper's */
+	assert_int_equal(synth__count(json, "\"gil_hold_s\": null"), 2);
+	assert_int_equal(synth__count(json, "\"gil_hold_s\": 0.397"), 1);
+	free(json);
+	free(md);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The same frames interned under two stack ids (20 and 9 samples): the
+ * report lists one stack of 29 samples, not the same text twice. */
+static void test_identical_stacks_merged(void **state)
+{
+	struct synth *b = synth_job(false, "trainer");
+	const __u64 codes[2] = { 0x7f0000001000ULL, 0x7f0000002000ULL };
+	struct analysis *a;
+	char *md, *json;
+
+	(void)state;
+	ev_py_stack(b, JOB_T0, JOB_PID, 3, 2, codes);
+	for (int i = 0; i < 29; i++)
+		ev_py_sample(b, JOB_T0 + 995 * JOB_MS, JOB_PID, JOB_HELPER + 1, i < 20 ? 1 : 3, ISR_PY_KIND_TIMER);
+	a = analyze(b);
+	md = synth__render(a, report__write_markdown);
+	json = synth__render(a, report__write_json);
+	/* thread 103's: one stack, not 69.0% and 31.0% of the same text */
+	assert_null(strstr(md, "69.0% of its samples"));
+	assert_null(strstr(md, "31.0% of its samples"));
+	assert_int_equal(synth__count(md, "100.0% of its samples:\n\n    /home/u/train.py:40 train_step\n"
+					  "    /home/u/train.py:90 main\n"), 2);	/* its and the launcher's */
+	assert_int_equal(synth__count(json, "\"samples\": 29"), 1);	/* its one stack */
+	free(json);
+	free(md);
+	analysis__free(a);
+	synth__free(b);
+}
+
 /*
  * Python threads named by their entry in every output: a thread started by
  * threading runs its target (here Loader.<locals>.worker_loop) inside
@@ -737,6 +961,11 @@ int main(void)
 		cmocka_unit_test(test_perfetto_short_states_merged),
 		cmocka_unit_test(test_diff_names_the_planted_change_first),
 		cmocka_unit_test(test_diff_of_a_run_with_itself),
+		cmocka_unit_test(test_diff_compares_rates_not_totals),
+		cmocka_unit_test(test_set_leads_with_the_findings_of_each),
+		cmocka_unit_test(test_cpu_only_advice_once),
+		cmocka_unit_test(test_gil_hold_unknown_is_not_zero),
+		cmocka_unit_test(test_identical_stacks_merged),
 		cmocka_unit_test(test_hostile_names_in_every_output),
 	};
 

@@ -381,7 +381,10 @@ static void test_json_contract(void **state)
 		assert_int(t, "launches_observed", (json_int_t)ts->cuda_launches_observed);
 		assert_true(json_is_false(get(t, "cuda_estimated")));
 		assert_real(t, "gil_wait_s", (double)ts->gil_wait_ns / 1e9);
-		assert_real(t, "gil_hold_s", (double)ts->gil_hold_ns / 1e9);
+		if (ts->gil_hold_measured)
+			assert_real(t, "gil_hold_s", (double)ts->gil_hold_ns / 1e9);
+		else	/* never seen taking or releasing the GIL: unknown */
+			assert_true(json_is_null(get(t, "gil_hold_s")));
 		assert_int(t, "gil_acquisitions", (json_int_t)ts->gil_acquisitions);
 		assert_real(t, "gil_blocked_s", (double)ts->gil_blocked_ns / 1e9);
 		assert_int(t, "gil_blocks", (json_int_t)ts->gil_blocks);
@@ -872,9 +875,11 @@ static void fixture__add_gil(struct fixture *f)
 	f->threads[1].gil_wait_ns = 150 * MS;
 	f->threads[1].gil_hold_ns = 600 * MS;
 	f->threads[1].gil_acquisitions = 30;
+	f->threads[1].gil_hold_measured = true;
 	f->threads[2].gil_wait_ns = 80 * MS;
 	f->threads[2].gil_hold_ns = 250 * MS + 1;
 	f->threads[2].gil_acquisitions = 10;
+	f->threads[2].gil_hold_measured = true;
 }
 
 static void test_json_gil(void **state)
@@ -894,7 +899,7 @@ static void test_json_gil(void **state)
 	/* sorted by pid, tid: loader, python3, pt_main_thread */
 	threads = get(root, "threads");
 	assert_real(json_array_get(threads, 0), "gil_wait_s", 0.0);
-	assert_real(json_array_get(threads, 0), "gil_hold_s", 0.0);
+	assert_true(json_is_null(get(json_array_get(threads, 0), "gil_hold_s")));	/* no GIL event */
 	assert_int(json_array_get(threads, 0), "gil_acquisitions", 0);
 	assert_int(json_array_get(threads, 1), "tid", 300);
 	assert_real(json_array_get(threads, 1), "gil_wait_s", 0.15);
@@ -945,16 +950,19 @@ static void test_markdown_gil(void **state)
 
 	/* a thread seen only releasing the GIL held it: listed with no acquisitions */
 	f->threads[0].gil_hold_ns = 40 * MS;
+	f->threads[0].gil_hold_measured = true;
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.000 | 0 | 0.000 | 0.040 | 0 |\n"));
 	free(md);
 
 	/* the scheduler's GIL waits alone (no --gil): blocked, and the wait */
 	f->threads[0].gil_hold_ns = 0;
+	f->threads[0].gil_hold_measured = false;
 	f->threads[0].gil_blocked_ns = f->threads[0].gil_wait_ns = 70 * MS;
 	f->threads[0].gil_blocks = 7;
 	md = render(report__write_markdown, f);
-	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.070 | 7 | 0.070 | 0.000 | 0 |\n"));
+	/* its hold unknown: "-", not 0 */
+	assert_non_null(strstr(md, "| 100 | 101 | loader | 0.070 | 7 | 0.070 | - | 0 |\n"));
 	free(md);
 	free(f);
 }

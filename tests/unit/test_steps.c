@@ -215,7 +215,7 @@ static void feed(struct live *l, const void *ev)
 static void test_live_interval(void **state)
 {
 	const __u32 pids[] = { PID };
-	struct live *l = live__new(pids, 1);
+	struct live *l = live__new(pids, 1, 4);
 	const struct live_snapshot *s;
 	struct isr_ev_sched_switch sw = { .hdr = { .type = ISR_EV_SCHED_SWITCH, .size = sizeof(sw) } };
 	struct isr_ev_sched_wakeup wk = { .hdr = { .type = ISR_EV_SCHED_WAKEUP, .size = sizeof(wk), .pid = PID,
@@ -267,12 +267,84 @@ static void test_live_interval(void **state)
 	assert_true(fabs(s->procs[0].sync_pct - 15) < 1e-9);
 	assert_true(fabs(s->procs[0].faults_per_s - 50) < 1e-9);
 	assert_true(s->procs[0].gpu_busy_pct < 0);	/* no GPU activity seen */
-	assert_string_equal(s->procs[0].finding, "cpu_contention");
+	/* the rules of the report: the wait came before its first launch,
+	 * outside the launching thread's window */
+	assert_null(s->procs[0].finding);
 	assert_int_equal(s->procs[0].nthreads, 1);
-	/* the next interval starts empty */
+	/* the next interval: asleep all of it, nothing else */
 	assert_int_equal(live__snapshot(l, T0 + 2000 * MS, &s), 0);
-	assert_int_equal(s->nprocs, 0);
+	assert_int_equal(s->nprocs, 1);
+	assert_true(fabs(s->procs[0].blocked_pct - 100) < 1e-9);
+	assert_true(s->procs[0].cpu_pct == 0 && s->procs[0].launches_per_s == 0);
 	live__free(l);
+}
+
+/* Feeds the events of b from..to (by time) to l. */
+static void feed_synth(struct live *l, struct synth *b, __u64 from, __u64 to)
+{
+	const struct recording *r = synth__recording(b);
+
+	for (size_t i = 0; i < r->event_count; i++)
+		if (r->events[i]->ts_ns >= from && r->events[i]->ts_ns < to)
+			live__event(l, r->events[i], r->events[i]->size);
+}
+
+/* A launching thread blocked 800 ms of a second, until its producer (a
+ * thread of its process) wakes it: top shows it blocked, not idle; the
+ * process row sums its threads; the finding is the report's rule. A second
+ * later, both asleep from before the interval: blocked all of it. */
+static void test_live_blocked(void **state)
+{
+	const __u32 pids[] = { PID }, tids[] = { PID, PID + 1 };
+	const char *const comms[] = { "trainer", "producer" };
+	struct synth *b = synth__new(T0 - 100 * MS, T0 + 2000 * MS);
+	struct live *l = live__new(pids, 1, 4);
+	const struct live_snapshot *s;
+	const struct live_process *p;
+
+	(void)state;
+	synth__process(b, PID, "trainer", 2, tids, comms);
+	ev_switch(b, T0 - 10 * MS, 0, 0, PID, PID, 0, 0);
+	for (int i = 0; i < 20; i++) {
+		ev_launch(b, T0 + (__u64)(1 + i) * MS, PID, PID, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+		ev_launch(b, T0 + (__u64)(860 + i) * MS, PID, PID, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+	}
+	ev_switch(b, T0 + 50 * MS, PID, PID, PID, PID + 1, 0x1, 0);
+	ev_wakeup_by(b, T0 + 850 * MS, PID, PID, PID, PID + 1);
+	ev_switch(b, T0 + 850 * MS, PID, PID + 1, PID, PID, 0x1, 0);
+	ev_switch(b, T0 + 1100 * MS, PID, PID, 0, 0, 0x1, 0);
+	feed_synth(l, b, 0, T0);
+	assert_int_equal(live__snapshot(l, T0, &s), 0);
+	feed_synth(l, b, T0, T0 + 1000 * MS);
+	assert_int_equal(live__snapshot(l, T0 + 1000 * MS, &s), 0);
+	assert_int_equal(s->nprocs, 1);
+	p = &s->procs[0];
+	assert_int_equal(p->nthreads, 2);
+	assert_int_equal(p->threads[0].tid, PID);
+	assert_true(fabs(p->threads[0].blocked_pct - 80) < 1e-9);
+	assert_true(fabs(p->threads[0].cpu_pct - 20) < 1e-9);
+	assert_true(fabs(p->threads[1].cpu_pct - 80) < 1e-9);
+	/* the producer asleep from 850 ms, and before its first switch-in at
+	 * 50 ms: off a CPU since it was first seen (the task model, tasks.h);
+	 * the 10 ms of that before the interval are the previous one's */
+	assert_true(fabs(p->threads[1].blocked_pct - 20) < 1e-9);
+	/* the process: its threads' totals */
+	assert_true(fabs(p->cpu_pct - 100) < 1e-9);
+	assert_true(fabs(p->blocked_pct - 100) < 1e-9);
+	assert_true(fabs(p->launches_per_s - 40) < 1e-9);
+	assert_non_null(p->finding);
+	assert_string_equal(p->finding, "blocked_on_thread");
+	assert_string_equal(p->finding_text, explain__rule_title("blocked_on_thread"));
+	assert_true(fabs(p->finding_cost_s - 0.8) < 1e-9);
+	/* asleep before the interval began: the launcher from 1100 ms, its
+	 * producer from 850 ms */
+	feed_synth(l, b, T0 + 1000 * MS, T0 + 2000 * MS);
+	assert_int_equal(live__snapshot(l, T0 + 2000 * MS, &s), 0);
+	assert_int_equal(s->nprocs, 1);
+	assert_true(fabs(s->procs[0].blocked_pct - 190) < 1e-9);
+	assert_true(fabs(s->procs[0].cpu_pct - 10) < 1e-9);
+	live__free(l);
+	synth__free(b);
 }
 
 int main(void)
@@ -283,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_irregular_no_steps),
 		cmocka_unit_test(test_inferred_bounded),
 		cmocka_unit_test(test_live_interval),
+		cmocka_unit_test(test_live_blocked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
