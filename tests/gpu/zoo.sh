@@ -121,7 +121,7 @@ for job in "${JOBS[@]}"; do
 	for m in def gpu; do
 		[ -f "$OUT/$job.$m.json" ] || continue
 		echo "== $job ($m)"
-		get "$OUT/$job.$m.json" "'\n'.join(['%-18s %-8s %7.3f s  %s' % (f['rule'], f['severity'], f['cost_s'], f['summary'][:300]) for f in d['findings']] + ['verdict: ' + d['verdict']] * bool(d.get('verdict')))"
+		get "$OUT/$job.$m.json" "'\n'.join(['%-18s %-8s %7.3f s  %s' % (f['rule'], f['severity'], f['cost_s'], f['summary'][:300]) for f in d['findings']] + (['verdict: ' + d['verdict']] if d.get('verdict') else []))"
 	done
 done
 [ $fail = 0 ] && echo "zoo.sh: all passed"
