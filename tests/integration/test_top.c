@@ -95,12 +95,13 @@ static double launches_of(const char *screen, pid_t pid)
 		fail();
 	}
 	{
-		unsigned int p, tid;
-		char comm[64];
+		unsigned int p;
+		char tid[16], comm[64];
 		double launches;
 
-		if (sscanf(line + 1, "%u %u %63s ~%lf", &p, &tid, comm, &launches) == 4 ||
-		    sscanf(line + 1, "%u %u %63s %lf", &p, &tid, comm, &launches) == 4)
+		/* a process row: its pid, "-" for the tid (its threads' totals) */
+		if (sscanf(line + 1, "%u %15s %63s ~%lf", &p, tid, comm, &launches) == 4 ||
+		    sscanf(line + 1, "%u %15s %63s %lf", &p, tid, comm, &launches) == 4)
 			return launches;
 	}
 	print_error("cannot read the row of pid %d:\n%s\n", pid, screen);
