@@ -146,6 +146,8 @@ int clock_fit__compute(const struct clock_sample *s, size_t n, struct clock_fit 
 			f->gpu_max = s[i].gpu_ns;
 	}
 	f->used = m;
+	if (f->gpu_max > f->gpu_min)
+		f->drift_bound_ppm = 2.0 * f->bound_ns / (double)(f->gpu_max - f->gpu_min) * 1e6;
 	f->residual_rms_ns = sqrt(f->residual_rms_ns / (double)m);
 	f->residual_p50_ns = quantile(tmp, m, 0.5);
 	f->residual_p99_ns = quantile(tmp, m, 0.99);

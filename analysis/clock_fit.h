@@ -35,6 +35,9 @@ struct clock_fit {
 	double residual_p50_ns;	/* |residual| percentiles of the kept samples */
 	double residual_p99_ns;
 	double bound_ns;	/* mapping error bound between the first and last kept sample */
+	double drift_bound_ppm;	/* bound on drift_ppm's error: 2 bound_ns over the kept samples'
+				 * GPU span (a true line through every sandwich is within bound_ns
+				 * of the fit at both ends); 0 with one sample or one GPU time */
 	__u64 gpu_min, gpu_max;	/* the range of the kept samples, GPU clock */
 };
 

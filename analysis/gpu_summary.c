@@ -38,7 +38,7 @@
  * most 1.6 kB a second of a launching process. */
 #define LBIN_NS			10000000ull
 #define BUSY_MIN_LAUNCHES	20
-#define BUSY_MIN_PROBED_NS	(5 * LBIN_NS)
+#define BUSY_MIN_PROBED_NS	(3 * LBIN_NS)
 
 /* The launch calls: CUPTI_RUNTIME_TRACE_CBID_* (cupti_runtime_cbid.h) of a
  * RUNTIME record, CUPTI_DRIVER_TRACE_CBID_* (cupti_driver_cbid.h) of a

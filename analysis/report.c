@@ -871,6 +871,7 @@ static json_t *json_fit(const struct clock_fit *f)
 	SET(o, "residual_p99_ns", json_real(f->residual_p99_ns));
 	SET(o, "residual_max_ns", json_real(f->residual_max_ns));
 	SET(o, "bound_ns", json_real(f->bound_ns));
+	SET(o, "drift_bound_ppm", f->drift_bound_ppm > 0 ? json_real(f->drift_bound_ppm) : json_null());
 	return o;
 nomem:
 	json_decref(o);
@@ -2301,8 +2302,8 @@ static void md__gpu(struct md *m, const struct summary *s)
 			   p->pid, (uint64_t)p->kernels, (uint64_t)p->copies, (uint64_t)p->memsets,
 			   (uint64_t)p->joined, (uint64_t)p->causality_violations, p->launch_to_start_p50_ns / 1e3);
 		if (p->fit.valid)
-			md__printf(m, " %.0f / %.0f ns | %.0f ns | %.2f ppm |\n", p->fit.residual_p50_ns,
-				   p->fit.residual_p99_ns, p->fit.bound_ns, p->fit.drift_ppm);
+			md__printf(m, " %.0f / %.0f ns | %.0f ns | %.2f ± %.2f ppm |\n", p->fit.residual_p50_ns,
+				   p->fit.residual_p99_ns, p->fit.bound_ns, p->fit.drift_ppm, p->fit.drift_bound_ppm);
 		else
 			md__printf(m, " no clock pairs | - | - |\n");
 	}

@@ -58,19 +58,23 @@ enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *n
 		if (credit >= 0)
 			return BUDGET_KEEP;
 		/* Overspent: the window that was started is finished first,
-		 * so that each one is long enough to tell the call rate. */
-		end = b->on_since_ns + window_ns(b, now_ns);
-		if (b->sampling && now_ns < end) {
+		 * the first one too, so that each one is long enough to tell
+		 * the call rate. */
+		end = b->on_since_ns + (b->floor ? BUDGET_MIN_ON_NS : window_ns(b, now_ns));
+		if (now_ns < end) {
 			if (end < *next_ns)
 				*next_ns = end;
 			return BUDGET_KEEP;
 		}
 		return BUDGET_SWITCH_OFF;
 	}
-	if (credit >= 0)
+	if (credit >= 0 || now_ns >= b->off_since_ns + BUDGET_FLOOR_NS)
 		return BUDGET_SWITCH_ON;
-	/* The credit grows by `fraction` per ns. */
+	/* The credit grows by `fraction` per ns; the floor window comes
+	 * BUDGET_FLOOR_NS after the switch off, whichever is first. */
 	*next_ns = now_ns + (__u64)(-credit / b->fraction) + 1;
+	if (*next_ns > b->off_since_ns + BUDGET_FLOOR_NS)
+		*next_ns = b->off_since_ns + BUDGET_FLOOR_NS;
 	return BUDGET_KEEP;
 }
 
@@ -79,9 +83,12 @@ void budget__switched(struct budget *b, bool on, __u64 now_ns)
 	b->on = on;
 	b->switches++;
 	if (on) {
+		b->floor = b->credit_ns + (now_ns > b->last_ns ? b->fraction * (double)(now_ns - b->last_ns) : 0) < 0;
+		b->floor_windows += b->floor;
 		b->on_since_ns = now_ns;
 		b->window_spent_ns = 0;
 	} else {
 		b->sampling = true;
+		b->off_since_ns = now_ns;
 	}
 }

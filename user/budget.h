@@ -24,7 +24,14 @@
  * period: sampling, with the windows in the recording so that the analysis
  * extrapolates and says so. Probes that
  * cannot be switched (synchronization, allocations, the GIL) are charged
- * too; when they alone exceed the budget, the hot path stays off.
+ * too; when they alone exceed the budget, the hot path stays off but for a
+ * floor sample: a window of BUDGET_MIN_ON_NS every BUDGET_FLOOR_NS, so that
+ * its counts are still extrapolated from the whole run, not from its first
+ * window (a job's warm-up). It costs at most BUDGET_MIN_ON_NS /
+ * BUDGET_FLOOR_NS (2%) of what the hot path costs traced in full, and
+ * only where the budget is already spent by what cannot be switched. Every
+ * window, the first one too, lasts at least BUDGET_MIN_ON_NS: long enough
+ * to tell the call rate.
  *
  * Pure: time and costs come in as arguments, which is what makes it
  * testable without BPF.
@@ -38,6 +45,7 @@
 #define BUDGET_PERIOD_NS	1000000000ULL	/* one on/off cycle */
 #define BUDGET_MIN_ON_NS	100000000ULL	/* shortest on-window */
 #define BUDGET_CHECK_NS		20000000ULL	/* decisions at least this often while sampling */
+#define BUDGET_FLOOR_NS		5000000000ULL	/* off this long: a floor window, the credit or not */
 
 struct budget {
 	double fraction;	/* 0.01 = 1% */
@@ -48,6 +56,9 @@ struct budget {
 	bool on;		/* hot-path probes attached */
 	bool sampling;		/* they have been switched off at least once */
 	__u64 on_since_ns;
+	__u64 off_since_ns;	/* when last switched off */
+	bool floor;		/* the open window is a floor window */
+	__u64 floor_windows;	/* on-windows opened by the floor, credit overspent */
 	double window_spent_ns;	/* charged since on_since_ns */
 	__u64 switches;
 };

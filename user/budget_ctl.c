@@ -505,13 +505,18 @@ void budget_ctl__report(const struct budget_ctl *bc)
 		first = false;
 	}
 	fprintf(stderr, "\n");
-	if (bc->active && fixed * (secs * 1e9 / (top->oncpu_ns > 0 ? top->oncpu_ns : secs * 1e9)) > (double)allowed_ns(bc))
+	if (bc->active && fixed * (secs * 1e9 / (top->oncpu_ns > 0 ? top->oncpu_ns : secs * 1e9)) > (double)allowed_ns(bc)) {
 		fprintf(stderr, "inferscope-bpf: what the budget cannot switch cost more than it allows (%.1f ms): "
-			"--no-faults, --no-py-stacks, --py-stacks=HZ lower what page faults and Python stacks cost\n",
+			"--no-faults, --no-py-stacks, --py-stacks=HZ lower what page faults and Python stacks cost",
 			fixed / 1e6);
+		if (bc->b.floor_windows)
+			fprintf(stderr, "; the hot path was still probed %g s every %g s for its counts (%llu times)",
+				BUDGET_MIN_ON_NS / 1e9, BUDGET_FLOOR_NS / 1e9, (unsigned long long)bc->b.floor_windows);
+		fprintf(stderr, "\n");
+	}
 	if (bc->b.sampling)
 		fprintf(stderr, "inferscope-bpf: the CUDA hot path (launches, async copies, memsets) cost more than the "
-			"%.3g%% overhead budget: its probes were switched off and on %llu times and its calls are "
+			"%.3g%% overhead budget: its probes were switched off %llu times and its calls are "
 			"extrapolated from the windows they were on (--budget raises the budget, --budget off traces "
-			"every call)\n", bc->pct, (unsigned long long)bc->b.switches);
+			"every call)\n", bc->pct, (unsigned long long)((bc->b.switches + 1) / 2));
 }

@@ -33,8 +33,9 @@
  * hot-path probes are
  * switched off (each switch written to the recording, ISR_EV_SAMPLING, for
  * the analysis to extrapolate). What cannot be switched is charged all
- * the same: when it alone exceeds the budget the hot path stays off, and
- * the end says what it was. The account is kept, and written at the end
+ * the same: when it alone exceeds the budget the hot path stays off but
+ * for a floor window now and then (user/budget.h), and the end says what
+ * it was. The account is kept, and written at the end
  * (ISR_SAMPLING_SPENT), with or without a budget.
  */
 #ifndef INFERSCOPE_BUDGET_CTL_H

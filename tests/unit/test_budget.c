@@ -133,14 +133,24 @@ static void test_expensive_windows(void **state)
 }
 
 /* Probes that cannot be switched off already cost 2%: the hot path goes
- * off once and stays off. */
+ * off after its first window (sized like any, at least BUDGET_MIN_ON_NS) and comes back
+ * only for a floor window of BUDGET_MIN_ON_NS every BUDGET_FLOOR_NS after
+ * each switch off: in 30 s, 5 of them. */
 static void test_cold_probes_over_budget(void **state)
 {
 	struct run r = simulate(0.01, 50000, 2 * 0.01 * 1e9 / HIT_NS, 30);
+	__u64 floors = (30000 * MS - BUDGET_MIN_ON_NS) / (BUDGET_FLOOR_NS + BUDGET_MIN_ON_NS);
 
 	(void)state;
-	assert_int_equal(r.switches, 1);
-	assert_true(r.on_ns < 1000 * MS);
+	print_message("cold probes over budget: on %llu ms in 30 s, %llu switches, shortest window %llu ms\n",
+		      (unsigned long long)(r.on_ns / MS), (unsigned long long)r.switches,
+		      (unsigned long long)(r.shortest_on / MS));
+	assert_int_equal(floors, 5);
+	assert_int_equal(r.switches, 1 + 2 * floors);
+	assert_true(r.shortest_on >= BUDGET_MIN_ON_NS);
+	/* the first window sized to the rate (1% of a second at 5.5%: 182
+	 * ms), each floor window BUDGET_MIN_ON_NS, each to the next step */
+	assert_true(r.on_ns <= 182 * MS + STEP + floors * (BUDGET_MIN_ON_NS + STEP));
 }
 
 /* A minute of loading (no probe hits), then 150k launches/s for 10 s: the

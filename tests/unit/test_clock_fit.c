@@ -114,6 +114,32 @@ static void test_clean_pairs_all_used(void **state)
 	assert_true(fabs((double)clock_fit__apply(&f, (uint64_t)1.003e13) - true_mono(1.003e13)) <= f.bound_ns + 1.0);
 }
 
+/* Few pairs close together (a short run on a busy CPU): the drift is
+ * told roughly, and the stated drift bound holds it. 200 draws of 2 and
+ * 3 pairs within 0.3 s, sandwiches up to 3 us. */
+static void test_few_pairs_drift_bound(void **state)
+{
+	const double truth = (1.0 / (1.0 + DRIFT) - 1.0) * 1e6;
+	struct clock_sample s[3];
+	struct clock_fit f;
+	double worst = 0;
+	int k;
+
+	(void)state;
+	for (k = 0; k < 200; k++) {
+		size_t i, n = 2 + (size_t)(k % 2);
+
+		for (i = 0; i < n; i++)
+			s[i] = sample(5e12 + 3e8 * uniform() + (double)i * 1e3);
+		assert_int_equal(clock_fit__compute(s, n, &f), 0);
+		assert_true(f.drift_bound_ppm > 0);
+		assert_true(fabs(f.drift_ppm - truth) <= f.drift_bound_ppm + 1e-6);
+		worst = fmax(worst, fabs(f.drift_ppm - truth) / f.drift_bound_ppm);
+	}
+	print_message("drift error at most %.2f of the stated bound\n", worst);
+	assert_true(worst > 0.05);	/* the bound is not vacuous */
+}
+
 /* One pair: an offset, no drift, the bound its half window. */
 static void test_single_pair(void **state)
 {
@@ -127,6 +153,7 @@ static void test_single_pair(void **state)
 	assert_int_equal(clock_fit__apply(&f, 9000000000ull), 2000);
 	assert_int_equal(clock_fit__apply(&f, 9000000500ull), 2500);
 	assert_true(f.bound_ns == 1000.0);
+	assert_true(f.drift_bound_ppm == 0);
 }
 
 static void test_no_pairs(void **state)
@@ -143,6 +170,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recovers_offset_and_drift),
 		cmocka_unit_test(test_clean_pairs_all_used),
+		cmocka_unit_test(test_few_pairs_drift_bound),
 		cmocka_unit_test(test_single_pair),
 		cmocka_unit_test(test_no_pairs),
 	};

@@ -467,7 +467,7 @@ static void test_json_gpu(void **state)
 	f->gpu[0].fit = (struct clock_fit){ .valid = true, .samples = 5, .rejected = 1, .gpu_ref = 7000, .mono_ref = 100,
 					    .offset_ns = 3, .slope = 1.00001, .drift_ppm = 10, .residual_rms_ns = 20,
 					    .residual_p50_ns = 15, .residual_p99_ns = 40, .residual_max_ns = 41,
-					    .bound_ns = 600 };
+					    .bound_ns = 600, .drift_bound_ppm = 1.2 };
 	f->gpu_kernels[0] = (struct gpu_kernel_stat){ .pid = 300, .name = "spin(int)", .count = 10,
 						      .total_ns = 2000000, .min_ns = 100000, .max_ns = 300000 };
 	f->gpu_copies[0] = (struct gpu_copy_stat){ .pid = 300, .copy_kind = 2, .count = 2, .bytes = 8192,
@@ -523,7 +523,7 @@ static void test_json_gpu(void **state)
 	assert_int(p, "gap_launches_seen", 28);
 	assert_real(p, "gap_probed_s", 0.7);
 	fit = get(p, "clock_fit");
-	assert_int_equal(json_object_size(fit), 12);
+	assert_int_equal(json_object_size(fit), 13);
 	assert_int(fit, "pairs", 5);
 	assert_int(fit, "pairs_rejected", 1);
 	assert_int(fit, "gpu_ref_ns", 7000);
@@ -532,6 +532,7 @@ static void test_json_gpu(void **state)
 	assert_real(fit, "residual_p50_ns", 15);
 	assert_real(fit, "residual_p99_ns", 40);
 	assert_real(fit, "bound_ns", 600);
+	assert_real(fit, "drift_bound_ppm", 1.2);
 	k = json_array_get(get(gpu, "kernels"), 0);
 	assert_int_equal(json_object_size(k), 7);
 	assert_str(k, "name", "spin(int)");
@@ -562,7 +563,7 @@ static void test_json_gpu(void **state)
 		char *md = render(report__write_markdown, f);
 
 		assert_non_null(strstr(md, "## GPU activity (CUPTI)"));
-		assert_non_null(strstr(md, "| 300 | 10 | 2 | 1 | 9 | 1 | 5.0 us | 15 / 40 ns | 600 ns | 10.00 ppm |"));
+		assert_non_null(strstr(md, "| 300 | 10 | 2 | 1 | 9 | 1 | 5.0 us | 15 / 40 ns | 600 ns | 10.00 ± 1.20 ppm |"));
 		assert_non_null(strstr(md, "1 kernels start on the GPU before their launch call (worst by 2.0 us)"));
 		assert_non_null(strstr(md, "| spin(int) | 300 | 10 | 2.000 ms | 200.0 us |"));
 		assert_non_null(strstr(md, "| 300 | DtoH | 2 | 8192 | 0.050 ms |"));
