@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "rules.h"
 
 static int claim_add(struct rule_ctx *c, __u32 pid, __u32 tid, enum cause cause, __u64 ns)
@@ -317,4 +318,58 @@ bool rule_gpu_recorded(const struct rule_ctx *c)
 		if (pass__fit(c->pass, c->r->processes[i].pid))
 			return true;
 	return attribution__device_count(c->attr) > 0;
+}
+
+struct finding *rule_thread_finding(struct rule_ctx *c, const char *rule, const struct attr_thread *t, __u64 cost,
+				    __u64 base)
+{
+	struct finding *f = findings__add(c->out, rule, rule_severity(c, cost), rule_secs(cost), t->pid, t->tid);
+
+	if (!f)
+		return NULL;
+	ev_set(f->evidence, "pid", ev_u64(t->pid));
+	ev_set(f->evidence, "tid", ev_u64(t->tid));
+	ev_set(f->evidence, "cost_s", ev_seconds(cost));
+	ev_set(f->evidence, "base_s", ev_seconds(base));
+	return f;
+}
+
+void rule_share_evidence(const struct rule_ctx *c, struct finding *f, const struct attr_thread *t, __u64 cost,
+			 __u64 base)
+{
+	ev_set(f->evidence, "share", json_real(base ? (double)cost / (double)base : 0));
+	ev_set(f->evidence, "during_gpu_idle", json_boolean(attribution__gpu_observed(c->attr, t->pid)));
+}
+
+void *rule_tally_of(void *arrp, size_t *n, size_t *cap, size_t elem, __u32 a, __u32 b)
+{
+	const __u32 key[2] = { a, b };
+	unsigned char *v;
+
+	memcpy(&v, arrp, sizeof(v));
+	for (size_t i = 0; i < *n; i++)
+		if (!memcmp(v + i * elem, key, sizeof(key)))
+			return v + i * elem;
+	if (array__reserve(arrp, cap, *n + 1, elem))
+		return NULL;
+	memcpy(&v, arrp, sizeof(v));
+	v += (*n)++ * elem;
+	memset(v, 0, elem);
+	memcpy(v, key, sizeof(key));
+	return v;
+}
+
+const struct attr_thread *rule_next_critical(const struct rule_ctx *c, size_t *i, __u64 causes[CAUSE_MAX],
+					     __u64 *base)
+{
+	while (*i < attribution__thread_count(c->attr)) {
+		const struct attr_thread *t = attribution__thread_at(c->attr, (*i)++);
+
+		if (t->critical) {
+			rule_thread_causes(c, t, causes);
+			*base = rule_thread_base(c, t);
+			return t;
+		}
+	}
+	return NULL;
 }

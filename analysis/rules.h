@@ -154,6 +154,46 @@ bool rule_matters(const struct rule_ctx *c, __u64 cost);
 /* The severity of a finding that costs cost ns of the job's time. */
 enum finding_severity rule_severity(const struct rule_ctx *c, __u64 cost);
 
+/* ns as seconds; part as a percentage of whole (0 when whole is 0): the
+ * figures of a finding's prose. */
+static inline double rule_secs(__u64 ns)
+{
+	return (double)ns / 1e9;
+}
+
+static inline double rule_pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* A finding of rule about launching thread t that costs cost ns of base ns
+ * (rule_thread_base): its severity from the cost (rule_severity), its
+ * evidence opened with pid, tid, cost_s and base_s. NULL when out of
+ * memory. */
+struct finding *rule_thread_finding(struct rule_ctx *c, const char *rule, const struct attr_thread *t, __u64 cost,
+				    __u64 base);
+/* Adds to f's evidence the share of base its cost is and whether t's GPU
+ * activity was observed (the cost is then time the GPU sat idle). */
+void rule_share_evidence(const struct rule_ctx *c, struct finding *f, const struct attr_thread *t, __u64 cost,
+			 __u64 base);
+
+/* The element of the array *arrp (*n of cap, elem bytes each, each opening
+ * with the two __u32 that key it: pid and tid, pid and device) keyed
+ * (a, b), appended zeroed but for its key when there is none. NULL when
+ * out of memory. */
+void *rule_tally_of(void *arrp, size_t *n, size_t *cap, size_t elem, __u32 a, __u32 b);
+/* Asserts that type opens with its key, fields a and b (rule_tally_of). */
+#define RULE_TALLY_KEY(type, a, b)                                                                  \
+	_Static_assert(offsetof(type, a) == 0 && offsetof(type, b) == sizeof(__u32) &&                \
+			       sizeof(((type *)0)->a) == sizeof(__u32) && sizeof(((type *)0)->b) == sizeof(__u32), \
+		       #type " opens with its key (rule_tally_of)")
+
+/* The launching threads on the critical path one by one, for a rule's
+ * finish: the next from *i on (*i left past it), with its causes
+ * (rule_thread_causes) and base (rule_thread_base); NULL after the last. */
+const struct attr_thread *rule_next_critical(const struct rule_ctx *c, size_t *i, __u64 causes[CAUSE_MAX],
+					     __u64 *base);
+
 /* The launching threads' time counted by the rules: their idle-gap time
  * when pid's GPU activity was recorded, else their active window, by cause. */
 void rule_thread_causes(const struct rule_ctx *c, const struct attr_thread *t, __u64 out[CAUSE_MAX]);

@@ -25,16 +25,6 @@
 #define CUPTI_MEMCPY_DTOH	2
 #define CUPTI_MEMORY_PAGEABLE	1
 
-static double secs(__u64 ns)
-{
-	return (double)ns / 1e9;
-}
-
-static double pct(__u64 part, __u64 whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0;
-}
-
 /* The Python sites of the synchronization time, as evidence and prose. */
 static int sync_sites(const struct rule_ctx *c, struct finding *f)
 {
@@ -57,7 +47,7 @@ static int sync_sites(const struct rule_ctx *c, struct finding *f)
 	ev_set(f->evidence, "python_sites", arr);
 	err |= finding__say(f, " The synchronizations are called at `%s` (%llu calls, %.3f s blocked)",
 			    c->py->sync_sites[0].site, (unsigned long long)c->py->sync_sites[0].calls,
-			    secs(c->py->sync_sites[0].time_ns));
+			    rule_secs(c->py->sync_sites[0].time_ns));
 	if (c->py->nsync > 1)
 		err |= finding__say(f, " and %zu other line%s", c->py->nsync - 1, c->py->nsync > 2 ? "s" : "");
 	err |= finding__say(f, ".");
@@ -77,6 +67,7 @@ struct drain {
 	__u32 pid, tid;
 	__u64 syncs, drains, drain_ns, other_ns;
 };
+RULE_TALLY_KEY(struct drain, pid, tid);
 
 struct sync_state {
 	struct rule_ctx *c;
@@ -91,24 +82,6 @@ struct sync_state {
 	int err;
 };
 
-static struct drain *drain_get(struct sync_state *s, __u32 pid, __u32 tid)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].pid == pid && s->v[i].tid == tid)
-			return &s->v[i];
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 8;
-		struct drain *n = reallocarray(s->v, cap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->v = n;
-		s->cap = cap;
-	}
-	s->v[s->n] = (struct drain){ .pid = pid, .tid = tid };
-	return &s->v[s->n++];
-}
-
 static void sync_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
 {
 	struct sync_state *s = ctx;
@@ -122,7 +95,7 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 		return;
 	if ((fn->kind & ISR_CUDA_K_SYNC) && (call->flags & ISR_CUDA_RETURNED)) {
 		struct pending *p = NULL;
-		struct drain *d = drain_get(s, th->pid, th->tid);
+		struct drain *d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), th->pid, th->tid);
 
 		if (!d) {
 			s->err = -ENOMEM;
@@ -170,7 +143,7 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 				__u64 len = e->start - p->ret, work = len;
 				struct tl_acc now, in;
 
-				d = drain_get(s, p->pid, p->tid);
+				d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), p->pid, p->tid);
 				if (!d) {
 					s->err = -ENOMEM;
 					return;
@@ -220,21 +193,19 @@ static int claim_running(struct rule_ctx *c, const struct attr_thread *t, const 
 static int sync_finish(void *state, struct rule_ctx *c)
 {
 	struct sync_state *s = state;
+	const struct attr_thread *t;
+	__u64 causes[CAUSE_MAX], base;
 
 	if (s->err)
 		return s->err;
-	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
-		const struct attr_thread *t = attribution__thread_at(c->attr, i);
+	for (size_t i = 0; (t = rule_next_critical(c, &i, causes, &base));) {
 		bool gpu = attribution__gpu_observed(c->attr, t->pid);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), cost, drain_ns = 0, drains = 0, syncs = 0;
+		__u64 cost, drain_ns = 0, drains = 0, syncs = 0;
 		__u64 other_ns = 0;
 		char who[96];
 		struct finding *f;
 		int err = 0;
 
-		if (!t->critical)
-			continue;
-		rule_thread_causes(c, t, causes);
 		for (size_t k = 0; k < s->n; k++)
 			if (s->v[k].pid == t->pid && s->v[k].tid == t->tid) {
 				drain_ns = s->v[k].drain_ns;
@@ -245,7 +216,7 @@ static int sync_finish(void *state, struct rule_ctx *c)
 		cost = gpu ? causes[CAUSE_SYNC_DRAIN] + causes[CAUSE_SYNC] : drain_ns;
 		if (!rule_matters(c, cost) || !base || (double)cost < MIN_SHARE * (double)base)
 			continue;
-		f = findings__add(c->out, "sync_stall", rule_severity(c, cost), secs(cost), t->pid, t->tid);
+		f = rule_thread_finding(c, "sync_stall", t, cost, base);
 		if (!f || rule_claim(c, t->pid, t->tid, CAUSE_SYNC_DRAIN) || (gpu && rule_claim(c, t->pid, t->tid, CAUSE_SYNC)))
 			return -ENOMEM;
 		/* without GPU activity the drain is running time of the thread:
@@ -253,20 +224,16 @@ static int sync_finish(void *state, struct rule_ctx *c)
 		if (!gpu && claim_running(c, t, causes, cost))
 			return -ENOMEM;
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		ev_set(f->evidence, "pid", ev_u64(t->pid));
-		ev_set(f->evidence, "tid", ev_u64(t->tid));
-		ev_set(f->evidence, "cost_s", ev_seconds(cost));
-		ev_set(f->evidence, "base_s", ev_seconds(base));
 		ev_set(f->evidence, "blocked_s", ev_seconds(t->window.ns[TL_SYNC]));
 		ev_set(f->evidence, "synchronizations", ev_u64(syncs));
 		if (gpu) {
 			ev_set(f->evidence, "gpu_idle_after_sync_s", ev_seconds(causes[CAUSE_SYNC_DRAIN]));
 			ev_set(f->evidence, "gpu_idle_in_other_sync_s", ev_seconds(causes[CAUSE_SYNC]));
 			err |= finding__say(f, "The GPU sat idle %.3f s (%.0f%% of the time it was observed) after "
-					       "synchronizations drained its queue, until new work came", secs(cost),
-					    pct(cost, base));
+					       "synchronizations drained its queue, until new work came", rule_secs(cost),
+					    rule_pct(cost, base));
 			err |= finding__say(f, "; %s was blocked %.3f s in synchronizations in all.", who,
-					    secs(t->window.ns[TL_SYNC]));
+					    rule_secs(t->window.ns[TL_SYNC]));
 		} else {
 			ev_set(f->evidence, "drains", ev_u64(drains));
 			ev_set(f->evidence, "idle_after_sync_s", ev_seconds(drain_ns));
@@ -275,12 +242,12 @@ static int sync_finish(void *state, struct rule_ctx *c)
 					       "the thread did the host's work for the next launches, %.3f s in all (%.0f%% "
 					       "of its time), work that could have overlapped the GPU's. The thread was "
 					       "blocked %.3f s in synchronizations.",
-					    (unsigned long long)drains, (unsigned long long)syncs, who, secs(drain_ns),
-					    pct(drain_ns, base), secs(t->window.ns[TL_SYNC]));
+					    (unsigned long long)drains, (unsigned long long)syncs, who, rule_secs(drain_ns),
+					    rule_pct(drain_ns, base), rule_secs(t->window.ns[TL_SYNC]));
 			if (other_ns)
 				err |= finding__say(f, " (%.3f s more of empty queue after synchronizations is not "
 						       "theirs: the host's work beyond the GPU work they waited for, or the "
-						       "thread blocked, waiting for a CPU or the GIL.)", secs(other_ns));
+						       "thread blocked, waiting for a CPU or the GIL.)", rule_secs(other_ns));
 		}
 		err |= sync_sites(c, f);
 		err |= finding__suggest(f, "Synchronize less often (`.item()`, `.cpu()`, `torch.cuda.synchronize()`, "
@@ -339,7 +306,7 @@ static int window_evidence(struct finding *f, const struct attr_device *d)
 	ev_set(f->evidence, "estimated", json_true());
 	ev_set(f->evidence, "span_s", ev_seconds(d->span_ns));
 	return finding__say(f, " GPU activity was collected in windows covering %.0f%% of the process's %.3f s: the "
-			       "cost (≈) is extrapolated from them.", pct(d->observed_ns, d->span_ns), secs(d->span_ns));
+			       "cost (≈) is extrapolated from them.", rule_pct(d->observed_ns, d->span_ns), rule_secs(d->span_ns));
 }
 
 /* --- launch_bound ----------------------------------------------------------------- */
@@ -362,7 +329,7 @@ static int launch_finish(void *state, struct rule_ctx *c)
 				kernels += c->sum->gpu_kernels[k].count;
 				kernel_ns += c->sum->gpu_kernels[k].total_ns;
 			}
-		f = findings__add(c->out, "launch_bound", rule_severity(c, cost), secs(cost) * window_scale(c, d),
+		f = findings__add(c->out, "launch_bound", rule_severity(c, cost), rule_secs(cost) * window_scale(c, d),
 				  d->pid, 0);
 		if (!f || rule_claim(c, d->pid, 0, CAUSE_LAUNCH_OVERHEAD))
 			return -ENOMEM;
@@ -376,10 +343,10 @@ static int launch_finish(void *state, struct rule_ctx *c)
 		err |= finding__say(f, "GPU %u of pid %u was idle %.3f s (%.0f%% of %.3f s observed) in gaps shorter than "
 				       "%llu us between kernels: %llu kernels ran %.1f us on average (%.0f launched a "
 				       "second) — launching each took the host longer than running it.",
-				    d->device, d->pid, secs(cost), pct(cost, d->observed_ns), secs(d->observed_ns),
+				    d->device, d->pid, rule_secs(cost), rule_pct(cost, d->observed_ns), rule_secs(d->observed_ns),
 				    ATTR_SHORT_GAP_NS / 1000, (unsigned long long)kernels,
 				    kernels ? (double)kernel_ns / (double)kernels / 1e3 : 0,
-				    d->observed_ns ? (double)kernels / secs(d->observed_ns) : 0);
+				    d->observed_ns ? (double)kernels / rule_secs(d->observed_ns) : 0);
 		err |= window_evidence(f, d);
 		err |= finding__suggest(f, "Launch fewer, larger kernels: capture the step in a CUDA graph "
 					   "(torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), fuse small "
@@ -680,7 +647,7 @@ static int copy_finish(void *state, struct rule_ctx *c)
 		if (pinned_bw > pageable_bw && pageable_bw > 0)
 			cost = (__u64)((double)t->ns - (double)t->bytes * ((double)t->timed / (double)t->copies) / pinned_bw);
 		f = findings__add(c->out, "pageable_memcpy",
-				  window && cost * 20 >= window ? SEV_WARNING : SEV_INFO, secs(cost), t->pid, 0);
+				  window && cost * 20 >= window ? SEV_WARNING : SEV_INFO, rule_secs(cost), t->pid, 0);
 		if (!f)
 			return -ENOMEM;
 		ev_set(f->evidence, "pid", ev_u64(t->pid));
@@ -710,9 +677,9 @@ static int copy_finish(void *state, struct rule_ctx *c)
 					    (unsigned long long)t->dtoh, (double)t->bytes / (1 << 20));
 		if (t->timed)
 			err |= finding__say(f, "; %llu of them took %.3f s at %.2f GB/s", (unsigned long long)t->timed,
-					    secs(t->ns), pageable_bw);
+					    rule_secs(t->ns), pageable_bw);
 		if (cost)
-			err |= finding__say(f, ", %.3f s more than at the %.2f GB/s of %s", secs(cost), pinned_bw,
+			err |= finding__say(f, ", %.3f s more than at the %.2f GB/s of %s", rule_secs(cost), pinned_bw,
 					    from_link ? "a pinned copy on its PCIe link (80% of the link)" : "its pinned copies");
 		err |= finding__say(f, ". A copy from pageable memory is staged through a pinned buffer by the "
 				       "driver and cannot overlap with the host's work.");
@@ -832,7 +799,7 @@ static int idle_finish(void *state, struct rule_ctx *c)
 		if (!d->active_ns || (double)idle < IDLE_SHARE * (double)d->active_ns || !rule_matters(c, cost) ||
 		    (double)cost < MIN_SHARE * (double)d->active_ns)
 			continue;
-		f = findings__add(c->out, "gpu_idle", rule_severity(c, cost), secs(cost) * window_scale(c, d),
+		f = findings__add(c->out, "gpu_idle", rule_severity(c, cost), rule_secs(cost) * window_scale(c, d),
 				  d->pid, t ? t->tid : 0);
 		if (!f)
 			return -ENOMEM;
@@ -849,8 +816,8 @@ static int idle_finish(void *state, struct rule_ctx *c)
 		ev_set(f->evidence, "gaps", ev_u64(d->gaps));
 		err |= idle_causes_evidence(f, d->idle_ns);
 		err |= finding__say(f, "GPU %u of pid %u was idle %.3f s (%.0f%% of its %.3f s between its first work and "
-				       "its last)", d->device, d->pid, secs(idle), pct(idle, d->active_ns),
-				    secs(d->active_ns));
+				       "its last)", d->device, d->pid, rule_secs(idle), rule_pct(idle, d->active_ns),
+				    rule_secs(d->active_ns));
 		if (t) {
 			rule_task_name(c, t->pid, t->tid, who, sizeof(who));
 			ev_set(f->evidence, "launcher_tid", ev_u64(t->tid));
@@ -863,7 +830,7 @@ static int idle_finish(void *state, struct rule_ctx *c)
 
 			if (!ns || (double)ns < 0.01 * (double)idle)
 				continue;
-			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_text(cs));
+			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", rule_secs(ns), cause_text(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
 				err |= finding__say(f, " (most at `%s`)", site);
 				ev_set(f->evidence, "top_python_site", ev_text(site, sizeof(site)));
@@ -871,11 +838,11 @@ static int idle_finish(void *state, struct rule_ctx *c)
 			first = false;
 		}
 		if (explained)
-			err |= finding__say(f, " (%.3f s more is explained by the findings above)", secs(explained));
+			err |= finding__say(f, " (%.3f s more is explained by the findings above)", rule_secs(explained));
 		err |= finding__say(f, ".");
 		if (d->leading_ns || d->trailing_ns)
 			err |= finding__say(f, " Not counted: %.3f s before its first work and %.3f s after its last (the "
-					       "job's set-up and teardown).", secs(d->leading_ns), secs(d->trailing_ns));
+					       "job's set-up and teardown).", rule_secs(d->leading_ns), rule_secs(d->trailing_ns));
 		err |= window_evidence(f, d);
 		if (d->idle_ns[CAUSE_PYTHON] >= d->idle_ns[CAUSE_NATIVE])
 			err |= finding__suggest(f, "Take the Python work between launches off the launching thread "
@@ -943,7 +910,7 @@ static int host_finish(void *state, struct rule_ctx *c)
 				cost += rule_unclaimed(c, t, causes, (enum cause)k);
 		if (!rule_matters(c, cost) || (double)cost < MIN_SHARE * (double)window)
 			continue;
-		f = findings__add(c->out, "host_bound", SEV_WARNING, secs(cost), t->pid, t->tid);
+		f = findings__add(c->out, "host_bound", SEV_WARNING, rule_secs(cost), t->pid, t->tid);
 		if (!f)
 			return -ENOMEM;
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
@@ -956,14 +923,14 @@ static int host_finish(void *state, struct rule_ctx *c)
 		err |= finding__say(f, "%s spent %.1f%% of its %.3f s waiting for the GPU (%llu launches): it is "
 				       "host-bound, and the GPU likely waits for it. GPU busy time is unknown: record "
 				       "with --gpu to measure it. Its time not explained by another finding:",
-				    who, pct(causes[CAUSE_SYNC], window), secs(window), (unsigned long long)th->launches);
+				    who, rule_pct(causes[CAUSE_SYNC], window), rule_secs(window), (unsigned long long)th->launches);
 		for (size_t k = 0; k < sizeof(idle_order) / sizeof(idle_order[0]); k++) {
 			enum cause cs = idle_order[k];
 			__u64 ns = rule_unclaimed(c, t, causes, cs);
 
 			if (cs == CAUSE_SYNC || !ns || (double)ns < 0.01 * (double)window)
 				continue;
-			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", secs(ns), cause_label(cs));
+			err |= finding__say(f, "%s %.3f s %s", first ? "" : ";", rule_secs(ns), cause_label(cs));
 			if (cs == CAUSE_PYTHON && top_site(c, t, site, sizeof(site))) {
 				err |= finding__say(f, " (most at `%s`)", site);
 				ev_set(f->evidence, "top_python_site", ev_text(site, sizeof(site)));

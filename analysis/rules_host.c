@@ -17,16 +17,6 @@
 #define MIN_SHARE	0.05	/* of the thread's base time (idle GPU time or its window) */
 #define TOP_ITEMS	3
 
-static double secs(__u64 ns)
-{
-	return (double)ns / 1e9;
-}
-
-static double pct(__u64 part, __u64 whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0;
-}
-
 /* "of the time the GPU sat idle" or "of its time". */
 static const char *base_text(const struct rule_ctx *c, const struct attr_thread *t)
 {
@@ -42,16 +32,11 @@ static bool over_threshold(const struct rule_ctx *c, __u64 cost, __u64 base)
 static struct finding *thread_finding(struct rule_ctx *c, const char *rule, const struct attr_thread *t, __u64 cost,
 				      __u64 base, enum cause cause)
 {
-	struct finding *f = findings__add(c->out, rule, rule_severity(c, cost), secs(cost), t->pid, t->tid);
+	struct finding *f = rule_thread_finding(c, rule, t, cost, base);
 
 	if (!f)
 		return NULL;
-	ev_set(f->evidence, "pid", ev_u64(t->pid));
-	ev_set(f->evidence, "tid", ev_u64(t->tid));
-	ev_set(f->evidence, "cost_s", ev_seconds(cost));
-	ev_set(f->evidence, "base_s", ev_seconds(base));
-	ev_set(f->evidence, "share", json_real(base ? (double)cost / (double)base : 0));
-	ev_set(f->evidence, "during_gpu_idle", json_boolean(attribution__gpu_observed(c->attr, t->pid)));
+	rule_share_evidence(c, f, t, cost, base);
 	ev_set(f->evidence, "cause", json_string(cause_name(cause)));
 	return rule_claim(c, t->pid, t->tid, cause) ? NULL : f;
 }
@@ -76,7 +61,7 @@ static int tasks_evidence(struct rule_ctx *c, struct finding *f, const char *key
 		ev_set(o, "name", ev_text(name, sizeof(name)));
 		ev_set(o, "seconds", ev_seconds(l->v[i].ns));
 		json_array_append_new(arr, o);
-		if (finding__say(f, "%s%s %.0f%%", i ? ", " : "", name, pct(l->v[i].ns, total)))
+		if (finding__say(f, "%s%s %.0f%%", i ? ", " : "", name, rule_pct(l->v[i].ns, total)))
 			return -ENOMEM;
 	}
 	ev_set(f->evidence, key, arr);
@@ -218,6 +203,8 @@ static __u32 gil_holder_stack(const struct gil_state *s, const struct attr_threa
 static int gil_finish(void *state, struct rule_ctx *c)
 {
 	struct gil_state *s = state;
+	const struct attr_thread *t;
+	__u64 causes[CAUSE_MAX], base;
 
 	if (s->err)
 		return s->err;
@@ -226,9 +213,8 @@ static int gil_finish(void *state, struct rule_ctx *c)
 							  "GIL waits: traced by default for CPython 3.10-3.13 whose GIL "
 							  "layout checks out (python.gil says why not; --no-gil-waits "
 							  "turns them off), or --gil (uprobes on libpython)") : 0;
-	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
-		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = 0;
+	for (size_t i = 0; (t = rule_next_critical(c, &i, causes, &base));) {
+		__u64 total = 0;
 		struct attr_items sampled = { 0 };
 		const struct attr_items *holders = &t->gil_holders;
 		bool measured = t->gil_holders.n > 0;
@@ -237,17 +223,14 @@ static int gil_finish(void *state, struct rule_ctx *c)
 		__u32 stack;
 		int err = 0;
 
-		if (!t->critical)
-			continue;
-		rule_thread_causes(c, t, causes);
 		if (!over_threshold(c, causes[CAUSE_GIL], base))
 			continue;
 		f = thread_finding(c, "gil_contention", t, causes[CAUSE_GIL], base, CAUSE_GIL);
 		if (!f)
 			return -ENOMEM;
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		err |= finding__say(f, "%s waited %.3f s for the GIL (%.0f%% %s)", who, secs(causes[CAUSE_GIL]),
-				    pct(causes[CAUSE_GIL], base), base_text(c, t));
+		err |= finding__say(f, "%s waited %.3f s for the GIL (%.0f%% %s)", who, rule_secs(causes[CAUSE_GIL]),
+				    rule_pct(causes[CAUSE_GIL], base), base_text(c, t));
 		if (!measured) {
 			if (gil_sampled_holders(s, t, &sampled)) {
 				free(sampled.v);
@@ -439,7 +422,7 @@ static int cpu_gather(struct rule_ctx *c, const struct proc_tree *tree, struct c
 
 static int cpu_say(struct rule_ctx *c, const struct proc_tree *tree, struct cpu_group *g)
 {
-	struct finding *f = findings__add(c->out, "cpu_contention", rule_severity(c, g->cost), secs(g->cost),
+	struct finding *f = findings__add(c->out, "cpu_contention", rule_severity(c, g->cost), rule_secs(g->cost),
 					  g->tasks.members[0].pid, g->tasks.nmembers == 1 ? g->tasks.members[0].tid : 0);
 	__u64 total = g->ran.rest;
 	json_t *members = json_array();
@@ -465,11 +448,11 @@ static int cpu_say(struct rule_ctx *c, const struct proc_tree *tree, struct cpu_
 	ev_set(f->evidence, "share", json_real(g->base ? (double)g->cost / (double)g->base : 0));
 	ev_set(f->evidence, "cause", json_string(cause_name(CAUSE_RUNQUEUE)));
 	err |= rule_tasks_say(c, tree, &g->tasks, f);
-	err |= finding__say(f, " waited %.3f s for a CPU (%.0f%% of %s time)", secs(g->cost), pct(g->cost, g->base),
+	err |= finding__say(f, " waited %.3f s for a CPU (%.0f%% of %s time)", rule_secs(g->cost), rule_pct(g->cost, g->base),
 			    g->tasks.nmembers + g->tasks.more > 1 ? "their" : "its");
 	if (g->tracer) {
 		err |= finding__say(f, ", and %.3f s more while the tracer's own threads held it (what tracing cost, not "
-				       "counted here)", secs(g->tracer));
+				       "counted here)", rule_secs(g->tracer));
 		ev_set(f->evidence, "tracer_s", ev_seconds(g->tracer));
 	}
 	if (g->ran.n > 1)
@@ -542,6 +525,7 @@ struct fault_state {
 	size_t nfiles, files_cap;
 	int err;
 };
+RULE_TALLY_KEY(struct fault_tally, pid, tid);
 
 /* The file mapped at addr in pid's recorded memory map, into path; false
  * for anonymous memory or an address outside the map. */
@@ -574,30 +558,15 @@ static void fault_event(void *ctx, const struct pass_event *e, const struct tl_t
 {
 	struct fault_state *s = ctx;
 	const struct isr_ev_page_fault *f = (const void *)e->h;
-	struct fault_tally *t = NULL;
+	struct fault_tally *t;
 	__u64 ns;
 
 	if (s->err || !th || e->h->type != ISR_EV_PAGE_FAULT)
 		return;
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].pid == th->pid && s->v[i].tid == th->tid)
-			t = &s->v[i];
+	t = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), th->pid, th->tid);
 	if (!t) {
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? 2 * s->cap : 8;
-			struct fault_tally *n = reallocarray(s->v, cap, sizeof(*n));
-
-			if (!n) {
-				s->err = -ENOMEM;
-				return;
-			}
-			s->v = n;
-			s->cap = cap;
-		}
-		t = &s->v[s->n++];
-		memset(t, 0, sizeof(*t));
-		t->pid = th->pid;
-		t->tid = th->tid;
+		s->err = -ENOMEM;
+		return;
 	}
 	ns = (f->flags & ISR_FAULT_HAS_START) ? f->duration_ns : 0;
 	t->ns += ns;
@@ -673,21 +642,19 @@ static __u64 fault_tracer_ns(const struct rule_ctx *c, const struct fault_tally 
 static int fault_finish(void *state, struct rule_ctx *c)
 {
 	struct fault_state *s = state;
+	const struct attr_thread *t;
+	__u64 causes[CAUSE_MAX], base;
 
 	if (s->err)
 		return s->err;
-	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
-		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), tracer, cost;
+	for (size_t i = 0; (t = rule_next_critical(c, &i, causes, &base));) {
+		__u64 tracer, cost;
 		const struct fault_tally *ft = NULL;
 		const struct fault_file *top = NULL;
 		char who[96];
 		struct finding *f;
 		int err = 0;
 
-		if (!t->critical)
-			continue;
-		rule_thread_causes(c, t, causes);
 		for (size_t k = 0; k < s->n; k++)
 			if (s->v[k].pid == t->pid && s->v[k].tid == t->tid)
 				ft = &s->v[k];
@@ -705,12 +672,12 @@ static int fault_finish(void *state, struct rule_ctx *c)
 			if (s->files[k].pid == t->pid && (!top || s->files[k].ns > top->ns))
 				top = &s->files[k];
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		err |= finding__say(f, "%s spent %.3f s in page faults (%.0f%% %s)", who, secs(cost), pct(cost, base),
+		err |= finding__say(f, "%s spent %.3f s in page faults (%.0f%% %s)", who, rule_secs(cost), rule_pct(cost, base),
 				    base_text(c, t));
 		if (tracer) {
 			err |= finding__say(f, " beyond what tracing them cost (%.3f s of the %.3f s measured: %.2f µs a "
-					       "fault, measured on this host at the start)", secs(tracer),
-					    secs(causes[CAUSE_FAULT]), c->sum->sampling.overhead.fault_ns / 1e3);
+					       "fault, measured on this host at the start)", rule_secs(tracer),
+					    rule_secs(causes[CAUSE_FAULT]), c->sum->sampling.overhead.fault_ns / 1e3);
 			ev_set(f->evidence, "tracer_s", ev_seconds(tracer));
 			ev_set(f->evidence, "measured_s", ev_seconds(causes[CAUSE_FAULT]));
 		}
@@ -726,7 +693,7 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		}
 		if (top) {
 			err |= finding__say(f, "; the file read most: %s (%llu faults, %.3f s)", top->path,
-					    (unsigned long long)top->major, secs(top->ns));
+					    (unsigned long long)top->major, rule_secs(top->ns));
 			ev_set(f->evidence, "top_file", ev_text(top->path, SIZE_MAX));
 		}
 		err |= finding__say(f, ".");
@@ -791,6 +758,7 @@ struct pressure_tally {
 	__u64 fault_start, fault_end;		/* its latest fault */
 	bool fault_swapin;
 };
+RULE_TALLY_KEY(struct pressure_tally, pid, tid);
 
 /* A process's memory samples (ISR_EV_MEM_SAMPLE): its cgroup's pressure
  * stall totals at the first and last sample, and how close to its limit
@@ -880,26 +848,6 @@ static int pressure_say_psi(struct finding *f, const struct pressure_proc *p)
 	return err;
 }
 
-static struct pressure_tally *pressure_of(struct pressure_state *s, __u32 pid, __u32 tid)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].pid == pid && s->v[i].tid == tid)
-			return &s->v[i];
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 8;
-		struct pressure_tally *n = reallocarray(s->v, cap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->v = n;
-		s->cap = cap;
-	}
-	memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
-	s->v[s->n].pid = pid;
-	s->v[s->n].tid = tid;
-	return &s->v[s->n++];
-}
-
 static int pressure_cgroup_findings(struct pressure_state *s, struct rule_ctx *c);
 
 static void pressure_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
@@ -914,7 +862,7 @@ static void pressure_event(void *ctx, const struct pass_event *e, const struct t
 	}
 	if (s->err || !th || (e->h->type != ISR_EV_RECLAIM && e->h->type != ISR_EV_PAGE_FAULT))
 		return;
-	t = pressure_of(s, th->pid, th->tid);
+	t = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), th->pid, th->tid);
 	if (!t) {
 		s->err = -ENOMEM;
 		return;
@@ -968,26 +916,24 @@ static void *pressure_start(struct rule_ctx *c, struct tl_observer *obs)
 static int pressure_finish(void *state, struct rule_ctx *c)
 {
 	struct pressure_state *s = state;
+	const struct attr_thread *t;
+	__u64 causes[CAUSE_MAX], base;
 
 	if (s->err)
 		return s->err;
-	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
-		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), swapin = 0, cost;
+	for (size_t i = 0; (t = rule_next_critical(c, &i, causes, &base));) {
+		__u64 swapin = 0, cost;
 		const struct pressure_tally *pt = NULL;
 		bool faults_claimed;
 		char who[96];
 		struct finding *f;
 		int err = 0;
 
-		if (!t->critical)
-			continue;
 		for (size_t k = 0; k < s->n; k++)
 			if (s->v[k].pid == t->pid && s->v[k].tid == t->tid)
 				pt = &s->v[k];
 		if (!pt)
 			continue;
-		rule_thread_causes(c, t, causes);
 		faults_claimed = rule_claimed(c, t->pid, t->tid, CAUSE_FAULT);
 		if (!faults_claimed && pt->fault_ns)
 			swapin = (__u64)((double)causes[CAUSE_FAULT] * ((double)pt->swapin_ns / (double)pt->fault_ns));
@@ -1007,18 +953,18 @@ static int pressure_finish(void *state, struct rule_ctx *c)
 		ev_set(f->evidence, "swapin_faults", ev_u64(pt->swapins));
 		ev_set(f->evidence, "swapin_s", ev_seconds(swapin));
 		ev_set(f->evidence, "swapins_counted_by_page_fault_storm", json_boolean(faults_claimed && pt->swapins));
-		err |= finding__say(f, "%s was held back %.3f s by memory pressure (%.0f%% %s)", who, secs(cost),
-				    pct(cost, base), base_text(c, t));
+		err |= finding__say(f, "%s was held back %.3f s by memory pressure (%.0f%% %s)", who, rule_secs(cost),
+				    rule_pct(cost, base), base_text(c, t));
 		if (causes[CAUSE_RECLAIM])
 			err |= finding__say(f, ": %.3f s reclaiming memory itself before it could allocate (%llu reclaims "
 					       "freeing %llu pages; %llu at its memory cgroup's limit, %llu short of free "
 					       "memory on the host)",
-					    secs(causes[CAUSE_RECLAIM]), (unsigned long long)pt->reclaims,
+					    rule_secs(causes[CAUSE_RECLAIM]), (unsigned long long)pt->reclaims,
 					    (unsigned long long)pt->pages, (unsigned long long)pt->memcg,
 					    (unsigned long long)pt->direct);
 		if (swapin)
 			err |= finding__say(f, "%s %.3f s waiting for %llu pages swapped out (major faults on anonymous "
-					       "memory)", causes[CAUSE_RECLAIM] ? ";" : ":", secs(swapin),
+					       "memory)", causes[CAUSE_RECLAIM] ? ";" : ":", rule_secs(swapin),
 					    (unsigned long long)pt->swapins);
 		else if (faults_claimed && pt->swapins)
 			err |= finding__say(f, "; its %llu swap-ins are counted under page faults",
@@ -1076,7 +1022,7 @@ static int pressure_cgroup_findings(struct pressure_state *s, struct rule_ctx *c
 			if (t->pid != p->pid || !t->reclaim_ns)
 				continue;
 			rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-			err |= finding__say(f, " %s stalled %.3f s reclaiming (%llu reclaims).", who, secs(t->reclaim_ns),
+			err |= finding__say(f, " %s stalled %.3f s reclaiming (%llu reclaims).", who, rule_secs(t->reclaim_ns),
 					    (unsigned long long)t->reclaims);
 		}
 		err |= finding__suggest(f, "Raise the cgroup's limit (memory.high, memory.max, the container's memory "
@@ -1117,19 +1063,18 @@ const struct rule rule_host_memory_pressure = {
 
 static int blocked_finish(void *state, struct rule_ctx *c)
 {
+	const struct attr_thread *t;
+	__u64 causes[CAUSE_MAX], base;
+
 	(void)state;
-	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
-		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), total = t->wakers.rest, top_ns = 0;
+	for (size_t i = 0; (t = rule_next_critical(c, &i, causes, &base));) {
+		__u64 total = t->wakers.rest, top_ns = 0;
 		const struct tl_thread *w = NULL;
 		__u32 wpid = 0, wtid = 0;
 		char who[96], waker[96];
 		struct finding *f;
 		int err = 0;
 
-		if (!t->critical)
-			continue;
-		rule_thread_causes(c, t, causes);
 		causes[CAUSE_BLOCKED] = rule_unclaimed(c, t, causes, CAUSE_BLOCKED);
 		if (!over_threshold(c, causes[CAUSE_BLOCKED], base) || !t->wakers.n)
 			continue;
@@ -1159,8 +1104,8 @@ static int blocked_finish(void *state, struct rule_ctx *c)
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
 		rule_task_name(c, wpid, wtid, waker, sizeof(waker));
 		err |= finding__say(f, "%s was blocked %.3f s (%.0f%% %s) waiting on %s, which ended %.0f%% of that "
-				       "blocked time", who, secs(causes[CAUSE_BLOCKED]), pct(causes[CAUSE_BLOCKED], base),
-				    base_text(c, t), waker, pct(top_ns, total));
+				       "blocked time", who, rule_secs(causes[CAUSE_BLOCKED]), rule_pct(causes[CAUSE_BLOCKED], base),
+				    base_text(c, t), waker, rule_pct(top_ns, total));
 		ev_set(f->evidence, "waker_pid", ev_u64(wpid));
 		ev_set(f->evidence, "waker_tid", ev_u64(wtid));
 		ev_set(f->evidence, "waker", ev_text(waker, sizeof(waker)));
@@ -1172,9 +1117,9 @@ static int blocked_finish(void *state, struct rule_ctx *c)
 			for (int k = 0; k < TL_CAT_MAX; k++)
 				if (k != TL_BLOCKED && k != TL_RUNNING && k != TL_UNKNOWN && w->acc.ns[k] > w->acc.ns[top])
 					top = (enum tl_cat)k;
-			err |= finding__say(f, "; that thread ran %.0f%% of its time", pct(w->acc.ns[TL_RUNNING], wt));
+			err |= finding__say(f, "; that thread ran %.0f%% of its time", rule_pct(w->acc.ns[TL_RUNNING], wt));
 			if (top != TL_UNKNOWN && (double)w->acc.ns[top] >= 0.1 * (double)wt)
-				err |= finding__say(f, " and spent %.0f%% %s", pct(w->acc.ns[top], wt),
+				err |= finding__say(f, " and spent %.0f%% %s", rule_pct(w->acc.ns[top], wt),
 						    cause_label(cause_of_category(top)));
 			ev_set(f->evidence, "waker_running_share", json_real(wt ? (double)w->acc.ns[TL_RUNNING] / (double)wt : 0));
 		}
@@ -1201,17 +1146,16 @@ const struct rule rule_blocked_on_thread = {
 
 static int alloc_finish(void *state, struct rule_ctx *c)
 {
+	const struct attr_thread *t;
+	__u64 causes[CAUSE_MAX], base;
+
 	(void)state;
-	for (size_t i = 0; i < attribution__thread_count(c->attr); i++) {
-		const struct attr_thread *t = attribution__thread_at(c->attr, i);
-		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), allocs = 0, frees = 0;
+	for (size_t i = 0; (t = rule_next_critical(c, &i, causes, &base));) {
+		__u64 allocs = 0, frees = 0;
 		char who[96];
 		struct finding *f;
 		int err = 0;
 
-		if (!t->critical)
-			continue;
-		rule_thread_causes(c, t, causes);
 		if (!over_threshold(c, causes[CAUSE_CUDA_MEM], base))
 			continue;
 		f = thread_finding(c, "allocator_churn", t, causes[CAUSE_CUDA_MEM], base, CAUSE_CUDA_MEM);
@@ -1228,9 +1172,9 @@ static int alloc_finish(void *state, struct rule_ctx *c)
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
 		err |= finding__say(f, "%s spent %.3f s allocating and freeing CUDA memory (%.0f%% %s); the recording "
 				       "has %llu allocations and %llu frees (%.0f/s).",
-				    who, secs(causes[CAUSE_CUDA_MEM]), pct(causes[CAUSE_CUDA_MEM], base), base_text(c, t),
+				    who, rule_secs(causes[CAUSE_CUDA_MEM]), rule_pct(causes[CAUSE_CUDA_MEM], base), base_text(c, t),
 				    (unsigned long long)allocs, (unsigned long long)frees,
-				    c->end > c->start ? (double)(allocs + frees) / secs(c->end - c->start) : 0);
+				    c->end > c->start ? (double)(allocs + frees) / rule_secs(c->end - c->start) : 0);
 		ev_set(f->evidence, "allocations", ev_u64(allocs));
 		ev_set(f->evidence, "frees", ev_u64(frees));
 		err |= finding__suggest(f, "Let PyTorch's caching allocator keep memory (no torch.cuda.empty_cache() in "

@@ -19,16 +19,6 @@
 
 #define INPUT_MIN_SHARE	0.10	/* of the thread's base time, blocked */
 
-static double secs(__u64 ns)
-{
-	return (double)ns / 1e9;
-}
-
-static double pct(__u64 part, __u64 whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0;
-}
-
 static json_t *link_json(const struct rule_ctx *c, const struct wait_link *l)
 {
 	static const char *const groups[] = { "thread", "threads", "processes", "untraced" };
@@ -115,18 +105,18 @@ static int input_advice(const struct rule_ctx *c, struct finding *f, enum produc
 					   "waited): run more of them (%zu now, on a host of %u CPUs: DataLoader "
 					   "num_workers) or make each item cheaper%s%s%s (cache or precompute what does not "
 					   "change, move decoding and augmentation to the GPU).",
-					pct(l->during.ns[TL_RUNNING] + l->during.ns[TL_GIL], all), workers, ncpus,
+					rule_pct(l->during.ns[TL_RUNNING] + l->during.ns[TL_GIL], all), workers, ncpus,
 					site ? " (most of their time at `" : "", site ? site : "", site ? "`)" : "");
 	case PRODUCERS_CPU_STARVED:
 		return finding__suggest(f, "The producers waited for a CPU %.0f%% of the time it waited: give them "
 					   "CPUs (%zu of them and the training loop on a host of %u CPUs), or fewer "
 					   "threads each (OMP_NUM_THREADS=1, torch.set_num_threads(1) in worker_init_fn), "
-					   "or fewer producers.", pct(l->during.ns[TL_RUNQUEUE], all), workers, ncpus);
+					   "or fewer producers.", rule_pct(l->during.ns[TL_RUNQUEUE], all), workers, ncpus);
 	case PRODUCERS_IO:
 		return finding__suggest(f, "The producers waited for I/O or page faults %.0f%% of the time it "
 					   "waited: read from faster or local storage, cache the data set in memory, or "
 					   "run more producers so that their reads overlap.",
-					pct(l->during.ns[TL_IO] + l->during.ns[TL_FAULT] + l->during.ns[TL_RECLAIM], all));
+					rule_pct(l->during.ns[TL_IO] + l->during.ns[TL_FAULT] + l->during.ns[TL_RECLAIM], all));
 	default:
 		return finding__suggest(f, "The producers were mostly idle too while it waited: they are not asked "
 					   "early enough. Queue more ahead (DataLoader prefetch_factor, a larger queue), "
@@ -173,27 +163,22 @@ static int input_one(struct rule_ctx *c, const struct proc_tree *tree, const str
 	workers = end->group == WAIT_GROUP_PROCESSES ? rule_tasks_processes(end) + end->more : end->nmembers + end->more;
 	if (end->top_stack && rule_stack_site(c, end->top_stack, site, sizeof(site)))
 		site_p = site;
-	f = findings__add(c->out, "input_bound", rule_severity(c, cost), secs(cost), t->pid, t->tid);
+	f = rule_thread_finding(c, "input_bound", t, cost, base);
 	if (!f || rule_claim(c, t->pid, t->tid, CAUSE_BLOCKED))
 		return -ENOMEM;
 	for (size_t i = 0; i < end->nmembers; i++)
 		if (rule_claim(c, end->members[i].pid, end->members[i].tid, CAUSE_RUNQUEUE))
 			return -ENOMEM;
 	rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-	ev_set(f->evidence, "pid", ev_u64(t->pid));
-	ev_set(f->evidence, "tid", ev_u64(t->tid));
-	ev_set(f->evidence, "cost_s", ev_seconds(cost));
-	ev_set(f->evidence, "base_s", ev_seconds(base));
-	ev_set(f->evidence, "share", json_real((double)cost / (double)base));
-	ev_set(f->evidence, "during_gpu_idle", json_boolean(attribution__gpu_observed(c->attr, t->pid)));
+	rule_share_evidence(c, f, t, cost, base);
 	ev_set(f->evidence, "producers", json_string(producers_names[st]));
 	ev_set(f->evidence, "chain_complete", json_boolean(ch.complete));
 	links = json_array();
 	ev_set(f->evidence, "chain", links);
 	for (size_t i = 0; i < ch.n; i++)
 		json_array_append_new(links, link_json(c, &ch.links[i]));
-	err = finding__say(f, "%s was blocked %.3f s (%.0f%% %s) waiting for its input. ", who, secs(cost),
-			   pct(cost, base), attribution__gpu_observed(c->attr, t->pid) ?
+	err = finding__say(f, "%s was blocked %.3f s (%.0f%% %s) waiting for its input. ", who, rule_secs(cost),
+			   rule_pct(cost, base), attribution__gpu_observed(c->attr, t->pid) ?
 			   "of the time its GPU was observed, while the GPU sat idle" : "of its active time");
 	for (size_t i = 0; i < ch.n; i++) {
 		const struct wait_link *l = &ch.links[i];
@@ -203,15 +188,15 @@ static int input_one(struct rule_ctx *c, const struct proc_tree *tree, const str
 		err |= rule_tasks_say(c, tree, l, f);
 		err |= finding__say(f, " (%.0f%%)", 100 * l->ended_share);
 		if (i + 1 < ch.n)
-			err |= finding__say(f, ", itself blocked %.0f%% of that time", pct(l->during.ns[TL_BLOCKED], all));
+			err |= finding__say(f, ", itself blocked %.0f%% of that time", rule_pct(l->during.ns[TL_BLOCKED], all));
 		else if (all)
 			err |= finding__say(f, ". While it waited, %s on a CPU %.0f%% of the time, waiting for a CPU "
 					       "%.0f%%, in I/O or page faults %.0f%%, blocked %.0f%%",
 					    l->nmembers + l->more > 1 ? "they were" : "that thread was",
-					    pct(l->during.ns[TL_RUNNING] + l->during.ns[TL_GIL], all),
-					    pct(l->during.ns[TL_RUNQUEUE], all),
-					    pct(l->during.ns[TL_IO] + l->during.ns[TL_FAULT] + l->during.ns[TL_RECLAIM], all),
-					    pct(l->during.ns[TL_BLOCKED], all));
+					    rule_pct(l->during.ns[TL_RUNNING] + l->during.ns[TL_GIL], all),
+					    rule_pct(l->during.ns[TL_RUNQUEUE], all),
+					    rule_pct(l->during.ns[TL_IO] + l->during.ns[TL_FAULT] + l->during.ns[TL_RECLAIM], all),
+					    rule_pct(l->during.ns[TL_BLOCKED], all));
 	}
 	if (site_p)
 		err |= finding__say(f, "; most of their Python time at `%s`", site_p);

@@ -47,6 +47,7 @@ struct pcie_dev {
 	__u64 covered;			/* saturated copy time settled up to here */
 	__u64 sat_union_ns, exposed_ns;	/* their union, and the part without a kernel */
 };
+RULE_TALLY_KEY(struct pcie_dev, pid, device);
 
 struct pcie_state {
 	struct rule_ctx *c;
@@ -59,31 +60,6 @@ struct pcie_state {
 	size_t n, cap;
 	int err;
 };
-
-static double secs(__u64 ns)
-{
-	return (double)ns / 1e9;
-}
-
-static struct pcie_dev *dev_of(struct pcie_state *s, __u32 pid, __u32 device)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].pid == pid && s->v[i].device == device)
-			return &s->v[i];
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 4;
-		struct pcie_dev *n = reallocarray(s->v, cap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->v = n;
-		s->cap = cap;
-	}
-	memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
-	s->v[s->n].pid = pid;
-	s->v[s->n].device = device;
-	return &s->v[s->n++];
-}
 
 static int push(struct interval **v, size_t *n, size_t *cap, struct interval iv)
 {
@@ -173,7 +149,7 @@ static void pcie_event(void *ctx, const struct pass_event *e, const struct tl_th
 	if (e->h->type == ISR_EV_GPU_KERNEL) {
 		const struct isr_ev_gpu_kernel *k = (const void *)e->h;
 
-		d = dev_of(s, k->hdr.pid, k->device_id);
+		d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), k->hdr.pid, k->device_id);
 		s->err = d ? add_kernel(d, e->start, e->end) : -ENOMEM;
 		return;
 	}
@@ -185,7 +161,7 @@ static void pcie_event(void *ctx, const struct pass_event *e, const struct tl_th
 
 		if (dir < 0 || !ns)
 			return;
-		d = dev_of(s, m->hdr.pid, m->device_id);
+		d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), m->hdr.pid, m->device_id);
 		if (!d) {
 			s->err = -ENOMEM;
 			return;
@@ -252,7 +228,7 @@ static int pcie_finding(struct pcie_state *s, struct rule_ctx *c, const struct p
 	static const char *const dir_names[DIRS] = { "to the GPU", "from the GPU" };
 	__u64 cost = d->exposed_ns;
 	struct finding *f = findings__add(c->out, "pcie_saturation",
-					  cost * 4 >= ad->observed_ns ? SEV_CRITICAL : SEV_WARNING, secs(cost), d->pid, 0);
+					  cost * 4 >= ad->observed_ns ? SEV_CRITICAL : SEV_WARNING, rule_secs(cost), d->pid, 0);
 	double link_gbps = s->link_bps / 1e9;
 	char link[64];
 	bool first = true;
@@ -277,8 +253,8 @@ static int pcie_finding(struct pcie_state *s, struct rule_ctx *c, const struct p
 	ev_set(f->evidence, "device_to_host", direction_evidence(d, DIR_DTOH));
 	err |= finding__say(f, "Copies between host and GPU %u of pid %u ran at the limit of its %s link (%.1f GB/s each "
 			       "way) for %.3f s (%.0f%% of the %.3f s observed), %.3f s of it with no kernel running:",
-			    d->device, d->pid, link, link_gbps, secs(d->sat_union_ns),
-			    100.0 * (double)d->sat_union_ns / (double)ad->observed_ns, secs(ad->observed_ns), secs(cost));
+			    d->device, d->pid, link, link_gbps, rule_secs(d->sat_union_ns),
+			    100.0 * (double)d->sat_union_ns / (double)ad->observed_ns, rule_secs(ad->observed_ns), rule_secs(cost));
 	for (int dir = 0; dir < DIRS; dir++) {
 		if (!d->sat_copies[dir])
 			continue;
