@@ -456,6 +456,7 @@ boundaries:
 	$(Q)! grep -n '#include "\.\./' $(PART_FILES) || \
 		{ echo "an include across parts must go through the part's include folders (Makefile: *_INC)" >&2; \
 		  exit 1; }
+	$(Q)python3 scripts/include_cycles.py analysis format lib bpf cupti_bridge
 
 test-build: boundaries $(OUT)/inferscope-bpf $(DYN_OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
 	$(EXAMPLES) $(FORMAT_TABLES) $(SYNTH_REC) $(PEAK_RSS) $(CLI_DOCS) $(FUZZ_BIN) $(MAKE_CORPUS)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "gpu_summary.h"
 
 /* What the ranks read of a's recording, named name. */
 static struct ranks_source ranks_source_of(const struct analysis *a, const char *name)
@@ -18,15 +19,17 @@ static struct ranks_source ranks_source_of(const struct analysis *a, const char 
 static int analysis__pass(struct analysis *a)
 {
 	struct summary_builder *sum = summary_builder__new(a->pass);
+	struct gpu_builder *gpu = gpu_builder__new(a->pass);
 	struct py_builder *py = py_builder__new();
 	struct pass_event e;
 	int err = 0, n = 0;
 
 	a->ex = explain__new(a->pass);
-	if (!sum || !py || !a->ex)
+	if (!sum || !gpu || !py || !a->ex)
 		err = -ENOMEM;
 	while (!err && (n = pass__next(a->pass, &e)) > 0) {
 		err = summary_builder__event(sum, &e);
+		err = err ?: gpu_builder__event(gpu, &e);
 		err = err ?: py_builder__event(py, &e);
 		err = err ?: explain__event(a->ex, &e);
 		err = err ?: nccl_calls__event(&a->nccl, &e);
@@ -34,10 +37,8 @@ static int analysis__pass(struct analysis *a)
 	if (!err && n < 0)
 		err = n;
 	nccl_calls__finish(&a->nccl);
-	if (!err) {
-		err = summary_builder__finish(sum, &a->sum);
-		sum = NULL;
-	}
+	err = err ?: summary_builder__finish(sum, &a->sum);
+	err = err ?: gpu_builder__finish(gpu, a->sum, summary_builder__sampling(sum));
 	if (!err) {
 		err = py_builder__finish(py, &a->py);
 		py = NULL;
@@ -58,6 +59,7 @@ static int analysis__pass(struct analysis *a)
 	a->gpu_clock_pairs_cut = pass__clock_pairs_cut(a->pass);
 	a->thread_events_cut = pass__thread_events_cut(a->pass);
 	summary_builder__free(sum);
+	gpu_builder__free(gpu);
 	py_builder__free(py);
 	return err;
 }

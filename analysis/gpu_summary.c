@@ -47,18 +47,6 @@
  * writes no DRIVER record for the cuLaunchKernel it makes inside (seen with
  * CUDA 13 on an H200), and the uprobe on that cuLaunchKernel fires a few
  * microseconds after the runtime record's start, on the same thread. */
-const char *gpu_busy_method_name(enum gpu_busy_method m)
-{
-	switch (m) {
-	case GPU_BUSY_BY_LAUNCHES:
-		return "launches";
-	case GPU_BUSY_BY_TIME:
-		return "time";
-	default:
-		return "observed";
-	}
-}
-
 /* The callback ids of CUPTI's cudaMemcpy* and cudaMemset* (runtime) and
  * cuMemcpy* and cuMemset* (driver) functions, as ranges (cupti_runtime_cbid.h,
  * cupti_driver_cbid.h of CUDA 13). */
@@ -1068,7 +1056,6 @@ static int table_to_array(const struct htab *h, void **out, size_t *n)
 	return 0;
 }
 
-static int gpu_name_cmp(const void *a, const void *b);
 
 static int finish_kernels(struct gpu_builder *b, struct summary *s)
 {
@@ -1107,7 +1094,7 @@ static int finish_kernels(struct gpu_builder *b, struct summary *s)
 	}
 	free(g);
 	qsort(s->gpu_kernels, s->gpu_kernel_count, sizeof(*s->gpu_kernels), kstat_cmp);
-	qsort(s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), gpu_name_cmp);
+	qsort(s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), summary__gpu_name_cmp);
 	return 0;
 }
 
@@ -1465,39 +1452,32 @@ void gpu_builder__free(struct gpu_builder *b)
 	free(b);
 }
 
-void gpu_summary__free(struct summary *s)
+int summary__compute(const struct recording *r, struct summary **out)
 {
-	for (size_t i = 0; i < s->gpu_kernel_count; i++)
-		free(s->gpu_kernels[i].name);
-	free(s->gpu_kernels);
-	free(s->gpu_names);
-	free(s->gpu_copies);
-	free(s->gpu_streams);
-	free(s->gpu_devices);
-	free(s->gpu);
-}
+	struct summary_builder *b = NULL;
+	struct gpu_builder *g = NULL;
+	struct pass_event e;
+	struct pass *p;
+	int err;
 
-static int gpu_name_cmp(const void *a, const void *b)
-{
-	const struct gpu_kernel_name *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
-const char *summary__gpu_kernel_name(const struct summary *s, __u32 pid, __u32 name_id)
-{
-	struct gpu_kernel_name key = { .pid = pid, .id = name_id };
-	const struct gpu_kernel_name *k;
-
-	if (!s->gpu_name_count)
-		return NULL;
-	k = bsearch(&key, s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), gpu_name_cmp);
-	if (!k && s->gpu_kernels_other) {
-		/* an id past SUMMARY_MAX_KERNELS: counted with the process's other kernels */
-		key.id = KERNEL_OTHER_NAME_ID;
-		k = bsearch(&key, s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), gpu_name_cmp);
+	*out = NULL;
+	err = pass__open(r, &p);
+	if (err)
+		return err;
+	b = summary_builder__new(p);
+	g = gpu_builder__new(p);
+	if (!b || !g)
+		err = -ENOMEM;
+	while (!err && pass__next(p, &e) > 0)
+		err = summary_builder__event(b, &e) ?: gpu_builder__event(g, &e);
+	err = err ?: summary_builder__finish(b, out);
+	err = err ?: gpu_builder__finish(g, *out, summary_builder__sampling(b));
+	if (err) {
+		summary__free(*out);
+		*out = NULL;
 	}
-	return k ? k->name : NULL;
+	gpu_builder__free(g);
+	summary_builder__free(b);
+	pass__free(p);
+	return err;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The GPU part of the summary (summary.h states the definitions): filled in
- * by the summary's builder, freed by summary__free. Pure.
+ * The GPU part of the summary (summary.h states the definitions and owns
+ * the tables): a builder of its own, fed the same events as the summary's
+ * and finished after it (it reads the summary's threads and sampling);
+ * the tables are freed by summary__free. Pure.
  */
 #ifndef INFERSCOPE_GPU_SUMMARY_H
 #define INFERSCOPE_GPU_SUMMARY_H
@@ -24,8 +26,10 @@ int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e);
  * -ENOMEM. */
 int gpu_builder__finish(struct gpu_builder *b, struct summary *s, const struct sampling_builder *sb);
 void gpu_builder__free(struct gpu_builder *b);
-/* Frees what gpu_builder__finish put in s. */
-void gpu_summary__free(struct summary *s);
+
+/* The summary of r (its events in memory), its GPU tables included, in a
+ * pass of its own. 0 or -errno. */
+int summary__compute(const struct recording *r, struct summary **out);
 
 /* Whether a CUPTI API record (ISR_GPU_API_*, callback id) is a launch
  * call: its correlation id is that of the kernels it started. */

@@ -23,7 +23,6 @@
 #include <libiberty/demangle.h>
 
 #include "summary.h"
-#include "gpu_summary.h"
 #include "buf.h"
 #include "htab.h"
 
@@ -67,7 +66,6 @@ struct ctx {
 	__u64 start, end;
 	struct summary *s;	/* being filled */
 	struct sampling_builder *sampling;
-	struct gpu_builder *gpu;
 	const struct tasks *tasks;
 	const struct task_change *chg;	/* the event's (pass_event.tasks) */
 	struct tstate *threads;	/* by the task model's index */
@@ -926,7 +924,6 @@ void summary_builder__free(struct summary_builder *b)
 	free(c->procs);
 	free(c->kernels);
 	sampling_builder__free(c->sampling);
-	gpu_builder__free(c->gpu);
 	summary__free(c->s);
 	free(b);
 }
@@ -948,8 +945,7 @@ struct summary_builder *summary_builder__new(const struct pass *p)
 	c->end = pass__end(p);
 	s = c->s = calloc(1, sizeof(*s));
 	c->sampling = sampling_builder__new(c->start, c->end);
-	c->gpu = gpu_builder__new(p);
-	if (!s || !c->sampling || !c->gpu) {
+	if (!s || !c->sampling) {
 		summary_builder__free(b);
 		errno = ENOMEM;
 		return NULL;
@@ -982,7 +978,6 @@ int summary_builder__event(struct summary_builder *b, const struct pass_event *e
 	if (c->chg->image_ended)
 		ctx__proc_gone(c, c->chg->image_ended);
 	err = sampling_builder__event(c->sampling, h);
-	err = err ?: gpu_builder__event(c->gpu, e);
 	if (!err && (err = isr_ev_dispatch(&summary_handlers, c, h)) == ISR_EV_UNHANDLED)
 		err = 0;
 	return err;
@@ -1003,38 +998,28 @@ int summary_builder__finish(struct summary_builder *b, struct summary **out)
 	err = sampling_builder__finish(c->sampling, &s->sampling);
 	err = err ?: ctx__finish_threads(c, s);
 	err = err ?: ctx__finish_cuda(c, s);
-	err = err ?: gpu_builder__finish(c->gpu, s, c->sampling);
 	if (!err) {
 		*out = s;
 		c->s = NULL;
 	}
-	summary_builder__free(b);
 	return err;
 }
 
-int summary__compute(const struct recording *r, struct summary **out)
+const struct sampling_builder *summary_builder__sampling(const struct summary_builder *b)
 {
-	struct summary_builder *b = NULL;
-	struct pass_event e;
-	struct pass *p;
-	int err, n;
+	return b->c.sampling;
+}
 
-	*out = NULL;
-	err = pass__open(r, &p);
-	if (!err) {
-		b = summary_builder__new(p);
-		if (!b)
-			err = -errno;
-	}
-	while (!err && (n = pass__next(p, &e)) > 0)
-		err = summary_builder__event(b, &e);
-	if (!err) {
-		err = summary_builder__finish(b, out);
-		b = NULL;
-	}
-	summary_builder__free(b);
-	pass__free(p);
-	return err;
+static void summary__free_gpu(struct summary *s)
+{
+	for (size_t i = 0; i < s->gpu_kernel_count; i++)
+		free(s->gpu_kernels[i].name);
+	free(s->gpu_kernels);
+	free(s->gpu_names);
+	free(s->gpu_copies);
+	free(s->gpu_streams);
+	free(s->gpu_devices);
+	free(s->gpu);
 }
 
 void summary__free(struct summary *s)
@@ -1050,7 +1035,7 @@ void summary__free(struct summary *s)
 		free(s->kernels[i].name);
 	free(s->kernels);
 	sampling__free(&s->sampling);
-	gpu_summary__free(s);
+	summary__free_gpu(s);
 	free(s);
 }
 
@@ -1117,4 +1102,41 @@ const char *summary__cuda_error_name(__s32 status)
 	case 719: return "CUDA_ERROR_LAUNCH_FAILED";
 	default:  return NULL;
 	}
+}
+
+const char *gpu_busy_method_name(enum gpu_busy_method m)
+{
+	switch (m) {
+	case GPU_BUSY_BY_LAUNCHES:
+		return "launches";
+	case GPU_BUSY_BY_TIME:
+		return "time";
+	default:
+		return "observed";
+	}
+}
+
+int summary__gpu_name_cmp(const void *a, const void *b)
+{
+	const struct gpu_kernel_name *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+const char *summary__gpu_kernel_name(const struct summary *s, __u32 pid, __u32 name_id)
+{
+	struct gpu_kernel_name key = { .pid = pid, .id = name_id };
+	const struct gpu_kernel_name *k;
+
+	if (!s->gpu_name_count)
+		return NULL;
+	k = bsearch(&key, s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), summary__gpu_name_cmp);
+	if (!k && s->gpu_kernels_other) {
+		/* an id past SUMMARY_MAX_KERNELS: counted with the process's other kernels */
+		key.id = KERNEL_OTHER_NAME_ID;
+		k = bsearch(&key, s->gpu_names, s->gpu_name_count, sizeof(*s->gpu_names), summary__gpu_name_cmp);
+	}
+	return k ? k->name : NULL;
 }

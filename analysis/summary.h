@@ -338,12 +338,14 @@ struct summary_builder;
 struct summary_builder *summary_builder__new(const struct pass *p);
 /* 0 or -errno. */
 int summary_builder__event(struct summary_builder *b, const struct pass_event *e);
-/* The summary of the events fed; frees b either way. 0 or -errno. */
+/* The summary of the events fed, but for its GPU tables (gpu_summary.h:
+ * gpu_builder__finish fills them). 0 or -errno. */
 int summary_builder__finish(struct summary_builder *b, struct summary **out);
+/* The sampling of the events fed (when the hot path was probed), until b
+ * is freed. */
+const struct sampling_builder *summary_builder__sampling(const struct summary_builder *b);
 void summary_builder__free(struct summary_builder *b);
 
-/* The summary of r (its events in memory) in a pass of its own. 0 or -errno. */
-int summary__compute(const struct recording *r, struct summary **out);
 void summary__free(struct summary *s);
 
 /* The latest incarnation of thread tid of process pid; NULL when it is not
@@ -358,6 +360,8 @@ const struct process_summary *summary__process(const struct summary *s, __u32 pi
  * an id this version does not know. NULL when s has no such function. */
 const char *summary__cuda_fn_name(const struct summary *s, __u16 func);
 
+/* Orders gpu_kernel_names by pid, then id (qsort, bsearch). */
+int summary__gpu_name_cmp(const void *a, const void *b);
 /* The display name of GPU kernel name_id of pid (as in gpu_kernels;
  * SUMMARY_OTHER_KERNELS for an id counted with them); NULL when no kernel
  * of the recording has it. */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "summary.h"
+#include "gpu_summary.h"
 
 #define MS 1000000ULL
 #define T0 (1000 * MS)	/* recording start (monotonic) */
