@@ -39,6 +39,9 @@ int analysis__run_pass(struct pass *p, struct analysis **out);
  * result. 0 or -errno. */
 int analysis__run(const struct recording *r, struct analysis **out);
 void analysis__free(struct analysis *a);
+/* The summary of r alone (its events in memory; its stages only, the GPU
+ * tables included), in a pass of its own. 0 or -errno. */
+int analysis__summary(const struct recording *r, struct summary **out);
 
 /* Several recordings analysed together (`analyze FILE FILE...`): each
  * one's analysis, the NCCL ranks lined up across them on CLOCK_REALTIME

@@ -1451,33 +1451,3 @@ void gpu_builder__free(struct gpu_builder *b)
 	free(b->horizon.v);
 	free(b);
 }
-
-int summary__compute(const struct recording *r, struct summary **out)
-{
-	struct summary_builder *b = NULL;
-	struct gpu_builder *g = NULL;
-	struct pass_event e;
-	struct pass *p;
-	int err;
-
-	*out = NULL;
-	err = pass__open(r, &p);
-	if (err)
-		return err;
-	b = summary_builder__new(p);
-	g = gpu_builder__new(p);
-	if (!b || !g)
-		err = -ENOMEM;
-	while (!err && pass__next(p, &e) > 0)
-		err = summary_builder__event(b, &e) ?: gpu_builder__event(g, &e);
-	err = err ?: summary_builder__finish(b, out);
-	err = err ?: gpu_builder__finish(g, *out, summary_builder__sampling(b));
-	if (err) {
-		summary__free(*out);
-		*out = NULL;
-	}
-	gpu_builder__free(g);
-	summary_builder__free(b);
-	pass__free(p);
-	return err;
-}

@@ -27,10 +27,6 @@ int gpu_builder__event(struct gpu_builder *b, const struct pass_event *e);
 int gpu_builder__finish(struct gpu_builder *b, struct summary *s, const struct sampling_builder *sb);
 void gpu_builder__free(struct gpu_builder *b);
 
-/* The summary of r (its events in memory), its GPU tables included, in a
- * pass of its own. 0 or -errno. */
-int summary__compute(const struct recording *r, struct summary **out);
-
 /* Whether a CUPTI API record (ISR_GPU_API_*, callback id) is a launch
  * call: its correlation id is that of the kernels it started. */
 bool gpu_launch_cbid(__u16 api, __u32 cbid);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * summary__compute on synthetic recordings built in memory: each test plants
+ * analysis__summary on synthetic recordings built in memory: each test plants
  * a scheduling pattern with known on-CPU, off-CPU, run-queue and D-state
  * times and checks that the summary finds exactly those.
  */
@@ -14,7 +14,6 @@
 #include <cmocka.h>
 
 #include "summary.h"
-#include "gpu_summary.h"
 
 #define MS 1000000ULL
 #define T0 (1000 * MS)	/* recording start (monotonic) */
@@ -48,7 +47,7 @@ static struct summary *compute(struct synth *b)
 {
 	struct summary *s = NULL;
 
-	assert_int_equal(summary__compute(synth__recording(b), &s), 0);
+	assert_int_equal(analysis__summary(synth__recording(b), &s), 0);
 	assert_non_null(s);
 	check_invariants(s);
 	analysis__free(synth__check_streamed(b, 4096, 0));
