@@ -577,7 +577,7 @@ static void budget_setup(struct recorder *r)
 	int e;
 
 	memset(&c, 0, sizeof(c));
-	e = budget_cost__measure_core(r->t, cfg->kernel.page_faults, &c, err, sizeof(err));
+	e = budget_cost__measure_core(r->t, &c, err, sizeof(err));
 	for (i = 0; i < r->nfam && !e; i++)
 		if (r->fam[i].ops->measure_costs)
 			e = r->fam[i].ops->measure_costs(r->fam[i].st, &c, err, sizeof(err));
