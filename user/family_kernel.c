@@ -196,5 +196,6 @@ const struct probe_family family_kernel = {
 	.attach = kernel_attach,
 	.describe = kernel_describe,
 	.measure_costs = kernel_measure_costs,
+	.switch_faults = faults_switch,
 	.free = kernel_free,
 };

@@ -598,6 +598,9 @@ static void budget_setup(struct recorder *r)
 		return;
 	}
 	r->budget.charge_cupti = cfg->gpu.cupti && cfg->gpu.windows && !cfg->gpu.all;
+	for (i = 0; i < r->nfam; i++)
+		if (r->fam[i].ops->switch_faults)
+			budget_ctl__sample_faults(&r->budget, r->fam[i].ops->switch_faults, r->fam[i].st);
 	r->res->costs_measure_ns = (double)(clock__mono_ns() - t0);
 	if (cfg->verbose)
 		fprintf(stderr, "inferscope-bpf: costs here: a probe hit %.0f ns, an entry and return %.0f ns, a page fault "
