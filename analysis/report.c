@@ -23,6 +23,7 @@
 #include "text.h"
 #include "proc_tree.h"
 #include "steps_report.h"
+#include "report_doc.h"
 #include "tasks.h"
 
 /* Rows of the per-step table in Markdown and HTML (the JSON has every step). */
@@ -1449,8 +1450,7 @@ nomem:
 /* Markdown output: every write goes through md__printf, which remembers
  * the first failure so the writer can report it once at the end. */
 struct md {
-	FILE *f;
-	int err;
+	struct doc d;			/* the evidence tables are also the HTML's (report_doc.h) */
 	const struct py_report *py;	/* names the Python threads (tasks.h, task_name__format) */
 	const struct summary *sum;
 };
@@ -1461,19 +1461,19 @@ static void md__printf(struct md *m, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (m->err)
+	if (m->d.err)
 		return;
 	va_start(ap, fmt);
-	if (vfprintf(m->f, fmt, ap) < 0)
-		m->err = -EIO;
+	if (vfprintf(m->d.f, fmt, ap) < 0)
+		m->d.err = -EIO;
 	va_end(ap);
 }
 
 /* Text in a table cell or a sentence (lib/text.h). */
 static void md__text(struct md *m, const char *s, size_t maxlen)
 {
-	if (!m->err)
-		m->err = text__write(m->f, s, maxlen, TEXT_MD);
+	if (!m->d.err)
+		m->d.err = text__write(m->d.f, s, maxlen, TEXT_MD);
 }
 
 /* A thread's name as the report shows it: its name and, for a Python
@@ -1484,24 +1484,15 @@ static void md__thread(struct md *m, __u32 pid, __u32 tid, const char *comm)
 
 	task_name__format(name, sizeof(name), comm, summary__process_name(m->sum, pid),
 			  py_report__thread_entry(m->py, pid, tid));
-	md__text(m, name, sizeof(name));
+	doc__text(&m->d, name, sizeof(name));
 }
 
 /* A finding's prose: like md__text, but its `code spans` stay (the rules
  * keep backticks out of the names they quote). */
 static void md__prose(struct md *m, const char *s)
 {
-	if (!m->err)
-		m->err = text__write(m->f, s, SIZE_MAX, TEXT_MD_PROSE);
-}
-
-/* One line of a code block: no name ends it or the block. */
-static void md__code_line(struct md *m, const char *s, size_t maxlen)
-{
-	md__printf(m, "    ");
-	if (!m->err)
-		m->err = text__write(m->f, s, maxlen, TEXT_MD_CODE);
-	md__printf(m, "\n");
+	if (!m->d.err)
+		m->d.err = text__write(m->d.f, s, SIZE_MAX, TEXT_MD_PROSE);
 }
 
 static const char *or_unknown(const char *s)
@@ -1533,7 +1524,7 @@ static void md__host_topo(struct md *m, const struct recording *r)
 	struct host_topo t;
 
 	if (host_topo__decode(&r->host, &t)) {
-		m->err = -ENOMEM;
+		m->d.err = -ENOMEM;
 		return;
 	}
 	if (t.ngpus)
@@ -1587,7 +1578,7 @@ static void md__process_tree(struct md *m, const struct recording *r, const stru
 
 	if (proc_tree__build(r, s, &t)) {
 		proc_tree__free(&t);
-		m->err = m->err ?: -ENOMEM;
+		m->d.err = m->d.err ?: -ENOMEM;
 		return;
 	}
 	md__printf(m, "- **Targets:**%s", t.count ? "" : " none recorded\n");
@@ -1783,38 +1774,41 @@ static void md__warnings(struct md *m, const struct analysis *a)
  * data support it (analysis/sampling.h). */
 static void md__slowdown(struct md *m, const struct sampling_process *p)
 {
+	struct doc *d = &m->d;
 	double lo = 100 * (p->slowdown_lo - 1), hi = 100 * (p->slowdown_hi - 1);
 
+	doc__open(d, DOC_QUOTE);
 	switch (p->slowdown_status) {
 	case SAMPLING_SLOWDOWN_APPLIED:
-		md__printf(m, "> Process %u ran %.1f%% slower while its hot path was probed (95%% confidence interval "
+		doc__printf(d, "Process %u ran %.1f%% slower while its hot path was probed (95%% confidence interval "
 			      "%+.1f%% to %+.1f%%, from the rate of its synchronizations and other always-probed calls: "
-			      "%" PRIu64 " in %zu windows, %" PRIu64 " in %zu gaps): its estimates are corrected for it.\n\n",
+			      "%" PRIu64 " in %zu windows, %" PRIu64 " in %zu gaps): its estimates are corrected for it.",
 			   p->pid, 100 * (p->slowdown_measured - 1), lo, hi, (uint64_t)p->slowdown_calls_windows,
 			   p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps, p->slowdown_gaps);
 		break;
 	case SAMPLING_SLOWDOWN_NONE:
-		md__printf(m, "> Process %u: no slowdown measurable while its hot path was probed (%+.1f%%, 95%% "
+		doc__printf(d, "Process %u: no slowdown measurable while its hot path was probed (%+.1f%%, 95%% "
 			      "confidence interval %+.1f%% to %+.1f%%, from %" PRIu64 " always-probed calls in %zu windows "
-			      "and %" PRIu64 " in %zu gaps): its estimates are not corrected.\n\n", p->pid,
+			      "and %" PRIu64 " in %zu gaps): its estimates are not corrected.", p->pid,
 			   100 * (p->slowdown_measured - 1), lo, hi, (uint64_t)p->slowdown_calls_windows,
 			   p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps, p->slowdown_gaps);
 		break;
 	case SAMPLING_SLOWDOWN_IMPLAUSIBLE:
-		md__printf(m, "> Process %u called its always-probed functions at a rate %+.1f%% different outside the "
+		doc__printf(d, "Process %u called its always-probed functions at a rate %+.1f%% different outside the "
 			      "windows (95%% confidence interval %+.1f%% to %+.1f%%): %s, so its pace changed for "
-			      "another reason (the job's phases); its estimates are not corrected.\n\n", p->pid,
+			      "another reason (the job's phases); its estimates are not corrected.", p->pid,
 			   100 * (p->slowdown_measured - 1), lo, hi, p->slowdown_hi < 1 ?
 			   "faster while probed, which probes cannot cause" : "more than the probes can cost");
 		break;
 	default:
-		md__printf(m, "> Process %u: too few windows, gaps or always-probed calls (%" PRIu64 " in %zu windows, "
+		doc__printf(d, "Process %u: too few windows, gaps or always-probed calls (%" PRIu64 " in %zu windows, "
 			      "%" PRIu64 " in %zu gaps; at least 20 in 2 of each are needed) to tell whether the probes "
-			      "slowed it: its estimates are not corrected.\n\n", p->pid,
+			      "slowed it: its estimates are not corrected.", p->pid,
 			   (uint64_t)p->slowdown_calls_windows, p->slowdown_windows, (uint64_t)p->slowdown_calls_gaps,
 			   p->slowdown_gaps);
 		break;
 	}
+	doc__close(d);
 }
 
 /* Sampled counts are estimates: say so before any table shows one. */
@@ -1824,11 +1818,17 @@ static void md__sampling(struct md *m, const struct summary *s)
 
 	if (!sm->sampled)
 		return;
-	md__printf(m, "> **Sampled:** the CUDA hot path (launches, async copies, memsets) would have cost more "
-		      "than the %.3g%% overhead budget (one probe hit: %.2f µs), so its probes were on %.1f%% of "
-		      "the time, in %zu windows. Counts marked ≈ are estimates extrapolated from those windows "
-		      "(`--budget off` traces every call).\n\n",
-		   sm->budget_pct, sm->hit_cost_ns / 1e3, 100 * sm->coverage, sm->windows);
+	doc__open(&m->d, DOC_QUOTE);
+	doc__strong(&m->d, true);
+	doc__printf(&m->d, "Sampled:");
+	doc__strong(&m->d, false);
+	doc__printf(&m->d, " the CUDA hot path (launches, async copies, memsets) would have cost more than the "
+		    "%.3g%% overhead budget (one probe hit: %.2f µs), so its probes were on %.1f%% of the time, in "
+		    "%zu windows. Counts marked ≈ are estimates extrapolated from those windows (",
+		    sm->budget_pct, sm->hit_cost_ns / 1e3, 100 * sm->coverage, sm->windows);
+	doc__code(&m->d, "--budget off");
+	doc__printf(&m->d, " traces every call).");
+	doc__close(&m->d);
 	for (size_t i = 0; i < sm->proc_count; i++)
 		md__slowdown(m, &sm->procs[i]);
 }
@@ -1853,20 +1853,34 @@ static bool idle_thread(const struct thread_summary *t)
 	       !t->gil_wait_ns && !t->gil_acquisitions && t->runqueue_wait_ns < IDLE_THREAD_NS;
 }
 
+static const struct doc_col thread_cols[] = {
+	{ "pid", true }, { "tid", true }, { "comm", false }, { "on-CPU s", true }, { "off-CPU s", true },
+	{ "run-queue wait s", true }, { "blocked s (D-state I/O)", true }, { "faults minor/major", true },
+	{ "fault time s", true },
+};
+
+/* A row's first cells: pid, tid, the thread's name; then the next cell. */
+static void md__thread_cells(struct md *m, const struct thread_summary *t)
+{
+	doc__row(&m->d);
+	doc__printf(&m->d, "%u\t%u\t", t->pid, t->tid);
+	md__thread(m, t->pid, t->tid, t->comm);
+	doc__cell(&m->d);
+}
+
 static void md__threads(struct md *m, const struct thread_summary *const *order, size_t n)
 {
+	struct doc *d = &m->d;
 	size_t shown = 0, idle = 0, more = 0;
 
-	md__printf(m, "## Threads\n\n");
+	doc__headingf(d, 2, "Threads");
 	if (!n) {
-		md__printf(m, "No target threads were seen.\n\n");
+		doc__para(d, "No target threads were seen.");
 		return;
 	}
-	md__printf(m, "Sorted by on-CPU time. Blocked is off-CPU time not spent waiting for a "
-		      "CPU; in brackets, the part in uninterruptible sleep (D state, usually I/O).\n\n");
-	md__printf(m, "| pid | tid | comm | on-CPU s | off-CPU s | run-queue wait s | blocked s (D-state I/O) "
-		      "| faults minor/major | fault time s |\n");
-	md__printf(m, "|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+	doc__para(d, "Sorted by on-CPU time. Blocked is off-CPU time not spent waiting for a CPU; in brackets, the "
+		  "part in uninterruptible sleep (D state, usually I/O).");
+	doc__table(d, thread_cols, DOC_NCOLS(thread_cols));
 	for (size_t i = 0; i < n; i++) {
 		const struct thread_summary *t = order[i];
 
@@ -1879,34 +1893,44 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 			continue;
 		}
 		shown++;
-		md__printf(m, "| %u | %u | ", t->pid, t->tid);
-		md__thread(m, t->pid, t->tid, t->comm);
-		md__printf(m, " | %.3f | %.3f | %.3f | %.3f (%.3f) | %" PRIu64 "/%" PRIu64 " | %.3f |\n",
-			   ns_to_s(t->on_cpu_ns), ns_to_s(t->off_cpu_ns), ns_to_s(t->runqueue_wait_ns),
-			   ns_to_s(blocked_ns(t)), ns_to_s(t->blocked_io_ns),
-			   (uint64_t)t->minor_faults, (uint64_t)t->major_faults, ns_to_s(t->fault_ns));
+		md__thread_cells(m, t);
+		doc__printf(d, "%.3f\t%.3f\t%.3f\t%.3f (%.3f)\t%" PRIu64 "/%" PRIu64 "\t%.3f", ns_to_s(t->on_cpu_ns),
+			    ns_to_s(t->off_cpu_ns), ns_to_s(t->runqueue_wait_ns), ns_to_s(blocked_ns(t)),
+			    ns_to_s(t->blocked_io_ns), (uint64_t)t->minor_faults, (uint64_t)t->major_faults,
+			    ns_to_s(t->fault_ns));
+		doc__row_end(d);
 	}
+	doc__table_end(d);
 	if (more)
-		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", more);
+		doc__para(d, "… %zu more threads (all of them are in the JSON report)", more);
 	if (idle)
-		md__printf(m, "\n%zu thread%s did nothing worth a row (under 1 ms on a CPU, no fault, CUDA call or "
-			      "GIL wait): all of them are in the JSON report.\n", idle, idle == 1 ? "" : "s");
-	md__printf(m, "\n");
+		doc__para(d, "%zu thread%s did nothing worth a row (under 1 ms on a CPU, no fault, CUDA call or GIL "
+			  "wait): all of them are in the JSON report.", idle, idle == 1 ? "" : "s");
+}
+
+static const struct doc_col count_cols[] = { { "event", false }, { "count", true } };
+
+static void md__count_row(struct doc *d, const char *name, __u64 n)
+{
+	doc__row(d);
+	doc__printf(d, "%s\t%" PRIu64, name, (uint64_t)n);
+	doc__row_end(d);
 }
 
 static void md__event_counts(struct md *m, const struct summary *s)
 {
+	struct doc *d = &m->d;
 	__u64 known = 0;
 
-	md__printf(m, "## Event counts\n\n| event | count |\n|---|---:|\n");
+	doc__headingf(d, 2, "Event counts");
+	doc__table(d, count_cols, DOC_NCOLS(count_cols));
 	for (__u16 t = 1; t < ISR_EV_TYPE_MAX; t++) {
 		const char *name = isr_event_name(t);
 
 		if (!s->event_counts[t] || counted_by_function(t))
 			continue;
 		known += s->event_counts[t];
-		md__printf(m, "| %s | %" PRIu64 " |\n", name ? name : "unknown",
-			   (uint64_t)s->event_counts[t]);
+		md__count_row(d, name ? name : "unknown", s->event_counts[t]);
 	}
 	for (size_t i = 0; i < s->cuda_fn_count; i++) {
 		const struct cuda_fn_summary *f = &s->cuda_fns[i];
@@ -1914,18 +1938,23 @@ static void md__event_counts(struct md *m, const struct summary *s)
 		if (!(f->calls + f->names))
 			continue;
 		known += f->calls + f->names;
-		md__printf(m, "| %s | %" PRIu64 " |\n", f->name, (uint64_t)(f->calls + f->names));
+		md__count_row(d, f->name, f->calls + f->names);
 	}
 	for (int i = 0; i < 2; i++) {
 		if (!gil_fn_count(s, i))
 			continue;
 		known += gil_fn_count(s, i);
-		md__printf(m, "| %s | %" PRIu64 " |\n", gil_fn_names[i], (uint64_t)gil_fn_count(s, i));
+		md__count_row(d, gil_fn_names[i], gil_fn_count(s, i));
 	}
 	if (s->event_total > known)
-		md__printf(m, "| types unknown to this version | %" PRIu64 " |\n",
-			   (uint64_t)(s->event_total - known));
-	md__printf(m, "| **total** | %" PRIu64 " |\n\n", (uint64_t)s->event_total);
+		md__count_row(d, "types unknown to this version", s->event_total - known);
+	doc__row(d);
+	doc__strong(d, true);
+	doc__printf(d, "total");
+	doc__strong(d, false);
+	doc__printf(d, "\t%" PRIu64, (uint64_t)s->event_total);
+	doc__row_end(d);
+	doc__table_end(d);
 }
 
 /* Moves the threads matching `keep` to the front of order, sorted by cmp;
@@ -1970,31 +1999,37 @@ static __u64 process_failed(const struct process_summary *p)
 	return n;
 }
 
+static const struct doc_col memory_cols[] = {
+	{ "pid", true }, { "comm", false }, { "device live MiB", true }, { "device peak MiB", true },
+	{ "pinned host live MiB", true }, { "pinned host peak MiB", true }, { "failed calls", true },
+};
+
 static void md__cuda_memory(struct md *m, const struct recording *r, const struct summary *s)
 {
+	struct doc *d = &m->d;
 	__u64 unknown = 0;
 
-	md__printf(m, "### Memory by process\n\nLive: still allocated at the end of the recording "
-		      "(nothing once the process has exited). Peak: the most allocated at any time "
-		      "during the recording.\n\n");
-	md__printf(m, "| pid | comm | device live MiB | device peak MiB | pinned host live MiB "
-		      "| pinned host peak MiB | failed calls |\n|---:|---|---:|---:|---:|---:|---:|\n");
+	doc__headingf(d, 3, "Memory by process");
+	doc__para(d, "Live: still allocated at the end of the recording (nothing once the process has exited). "
+		  "Peak: the most allocated at any time during the recording.");
+	doc__table(d, memory_cols, DOC_NCOLS(memory_cols));
 	for (size_t i = 0; i < s->process_count; i++) {
 		const struct process_summary *p = &s->processes[i];
 
-		md__printf(m, "| %u | ", p->pid);
-		md__text(m, recorded_comm(r, p->pid), SIZE_MAX);
-		md__printf(m, " | %.1f | %.1f | %.1f | %.1f | %" PRIu64 " |\n",
-			   (double)p->device_live_bytes / MIB, (double)p->device_peak_bytes / MIB,
-			   (double)p->pinned_host_live_bytes / MIB, (double)p->pinned_host_peak_bytes / MIB,
-			   (uint64_t)process_failed(p));
+		doc__row(d);
+		doc__printf(d, "%u\t", p->pid);
+		doc__text(d, recorded_comm(r, p->pid), SIZE_MAX);
+		doc__printf(d, "\t%.1f\t%.1f\t%.1f\t%.1f\t%" PRIu64, (double)p->device_live_bytes / MIB,
+			    (double)p->device_peak_bytes / MIB, (double)p->pinned_host_live_bytes / MIB,
+			    (double)p->pinned_host_peak_bytes / MIB, (uint64_t)process_failed(p));
+		doc__row_end(d);
 		unknown += p->unknown_frees;
 	}
-	md__printf(m, "\n");
+	doc__table_end(d);
 	if (unknown)
-		md__printf(m, "%" PRIu64 " free%s of memory allocated before the recording began "
-			      "could not be sized; live and peak count only memory allocated while "
-			      "recording.\n\n", (uint64_t)unknown, unknown == 1 ? "" : "s");
+		doc__para(d, "%" PRIu64 " free%s of memory allocated before the recording began could not be sized; "
+			  "live and peak count only memory allocated while recording.", (uint64_t)unknown,
+			  unknown == 1 ? "" : "s");
 }
 
 static int fn_by_calls_desc(const void *a, const void *b)
@@ -2017,20 +2052,30 @@ static int fn_by_time_desc(const void *a, const void *b)
 	return fn_by_calls_desc(a, b);
 }
 
+static const struct doc_col fn_call_cols[] = { { "function", false }, { "calls", true }, { "failed", true } };
+static const struct doc_col fn_time_cols[] = {
+	{ "function", false }, { "total s", true }, { "timed calls", true }, { "mean ms", true }, { "max ms", true },
+};
+
 static void md__cuda_functions(struct md *m, const struct summary *s,
 			       const struct cuda_fn_summary **fns)
 {
+	struct doc *d = &m->d;
 	size_t n = 0;
 
 	for (size_t i = 0; i < s->cuda_fn_count; i++)
 		if (s->cuda_fns[i].calls)
 			fns[n++] = &s->cuda_fns[i];
 	qsort(fns, n, sizeof(*fns), fn_by_calls_desc);
-	md__printf(m, "### Functions by calls\n\n| function | calls | failed |\n|---|---:|---:|\n");
-	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++)
-		md__printf(m, "| %s | %s%" PRIu64 " | %" PRIu64 " |\n", fns[i]->name, fns[i]->estimated ? "≈" : "",
-			   (uint64_t)fns[i]->calls, (uint64_t)fns[i]->failed);
-	md__printf(m, "\n");
+	doc__headingf(d, 3, "Functions by calls");
+	doc__table(d, fn_call_cols, DOC_NCOLS(fn_call_cols));
+	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++) {
+		doc__row(d);
+		doc__printf(d, "%s\t%s%" PRIu64 "\t%" PRIu64, fns[i]->name, fns[i]->estimated ? "≈" : "",
+			    (uint64_t)fns[i]->calls, (uint64_t)fns[i]->failed);
+		doc__row_end(d);
+	}
+	doc__table_end(d);
 
 	n = 0;
 	for (size_t i = 0; i < s->cuda_fn_count; i++)
@@ -2039,40 +2084,49 @@ static void md__cuda_functions(struct md *m, const struct summary *s,
 	if (!n)
 		return;
 	qsort(fns, n, sizeof(*fns), fn_by_time_desc);
-	md__printf(m, "### Functions by time\n\nCalls whose return is probed (synchronization, "
-		      "synchronous copies, memory management, kernel lookup), from entry to return."
-		      "\n\n| function | total s | timed calls | mean ms | max ms |\n|---|---:|---:|---:|---:|\n");
-	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++)
-		md__printf(m, "| %s | %.3f | %" PRIu64 " | %.3f | %.3f |\n", fns[i]->name,
-			   ns_to_s(fns[i]->total_ns), (uint64_t)fns[i]->returned,
-			   (double)fns[i]->total_ns / (double)fns[i]->returned / 1e6,
-			   (double)fns[i]->max_ns / 1e6);
-	md__printf(m, "\n");
+	doc__headingf(d, 3, "Functions by time");
+	doc__para(d, "Calls whose return is probed (synchronization, synchronous copies, memory management, kernel "
+		  "lookup), from entry to return.");
+	doc__table(d, fn_time_cols, DOC_NCOLS(fn_time_cols));
+	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++) {
+		doc__row(d);
+		doc__printf(d, "%s\t%.3f\t%" PRIu64 "\t%.3f\t%.3f", fns[i]->name, ns_to_s(fns[i]->total_ns),
+			    (uint64_t)fns[i]->returned, (double)fns[i]->total_ns / (double)fns[i]->returned / 1e6,
+			    (double)fns[i]->max_ns / 1e6);
+		doc__row_end(d);
+	}
+	doc__table_end(d);
 }
+
+static const struct doc_col kernel_cols[] = { { "kernel", false }, { "pid", true }, { "launches", true } };
 
 static void md__cuda_kernels(struct md *m, const struct summary *s)
 {
+	struct doc *d = &m->d;
+
 	if (!s->kernel_count)
 		return;
-	md__printf(m, "### Kernels by launches\n\n| kernel | pid | launches |\n|---|---:|---:|\n");
+	doc__headingf(d, 3, "Kernels by launches");
+	doc__table(d, kernel_cols, DOC_NCOLS(kernel_cols));
 	for (size_t i = 0; i < s->kernel_count && i < TOP_CUDA_ROWS; i++) {
 		const struct kernel_summary *k = &s->kernels[i];
 
-		md__printf(m, "| ");
-		md__text(m, k->name, SIZE_MAX);
-		md__printf(m, " | %u | %s%" PRIu64 " |\n", k->pid, k->estimated ? "≈" : "", (uint64_t)k->launches);
+		doc__row(d);
+		doc__text(d, k->name, SIZE_MAX);
+		doc__printf(d, "\t%u\t%s%" PRIu64, k->pid, k->estimated ? "≈" : "", (uint64_t)k->launches);
+		doc__row_end(d);
 	}
+	doc__table_end(d);
 	if (s->kernel_count > TOP_CUDA_ROWS)
-		md__printf(m, "\n… %zu more kernels (the top %d are in the JSON report)\n",
-			   s->kernel_count - TOP_CUDA_ROWS, TOP_KERNELS_JSON);
-	md__printf(m, "\n");
+		doc__para(d, "… %zu more kernels (the top %d are in the JSON report)", s->kernel_count - TOP_CUDA_ROWS,
+			  TOP_KERNELS_JSON);
 }
 
 /* "cuCtxSynchronize_v2/cuStreamSynchronize": where the thread's sync time went. */
 static void md__sync_fns(struct md *m, const struct summary *s, const struct thread_summary *t)
 {
 	for (int i = 0; i < SUMMARY_SYNC_FNS && t->cuda_sync_fns[i]; i++)
-		md__printf(m, "%s%s", i ? "/" : "", summary__cuda_fn_name(s, t->cuda_sync_fns[i]));
+		doc__printf(&m->d, "%s%s", i ? "/" : "", summary__cuda_fn_name(s, t->cuda_sync_fns[i]));
 }
 
 static double share_of_window(__u64 ns, const struct thread_summary *t)
@@ -2099,30 +2153,39 @@ static int by_sync_desc(const void *a, const void *b)
 	return by_on_cpu_desc(a, b);
 }
 
+static const struct doc_col sync_cols[] = {
+	{ "pid", true }, { "tid", true }, { "comm", false }, { "CUDA calls", true }, { "launches", true },
+	{ "sync s", true }, { "% of window", true }, { "in", false },
+};
+
+/* "… 3 more threads": the rows a thread table left out, when any. */
+static void md__more_threads(struct doc *d, size_t n)
+{
+	if (n > TOP_THREADS)
+		doc__para(d, "… %zu more threads (all of them are in the JSON report)", n - TOP_THREADS);
+}
+
 static void md__cuda_threads(struct md *m, const struct summary *s, const struct thread_summary **order)
 {
+	struct doc *d = &m->d;
 	size_t k = select_threads(order, s->thread_count, calls_cuda, by_sync_desc);
 
-	md__printf(m, "### Synchronization by thread\n\nTime blocked in CUDA synchronization "
-		      "(stream, event and context synchronization, synchronous copies; not the "
-		      "queries): the CPU waiting for the GPU.\n\n");
-	md__printf(m, "| pid | tid | comm | CUDA calls | launches | sync s | %% of window | in |\n"
-		      "|---:|---:|---|---:|---:|---:|---:|---|\n");
+	doc__headingf(d, 3, "Synchronization by thread");
+	doc__para(d, "Time blocked in CUDA synchronization (stream, event and context synchronization, synchronous "
+		  "copies; not the queries): the CPU waiting for the GPU.");
+	doc__table(d, sync_cols, DOC_NCOLS(sync_cols));
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
 		const struct thread_summary *t = order[i];
 
-		md__printf(m, "| %u | %u | ", t->pid, t->tid);
-		md__thread(m, t->pid, t->tid, t->comm);
-		md__printf(m, " | %s%" PRIu64 " | %s%" PRIu64 " | %.3f | %.1f | ", t->cuda_estimated ? "≈" : "",
-			   (uint64_t)t->cuda_calls, t->cuda_estimated ? "≈" : "", (uint64_t)t->cuda_launches,
-			   ns_to_s(t->cuda_sync_ns),
-			   share_of_window(t->cuda_sync_ns, t));
+		md__thread_cells(m, t);
+		doc__printf(d, "%s%" PRIu64 "\t%s%" PRIu64 "\t%.3f\t%.1f\t", t->cuda_estimated ? "≈" : "",
+			    (uint64_t)t->cuda_calls, t->cuda_estimated ? "≈" : "", (uint64_t)t->cuda_launches,
+			    ns_to_s(t->cuda_sync_ns), share_of_window(t->cuda_sync_ns, t));
 		md__sync_fns(m, s, t);
-		md__printf(m, " |\n");
+		doc__row_end(d);
 	}
-	if (k > TOP_THREADS)
-		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", k - TOP_THREADS);
-	md__printf(m, "\n");
+	doc__table_end(d);
+	md__more_threads(d, k);
 }
 
 static void md__cuda(struct md *m, const struct recording *r, const struct summary *s,
@@ -2134,10 +2197,10 @@ static void md__cuda(struct md *m, const struct recording *r, const struct summa
 		return;
 	fns = calloc(s->cuda_fn_count ? s->cuda_fn_count : 1, sizeof(*fns));
 	if (!fns) {
-		m->err = m->err ? m->err : -ENOMEM;
+		m->d.err = m->d.err ? m->d.err : -ENOMEM;
 		return;
 	}
-	md__printf(m, "## CUDA\n\n");
+	doc__headingf(&m->d, 2, "CUDA");
 	md__cuda_memory(m, r, s);
 	md__cuda_functions(m, s, fns);
 	md__cuda_kernels(m, s);
@@ -2163,37 +2226,41 @@ static bool has_gil(const struct thread_summary *t)
 }
 
 /* The Python threads (any GIL event), most GIL wait first. */
+static const struct doc_col gil_cols[] = {
+	{ "pid", true }, { "tid", true }, { "comm", false }, { "GIL blocked s", true }, { "blocks", true },
+	{ "GIL wait s", true }, { "GIL hold s", true }, { "acquisitions", true },
+};
+
 static void md__gil(struct md *m, const struct summary *s, const struct thread_summary **order)
 {
+	struct doc *d = &m->d;
 	size_t k = select_threads(order, s->thread_count, has_gil, by_gil_wait_desc);
 
 	if (!k)
 		return;
-	md__printf(m, "## Python GIL\n\nBlocked: off its CPU waiting for the GIL, as the scheduler saw it (on by "
-		      "default). With --gil, wait: inside PyEval_RestoreThread, taking the GIL back after a "
-		      "blocking call (sleep, I/O, a C extension that released it); hold: from taking it to "
-		      "the next PyEval_SaveThread, an upper bound (hand-overs on the switch interval inside "
-		      "the interpreter are not seen; '-': never seen taking or releasing it, as a CPU-bound "
-		      "thread that hands it over only inside the interpreter: unknown, not 0), acquisitions: "
-		      "its returns.\n\n");
-	md__printf(m, "| pid | tid | comm | GIL blocked s | blocks | GIL wait s | GIL hold s | acquisitions |\n"
-		      "|---:|---:|---|---:|---:|---:|---:|---:|\n");
+	doc__headingf(d, 2, "Python GIL");
+	doc__para(d, "Blocked: off its CPU waiting for the GIL, as the scheduler saw it (on by default). With --gil, "
+		  "wait: inside PyEval_RestoreThread, taking the GIL back after a blocking call (sleep, I/O, a C "
+		  "extension that released it); hold: from taking it to the next PyEval_SaveThread, an upper bound "
+		  "(hand-overs on the switch interval inside the interpreter are not seen; '-': never seen taking "
+		  "or releasing it, as a CPU-bound thread that hands it over only inside the interpreter: unknown, "
+		  "not 0), acquisitions: its returns.");
+	doc__table(d, gil_cols, DOC_NCOLS(gil_cols));
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
 		const struct thread_summary *t = order[i];
 
-		md__printf(m, "| %u | %u | ", t->pid, t->tid);
-		md__thread(m, t->pid, t->tid, t->comm);
-		md__printf(m, " | %.3f | %" PRIu64 " | %.3f | ", ns_to_s(t->gil_blocked_ns), (uint64_t)t->gil_blocks,
-			   ns_to_s(t->gil_wait_ns));
+		md__thread_cells(m, t);
+		doc__printf(d, "%.3f\t%" PRIu64 "\t%.3f\t", ns_to_s(t->gil_blocked_ns), (uint64_t)t->gil_blocks,
+			    ns_to_s(t->gil_wait_ns));
 		if (t->gil_hold_measured)
-			md__printf(m, "%.3f", ns_to_s(t->gil_hold_ns));
+			doc__printf(d, "%.3f", ns_to_s(t->gil_hold_ns));
 		else
-			md__printf(m, "-");
-		md__printf(m, " | %" PRIu64 " |\n", (uint64_t)t->gil_acquisitions);
+			doc__printf(d, "-");
+		doc__printf(d, "\t%" PRIu64, (uint64_t)t->gil_acquisitions);
+		doc__row_end(d);
 	}
-	if (k > TOP_THREADS)
-		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", k - TOP_THREADS);
-	md__printf(m, "\n");
+	doc__table_end(d);
+	md__more_threads(d, k);
 	/* the caller's order is by on-CPU time */
 	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
 }
@@ -2207,80 +2274,113 @@ static const char *recorded_thread_comm(const struct summary *s, __u32 pid, __u3
 
 static void md__py_sites(struct md *m, const char *title, const struct py_site *sites, size_t n, bool timed)
 {
+	static const struct doc_col timed_cols[] = {
+		{ "Python call site", false }, { "calls", true }, { "sync s", true },
+	};
+	static const struct doc_col launch_cols[] = { { "Python call site", false }, { "sampled launches", true } };
+	struct doc *d = &m->d;
+
 	if (!n)
 		return;
-	md__printf(m, "%s\n\n| Python call site | %s |\n|---|---:|%s\n", title, timed ? "calls | sync s" : "sampled launches",
-		   timed ? "---:|" : "");
+	doc__para(d, "%s", title);
+	doc__table(d, timed ? timed_cols : launch_cols, timed ? DOC_NCOLS(timed_cols) : DOC_NCOLS(launch_cols));
 	for (size_t i = 0; i < n && i < TOP_THREADS; i++) {
-		md__printf(m, "| ");
-		md__text(m, sites[i].site, sizeof(sites[i].site));
+		doc__row(d);
+		doc__text(d, sites[i].site, sizeof(sites[i].site));
 		if (timed)
-			md__printf(m, " | %" PRIu64 " | %.3f |\n", (uint64_t)sites[i].calls, ns_to_s(sites[i].time_ns));
+			doc__printf(d, "\t%" PRIu64 "\t%.3f", (uint64_t)sites[i].calls, ns_to_s(sites[i].time_ns));
 		else
-			md__printf(m, " | %" PRIu64 " |\n", (uint64_t)sites[i].calls);
+			doc__printf(d, "\t%" PRIu64, (uint64_t)sites[i].calls);
+		doc__row_end(d);
 	}
+	doc__table_end(d);
 	if (n > TOP_THREADS)
-		md__printf(m, "\n… %zu more sites (all of them are in the JSON report)\n", n - TOP_THREADS);
-	md__printf(m, "\n");
+		doc__para(d, "… %zu more sites (all of them are in the JSON report)", n - TOP_THREADS);
 }
 
-static void md__python_stacks(struct md *m, const struct summary *s, const struct py_report *py)
+static const struct doc_col py_func_cols[] = {
+	{ "function", false }, { "file:first line", false }, { "self %", true }, { "inclusive %", true },
+};
+
+/* Why a process's GIL waits or Python stacks are missing, when they are. */
+static void md__py_statuses(struct md *m, const struct py_report *py)
 {
-	char buf[PY_SITE_LEN];
+	struct doc *d = &m->d;
 
 	for (size_t i = 0; i < py->nstatuses; i++) {
 		const struct isr_ev_py_status *st = py->statuses[i];
 
-		if (st->status != ISR_PY_STATUS_SAMPLING && st->subject <= ISR_PY_SUBJECT_GIL) {
-			md__printf(m, "**%s of pid %u not %s** (%s): ",
-				   st->subject == ISR_PY_SUBJECT_GIL ? "GIL waits" : "Python stacks", st->hdr.pid,
-				   st->subject == ISR_PY_SUBJECT_GIL ? "traced" : "captured", py_status_name(st));
-			md__text(m, st->detail, sizeof(st->detail));
-			md__printf(m, "\n\n");
-		}
+		if (st->status == ISR_PY_STATUS_SAMPLING || st->subject > ISR_PY_SUBJECT_GIL)
+			continue;
+		doc__open(d, DOC_PARA);
+		doc__strong(d, true);
+		doc__printf(d, "%s of pid %u not %s", st->subject == ISR_PY_SUBJECT_GIL ? "GIL waits" : "Python stacks",
+			    st->hdr.pid, st->subject == ISR_PY_SUBJECT_GIL ? "traced" : "captured");
+		doc__strong(d, false);
+		doc__printf(d, " (%s): ", py_status_name(st));
+		doc__text(d, st->detail, sizeof(st->detail));
+		doc__close(d);
 	}
+}
+
+/* A sampled thread's functions, then its most frequent stacks. */
+static void md__py_thread(struct md *m, const struct summary *s, const struct py_report *py,
+			  const struct py_thread_stats *t)
+{
+	struct doc *d = &m->d;
+	char buf[PY_SITE_LEN];
+
+	doc__heading(d, 3);
+	doc__printf(d, "pid %u tid %u ", t->pid, t->tid);
+	md__thread(m, t->pid, t->tid, recorded_thread_comm(s, t->pid, t->tid));
+	doc__printf(d, " (%" PRIu64 " samples)", (uint64_t)t->samples);
+	doc__close(d);
+	doc__table(d, py_func_cols, DOC_NCOLS(py_func_cols));
+	for (size_t k = 0; k < t->nfuncs; k++) {
+		const struct py_func_stat *f = &t->funcs[k];
+
+		doc__row(d);
+		if (f->code) {
+			doc__text(d, f->code->qualname, SIZE_MAX);
+			doc__cell(d);
+			doc__text(d, f->code->filename, SIZE_MAX);
+			doc__printf(d, ":%u", f->code->first_line);
+		} else {
+			doc__printf(d, "code object 0x%" PRIx64 "\t?", (uint64_t)f->code_addr);
+		}
+		doc__printf(d, "\t%.1f\t%.1f", pct(f->self, t->samples), pct(f->inclusive, t->samples));
+		doc__row_end(d);
+	}
+	doc__table_end(d);
+	for (size_t k = 0; k < t->nstacks; k++) {
+		const struct py_stack_stat *st = &t->stacks[k];
+
+		doc__para(d, "%.1f%% of its samples:", pct(st->samples, t->samples));
+		doc__open(d, DOC_CODE);
+		if (!st->stack->depth)
+			doc__code_line(d, "<no Python frame: native code, or the interpreter outside any function>",
+				       SIZE_MAX);
+		for (__u16 f = 0; f < st->stack->depth; f++) {
+			py_report__frame(py, st->stack->pid, &st->stack->frames[f], buf, sizeof(buf));
+			doc__code_line(d, buf, sizeof(buf));
+		}
+		if (st->stack->flags & (ISR_PY_STACK_TRUNCATED | ISR_PY_STACK_INVALID))
+			doc__code_line(d, "… (outer frames not captured)", SIZE_MAX);
+		doc__close(d);
+	}
+}
+
+static void md__python_stacks(struct md *m, const struct summary *s, const struct py_report *py)
+{
+	md__py_statuses(m, py);
 	if (!py->nthreads && !py->nsync && !py->nlaunch)
 		return;
-	md__printf(m, "## Python stacks\n\nSampled on CPU (%" PRIu64 " samples): per thread, the functions "
-		      "with the most samples (self: the innermost frame; inclusive: anywhere on the stack) and "
-		      "its most frequent stacks, innermost frame first.\n\n", (uint64_t)py->timer_samples);
-	for (size_t i = 0; i < py->nthreads && i < TOP_THREADS; i++) {
-		const struct py_thread_stats *t = &py->threads[i];
-
-		md__printf(m, "### pid %u tid %u ", t->pid, t->tid);
-		md__thread(m, t->pid, t->tid, recorded_thread_comm(s, t->pid, t->tid));
-		md__printf(m, " (%" PRIu64 " samples)\n\n| function | file:first line | self %% | inclusive %% |\n"
-			      "|---|---|---:|---:|\n", (uint64_t)t->samples);
-		for (size_t k = 0; k < t->nfuncs; k++) {
-			const struct py_func_stat *f = &t->funcs[k];
-
-			md__printf(m, "| ");
-			if (f->code) {
-				md__text(m, f->code->qualname, SIZE_MAX);
-				md__printf(m, " | ");
-				md__text(m, f->code->filename, SIZE_MAX);
-				md__printf(m, ":%u", f->code->first_line);
-			} else {
-				md__printf(m, "code object 0x%" PRIx64 " | ?", (uint64_t)f->code_addr);
-			}
-			md__printf(m, " | %.1f | %.1f |\n", pct(f->self, t->samples), pct(f->inclusive, t->samples));
-		}
-		md__printf(m, "\n");
-		for (size_t k = 0; k < t->nstacks; k++) {
-			const struct py_stack_stat *st = &t->stacks[k];
-
-			md__printf(m, "%.1f%% of its samples:\n\n", pct(st->samples, t->samples));
-			if (!st->stack->depth)
-				md__printf(m, "    <no Python frame: native code, or the interpreter outside any function>\n");
-			for (__u16 f = 0; f < st->stack->depth; f++) {
-				py_report__frame(py, st->stack->pid, &st->stack->frames[f], buf, sizeof(buf));
-				md__code_line(m, buf, sizeof(buf));
-			}
-			if (st->stack->flags & (ISR_PY_STACK_TRUNCATED | ISR_PY_STACK_INVALID))
-				md__printf(m, "    … (outer frames not captured)\n");
-			md__printf(m, "\n");
-		}
-	}
+	doc__headingf(&m->d, 2, "Python stacks");
+	doc__para(&m->d, "Sampled on CPU (%" PRIu64 " samples): per thread, the functions with the most samples "
+		  "(self: the innermost frame; inclusive: anywhere on the stack) and its most frequent stacks, "
+		  "innermost frame first.", (uint64_t)py->timer_samples);
+	for (size_t i = 0; i < py->nthreads && i < TOP_THREADS; i++)
+		md__py_thread(m, s, py, &py->threads[i]);
 	md__py_sites(m, "Top Python call sites of CUDA synchronization time:", py->sync_sites, py->nsync, true);
 	md__py_sites(m, "Python launch sites (every Nth launch per CPU, --py-launch-every):", py->launch_sites,
 		     py->nlaunch, false);
@@ -2288,92 +2388,133 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 
 /* GPU activity from the CUPTI bridge: per process the calibration and the
  * join, then kernels by GPU time, copies by kind and devices. */
-static void md__gpu(struct md *m, const struct summary *s)
+static const struct doc_col gpu_cols[] = {
+	{ "pid", true }, { "kernels", true }, { "memcpys", true }, { "memsets", true }, { "joined to launch", true },
+	{ "causality violations", true }, { "launch to GPU start p50", true },
+	{ "clock fit residual p50 / p99", true }, { "bound", true }, { "drift", true },
+};
+
+/* What to know before trusting a process's GPU figures: a bridge that
+ * failed, activity collected in windows, kernels before their launch. */
+static void md__gpu_notes(struct doc *d, const struct gpu_process_stat *p)
 {
-	if (!s->gpu_count)
-		return;
-	md__printf(m, "## GPU activity (CUPTI)\n\n| pid | kernels | memcpys | memsets | joined to launch | causality "
-		      "violations | launch to GPU start p50 | clock fit residual p50 / p99 | bound | drift |\n"
-		      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-	for (size_t i = 0; i < s->gpu_count; i++) {
-		const struct gpu_process_stat *p = &s->gpu[i];
-
-		md__printf(m, "| %u | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.1f us |",
-			   p->pid, (uint64_t)p->kernels, (uint64_t)p->copies, (uint64_t)p->memsets,
-			   (uint64_t)p->joined, (uint64_t)p->causality_violations, p->launch_to_start_p50_ns / 1e3);
-		if (p->fit.valid)
-			md__printf(m, " %.0f / %.0f ns | %.0f ns | %.2f ± %.2f ppm |\n", p->fit.residual_p50_ns,
-				   p->fit.residual_p99_ns, p->fit.bound_ns, p->fit.drift_ppm, p->fit.drift_bound_ppm);
+	if (p->failed) {
+		doc__open(d, DOC_QUOTE);
+		doc__printf(d, "pid %u: the CUPTI bridge could not collect GPU activity (%s).", p->pid,
+			    p->cupti_error < 0 ? "libcupti.so.13 not found" : "CUPTI refused it");
+		doc__close(d);
+	}
+	if (p->estimated) {
+		doc__open(d, DOC_QUOTE);
+		doc__printf(d, "pid %u: GPU activity was collected in %" PRIu64 " windows, %.1f%% of its %.1f s: its "
+			    "counts are of the windows, its busy time (≈) is extrapolated over the gaps (--gpu collects "
+			    "all of it): ", p->pid, (uint64_t)p->windows,
+			    p->span_ns ? 100.0 * (double)p->observed_ns / (double)p->span_ns : 0.0, ns_to_s(p->span_ns));
+		if (p->busy_method == GPU_BUSY_BY_LAUNCHES)
+			doc__printf(d, "per launch, the windows' busy time over their %" PRIu64 " launches times ≈%.0f "
+				    "launches in the gaps (%" PRIu64 " seen by the probes in %.3f s).",
+				    (uint64_t)p->window_launches, p->gap_launches, (uint64_t)p->gap_launches_seen,
+				    ns_to_s(p->gap_probed_ns));
 		else
-			md__printf(m, " no clock pairs | - | - |\n");
+			doc__printf(d, "per second of the windows (too few launches seen to go per launch: %" PRIu64
+				    " in the windows, %.3f s of the gaps probed).", (uint64_t)p->window_launches,
+				    ns_to_s(p->gap_probed_ns));
+		doc__close(d);
 	}
-	md__printf(m, "\n");
-	for (size_t i = 0; i < s->gpu_count; i++) {
-		const struct gpu_process_stat *p = &s->gpu[i];
-
-		if (p->failed)
-			md__printf(m, "> pid %u: the CUPTI bridge could not collect GPU activity (%s).\n\n", p->pid,
-				   p->cupti_error < 0 ? "libcupti.so.13 not found" : "CUPTI refused it");
-		if (p->estimated) {
-			md__printf(m, "> pid %u: GPU activity was collected in %" PRIu64 " windows, %.1f%% of its %.1f s: "
-				      "its counts are of the windows, its busy time (≈) is extrapolated over the "
-				      "gaps (--gpu collects all of it): ", p->pid, (uint64_t)p->windows,
-				   p->span_ns ? 100.0 * (double)p->observed_ns / (double)p->span_ns : 0.0,
-				   ns_to_s(p->span_ns));
-			if (p->busy_method == GPU_BUSY_BY_LAUNCHES)
-				md__printf(m, "per launch, the windows' busy time over their %" PRIu64 " launches times "
-					      "≈%.0f launches in the gaps (%" PRIu64 " seen by the probes in %.3f s).\n\n",
-					   (uint64_t)p->window_launches, p->gap_launches, (uint64_t)p->gap_launches_seen,
-					   ns_to_s(p->gap_probed_ns));
-			else
-				md__printf(m, "per second of the windows (too few launches seen to go per launch: %" PRIu64
-					      " in the windows, %.3f s of the gaps probed).\n\n",
-					   (uint64_t)p->window_launches, ns_to_s(p->gap_probed_ns));
-		}
-		if (p->causality_violations)
-			md__printf(m, "> pid %u: %" PRIu64 " kernels start on the GPU before their launch call (worst "
-				      "by %.1f us): the GPU clock mapping or the join is off; do not trust GPU times "
-				      "of this process below that.\n\n", p->pid, (uint64_t)p->causality_violations,
-				   p->worst_violation_ns / 1e3);
-	}
-	if (s->gpu_kernel_count) {
-		md__printf(m, "### GPU kernels by GPU time\n\n| kernel | pid | count | total | mean |\n"
-			      "|---|---:|---:|---:|---:|\n");
-		for (size_t i = 0; i < s->gpu_kernel_count && i < TOP_CUDA_ROWS; i++) {
-			const struct gpu_kernel_stat *k = &s->gpu_kernels[i];
-
-			md__printf(m, "| ");
-			md__text(m, k->name, SIZE_MAX);
-			md__printf(m, " | %u | %" PRIu64 " | %.3f ms | %.1f us |\n", k->pid, (uint64_t)k->count,
-				   k->total_ns / 1e6, (double)k->total_ns / (double)k->count / 1e3);
-		}
-		if (s->gpu_kernel_count > TOP_CUDA_ROWS)
-			md__printf(m, "\n… %zu more kernels (all are in the JSON report)\n",
-				   s->gpu_kernel_count - TOP_CUDA_ROWS);
-		md__printf(m, "\n");
-	}
-	if (s->gpu_copy_count) {
-		md__printf(m, "### GPU copies by kind\n\n| pid | kind | count | bytes | GPU time |\n|---:|---|---:|---:|---:|\n");
-		for (size_t i = 0; i < s->gpu_copy_count; i++) {
-			const struct gpu_copy_stat *c = &s->gpu_copies[i];
-
-			md__printf(m, "| %u | %s | %" PRIu64 " | %" PRIu64 " | %.3f ms |\n", c->pid,
-				   copy_kind_name(c->copy_kind), (uint64_t)c->count, (uint64_t)c->bytes, c->total_ns / 1e6);
-		}
-		md__printf(m, "\n");
-	}
-	if (s->gpu_device_count) {
-		md__printf(m, "### GPU busy time\n\n| pid | device | busy | idle |\n|---:|---:|---:|---:|\n");
-		for (size_t i = 0; i < s->gpu_device_count; i++) {
-			const struct gpu_device_stat *d = &s->gpu_devices[i];
-
-			md__printf(m, "| %u | %u | %s%.3f s | %s%.1f%% |\n", d->pid, d->device, d->estimated ? "≈" : "",
-				   ns_to_s(d->busy_est_ns), d->estimated ? "≈" : "", 100.0 * d->idle_fraction);
-		}
-		md__printf(m, "\n");
+	if (p->causality_violations) {
+		doc__open(d, DOC_QUOTE);
+		doc__printf(d, "pid %u: %" PRIu64 " kernels start on the GPU before their launch call (worst by %.1f "
+			    "us): the GPU clock mapping or the join is off; do not trust GPU times of this process "
+			    "below that.", p->pid, (uint64_t)p->causality_violations, p->worst_violation_ns / 1e3);
+		doc__close(d);
 	}
 }
 
+static void md__gpu_processes(struct doc *d, const struct summary *s)
+{
+	doc__headingf(d, 2, "GPU activity (CUPTI)");
+	doc__table(d, gpu_cols, DOC_NCOLS(gpu_cols));
+	for (size_t i = 0; i < s->gpu_count; i++) {
+		const struct gpu_process_stat *p = &s->gpu[i];
+
+		doc__row(d);
+		doc__printf(d, "%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.1f us\t", p->pid,
+			    (uint64_t)p->kernels, (uint64_t)p->copies, (uint64_t)p->memsets, (uint64_t)p->joined,
+			    (uint64_t)p->causality_violations, p->launch_to_start_p50_ns / 1e3);
+		if (p->fit.valid)
+			doc__printf(d, "%.0f / %.0f ns\t%.0f ns\t%.2f ± %.2f ppm", p->fit.residual_p50_ns,
+				    p->fit.residual_p99_ns, p->fit.bound_ns, p->fit.drift_ppm, p->fit.drift_bound_ppm);
+		else
+			doc__printf(d, "no clock pairs\t-\t-");
+		doc__row_end(d);
+	}
+	doc__table_end(d);
+	for (size_t i = 0; i < s->gpu_count; i++)
+		md__gpu_notes(d, &s->gpu[i]);
+}
+
+static const struct doc_col gpu_kernel_cols[] = {
+	{ "kernel", false }, { "pid", true }, { "count", true }, { "total", true }, { "mean", true },
+};
+static const struct doc_col gpu_copy_cols[] = {
+	{ "pid", true }, { "kind", false }, { "count", true }, { "bytes", true }, { "GPU time", true },
+};
+static const struct doc_col gpu_busy_cols[] = {
+	{ "pid", true }, { "device", true }, { "busy", true }, { "idle", true },
+};
+
+/* GPU activity from the CUPTI bridge: per process the calibration and the
+ * join, then kernels by GPU time, copies by kind and devices. */
+static void md__gpu(struct md *m, const struct summary *s)
+{
+	struct doc *d = &m->d;
+
+	if (!s->gpu_count)
+		return;
+	md__gpu_processes(d, s);
+	if (s->gpu_kernel_count) {
+		doc__headingf(d, 3, "GPU kernels by GPU time");
+		doc__table(d, gpu_kernel_cols, DOC_NCOLS(gpu_kernel_cols));
+		for (size_t i = 0; i < s->gpu_kernel_count && i < TOP_CUDA_ROWS; i++) {
+			const struct gpu_kernel_stat *k = &s->gpu_kernels[i];
+
+			doc__row(d);
+			doc__text(d, k->name, SIZE_MAX);
+			doc__printf(d, "\t%u\t%" PRIu64 "\t%.3f ms\t%.1f us", k->pid, (uint64_t)k->count, k->total_ns / 1e6,
+				    (double)k->total_ns / (double)k->count / 1e3);
+			doc__row_end(d);
+		}
+		doc__table_end(d);
+		if (s->gpu_kernel_count > TOP_CUDA_ROWS)
+			doc__para(d, "… %zu more kernels (all are in the JSON report)", s->gpu_kernel_count - TOP_CUDA_ROWS);
+	}
+	if (s->gpu_copy_count) {
+		doc__headingf(d, 3, "GPU copies by kind");
+		doc__table(d, gpu_copy_cols, DOC_NCOLS(gpu_copy_cols));
+		for (size_t i = 0; i < s->gpu_copy_count; i++) {
+			const struct gpu_copy_stat *c = &s->gpu_copies[i];
+
+			doc__row(d);
+			doc__printf(d, "%u\t%s\t%" PRIu64 "\t%" PRIu64 "\t%.3f ms", c->pid, copy_kind_name(c->copy_kind),
+				    (uint64_t)c->count, (uint64_t)c->bytes, c->total_ns / 1e6);
+			doc__row_end(d);
+		}
+		doc__table_end(d);
+	}
+	if (s->gpu_device_count) {
+		doc__headingf(d, 3, "GPU busy time");
+		doc__table(d, gpu_busy_cols, DOC_NCOLS(gpu_busy_cols));
+		for (size_t i = 0; i < s->gpu_device_count; i++) {
+			const struct gpu_device_stat *dv = &s->gpu_devices[i];
+
+			doc__row(d);
+			doc__printf(d, "%u\t%u\t%s%.3f s\t%s%.1f%%", dv->pid, dv->device, dv->estimated ? "≈" : "",
+				    ns_to_s(dv->busy_est_ns), dv->estimated ? "≈" : "", 100.0 * dv->idle_fraction);
+			doc__row_end(d);
+		}
+		doc__table_end(d);
+	}
+}
 /* The findings, most cost first, one paragraph each; then what could not
  * be judged and the flag that would let it be. */
 static void md__findings(struct md *m, const struct findings *fs, const char *title, const char *none,
@@ -2415,83 +2556,120 @@ static void md__findings(struct md *m, const struct findings *fs, const char *ti
 
 /* The ranks side by side (ranks.h): the alignment, one row per rank, the
  * communicators. */
-static void md__ranks(struct md *m, const struct ranks *r)
+static const struct doc_col clock_cols[] = {
+	{ "recording", false }, { "realtime - monotonic s", true }, { "uncertainty us", true }, { "clock pairs", true },
+};
+
+/* How the recordings were lined up on one clock. */
+static void md__rank_clocks(struct doc *d, const struct ranks *r)
 {
+	if (r->nsources <= 1) {
+		doc__para(d, "The ranks' processes are in one recording: one clock.");
+		return;
+	}
+	doc__para(d, "%zu recordings lined up on CLOCK_REALTIME (their clock pairs): uncertainty %.1f us between the "
+		  "two least certain%s.", r->nsources, r->uncertainty_ns / 1e3,
+		  r->unaligned ? "; a recording without realtime clock pairs was taken as on the same clock, its "
+				 "arrivals may be off" : "");
+	doc__table(d, clock_cols, DOC_NCOLS(clock_cols));
+	for (size_t i = 0; i < r->nsources; i++) {
+		doc__row(d);
+		doc__text(d, r->names[i] ? r->names[i] : "", SIZE_MAX);
+		doc__printf(d, "\t%.6f\t%.1f\t%zu", r->clocks[i].offset_ns / 1e9, r->clocks[i].uncertainty_ns / 1e3,
+			    r->clocks[i].pairs);
+		doc__row_end(d);
+	}
+	doc__table_end(d);
+}
+
+static const struct doc_col rank_cols[] = {
+	{ "rank", true }, { "pid", true }, { "tid", true }, { "rank from", false }, { "recording", false },
+	{ "collectives", true }, { "last", true }, { "late", true }, { "lateness p50 ms", true },
+	{ "p99 ms", true }, { "total s", true }, { "others waited s", true }, { "GPU busy", true },
+	{ "sync stall s", true }, { "NCCL GPU ms", true }, { "joined", true }, { "not joined", true },
+	{ "top finding", false },
+};
+#define RANK_COL_RECORDING 4
+
+static void md__rank_row(struct doc *d, const struct ranks *r, const struct rank_row *w)
+{
+	doc__row(d);
+	doc__printf(d, "%d\t%u\t%u\t%s\t", w->rank, w->pid, w->tid, w->rank_from);
+	if (r->nsources > 1) {
+		doc__text(d, r->names[w->source] ? r->names[w->source] : "", SIZE_MAX);
+		doc__cell(d);
+	}
+	doc__printf(d, "%llu\t%llu\t%llu\t%.3f\t%.3f\t%.3f\t%.3f\t", (unsigned long long)w->collectives,
+		    (unsigned long long)w->last, (unsigned long long)w->late, w->lateness_p50_ns / 1e6,
+		    w->lateness_p99_ns / 1e6, w->lateness_total_ns / 1e9, w->waited_ns / 1e9);
+	if (w->gpu_observed_ns)
+		doc__printf(d, "%.0f%%", 100.0 * w->gpu_busy_ns / w->gpu_observed_ns);
+	else
+		doc__printf(d, "-");
+	doc__printf(d, "\t%.3f\t%.3f\t%llu\t%llu\t", w->sync_ns / 1e9, w->nccl_gpu_ns / 1e6,
+		    (unsigned long long)w->nccl_joined, (unsigned long long)w->nccl_not_joined);
+	if (w->top_rule) {
+		doc__code(d, "%s", w->top_rule);
+		doc__printf(d, " (%.3f s)", w->top_cost_s);
+	} else {
+		doc__printf(d, "-");
+	}
+	doc__row_end(d);
+}
+
+static const struct doc_col comm_cols[] = {
+	{ "communicator", false }, { "ranks", true }, { "collectives", true }, { "calls", false },
+	{ "bytes per rank", true }, { "spread s", true }, { "others' wait s", true }, { "late", true },
+};
+
+static void md__comm_row(struct doc *d, const struct ranks_comm *c)
+{
+	bool first = true;
+
+	doc__row(d);
+	if (c->id_hash)
+		doc__code(d, "%016llx", (unsigned long long)c->id_hash);
+	else
+		doc__printf(d, "set up before the recording");
+	doc__printf(d, "\t%d\t%llu\t", c->nranks, (unsigned long long)c->collectives);
+	for (__u16 f = 1; f < ISR_NCCL_FN_MAX; f++) {
+		if (!c->calls[f])
+			continue;
+		doc__printf(d, "%s%s %llu", first ? "" : ", ", nccl_func_name(f), (unsigned long long)c->calls[f]);
+		first = false;
+	}
+	doc__printf(d, "\t%llu\t%.3f\t%.3f\t%llu", (unsigned long long)c->bytes, c->spread_ns / 1e9,
+		    c->straggler_waits_ns / 1e9, (unsigned long long)c->late);
+	doc__row_end(d);
+}
+
+/* The ranks side by side (ranks.h): the alignment, one row per rank, the
+ * communicators. */
+static void md__ranks(struct doc *d, const struct ranks *r)
+{
+	struct doc_col cols[DOC_NCOLS(rank_cols)];
+	size_t n = 0;
+
 	if (!r)
 		return;
-	md__printf(m, "## Ranks\n\n");
-	if (r->nsources > 1) {
-		md__printf(m, "%zu recordings lined up on CLOCK_REALTIME (their clock pairs): uncertainty %.1f us "
-			      "between the two least certain%s.\n\n", r->nsources, r->uncertainty_ns / 1e3,
-			   r->unaligned ? "; a recording without realtime clock pairs was taken as on the same "
-					  "clock, its arrivals may be off" : "");
-		md__printf(m, "| recording | realtime - monotonic s | uncertainty us | clock pairs |\n"
-			      "|---|---:|---:|---:|\n");
-		for (size_t i = 0; i < r->nsources; i++) {
-			md__printf(m, "| ");
-			md__text(m, r->names[i] ? r->names[i] : "", SIZE_MAX);
-			md__printf(m, " | %.6f | %.1f | %zu |\n", r->clocks[i].offset_ns / 1e9,
-				   r->clocks[i].uncertainty_ns / 1e3, r->clocks[i].pairs);
-		}
-		md__printf(m, "\n");
-	} else {
-		md__printf(m, "The ranks' processes are in one recording: one clock.\n\n");
-	}
-	md__printf(m, "Lateness: a rank's arrival at a collective (its entry into the call) after the first "
-		      "rank's. Last: collectives it arrived last at; late: last by %.0f ms or more. NCCL GPU: "
-		      "its NCCL kernels' time on the GPU, which holds its wait for the slowest peer; joined, not "
-		      "joined: its collectives with and without their kernel (CUPTI).\n\n",
-		   NCCL_LATE_NS / 1e6);
-	md__printf(m, "| rank | pid | tid | rank from |%s collectives | last | late | lateness p50 ms | p99 ms | "
-		      "total s | others waited s | GPU busy | sync stall s | NCCL GPU ms | joined | not joined | "
-		      "top finding |\n"
-		      "|---:|---:|---:|---|%s---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
-		   r->nsources > 1 ? " recording |" : "", r->nsources > 1 ? "---|" : "");
-	for (size_t i = 0; i < r->nrows; i++) {
-		const struct rank_row *w = &r->rows[i];
-
-		md__printf(m, "| %d | %u | %u | %s | ", w->rank, w->pid, w->tid, w->rank_from);
-		if (r->nsources > 1) {
-			md__text(m, r->names[w->source] ? r->names[w->source] : "", SIZE_MAX);
-			md__printf(m, " | ");
-		}
-		md__printf(m, "%llu | %llu | %llu | %.3f | %.3f | %.3f | %.3f | ", (unsigned long long)w->collectives,
-			   (unsigned long long)w->last,
-			   (unsigned long long)w->late, w->lateness_p50_ns / 1e6, w->lateness_p99_ns / 1e6,
-			   w->lateness_total_ns / 1e9, w->waited_ns / 1e9);
-		if (w->gpu_observed_ns)
-			md__printf(m, "%.0f%%", 100.0 * w->gpu_busy_ns / w->gpu_observed_ns);
-		else
-			md__printf(m, "-");
-		md__printf(m, " | %.3f | %.3f | %llu | %llu | ", w->sync_ns / 1e9, w->nccl_gpu_ns / 1e6,
-			   (unsigned long long)w->nccl_joined, (unsigned long long)w->nccl_not_joined);
-		if (w->top_rule)
-			md__printf(m, "`%s` (%.3f s)", w->top_rule, w->top_cost_s);
-		else
-			md__printf(m, "-");
-		md__printf(m, " |\n");
-	}
-	md__printf(m, "\n### Collectives\n\n| communicator | ranks | collectives | calls | bytes per rank | "
-		      "spread s | others' wait s | late |\n|---|---:|---:|---|---:|---:|---:|---:|\n");
-	for (size_t i = 0; i < r->ncomms; i++) {
-		const struct ranks_comm *c = &r->comms[i];
-		bool first = true;
-
-		if (c->id_hash)
-			md__printf(m, "| `%016llx` | %d", (unsigned long long)c->id_hash, c->nranks);
-		else
-			md__printf(m, "| set up before the recording | %d", c->nranks);
-		md__printf(m, " | %llu | ", (unsigned long long)c->collectives);
-		for (__u16 f = 1; f < ISR_NCCL_FN_MAX; f++) {
-			if (!c->calls[f])
-				continue;
-			md__printf(m, "%s%s %llu", first ? "" : ", ", nccl_func_name(f), (unsigned long long)c->calls[f]);
-			first = false;
-		}
-		md__printf(m, " | %llu | %.3f | %.3f | %llu |\n", (unsigned long long)c->bytes, c->spread_ns / 1e9,
-			   c->straggler_waits_ns / 1e9, (unsigned long long)c->late);
-	}
-	md__printf(m, "\n");
+	doc__headingf(d, 2, "Ranks");
+	md__rank_clocks(d, r);
+	doc__para(d, "Lateness: a rank's arrival at a collective (its entry into the call) after the first rank's. "
+		  "Last: collectives it arrived last at; late: last by %.0f ms or more. NCCL GPU: its NCCL kernels' "
+		  "time on the GPU, which holds its wait for the slowest peer; joined, not joined: its collectives "
+		  "with and without their kernel (CUPTI).", NCCL_LATE_NS / 1e6);
+	for (size_t i = 0; i < DOC_NCOLS(rank_cols); i++)
+		if (i != RANK_COL_RECORDING || r->nsources > 1)
+			cols[n++] = rank_cols[i];
+	doc__table(d, cols, n);
+	for (size_t i = 0; i < r->nrows; i++)
+		md__rank_row(d, r, &r->rows[i]);
+	doc__table_end(d);
+	doc__headingf(d, 3, "Collectives");
+	doc__table(d, comm_cols, DOC_NCOLS(comm_cols));
+	for (size_t i = 0; i < r->ncomms; i++)
+		md__comm_row(d, &r->comms[i]);
+	doc__table_end(d);
 }
 
 /* Everything after the findings: the tables that are their evidence. */
@@ -2504,15 +2682,14 @@ static void md__details(struct md *m, const struct analysis *a)
 	m->sum = a->sum;
 	order = calloc(s->thread_count ? s->thread_count : 1, sizeof(*order));
 	if (!order) {
-		m->err = m->err ? m->err : -ENOMEM;
+		m->d.err = m->d.err ? m->d.err : -ENOMEM;
 		return;
 	}
 	for (size_t i = 0; i < s->thread_count; i++)
 		order[i] = &s->threads[i];
 	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
-	if (!m->err)
-		m->err = steps_report__markdown(m->f, steps__result(a->ex->steps), STEPS_MD_ROWS);
-	md__ranks(m, a->ranks);
+	steps_report__doc(&m->d, steps__result(a->ex->steps), STEPS_MD_ROWS);
+	md__ranks(&m->d, a->ranks);
 	md__sampling(m, s);
 	md__threads(m, order, s->thread_count);
 	md__cuda(m, a->r, s, order);
@@ -2523,37 +2700,29 @@ static void md__details(struct md *m, const struct analysis *a)
 	free(order);
 }
 
-int report__write_markdown_ranks(FILE *f, const struct ranks *r)
+int report__doc_ranks(struct doc *d, const struct ranks *r)
 {
-	struct md m = { .f = f };
-
-	md__ranks(&m, r);
-	if (!m.err && (fflush(f) == EOF || ferror(f)))
-		m.err = -EIO;
-	return m.err;
+	md__ranks(d, r);
+	return doc__finish(d);
 }
 
-int report__write_markdown_details(FILE *f, const struct analysis *a)
+int report__doc_details(struct doc *d, const struct analysis *a)
 {
-	struct md m = { .f = f };
+	struct md m = { .d = *d };
 
 	md__details(&m, a);
-	if (!m.err && (fflush(f) == EOF || ferror(f)))
-		m.err = -EIO;
-	return m.err;
+	*d = m.d;
+	return doc__finish(d);
 }
-
 int report__write_markdown(FILE *f, const struct analysis *a)
 {
-	struct md m = { .f = f };
+	struct md m = { .d = { .f = f } };
 
 	md__header(&m, a->r, a->sum);
 	md__warnings(&m, a);
 	md__findings(&m, &a->ex->findings, "Findings", REPORT_NO_FINDING, a->ex->verdict);
 	md__details(&m, a);
-	if (!m.err && (fflush(f) == EOF || ferror(f)))
-		m.err = -EIO;
-	return m.err;
+	return doc__finish(&m.d);
 }
 
 /* Recording i's own report under its file's name: its title line left
@@ -2566,18 +2735,18 @@ static void md__recording(struct md *m, const struct analysis_set *set, size_t i
 	FILE *mem;
 	int e;
 
-	if (m->err)
+	if (m->d.err)
 		return;
 	mem = open_memstream(&buf, &len);
 	if (!mem) {
-		m->err = -errno;
+		m->d.err = -errno;
 		return;
 	}
 	e = report__write_markdown(mem, set->a[i]);
 	if (fclose(mem) && !e)
 		e = -EIO;
 	if (e) {
-		m->err = e;
+		m->d.err = e;
 		free(buf);
 		return;
 	}
@@ -2585,7 +2754,7 @@ static void md__recording(struct md *m, const struct analysis_set *set, size_t i
 	md__text(m, set->names[i], SIZE_MAX);
 	md__printf(m, "\n");
 	p = strncmp(buf, title, sizeof(title) - 1) ? buf : buf + sizeof(title) - 1;
-	for (char *nl; *p && !m->err; p = nl + 1) {
+	for (char *nl; *p && !m->d.err; p = nl + 1) {
 		nl = strchr(p, '\n');
 		if (*p == '#')
 			md__printf(m, "#");
@@ -2593,15 +2762,15 @@ static void md__recording(struct md *m, const struct analysis_set *set, size_t i
 			md__printf(m, "%s", p);
 			break;
 		}
-		if (fwrite(p, 1, (size_t)(nl - p) + 1, m->f) != (size_t)(nl - p) + 1)
-			m->err = -EIO;
+		if (fwrite(p, 1, (size_t)(nl - p) + 1, m->d.f) != (size_t)(nl - p) + 1)
+			m->d.err = -EIO;
 	}
 	free(buf);
 }
 
 int report__write_markdown_set(FILE *f, const struct analysis_set *set)
 {
-	struct md m = { .f = f };
+	struct md m = { .d = { .f = f } };
 	char *headline = report__set_headline(set);
 
 	if (!headline)
@@ -2623,14 +2792,12 @@ int report__write_markdown_set(FILE *f, const struct analysis_set *set)
 	}
 	md__printf(&m, "\n");
 	if (set->ranks)
-		md__ranks(&m, set->ranks);
+		md__ranks(&m.d, set->ranks);
 	else
 		md__printf(&m, "## Ranks\n\nNo two ranks made NCCL collectives in these recordings: nothing to line up "
 			       "(each recording's report follows).\n\n");
 	md__findings(&m, &set->findings, "Findings across the recordings", REPORT_SET_NO_FINDING, NULL);
 	for (size_t i = 0; i < set->n; i++)
 		md__recording(&m, set, i);
-	if (!m.err && (fflush(f) == EOF || ferror(f)))
-		m.err = -EIO;
-	return m.err;
+	return doc__finish(&m.d);
 }
