@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "report.h"
+#include "report_common.h"
 #include "report_doc.h"
 #include "series.h"
 #include "text.h"
@@ -805,14 +805,6 @@ static bool kernel_chart(struct html *h, const struct summary *s)
 	return true;
 }
 
-static const char *copy_kind_text(__u32 kind)
-{
-	static const char *const names[] = { "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-					     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
-
-	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
-}
-
 static void copy_chart(struct html *h, const struct summary *s)
 {
 	__u64 top = 0;
@@ -835,7 +827,7 @@ static void copy_chart(struct html *h, const struct summary *s)
 
 		bytes_text(bytes, sizeof(bytes), (double)c->bytes);
 		hp(h, "<text class=\"lab\" x=\"%d\" y=\"%zu\" text-anchor=\"end\">pid %u %s</text>", BAR_LABEL_W - 6,
-		   i * (BAR_H + 6) + 13, c->pid, copy_kind_text(c->copy_kind));
+		   i * (BAR_H + 6) + 13, c->pid, report__copy_kind_name(c->copy_kind));
 		bar(h, (int)i, ns_frac(c->bytes, top), "#17becf");
 		hp(h, "<text x=\"%.1f\" y=\"%zu\">%s in %" PRIu64 " copies · %.3f ms · %.2f GB/s</text>",
 		   BAR_LABEL_W + ns_frac(c->bytes, top) * BAR_W + 6, i * (BAR_H + 6) + 13, bytes, (uint64_t)c->count,

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the report writers (report_json.c, report_md.c, report_html.c)
+ * share: how many rows a table shows, how values are counted and named,
+ * the notes on what the reader and the analysis did not take as written.
+ * The blocks of the reports for people are report_doc.h.
+ */
+#ifndef INFERSCOPE_REPORT_COMMON_H
+#define INFERSCOPE_REPORT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "report.h"
+
+#define TOP_THREADS 30
+#define IDLE_THREAD_NS 1000000ull	/* on-CPU below this: a thread that did nothing */
+#define TOP_KERNELS_JSON 50
+#define TOP_CUDA_ROWS 10
+#define MIB (1024.0 * 1024.0)
+
+static inline double ns_to_s(__u64 ns)
+{
+	return (double)ns / 1e9;
+}
+
+static inline double pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Off-CPU time not spent waiting for a CPU. */
+static inline __u64 blocked_ns(const struct thread_summary *t)
+{
+	return t->off_cpu_ns - t->runqueue_wait_ns;
+}
+
+/* CUDA and GIL events are counted by function, under the function's name. */
+static inline bool counted_by_function(__u16 type)
+{
+	return type == ISR_EV_CUDA_CALL || type == ISR_EV_CUDA_NAME || type == ISR_EV_GIL;
+}
+
+/* GIL events by probed function (report__gil_fn_names); the generic type
+ * counts the rest (an unknown kind, or a record too short to read). */
+extern const char *const report__gil_fn_names[2];
+
+static inline __u64 gil_fn_count(const struct summary *s, int i)
+{
+	return i == 0 ? s->gil_acquire_events : s->gil_release_events;
+}
+
+/* How a target process came to be traced: "attached", "launched", ... */
+const char *report__origin_name(__u32 origin);
+/* The status of a Python subject: the stacks are "sampling", the GIL
+ * waits "traced". */
+const char *report__py_status_name(const struct isr_ev_py_status *st);
+/* A CUPTI copy kind: "HtoD", ... */
+const char *report__copy_kind_name(__u32 kind);
+
+/* Wall-clock time of the recording start as ISO-8601 UTC with microseconds,
+ * from the file's realtime/monotonic pair. False when the file has none. */
+bool report__start_time(const struct recording *r, const struct summary *s, char *buf, size_t len);
+
+#define NOTE_LEN 200
+#define MAX_NOTES 16
+/* What the reader and the analysis did not take as written, one sentence
+ * each, into notes[max]: the count. */
+size_t report__notes(const struct analysis *a, char (*notes)[NOTE_LEN], size_t max);
+
+#endif
