@@ -182,3 +182,59 @@ char *report__set_headline(const struct analysis_set *set)
 	}
 	return out;
 }
+
+void report__field_cols(const struct report_field *f, size_t nf, struct doc_col *cols, size_t *n)
+{
+	for (size_t i = 0; i < nf; i++)
+		if (f[i].head)
+			cols[(*n)++] = (struct doc_col){ f[i].head, true };
+}
+
+void report__field_cells(struct doc *d, const void *row, const struct report_field *f, size_t nf)
+{
+	for (size_t i = 0; i < nf; i++) {
+		const void *p = (const char *)row + f[i].off;
+
+		if (!f[i].head)
+			continue;
+		doc__cell(d);
+		switch (f[i].kind) {
+		case RF_U32:
+			doc__printf(d, "%u", *(const __u32 *)p);
+			break;
+		case RF_INT:
+			doc__printf(d, "%d", *(const int *)p);
+			break;
+		case RF_U64:
+			doc__printf(d, "%" PRIu64, (uint64_t)*(const __u64 *)p);
+			break;
+		case RF_REAL:
+			doc__printf(d, f[i].fmt, *(const double *)p);
+			break;
+		case RF_BOOL:
+			doc__printf(d, "%s", *(const bool *)p ? "yes" : "no");
+			break;
+		default:
+			doc__printf(d, f[i].fmt, (double)*(const __u64 *)p / f[i].scale);
+			break;
+		}
+	}
+}
+
+const struct report_field report__rank_arrivals[8] = {
+	RF(struct rank_row, collectives, "collectives", "collectives"),
+	RF(struct rank_row, last, "last_arrivals", "last"),
+	RF(struct rank_row, late, "late_arrivals", "late"),
+	RF_S(struct rank_row, lateness_p50_ns, "lateness_p50_s", "lateness p50 ms", "%.3f", 1e6),
+	RF_S(struct rank_row, lateness_p99_ns, "lateness_p99_s", "p99 ms", "%.3f", 1e6),
+	RF_S(struct rank_row, lateness_total_ns, "lateness_total_s", "total s", "%.3f", 1e9),
+	JF_S(struct rank_row, late_ns, "first_rank_wait_s"),
+	RF_S(struct rank_row, waited_ns, "others_wait_s", "others waited s", "%.3f", 1e9),
+};
+
+const struct report_field report__rank_gpu[4] = {
+	RF_S(struct rank_row, sync_ns, "sync_stall_s", "sync stall s", "%.3f", 1e9),
+	RF_S(struct rank_row, nccl_gpu_ns, "nccl_gpu_s", "NCCL GPU ms", "%.3f", 1e6),
+	RF(struct rank_row, nccl_joined, "nccl_joined", "joined"),
+	RF(struct rank_row, nccl_not_joined, "nccl_not_joined", "not joined"),
+};

@@ -46,6 +46,41 @@ static json_t *json_u64(__u64 v)
 	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
+/* Sets the fields f of row in o: 0 or -ENOMEM. */
+static int json_fields(json_t *o, const void *row, const struct report_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const void *p = (const char *)row + f[i].off;
+		json_t *v;
+
+		switch (f[i].kind) {
+		case RF_U32:
+			v = json_integer(*(const __u32 *)p);
+			break;
+		case RF_INT:
+			v = json_integer(*(const int *)p);
+			break;
+		case RF_U64:
+			v = json_u64(*(const __u64 *)p);
+			break;
+		case RF_REAL:
+			v = json_real(*(const double *)p);
+			break;
+		case RF_BOOL:
+			v = json_boolean(*(const bool *)p);
+			break;
+		default:
+			v = json_real(ns_to_s(*(const __u64 *)p));
+			break;
+		}
+		if (json_object_set_new(o, f[i].key, v))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+#define JSON_FIELDS(o, row, fields) json_fields((o), (row), (fields), REPORT_NFIELDS(fields))
+
 static int pid_cmp(const void *a, const void *b)
 {
 	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
@@ -712,14 +747,78 @@ nomem:
 	return NULL;
 }
 
-static json_t *json_gpu(const struct summary *s)
-{
-	json_t *gpu = json_object(), *procs, *arr, *o;
+/* A process's GPU activity: the numbers of struct gpu_process_stat in the
+ * order of docs/report-json.md, between the values json_gpu writes itself. */
+static const struct report_field gpu_process_counts[] = {
+	JF(struct gpu_process_stat, kernels, "kernels"),
+	JF(struct gpu_process_stat, copies, "memcpys"),
+	JF(struct gpu_process_stat, memsets, "memsets"),
+	JF(struct gpu_process_stat, syncs, "syncs"),
+	JF(struct gpu_process_stat, api_records, "api_records"),
+	JF(struct gpu_process_stat, joined, "kernels_joined"),
+	JF(struct gpu_process_stat, unjoined, "kernels_unjoined"),
+	JF(struct gpu_process_stat, causality_violations, "causality_violations"),
+	JF_S(struct gpu_process_stat, worst_violation_ns, "worst_violation_s"),
+	JF_S(struct gpu_process_stat, launch_to_start_p50_ns, "launch_to_start_p50_s"),
+	JF(struct gpu_process_stat, cupti_dropped, "cupti_dropped"),
+	JF(struct gpu_process_stat, failed, "cupti_failed"),
+	JF(struct gpu_process_stat, windows, "windows"),
+	JF_S(struct gpu_process_stat, observed_ns, "observed_s"),
+	JF_S(struct gpu_process_stat, span_ns, "span_s"),
+	JF(struct gpu_process_stat, estimated, "estimated"),
+	JF(struct gpu_process_stat, detaches, "detaches"),
+	JF_S(struct gpu_process_stat, detach_max_ns, "detach_max_s"),
+	JF_S(struct gpu_process_stat, attach_max_ns, "attach_max_s"),
+	JF_S(struct gpu_process_stat, drain_max_ns, "drain_max_s"),
+	JF(struct gpu_process_stat, unfinished, "unfinished_records"),
+};
+static const struct report_field gpu_process_gaps[] = {
+	JF(struct gpu_process_stat, gap_launches_seen, "gap_launches_seen"),
+	JF_S(struct gpu_process_stat, gap_probed_ns, "gap_probed_s"),
+};
+static const struct report_field gpu_kernel_fields[] = {
+	JF(struct gpu_kernel_stat, count, "count"),
+	JF_S(struct gpu_kernel_stat, total_ns, "total_s"),
+};
+static const struct report_field gpu_kernel_range[] = {
+	JF_S(struct gpu_kernel_stat, min_ns, "min_s"),
+	JF_S(struct gpu_kernel_stat, max_ns, "max_s"),
+};
+static const struct report_field gpu_copy_fields[] = {
+	JF(struct gpu_copy_stat, count, "count"),
+	JF(struct gpu_copy_stat, bytes, "bytes"),
+	JF_S(struct gpu_copy_stat, total_ns, "total_s"),
+};
+static const struct report_field gpu_stream_fields[] = {
+	JF(struct gpu_stream_stat, pid, "pid"),
+	JF(struct gpu_stream_stat, device, "device"),
+	JF(struct gpu_stream_stat, stream, "stream"),
+	JF(struct gpu_stream_stat, launches, "launches"),
+	JF(struct gpu_stream_stat, kernels, "kernels"),
+	JF_S(struct gpu_stream_stat, kernel_ns, "kernel_s"),
+	JF(struct gpu_stream_stat, copies, "memcpys"),
+	JF(struct gpu_stream_stat, copy_bytes, "memcpy_bytes"),
+	JF_S(struct gpu_stream_stat, copy_ns, "memcpy_s"),
+	JF(struct gpu_stream_stat, memsets, "memsets"),
+	JF(struct gpu_stream_stat, memset_bytes, "memset_bytes"),
+	JF_S(struct gpu_stream_stat, memset_ns, "memset_s"),
+};
+static const struct report_field gpu_device_fields[] = {
+	JF(struct gpu_device_stat, pid, "pid"),
+	JF(struct gpu_device_stat, device, "device"),
+	JF_S(struct gpu_device_stat, busy_ns, "busy_s"),
+	JF(struct gpu_device_stat, idle_fraction, "idle_fraction"),
+	JF_S(struct gpu_device_stat, busy_est_ns, "busy_estimated_s"),
+	JF(struct gpu_device_stat, estimated, "estimated"),
+	JF(struct gpu_device_stat, idle_scale, "idle_scale"),
+};
 
-	if (!gpu)
+static json_t *json_gpu_processes(const struct summary *s)
+{
+	json_t *procs = json_array(), *o;
+
+	if (!procs)
 		return NULL;
-	procs = json_array();
-	SET(gpu, "processes", procs);
 	for (size_t i = 0; i < s->gpu_count; i++) {
 		const struct gpu_process_stat *p = &s->gpu[i];
 
@@ -727,34 +826,47 @@ static json_t *json_gpu(const struct summary *s)
 		APPEND(procs, o);
 		SET(o, "pid", json_integer(p->pid));
 		SET(o, "clock_fit", json_fit(&p->fit));
-		SET(o, "kernels", json_u64(p->kernels));
-		SET(o, "memcpys", json_u64(p->copies));
-		SET(o, "memsets", json_u64(p->memsets));
-		SET(o, "syncs", json_u64(p->syncs));
-		SET(o, "api_records", json_u64(p->api_records));
-		SET(o, "kernels_joined", json_u64(p->joined));
-		SET(o, "kernels_unjoined", json_u64(p->unjoined));
-		SET(o, "causality_violations", json_u64(p->causality_violations));
-		SET(o, "worst_violation_s", json_real(ns_to_s(p->worst_violation_ns)));
-		SET(o, "launch_to_start_p50_s", json_real(ns_to_s(p->launch_to_start_p50_ns)));
-		SET(o, "cupti_dropped", json_u64(p->cupti_dropped));
-		SET(o, "cupti_failed", json_boolean(p->failed));
-		SET(o, "windows", json_u64(p->windows));
-		SET(o, "observed_s", json_real(ns_to_s(p->observed_ns)));
-		SET(o, "span_s", json_real(ns_to_s(p->span_ns)));
-		SET(o, "estimated", json_boolean(p->estimated));
-		SET(o, "detaches", json_u64(p->detaches));
-		SET(o, "detach_max_s", json_real(ns_to_s(p->detach_max_ns)));
-		SET(o, "attach_max_s", json_real(ns_to_s(p->attach_max_ns)));
-		SET(o, "drain_max_s", json_real(ns_to_s(p->drain_max_ns)));
-		SET(o, "unfinished_records", json_u64(p->unfinished));
+		if (JSON_FIELDS(o, p, gpu_process_counts))
+			goto nomem;
 		SET(o, "busy_method", json_string(gpu_busy_method_name(p->busy_method)));
 		SET(o, "window_launches", json_u64(p->window_launches));
 		SET(o, "gap_launches", p->busy_method == GPU_BUSY_BY_LAUNCHES ? json_real(p->gap_launches) : json_null());
-		SET(o, "gap_launches_seen", json_u64(p->gap_launches_seen));
-		SET(o, "gap_probed_s", json_real(ns_to_s(p->gap_probed_ns)));
+		if (JSON_FIELDS(o, p, gpu_process_gaps))
+			goto nomem;
 		SET(o, "cupti_error", p->failed ? json_integer(p->cupti_error) : json_null());
 	}
+	return procs;
+nomem:
+	json_decref(procs);
+	return NULL;
+}
+
+/* An array of one object a row, each of the fields f of the rows. */
+static json_t *json_rows(const void *rows, size_t n, size_t size, const struct report_field *f, size_t nf)
+{
+	json_t *arr = json_array(), *o;
+
+	if (!arr)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		o = json_object();
+		APPEND(arr, o);
+		if (json_fields(o, (const char *)rows + i * size, f, nf))
+			goto nomem;
+	}
+	return arr;
+nomem:
+	json_decref(arr);
+	return NULL;
+}
+
+static json_t *json_gpu(const struct summary *s)
+{
+	json_t *gpu = json_object(), *arr, *o;
+
+	if (!gpu)
+		return NULL;
+	SET(gpu, "processes", json_gpu_processes(s));
 	arr = json_array();
 	SET(gpu, "kernels", arr);
 	for (size_t i = 0; i < s->gpu_kernel_count; i++) {
@@ -764,11 +876,11 @@ static json_t *json_gpu(const struct summary *s)
 		APPEND(arr, o);
 		SET(o, "pid", json_integer(k->pid));
 		SET(o, "name", ev_text(k->name, SIZE_MAX));
-		SET(o, "count", json_u64(k->count));
-		SET(o, "total_s", json_real(ns_to_s(k->total_ns)));
+		if (JSON_FIELDS(o, k, gpu_kernel_fields))
+			goto nomem;
 		SET(o, "mean_s", json_real(ns_to_s(k->total_ns) / (double)k->count));
-		SET(o, "min_s", json_real(ns_to_s(k->min_ns)));
-		SET(o, "max_s", json_real(ns_to_s(k->max_ns)));
+		if (JSON_FIELDS(o, k, gpu_kernel_range))
+			goto nomem;
 	}
 	arr = json_array();
 	SET(gpu, "memcpy", arr);
@@ -779,45 +891,13 @@ static json_t *json_gpu(const struct summary *s)
 		APPEND(arr, o);
 		SET(o, "pid", json_integer(c->pid));
 		SET(o, "kind", json_string(report__copy_kind_name(c->copy_kind)));
-		SET(o, "count", json_u64(c->count));
-		SET(o, "bytes", json_u64(c->bytes));
-		SET(o, "total_s", json_real(ns_to_s(c->total_ns)));
+		if (JSON_FIELDS(o, c, gpu_copy_fields))
+			goto nomem;
 	}
-	arr = json_array();
-	SET(gpu, "streams", arr);
-	for (size_t i = 0; i < s->gpu_stream_count; i++) {
-		const struct gpu_stream_stat *t = &s->gpu_streams[i];
-
-		o = json_object();
-		APPEND(arr, o);
-		SET(o, "pid", json_integer(t->pid));
-		SET(o, "device", json_integer(t->device));
-		SET(o, "stream", json_integer(t->stream));
-		SET(o, "launches", json_u64(t->launches));
-		SET(o, "kernels", json_u64(t->kernels));
-		SET(o, "kernel_s", json_real(ns_to_s(t->kernel_ns)));
-		SET(o, "memcpys", json_u64(t->copies));
-		SET(o, "memcpy_bytes", json_u64(t->copy_bytes));
-		SET(o, "memcpy_s", json_real(ns_to_s(t->copy_ns)));
-		SET(o, "memsets", json_u64(t->memsets));
-		SET(o, "memset_bytes", json_u64(t->memset_bytes));
-		SET(o, "memset_s", json_real(ns_to_s(t->memset_ns)));
-	}
-	arr = json_array();
-	SET(gpu, "devices", arr);
-	for (size_t i = 0; i < s->gpu_device_count; i++) {
-		const struct gpu_device_stat *d = &s->gpu_devices[i];
-
-		o = json_object();
-		APPEND(arr, o);
-		SET(o, "pid", json_integer(d->pid));
-		SET(o, "device", json_integer(d->device));
-		SET(o, "busy_s", json_real(ns_to_s(d->busy_ns)));
-		SET(o, "idle_fraction", json_real(d->idle_fraction));
-		SET(o, "busy_estimated_s", json_real(ns_to_s(d->busy_est_ns)));
-		SET(o, "estimated", json_boolean(d->estimated));
-		SET(o, "idle_scale", json_real(d->idle_scale));
-	}
+	SET(gpu, "streams", json_rows(s->gpu_streams, s->gpu_stream_count, sizeof(*s->gpu_streams), gpu_stream_fields,
+				      REPORT_NFIELDS(gpu_stream_fields)));
+	SET(gpu, "devices", json_rows(s->gpu_devices, s->gpu_device_count, sizeof(*s->gpu_devices), gpu_device_fields,
+				      REPORT_NFIELDS(gpu_device_fields)));
 	return gpu;
 nomem:
 	json_decref(gpu);
@@ -1012,20 +1092,10 @@ static json_t *json_ranks(const struct ranks *r)
 				json_object_set_new(calls, nccl_func_name(f), json_u64(w->calls[f]));
 		json_object_set_new(o, "calls", calls);
 		json_object_set_new(o, "bytes", json_u64(w->bytes));
-		json_object_set_new(o, "collectives", json_u64(w->collectives));
-		json_object_set_new(o, "last_arrivals", json_u64(w->last));
-		json_object_set_new(o, "late_arrivals", json_u64(w->late));
-		json_object_set_new(o, "lateness_p50_s", json_real(w->lateness_p50_ns / 1e9));
-		json_object_set_new(o, "lateness_p99_s", json_real(w->lateness_p99_ns / 1e9));
-		json_object_set_new(o, "lateness_total_s", json_real(w->lateness_total_ns / 1e9));
-		json_object_set_new(o, "first_rank_wait_s", json_real(w->late_ns / 1e9));
-		json_object_set_new(o, "others_wait_s", json_real(w->waited_ns / 1e9));
+		JSON_FIELDS(o, w, report__rank_arrivals);
 		json_object_set_new(o, "gpu_busy_s", json_real(w->gpu_busy_ns / 1e9));
 		json_object_set_new(o, "gpu_observed_s", json_real(w->gpu_observed_ns / 1e9));
-		json_object_set_new(o, "sync_stall_s", json_real(w->sync_ns / 1e9));
-		json_object_set_new(o, "nccl_gpu_s", json_real(w->nccl_gpu_ns / 1e9));
-		json_object_set_new(o, "nccl_joined", json_u64(w->nccl_joined));
-		json_object_set_new(o, "nccl_not_joined", json_u64(w->nccl_not_joined));
+		JSON_FIELDS(o, w, report__rank_gpu);
 		json_object_set_new(o, "top_finding", w->top_rule ? json_string(w->top_rule) : json_null());
 		for (int c = 0; c < TL_CAT_MAX; c++)
 			if (w->when_late.ns[c])

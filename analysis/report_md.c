@@ -1160,32 +1160,29 @@ static void md__rank_clocks(struct doc *d, const struct ranks *r)
 	doc__table_end(d);
 }
 
-static const struct doc_col rank_cols[] = {
+static const struct doc_col rank_head_cols[] = {
 	{ "rank", true }, { "pid", true }, { "tid", true }, { "rank from", false }, { "recording", false },
-	{ "collectives", true }, { "last", true }, { "late", true }, { "lateness p50 ms", true },
-	{ "p99 ms", true }, { "total s", true }, { "others waited s", true }, { "GPU busy", true },
-	{ "sync stall s", true }, { "NCCL GPU ms", true }, { "joined", true }, { "not joined", true },
-	{ "top finding", false },
 };
 #define RANK_COL_RECORDING 4
+#define RANK_COLS (DOC_NCOLS(rank_head_cols) + REPORT_NFIELDS(report__rank_arrivals) + 1 + \
+		   REPORT_NFIELDS(report__rank_gpu) + 1)
 
 static void md__rank_row(struct doc *d, const struct ranks *r, const struct rank_row *w)
 {
 	doc__row(d);
-	doc__printf(d, "%d\t%u\t%u\t%s\t", w->rank, w->pid, w->tid, w->rank_from);
+	doc__printf(d, "%d\t%u\t%u\t%s", w->rank, w->pid, w->tid, w->rank_from);
 	if (r->nsources > 1) {
-		doc__text(d, r->names[w->source] ? r->names[w->source] : "", SIZE_MAX);
 		doc__cell(d);
+		doc__text(d, r->names[w->source] ? r->names[w->source] : "", SIZE_MAX);
 	}
-	doc__printf(d, "%llu\t%llu\t%llu\t%.3f\t%.3f\t%.3f\t%.3f\t", (unsigned long long)w->collectives,
-		    (unsigned long long)w->last, (unsigned long long)w->late, w->lateness_p50_ns / 1e6,
-		    w->lateness_p99_ns / 1e6, w->lateness_total_ns / 1e9, w->waited_ns / 1e9);
+	report__field_cells(d, w, report__rank_arrivals, REPORT_NFIELDS(report__rank_arrivals));
+	doc__cell(d);
 	if (w->gpu_observed_ns)
 		doc__printf(d, "%.0f%%", 100.0 * w->gpu_busy_ns / w->gpu_observed_ns);
 	else
 		doc__printf(d, "-");
-	doc__printf(d, "\t%.3f\t%.3f\t%llu\t%llu\t", w->sync_ns / 1e9, w->nccl_gpu_ns / 1e6,
-		    (unsigned long long)w->nccl_joined, (unsigned long long)w->nccl_not_joined);
+	report__field_cells(d, w, report__rank_gpu, REPORT_NFIELDS(report__rank_gpu));
+	doc__cell(d);
 	if (w->top_rule) {
 		doc__code(d, "%s", w->top_rule);
 		doc__printf(d, " (%.3f s)", w->top_cost_s);
@@ -1225,7 +1222,7 @@ static void md__comm_row(struct doc *d, const struct ranks_comm *c)
  * communicators. */
 static void md__ranks(struct doc *d, const struct ranks *r)
 {
-	struct doc_col cols[DOC_NCOLS(rank_cols)];
+	struct doc_col cols[RANK_COLS];
 	size_t n = 0;
 
 	if (!r)
@@ -1236,9 +1233,13 @@ static void md__ranks(struct doc *d, const struct ranks *r)
 		  "Last: collectives it arrived last at; late: last by %.0f ms or more. NCCL GPU: its NCCL kernels' "
 		  "time on the GPU, which holds its wait for the slowest peer; joined, not joined: its collectives "
 		  "with and without their kernel (CUPTI).", NCCL_LATE_NS / 1e6);
-	for (size_t i = 0; i < DOC_NCOLS(rank_cols); i++)
+	for (size_t i = 0; i < DOC_NCOLS(rank_head_cols); i++)
 		if (i != RANK_COL_RECORDING || r->nsources > 1)
-			cols[n++] = rank_cols[i];
+			cols[n++] = rank_head_cols[i];
+	report__field_cols(report__rank_arrivals, REPORT_NFIELDS(report__rank_arrivals), cols, &n);
+	cols[n++] = (struct doc_col){ "GPU busy", true };
+	report__field_cols(report__rank_gpu, REPORT_NFIELDS(report__rank_gpu), cols, &n);
+	cols[n++] = (struct doc_col){ "top finding", false };
 	doc__table(d, cols, n);
 	for (size_t i = 0; i < r->nrows; i++)
 		md__rank_row(d, r, &r->rows[i]);
