@@ -221,6 +221,12 @@ void report__field_cells(struct doc *d, const void *row, const struct report_fie
 	}
 }
 
+const struct report_field report__thread_cpu[3] = {
+	RF_S(struct thread_summary, on_cpu_ns, "on_cpu_s", "on-CPU s", "%.3f", 1e9),
+	RF_S(struct thread_summary, off_cpu_ns, "off_cpu_s", "off-CPU s", "%.3f", 1e9),
+	RF_S(struct thread_summary, runqueue_wait_ns, "runqueue_wait_s", "run-queue wait s", "%.3f", 1e9),
+};
+
 const struct report_field report__rank_arrivals[8] = {
 	RF(struct rank_row, collectives, "collectives", "collectives"),
 	RF(struct rank_row, last, "last_arrivals", "last"),

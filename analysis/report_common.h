@@ -105,6 +105,9 @@ void report__field_cols(const struct report_field *f, size_t nf, struct doc_col 
  * next cell. */
 void report__field_cells(struct doc *d, const void *row, const struct report_field *f, size_t nf);
 
+/* A thread's time on and off a CPU (struct thread_summary), from
+ * "on_cpu_s" to "runqueue_wait_s". */
+extern const struct report_field report__thread_cpu[3];
 /* The ranks table (ranks.h, struct rank_row): its arrivals, from
  * "collectives" to "others_wait_s", and what its GPU and thread did, from
  * "sync_stall_s" to "nccl_not_joined". */

@@ -616,6 +616,35 @@ nomem:
 	return NULL;
 }
 
+/* A thread's numbers in the order of docs/report-json.md, between those
+ * json_threads writes itself (report__thread_cpu: its time on and off a
+ * CPU, shared with the Markdown's thread table). */
+static const struct report_field thread_switches[] = {
+	JF_S(struct thread_summary, blocked_io_ns, "blocked_io_s"),
+	JF(struct thread_summary, switches_voluntary, "voluntary_switches"),
+	JF(struct thread_summary, switches_involuntary, "involuntary_switches"),
+	JF(struct thread_summary, wakeups, "wakeups"),
+};
+static const struct report_field thread_work[] = {
+	JF(struct thread_summary, minor_faults, "minor_faults"),
+	JF(struct thread_summary, major_faults, "major_faults"),
+	JF_S(struct thread_summary, fault_ns, "fault_s"),
+	JF_S(struct thread_summary, major_fault_ns, "major_fault_s"),
+	JF(struct thread_summary, created, "created"),
+	JF(struct thread_summary, exited, "exited"),
+	JF_S(struct thread_summary, cuda_sync_ns, "cuda_sync_s"),
+	JF(struct thread_summary, cuda_calls, "cuda_calls"),
+	JF(struct thread_summary, cuda_launches, "launches"),
+	JF(struct thread_summary, cuda_launches_observed, "launches_observed"),
+	JF(struct thread_summary, cuda_estimated, "cuda_estimated"),
+	JF_S(struct thread_summary, gil_wait_ns, "gil_wait_s"),
+};
+static const struct report_field thread_gil[] = {
+	JF(struct thread_summary, gil_acquisitions, "gil_acquisitions"),
+	JF_S(struct thread_summary, gil_blocked_ns, "gil_blocked_s"),
+	JF(struct thread_summary, gil_blocks, "gil_blocks"),
+};
+
 static json_t *json_threads(const struct summary *s, const struct py_report *py)
 {
 	json_t *a = json_array(), *o;
@@ -633,31 +662,17 @@ static json_t *json_threads(const struct summary *s, const struct py_report *py)
 		SET(o, "python_entry", py_report__thread_entry(py, t->pid, t->tid) ?
 			ev_text(py_report__thread_entry(py, t->pid, t->tid), PY_ENTRY_LEN) : json_null());
 		SET(o, "window_s", json_real(ns_to_s(t->end_ns - t->start_ns)));
-		SET(o, "on_cpu_s", json_real(ns_to_s(t->on_cpu_ns)));
-		SET(o, "off_cpu_s", json_real(ns_to_s(t->off_cpu_ns)));
-		SET(o, "runqueue_wait_s", json_real(ns_to_s(t->runqueue_wait_ns)));
+		if (JSON_FIELDS(o, t, report__thread_cpu))
+			goto nomem;
 		SET(o, "blocked_s", json_real(ns_to_s(blocked_ns(t))));
-		SET(o, "blocked_io_s", json_real(ns_to_s(t->blocked_io_ns)));
-		SET(o, "voluntary_switches", json_u64(t->switches_voluntary));
-		SET(o, "involuntary_switches", json_u64(t->switches_involuntary));
-		SET(o, "wakeups", json_u64(t->wakeups));
+		if (JSON_FIELDS(o, t, thread_switches))
+			goto nomem;
 		SET(o, "top_waker", json_top_waker(s, t));
-		SET(o, "minor_faults", json_u64(t->minor_faults));
-		SET(o, "major_faults", json_u64(t->major_faults));
-		SET(o, "fault_s", json_real(ns_to_s(t->fault_ns)));
-		SET(o, "major_fault_s", json_real(ns_to_s(t->major_fault_ns)));
-		SET(o, "created", json_boolean(t->created));
-		SET(o, "exited", json_boolean(t->exited));
-		SET(o, "cuda_sync_s", json_real(ns_to_s(t->cuda_sync_ns)));
-		SET(o, "cuda_calls", json_u64(t->cuda_calls));
-		SET(o, "launches", json_u64(t->cuda_launches));
-		SET(o, "launches_observed", json_u64(t->cuda_launches_observed));
-		SET(o, "cuda_estimated", json_boolean(t->cuda_estimated));
-		SET(o, "gil_wait_s", json_real(ns_to_s(t->gil_wait_ns)));
+		if (JSON_FIELDS(o, t, thread_work))
+			goto nomem;
 		SET(o, "gil_hold_s", t->gil_hold_measured ? json_real(ns_to_s(t->gil_hold_ns)) : json_null());
-		SET(o, "gil_acquisitions", json_u64(t->gil_acquisitions));
-		SET(o, "gil_blocked_s", json_real(ns_to_s(t->gil_blocked_ns)));
-		SET(o, "gil_blocks", json_u64(t->gil_blocks));
+		if (JSON_FIELDS(o, t, thread_gil))
+			goto nomem;
 		if (json_thread_py(o, py, t))
 			goto nomem;
 	}

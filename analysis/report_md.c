@@ -431,25 +431,25 @@ static bool idle_thread(const struct thread_summary *t)
 	       !t->gil_wait_ns && !t->gil_acquisitions && t->runqueue_wait_ns < IDLE_THREAD_NS;
 }
 
-static const struct doc_col thread_cols[] = {
-	{ "pid", true }, { "tid", true }, { "comm", false }, { "on-CPU s", true }, { "off-CPU s", true },
-	{ "run-queue wait s", true }, { "blocked s (D-state I/O)", true }, { "faults minor/major", true },
-	{ "fault time s", true },
+static const struct doc_col thread_head_cols[] = { { "pid", true }, { "tid", true }, { "comm", false } };
+static const struct doc_col thread_tail_cols[] = {
+	{ "blocked s (D-state I/O)", true }, { "faults minor/major", true }, { "fault time s", true },
 };
+#define THREAD_COLS (DOC_NCOLS(thread_head_cols) + REPORT_NFIELDS(report__thread_cpu) + DOC_NCOLS(thread_tail_cols))
 
-/* A row's first cells: pid, tid, the thread's name; then the next cell. */
+/* A row's first cells: pid, tid, the thread's name. */
 static void md__thread_cells(struct md *m, const struct thread_summary *t)
 {
 	doc__row(&m->d);
 	doc__printf(&m->d, "%u\t%u\t", t->pid, t->tid);
 	md__thread(m, t->pid, t->tid, t->comm);
-	doc__cell(&m->d);
 }
 
 static void md__threads(struct md *m, const struct thread_summary *const *order, size_t n)
 {
 	struct doc *d = &m->d;
-	size_t shown = 0, idle = 0, more = 0;
+	struct doc_col cols[THREAD_COLS];
+	size_t shown = 0, idle = 0, more = 0, ncols = DOC_NCOLS(thread_head_cols);
 
 	doc__headingf(d, 2, "Threads");
 	if (!n) {
@@ -458,7 +458,10 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 	}
 	doc__para(d, "Sorted by on-CPU time. Blocked is off-CPU time not spent waiting for a CPU; in brackets, the "
 		  "part in uninterruptible sleep (D state, usually I/O).");
-	doc__table(d, thread_cols, DOC_NCOLS(thread_cols));
+	memcpy(cols, thread_head_cols, sizeof(thread_head_cols));
+	report__field_cols(report__thread_cpu, REPORT_NFIELDS(report__thread_cpu), cols, &ncols);
+	memcpy(cols + ncols, thread_tail_cols, sizeof(thread_tail_cols));
+	doc__table(d, cols, DOC_NCOLS(cols));
 	for (size_t i = 0; i < n; i++) {
 		const struct thread_summary *t = order[i];
 
@@ -472,8 +475,8 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 		}
 		shown++;
 		md__thread_cells(m, t);
-		doc__printf(d, "%.3f\t%.3f\t%.3f\t%.3f (%.3f)\t%" PRIu64 "/%" PRIu64 "\t%.3f", ns_to_s(t->on_cpu_ns),
-			    ns_to_s(t->off_cpu_ns), ns_to_s(t->runqueue_wait_ns), ns_to_s(blocked_ns(t)),
+		report__field_cells(d, t, report__thread_cpu, REPORT_NFIELDS(report__thread_cpu));
+		doc__printf(d, "\t%.3f (%.3f)\t%" PRIu64 "/%" PRIu64 "\t%.3f", ns_to_s(blocked_ns(t)),
 			    ns_to_s(t->blocked_io_ns), (uint64_t)t->minor_faults, (uint64_t)t->major_faults,
 			    ns_to_s(t->fault_ns));
 		doc__row_end(d);
@@ -756,7 +759,7 @@ static void md__cuda_threads(struct md *m, const struct summary *s, const struct
 		const struct thread_summary *t = order[i];
 
 		md__thread_cells(m, t);
-		doc__printf(d, "%s%" PRIu64 "\t%s%" PRIu64 "\t%.3f\t%.1f\t", t->cuda_estimated ? "≈" : "",
+		doc__printf(d, "\t%s%" PRIu64 "\t%s%" PRIu64 "\t%.3f\t%.1f\t", t->cuda_estimated ? "≈" : "",
 			    (uint64_t)t->cuda_calls, t->cuda_estimated ? "≈" : "", (uint64_t)t->cuda_launches,
 			    ns_to_s(t->cuda_sync_ns), share_of_window(t->cuda_sync_ns, t));
 		md__sync_fns(m, s, t);
@@ -828,7 +831,7 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 		const struct thread_summary *t = order[i];
 
 		md__thread_cells(m, t);
-		doc__printf(d, "%.3f\t%" PRIu64 "\t%.3f\t", ns_to_s(t->gil_blocked_ns), (uint64_t)t->gil_blocks,
+		doc__printf(d, "\t%.3f\t%" PRIu64 "\t%.3f\t", ns_to_s(t->gil_blocked_ns), (uint64_t)t->gil_blocks,
 			    ns_to_s(t->gil_wait_ns));
 		if (t->gil_hold_measured)
 			doc__printf(d, "%.3f", ns_to_s(t->gil_hold_ns));
