@@ -227,6 +227,17 @@ const struct report_field report__thread_cpu[3] = {
 	RF_S(struct thread_summary, runqueue_wait_ns, "runqueue_wait_s", "run-queue wait s", "%.3f", 1e9),
 };
 
+const struct report_field report__gpu_kernel_time[2] = {
+	RF(struct gpu_kernel_stat, count, "count", "count"),
+	RF_S(struct gpu_kernel_stat, total_ns, "total_s", "total", "%.3f ms", 1e6),
+};
+
+const struct report_field report__gpu_copy_fields[3] = {
+	RF(struct gpu_copy_stat, count, "count", "count"),
+	RF(struct gpu_copy_stat, bytes, "bytes", "bytes"),
+	RF_S(struct gpu_copy_stat, total_ns, "total_s", "GPU time", "%.3f ms", 1e6),
+};
+
 const struct report_field report__rank_arrivals[8] = {
 	RF(struct rank_row, collectives, "collectives", "collectives"),
 	RF(struct rank_row, last, "last_arrivals", "last"),

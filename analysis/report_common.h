@@ -108,6 +108,10 @@ void report__field_cells(struct doc *d, const void *row, const struct report_fie
 /* A thread's time on and off a CPU (struct thread_summary), from
  * "on_cpu_s" to "runqueue_wait_s". */
 extern const struct report_field report__thread_cpu[3];
+/* A GPU kernel's count and total time (struct gpu_kernel_stat), a GPU
+ * copy kind's count, bytes and time (struct gpu_copy_stat). */
+extern const struct report_field report__gpu_kernel_time[2];
+extern const struct report_field report__gpu_copy_fields[3];
 /* The ranks table (ranks.h, struct rank_row): its arrivals, from
  * "collectives" to "others_wait_s", and what its GPU and thread did, from
  * "sync_stall_s" to "nccl_not_joined". */

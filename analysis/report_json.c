@@ -791,18 +791,9 @@ static const struct report_field gpu_process_gaps[] = {
 	JF(struct gpu_process_stat, gap_launches_seen, "gap_launches_seen"),
 	JF_S(struct gpu_process_stat, gap_probed_ns, "gap_probed_s"),
 };
-static const struct report_field gpu_kernel_fields[] = {
-	JF(struct gpu_kernel_stat, count, "count"),
-	JF_S(struct gpu_kernel_stat, total_ns, "total_s"),
-};
 static const struct report_field gpu_kernel_range[] = {
 	JF_S(struct gpu_kernel_stat, min_ns, "min_s"),
 	JF_S(struct gpu_kernel_stat, max_ns, "max_s"),
-};
-static const struct report_field gpu_copy_fields[] = {
-	JF(struct gpu_copy_stat, count, "count"),
-	JF(struct gpu_copy_stat, bytes, "bytes"),
-	JF_S(struct gpu_copy_stat, total_ns, "total_s"),
 };
 static const struct report_field gpu_stream_fields[] = {
 	JF(struct gpu_stream_stat, pid, "pid"),
@@ -891,7 +882,7 @@ static json_t *json_gpu(const struct summary *s)
 		APPEND(arr, o);
 		SET(o, "pid", json_integer(k->pid));
 		SET(o, "name", ev_text(k->name, SIZE_MAX));
-		if (JSON_FIELDS(o, k, gpu_kernel_fields))
+		if (JSON_FIELDS(o, k, report__gpu_kernel_time))
 			goto nomem;
 		SET(o, "mean_s", json_real(ns_to_s(k->total_ns) / (double)k->count));
 		if (JSON_FIELDS(o, k, gpu_kernel_range))
@@ -906,7 +897,7 @@ static json_t *json_gpu(const struct summary *s)
 		APPEND(arr, o);
 		SET(o, "pid", json_integer(c->pid));
 		SET(o, "kind", json_string(report__copy_kind_name(c->copy_kind)));
-		if (JSON_FIELDS(o, c, gpu_copy_fields))
+		if (JSON_FIELDS(o, c, report__gpu_copy_fields))
 			goto nomem;
 	}
 	SET(gpu, "streams", json_rows(s->gpu_streams, s->gpu_stream_count, sizeof(*s->gpu_streams), gpu_stream_fields,

@@ -1034,12 +1034,48 @@ static void md__gpu_processes(struct doc *d, const struct summary *s)
 		md__gpu_notes(d, &s->gpu[i]);
 }
 
-static const struct doc_col gpu_kernel_cols[] = {
-	{ "kernel", false }, { "pid", true }, { "count", true }, { "total", true }, { "mean", true },
-};
-static const struct doc_col gpu_copy_cols[] = {
-	{ "pid", true }, { "kind", false }, { "count", true }, { "bytes", true }, { "GPU time", true },
-};
+static void md__gpu_kernels(struct doc *d, const struct summary *s)
+{
+	struct doc_col cols[5] = { { "kernel", false }, { "pid", true } };
+	size_t n = 2;
+
+	report__field_cols(report__gpu_kernel_time, REPORT_NFIELDS(report__gpu_kernel_time), cols, &n);
+	cols[n++] = (struct doc_col){ "mean", true };
+	doc__headingf(d, 3, "GPU kernels by GPU time");
+	doc__table(d, cols, n);
+	for (size_t i = 0; i < s->gpu_kernel_count && i < TOP_CUDA_ROWS; i++) {
+		const struct gpu_kernel_stat *k = &s->gpu_kernels[i];
+
+		doc__row(d);
+		doc__text(d, k->name, SIZE_MAX);
+		doc__printf(d, "\t%u", k->pid);
+		report__field_cells(d, k, report__gpu_kernel_time, REPORT_NFIELDS(report__gpu_kernel_time));
+		doc__printf(d, "\t%.1f us", (double)k->total_ns / (double)k->count / 1e3);
+		doc__row_end(d);
+	}
+	doc__table_end(d);
+	if (s->gpu_kernel_count > TOP_CUDA_ROWS)
+		doc__para(d, "… %zu more kernels (all are in the JSON report)", s->gpu_kernel_count - TOP_CUDA_ROWS);
+}
+
+static void md__gpu_copies(struct doc *d, const struct summary *s)
+{
+	struct doc_col cols[5] = { { "pid", true }, { "kind", false } };
+	size_t n = 2;
+
+	report__field_cols(report__gpu_copy_fields, REPORT_NFIELDS(report__gpu_copy_fields), cols, &n);
+	doc__headingf(d, 3, "GPU copies by kind");
+	doc__table(d, cols, n);
+	for (size_t i = 0; i < s->gpu_copy_count; i++) {
+		const struct gpu_copy_stat *c = &s->gpu_copies[i];
+
+		doc__row(d);
+		doc__printf(d, "%u\t%s", c->pid, report__copy_kind_name(c->copy_kind));
+		report__field_cells(d, c, report__gpu_copy_fields, REPORT_NFIELDS(report__gpu_copy_fields));
+		doc__row_end(d);
+	}
+	doc__table_end(d);
+}
 static const struct doc_col gpu_busy_cols[] = {
 	{ "pid", true }, { "device", true }, { "busy", true }, { "idle", true },
 };
@@ -1053,35 +1089,10 @@ static void md__gpu(struct md *m, const struct summary *s)
 	if (!s->gpu_count)
 		return;
 	md__gpu_processes(d, s);
-	if (s->gpu_kernel_count) {
-		doc__headingf(d, 3, "GPU kernels by GPU time");
-		doc__table(d, gpu_kernel_cols, DOC_NCOLS(gpu_kernel_cols));
-		for (size_t i = 0; i < s->gpu_kernel_count && i < TOP_CUDA_ROWS; i++) {
-			const struct gpu_kernel_stat *k = &s->gpu_kernels[i];
-
-			doc__row(d);
-			doc__text(d, k->name, SIZE_MAX);
-			doc__printf(d, "\t%u\t%" PRIu64 "\t%.3f ms\t%.1f us", k->pid, (uint64_t)k->count, k->total_ns / 1e6,
-				    (double)k->total_ns / (double)k->count / 1e3);
-			doc__row_end(d);
-		}
-		doc__table_end(d);
-		if (s->gpu_kernel_count > TOP_CUDA_ROWS)
-			doc__para(d, "… %zu more kernels (all are in the JSON report)", s->gpu_kernel_count - TOP_CUDA_ROWS);
-	}
-	if (s->gpu_copy_count) {
-		doc__headingf(d, 3, "GPU copies by kind");
-		doc__table(d, gpu_copy_cols, DOC_NCOLS(gpu_copy_cols));
-		for (size_t i = 0; i < s->gpu_copy_count; i++) {
-			const struct gpu_copy_stat *c = &s->gpu_copies[i];
-
-			doc__row(d);
-			doc__printf(d, "%u\t%s\t%" PRIu64 "\t%" PRIu64 "\t%.3f ms", c->pid, report__copy_kind_name(c->copy_kind),
-				    (uint64_t)c->count, (uint64_t)c->bytes, c->total_ns / 1e6);
-			doc__row_end(d);
-		}
-		doc__table_end(d);
-	}
+	if (s->gpu_kernel_count)
+		md__gpu_kernels(d, s);
+	if (s->gpu_copy_count)
+		md__gpu_copies(d, s);
 	if (s->gpu_device_count) {
 		doc__headingf(d, 3, "GPU busy time");
 		doc__table(d, gpu_busy_cols, DOC_NCOLS(gpu_busy_cols));
@@ -1096,6 +1107,7 @@ static void md__gpu(struct md *m, const struct summary *s)
 		doc__table_end(d);
 	}
 }
+
 /* The findings, most cost first, one paragraph each; then what could not
  * be judged and the flag that would let it be. */
 static void md__findings(struct md *m, const struct findings *fs, const char *title, const char *none,
