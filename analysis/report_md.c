@@ -1076,6 +1076,7 @@ static void md__gpu_copies(struct doc *d, const struct summary *s)
 	}
 	doc__table_end(d);
 }
+
 static const struct doc_col gpu_busy_cols[] = {
 	{ "pid", true }, { "device", true }, { "busy", true }, { "idle", true },
 };
@@ -1308,6 +1309,7 @@ int report__doc_details(struct doc *d, const struct analysis *a)
 	*d = m.d;
 	return doc__finish(d);
 }
+
 int report__write_markdown(FILE *f, const struct analysis *a)
 {
 	struct md m = { .d = { .f = f } };
