@@ -175,6 +175,9 @@ static json_t *json_sampling(const struct sampling *sm)
 	SET(o, "hot_path_on_s", json_real(sm->sampled ? ns_to_s(sm->on_ns) : 0));
 	SET(o, "coverage", json_real(sm->sampled ? sm->coverage : 1));
 	SET(o, "max_switch_s", json_real(ns_to_s(sm->switch_ns_max)));
+	SET(o, "faults_sampled", json_boolean(sm->faults_sampled));
+	SET(o, "fault_windows", json_u64(sm->faults_sampled ? sm->fault_windows : 1));
+	SET(o, "faults_coverage", json_real(sm->faults_sampled ? sm->faults_coverage : 1));
 	SET(o, "processes", procs = json_array());
 	for (size_t i = 0; i < sm->proc_count; i++) {
 		const struct sampling_process *sp = &sm->procs[i];
@@ -630,6 +633,7 @@ static const struct report_field thread_work[] = {
 	JF(struct thread_summary, major_faults, "major_faults"),
 	JF_S(struct thread_summary, fault_ns, "fault_s"),
 	JF_S(struct thread_summary, major_fault_ns, "major_fault_s"),
+	JF(struct thread_summary, faults_estimated, "faults_estimated"),
 	JF(struct thread_summary, created, "created"),
 	JF(struct thread_summary, exited, "exited"),
 	JF_S(struct thread_summary, cuda_sync_ns, "cuda_sync_s"),

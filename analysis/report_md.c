@@ -394,6 +394,19 @@ static void md__sampling(struct md *m, const struct summary *s)
 {
 	const struct sampling *sm = &s->sampling;
 
+	if (sm->faults_sampled) {
+		doc__open(&m->d, DOC_QUOTE);
+		doc__strong(&m->d, true);
+		doc__printf(&m->d, "Sampled:");
+		doc__strong(&m->d, false);
+		doc__printf(&m->d, " page-fault tracing would have cost more than the %.3g%% overhead budget, so it was "
+			    "on %.1f%% of the time, in %zu windows. Fault counts and times marked ≈ are extrapolated over "
+			    "each thread's life from those windows (", sm->budget_pct, 100 * sm->faults_coverage,
+			    sm->fault_windows);
+		doc__code(&m->d, "--budget off");
+		doc__printf(&m->d, " traces every fault).");
+		doc__close(&m->d);
+	}
 	if (!sm->sampled)
 		return;
 	doc__open(&m->d, DOC_QUOTE);
@@ -476,9 +489,9 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 		shown++;
 		md__thread_cells(m, t);
 		report__field_cells(d, t, report__thread_cpu, REPORT_NFIELDS(report__thread_cpu));
-		doc__printf(d, "\t%.3f (%.3f)\t%" PRIu64 "/%" PRIu64 "\t%.3f", ns_to_s(blocked_ns(t)),
-			    ns_to_s(t->blocked_io_ns), (uint64_t)t->minor_faults, (uint64_t)t->major_faults,
-			    ns_to_s(t->fault_ns));
+		doc__printf(d, "\t%.3f (%.3f)\t%s%" PRIu64 "/%" PRIu64 "\t%s%.3f", ns_to_s(blocked_ns(t)),
+			    ns_to_s(t->blocked_io_ns), t->faults_estimated ? "≈" : "", (uint64_t)t->minor_faults,
+			    (uint64_t)t->major_faults, t->faults_estimated ? "≈" : "", ns_to_s(t->fault_ns));
 		doc__row_end(d);
 	}
 	doc__table_end(d);
