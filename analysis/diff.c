@@ -505,6 +505,19 @@ static size_t kernels_shown(const struct diff *d)
 	return n;
 }
 
+/* "- **Base:** base.isr — 120 steps in ...": a run, an item of the list. */
+static void md_run_item(struct doc *f, const struct diff *d, const char *which, const char *path,
+			const struct diff_run *r)
+{
+	doc__item(f);
+	doc__strong(f, true);
+	doc__printf(f, "%s", which);
+	doc__strong(f, false);
+	doc__printf(f, " ");
+	doc__text(f, path, SIZE_MAX);
+	md_run(f, d, r);
+}
+
 /* The two runs, what changed, then the findings by rule. */
 static void doc_findings(struct doc *f, const struct diff *d)
 {
@@ -521,20 +534,8 @@ static void doc_findings(struct doc *f, const struct diff *d)
 	snprintf(heads[2], sizeof(heads[2]), "change %s/%s", tu, per);
 	doc__headingf(f, 1, "inferscope-bpf diff");
 	doc__open(f, DOC_LIST);
-	doc__item(f);
-	doc__strong(f, true);
-	doc__printf(f, "Base:");
-	doc__strong(f, false);
-	doc__printf(f, " ");
-	doc__text(f, d->base_path, SIZE_MAX);
-	md_run(f, d, &d->base);
-	doc__item(f);
-	doc__strong(f, true);
-	doc__printf(f, "New:");
-	doc__strong(f, false);
-	doc__printf(f, " ");
-	doc__text(f, d->new_path, SIZE_MAX);
-	md_run(f, d, &d->new_);
+	md_run_item(f, d, "Base:", d->base_path, &d->base);
+	md_run_item(f, d, "New:", d->new_path, &d->new_);
 	doc__close(f);
 	doc__open(f, DOC_PARA);
 	doc__strong(f, true);
