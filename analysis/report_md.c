@@ -401,7 +401,7 @@ static void md__sampling(struct md *m, const struct summary *s)
 		doc__strong(&m->d, false);
 		doc__printf(&m->d, " page-fault tracing would have cost more than the %.3g%% overhead budget, so it was "
 			    "on %.1f%% of the time, in %zu windows. Fault counts and times marked ≈ are extrapolated over "
-			    "each thread's life from those windows (", sm->budget_pct, 100 * sm->faults_coverage,
+			    "each thread's time on a CPU from its part inside those windows (", sm->budget_pct, 100 * sm->faults_coverage,
 			    sm->fault_windows);
 		doc__code(&m->d, "--budget off");
 		doc__printf(&m->d, " traces every fault).");
