@@ -350,6 +350,19 @@ static void test_faults_sampled_within_the_budget(void **state)
 		      th_num(sm, "fault_windows"));
 	assert_true(counted > 0 && est > 0.75 * (double)counted && est < 1.35 * (double)counted);
 	json_decref(r);
+	/* the Markdown says so, and marks the thread's counts */
+	{
+		char md[600], *text;
+		char *argv2[] = { TRACER, "analyze", c->f.isr, "-o", md, NULL };
+
+		snprintf(md, sizeof(md), "%s/report.md", c->f.dir);
+		th_expect_exit(th_run(argv2, c->f.err), 0, c->f.err);
+		text = th_slurp(md);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "page-fault tracing would have cost more than the 1% overhead budget"));
+		assert_non_null(strstr(text, "| ≈"));
+		free(text);
+	}
 }
 
 /*
