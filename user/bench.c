@@ -131,47 +131,36 @@ static struct work_result run_cuda_sync(double seconds, int threads)
 /* Two threads bouncing a byte over two pipes: every round trip is two
  * wakeups and at least two context switches. */
 struct pingpong {
-	int ab[2], ba[2];
+	struct bench_pipes pp;
 	double end;
 	double trips;
 };
 
-static void *pong(void *arg)
-{
-	struct pingpong *p = arg;
-	char c;
-
-	while (read(p->ab[0], &c, 1) == 1 && c)
-		if (write(p->ba[1], &c, 1) != 1)
-			break;
-	return NULL;
-}
-
 static struct work_result run_pingpong(double seconds, int threads)
 {
 	struct work_result r = { 0, 0 };
-	struct pingpong p = { { -1, -1 }, { -1, -1 }, 0, 0 };
+	struct pingpong p = { { { -1, -1 }, { -1, -1 } }, 0, 0 };
 	pthread_t t;
 	double t0;
 	char c = 1;
 
 	(void)threads;
-	if (pipe(p.ab) || pipe(p.ba))
+	if (pipe(p.pp.ab) || pipe(p.pp.ba))
 		return r;
-	if (pthread_create(&t, NULL, pong, &p))
+	if (pthread_create(&t, NULL, bench_pong, &p.pp))
 		return r;
 	t0 = now_s();
 	p.end = t0 + seconds;
 	while (now_s() < p.end) {
 		for (int i = 0; i < 100; i++) {
-			if (write(p.ab[1], &c, 1) != 1 || read(p.ba[0], &c, 1) != 1)
+			if (write(p.pp.ab[1], &c, 1) != 1 || read(p.pp.ba[0], &c, 1) != 1)
 				goto out;
 			p.trips++;
 		}
 	}
 out:
 	c = 0;
-	if (write(p.ab[1], &c, 1) == 1)
+	if (write(p.pp.ab[1], &c, 1) == 1)
 		pthread_join(t, NULL);
 	r.ops = p.trips;
 	r.seconds = now_s() - t0;

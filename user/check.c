@@ -26,13 +26,6 @@
 #include "text.h"
 #include "tracer.h"
 
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
-
 const char *check_status_name(enum check_status s)
 {
 	static const char *const names[] = { "ok", "warn", "absent", "fail" };

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <linux/types.h>
 #include "elf_file.h"
+#include "proc.h"
 #include "lib_search.h"
 
 _Static_assert(PATH_MAX == 4096, "lib_search__exe's buffer");
@@ -184,4 +185,26 @@ bool lib_search__named(const char *path, const char *prefix)
 	const char *base = strrchr(path, '/');
 
 	return strncmp(base ? base + 1 : path, prefix, strlen(prefix)) == 0;
+}
+
+int lib_search__mapped(__u32 pid, bool (*is)(const char *file, const void *ctx),
+		       int (*found)(void *ctx, const char *file, bool deleted, const char *root_path), void *ctx)
+{
+	char path[PATH_MAX + 32];
+	struct proc_maps *maps = proc_maps__open(pid);
+	struct proc_map m;
+	int r;
+
+	if (!maps)
+		return -errno;
+	while ((r = proc_maps__next(maps, &m)) > 0) {
+		if (!proc_map__is_file(&m) || !is(m.path, ctx))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m.path);
+		r = found(ctx, m.path, strstr(m.path, " (deleted)") != NULL, path);
+		if (r)
+			break;
+	}
+	proc_maps__close(maps);
+	return r;
 }

@@ -35,4 +35,13 @@ int lib_search__exe(const char *exe, bool resolve, char out[4096]);
 /* Whether the file name of path starts with prefix ("libcuda.so"). */
 bool lib_search__named(const char *path, const char *prefix);
 
+/* Calls found for each file mapping of pid that `is` accepts (by the path
+ * in its maps, file): deleted when the file was deleted since it was
+ * mapped, root_path the path that reaches it from here (through
+ * /proc/PID/root, so that files inside containers are found). found
+ * returns 0 to go on; its other values stop the walk and are returned.
+ * 0 when it went through every mapping, or -errno (-ESRCH: pid is gone). */
+int lib_search__mapped(__u32 pid, bool (*is)(const char *file, const void *ctx),
+		       int (*found)(void *ctx, const char *file, bool deleted, const char *root_path), void *ctx);
+
 #endif

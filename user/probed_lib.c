@@ -9,7 +9,6 @@
 #include <sys/sysmacros.h>
 #include "clock.h"
 #include "elf_file.h"
-#include "proc.h"
 #include "cuda_cookie.h"
 #include "cuda_funcs.h"
 #include "nccl_funcs.h"
@@ -269,6 +268,7 @@ struct found {
 	struct probed_mapping *out;
 	size_t max, n;
 	FILE *note;
+	__u32 pid;	/* of the maps read */
 };
 
 /* Adds lib, reached by path, unless it is there. */
@@ -284,38 +284,41 @@ static void found_lib(struct found *f, const struct probed_lib *lib, const char 
 	f->n++;
 }
 
+static bool of_kind(const char *file, const void *ctx)
+{
+	const struct found *f = ctx;
+
+	return probed_lib_kind__names(f->c->kind, file);
+}
+
+/* A file of the kind mapped in pid: resolved, unless it was deleted; what
+ * cannot be is said on f->note. */
+static int mapped_found(void *ctx, const char *file, bool deleted, const char *root_path)
+{
+	struct found *f = ctx;
+	char err[PATH_MAX + 128];
+	const struct probed_lib *lib;
+
+	if (deleted) {
+		if (f->note)
+			fprintf(f->note, "inferscope-bpf: pid %u maps %s, a file deleted since: its %s calls cannot be "
+				"probed\n", f->pid, file, f->c->kind->what);
+		return 0;
+	}
+	lib = probed_libs__resolve(f->c, root_path, err, sizeof(err));
+	if (lib)
+		found_lib(f, lib, root_path);
+	else if (f->note && errno != ENOENT && errno != ESRCH)
+		fprintf(f->note, "inferscope-bpf: pid %u: %s; its %s calls through it are not traced\n", f->pid, err,
+			f->c->kind->what);
+	return 0;
+}
+
 int probed_libs__mapped(struct probed_libs *c, __u32 pid, struct probed_mapping *out, size_t max, FILE *warn)
 {
-	char path[PATH_MAX + 32], err[PATH_MAX + 128];
-	struct found f = { c, out, max, 0, NULL };
-	struct proc_maps *maps = proc_maps__open(pid);
-	struct proc_map m;
-	int r;
+	struct found f = { c, out, max, 0, warn, pid };
+	int r = lib_search__mapped(pid, of_kind, mapped_found, &f);
 
-	if (!maps)
-		return -errno;
-	while ((r = proc_maps__next(maps, &m)) > 0) {
-		const struct probed_lib *lib;
-
-		if (!proc_map__is_file(&m) || !probed_lib_kind__names(c->kind, m.path))
-			continue;
-		if (strstr(m.path, " (deleted)")) {
-			if (warn)
-				fprintf(warn, "inferscope-bpf: pid %u maps %s, a file deleted since: its %s calls "
-					"cannot be probed\n", pid, m.path, c->kind->what);
-			continue;
-		}
-		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m.path);
-		lib = probed_libs__resolve(c, path, err, sizeof(err));
-		if (!lib) {
-			if (warn && errno != ENOENT && errno != ESRCH)
-				fprintf(warn, "inferscope-bpf: pid %u: %s; its %s calls through it are not traced\n",
-					pid, err, c->kind->what);
-			continue;
-		}
-		found_lib(&f, lib, path);
-	}
-	proc_maps__close(maps);
 	return r < 0 ? r : (int)f.n;
 }
 
@@ -359,7 +362,7 @@ static void candidate_wheel(struct found *f, const char *exe)
 int probed_libs__candidates(struct probed_libs *c, const char *exe, struct probed_mapping *out, size_t max,
 			    FILE *note)
 {
-	struct found f = { c, out, max, 0, note };
+	struct found f = { c, out, max, 0, note, 0 };
 
 	lib_search__candidates(c->kind->soname, exe, c->kind->std_dirs, candidate, &f, note);
 	if (exe && c->kind->wheel)
