@@ -67,6 +67,8 @@ struct live {
 	struct devmem *dm;
 	bool sampling, hot_on;	/* the budget switches the launch probes; they are on now */
 	__u64 hot_since, hot_on_ns;
+	bool faults_sampling, faults_on;	/* the same for page-fault tracing */
+	__u64 faults_since, faults_on_ns;
 	__u64 prev_at, first_ts;
 	__u64 events;
 	struct live_snapshot snap;
@@ -124,6 +126,7 @@ struct live *live__new(const __u32 *pids, size_t n, __u32 ncpus)
 		return NULL;
 	}
 	l->hot_on = true;
+	l->faults_on = true;
 	return l;
 }
 
@@ -252,7 +255,22 @@ static void on_sampling(struct live *l, const struct isr_ev_sampling *s)
 	} else if (s->kind == ISR_SAMPLING_ON && !l->hot_on) {
 		l->hot_on = true;
 		l->hot_since = s->hdr.ts_ns;
+	} else if (s->kind == ISR_SAMPLING_FAULTS_OFF && l->faults_on) {
+		l->faults_sampling = true;
+		l->faults_on = false;
+		l->faults_on_ns += since(s->hdr.ts_ns, l->faults_since);
+	} else if (s->kind == ISR_SAMPLING_FAULTS_ON && !l->faults_on) {
+		l->faults_on = true;
+		l->faults_since = s->hdr.ts_ns;
 	}
+}
+
+/* What the counts seen in an interval of interval_ns are multiplied by
+ * when their probes were on only on_ns of it (1 when not sampled, or
+ * never on in it: nothing seen, nothing extrapolated). */
+static double on_scale(bool sampling, __u64 on_ns, __u64 interval_ns)
+{
+	return sampling && on_ns && on_ns < interval_ns ? (double)interval_ns / (double)on_ns : 1.0;
 }
 
 /* What the event told of the threads it touched: the state a thread was
@@ -457,15 +475,15 @@ out:
 
 int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **out)
 {
-	__u64 from = l->prev_at ? l->prev_at : l->first_ts, interval, hot_ns;
+	__u64 from = l->prev_at ? l->prev_at : l->first_ts, interval;
 	size_t n = 0, count = l->tasks ? tasks__count(l->tasks) : 0;
-	double scale = 1.0;
+	double scale, fscale;
 	int err;
 
 	interval = since(now_ns, from);
-	hot_ns = l->hot_on_ns + (l->hot_on ? since(now_ns, l->hot_since) : 0);
-	if (l->sampling && hot_ns && hot_ns < interval)
-		scale = (double)interval / (double)hot_ns;
+	scale = on_scale(l->sampling, l->hot_on_ns + (l->hot_on ? since(now_ns, l->hot_since) : 0), interval);
+	fscale = on_scale(l->faults_sampling, l->faults_on_ns + (l->faults_on ? since(now_ns, l->faults_since) : 0),
+			  interval);
 	free(l->snap.procs);
 	memset(&l->snap, 0, sizeof(l->snap));
 	l->snap.at_ns = now_ns;
@@ -499,7 +517,7 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 			r->runq_pct = pct(runq_ns, interval);
 			r->cpu_pct = pct(cpu_ns, interval);
 			r->blocked_pct = pct(blocked_ns, interval);
-			r->faults_per_s = interval ? (double)t->faults * 1e9 / (double)interval : 0;
+			r->faults_per_s = interval ? (double)t->faults * fscale * 1e9 / (double)interval : 0;
 		}
 		t->launches = t->faults = t->sync_ns = t->gil_ns = 0;
 	}
@@ -562,6 +580,8 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	l->prev_at = now_ns;
 	l->hot_on_ns = 0;
 	l->hot_since = now_ns;
+	l->faults_on_ns = 0;
+	l->faults_since = now_ns;
 	*out = &l->snap;
 	return err;
 }

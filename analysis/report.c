@@ -199,6 +199,9 @@ static json_t *json_sampling(const struct sampling *sm)
 	SET(o, "hot_path_on_s", json_real(sm->sampled ? ns_to_s(sm->on_ns) : 0));
 	SET(o, "coverage", json_real(sm->sampled ? sm->coverage : 1));
 	SET(o, "max_switch_s", json_real(ns_to_s(sm->switch_ns_max)));
+	SET(o, "faults_sampled", json_boolean(sm->faults_sampled));
+	SET(o, "fault_windows", json_u64(sm->faults_sampled ? sm->fault_windows : 1));
+	SET(o, "faults_coverage", json_real(sm->faults_sampled ? sm->faults_coverage : 1));
 	SET(o, "processes", procs = json_array());
 	for (size_t i = 0; i < sm->proc_count; i++) {
 		const struct sampling_process *sp = &sm->procs[i];
@@ -760,6 +763,7 @@ static json_t *json_threads(const struct summary *s, const struct py_report *py)
 		SET(o, "major_faults", json_u64(t->major_faults));
 		SET(o, "fault_s", json_real(ns_to_s(t->fault_ns)));
 		SET(o, "major_fault_s", json_real(ns_to_s(t->major_fault_ns)));
+		SET(o, "faults_estimated", json_boolean(t->faults_estimated));
 		SET(o, "created", json_boolean(t->created));
 		SET(o, "exited", json_boolean(t->exited));
 		SET(o, "cuda_sync_s", json_real(ns_to_s(t->cuda_sync_ns)));
@@ -1822,6 +1826,12 @@ static void md__sampling(struct md *m, const struct summary *s)
 {
 	const struct sampling *sm = &s->sampling;
 
+	if (sm->faults_sampled)
+		md__printf(m, "> **Sampled:** page-fault tracing would have cost more than the %.3g%% overhead budget, so "
+			      "it was on %.1f%% of the time, in %zu windows. Fault counts and times marked ≈ are "
+			      "extrapolated over each thread's life from those windows (`--budget off` traces every "
+			      "fault).\n\n",
+			   sm->budget_pct, 100 * sm->faults_coverage, sm->fault_windows);
 	if (!sm->sampled)
 		return;
 	md__printf(m, "> **Sampled:** the CUDA hot path (launches, async copies, memsets) would have cost more "
@@ -1881,10 +1891,11 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 		shown++;
 		md__printf(m, "| %u | %u | ", t->pid, t->tid);
 		md__thread(m, t->pid, t->tid, t->comm);
-		md__printf(m, " | %.3f | %.3f | %.3f | %.3f (%.3f) | %" PRIu64 "/%" PRIu64 " | %.3f |\n",
+		md__printf(m, " | %.3f | %.3f | %.3f | %.3f (%.3f) | %s%" PRIu64 "/%" PRIu64 " | %s%.3f |\n",
 			   ns_to_s(t->on_cpu_ns), ns_to_s(t->off_cpu_ns), ns_to_s(t->runqueue_wait_ns),
-			   ns_to_s(blocked_ns(t)), ns_to_s(t->blocked_io_ns),
-			   (uint64_t)t->minor_faults, (uint64_t)t->major_faults, ns_to_s(t->fault_ns));
+			   ns_to_s(blocked_ns(t)), ns_to_s(t->blocked_io_ns), t->faults_estimated ? "≈" : "",
+			   (uint64_t)t->minor_faults, (uint64_t)t->major_faults, t->faults_estimated ? "≈" : "",
+			   ns_to_s(t->fault_ns));
 	}
 	if (more)
 		md__printf(m, "\n… %zu more threads (all of them are in the JSON report)\n", more);

@@ -6,6 +6,7 @@
  * claims it.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -670,6 +671,19 @@ static __u64 fault_tracer_ns(const struct rule_ctx *c, const struct fault_tally 
 	return share >= 1 ? fault_ns : (__u64)(share * (double)fault_ns);
 }
 
+/* Faults traced in windows (the budget sampled them): what the summary
+ * extrapolated the thread's fault count by (sampling__faults_scale), 1
+ * when they were all traced. */
+static double fault_scale(const struct rule_ctx *c, const struct attr_thread *t, const struct fault_tally *ft)
+{
+	const struct thread_summary *ts = summary__thread(c->sum, t->pid, t->tid);
+	__u64 seen = ft ? ft->minor + ft->major : 0;
+
+	if (!ts || !ts->faults_estimated || !seen)
+		return 1;
+	return (double)(ts->minor_faults + ts->major_faults) / (double)seen;
+}
+
 static int fault_finish(void *state, struct rule_ctx *c)
 {
 	struct fault_state *s = state;
@@ -680,6 +694,7 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		const struct attr_thread *t = attribution__thread_at(c->attr, i);
 		__u64 causes[CAUSE_MAX], base = rule_thread_base(c, t), tracer, cost;
 		const struct fault_tally *ft = NULL;
+		double k;
 		const struct fault_file *top = NULL;
 		char who[96];
 		struct finding *f;
@@ -695,7 +710,12 @@ static int fault_finish(void *state, struct rule_ctx *c)
 		tracer = fault_tracer_ns(c, ft, causes[CAUSE_FAULT]);
 		if (rule_claim_part(c, t->pid, t->tid, CAUSE_FAULT, tracer))
 			return -ENOMEM;
-		cost = causes[CAUSE_FAULT] - tracer;
+		/* sampled: the windows' fault time, less what tracing it cost,
+		 * over the thread's life */
+		k = fault_scale(c, t, ft);
+		cost = (__u64)((double)(causes[CAUSE_FAULT] - tracer) * k);
+		if (cost > base)
+			cost = base;
 		if (!over_threshold(c, cost, base))
 			continue;
 		f = thread_finding(c, "page_fault_storm", t, cost, base, CAUSE_FAULT);
@@ -714,12 +734,21 @@ static int fault_finish(void *state, struct rule_ctx *c)
 			ev_set(f->evidence, "tracer_s", ev_seconds(tracer));
 			ev_set(f->evidence, "measured_s", ev_seconds(causes[CAUSE_FAULT]));
 		}
+		if (k != 1)
+			err |= finding__say(f, ", extrapolated from the %.0f%% of the recording in which the overhead "
+					       "budget let page faults be traced", 100 * c->sum->sampling.faults_coverage);
 		if (ft) {
-			err |= finding__say(f, ": %llu minor, %llu major (%llu from files, %llu anonymous: swapped out)",
-					    (unsigned long long)ft->minor, (unsigned long long)ft->major,
-					    (unsigned long long)ft->major_file, (unsigned long long)ft->major_anon);
-			ev_set(f->evidence, "minor_faults", ev_u64(ft->minor));
-			ev_set(f->evidence, "major_faults", ev_u64(ft->major));
+			const char *about = k != 1 ? "≈" : "";
+
+			err |= finding__say(f, ": %s%llu minor, %s%llu major (%s%llu from files, %s%llu anonymous: swapped "
+					       "out)", about, (unsigned long long)llround((double)ft->minor * k), about,
+					    (unsigned long long)llround((double)ft->major * k), about,
+					    (unsigned long long)llround((double)ft->major_file * k), about,
+					    (unsigned long long)llround((double)ft->major_anon * k));
+			ev_set(f->evidence, "minor_faults", ev_u64((__u64)llround((double)ft->minor * k)));
+			ev_set(f->evidence, "major_faults", ev_u64((__u64)llround((double)ft->major * k)));
+			ev_set(f->evidence, "faults_seen", ev_u64(ft->minor + ft->major));
+			ev_set(f->evidence, "faults_estimated", json_boolean(k != 1));
 			ev_set(f->evidence, "major_file_faults", ev_u64(ft->major_file));
 			ev_set(f->evidence, "major_anon_faults", ev_u64(ft->major_anon));
 			ev_set(f->evidence, "fault_s", ev_seconds(ft->ns));

@@ -370,6 +370,9 @@ struct sampling_builder {
 	struct window *w;	/* every window so far, the last one open when `open` */
 	size_t nwin, win_cap;
 	bool open;
+	__u64 (*fw)[2];		/* page-fault tracing's windows so far, the last one open when `fopen` */
+	size_t nfw, fw_cap;
+	bool fopen;
 	struct proc_acc *procs;
 	size_t count, cap;
 };
@@ -422,6 +425,34 @@ static void on_overhead(struct sampling_overhead *o, const struct isr_ev_samplin
 	}
 }
 
+/* Page-fault tracing's windows: on from the start to the first FAULTS_OFF
+ * (a flight-recorder window that begins with a FAULTS_ON began in a gap),
+ * then from each FAULTS_ON to the next FAULTS_OFF or the end. */
+static int on_faults_switch(struct sampling_builder *b, bool on, __u64 ts)
+{
+	b->s.faults_sampled = true;
+	if (!on) {
+		if (b->fopen)
+			b->fw[b->nfw - 1][1] = ts;
+		else if (!b->nfw && !array__reserve(&b->fw, &b->fw_cap, 1, sizeof(*b->fw))) {
+			b->fw[0][0] = b->start;
+			b->fw[b->nfw++][1] = ts;
+		} else if (!b->nfw) {
+			return -ENOMEM;
+		}
+		b->fopen = false;
+		return 0;
+	}
+	if (b->fopen)
+		return 0;
+	if (array__reserve(&b->fw, &b->fw_cap, b->nfw + 1, sizeof(*b->fw)))
+		return -ENOMEM;
+	b->fw[b->nfw][0] = ts;
+	b->fw[b->nfw++][1] = b->end;
+	b->fopen = true;
+	return 0;
+}
+
 /* The budget's settings, and the windows: from the recording start (or an
  * ON event, the end of an attach) to the next OFF event (the start of a
  * release), or to the end. */
@@ -434,6 +465,8 @@ static int on_sampling(struct sampling_builder *b, const struct isr_ev_sampling 
 		on_overhead(&s->overhead, e);
 		return 0;
 	}
+	if (e->kind == ISR_SAMPLING_FAULTS_ON || e->kind == ISR_SAMPLING_FAULTS_OFF)
+		return on_faults_switch(b, e->kind == ISR_SAMPLING_FAULTS_ON, ts);
 
 	if (e->switch_ns > s->switch_ns_max)
 		s->switch_ns_max = e->switch_ns;
@@ -556,6 +589,17 @@ int sampling_builder__finish(struct sampling_builder *b, struct sampling *out)
 	out->hit_cost_ns = b->s.hit_cost_ns;
 	out->switch_ns_max = b->s.switch_ns_max;
 	out->sampled = b->s.sampled;
+	if (b->s.faults_sampled) {
+		out->faults_sampled = true;
+		out->fault_windows = b->nfw;
+		for (i = 0; i < b->nfw; i++)
+			out->faults_on_ns += b->fw[i][1] > b->fw[i][0] ? b->fw[i][1] - b->fw[i][0] : 0;
+		out->faults_coverage = b->end > b->start ? (double)out->faults_on_ns / (double)(b->end - b->start) : 1;
+		out->fault_on = malloc((b->nfw ? b->nfw : 1) * sizeof(*out->fault_on));
+		if (!out->fault_on)
+			return -ENOMEM;
+		memcpy(out->fault_on, b->fw, b->nfw * sizeof(*out->fault_on));
+	}
 	if (!out->sampled || !nwin)
 		return 0;
 	out->windows = nwin;
@@ -594,7 +638,46 @@ void sampling_builder__free(struct sampling_builder *b)
 	}
 	free(b->procs);
 	free(b->w);
+	free(b->fw);
 	free(b);
+}
+
+static __u64 faults_overlap(const __u64 (*w)[2], size_t n, __u64 from, __u64 to)
+{
+	__u64 on = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		__u64 a = w[i][0] > from ? w[i][0] : from, z = w[i][1] < to ? w[i][1] : to;
+
+		if (z > a)
+			on += z - a;
+	}
+	return on;
+}
+
+__u64 sampling_builder__faults_on(const struct sampling_builder *b, __u64 from, __u64 to)
+{
+	if (from < b->start)
+		from = b->start;
+	if (to > b->end)
+		to = b->end;
+	if (to <= from)
+		return 0;
+	if (!b->s.faults_sampled)
+		return to - from;	/* on from the start, never switched off yet */
+	return faults_overlap((const __u64 (*)[2])b->fw, b->nfw, from, to);
+}
+
+double sampling__faults_scale(const struct sampling *s, __u64 oncpu, __u64 oncpu_seen, __u64 faults)
+{
+	double traced = s->overhead.measured ? (double)faults * s->overhead.fault_ns : 0, eff;
+
+	if (!s->faults_sampled || !oncpu_seen || oncpu <= oncpu_seen)
+		return 1;
+	eff = (double)oncpu_seen - traced;
+	if (eff < (double)oncpu_seen / 5)
+		eff = (double)oncpu_seen / 5;
+	return 1 + (double)(oncpu - oncpu_seen) / eff;
 }
 
 const char *sampling_slowdown__name(enum sampling_slowdown s)
@@ -654,4 +737,7 @@ void sampling__free(struct sampling *s)
 	free(s->procs);
 	s->procs = NULL;
 	s->proc_count = 0;
+	free(s->fault_on);
+	s->fault_on = NULL;
+	s->fault_windows = 0;
 }

@@ -98,6 +98,16 @@ struct sampling {
 	__u64 switch_ns_max;	/* slowest attach or release */
 	struct sampling_process *procs;	/* processes with hot-path calls, by pid */
 	size_t proc_count;
+	/* Page-fault tracing, sampled under a budget of its own
+	 * (ISR_SAMPLING_FAULTS_ON, _OFF): on from the start to the first
+	 * switch off, then in windows. A thread's faults and fault time are
+	 * extrapolated over its life from the part of it inside the windows
+	 * (sampling__faults_scale). */
+	bool faults_sampled;		/* it was switched off at least once */
+	size_t fault_windows;
+	__u64 faults_on_ns;
+	double faults_coverage;		/* faults_on_ns / recording duration */
+	__u64 (*fault_on)[2];		/* [start, end) of each window, in order */
 };
 
 /* The sampling of the events fed, in pass order; [start, end] the
@@ -114,9 +124,22 @@ void sampling_builder__free(struct sampling_builder *b);
 bool sampling__is_tracer(const struct sampling *s, __u32 pid);
 /* The scale of pid's hot-path counts: 1 when not sampled. */
 double sampling__scale(const struct sampling *s, __u32 pid);
+/* What a thread's fault counts and time are multiplied by, `seen` faults
+ * in the oncpu_seen ns of its oncpu ns on a CPU that lay inside the fault
+ * windows: a thread faults only while it runs, so its faults per second on
+ * a CPU inside the windows are its rate in the gaps too. Tracing slowed it
+ * in the windows by the faults' measured cost (a thread that does nothing
+ * but fault ran 1.6 times slower traced on the project VM): that time is
+ * taken out of the windows' before the rate is told (at most four fifths
+ * of it). 1 when faults were not sampled, or when it was never on a CPU
+ * inside a window (nothing was seen, nothing is extrapolated). */
+double sampling__faults_scale(const struct sampling *s, __u64 oncpu, __u64 oncpu_seen, __u64 seen);
 /* The slowdown applied to pid's gaps (1 when not sampled or not applied). */
 double sampling__slowdown(const struct sampling *s, __u32 pid);
 
+/* Of [from, to), the time page-fault tracing was on, as the switches fed
+ * so far tell (a window still open runs on). */
+__u64 sampling_builder__faults_on(const struct sampling_builder *b, __u64 from, __u64 to);
 /* The time the hot-path probes were on, in order: [start, end) of window i
  * of sampling_builder__on_count() (one, the whole recording, when the hot
  * path was never switched off). A window's release (its probes being

@@ -33,6 +33,8 @@ struct tstate {
 	struct thread_summary s;
 	__u64 *sync_ns_by_fn;	/* [ISR_CUDA_FN_MAX], once the thread synchronizes */
 	__u64 hot_calls;	/* calls of the entry-only families (scaled when sampled) */
+	__u64 run_since;	/* on a CPU since, as the last event that touched it told; 0: not */
+	__u64 run_faults_on;	/* on a CPU while page-fault tracing was on (sampling.h) */
 	bool gil_seen;		/* any GIL event of the thread yet */
 	__u64 gil_held_since;	/* holds the GIL since (PyEval_RestoreThread returned); 0: not */
 	struct htab waker_idx;	/* pid << 32 | tid of a waker -> index in wakers */
@@ -121,9 +123,8 @@ static void copy_comm(char dst[16], const char *src, size_t srclen)
 
 /* The counts of the thread the event is about: NULL when it is not a
  * target's live thread (or on error, with *err set). */
-static struct tstate *ctx__thread(struct ctx *c, int *err)
+static struct tstate *ctx__tstate(struct ctx *c, const struct task_thread *tt, int *err)
 {
-	const struct task_thread *tt = c->chg->thread;
 	size_t n = tasks__count(c->tasks);
 
 	*err = 0;
@@ -137,6 +138,31 @@ static struct tstate *ctx__thread(struct ctx *c, int *err)
 		c->count = n;
 	}
 	return &c->threads[tt->ix];
+}
+
+static struct tstate *ctx__thread(struct ctx *c, int *err)
+{
+	return ctx__tstate(c, c->chg->thread, err);
+}
+
+/* Each thread's time on a CPU while page-fault tracing was on: a running
+ * spell that the event ended (most events of a running thread leave it
+ * running: its spell goes on), and where it starts one, when. */
+static int ctx__running(struct ctx *c)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < c->chg->ntouch && !err; i++) {
+		const struct task_touch *tc = &c->chg->touch[i];
+		struct tstate *t = ctx__tstate(c, tc->t, &err);
+
+		if (!t)
+			break;
+		if (tc->was == TASK_RUNNING && (tc->t->state != TASK_RUNNING || tc->t->since != tc->was_since))
+			t->run_faults_on += sampling_builder__faults_on(c->sampling, tc->was_since, c->chg->ts);
+		t->run_since = tc->t->state == TASK_RUNNING ? tc->t->since : 0;
+	}
+	return err;
 }
 
 static __u64 span(__u64 from, __u64 to)
@@ -856,6 +882,27 @@ static void thread__from_task(struct thread_summary *s, const struct task_thread
 	s->off_cpu_ns = tt->ns[TASK_RUNNABLE] + tt->ns[TASK_BLOCKED] + tt->ns[TASK_IO];
 }
 
+/* Faults traced in windows (sampling.h): extrapolated over the thread's
+ * time on a CPU from the part of it inside them. */
+static void thread__faults_sampled(struct tstate *ts, const struct sampling *sm, const struct sampling_builder *b)
+{
+	struct thread_summary *t = &ts->s;
+	__u64 seen = ts->run_faults_on;
+	double k;
+
+	if (ts->run_since)	/* on a CPU at its end */
+		seen += sampling_builder__faults_on(b, ts->run_since, t->end_ns);
+	k = sampling__faults_scale(sm, t->on_cpu_ns, seen, t->minor_faults + t->major_faults);
+
+	if (k == 1)
+		return;
+	t->faults_estimated = true;
+	t->minor_faults = llround((double)t->minor_faults * k);
+	t->major_faults = llround((double)t->major_faults * k);
+	t->fault_ns = llround((double)t->fault_ns * k);
+	t->major_fault_ns = llround((double)t->major_fault_ns * k);
+}
+
 static int ctx__finish_threads(struct ctx *c, struct summary *s)
 {
 	size_t n = tasks__count(c->tasks);
@@ -883,6 +930,7 @@ static int ctx__finish_threads(struct ctx *c, struct summary *s)
 		}
 		thread__top_sync_fns(t);
 		thread__top_waker(t);
+		thread__faults_sampled(t, &s->sampling, c->sampling);
 		t->s.cuda_launches_observed = t->s.cuda_launches;
 		/* every launch is of an entry-only family */
 		if (s->sampling.sampled && t->hot_calls && scale != 1) {
@@ -982,6 +1030,7 @@ int summary_builder__event(struct summary_builder *b, const struct pass_event *e
 	if (c->chg->image_ended)
 		ctx__proc_gone(c, c->chg->image_ended);
 	err = sampling_builder__event(c->sampling, h);
+	err = err ?: ctx__running(c);
 	err = err ?: gpu_builder__event(c->gpu, e);
 	if (!err && (err = isr_ev_dispatch(&summary_handlers, c, h)) == ISR_EV_UNHANDLED)
 		err = 0;

@@ -134,6 +134,7 @@ struct thread_summary {
 	__u64 minor_faults, major_faults;
 	__u64 fault_ns;			/* time inside fault handling (faults with a known start) */
 	__u64 major_fault_ns;
+	bool faults_estimated;		/* the four above extrapolated from page-fault tracing's windows */
 	__u64 cuda_calls;		/* isr_ev_cuda_call events of the thread (estimated when sampled) */
 	__u64 cuda_launches;		/* (estimated when sampled) */
 	__u64 cuda_launches_observed;

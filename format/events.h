@@ -608,6 +608,8 @@ _Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, flags) == 36, "gil_wai
 #define ISR_SAMPLING_OFF	3 /* the hot-path probes were released */
 #define ISR_SAMPLING_COSTS	4 /* the tracer and its costs here; struct isr_sampling_costs follows */
 #define ISR_SAMPLING_SPENT	5 /* what tracing cost the targets, at the end; struct isr_sampling_spent follows */
+#define ISR_SAMPLING_FAULTS_ON	6 /* page-fault tracing was switched on again (faults are traced from the start) */
+#define ISR_SAMPLING_FAULTS_OFF	7 /* page-fault tracing was switched off */
 
 /*
  * The overhead budget (user/budget.h) at the start of the recording and at
@@ -616,7 +618,9 @@ _Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, flags) == 36, "gil_wai
  * hdr.tid are 0 (about no task). hdr.ts_ns: the probes are surely live from this time
  * on (ON: the end of the attach) or until it (OFF: the start of the
  * release). Calls of those families are seen only while the probes are on;
- * the analysis extrapolates their counts over the off time.
+ * the analysis extrapolates their counts over the off time. FAULTS_ON and
+ * FAULTS_OFF do the same for page-fault tracing, which has a budget of its
+ * own (its spent_ns and credit_ns are that budget's).
  */
 struct isr_ev_sampling {
 	struct isr_ev_hdr hdr;

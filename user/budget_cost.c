@@ -14,7 +14,7 @@
 
 #define TRIM_KEEP	0.9	/* of each phase's timings, the fastest, unless said */
 #define PAGE		4096
-#define FAULT_PAGES	64	/* per phase */
+#define FAULT_PAGES	512	/* per phase */
 #define FAULT_ROUNDS	6
 #define SCHED_TRIPS	32	/* round trips per phase */
 #define SCHED_ROUNDS	6
@@ -146,6 +146,8 @@ static int set_target(struct self_target *s, bool on)
 /* A page fault: one fresh page written. */
 struct fault_arg {
 	struct self_target self;
+	int (*set)(void *arg, bool on);	/* the fault programs */
+	void *set_arg;
 	char *pages;
 	size_t next;
 };
@@ -164,7 +166,7 @@ static int fault_set(void *arg, bool on)
 	}
 	madvise(f->pages, (size_t)FAULT_PAGES * PAGE, MADV_NOHUGEPAGE);
 	f->next = 0;
-	return set_target(&f->self, on);
+	return f->set(f->set_arg, on) ?: set_target(&f->self, on);
 }
 
 static void fault_op(void *arg)
@@ -255,25 +257,26 @@ out:
 	return e;
 }
 
-int budget_cost__measure_core(struct tracer *t, bool faults, struct tracer_costs *c, char *err, size_t errlen)
+int budget_cost__measure_core(struct tracer *t, struct tracer_costs *c, char *err, size_t errlen)
 {
 	struct self_target self = { t, (__u32)getpid(), false };
-	const char *what = "a scheduler event";
-	int e;
+	int e = measure_sched(self, &c->sched_ns);
 
-	e = measure_sched(self, &c->sched_ns);
-	if (!e && faults) {
-		struct fault_arg f = { .self = self };
-		struct cost_ab ab = { fault_op, fault_set, &f, FAULT_PAGES, FAULT_ROUNDS, 0, 0 };
-
-		what = "a page fault";
-		e = budget_cost__ab(&ab, &c->fault_ns);
-		if (f.pages)
-			munmap(f.pages, (size_t)FAULT_PAGES * PAGE);
-	}
 	if (e)
-		snprintf(err, errlen, "cannot measure what tracing %s costs here: %s", what, strerror(-e));
+		snprintf(err, errlen, "cannot measure what tracing a scheduler event costs here: %s", strerror(-e));
 	return e;
+}
+
+int budget_cost__measure_faults(struct tracer *t, int (*set)(void *arg, bool on), void *arg, double *ns)
+{
+	struct fault_arg f = { .self = { t, (__u32)getpid(), false }, .set = set, .set_arg = arg };
+	struct cost_ab ab = { fault_op, fault_set, &f, FAULT_PAGES, FAULT_ROUNDS, 0, 0 };
+	int e = budget_cost__ab(&ab, ns), e2;
+
+	if (f.pages)
+		munmap(f.pages, (size_t)FAULT_PAGES * PAGE);
+	e2 = set(arg, true);
+	return e ?: e2;
 }
 
 void budget_cost__forget(struct tracer *t, __u32 pid)

@@ -55,14 +55,24 @@ void budget_cost__spin(unsigned long iterations);
 unsigned long budget_cost__spin_calibrate(__u64 ns);
 
 /*
- * The costs of what the tracer core and the kernel family do to any
- * target: a scheduler event (two threads of this process ping-ponging on
- * one CPU, a target or not) and, with faults, a traced page fault (fresh
- * pages touched, a target or not). The probes' and the sampler's costs
- * are measured by their families (struct probe_family measure_costs).
- * 0 or -errno with err filled.
+ * The cost of what the tracer core does to any target: a scheduler event
+ * (two threads of this process ping-ponging on one CPU, a target or not).
+ * The probes', the faults' and the sampler's costs are measured by their
+ * families (struct probe_family measure_costs). 0 or -errno with err
+ * filled.
  */
-int budget_cost__measure_core(struct tracer *t, bool faults, struct tracer_costs *c, char *err, size_t errlen);
+int budget_cost__measure_core(struct tracer *t, struct tracer_costs *c, char *err, size_t errlen);
+
+/*
+ * What tracing a page fault costs the faulting thread (fresh pages
+ * touched) into *ns: traced, this process a target, against not traced at
+ * all, the fault programs switched off by set(arg, false) (their
+ * tracepoint and perf events fire for every process while attached: a
+ * target or not only decides what the program does after it ran). Leaves
+ * them switched on (set(arg, true)) and this process no target. 0 or
+ * -errno.
+ */
+int budget_cost__measure_faults(struct tracer *t, int (*set)(void *arg, bool on), void *arg, double *ns);
 
 /* After the measurements, before any target is added: pid (this process)
  * is no target, its events are dropped, and the tasks the scheduler's

@@ -56,11 +56,9 @@ static double recorder_cpu_ns(void)
 	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
 }
 
-static void fill_sampling(const struct budget_ctl *bc, struct isr_ev_sampling *ev, __u32 kind, __u64 ts,
+static void fill_sampling(const struct budget *b, struct isr_ev_sampling *ev, __u32 kind, __u64 ts,
 			  __u64 switch_ns, size_t size)
 {
-	const struct budget *b = &bc->b;
-
 	memset(ev, 0, sizeof(*ev));
 	ev->hdr.type = ISR_EV_SAMPLING;
 	ev->hdr.size = (__u16)size;
@@ -74,12 +72,12 @@ static void fill_sampling(const struct budget_ctl *bc, struct isr_ev_sampling *e
 	ev->credit_ns = (__s64)b->credit_ns;
 }
 
-static int write_sampling(struct budget_ctl *bc, __u32 kind, __u64 ts, __u64 switch_ns, budget_emit_fn emit,
+static int write_sampling(const struct budget *b, __u32 kind, __u64 ts, __u64 switch_ns, budget_emit_fn emit,
 			  void *ctx)
 {
 	struct isr_ev_sampling ev;
 
-	fill_sampling(bc, &ev, kind, ts, switch_ns, sizeof(ev));
+	fill_sampling(b, &ev, kind, ts, switch_ns, sizeof(ev));
 	return emit(ctx, &ev, sizeof(ev));
 }
 
@@ -97,7 +95,7 @@ int budget_ctl__write_costs(const struct budget_ctl *bc, __u64 ts, budget_emit_f
 
 	if (!bc->accounting)
 		return 0;
-	fill_sampling(bc, &rec.s, ISR_SAMPLING_COSTS, ts, 0, sizeof(rec));
+	fill_sampling(&bc->b, &rec.s, ISR_SAMPLING_COSTS, ts, 0, sizeof(rec));
 	memset(&rec.c, 0, sizeof(rec.c));
 	rec.c.tracer_pid = bc->tracer_pid;
 	rec.c.helper_pid = bc->helper_pid;
@@ -122,7 +120,19 @@ int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, v
 	e = budget_ctl__write_costs(bc, start, emit, ctx);
 	if (e || !bc->active)
 		return e;
-	return write_sampling(bc, ISR_SAMPLING_START, start, 0, emit, ctx);
+	if (bc->switch_faults) {
+		budget__init(&bc->fb, bc->b.fraction, bc->costs.fault_ns, start);
+		bc->faults_next_ns = start + BUDGET_CHECK_NS;
+	}
+	return write_sampling(&bc->b, ISR_SAMPLING_START, start, 0, emit, ctx);
+}
+
+void budget_ctl__sample_faults(struct budget_ctl *bc, int (*switch_faults)(void *arg, bool on), void *arg)
+{
+	if (!bc->active)
+		return;
+	bc->switch_faults = switch_faults;
+	bc->faults_arg = arg;
 }
 
 static size_t slot_of(__u32 tid)
@@ -316,7 +326,7 @@ static bool launcher(const struct budget_ctl *bc, size_t i)
 static void account_step(struct budget_ctl *bc, __u64 now)
 {
 	double cpu = recorder_cpu_ns(), used = cpu - bc->recorder_cpu_ns, waited = 0, busiest = -1, load;
-	double dt = now > bc->last_ns ? (double)(now - bc->last_ns) : 0, top_oncpu = dt;
+	double dt = now > bc->last_ns ? (double)(now - bc->last_ns) : 0, top_oncpu = dt, faults = 0;
 	struct budget_slot *top = &bc->step[0];
 	bool launchers = false;
 	size_t i;
@@ -336,6 +346,8 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 
 		if (waited > used && waited > 0)
 			s->ns[ISR_SPENT_RECORDER] *= (used > 0 ? used : 0) / waited;
+		if (s->ns[ISR_SPENT_FAULTS] > 0 && load_of(s->ns[ISR_SPENT_FAULTS], oncpu, dt) > faults)
+			faults = load_of(s->ns[ISR_SPENT_FAULTS], oncpu, dt);
 		if (launchers && !launcher(bc, i))
 			continue;
 		load = load_of(slot_spend(s), oncpu, dt);
@@ -370,6 +382,8 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 		memset(s, 0, sizeof(*s));
 	}
 	budget__charge(&bc->b, launchers && busiest > 0 ? busiest * dt : 0, now);
+	if (bc->switch_faults)
+		budget__charge(&bc->fb, faults * dt, now);
 	bc->last_ns = now;
 }
 
@@ -388,23 +402,17 @@ static void refresh_targets(struct budget_ctl *bc, struct tracer *t, __u64 now)
 		seen_target(bc, pids[i]);
 }
 
-int budget_ctl__step(struct budget_ctl *bc, struct tracer *t, __u64 now, budget_emit_fn emit, void *ctx)
+/* The hot path: switched when the budget says so; *next_ns, when to
+ * decide again at the latest. */
+static int step_hot(struct budget_ctl *bc, struct tracer *t, __u64 now, __u64 *next_ns, budget_emit_fn emit,
+		    void *ctx)
 {
-	enum budget_action act;
+	enum budget_action act = budget__decide(&bc->b, now, next_ns);
 	__u64 t0, t1;
 	char err[512];
 	bool on;
 	int e;
 
-	if (!bc->accounting || now < bc->next_ns)
-		return 0;
-	refresh_targets(bc, t, now);
-	account_step(bc, now);
-	if (!bc->active) {
-		bc->next_ns = now + BUDGET_CHECK_NS;
-		return 0;
-	}
-	act = budget__decide(&bc->b, now, &bc->next_ns);
 	if (act == BUDGET_KEEP)
 		return 0;
 	on = act == BUDGET_SWITCH_ON;
@@ -418,7 +426,57 @@ int budget_ctl__step(struct budget_ctl *bc, struct tracer *t, __u64 now, budget_
 	/* The window runs from when the probes were surely live to when
 	 * their release began. */
 	budget__switched(&bc->b, on, on ? t1 : t0);
-	return write_sampling(bc, on ? ISR_SAMPLING_ON : ISR_SAMPLING_OFF, on ? t1 : t0, t1 - t0, emit, ctx);
+	return write_sampling(&bc->b, on ? ISR_SAMPLING_ON : ISR_SAMPLING_OFF, on ? t1 : t0, t1 - t0, emit, ctx);
+}
+
+/* Page-fault tracing, the same way under its own budget. A switch that
+ * fails leaves it as it was, said once. */
+static int step_faults(struct budget_ctl *bc, __u64 now, budget_emit_fn emit, void *ctx)
+{
+	enum budget_action act;
+	__u64 t0, t1;
+	bool on;
+	int e;
+
+	if (!bc->switch_faults || now < bc->faults_next_ns)
+		return 0;
+	act = budget__decide(&bc->fb, now, &bc->faults_next_ns);
+	if (act == BUDGET_KEEP)
+		return 0;
+	on = act == BUDGET_SWITCH_ON;
+	t0 = clock__mono_ns();
+	e = bc->switch_faults(bc->faults_arg, on);
+	t1 = clock__mono_ns();
+	if (e) {
+		if (!bc->faults_warned)
+			fprintf(stderr, "\ninferscope-bpf: overhead budget: cannot switch page-fault tracing %s: %s\n",
+				on ? "on" : "off", strerror(-e));
+		bc->faults_warned = true;
+		bc->faults_next_ns = now + BUDGET_PERIOD_NS;
+		return 0;
+	}
+	budget__switched(&bc->fb, on, on ? t1 : t0);
+	return write_sampling(&bc->fb, on ? ISR_SAMPLING_FAULTS_ON : ISR_SAMPLING_FAULTS_OFF, on ? t1 : t0, t1 - t0,
+			      emit, ctx);
+}
+
+int budget_ctl__step(struct budget_ctl *bc, struct tracer *t, __u64 now, budget_emit_fn emit, void *ctx)
+{
+	int e;
+
+	if (!bc->accounting || now < bc->next_ns)
+		return 0;
+	refresh_targets(bc, t, now);
+	account_step(bc, now);
+	if (!bc->active) {
+		bc->next_ns = now + BUDGET_CHECK_NS;
+		return 0;
+	}
+	e = step_hot(bc, t, now, &bc->next_ns, emit, ctx);
+	e = e ?: step_faults(bc, now, emit, ctx);
+	if (bc->switch_faults && bc->faults_next_ns < bc->next_ns)
+		bc->next_ns = bc->faults_next_ns > now ? bc->faults_next_ns : now + 1;
+	return e;
 }
 
 /* The slot that tracing cost most over the recording, for its time on a
@@ -459,7 +517,7 @@ int budget_ctl__finish(struct budget_ctl *bc, __u64 now, budget_emit_fn emit, vo
 	if (now > bc->last_ns)
 		account_step(bc, now);
 	top = busiest_slot(bc);
-	fill_sampling(bc, &rec.s, ISR_SAMPLING_SPENT, bc->last_ns, 0, sizeof(rec));
+	fill_sampling(&bc->b, &rec.s, ISR_SAMPLING_SPENT, bc->last_ns, 0, sizeof(rec));
 	memset(&rec.sp, 0, sizeof(rec.sp));
 	rec.sp.busiest_pid = top->pid;
 	rec.sp.busiest_tid = top->tid;
@@ -500,7 +558,7 @@ void budget_ctl__report(const struct budget_ctl *bc)
 		if (top->ops[k])
 			fprintf(stderr, " (%llu x %.2f us)", (unsigned long long)top->ops[k],
 				top->ns[k] / (double)top->ops[k] / 1e3);
-		if (k != ISR_SPENT_HOT)
+		if (k != ISR_SPENT_HOT && !(k == ISR_SPENT_FAULTS && bc->switch_faults))
 			fixed += top->ns[k];
 		first = false;
 	}
@@ -519,4 +577,8 @@ void budget_ctl__report(const struct budget_ctl *bc)
 			"%.3g%% overhead budget: its probes were switched off %llu times and its calls are "
 			"extrapolated from the windows they were on (--budget raises the budget, --budget off traces "
 			"every call)\n", bc->pct, (unsigned long long)((bc->b.switches + 1) / 2));
+	if (bc->switch_faults && bc->fb.sampling)
+		fprintf(stderr, "inferscope-bpf: page-fault tracing cost more than the %.3g%% overhead budget: it was "
+			"switched off %llu times and the faults are extrapolated from the windows it was on (--budget off "
+			"traces every fault, --no-faults none)\n", bc->pct, (unsigned long long)((bc->fb.switches + 1) / 2));
 }

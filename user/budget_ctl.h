@@ -84,6 +84,14 @@ struct budget_ctl {
 	__u64 targets_ns;	/* when they were last read from the tracer */
 	bool charge_cupti;	/* --gpu-windows: CUPTI's cost in the windows is charged too */
 	bool warned;
+	/* Page-fault tracing, sampled under a budget of its own (the busiest
+	 * thread's fault cost, any target thread: what a DataLoader worker
+	 * pays), when a family can switch it and a budget is kept. */
+	int (*switch_faults)(void *arg, bool on);
+	void *faults_arg;
+	struct budget fb;
+	__u64 faults_next_ns;
+	bool faults_warned;
 };
 
 /* Starts the account of costs c (tracer: this process; helper: its watcher
@@ -91,6 +99,11 @@ struct budget_ctl {
  * path switched from budget_ctl__start). 0 or -ENOMEM. */
 int budget_ctl__init(struct budget_ctl *bc, const struct tracer_costs *c, double pct, __u32 tracer, __u32 helper);
 void budget_ctl__free(struct budget_ctl *bc);
+/* Samples page-fault tracing under the budget, switched by
+ * switch_faults(arg, on): a second budget like the hot path's, charged
+ * with the busiest thread's fault cost alone, its switches written
+ * (ISR_SAMPLING_FAULTS_ON, _OFF). Without a budget it does nothing. */
+void budget_ctl__sample_faults(struct budget_ctl *bc, int (*switch_faults)(void *arg, bool on), void *arg);
 /* The recording started at start: writes the costs (COSTS) and the
  * budget's settings (START). */
 int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, void *ctx);

@@ -93,6 +93,9 @@ struct probe_family {
 	 * target meanwhile (the recorder discards their events): fills the
 	 * figures of c that are its own. 0, or -errno with err filled. */
 	int (*measure_costs)(void *st, struct tracer_costs *c, char *err, size_t errlen);
+	/* Switches its page-fault tracing on or off (the overhead budget
+	 * samples it: user/budget_ctl.h). 0 or -errno. */
+	int (*switch_faults)(void *st, bool on);
 	/* Adds what it counts itself of the drop sources (a user-space
 	 * source, ISR_SRC_*) to drops. */
 	void (*count_drops)(void *st, __u64 *drops);

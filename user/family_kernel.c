@@ -21,6 +21,7 @@
 #define RECLAIM_PROGS 4
 
 struct kernel_family {
+	struct tracer *t;
 	struct faults_bpf *faults;
 	struct cpu_links minor, major;
 	struct bpf_link *entry;
@@ -99,6 +100,7 @@ static void *kernel_open(const struct family_ctx *ctx, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	k->t = ctx->t;
 	k->faults = faults_bpf__open();
 	if (k->faults)
 		reclaim_select(k);
@@ -143,6 +145,36 @@ static int kernel_attach(void *st, char *err, size_t errlen)
 	return 0;
 }
 
+/* The fault programs on (their perf events counting, the entry
+ * tracepoint attached) or off (neither: no program runs on a fault). */
+static int faults_switch(void *st, bool on)
+{
+	struct kernel_family *k = st;
+	int e = cpu_links__enable(&k->minor, on) ?: cpu_links__enable(&k->major, on);
+
+	if (e || on == !!k->entry)
+		return e;
+	if (!on) {
+		bpf_link__destroy(k->entry);
+		k->entry = NULL;
+		return 0;
+	}
+	k->entry = bpf_program__attach(k->faults->progs.handle_page_fault_user);
+	return k->entry ? 0 : -errno;
+}
+
+/* A traced fault against an untraced one: what the programs cost the
+ * faulting thread in all, their firing included (user/budget_cost.h). */
+static int kernel_measure_costs(void *st, struct tracer_costs *c, char *err, size_t errlen)
+{
+	struct kernel_family *k = st;
+	int e = budget_cost__measure_faults(k->t, faults_switch, k, &c->fault_ns);
+
+	if (e)
+		snprintf(err, errlen, "cannot measure what tracing a page fault costs here: %s", strerror(-e));
+	return e;
+}
+
 static void kernel_describe(void *st, FILE *out)
 {
 	struct kernel_family *k = st;
@@ -163,5 +195,7 @@ const struct probe_family family_kernel = {
 	.open = kernel_open,
 	.attach = kernel_attach,
 	.describe = kernel_describe,
+	.measure_costs = kernel_measure_costs,
+	.switch_faults = faults_switch,
 	.free = kernel_free,
 };

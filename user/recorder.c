@@ -577,7 +577,7 @@ static void budget_setup(struct recorder *r)
 	int e;
 
 	memset(&c, 0, sizeof(c));
-	e = budget_cost__measure_core(r->t, cfg->kernel.page_faults, &c, err, sizeof(err));
+	e = budget_cost__measure_core(r->t, &c, err, sizeof(err));
 	for (i = 0; i < r->nfam && !e; i++)
 		if (r->fam[i].ops->measure_costs)
 			e = r->fam[i].ops->measure_costs(r->fam[i].st, &c, err, sizeof(err));
@@ -598,6 +598,9 @@ static void budget_setup(struct recorder *r)
 		return;
 	}
 	r->budget.charge_cupti = cfg->gpu.cupti && cfg->gpu.windows && !cfg->gpu.all;
+	for (i = 0; i < r->nfam; i++)
+		if (r->fam[i].ops->switch_faults)
+			budget_ctl__sample_faults(&r->budget, r->fam[i].ops->switch_faults, r->fam[i].st);
 	r->res->costs_measure_ns = (double)(clock__mono_ns() - t0);
 	if (cfg->verbose)
 		fprintf(stderr, "inferscope-bpf: costs here: a probe hit %.0f ns, an entry and return %.0f ns, a page fault "

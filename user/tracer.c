@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
@@ -793,11 +794,14 @@ int tracer__attach_cpu_event(struct bpf_program *prog, __u64 config, __u64 perio
 		return ncpu < 0 ? ncpu : -EINVAL;
 	}
 	l->links = calloc(ncpu, sizeof(*l->links));
-	if (!l->links) {
+	l->fds = malloc(ncpu * sizeof(*l->fds));
+	if (!l->links || !l->fds) {
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	l->ncpu = ncpu;
+	for (cpu = 0; cpu < ncpu; cpu++)
+		l->fds[cpu] = -1;
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		struct perf_event_attr attr;
 		int fd;
@@ -825,6 +829,7 @@ int tracer__attach_cpu_event(struct bpf_program *prog, __u64 config, __u64 perio
 				what, cpu, strerror(-e), off_option);
 			return e;
 		}
+		l->fds[cpu] = fd;
 		l->attached++;
 	}
 	return 0;
@@ -837,7 +842,16 @@ void cpu_links__free(struct cpu_links *l)
 	for (cpu = 0; l->links && cpu < l->ncpu; cpu++)
 		bpf_link__destroy(l->links[cpu]);
 	free(l->links);
+	free(l->fds);
 	memset(l, 0, sizeof(*l));
+}
+
+int cpu_links__enable(struct cpu_links *l, bool on)
+{
+	for (int cpu = 0; l->fds && cpu < l->ncpu; cpu++)
+		if (l->fds[cpu] >= 0 && ioctl(l->fds[cpu], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0))
+			return -errno;
+	return 0;
 }
 
 int tracer__uprobe_link(struct tracer *t, struct bpf_program *prog, __u32 pid, const char *path, __u64 offset,

@@ -128,6 +128,7 @@ void tracer__prune_uprobes(struct tracer *t);
 /* A program run by a software perf event on every CPU. */
 struct cpu_links {
 	struct bpf_link **links;	/* by CPU; NULL for an offline CPU */
+	int *fds;			/* their perf events, by CPU (-1: none), owned by the links */
 	int ncpu;
 	int attached;			/* CPUs online */
 };
@@ -139,6 +140,9 @@ struct cpu_links {
 int tracer__attach_cpu_event(struct bpf_program *prog, __u64 config, __u64 period, const char *what,
 			     const char *off_option, struct cpu_links *l, char *err, size_t errlen);
 void cpu_links__free(struct cpu_links *l);
+/* Counts (on) or stops (off) l's perf events on every CPU: stopped, the
+ * kernel does not run their program. 0 or -errno. */
+int cpu_links__enable(struct cpu_links *l, bool on);
 
 /* Whether the hot-path sites can be switched on and off: they are
  * uprobe_multi links, attached and released in milliseconds. */

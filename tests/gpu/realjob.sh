@@ -17,7 +17,9 @@
 #    round-to-round noise is several percent.
 # About 10 runs of 20-30 s: 5-7 minutes on an H100. PARTS=throughput runs
 # 4. alone (tests/gpu/overhead_all.sh: ROUNDS=3 STEPS=120, about 1.5
-# minutes). Each traced run prints its attach time (the tracer's start to
+# minutes). ALSO="OPTIONS" adds a third arm to 4.: each round also runs the
+# job attached with the defaults and OPTIONS (e.g. ALSO=--no-faults: what
+# page-fault tracing costs), reported the same way. Each traced run prints its attach time (the tracer's start to
 # its ready file: every probe armed) and the recorder's account of what it
 # cost the busiest thread (recording.overhead). Prints PASS/FAIL lines
 # and "realjob.sh: all passed" on success.
@@ -27,6 +29,7 @@ PY=${PY:-/opt/torch/.venv/bin/python3}
 STEPS=${STEPS:-250}
 ROUNDS=${ROUNDS:-4}
 PARTS=${PARTS:-all}
+ALSO=${ALSO:-}
 T=build/inferscope-bpf
 B=$(realpath build/libinferscope_cupti.so)
 mkdir -p "$OUT"
@@ -96,11 +99,13 @@ launches() { # json: the launch calls (estimated when sampled)
 # untraced against defaults, alternating; the first traced round is 1.
 for r in $(seq "$ROUNDS"); do
 	if [ $((r % 2)) = 1 ]; then job "plain$r"; job "traced$r" -d 600; else job "traced$r" -d 600; job "plain$r"; fi
-	echo "round $r: untraced $(rate "plain$r") steps/s, traced $(rate "traced$r") steps/s"
+	# shellcheck disable=SC2086 # ALSO is a list of options
+	[ -n "$ALSO" ] && job "also$r" -d 600 $ALSO
+	echo "round $r: untraced $(rate "plain$r") steps/s, traced $(rate "traced$r") steps/s${ALSO:+, with $ALSO $(rate "also$r") steps/s}"
 done
-$PY - "$OUT" "$ROUNDS" <<'EOF'
+$PY - "$OUT" "$ROUNDS" "$ALSO" <<'EOF'
 import re, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
+out, rounds, also = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def rate(name):
     m = re.search(r"rate ([0-9.]+)", open("%s/%s.out" % (out, name)).read())
     return float(m.group(1)) if m else float("nan")
@@ -111,6 +116,12 @@ print("throughput: untraced median %.2f steps/s (%.2f..%.2f), defaults median %.
       % (statistics.median(plain), min(plain), max(plain), statistics.median(traced), min(traced), max(traced)))
 print("throughput: paired change per round %s; median %+.1f%%, spread %+.1f%% .. %+.1f%%"
       % (", ".join("%+.1f%%" % d for d in diff), statistics.median(diff), min(diff), max(diff)))
+if also:
+    other = [rate("also%d" % r) for r in range(1, rounds + 1)]
+    diff = [100 * (t / p - 1) for p, t in zip(plain, other)]
+    print("throughput with %s: median %.2f steps/s; paired change per round %s; median %+.1f%%, spread %+.1f%% .. %+.1f%%"
+          % (also, statistics.median(other), ", ".join("%+.1f%%" % d for d in diff), statistics.median(diff),
+             min(diff), max(diff)))
 EOF
 
 if [ "$PARTS" = throughput ]; then

@@ -561,7 +561,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_rank_env, "`ISR_EV_RANK_ENV`: written by the recorder: RANK, LOCAL_RANK and WORLD_SIZE of process hdr.pid, read from /proc/PID/environ when it was first probed (nothing else of the environment); only when one is set to an integer.", ev_rank_env),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
-	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release); the tracer and its costs here (COSTS, with or without a budget; struct isr_sampling_costs follows) and what tracing cost the targets (SPENT, at the end; struct isr_sampling_spent follows).", ev_sampling),
+	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release); each switch of page-fault tracing (FAULTS_ON, FAULTS_OFF: the same times, spent_ns and credit_ns of its own budget; on from the start until the first FAULTS_OFF); the tracer and its costs here (COSTS, with or without a budget; struct isr_sampling_costs follows) and what tracing cost the targets (SPENT, at the end; struct isr_sampling_spent follows).", ev_sampling),
 	STRUCT(isr_sampling_costs, "Follows an `isr_ev_sampling` of kind COSTS (hdr.size = 64 + 48): what each thing the tracer does to a target thread costs it on this host, measured by the recorder at the start on threads of its own (user/budget_cost.h); 0: not measured.", sampling_costs),
 	STRUCT(isr_sampling_spent, "Follows an `isr_ev_sampling` of kind SPENT (hdr.size = 64 + 224), once, at the end; the event's spent_ns is the budget's figure (the busiest thread of each interval of those the hot path has hit, nothing before it hits one, for its time on a CPU, as a share of the interval): what tracing cost the target threads, from what each event tells and the costs measured at the start.", sampling_spent),
 	STRUCT(isr_ev_gil, "`ISR_EV_GIL`: a thread of a CPython 3.10-3.13 target took the GIL (ACQUIRE, at the return of PyEval_RestoreThread; hdr.ts_ns is its entry) or releases it (RELEASE, at the entry of PyEval_SaveThread).", ev_gil),
@@ -690,6 +690,8 @@ static const struct constant sampling_kinds[] = {
 	CONST(ISR_SAMPLING_OFF, NULL, "the hot-path probes were released"),
 	CONST(ISR_SAMPLING_COSTS, NULL, "the tracer and what each thing it does costs a target thread here; struct isr_sampling_costs follows"),
 	CONST(ISR_SAMPLING_SPENT, NULL, "what tracing cost the target threads, at the end; struct isr_sampling_spent follows"),
+	CONST(ISR_SAMPLING_FAULTS_ON, NULL, "page-fault tracing was switched on again (it is on from the start)"),
+	CONST(ISR_SAMPLING_FAULTS_OFF, NULL, "page-fault tracing was switched off"),
 };
 
 #define SPENT_CONST_ROW(ID, name, value, meaning) CONST(ISR_SPENT_##ID, #name, meaning),

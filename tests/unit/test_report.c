@@ -372,6 +372,7 @@ static void test_json_contract(void **state)
 		assert_int(t, "major_faults", 0);
 		assert_real(t, "fault_s", (double)ts->fault_ns / 1e9);
 		assert_real(t, "major_fault_s", 0.0);
+		assert_false(json_is_true(get(t, "faults_estimated")));
 		assert_true(json_is_boolean(get(t, "created")));
 		assert_true(json_boolean_value(get(t, "created")) == ts->created);
 		assert_true(json_boolean_value(get(t, "exited")) == ts->exited);
@@ -394,7 +395,7 @@ static void test_json_contract(void **state)
 		assert_int_equal(json_array_size(get(t, "py_stacks")), 0);
 		assert_true(json_is_null(get(t, "top_waker")));
 		assert_true(json_is_null(get(t, "python_entry")));	/* no Python thread */
-		assert_int_equal(json_object_size(t), 33);
+		assert_int_equal(json_object_size(t), 34);
 	}
 	assert_real(json_array_get(threads, 1), "cuda_sync_s", 0.4);
 	assert_int(json_array_get(threads, 1), "cuda_calls", 1200);

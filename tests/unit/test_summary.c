@@ -1099,6 +1099,58 @@ static void test_sampled_hot_path(void **state)
 }
 
 /*
+ * Page-fault tracing sampled by its budget: on from the start to 1 s and
+ * from 5 to 6 s of a 10 s recording. Thread 101 runs from 0 to 2 s and
+ * from 4 to 8 s and faults once a millisecond while it runs: 2000 faults
+ * seen in its 2 s on a CPU inside the windows, extrapolated over its 6 s
+ * on one to 6000, its fault time alike (no cost was measured: nothing is
+ * taken out for tracing). Thread 201 runs only between the windows: no
+ * fault seen, nothing extrapolated.
+ */
+static void test_sampled_faults(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 10000 * MS);
+	const __u32 tids[] = { 101 }, tids2[] = { 201 };
+	const char *const comms[] = { "worker" }, *const comms2[] = { "other" };
+	const struct thread_summary *t;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 100, "worker", 1, tids, comms);
+	synth__process(b, 200, "other", 1, tids2, comms2);
+	ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+	ev_switch(b, T0, 0, 0, 100, 101, 0, 0);
+	for (__u64 ms = 0; ms < 1000; ms++)
+		ev_fault(b, T0 + ms * MS + MS / 2, 100, 101, 10000, ISR_FAULT_HAS_START);
+	ev_sampling(b, T0 + 1000 * MS, ISR_SAMPLING_FAULTS_OFF, MS);
+	ev_switch(b, T0 + 2000 * MS, 100, 101, 200, 201, 0x1, 0);
+	ev_switch(b, T0 + 4000 * MS, 200, 201, 100, 101, 0x1, 0);
+	ev_sampling(b, T0 + 5000 * MS, ISR_SAMPLING_FAULTS_ON, MS);
+	for (__u64 ms = 5000; ms < 6000; ms++)
+		ev_fault(b, T0 + ms * MS + MS / 2, 100, 101, 10000, ISR_FAULT_HAS_START);
+	ev_sampling(b, T0 + 6000 * MS, ISR_SAMPLING_FAULTS_OFF, MS);
+	ev_switch(b, T0 + 8000 * MS, 100, 101, 0, 0, 0x1, 0);
+	s = compute(b);
+
+	assert_true(s->sampling.faults_sampled);
+	assert_false(s->sampling.sampled);	/* the hot path was never switched */
+	assert_int_equal(s->sampling.fault_windows, 2);
+	assert_int_equal(s->sampling.faults_on_ns, 2000 * MS);
+	assert_true(s->sampling.faults_coverage > 0.1999 && s->sampling.faults_coverage < 0.2001);
+	t = find(s, 101);
+	assert_int_equal(t->on_cpu_ns, 6000 * MS);
+	assert_true(t->faults_estimated);
+	assert_int_equal(t->minor_faults, 6000);
+	assert_int_equal(t->major_faults, 0);
+	assert_int_equal(t->fault_ns, 60 * MS);
+	t = find(s, 201);
+	assert_false(t->faults_estimated);
+	assert_int_equal(t->minor_faults, 0);
+	summary__free(s);
+	synth__free(b);
+}
+
+/*
  * A launch-bound thread slowed by the probes: 900 launches/s in the windows
  * and 1000/s in the gaps, with a synchronization (never switched off) every
  * 10 launches, so 11.1 ms apart in windows and 10 ms apart in gaps. The
@@ -1855,6 +1907,7 @@ int main(void)
 		cmocka_unit_test(test_top_waker),
 		cmocka_unit_test(test_top_waker_ignored_and_ties),
 		cmocka_unit_test(test_sampled_hot_path),
+		cmocka_unit_test(test_sampled_faults),
 		cmocka_unit_test(test_sampled_exit_in_gap),
 		cmocka_unit_test(test_sampled_slowdown),
 		cmocka_unit_test(test_slowdown_not_supported),
