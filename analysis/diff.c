@@ -10,6 +10,7 @@
 
 #include "diff.h"
 #include "report.h"
+#include "report_doc.h"
 #include "text.h"
 
 #define TOP_KERNELS 20
@@ -440,20 +441,20 @@ static const char *unit_name(enum diff_unit u)
 	}
 }
 
-static void md_value(FILE *f, enum diff_unit u, double v, bool sign)
+static void md_value(struct doc *f, enum diff_unit u, double v, bool sign)
 {
 	switch (u) {
 	case DIFF_SECONDS:
-		fprintf(f, sign ? "%+.3f s" : "%.3f s", v);
+		doc__printf(f, sign ? "%+.3f s" : "%.3f s", v);
 		break;
 	case DIFF_BYTES:
-		fprintf(f, sign ? "%+.1f MiB" : "%.1f MiB", v / (1024.0 * 1024));
+		doc__printf(f, sign ? "%+.1f MiB" : "%.1f MiB", v / (1024.0 * 1024));
 		break;
 	case DIFF_SHARE:
-		fprintf(f, sign ? "%+.1f%%" : "%.1f%%", 100 * v);
+		doc__printf(f, sign ? "%+.1f%%" : "%.1f%%", 100 * v);
 		break;
 	default:
-		fprintf(f, sign ? "%+.0f" : "%.0f", v);
+		doc__printf(f, sign ? "%+.0f" : "%.0f", v);
 	}
 }
 
@@ -469,29 +470,29 @@ static double per_time_scale(enum diff_per per)
 	return per == DIFF_PER_LAUNCH ? 1e6 : 1e3;
 }
 
-static void md_per(FILE *f, enum diff_per per, const struct diff_metric *m, double v, bool sign)
+static void md_per(struct doc *f, enum diff_per per, const struct diff_metric *m, double v, bool sign)
 {
 	if (!m->per_work)
-		fprintf(f, "-");
+		doc__printf(f, "-");
 	else if (m->unit == DIFF_SECONDS)
-		fprintf(f, sign ? "%+.3f %s" : "%.3f %s", per_time_scale(per) * v, per_time_unit(per));
+		doc__printf(f, sign ? "%+.3f %s" : "%.3f %s", per_time_scale(per) * v, per_time_unit(per));
 	else
-		fprintf(f, sign ? "%+.3f" : "%.3f", v);
+		doc__printf(f, sign ? "%+.3f" : "%.3f", v);
 }
 
-static void md_run(FILE *f, const struct diff *d, const struct diff_run *r)
+static void md_run(struct doc *f, const struct diff *d, const struct diff_run *r)
 {
 	switch (d->per) {
 	case DIFF_PER_STEP:
-		fprintf(f, " — %.0f steps in %.3f s recorded, %.1f steps/s over their span, a median step of %.1f ms",
-			r->work, r->wall_s, r->work_per_s, 1e3 * r->median_step_s);
+		doc__printf(f, " — %.0f steps in %.3f s recorded, %.1f steps/s over their span, a median step of %.1f ms",
+			    r->work, r->wall_s, r->work_per_s, 1e3 * r->median_step_s);
 		break;
 	case DIFF_PER_LAUNCH:
-		fprintf(f, " — %.0f kernel launches in %.3f s recorded, %.0f a second", r->work, r->wall_s,
-			r->work_per_s);
+		doc__printf(f, " — %.0f kernel launches in %.3f s recorded, %.0f a second", r->work, r->wall_s,
+			    r->work_per_s);
 		break;
 	default:
-		fprintf(f, " — %.3f s recorded", r->wall_s);
+		doc__printf(f, " — %.3f s recorded", r->wall_s);
 	}
 }
 
@@ -504,73 +505,144 @@ static size_t kernels_shown(const struct diff *d)
 	return n;
 }
 
-int diff__write_markdown(FILE *f, const struct diff *d)
+/* "- **Base:** base.isr — 120 steps in ...": a run, an item of the list. */
+static void md_run_item(struct doc *f, const struct diff *d, const char *which, const char *path,
+			const struct diff_run *r)
 {
-	int err = 0;
+	doc__item(f);
+	doc__strong(f, true);
+	doc__printf(f, "%s", which);
+	doc__strong(f, false);
+	doc__printf(f, " ");
+	doc__text(f, path, SIZE_MAX);
+	md_run(f, d, r);
+}
 
+/* The two runs, what changed, then the findings by rule. */
+static void doc_findings(struct doc *f, const struct diff *d)
+{
 	const char *per = diff_per_name(d->per), *tu = per_time_unit(d->per);
+	char heads[3][64];
+	struct doc_col cols[] = {
+		{ "finding", false }, { "rule", false }, { "status", false }, { heads[0], true }, { heads[1], true },
+		{ heads[2], true }, { "base s", true }, { "new s", true },
+	};
 	double scale = per_time_scale(d->per);
 
-	fprintf(f, "# inferscope-bpf diff\n\n- **Base:** ");
-	err |= text__write(f, d->base_path, SIZE_MAX, TEXT_MD);
-	md_run(f, d, &d->base);
-	fprintf(f, "\n- **New:** ");
-	err |= text__write(f, d->new_path, SIZE_MAX, TEXT_MD);
-	md_run(f, d, &d->new_);
-	fprintf(f, "\n\n**");
-	err |= text__write(f, d->headline, SIZE_MAX, TEXT_MD);
-	fprintf(f, "**\n\n## Findings by rule, most added cost per %s first\n\n", per);
-	if (!d->nfindings)
-		fprintf(f, "Neither run has a finding.\n\n");
-	else
-		fprintf(f, "| finding | rule | status | base %s/%s | new %s/%s | change %s/%s | base s | new s |\n"
-			   "|---|---|---|---:|---:|---:|---:|---:|\n", tu, per, tu, per, tu, per);
+	snprintf(heads[0], sizeof(heads[0]), "base %s/%s", tu, per);
+	snprintf(heads[1], sizeof(heads[1]), "new %s/%s", tu, per);
+	snprintf(heads[2], sizeof(heads[2]), "change %s/%s", tu, per);
+	doc__headingf(f, 1, "inferscope-bpf diff");
+	doc__open(f, DOC_LIST);
+	md_run_item(f, d, "Base:", d->base_path, &d->base);
+	md_run_item(f, d, "New:", d->new_path, &d->new_);
+	doc__close(f);
+	doc__open(f, DOC_PARA);
+	doc__strong(f, true);
+	doc__text(f, d->headline, SIZE_MAX);
+	doc__strong(f, false);
+	doc__close(f);
+	doc__headingf(f, 2, "Findings by rule, most added cost per %s first", per);
+	if (!d->nfindings) {
+		doc__para(f, "Neither run has a finding.");
+		return;
+	}
+	doc__table(f, cols, DOC_NCOLS(cols));
 	for (size_t i = 0; i < d->nfindings; i++) {
 		const struct diff_finding *x = &d->findings[i];
 
-		fprintf(f, "| %s | `%s` | %s | %.3f | %.3f | %+.3f | %.3f | %.3f |\n", x->title, x->rule,
-			diff_status_name(x->status), scale * x->base_per_s, scale * x->new_per_s,
-			scale * (x->new_per_s - x->base_per_s), x->base_cost_s, x->new_cost_s);
+		doc__row(f);
+		doc__printf(f, "%s\t", x->title);
+		doc__code(f, "%s", x->rule);
+		doc__printf(f, "\t%s\t%.3f\t%.3f\t%+.3f\t%.3f\t%.3f", diff_status_name(x->status), scale * x->base_per_s,
+			    scale * x->new_per_s, scale * (x->new_per_s - x->base_per_s), x->base_cost_s, x->new_cost_s);
+		doc__row_end(f);
 	}
-	fprintf(f, "\n## Metrics, per %s\n\n| metric | base per %s | new per %s | change per %s | change | base | new |\n"
-		   "|---|---:|---:|---:|---:|---:|---:|\n", per, per, per, per);
+	doc__table_end(f);
+}
+
+static void doc_metrics(struct doc *f, const struct diff *d)
+{
+	const char *per = diff_per_name(d->per);
+	char heads[3][64];
+	struct doc_col cols[] = {
+		{ "metric", false }, { heads[0], true }, { heads[1], true }, { heads[2], true }, { "change", true },
+		{ "base", true }, { "new", true },
+	};
+
+	snprintf(heads[0], sizeof(heads[0]), "base per %s", per);
+	snprintf(heads[1], sizeof(heads[1]), "new per %s", per);
+	snprintf(heads[2], sizeof(heads[2]), "change per %s", per);
+	doc__headingf(f, 2, "Metrics, per %s", per);
+	doc__table(f, cols, DOC_NCOLS(cols));
 	for (size_t i = 0; i < d->nmetrics; i++) {
 		const struct diff_metric *m = &d->metrics[i];
 		double b = m->per_work ? m->base_per : m->base, n = m->per_work ? m->new_per : m->new_;
 
-		fprintf(f, "| %s | ", m->label);
+		doc__row(f);
+		doc__printf(f, "%s\t", m->label);
 		md_per(f, d->per, m, m->base_per, false);
-		fprintf(f, " | ");
+		doc__cell(f);
 		md_per(f, d->per, m, m->new_per, false);
-		fprintf(f, " | ");
+		doc__cell(f);
 		md_per(f, d->per, m, m->new_per - m->base_per, true);
 		if (b != 0)
-			fprintf(f, " | %+.1f%% | ", 100 * (n - b) / b);
+			doc__printf(f, "\t%+.1f%%\t", 100 * (n - b) / b);
 		else
-			fprintf(f, " | - | ");
+			doc__printf(f, "\t-\t");
 		md_value(f, m->unit, m->base, false);
-		fprintf(f, " | ");
+		doc__cell(f);
 		md_value(f, m->unit, m->new_, false);
-		fprintf(f, " |\n");
+		doc__row_end(f);
 	}
-	if (kernels_shown(d)) {
-		fprintf(f, "\n## Kernels whose GPU time per %s changed most\n\n| kernel | base %s/%s | new %s/%s | "
-			   "change %s/%s | base count | new count |\n|---|---:|---:|---:|---:|---:|\n", per, tu, per, tu, per,
-			tu, per);
-		for (size_t i = 0; i < kernels_shown(d); i++) {
-			const struct diff_kernel *k = &d->kernels[i];
+	doc__table_end(f);
+}
 
-			fprintf(f, "| ");
-			err |= text__write(f, k->name, SIZE_MAX, TEXT_MD);
-			fprintf(f, " | %.3f | %.3f | %+.3f | %" PRIu64 " | %" PRIu64 " |\n", scale * k->base_per_s,
-				scale * k->new_per_s, scale * (k->new_per_s - k->base_per_s), (uint64_t)k->base_count,
-				(uint64_t)k->new_count);
-		}
+static void doc_kernels(struct doc *f, const struct diff *d)
+{
+	const char *per = diff_per_name(d->per), *tu = per_time_unit(d->per);
+	char heads[3][64];
+	struct doc_col cols[] = {
+		{ "kernel", false }, { heads[0], true }, { heads[1], true }, { heads[2], true }, { "base count", true },
+		{ "new count", true },
+	};
+	double scale = per_time_scale(d->per);
+
+	if (!kernels_shown(d))
+		return;
+	snprintf(heads[0], sizeof(heads[0]), "base %s/%s", tu, per);
+	snprintf(heads[1], sizeof(heads[1]), "new %s/%s", tu, per);
+	snprintf(heads[2], sizeof(heads[2]), "change %s/%s", tu, per);
+	doc__headingf(f, 2, "Kernels whose GPU time per %s changed most", per);
+	doc__table(f, cols, DOC_NCOLS(cols));
+	for (size_t i = 0; i < kernels_shown(d); i++) {
+		const struct diff_kernel *k = &d->kernels[i];
+
+		doc__row(f);
+		doc__text(f, k->name, SIZE_MAX);
+		doc__printf(f, "\t%.3f\t%.3f\t%+.3f\t%" PRIu64 "\t%" PRIu64, scale * k->base_per_s, scale * k->new_per_s,
+			    scale * (k->new_per_s - k->base_per_s), (uint64_t)k->base_count, (uint64_t)k->new_count);
+		doc__row_end(f);
 	}
-	fprintf(f, "\n");
-	if (err || fflush(f) == EOF || ferror(f))
-		return -EIO;
-	return 0;
+	doc__table_end(f);
+}
+
+/* The diff in Markdown or HTML (report_doc.h). */
+static int diff_doc(struct doc *f, const void *arg)
+{
+	const struct diff *d = arg;
+
+	doc_findings(f, d);
+	doc_metrics(f, d);
+	doc_kernels(f, d);
+	return doc__finish(f);
+}
+
+int diff__write_markdown(FILE *f, const struct diff *d)
+{
+	struct doc md = { .f = f };
+
+	return diff_doc(&md, d);
 }
 
 /* One run in the JSON: its path and its work; the figures of a unit the
@@ -645,18 +717,5 @@ out:
 
 int diff__write_html(FILE *f, const struct diff *d)
 {
-	char *md = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&md, &len);
-	int err;
-
-	if (!m)
-		return -errno;
-	err = diff__write_markdown(m, d);
-	if (fclose(m) && !err)
-		err = -EIO;
-	if (!err)
-		err = report__write_html_page(f, "inferscope-bpf diff", md);
-	free(md);
-	return err;
+	return report__write_html_page(f, "inferscope-bpf diff", diff_doc, d);
 }

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include "analysis.h"
 
+struct doc;
+
 #define REPORT_SCHEMA_VERSION 2
 /* The report of several recordings (report__write_json_set). */
 #define REPORT_SET_SCHEMA_VERSION 1
@@ -27,19 +29,21 @@
 /* 0 or -errno (-EIO when the stream fails). */
 int report__write_markdown(FILE *f, const struct analysis *a);
 int report__write_json(FILE *f, const struct analysis *a);
-/* The Markdown report's tables after its findings (threads, CUDA, GPU,
- * GIL, Python stacks, event counts): what the HTML report shows as its
- * evidence tables. */
-int report__write_markdown_details(FILE *f, const struct analysis *a);
-/* The Markdown report's ranks section (ranks.h): the alignment, one row per
- * rank, the communicators. */
-int report__write_markdown_ranks(FILE *f, const struct ranks *r);
+/* The report's tables after its findings (steps, ranks, threads, CUDA,
+ * GPU, GIL, Python stacks, event counts), written to d in its format
+ * (report_doc.h): the Markdown report's and the HTML report's evidence
+ * tables. 0 or -errno, d->err. */
+int report__doc_details(struct doc *d, const struct analysis *a);
+/* The ranks section (ranks.h): the alignment, one row per rank, the
+ * communicators. */
+int report__doc_ranks(struct doc *d, const struct ranks *r);
 /* A self-contained HTML page (docs/outputs.md): findings, charts of the
  * series (series.h), then the evidence tables. */
 int report__write_html(FILE *f, const struct analysis *a);
-/* A page of the HTML report's look around Markdown as the writers here
- * make it (the diff's HTML). markdown is modified. */
-int report__write_html_page(FILE *f, const char *title, char *markdown);
+/* A page of the HTML report's look around what body writes to d, an HTML
+ * writer (report_doc.h): the diff's HTML. body returns 0 or -errno. */
+int report__write_html_page(FILE *f, const char *title, int (*body)(struct doc *d, const void *arg),
+			    const void *arg);
 /* The native Perfetto trace (docs/outputs.md, perfetto.h), written packet
  * by packet from a pass of its own over a's recording. */
 int report__write_perfetto(FILE *f, const struct analysis *a);

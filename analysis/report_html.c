@@ -2,10 +2,11 @@
 /*
  * The HTML report: one self-contained page (no request leaves it: a
  * Content-Security-Policy forbids any), findings first, then inline SVG
- * charts of the series (series.h) on one time axis, then the Markdown
- * report's evidence tables converted to HTML. Everything that comes from
- * the recording goes through text__write (lib/text.h); the chart data the script reads
- * is JSON with <, > and & escaped, and the script writes it as text only.
+ * charts of the series (series.h) on one time axis, then the evidence
+ * tables: the Markdown report's sections, written as HTML from the same
+ * calls (report_doc.h). Everything that comes from the recording goes
+ * through text__write (lib/text.h); the chart data the script reads is
+ * JSON with <, > and & escaped, and the script writes it as text only.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,7 +20,8 @@
 
 #include <jansson.h>
 
-#include "report.h"
+#include "report_common.h"
+#include "report_doc.h"
 #include "series.h"
 #include "text.h"
 #include "proc_tree.h"
@@ -41,7 +43,6 @@
 struct html {
 	FILE *f;
 	int err;
-	int shift;		/* added to Markdown heading levels */
 	/* a page of several recordings (report__write_html_set): */
 	bool set;
 	size_t rec, nrec;	/* the recording being written, of how many */
@@ -804,14 +805,6 @@ static bool kernel_chart(struct html *h, const struct summary *s)
 	return true;
 }
 
-static const char *copy_kind_text(__u32 kind)
-{
-	static const char *const names[] = { "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-					     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
-
-	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
-}
-
 static void copy_chart(struct html *h, const struct summary *s)
 {
 	__u64 top = 0;
@@ -834,7 +827,7 @@ static void copy_chart(struct html *h, const struct summary *s)
 
 		bytes_text(bytes, sizeof(bytes), (double)c->bytes);
 		hp(h, "<text class=\"lab\" x=\"%d\" y=\"%zu\" text-anchor=\"end\">pid %u %s</text>", BAR_LABEL_W - 6,
-		   i * (BAR_H + 6) + 13, c->pid, copy_kind_text(c->copy_kind));
+		   i * (BAR_H + 6) + 13, c->pid, report__copy_kind_name(c->copy_kind));
 		bar(h, (int)i, ns_frac(c->bytes, top), "#17becf");
 		hp(h, "<text x=\"%.1f\" y=\"%zu\">%s in %" PRIu64 " copies · %.3f ms · %.2f GB/s</text>",
 		   BAR_LABEL_W + ns_frac(c->bytes, top) * BAR_W + 6, i * (BAR_H + 6) + 13, bytes, (uint64_t)c->count,
@@ -843,210 +836,23 @@ static void copy_chart(struct html *h, const struct summary *s)
 	hp(h, "</svg></figure>\n");
 }
 
-/* --- the evidence tables: the Markdown report's, as HTML ----------------------------------------- */
+/* --- the evidence tables: the Markdown report's sections, written as HTML ---------------------- */
 
-/* Inline Markdown as the report writes it: backslash escapes, `code`,
- * **bold**, *emphasis*. */
-static void md_inline(struct html *h, const char *s, size_t len)
+/* A writer of h's stream in HTML (report_doc.h), headings shift levels
+ * down; its failure becomes h's. */
+static struct doc html_doc(const struct html *h, int shift)
 {
-	bool code = false, strong = false, em = false;
-
-	for (size_t i = 0; i < len && !h->err; i++) {
-		char c = s[i];
-
-		if (c == '\\' && i + 1 < len && !code) {
-			ht(h, &s[++i], 1);
-		} else if (c == '`') {
-			hp(h, code ? "</code>" : "<code>");
-			code = !code;
-		} else if (c == '*' && !code && i + 1 < len && s[i + 1] == '*') {
-			hp(h, strong ? "</b>" : "<b>");
-			strong = !strong;
-			i++;
-		} else if (c == '*' && !code) {
-			hp(h, em ? "</i>" : "<i>");
-			em = !em;
-		} else {
-			size_t n = text__utf8_seq((const unsigned char *)s + i, len - i);
-
-			ht(h, s + i, n ? n : 1);
-			i += n ? n - 1 : 0;
-		}
-	}
-	hp(h, "%s%s%s", code ? "</code>" : "", strong ? "</b>" : "", em ? "</i>" : "");
-}
-
-/* The cells of a table row "| a | b |": [start, end) of each, unescaped
- * pipes ending them. */
-static size_t md_cells(const char *line, size_t len, size_t starts[], size_t ends[], size_t max)
-{
-	size_t n = 0, i = 1, from = 1;
-
-	for (; i < len && n < max; i++) {
-		if (line[i] == '\\') {
-			i++;
-			continue;
-		}
-		if (line[i] != '|')
-			continue;
-		while (from < i && line[from] == ' ')
-			from++;
-		ends[n] = i;
-		while (ends[n] > from && line[ends[n] - 1] == ' ')
-			ends[n]--;
-		starts[n++] = from;
-		from = i + 1;
-	}
-	return n;
-}
-
-#define MD_MAX_CELLS 16
-
-static void md_table(struct html *h, char **lines, size_t n)
-{
-	size_t st[MD_MAX_CELLS], en[MD_MAX_CELLS], cols, k;
-	bool right[MD_MAX_CELLS] = { 0 };
-
-	cols = md_cells(lines[1], strlen(lines[1]), st, en, MD_MAX_CELLS);
-	for (k = 0; k < cols; k++)
-		right[k] = en[k] > st[k] && lines[1][en[k] - 1] == ':';
-	hp(h, "<table class=\"sortable\"><thead><tr>");
-	k = md_cells(lines[0], strlen(lines[0]), st, en, MD_MAX_CELLS);
-	for (size_t c = 0; c < k; c++) {
-		hp(h, "<th%s>", right[c] ? " class=\"num\"" : "");
-		md_inline(h, lines[0] + st[c], en[c] - st[c]);
-		hp(h, "</th>");
-	}
-	hp(h, "</tr></thead><tbody>");
-	for (size_t r = 2; r < n; r++) {
-		k = md_cells(lines[r], strlen(lines[r]), st, en, MD_MAX_CELLS);
-		hp(h, "<tr>");
-		for (size_t c = 0; c < k; c++) {
-			hp(h, "<td%s>", c < cols && right[c] ? " class=\"num\"" : "");
-			md_inline(h, lines[r] + st[c], en[c] - st[c]);
-			hp(h, "</td>");
-		}
-		hp(h, "</tr>");
-	}
-	hp(h, "</tbody></table>\n");
-}
-
-/* The block constructs the Markdown writer uses: headings, tables, quotes,
- * lists, indented code, paragraphs. */
-static void md_blocks(struct html *h, char *text)
-{
-	char **lines = NULL;
-	size_t n = 0, cap = 0;
-
-	for (char *p = text, *nl; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		if (n == cap) {
-			char **g = reallocarray(lines, cap ? 2 * cap : 256, sizeof(*g));
-
-			if (!g) {
-				h->err = -ENOMEM;
-				free(lines);
-				return;
-			}
-			lines = g;
-			cap = cap ? 2 * cap : 256;
-		}
-		lines[n++] = p;
-		if (!nl)
-			break;
-		*nl = '\0';
-	}
-	for (size_t i = 0; i < n && !h->err;) {
-		char *l = lines[i];
-		size_t j = i + 1;
-
-		if (!*l) {
-			i++;
-		} else if (!strncmp(l, "### ", 4) || !strncmp(l, "## ", 3) || !strncmp(l, "# ", 2)) {
-			int hashes = l[1] == ' ' ? 1 : l[2] == ' ' ? 2 : 3;
-
-			hp(h, "<h%d>", hashes + h->shift);
-			md_inline(h, l + hashes + 1, strlen(l + hashes + 1));
-			hp(h, "</h%d>\n", hashes + h->shift);
-			i++;
-		} else if (l[0] == '|') {
-			while (j < n && lines[j][0] == '|')
-				j++;
-			if (j - i >= 2)
-				md_table(h, lines + i, j - i);
-			i = j;
-		} else if (!strncmp(l, "    ", 4)) {
-			while (j < n && !strncmp(lines[j], "    ", 4))
-				j++;
-			hp(h, "<pre>");
-			for (size_t k = i; k < j; k++) {
-				ht(h, lines[k] + 4, SIZE_MAX);
-				hp(h, "\n");
-			}
-			hp(h, "</pre>\n");
-			i = j;
-		} else if (l[0] == '>') {
-			while (j < n && lines[j][0] == '>')
-				j++;
-			hp(h, "<blockquote>");
-			for (size_t k = i; k < j; k++) {
-				const char *q = lines[k] + (lines[k][1] == ' ' ? 2 : 1);
-
-				md_inline(h, q, strlen(q));
-				hp(h, "<br>");
-			}
-			hp(h, "</blockquote>\n");
-			i = j;
-		} else if (!strncmp(l, "- ", 2)) {
-			while (j < n && !strncmp(lines[j], "- ", 2))
-				j++;
-			hp(h, "<ul>");
-			for (size_t k = i; k < j; k++) {
-				hp(h, "<li>");
-				md_inline(h, lines[k] + 2, strlen(lines[k] + 2));
-				hp(h, "</li>");
-			}
-			hp(h, "</ul>\n");
-			i = j;
-		} else {
-			while (j < n && lines[j][0] && lines[j][0] != '|' && lines[j][0] != '#')
-				j++;
-			hp(h, "<p>");
-			for (size_t k = i; k < j; k++) {
-				md_inline(h, lines[k], strlen(lines[k]));
-				hp(h, k + 1 < j ? " " : "");
-			}
-			hp(h, "</p>\n");
-			i = j;
-		}
-	}
-	free(lines);
+	return (struct doc){ .f = h->f, .err = h->err, .fmt = DOC_HTML, .shift = shift };
 }
 
 static void details(struct html *h, const struct analysis *a)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	int err;
+	struct doc d;
 
-	if (!m) {
-		h->err = -errno;
-		return;
-	}
-	err = report__write_markdown_details(m, a);
-	if (fclose(m) && !err)
-		err = -EIO;
-	if (err) {
-		free(buf);
-		h->err = err;
-		return;
-	}
 	hp(h, "<section id=\"%sdetails\"><h2>Evidence tables</h2>\n", idp(h));
-	h->shift = 1;
-	md_blocks(h, buf);
+	d = html_doc(h, 1);
+	h->err = report__doc_details(&d, a);
 	hp(h, "</section>\n");
-	free(buf);
 }
 
 /* --- the script: hover values, a cursor on every time chart, sortable tables ---------------------- */
@@ -1168,15 +974,18 @@ static void page_foot(struct html *h, const json_t *data, double pixel_ms)
 		h->err = -EIO;
 }
 
-int report__write_html_page(FILE *f, const char *title, char *markdown)
+int report__write_html_page(FILE *f, const char *title, int (*body)(struct doc *d, const void *arg),
+			    const void *arg)
 {
 	struct html h = { .f = f };
 	json_t *data = cause_table();
+	struct doc d;
 
 	if (!data)
 		return -ENOMEM;
 	page_head(&h, title);
-	md_blocks(&h, markdown);
+	d = html_doc(&h, 0);
+	h.err = h.err ?: body(&d, arg);
 	page_foot(&h, data, 0);
 	json_decref(data);
 	return h.err;
@@ -1288,32 +1097,18 @@ static void landing(struct html *h, const struct analysis_set *set)
 	hp(h, "</tbody></table>\n</section>\n");
 }
 
-/* The Markdown report's ranks section (alignment, ranks, communicators). */
+/* The ranks section of the Markdown report, in HTML (alignment, ranks,
+ * communicators). */
 static void ranks_details(struct html *h, const struct ranks *r)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m;
-	int err;
+	struct doc d;
 
 	if (!r || h->err)
 		return;
-	m = open_memstream(&buf, &len);
-	if (!m) {
-		h->err = -errno;
-		return;
-	}
-	err = report__write_markdown_ranks(m, r);
-	if (fclose(m) && !err)
-		err = -EIO;
-	if (!err) {
-		hp(h, "<section id=\"alignment\">\n");
-		h->shift = 0;
-		md_blocks(h, buf);
-		hp(h, "</section>\n");
-	}
-	h->err = h->err ?: err;
-	free(buf);
+	hp(h, "<section id=\"alignment\">\n");
+	d = html_doc(h, 0);
+	h->err = report__doc_ranks(&d, r);
+	hp(h, "</section>\n");
 }
 
 int report__write_html_set(FILE *f, const struct analysis_set *set)

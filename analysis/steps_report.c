@@ -6,6 +6,7 @@
 #include <string.h>
 #include "findings.h"
 #include "steps_report.h"
+#include "report_doc.h"
 #include "text.h"
 
 static double ms(__u64 ns)
@@ -162,108 +163,124 @@ nomem:
 	return NULL;
 }
 
-/* A name in Markdown: inside a code span (lib/text.h), with what would
- * end the span or the table cell replaced. */
-static void md_name(FILE *f, const char *name)
+/* What the steps are: their source, then their durations. */
+static void steps_source(struct doc *d, const struct steps_result *r)
 {
-	char *t = text__dup(name, SIZE_MAX, TEXT_MD_CODE, NULL);
-
-	fputc('`', f);
-	for (const char *p = t ? t : "?"; *p; p++)
-		fputc(*p == '`' || *p == '|' ? '_' : *p, f);
-	fputc('`', f);
-	free(t);
+	doc__open(d, DOC_PARA);
+	if (r->source == STEPS_NVTX) {
+		doc__printf(d, "%zu steps from the NVTX range ", r->count);
+		doc__code_name(d, r->name);
+		doc__printf(d, " (thread %u ", r->tid);
+		doc__code_name(d, r->comm);
+		doc__printf(d, ")");
+		if (r->ranges_not_kept)
+			doc__printf(d, ", the first 16384 ranges (%llu more not kept one by one)",
+				    (unsigned long long)r->ranges_not_kept);
+	} else if (r->source == STEPS_INFERRED) {
+		doc__printf(d, "%zu steps ", r->count);
+		doc__strong(d, true);
+		doc__printf(d, "inferred");
+		doc__strong(d, false);
+		doc__printf(d, " from the trace's periodicity: thread %u ", r->tid);
+		doc__code_name(d, r->comm);
+		doc__printf(d, " launches work and synchronizes (");
+		doc__code_name(d, r->name);
+		if (r->syncs_per_step > 1)
+			doc__printf(d, ") periodically; each step spans %llu synchronizations (too many to keep one a "
+				    "step) and ends at the return of the last", (unsigned long long)r->syncs_per_step);
+		else
+			doc__printf(d, ") once per step; each step ends at the return of a synchronization");
+	} else {
+		doc__printf(d, "No steps: no NVTX range repeats %d times and no periodic synchronization", STEPS_MIN);
+	}
+	if (r->count)
+		doc__printf(d, ". Median %.2f ms, mean %.2f ms, p90 %.2f ms, min %.2f ms, max %.2f ms.", ms(r->median_ns),
+			    ms(r->mean_ns), ms(r->p90_ns), ms(r->min_ns), ms(r->max_ns));
+	else
+		doc__printf(d, ".");
+	doc__close(d);
 }
 
-int steps_report__markdown(FILE *f, const struct steps_result *r, size_t max_rows)
+static const struct doc_col step_cols[] = {
+	{ "step", true }, { "start (s)", true }, { "duration (ms)", true }, { "launches", true },
+	{ "running", true }, { "runqueue", true }, { "blocked", true }, { "io", true }, { "cuda_sync", true },
+	{ "gil_wait", true }, { "fault", true },
+};
+
+static void steps_table(struct doc *d, const struct steps_result *r, size_t max_rows)
+{
+	size_t rows = r->count < max_rows ? r->count : max_rows;
+
+	doc__table(d, step_cols, DOC_NCOLS(step_cols));
+	for (size_t i = 0; i < rows; i++) {
+		const struct step *st = &r->steps[i];
+
+		doc__row(d);
+		doc__printf(d, "%zu\t%.3f\t%.2f\t%llu\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f", st->index,
+			    secs(st->start - r->steps[0].start), ms(st->end - st->start),
+			    (unsigned long long)st->launches, ms(st->acc.ns[TL_RUNNING]), ms(st->acc.ns[TL_RUNQUEUE]),
+			    ms(st->acc.ns[TL_BLOCKED]), ms(st->acc.ns[TL_IO]), ms(st->acc.ns[TL_SYNC]),
+			    ms(st->acc.ns[TL_GIL]), ms(st->acc.ns[TL_FAULT]));
+		doc__row_end(d);
+	}
+	doc__table_end(d);
+	if (rows < r->count)
+		doc__para(d, "(the first %zu of %zu steps; every step is in the JSON report)", rows, r->count);
+}
+
+static const struct doc_col range_cols[] = {
+	{ "range", false }, { "kind", false }, { "depth", true }, { "count", true }, { "total (ms)", true },
+	{ "mean (ms)", true }, { "max (ms)", true },
+};
+
+static void steps_nvtx(struct doc *d, const struct steps_result *r)
+{
+	if (r->nranges) {
+		doc__para(d, "NVTX ranges:");
+		doc__table(d, range_cols, DOC_NCOLS(range_cols));
+		for (size_t i = 0; i < r->nranges; i++) {
+			const struct nvtx_range_stat *rs = &r->ranges[i];
+
+			doc__row(d);
+			doc__code_name(d, rs->name);
+			doc__printf(d, "\t%s\t%u\t%llu\t%.2f\t%.3f\t%.3f", rs->thread_stack ? "push/pop" : "start/end",
+				    rs->min_depth, (unsigned long long)rs->count, ms(rs->total_ns),
+				    rs->count ? ms(rs->total_ns) / (double)rs->count : 0.0, ms(rs->max_ns));
+			doc__row_end(d);
+		}
+		doc__table_end(d);
+	}
+	if (r->nmarks) {
+		doc__open(d, DOC_PARA);
+		doc__printf(d, "NVTX marks:");
+		for (size_t i = 0; i < r->nmarks; i++) {
+			doc__printf(d, "%s ", i ? "," : "");
+			doc__code_name(d, r->marks[i].name);
+			doc__printf(d, " %llu", (unsigned long long)r->marks[i].count);
+		}
+		doc__close(d);
+	}
+}
+
+void steps_report__doc(struct doc *d, const struct steps_result *r, size_t max_rows)
 {
 	if (!r->count && !r->nvtx_events)
-		return 0;
-	fprintf(f, "## Steps\n\n");
-	if (r->source == STEPS_NVTX)
-	{
-		fprintf(f, "%zu steps from the NVTX range ", r->count);
-		md_name(f, r->name);
-		fprintf(f, " (thread %u ", r->tid);
-		md_name(f, r->comm);
-		fprintf(f, ")");
-		if (r->ranges_not_kept)
-			fprintf(f, ", the first 16384 ranges (%llu more not kept one by one)",
-				(unsigned long long)r->ranges_not_kept);
-	}
-	else if (r->source == STEPS_INFERRED)
-	{
-		fprintf(f, "%zu steps **inferred** from the trace's periodicity: thread %u ", r->count, r->tid);
-		md_name(f, r->comm);
-		if (r->syncs_per_step > 1) {
-			fprintf(f, " launches work and synchronizes (");
-			md_name(f, r->name);
-			fprintf(f, ") periodically; each step spans %llu synchronizations (too many to keep one a "
-				   "step) and ends at the return of the last", (unsigned long long)r->syncs_per_step);
-		} else {
-			fprintf(f, " launches work and synchronizes (");
-			md_name(f, r->name);
-			fprintf(f, ") once per step; each step ends at the return of a synchronization");
-		}
-	}
-	else
-		fprintf(f, "No steps: no NVTX range repeats %d times and no periodic synchronization", STEPS_MIN);
-	if (r->count)
-		fprintf(f, ". Median %.2f ms, mean %.2f ms, p90 %.2f ms, min %.2f ms, max %.2f ms.\n\n", ms(r->median_ns),
-			ms(r->mean_ns), ms(r->p90_ns), ms(r->min_ns), ms(r->max_ns));
-	else
-		fprintf(f, ".\n\n");
+		return;
+	doc__headingf(d, 2, "Steps");
+	steps_source(d, r);
 	if (r->nslowest) {
-		fprintf(f, "Slowest steps against the median:\n\n");
+		doc__para(d, "Slowest steps against the median:");
+		doc__open(d, DOC_LIST);
 		for (size_t i = 0; i < r->nslowest; i++) {
 			char text[512];
 
 			steps_report__slow_sentence(r, &r->slowest[i], text, sizeof(text));
-			fprintf(f, "- %s\n", text);
+			doc__item(d);
+			doc__printf(d, "%s", text);
 		}
-		fprintf(f, "\n");
+		doc__close(d);
 	}
-	if (r->count) {
-		size_t rows = r->count < max_rows ? r->count : max_rows;
-
-		fprintf(f, "| step | start (s) | duration (ms) | launches | running | runqueue | blocked | io | cuda_sync | "
-			   "gil_wait | fault |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-		for (size_t i = 0; i < rows; i++) {
-			const struct step *st = &r->steps[i];
-
-			fprintf(f, "| %zu | %.3f | %.2f | %llu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
-				st->index, secs(st->start - r->steps[0].start), ms(st->end - st->start),
-				(unsigned long long)st->launches, ms(st->acc.ns[TL_RUNNING]), ms(st->acc.ns[TL_RUNQUEUE]),
-				ms(st->acc.ns[TL_BLOCKED]), ms(st->acc.ns[TL_IO]), ms(st->acc.ns[TL_SYNC]),
-				ms(st->acc.ns[TL_GIL]), ms(st->acc.ns[TL_FAULT]));
-		}
-		if (rows < r->count)
-			fprintf(f, "\n(the first %zu of %zu steps; every step is in the JSON report)\n", rows, r->count);
-		fprintf(f, "\n");
-	}
-	if (r->nranges) {
-		fprintf(f, "NVTX ranges:\n\n| range | kind | depth | count | total (ms) | mean (ms) | max (ms) |\n"
-			   "|---|---|---:|---:|---:|---:|---:|\n");
-		for (size_t i = 0; i < r->nranges; i++) {
-			const struct nvtx_range_stat *rs = &r->ranges[i];
-
-			fprintf(f, "| ");
-			md_name(f, rs->name);
-			fprintf(f, " | %s | %u | %llu | %.2f | %.3f | %.3f |\n",
-				rs->thread_stack ? "push/pop" : "start/end", rs->min_depth, (unsigned long long)rs->count,
-				ms(rs->total_ns), rs->count ? ms(rs->total_ns) / (double)rs->count : 0.0, ms(rs->max_ns));
-		}
-		fprintf(f, "\n");
-	}
-	if (r->nmarks) {
-		fprintf(f, "NVTX marks:");
-		for (size_t i = 0; i < r->nmarks; i++)
-		{
-			fprintf(f, "%s ", i ? "," : "");
-			md_name(f, r->marks[i].name);
-			fprintf(f, " %llu", (unsigned long long)r->marks[i].count);
-		}
-		fprintf(f, "\n\n");
-	}
-	return ferror(f) ? -EIO : 0;
+	if (r->count)
+		steps_table(d, r, max_rows);
+	steps_nvtx(d, r);
 }

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the report writers (report_json.c, report_md.c, report_html.c)
+ * share: how many rows a table shows, how values are counted and named,
+ * the notes on what the reader and the analysis did not take as written.
+ * The blocks of the reports for people are report_doc.h.
+ */
+#ifndef INFERSCOPE_REPORT_COMMON_H
+#define INFERSCOPE_REPORT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "report_doc.h"
+
+#include "report.h"
+
+#define TOP_THREADS 30
+#define IDLE_THREAD_NS 1000000ull	/* on-CPU below this: a thread that did nothing */
+#define TOP_KERNELS_JSON 50
+#define TOP_CUDA_ROWS 10
+#define MIB (1024.0 * 1024.0)
+
+static inline double ns_to_s(__u64 ns)
+{
+	return (double)ns / 1e9;
+}
+
+static inline double pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Off-CPU time not spent waiting for a CPU. */
+static inline __u64 blocked_ns(const struct thread_summary *t)
+{
+	return t->off_cpu_ns - t->runqueue_wait_ns;
+}
+
+/* CUDA and GIL events are counted by function, under the function's name. */
+static inline bool counted_by_function(__u16 type)
+{
+	return type == ISR_EV_CUDA_CALL || type == ISR_EV_CUDA_NAME || type == ISR_EV_GIL;
+}
+
+/* GIL events by probed function (report__gil_fn_names); the generic type
+ * counts the rest (an unknown kind, or a record too short to read). */
+extern const char *const report__gil_fn_names[2];
+
+static inline __u64 gil_fn_count(const struct summary *s, int i)
+{
+	return i == 0 ? s->gil_acquire_events : s->gil_release_events;
+}
+
+/* How a target process came to be traced: "attached", "launched", ... */
+const char *report__origin_name(__u32 origin);
+/* The status of a Python subject: the stacks are "sampling", the GIL
+ * waits "traced". */
+const char *report__py_status_name(const struct isr_ev_py_status *st);
+/* A CUPTI copy kind: "HtoD", ... */
+const char *report__copy_kind_name(__u32 kind);
+
+/* Wall-clock time of the recording start as ISO-8601 UTC with microseconds,
+ * from the file's realtime/monotonic pair. False when the file has none. */
+bool report__start_time(const struct recording *r, const struct summary *s, char *buf, size_t len);
+
+#define NOTE_LEN 200
+#define MAX_NOTES 16
+/* What the reader and the analysis did not take as written, one sentence
+ * each, into notes[max]: the count. */
+size_t report__notes(const struct analysis *a, char (*notes)[NOTE_LEN], size_t max);
+
+/* A value of a table's row, read at its offset in the row's struct, as
+ * the JSON writes it (key) and, with a head, as a column of the Markdown
+ * and HTML table: a table is described once, in the order of
+ * docs/report-json.md, and each writer takes the fields it shows. How the
+ * JSON writes a value follows from the member's type (a compile error for
+ * a type it does not know); RF_S fields are nanoseconds written as
+ * seconds, and in a column as fmt of ns / scale. */
+enum report_field_kind { RF_U32, RF_INT, RF_U64, RF_REAL, RF_BOOL, RF_SECONDS };
+
+struct report_field {
+	const char *key;
+	enum report_field_kind kind;
+	size_t off;
+	const char *head;	/* its column; NULL: the JSON's only */
+	const char *fmt;	/* RF_SECONDS: the column's printf of one double */
+	double scale;
+};
+
+#define RF_KIND(x) _Generic((x), __u32: RF_U32, int: RF_INT, __u64: RF_U64, double: RF_REAL, bool: RF_BOOL)
+/* A field of the JSON only. */
+#define JF(type, member, key) { (key), RF_KIND(((const type *)0)->member), offsetof(type, member), NULL, NULL, 0 }
+#define JF_S(type, member, key) \
+	{ (key), _Generic(((const type *)0)->member, __u64: RF_SECONDS), offsetof(type, member), NULL, NULL, 0 }
+/* A field of both: a count, or nanoseconds shown as fmt of ns / scale. */
+#define RF(type, member, key, head) { (key), RF_KIND(((const type *)0)->member), offsetof(type, member), (head), NULL, 0 }
+#define RF_S(type, member, key, head, fmt, scale) \
+	{ (key), _Generic(((const type *)0)->member, __u64: RF_SECONDS), offsetof(type, member), (head), (fmt), (scale) }
+#define REPORT_NFIELDS(fields) (sizeof(fields) / sizeof((fields)[0]))
+
+/* The columns of the fields that have one, appended to cols at *n. */
+void report__field_cols(const struct report_field *f, size_t nf, struct doc_col *cols, size_t *n);
+/* The cells of row's fields that have a column, each after a move to the
+ * next cell. */
+void report__field_cells(struct doc *d, const void *row, const struct report_field *f, size_t nf);
+
+/* A thread's time on and off a CPU (struct thread_summary), from
+ * "on_cpu_s" to "runqueue_wait_s". */
+extern const struct report_field report__thread_cpu[3];
+/* A GPU kernel's count and total time (struct gpu_kernel_stat), a GPU
+ * copy kind's count, bytes and time (struct gpu_copy_stat). */
+extern const struct report_field report__gpu_kernel_time[2];
+extern const struct report_field report__gpu_copy_fields[3];
+/* The ranks table (ranks.h, struct rank_row): its arrivals, from
+ * "collectives" to "others_wait_s", and what its GPU and thread did, from
+ * "sync_stall_s" to "nccl_not_joined". */
+extern const struct report_field report__rank_arrivals[8];
+extern const struct report_field report__rank_gpu[4];
+
+#endif
