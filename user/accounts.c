@@ -60,6 +60,15 @@ static int each_line(const char *file, int (*match)(char **f, int n, void *ctx),
 	return r;
 }
 
+/* The line of file that match accepts: 0, -ENOENT when none does, or
+ * -errno. */
+static int find(const char *file, int (*match)(char **f, int n, void *ctx), void *ctx)
+{
+	int r = each_line(file, match, ctx);
+
+	return r == 1 ? 0 : r ? r : -ENOENT;
+}
+
 struct user_query {
 	const char *name;	/* or NULL: by uid */
 	uid_t uid;
@@ -86,9 +95,8 @@ static int user_match(char **f, int n, void *ctx)
 int accounts__user_by_uid(uid_t uid, struct account *a)
 {
 	struct user_query q = { NULL, uid, a };
-	int r = each_line(PASSWD_FILE, user_match, &q);
 
-	return r == 1 ? 0 : r ? r : -ENOENT;
+	return find(PASSWD_FILE, user_match, &q);
 }
 
 int accounts__user(const char *name, struct account *a)
@@ -107,8 +115,7 @@ int accounts__user(const char *name, struct account *a)
 		a->gid = (gid_t)-1;
 		return 0;
 	}
-	r = each_line(PASSWD_FILE, user_match, &q);
-	return r == 1 ? 0 : r ? r : -ENOENT;
+	return find(PASSWD_FILE, user_match, &q);
 }
 
 struct group_query {
@@ -139,8 +146,7 @@ int accounts__group(const char *name, gid_t *gid)
 		*gid = id;
 		return 0;
 	}
-	r = each_line(GROUP_FILE, group_match, &q);
-	return r == 1 ? 0 : r ? r : -ENOENT;
+	return find(GROUP_FILE, group_match, &q);
 }
 
 struct member_query {

@@ -131,47 +131,36 @@ static struct work_result run_cuda_sync(double seconds, int threads)
 /* Two threads bouncing a byte over two pipes: every round trip is two
  * wakeups and at least two context switches. */
 struct pingpong {
-	int ab[2], ba[2];
+	struct bench_pipes pp;
 	double end;
 	double trips;
 };
 
-static void *pong(void *arg)
-{
-	struct pingpong *p = arg;
-	char c;
-
-	while (read(p->ab[0], &c, 1) == 1 && c)
-		if (write(p->ba[1], &c, 1) != 1)
-			break;
-	return NULL;
-}
-
 static struct work_result run_pingpong(double seconds, int threads)
 {
 	struct work_result r = { 0, 0 };
-	struct pingpong p = { { -1, -1 }, { -1, -1 }, 0, 0 };
+	struct pingpong p = { { { -1, -1 }, { -1, -1 } }, 0, 0 };
 	pthread_t t;
 	double t0;
 	char c = 1;
 
 	(void)threads;
-	if (pipe(p.ab) || pipe(p.ba))
+	if (pipe(p.pp.ab) || pipe(p.pp.ba))
 		return r;
-	if (pthread_create(&t, NULL, pong, &p))
+	if (pthread_create(&t, NULL, bench_pong, &p.pp))
 		return r;
 	t0 = now_s();
 	p.end = t0 + seconds;
 	while (now_s() < p.end) {
 		for (int i = 0; i < 100; i++) {
-			if (write(p.ab[1], &c, 1) != 1 || read(p.ba[0], &c, 1) != 1)
+			if (write(p.pp.ab[1], &c, 1) != 1 || read(p.pp.ba[0], &c, 1) != 1)
 				goto out;
 			p.trips++;
 		}
 	}
 out:
 	c = 0;
-	if (write(p.ab[1], &c, 1) == 1)
+	if (write(p.pp.ab[1], &c, 1) == 1)
 		pthread_join(t, NULL);
 	r.ops = p.trips;
 	r.seconds = now_s() - t0;
@@ -731,179 +720,232 @@ static void remove_workdir(const char *dir)
 	rmdir(dir);
 }
 
-int bench__run(const struct bench_opts *opts)
-{
-	struct bench_opts local = *opts, *o = &local;
-	char workdir[400] = "";	/* run_round's paths hold it */
-	json_t *doc = NULL, *results = json_array(), *mechanisms = json_array(), *checks = json_array();
-	json_t *th = NULL, *baseline = NULL, *machine = machine_info(), *flight = NULL, *launch = json_object();
-	struct bench_cmp_opts cmp = { o->max_ratio, o->alpha, BENCH_CMP_MIN_ROUNDS };
-	struct bench_load load;
-	/* Seven rounds a side can show a change significant at 0.01; the
-	 * kernel-CI suite compares the workloads with a baseline. */
-	int rounds = o->rounds ? o->rounds : o->kci ? 7 : 5, e = 0, failed = 0;
-	unsigned int planned;
+/* One bench run: what it was asked, what it holds, how it went. */
+struct bench_run {
+	struct bench_opts o;	/* as asked, but tmpdir: the run's own directory */
+	char workdir[400];	/* run_round's paths hold it */
+	int rounds;
+	unsigned int planned;	/* tests the run reports */
+	struct bench_cmp_opts cmp;
 	struct ktap k;
+	json_t *results, *mechanisms, *checks, *th, *baseline, *machine, *flight, *launch;
+	int e;			/* -errno: the run could not be done as asked */
+	int failed;		/* 1: a test failed */
+};
+
+/* The options as a plan: the rounds, the tests selected, the thresholds
+ * and the baseline read. 0, or -EINVAL after saying what is wrong. */
+static int run_plan(struct bench_run *r)
+{
+	const struct bench_opts *o = &r->o;
+	json_error_t jerr;
 	size_t i;
 
-	if (rounds < 1 || rounds > MAX_ROUNDS) {
+	if (r->rounds < 1 || r->rounds > MAX_ROUNDS) {
 		fprintf(stderr, "bench: --rounds must be 1..%d\n", MAX_ROUNDS);
-		e = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	planned = bench_mech__count(o) + (!o->kci && bench_opts__selects(o, "flight_ring")) + bench_launch__count(o);
+	r->planned = bench_mech__count(o) + (!o->kci && bench_opts__selects(o, "flight_ring")) +
+		     bench_launch__count(o);
 	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
-		planned += workload_selected(o, &workloads[i]);
-	if (!planned) {
+		r->planned += workload_selected(o, &workloads[i]);
+	if (!r->planned) {
 		fprintf(stderr, "bench: no benchmark named %s%s\n", o->only ? o->only : "",
 			o->kci ? " in the kernel-CI suite" : " (--kci for the kernel-CI suite's)");
-		e = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	if (o->thresholds && !(th = load_thresholds(o->thresholds))) {
-		e = -EINVAL;
-		goto out;
+	if (o->thresholds && !(r->th = load_thresholds(o->thresholds)))
+		return -EINVAL;
+	if (!o->baseline)
+		return 0;
+	r->baseline = json_load_file(o->baseline, 0, &jerr);
+	if (!r->baseline || !json_is_object(r->baseline)) {
+		fprintf(stderr, "bench: cannot read the baseline %s: %s (line %d); give a JSON file written by "
+			"bench -o\n", o->baseline, r->baseline ? "not an object" : jerr.text, jerr.line);
+		return -EINVAL;
 	}
-	if (o->baseline) {
-		json_error_t jerr;
+	return 0;
+}
 
-		baseline = json_load_file(o->baseline, 0, &jerr);
-		if (!baseline || !json_is_object(baseline)) {
-			fprintf(stderr, "bench: cannot read the baseline %s: %s (line %d); give a JSON file written by "
-				"bench -o\n", o->baseline, baseline ? "not an object" : jerr.text, jerr.line);
-			e = -EINVAL;
-			goto out;
-		}
-	}
-	e = make_workdir(opts->tmpdir, workdir, sizeof(workdir));
-	if (e) {
-		workdir[0] = '\0';
-		goto out;
-	}
-	local.tmpdir = workdir;
-	bench_load__begin(&load);
-	ktap__begin(&k, o->ktap ? stdout : NULL, planned);
-	ktap__diag(&k, "inferscope-bpf %s bench%s: kernel %s (%s), %s, %d CPUs", ISR_VERSION,
+/* The KTAP plan and the lines that say where the figures come from. */
+static void run_begin(struct bench_run *r)
+{
+	const struct bench_opts *o = &r->o;
+	json_t *machine = r->machine;
+
+	ktap__begin(&r->k, o->ktap ? stdout : NULL, r->planned);
+	ktap__diag(&r->k, "inferscope-bpf %s bench%s: kernel %s (%s), %s, %d CPUs", ISR_VERSION,
 		   o->kci ? (o->quick ? " --kci --quick" : " --kci") : "",
 		   json_string_value(json_object_get(machine, "kernel")),
 		   json_string_value(json_object_get(machine, "kernel_build")),
 		   json_string_value(json_object_get(machine, "cpu")),
 		   (int)json_integer_value(json_object_get(machine, "cpus")));
-	ktap__diag(&k, "kernel command line: %s", json_string_value(json_object_get(machine, "cmdline")));
-	if (baseline)
-		describe_baseline(&k, o->baseline, baseline, machine);
-	if (o->kci)
-		failed |= bench_mech__run(o, &k, baseline, mechanisms, checks);
-	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
-		const struct workload *w = &workloads[i];
-		json_t *r;
-		bool ok;
+	ktap__diag(&r->k, "kernel command line: %s", json_string_value(json_object_get(machine, "cmdline")));
+	if (r->baseline)
+		describe_baseline(&r->k, o->baseline, r->baseline, machine);
+}
 
-		if (!workload_selected(o, w))
-			continue;
-		if (w->python && system("python3 -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' "
-					">/dev/null 2>&1")) {
-			fprintf(stderr, "bench: %-13s skipped: no python3 3.10-3.13 in PATH\n", w->name);
-			ktap__skip(&k, w->name, "no python3 3.10-3.13 in PATH");
-			continue;
-		}
-		r = run_bench(o, w, rounds);
-		if (!r && !k.out) {
-			e = -EIO;
-			goto out;
-		}
-		if (!r) {
-			ktap__diag(&k, "%s: the workload or its recorder failed (see standard error)", w->name);
-			ktap__result(&k, false, w->name);
-			failed = 1;
-			continue;
-		}
-		json_array_append_new(results, r);
-		ktap__diag(&k, "%s: %.0f ns per event (%.0f-%.0f), overhead %.1f%%, %.2f events per %s, %lld drops",
-			   w->name, median_of(json_object_get(r, "ns_per_event")),
-			   json_real_value(json_object_get(json_object_get(r, "ns_per_event"), "min")),
-			   json_real_value(json_object_get(json_object_get(r, "ns_per_event"), "max")),
-			   json_real_value(json_object_get(r, "overhead_pct")),
-			   median_of(json_object_get(r, "events_per_op")), w->unit,
-			   (long long)json_integer_value(json_object_get(r, "drops")));
-		ok = bench_mech__vs_baseline(&k, baseline, r, &cmp);
-		if (k.out && th) {
-			int t = check_thresholds(results, th, w->name, &k);
+/* One recorder workload, its rounds, and its verdict against the baseline
+ * and the thresholds. 0, or -EIO when it failed and no KTAP line can say
+ * so (the run stops). */
+static int run_workload(struct bench_run *r, const struct workload *w)
+{
+	struct ktap *k = &r->k;
+	json_t *res;
+	bool ok;
 
-			if (t < 0)
-				e = t;
-			ok = ok && t == 0;
-		}
-		failed |= !ok;
-		ktap__result(&k, ok, w->name);
+	if (w->python && system("python3 -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' "
+				">/dev/null 2>&1")) {
+		fprintf(stderr, "bench: %-13s skipped: no python3 3.10-3.13 in PATH\n", w->name);
+		ktap__skip(k, w->name, "no python3 3.10-3.13 in PATH");
+		return 0;
 	}
-	failed |= bench_launch__run(o, rounds, &k, launch);
-	if (!o->kci && bench_opts__selects(o, "flight_ring")) {
-		flight = bench_flight__run(workdir);
-		for (i = 0; i < json_array_size(flight); i++) {
-			json_t *f = json_array_get(flight, i);
-
-			ktap__diag(&k, "flight_ring: %.0f events/s, %.0f s window: %.2f MiB (%.2f bytes/event), %.0f ns "
-				   "CPU per event, %.3f%% of a CPU, a window written in %.1f ms",
-				   json_real_value(json_object_get(f, "events_per_s")),
-				   json_real_value(json_object_get(f, "window_s")),
-				   json_real_value(json_object_get(f, "ring_mib")),
-				   json_real_value(json_object_get(f, "bytes_per_event")),
-				   json_real_value(json_object_get(f, "cpu_ns_per_event")),
-				   json_real_value(json_object_get(f, "cpu_pct_per_s")),
-				   json_real_value(json_object_get(f, "write_window_ms")));
-		}
-		ktap__result(&k, flight != NULL, "flight_ring");
-		failed |= !flight;
+	res = run_bench(&r->o, w, r->rounds);
+	if (!res && !k->out)
+		return -EIO;
+	if (!res) {
+		ktap__diag(k, "%s: the workload or its recorder failed (see standard error)", w->name);
+		ktap__result(k, false, w->name);
+		r->failed = 1;
+		return 0;
 	}
-	{
-		char line[256];
+	json_array_append_new(r->results, res);
+	ktap__diag(k, "%s: %.0f ns per event (%.0f-%.0f), overhead %.1f%%, %.2f events per %s, %lld drops",
+		   w->name, median_of(json_object_get(res, "ns_per_event")),
+		   json_real_value(json_object_get(json_object_get(res, "ns_per_event"), "min")),
+		   json_real_value(json_object_get(json_object_get(res, "ns_per_event"), "max")),
+		   json_real_value(json_object_get(res, "overhead_pct")),
+		   median_of(json_object_get(res, "events_per_op")), w->unit,
+		   (long long)json_integer_value(json_object_get(res, "drops")));
+	ok = bench_mech__vs_baseline(k, r->baseline, res, &r->cmp);
+	if (k->out && r->th) {
+		int t = check_thresholds(r->results, r->th, w->name, k);
 
-		json_object_set_new(machine, "load", bench_load__end(&load, line, sizeof(line)));
-		if (k.out)
-			ktap__diag(&k, "%s", line);
-		else
-			fprintf(stderr, "bench: %s\n", line);
+		if (t < 0)
+			r->e = t;
+		ok = ok && t == 0;
 	}
-	doc = json_pack("{s:s, s:O, s:i, s:f, s:o}", "tool", "inferscope-bpf " ISR_VERSION, "machine", machine,
-			"rounds", rounds, "seconds_per_run", o->seconds, "results", results);
-	results = NULL;
-	if (flight)
-		json_object_set(doc, "flight_ring", flight);
-	json_object_update(doc, launch);
+	r->failed |= !ok;
+	ktap__result(k, ok, w->name);
+	return 0;
+}
+
+/* The flight recorder's ring: what a window costs. */
+static void run_flight(struct bench_run *r)
+{
+	r->flight = bench_flight__run(r->workdir);
+	for (size_t i = 0; i < json_array_size(r->flight); i++) {
+		json_t *f = json_array_get(r->flight, i);
+
+		ktap__diag(&r->k, "flight_ring: %.0f events/s, %.0f s window: %.2f MiB (%.2f bytes/event), %.0f ns "
+			   "CPU per event, %.3f%% of a CPU, a window written in %.1f ms",
+			   json_real_value(json_object_get(f, "events_per_s")),
+			   json_real_value(json_object_get(f, "window_s")),
+			   json_real_value(json_object_get(f, "ring_mib")),
+			   json_real_value(json_object_get(f, "bytes_per_event")),
+			   json_real_value(json_object_get(f, "cpu_ns_per_event")),
+			   json_real_value(json_object_get(f, "cpu_pct_per_s")),
+			   json_real_value(json_object_get(f, "write_window_ms")));
+	}
+	ktap__result(&r->k, r->flight != NULL, "flight_ring");
+	r->failed |= !r->flight;
+}
+
+/* The results document: how busy the machine was, the tables (without
+ * KTAP), the file (-o), the thresholds over every result, the KTAP end. */
+static void run_end(struct bench_run *r, const struct bench_load *load)
+{
+	const struct bench_opts *o = &r->o;
+	struct ktap *k = &r->k;
+	char line[256];
+	json_t *doc;
+
+	json_object_set_new(r->machine, "load", bench_load__end(load, line, sizeof(line)));
+	if (k->out)
+		ktap__diag(k, "%s", line);
+	else
+		fprintf(stderr, "bench: %s\n", line);
+	doc = json_pack("{s:s, s:O, s:i, s:f, s:o}", "tool", "inferscope-bpf " ISR_VERSION, "machine", r->machine,
+			"rounds", r->rounds, "seconds_per_run", o->seconds, "results", r->results);
+	r->results = NULL;
+	if (r->flight)
+		json_object_set(doc, "flight_ring", r->flight);
+	json_object_update(doc, r->launch);
 	if (o->kci) {
-		json_object_set(doc, "mechanisms", mechanisms);
-		json_object_set(doc, "checks", checks);
+		json_object_set(doc, "mechanisms", r->mechanisms);
+		json_object_set(doc, "checks", r->checks);
 	}
-	if (!k.out) {
-		bench_mech__print(mechanisms, checks);
+	if (!k->out) {
+		bench_mech__print(r->mechanisms, r->checks);
 		if (json_array_size(json_object_get(doc, "results")))
 			print_table(json_object_get(doc, "results"));
-		print_flight_table(flight);
+		print_flight_table(r->flight);
 		bench_launch__print(doc);
 	}
 	if (o->output && write_results(doc, o->output, &o->share))
-		e = -EIO;
-	if (!e && th && !k.out) {
-		int t = check_thresholds(json_object_get(doc, "results"), th, NULL, &k);
+		r->e = -EIO;
+	if (!r->e && r->th && !k->out) {
+		int t = check_thresholds(json_object_get(doc, "results"), r->th, NULL, k);
 
 		if (t < 0)
-			e = t;
-		failed |= t > 0;
+			r->e = t;
+		r->failed |= t > 0;
 	}
-	if (ktap__end(&k))
-		failed = 1;
-out:
-	if (workdir[0])
-		remove_workdir(workdir);
+	if (ktap__end(k))
+		r->failed = 1;
 	json_decref(doc);
-	json_decref(results);
-	json_decref(mechanisms);
-	json_decref(checks);
-	json_decref(flight);
-	json_decref(launch);
-	json_decref(machine);
-	json_decref(th);
-	json_decref(baseline);
-	return e ? e : failed;
+}
+
+int bench__run(const struct bench_opts *opts)
+{
+	/* Seven rounds a side can show a change significant at 0.01; the
+	 * kernel-CI suite compares the workloads with a baseline. */
+	struct bench_run r = {
+		.o = *opts,
+		.rounds = opts->rounds ? opts->rounds : opts->kci ? 7 : 5,
+		.cmp = { opts->max_ratio, opts->alpha, BENCH_CMP_MIN_ROUNDS },
+		.results = json_array(),
+		.mechanisms = json_array(),
+		.checks = json_array(),
+		.machine = machine_info(),
+		.launch = json_object(),
+	};
+	struct bench_load load;
+	size_t i;
+
+	r.e = run_plan(&r);
+	r.e = r.e ?: make_workdir(opts->tmpdir, r.workdir, sizeof(r.workdir));
+	if (r.e) {
+		r.workdir[0] = '\0';
+		goto out;
+	}
+	r.o.tmpdir = r.workdir;
+	bench_load__begin(&load);
+	run_begin(&r);
+	if (r.o.kci)
+		r.failed |= bench_mech__run(&r.o, &r.k, r.baseline, r.mechanisms, r.checks);
+	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
+		if (!workload_selected(&r.o, &workloads[i]))
+			continue;
+		if (run_workload(&r, &workloads[i])) {
+			r.e = -EIO;
+			goto out;
+		}
+	}
+	r.failed |= bench_launch__run(&r.o, r.rounds, &r.k, r.launch);
+	if (!r.o.kci && bench_opts__selects(&r.o, "flight_ring"))
+		run_flight(&r);
+	run_end(&r, &load);
+out:
+	if (r.workdir[0])
+		remove_workdir(r.workdir);
+	json_decref(r.results);
+	json_decref(r.mechanisms);
+	json_decref(r.checks);
+	json_decref(r.flight);
+	json_decref(r.launch);
+	json_decref(r.machine);
+	json_decref(r.th);
+	json_decref(r.baseline);
+	return r.e ? r.e : r.failed;
 }

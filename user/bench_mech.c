@@ -503,16 +503,16 @@ static void batch_site(void *state, unsigned long ops)
 /* Two threads of this process bounce a byte over two pipes, both on one
  * CPU: every round trip is two wakeups and two context switches. */
 struct pingpong {
-	int ab[2], ba[2];
+	struct bench_pipes pp;
 	pthread_t pong;
 	bool started;
 	cpu_set_t old;
 	bool pinned;
 };
 
-static void *pong_main(void *arg)
+void *bench_pong(void *pipes)
 {
-	struct pingpong *p = arg;
+	struct bench_pipes *p = pipes;
 	char c;
 
 	while (read(p->ab[0], &c, 1) == 1 && c)
@@ -527,13 +527,13 @@ static void teardown_pingpong(struct env *e, void *state)
 	char c = 0;
 
 	(void)e;
-	if (p->started && write(p->ab[1], &c, 1) == 1)
+	if (p->started && write(p->pp.ab[1], &c, 1) == 1)
 		pthread_join(p->pong, NULL);
 	for (int i = 0; i < 2; i++) {
-		if (p->ab[i] >= 0)
-			close(p->ab[i]);
-		if (p->ba[i] >= 0)
-			close(p->ba[i]);
+		if (p->pp.ab[i] >= 0)
+			close(p->pp.ab[i]);
+		if (p->pp.ba[i] >= 0)
+			close(p->pp.ba[i]);
 	}
 	if (p->pinned)
 		sched_setaffinity(0, sizeof(p->old), &p->old);
@@ -549,8 +549,8 @@ static int setup_pingpong(struct env *e, const struct ab_def *d, void **state, c
 	(void)d;
 	if (!p)
 		return -ENOMEM;
-	p->ab[0] = p->ab[1] = p->ba[0] = p->ba[1] = -1;
-	if (pipe2(p->ab, O_CLOEXEC) || pipe2(p->ba, O_CLOEXEC)) {
+	p->pp.ab[0] = p->pp.ab[1] = p->pp.ba[0] = p->pp.ba[1] = -1;
+	if (pipe2(p->pp.ab, O_CLOEXEC) || pipe2(p->pp.ba, O_CLOEXEC)) {
 		err = -errno;
 		set_why(why, len, "cannot create the ping-pong pipes: %s", strerror(-err));
 		teardown_pingpong(e, p);
@@ -563,7 +563,7 @@ static int setup_pingpong(struct env *e, const struct ab_def *d, void **state, c
 		CPU_SET(cpu, &one);
 		p->pinned = !sched_setaffinity(0, sizeof(one), &one);
 	}
-	err = pthread_create(&p->pong, NULL, pong_main, p);
+	err = pthread_create(&p->pong, NULL, bench_pong, &p->pp);
 	if (err) {
 		set_why(why, len, "cannot start the ping-pong thread: %s", strerror(err));
 		teardown_pingpong(e, p);
@@ -581,7 +581,7 @@ static void batch_pingpong(void *state, unsigned long ops)
 	unsigned long i;
 
 	for (i = 0; i < ops; i++)
-		if (write(p->ab[1], &c, 1) != 1 || read(p->ba[0], &c, 1) != 1)
+		if (write(p->pp.ab[1], &c, 1) != 1 || read(p->pp.ba[0], &c, 1) != 1)
 			break;
 }
 

@@ -52,4 +52,14 @@ bool bench_mech__vs_baseline(struct ktap *k, json_t *baseline, json_t *res, cons
 /* The mechanism table and the checks' outcomes, in Markdown, on stdout. */
 void bench_mech__print(json_t *mechanisms, json_t *checks);
 
+/* Two pipes two threads bounce a byte over (the ping-pong workload: every
+ * round trip two wakeups and two context switches). */
+struct bench_pipes {
+	int ab[2], ba[2];
+};
+
+/* The pong thread's main, given the pipes: sends back every byte read
+ * from ab on ba, until a 0 byte or an error. */
+void *bench_pong(void *pipes);
+
 #endif

@@ -15,6 +15,7 @@
 #include "bridge.h"
 #include "elf_file.h"
 #include "inject.h"
+#include "lib_search.h"
 #include "proc.h"
 #include "root_path.h"
 
@@ -261,29 +262,34 @@ int bridge__inject(pid_t pid, const char *bridge, char *msg, size_t len)
 	return inject__dlopen(pid, p.path, &handle, msg, len);
 }
 
-static bool is_bridge(const char *file)
+static bool is_bridge(const char *file, const void *ctx)
 {
 	const char *base = strrchr(file, '/');
 
+	(void)ctx;
 	return base && strcmp(base + 1, BRIDGE_NAME) == 0;
+}
+
+struct bridge_path {
+	char *path;
+	size_t len;
+};
+
+static int bridge_found(void *ctx, const char *file, bool deleted, const char *root_path)
+{
+	struct bridge_path *b = ctx;
+
+	(void)file;
+	if (deleted)
+		return 0;
+	return (size_t)snprintf(b->path, b->len, "%s", root_path) >= b->len ? -ENAMETOOLONG : 1;
 }
 
 int bridge__mapped(__u32 pid, char *path, size_t len)
 {
-	struct proc_maps *maps = proc_maps__open(pid);
-	struct proc_map m;
-	int r;
+	struct bridge_path b = { path, len };
 
-	if (!maps)
-		return -errno;
-	while ((r = proc_maps__next(maps, &m)) > 0) {
-		if (!proc_map__is_file(&m) || !is_bridge(m.path) || strstr(m.path, " (deleted)"))
-			continue;
-		r = (size_t)snprintf(path, len, "/proc/%u/root%s", pid, m.path) >= len ? -ENAMETOOLONG : 1;
-		break;
-	}
-	proc_maps__close(maps);
-	return r;
+	return lib_search__mapped(pid, is_bridge, bridge_found, &b);
 }
 
 int bridge__locate(const char *explicit_path, char *out, size_t len)

@@ -18,19 +18,13 @@
 #include <bpf/libbpf.h>
 #include <jansson.h>
 #include "check.h"
-#include "cuda_libs.h"
+#include "cuda_funcs.h"
+#include "probed_lib.h"
 #include "preflight.h"
 #include "proc.h"
 #include "py_libs.h"
 #include "text.h"
 #include "tracer.h"
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 const char *check_status_name(enum check_status s)
 {
@@ -290,9 +284,9 @@ static void file_version(const char *path, const char *stem, char *out, size_t l
 }
 
 /* The NVIDIA driver of the host: its version, or why there is none. */
-static void check_gpu_host(struct check_result *res, struct cuda_libs *libs)
+static void check_gpu_host(struct check_result *res, struct probed_libs *libs)
 {
-	struct cuda_mapping cand[CUDA_MAX_LIBS];
+	struct probed_mapping cand[PROBED_MAX_LIBS];
 	struct check_item *it;
 	char buf[512] = "";
 	int n;
@@ -308,7 +302,7 @@ static void check_gpu_host(struct check_result *res, struct cuda_libs *libs)
 			 "absent): no GPU here; CUDA processes cannot run, CPU tracing works");
 		set_fix(it, "on a GPU host, load the driver (nvidia-smi tells whether it is)");
 	}
-	n = libs ? cuda_libs__candidates(libs, NULL, cand, CUDA_MAX_LIBS, NULL) : 0;
+	n = libs ? probed_libs__candidates(libs, NULL, cand, PROBED_MAX_LIBS, NULL) : 0;
 	if (n > 0) {
 		char ver[64];
 
@@ -323,7 +317,7 @@ static void check_gpu_host(struct check_result *res, struct cuda_libs *libs)
 }
 
 /* What a libcuda's probe sites cost: counts per site class. */
-static void check_cuda_sites(struct check_result *res, const struct cuda_mapping *m)
+static void check_cuda_sites(struct check_result *res, const struct probed_mapping *m)
 {
 	unsigned int push = 0, endbr = 0, stepped = 0;
 	struct check_item *it;
@@ -331,13 +325,13 @@ static void check_cuda_sites(struct check_result *res, const struct cuda_mapping
 
 	for (unsigned int f = 1; f < ISR_CUDA_FN_MAX; f++) {
 		switch (m->lib->sites[f].kind) {
-		case CUDA_SITE_PUSH:
+		case PROBE_SITE_PUSH:
 			push++;
 			break;
-		case CUDA_SITE_AFTER_ENDBR:
+		case PROBE_SITE_AFTER_ENDBR:
 			endbr++;
 			break;
-		case CUDA_SITE_STEPPED:
+		case PROBE_SITE_STEPPED:
 			stepped++;
 			break;
 		default:
@@ -380,9 +374,9 @@ static bool mapped_file(__u32 pid, const char *needle, char *out, size_t len)
 	return found;
 }
 
-static bool check_target(struct check_result *res, __u32 pid, struct cuda_libs *cl)
+static bool check_target(struct check_result *res, __u32 pid, struct probed_libs *cl)
 {
-	struct cuda_mapping cm[CUDA_MAX_LIBS];
+	struct probed_mapping cm[PROBED_MAX_LIBS];
 	struct py_mapping pm[PY_MAX_LIBS];
 	struct py_libs *pl;
 	struct check_item *it;
@@ -400,7 +394,7 @@ static bool check_target(struct check_result *res, __u32 pid, struct cuda_libs *
 		comm[strcspn(comm, "\n")] = '\0';
 	add(res, "target", CHECK_OK, "pid %u (%s): scheduling, page faults and process events can be traced", pid,
 	    comm);
-	n = cl ? cuda_libs__mapped(cl, pid, cm, CUDA_MAX_LIBS, NULL) : 0;
+	n = cl ? probed_libs__mapped(cl, pid, cm, PROBED_MAX_LIBS, NULL) : 0;
 	if (n > 0) {
 		check_cuda_sites(res, &cm[0]);
 	} else {
@@ -453,7 +447,7 @@ static bool check_target(struct check_result *res, __u32 pid, struct cuda_libs *
 
 int check__run(__u32 pid, struct check_result *res)
 {
-	struct cuda_libs *cl;
+	struct probed_libs *cl;
 	struct caps c;
 	struct utsname u;
 	bool priv, btf, ringbuf, target = true;
@@ -468,11 +462,11 @@ int check__run(__u32 pid, struct check_result *res)
 	check_bpf_features(res, priv, &ringbuf);
 	check_perf_events(res);
 	check_ptrace_scope(res, &c);
-	cl = cuda_libs__new();
+	cl = probed_libs__new(&probed_cuda);
 	check_gpu_host(res, cl);
 	if (pid)
 		target = check_target(res, pid, cl);
-	cuda_libs__free(cl);
+	probed_libs__free(cl);
 	res->ready = priv && btf && ringbuf && target;
 	for (size_t i = 0; i < res->n; i++)
 		if (res->items[i].status == CHECK_FAIL)

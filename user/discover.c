@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "discover.h"
-#include "cuda_libs.h"
+#include "probed_lib.h"
 #include "proc.h"
 
 struct discover {
@@ -168,7 +168,8 @@ static bool maps_libcuda(__u32 pid)
 	bool found = false;
 
 	while (maps && !found && proc_maps__next(maps, &m) > 0)
-		found = proc_map__is_file(&m) && cuda_libs__is_libcuda(m.path) && !strstr(m.path, " (deleted)");
+		found = proc_map__is_file(&m) && probed_lib_kind__names(&probed_cuda, m.path) &&
+			!strstr(m.path, " (deleted)");
 	proc_maps__close(maps);
 	return found;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The CUDA driver API: every function of format/cuda_funcs.h in each
- * libcuda file a target maps (user/cuda_libs.h finds them and chooses
- * the sites), in the files given with --cuda-lib, and, for a process about
+ * libcuda file a target maps (user/probed_lib.h finds them and chooses
+ * the sites, user/family_lib.h attaches them), in the files given with --cuda-lib, and, for a process about
  * to load its libraries (the launched command, followed children), in the
  * candidate files it would load, by path. The BPF programs of
  * bpf/cuda.bpf.c serve every function: cuda_hot for the entry-only
@@ -21,7 +21,7 @@
 #include "alias_learn.h"
 #include "registry.h"
 #include "clock.h"
-#include "cuda_libs.h"
+#include "family_lib.h"
 #include "selfprobe.h"
 #include "cuda.skel.h"
 
@@ -30,13 +30,7 @@
 struct cuda_family {
 	const struct family_ctx *ctx;
 	struct cuda_bpf *obj;
-	struct cuda_libs *libs;
-	struct cuda_mapping extra[CUDA_MAX_LIBS];	/* --cuda-lib */
-	size_t nextra;
-	struct cuda_mapping cand[CUDA_MAX_LIBS];	/* where a process about to load libraries finds libcuda */
-	size_t ncand;
-	const struct cuda_lib *described[CUDA_MAX_LIBS];	/* site lists already printed (-v) */
-	size_t ndescribed;
+	struct family_lib libs;	/* libcuda files */
 	struct alias_learn learn;	/* when cuKernelGetFunction's probes are worth it */
 	bool learn_switched;		/* they can be switched (uprobe_multi links) */
 	bool learn_warned;
@@ -57,10 +51,36 @@ static void cuda_free(void *st)
 		return;
 	for (size_t i = 0; i < c->nself; i++)
 		close(c->self_fd[i]);
-	cuda_libs__free(c->libs);
+	family_lib__free(&c->libs);
 	cuda_bpf__destroy(c->obj);
 	alias_learn__free(&c->learn);
 	free(c);
+}
+
+/* The probe sites of every function lib exports, entries first. */
+static size_t sites_of(void *fam, const struct probed_lib *lib, struct uprobe_site *out)
+{
+	const struct cuda_family *c = fam;
+	size_t i, n = 0;
+
+	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
+		const struct probe_site *s = &lib->sites[i];
+		bool hot = ISR_CUDA_FAM_ENTRY_ONLY(s->family), learn = s->family == ISR_CUDA_FAM_ALIAS;
+		struct bpf_program *enter = hot ? c->obj->progs.cuda_hot :
+					    learn ? c->obj->progs.cuda_learn_enter : c->obj->progs.cuda_enter;
+
+		if (s->kind == PROBE_SITE_ABSENT)
+			continue;
+		/* cuda_hot decodes the entry-only families, cuda_enter and
+		 * cuda_ret the "+ret" ones, cuda_learn_* cuKernelGetFunction;
+		 * the entry program first: a return probe needs the entry's
+		 * record. */
+		out[n++] = (struct uprobe_site){ enter, s->name, s->offset, s->cookie, false, hot };
+		if (s->ret)
+			out[n++] = (struct uprobe_site){ learn ? c->obj->progs.cuda_learn_ret : c->obj->progs.cuda_ret,
+							 s->name, s->offset, s->cookie, true, false };
+	}
+	return n;
 }
 
 static void *cuda_open(const struct family_ctx *ctx, char *err, size_t errlen)
@@ -82,19 +102,14 @@ static void *cuda_open(const struct family_ctx *ctx, char *err, size_t errlen)
 			c->obj->rodata->py_launch_every = ctx->cfg->python.launch_every;
 	}
 	e = tracer__load(ctx->t, c->obj ? c->obj->skeleton : NULL, "CUDA", "--no-cuda", err, errlen);
-	if (e)
-		goto fail;
-	c->libs = cuda_libs__new();
-	if (!c->libs) {
-		e = -errno;
-		snprintf(err, errlen, "cannot set up the ELF reader for libcuda: %s", strerror(-e));
-		goto fail;
+	e = e ?: family_lib__init(&c->libs, ctx, &probed_cuda, sites_of, c,
+				  ", calls made before may have been missed", err, errlen);
+	if (e) {
+		cuda_free(c);
+		errno = -e;
+		return NULL;
 	}
 	return c;
-fail:
-	cuda_free(c);
-	errno = -e;
-	return NULL;
 }
 
 /* Lets the recorder hold the two descriptors of every uprobe: a process
@@ -115,156 +130,32 @@ static void raise_fd_limit(void)
 static int cuda_prepare(void *st, struct launch_env *env)
 {
 	struct cuda_family *c = st;
-	const struct record_config *cfg = c->ctx->cfg;
-	int n;
-
-	(void)env;
-	n = cuda_libs__resolve_paths(c->libs, cfg->cuda.libs, cfg->cuda.lib_count, c->extra, CUDA_MAX_LIBS, stderr);
-	if (n < 0)
-		return n;
-	c->nextra = (size_t)n;
-	if (cfg->targets.command || cfg->targets.follow_children) {
-		n = cuda_libs__candidates(c->libs, cfg->targets.command ? cfg->targets.command[0] : NULL, c->cand,
-					      CUDA_MAX_LIBS, cfg->verbose ? stderr : NULL);
-
-		c->ncand = n > 0 ? (size_t)n : 0;
-	}
-	raise_fd_limit();
-	return 0;
-}
-
-/* The probe sites of every function lib exports, entries first. */
-static size_t sites_of(const struct cuda_family *c, const struct cuda_lib *lib, struct uprobe_site *out)
-{
-	size_t i, n = 0;
-
-	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
-		const struct cuda_site *s = &lib->sites[i];
-		bool hot = ISR_CUDA_FAM_ENTRY_ONLY(s->family), learn = s->family == ISR_CUDA_FAM_ALIAS;
-		struct bpf_program *enter = hot ? c->obj->progs.cuda_hot :
-					    learn ? c->obj->progs.cuda_learn_enter : c->obj->progs.cuda_enter;
-
-		if (s->kind == CUDA_SITE_ABSENT)
-			continue;
-		/* cuda_hot decodes the entry-only families, cuda_enter and
-		 * cuda_ret the "+ret" ones, cuda_learn_* cuKernelGetFunction;
-		 * the entry program first: a return probe needs the entry's
-		 * record. */
-		out[n++] = (struct uprobe_site){ enter, s->name, s->offset, s->cookie, false, hot };
-		if (s->ret)
-			out[n++] = (struct uprobe_site){ learn ? c->obj->progs.cuda_learn_ret : c->obj->progs.cuda_ret,
-							 s->name, s->offset, s->cookie, true, false };
-	}
-	return n;
-}
-
-/* Probes one library in pid: 1 when newly probed, 0 when it already was,
- * -errno (-ESRCH, quietly, when the process is gone) after saying what
- * failed. */
-static int probe_lib(struct cuda_family *c, __u32 pid, const struct cuda_mapping *m)
-{
-	struct uprobe_site sites[2 * ISR_CUDA_FN_MAX];
-	char err[PATH_MAX + 256];
-	__u64 t0 = clock__mono_ns();
-	size_t i, n = sites_of(c, m->lib, sites);
 	int e;
 
-	e = tracer__attach_uprobes(c->ctx->t, "libcuda", pid, m->lib->dev, m->lib->ino, m->path, sites, n, err,
-				   sizeof(err));
-	if (e == -EALREADY)
-		return 0;
-	if (e) {
-		if (e != -ESRCH)
-			fprintf(stderr, "inferscope-bpf: %s; CUDA calls of pid %u through it are not traced\n", err,
-				pid);
+	(void)env;
+	e = family_lib__prepare(&c->libs, c->ctx->cfg->cuda.libs, c->ctx->cfg->cuda.lib_count);
+	if (e)
 		return e;
-	}
-	if (c->ctx->cfg->verbose) {
-		fprintf(stderr, "inferscope-bpf: pid %u: %u CUDA probes attached in %.1f ms on %s\n", pid,
-			m->lib->probes, (clock__mono_ns() - t0) / 1e6, m->path);
-		for (i = 0; i < c->ndescribed && c->described[i] != m->lib; i++)
-			;
-		if (i == c->ndescribed && i < CUDA_MAX_LIBS) {
-			c->described[c->ndescribed++] = m->lib;
-			cuda_lib__describe(m->lib, m->path, stderr);
-		}
-	}
-	return 1;
-}
-
-/* Probes in pid the libcuda files it maps now and those given with
- * --cuda-lib; with candidates (a process about to load its libraries) the
- * candidate files too, by path: their probes go live when it maps one.
- * late: the process may have used a file before it was probed, say so.
- * Returns how many libcuda files it maps now, or -errno (-ESRCH: gone; an
- * attach failure, already reported). */
-static int probe_libs(struct cuda_family *c, __u32 pid, bool candidates, bool late)
-{
-	struct cuda_mapping mapped[CUDA_MAX_LIBS];
-	int n, i, r, first_err = 0;
-
-	n = cuda_libs__mapped(c->libs, pid, mapped, CUDA_MAX_LIBS, stderr);
-	if (n < 0)
-		return n;
-	for (i = 0; i < n; i++) {
-		r = probe_lib(c, pid, &mapped[i]);
-		if (r == 1 && late)
-			fprintf(stderr, "inferscope-bpf: pid %u loaded %s after tracing began: its CUDA calls are "
-				"traced from now on, calls made before may have been missed\n", pid, mapped[i].path);
-		if (r < 0 && !first_err)
-			first_err = r;
-	}
-	for (i = 0; i < (int)c->nextra; i++) {
-		r = probe_lib(c, pid, &c->extra[i]);
-		if (r < 0 && !first_err)
-			first_err = r;
-	}
-	for (i = 0; candidates && i < (int)c->ncand; i++) {
-		r = probe_lib(c, pid, &c->cand[i]);
-		if (r < 0 && !first_err)
-			first_err = r;
-	}
-	return first_err ? first_err : n;
+	raise_fd_limit();
+	return 0;
 }
 
 static int cuda_probe_process(void *st, __u32 pid, enum probe_when when)
 {
 	struct cuda_family *c = st;
 	const char *cmd = c->ctx->cfg->targets.command ? c->ctx->cfg->targets.command[0] : NULL;
-	int n;
+	int n = family_lib__probe_when(&c->libs, pid, when);
 
-	switch (when) {
-	case PROBE_AT_START:
-		n = probe_libs(c, pid, false, false);
-		/* A --cuda-lib file is probed in every target: not CPU only. */
-		if (n == 0 && !c->nextra && !c->ctx->cfg->quiet)
-			fprintf(stderr, "inferscope-bpf: pid %u has no CUDA driver library mapped: tracing CPU only "
-				"(it will be traced if it loads one)\n", pid);
-		return n < 0 ? n : 0;
-	case PROBE_BEFORE_EXEC:
-		/* Not exec'd yet: libcuda is probed by path, live once mapped. */
-		n = probe_libs(c, pid, true, false);
-		if (n >= 0 && !c->ncand && !c->nextra && !c->ctx->cfg->quiet)
-			fprintf(stderr, "inferscope-bpf: no CUDA driver library (libcuda.so.1) found where %s would "
-				"load one from (LD_LIBRARY_PATH, its RUNPATH, /etc/ld.so.cache, the standard "
-				"directories): tracing CPU only (a libcuda it loads from elsewhere is traced from "
-				"when it is loaded; --cuda-lib PATH probes it from the start)\n", cmd);
-		return n < 0 ? n : 0;
-	case PROBE_NEW_PROCESS:
-		/* It loads its libraries from now on: the candidates too. */
-		probe_libs(c, pid, true, false);
-		return 0;
-	case PROBE_RESCAN:
-		/* libcuda files that it mapped since (dlopen) */
-		probe_libs(c, pid, false, true);
-		return 0;
-	case PROBE_MAPPED:
-		/* what it maps now; a libcuda it loads later holds it */
-		probe_libs(c, pid, false, false);
-		return 0;
-	default:
-		return 0;
-	}
+	/* A --cuda-lib file is probed in every target: not CPU only. */
+	if (when == PROBE_AT_START && n == 0 && !c->libs.nextra && !c->ctx->cfg->quiet)
+		fprintf(stderr, "inferscope-bpf: pid %u has no CUDA driver library mapped: tracing CPU only "
+			"(it will be traced if it loads one)\n", pid);
+	if (when == PROBE_BEFORE_EXEC && n >= 0 && !c->libs.ncand && !c->libs.nextra && !c->ctx->cfg->quiet)
+		fprintf(stderr, "inferscope-bpf: no CUDA driver library (libcuda.so.1) found where %s would "
+			"load one from (LD_LIBRARY_PATH, its RUNPATH, /etc/ld.so.cache, the standard "
+			"directories): tracing CPU only (a libcuda it loads from elsewhere is traced from "
+			"when it is loaded; --cuda-lib PATH probes it from the start)\n", cmd);
+	return n < 0 ? n : 0;
 }
 
 /* Attaches (on) or releases pid's cuKernelGetFunction probes, as the
@@ -352,7 +243,7 @@ static void cuda_on_new_process(void *st, __u32 pid, __u32 origin)
  * the second. */
 struct self_probe {
 	struct cuda_family *c;
-	const struct cuda_site *site;
+	const struct probe_site *site;
 	bool pair;
 	int fd[2];
 };
@@ -413,7 +304,7 @@ static int cuda_measure_costs(void *st, struct tracer_costs *costs, char *err, s
 	static const char self[] = "/proc/self/exe";
 	struct cuda_family *c = st;
 	struct tracer *t = c->ctx->t;
-	const struct cuda_lib *lib;
+	const struct probed_lib *lib;
 	__u32 pid = (__u32)getpid();
 	int e;
 
@@ -421,11 +312,11 @@ static int cuda_measure_costs(void *st, struct tracer_costs *costs, char *err, s
 	 * no budget, and the probes' hits are not charged */
 	if (!tracer__uprobe_multi(t))
 		return 0;
-	lib = cuda_libs__resolve(c->libs, self, err, errlen);
+	lib = probed_libs__resolve(c->libs.libs, self, err, errlen);
 	if (!lib)
 		return -errno;
-	if (lib->sites[ISR_CUDA_FN_cuLaunchKernel].kind == CUDA_SITE_ABSENT ||
-	    lib->sites[ISR_CUDA_FN_cuStreamSynchronize].kind == CUDA_SITE_ABSENT) {
+	if (lib->sites[ISR_CUDA_FN_cuLaunchKernel].kind == PROBE_SITE_ABSENT ||
+	    lib->sites[ISR_CUDA_FN_cuStreamSynchronize].kind == PROBE_SITE_ABSENT) {
 		snprintf(err, errlen, "the executable has no cuLaunchKernel and cuStreamSynchronize of its own to measure");
 		return -ENOENT;
 	}

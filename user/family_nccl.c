@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * NCCL: every function of format/nccl_funcs.h in each libnccl file a target
- * maps (user/nccl_libs.h finds them and chooses the sites), in the files
+ * maps (user/probed_lib.h finds them and chooses the sites,
+ * user/family_lib.h attaches them), in the files
  * given with --nccl-lib, and, for a process about to load its libraries
  * (the launched command, followed children), in the candidate files it
  * would load, by path; what it maps later (a PyTorch wheel's copy, loaded
@@ -24,19 +25,14 @@
 #include "family.h"
 #include "clock.h"
 #include "htab.h"
-#include "nccl_libs.h"
+#include "family_lib.h"
+#include "nccl_funcs.h"
 #include "nccl.skel.h"
 
 struct nccl_family {
 	const struct family_ctx *ctx;
 	struct nccl_bpf *obj;
-	struct nccl_libs *libs;
-	struct nccl_mapping extra[NCCL_MAX_LIBS];	/* --nccl-lib */
-	size_t nextra;
-	struct nccl_mapping cand[NCCL_MAX_LIBS];	/* where a process about to load libraries finds libnccl */
-	size_t ncand;
-	const struct nccl_lib *described[NCCL_MAX_LIBS];
-	size_t ndescribed;
+	struct family_lib libs;	/* libnccl files */
 	struct htab env_read;	/* pids whose rank variables were looked for */
 };
 
@@ -51,10 +47,35 @@ static void nccl_free(void *st)
 
 	if (!c)
 		return;
-	nccl_libs__free(c->libs);
+	family_lib__free(&c->libs);
 	nccl_bpf__destroy(c->obj);
 	htab__free(&c->env_read);
 	free(c);
+}
+
+/* nccl_call serves the collectives, point-to-point and group calls (entry
+ * only), nccl_init_enter and nccl_init_ret the communicator set-ups. */
+static size_t sites_of(void *fam, const struct probed_lib *lib, struct uprobe_site *out)
+{
+	const struct nccl_family *c = fam;
+	size_t i, n = 0;
+
+	for (i = 1; i < ISR_NCCL_FN_MAX; i++) {
+		const struct probe_site *s = &lib->sites[i];
+
+		if (s->kind == PROBE_SITE_ABSENT)
+			continue;
+		if (s->ret) {
+			out[n++] = (struct uprobe_site){ c->obj->progs.nccl_init_enter, s->name, s->offset, s->cookie,
+							 false, false };
+			out[n++] = (struct uprobe_site){ c->obj->progs.nccl_init_ret, s->name, s->offset, s->cookie,
+							 true, false };
+		} else {
+			out[n++] = (struct uprobe_site){ c->obj->progs.nccl_call, s->name, s->offset, s->cookie,
+							 false, false };
+		}
+	}
+	return n;
 }
 
 static void *nccl_open(const struct family_ctx *ctx, char *err, size_t errlen)
@@ -72,117 +93,23 @@ static void *nccl_open(const struct family_ctx *ctx, char *err, size_t errlen)
 	if (c->obj)
 		tracer__use_uprobe_multi(ctx->t, c->obj->obj);
 	e = tracer__load(ctx->t, c->obj ? c->obj->skeleton : NULL, "NCCL", "--no-nccl", err, errlen);
-	if (e)
-		goto fail;
-	c->libs = nccl_libs__new();
-	if (!c->libs) {
-		e = -errno;
-		snprintf(err, errlen, "cannot set up the ELF reader for libnccl: %s", strerror(-e));
-		goto fail;
+	e = e ?: family_lib__init(&c->libs, ctx, &probed_nccl, sites_of, c,
+				  " (a communicator set up before is matched to its other ranks by RANK/WORLD_SIZE, "
+				  "and its sequence counted from here)", err, errlen);
+	if (e) {
+		nccl_free(c);
+		errno = -e;
+		return NULL;
 	}
 	return c;
-fail:
-	nccl_free(c);
-	errno = -e;
-	return NULL;
 }
 
 static int nccl_prepare(void *st, struct launch_env *env)
 {
 	struct nccl_family *c = st;
-	const struct record_config *cfg = c->ctx->cfg;
-	int n;
 
 	(void)env;
-	n = nccl_libs__resolve_paths(c->libs, cfg->nccl.libs, cfg->nccl.lib_count, c->extra, NCCL_MAX_LIBS, stderr);
-	if (n < 0)
-		return n;
-	c->nextra = (size_t)n;
-	if (cfg->targets.command || cfg->targets.follow_children) {
-		n = nccl_libs__candidates(c->libs, cfg->targets.command ? cfg->targets.command[0] : NULL, c->cand,
-					  NCCL_MAX_LIBS, cfg->verbose ? stderr : NULL);
-		c->ncand = n > 0 ? (size_t)n : 0;
-	}
-	return 0;
-}
-
-/* Probes one library in pid: 1 when newly probed, 0 when it already was,
- * -errno after saying what failed (quietly when the process is gone). */
-static int probe_lib(struct nccl_family *c, __u32 pid, const struct nccl_mapping *m)
-{
-	struct uprobe_site sites[2 * ISR_NCCL_FN_MAX];
-	char err[PATH_MAX + 256];
-	__u64 t0 = clock__mono_ns();
-	size_t i, n = 0;
-	int e;
-
-	for (i = 1; i < ISR_NCCL_FN_MAX; i++) {
-		const struct cuda_site *s = &m->lib->sites[i];
-
-		if (s->kind == CUDA_SITE_ABSENT)
-			continue;
-		if (s->ret) {
-			sites[n++] = (struct uprobe_site){ c->obj->progs.nccl_init_enter, s->name, s->offset, s->cookie,
-							   false, false };
-			sites[n++] = (struct uprobe_site){ c->obj->progs.nccl_init_ret, s->name, s->offset, s->cookie,
-							   true, false };
-		} else {
-			sites[n++] = (struct uprobe_site){ c->obj->progs.nccl_call, s->name, s->offset, s->cookie,
-							   false, false };
-		}
-	}
-	e = tracer__attach_uprobes(c->ctx->t, "libnccl", pid, m->lib->dev, m->lib->ino, m->path, sites, n, err,
-				   sizeof(err));
-	if (e == -EALREADY)
-		return 0;
-	if (e) {
-		if (e != -ESRCH)
-			fprintf(stderr, "inferscope-bpf: %s; NCCL calls of pid %u through it are not traced\n", err, pid);
-		return e;
-	}
-	if (c->ctx->cfg->verbose) {
-		fprintf(stderr, "inferscope-bpf: pid %u: %u NCCL probes attached in %.1f ms on %s\n", pid,
-			m->lib->probes, (clock__mono_ns() - t0) / 1e6, m->path);
-		for (i = 0; i < c->ndescribed && c->described[i] != m->lib; i++)
-			;
-		if (i == c->ndescribed && i < NCCL_MAX_LIBS) {
-			c->described[c->ndescribed++] = m->lib;
-			nccl_lib__describe(m->lib, m->path, stderr);
-		}
-	}
-	return 1;
-}
-
-/* Probes the libnccl files pid maps now, the --nccl-lib ones and, with
- * candidates, those it would load. late: it may have called NCCL before. */
-static int probe_libs(struct nccl_family *c, __u32 pid, bool candidates, bool late)
-{
-	struct nccl_mapping mapped[NCCL_MAX_LIBS];
-	int n, i, r, first_err = 0;
-
-	n = nccl_libs__mapped(c->libs, pid, mapped, NCCL_MAX_LIBS, stderr);
-	if (n < 0)
-		return n;
-	for (i = 0; i < n; i++) {
-		r = probe_lib(c, pid, &mapped[i]);
-		if (r == 1 && late)
-			fprintf(stderr, "inferscope-bpf: pid %u loaded %s after tracing began: its NCCL calls are "
-				"traced from now on (a communicator set up before is matched to its other ranks by "
-				"RANK/WORLD_SIZE, and its sequence counted from here)\n", pid, mapped[i].path);
-		if (r < 0 && !first_err)
-			first_err = r;
-	}
-	for (i = 0; i < (int)c->nextra; i++) {
-		r = probe_lib(c, pid, &c->extra[i]);
-		if (r < 0 && !first_err)
-			first_err = r;
-	}
-	for (i = 0; candidates && i < (int)c->ncand; i++) {
-		r = probe_lib(c, pid, &c->cand[i]);
-		if (r < 0 && !first_err)
-			first_err = r;
-	}
-	return first_err ? first_err : n;
+	return family_lib__prepare(&c->libs, c->ctx->cfg->nccl.libs, c->ctx->cfg->nccl.lib_count);
 }
 
 #define ENVIRON_MAX (1 << 20)
@@ -258,39 +185,17 @@ static void record_rank_env(struct nccl_family *c, __u32 pid)
 	c->ctx->emit(c->ctx->emit_ctx, &ev, sizeof(ev));
 }
 
+/* The rank variables are read at the start, after an exec and in a new
+ * process (before its exec, the environment is not the command's yet). */
 static int nccl_probe_process(void *st, __u32 pid, enum probe_when when)
 {
 	struct nccl_family *c = st;
 	int n;
 
-	switch (when) {
-	case PROBE_AT_START:
+	if (when != PROBE_BEFORE_EXEC && when != PROBE_RESCAN)
 		record_rank_env(c, pid);
-		n = probe_libs(c, pid, false, false);
-		return n < 0 ? n : 0;
-	case PROBE_BEFORE_EXEC:
-		/* Not exec'd yet: libnccl is probed by path, live once mapped;
-		 * its environment is read after the exec. */
-		n = probe_libs(c, pid, true, false);
-		return n < 0 ? n : 0;
-	case PROBE_AFTER_EXEC:
-		record_rank_env(c, pid);
-		return 0;
-	case PROBE_NEW_PROCESS:
-		record_rank_env(c, pid);
-		probe_libs(c, pid, true, false);
-		return 0;
-	case PROBE_RESCAN:
-		probe_libs(c, pid, false, true);
-		return 0;
-	case PROBE_MAPPED:
-		/* what it maps now; a libnccl it loads later holds it */
-		record_rank_env(c, pid);
-		probe_libs(c, pid, false, false);
-		return 0;
-	default:
-		return 0;
-	}
+	n = family_lib__probe_when(&c->libs, pid, when);
+	return n < 0 ? n : 0;
 }
 
 /* A new process or image: its environment is read again. */

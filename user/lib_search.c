@@ -180,59 +180,17 @@ void lib_search__candidates(const char *soname, const char *exe, const char *std
 	try_dirs(&s, std_dirs, NULL);
 }
 
-/* --- library files resolved once each ------------------------------------------- */
-
-void *lib_cache__resolve(struct lib_cache *c, const char *path, char *err, size_t errlen)
+bool lib_search__named(const char *path, const char *prefix)
 {
-	struct stat st;
-	void *lib;
-	int fd, e;
+	const char *base = strrchr(path, '/');
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		e = errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		errno = e;
-		return NULL;
-	}
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->v[i].dev == st.st_dev && c->v[i].ino == st.st_ino) {
-			close(fd);
-			return c->v[i].lib;
-		}
-	}
-	if (c->n == c->max || c->n == LIB_CACHE_MAX) {
-		close(fd);
-		snprintf(err, errlen, "cannot resolve %s: already %zu different %s libraries", path, c->n, c->what);
-		errno = ENOSPC;
-		return NULL;
-	}
-	lib = c->resolve(fd, path, &st, err, errlen);
-	e = errno;
-	close(fd);
-	if (!lib) {
-		errno = e;
-		return NULL;
-	}
-	c->v[c->n].dev = st.st_dev;
-	c->v[c->n].ino = st.st_ino;
-	c->v[c->n++].lib = lib;
-	return lib;
+	return strncmp(base ? base + 1 : path, prefix, strlen(prefix)) == 0;
 }
 
-void lib_cache__free(struct lib_cache *c)
+int lib_search__mapped(__u32 pid, bool (*is)(const char *file, const void *ctx),
+		       int (*found)(void *ctx, const char *file, bool deleted, const char *root_path), void *ctx)
 {
-	for (size_t i = 0; i < c->n; i++)
-		free(c->v[i].lib);
-	c->n = 0;
-}
-
-int lib_cache__mapped(struct lib_cache *c, __u32 pid, bool (*is)(const char *path), lib_found_fn found, void *ctx,
-		      FILE *warn)
-{
-	char path[PATH_MAX + 32], err[PATH_MAX + 128];
+	char path[PATH_MAX + 32];
 	struct proc_maps *maps = proc_maps__open(pid);
 	struct proc_map m;
 	int r;
@@ -240,81 +198,13 @@ int lib_cache__mapped(struct lib_cache *c, __u32 pid, bool (*is)(const char *pat
 	if (!maps)
 		return -errno;
 	while ((r = proc_maps__next(maps, &m)) > 0) {
-		const void *lib;
-
-		if (!proc_map__is_file(&m) || !is(m.path))
+		if (!proc_map__is_file(&m) || !is(m.path, ctx))
 			continue;
-		if (strstr(m.path, " (deleted)")) {
-			if (warn)
-				fprintf(warn, "inferscope-bpf: pid %u maps %s, a file deleted since: its %s calls "
-					"cannot be probed\n", pid, m.path, c->what);
-			continue;
-		}
 		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m.path);
-		lib = lib_cache__resolve(c, path, err, sizeof(err));
-		if (!lib) {
-			if (warn && errno != ENOENT && errno != ESRCH)
-				fprintf(warn, "inferscope-bpf: pid %u: %s; its %s calls through it are not traced\n",
-					pid, err, c->what);
-			continue;
-		}
-		found(ctx, lib, path);
+		r = found(ctx, m.path, strstr(m.path, " (deleted)") != NULL, path);
+		if (r)
+			break;
 	}
 	proc_maps__close(maps);
-	return r < 0 ? r : 0;
-}
-
-void lib_cache__candidate(struct lib_cache *c, const char *path, lib_found_fn found, void *ctx, FILE *note)
-{
-	char err[PATH_MAX + 128];
-	const void *lib = lib_cache__resolve(c, path, err, sizeof(err));
-
-	if (!lib) {
-		if (note)
-			fprintf(note, "inferscope-bpf: skipping candidate %s library: %s\n", c->what, err);
-		return;
-	}
-	found(ctx, lib, path);
-}
-
-void lib_list__found(void *ctx, const void *lib, const char *path)
-{
-	struct lib_list *l = ctx;
-	char *e;
-
-	for (size_t i = 0; i < l->n; i++) {
-		const void *have;
-
-		memcpy(&have, (char *)l->out + i * l->size + l->lib_off, sizeof(have));
-		if (have == lib)
-			return;
-	}
-	if (l->n == l->max)
-		return;
-	e = (char *)l->out + l->n * l->size;
-	memcpy(e + l->lib_off, &lib, sizeof(lib));
-	snprintf(e + l->path_off, l->path_len, "%s", path);
-	l->n++;
-}
-
-int lib_cache__mapped_list(struct lib_cache *c, __u32 pid, bool (*is)(const char *path), struct lib_list *l,
-			   FILE *warn)
-{
-	int r = lib_cache__mapped(c, pid, is, lib_list__found, l, warn);
-
-	return r < 0 ? r : (int)l->n;
-}
-
-void lib_candidates__found(void *ctx, const char *path)
-{
-	struct lib_candidates *k = ctx;
-
-	lib_cache__candidate(k->cache, path, lib_list__found, &k->l, k->note);
-}
-
-bool lib_search__named(const char *path, const char *prefix)
-{
-	const char *base = strrchr(path, '/');
-
-	return strncmp(base ? base + 1 : path, prefix, strlen(prefix)) == 0;
+	return r;
 }

@@ -9,13 +9,6 @@
 #include "preflight.h"
 #include "proc.h"
 
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
-
 static int has_cap(const struct __user_cap_data_struct *d, int cap)
 {
 	return (d[cap / 32].effective >> (cap % 32)) & 1;

@@ -10,6 +10,14 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+/* Linux 5.8's capabilities, for older headers. */
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
 /* Root, or CAP_BPF + CAP_PERFMON (CAP_SYS_ADMIN on kernels before 5.8). */
 int preflight__privileges(char *err, size_t errlen);
 /* The kernel exposes BTF for CO-RE and tp_btf. btf_path: normally

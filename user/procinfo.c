@@ -63,6 +63,14 @@ static int add_file(struct rec_props *p, __u32 key, const char *path)
 	return e;
 }
 
+/* Frees what p holds and says why (e, -errno): NULL. */
+static struct rec_props *props_failed(struct rec_props *p, int e)
+{
+	rec_props__free(p);
+	errno = -e;
+	return NULL;
+}
+
 struct rec_props *procinfo__snapshot(__u32 pid, __u32 origin, __u64 now_mono_ns)
 {
 	char path[64], buf[4096];
@@ -113,9 +121,7 @@ struct rec_props *procinfo__snapshot(__u32 pid, __u32 origin, __u64 now_mono_ns)
 		goto fail;
 	return p;
 fail:
-	rec_props__free(p);
-	errno = -e;
-	return NULL;
+	return props_failed(p, e);
 }
 
 /* --- the host's GPUs and NUMA nodes, from sysfs ------------------------------- */
@@ -393,7 +399,5 @@ struct rec_props *procinfo__host(int argc, char **argv, __u64 start_mono_ns, __u
 		goto fail;
 	return p;
 fail:
-	rec_props__free(p);
-	errno = -e;
-	return NULL;
+	return props_failed(p, e);
 }

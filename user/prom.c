@@ -46,6 +46,15 @@ static void value(FILE *f, double v)
 		fprintf(f, " %.10g\n", v);
 }
 
+/* name{key="v"} n */
+static void labelled(FILE *f, const char *name, const char *key, const char *v, double n)
+{
+	fprintf(f, "%s{", name);
+	label(f, key, v, true);
+	fputc('}', f);
+	value(f, n);
+}
+
 static const struct discovered *target(const struct discovered *t, size_t n, __u32 pid)
 {
 	for (size_t i = 0; i < n; i++)
@@ -86,105 +95,69 @@ GETTER(get_mem_peak, p->device_memory_peak_bytes)
 GETTER(get_gpu_observed, p->gpu_observed)
 GETTER(get_findings, p->findings)
 GETTER(get_severity, p->max_severity)
+GETTER(get_gpu_busy, p->gpu_busy_s)
+GETTER(get_gpu_observed_s, p->gpu_observed_s)
 
+/* One line a process; a gpu gauge only for the processes whose GPU
+ * activity was recorded. */
 static const struct {
 	const char *name, *help;
 	proc_get get;
+	bool gpu;
 } proc_gauges[] = {
-	{ "inferscope_process_cpu_seconds", "On-CPU time of the process's threads in the last window.", get_cpu },
+	{ "inferscope_process_cpu_seconds", "On-CPU time of the process's threads in the last window.", get_cpu,
+	  false },
 	{ "inferscope_process_cuda_sync_seconds",
-	  "Time the process's threads spent in CUDA synchronizations in the last window.", get_sync },
+	  "Time the process's threads spent in CUDA synchronizations in the last window.", get_sync, false },
 	{ "inferscope_process_gil_wait_seconds",
-	  "Time the process's threads waited for the Python GIL in the last window (record.gil).", get_gil },
+	  "Time the process's threads waited for the Python GIL in the last window (record.gil).", get_gil, false },
 	{ "inferscope_process_cuda_launches", "CUDA kernel launches in the last window (estimated when sampled).",
-	  get_launches },
+	  get_launches, false },
 	{ "inferscope_process_device_memory_bytes", "CUDA device memory the process held at the end of the last window.",
-	  get_mem },
+	  get_mem, false },
 	{ "inferscope_process_device_memory_peak_bytes", "The highest CUDA device memory of the process in the last window.",
-	  get_mem_peak },
+	  get_mem_peak, false },
 	{ "inferscope_process_gpu_observed",
 	  "1 when the process's GPU activity was recorded (CUPTI bridge), so that GPU busy and idle are known.",
-	  get_gpu_observed },
-	{ "inferscope_process_findings", "Findings about the process in the last window.", get_findings },
+	  get_gpu_observed, false },
+	{ "inferscope_process_findings", "Findings about the process in the last window.", get_findings, false },
 	{ "inferscope_process_max_severity", "The most severe finding about the process: 0 none, 1 info, 2 warning, 3 critical.",
-	  get_severity },
+	  get_severity, false },
+	{ "inferscope_process_gpu_busy_seconds",
+	  "Time the process's GPU work kept its devices busy in the last window (when observed).", get_gpu_busy, true },
+	{ "inferscope_process_gpu_observed_seconds",
+	  "Time the process's devices were observed in the last window (when observed).", get_gpu_observed_s, true },
 };
 
-static void window_metrics(FILE *f, const struct window_result *w, const struct discovered *t, size_t nt)
+typedef const struct window_amount *(*proc_amounts_get)(const struct window_process *p, size_t *n);
+
+static const struct window_amount *get_gpu_idle(const struct window_process *p, size_t *n)
 {
-	for (size_t g = 0; g < sizeof(proc_gauges) / sizeof(proc_gauges[0]); g++) {
-		head(f, proc_gauges[g].name, "gauge", proc_gauges[g].help);
-		for (size_t i = 0; i < w->proc_count; i++) {
-			proc_labels(f, proc_gauges[g].name, &w->procs[i], target(t, nt, w->procs[i].pid), NULL, NULL,
-				    NULL, NULL);
-			value(f, proc_gauges[g].get(&w->procs[i]));
+	*n = p->gpu_idle_count;
+	return p->gpu_idle;
+}
+
+static const struct window_amount *get_critical(const struct window_process *p, size_t *n)
+{
+	*n = p->critical_count;
+	return p->critical;
+}
+
+/* A gauge of every process's amounts, each labelled key=its name. */
+static void proc_amounts(FILE *f, const char *name, const char *help, const char *key, proc_amounts_get get,
+			 const struct window_result *w, const struct discovered *t, size_t nt)
+{
+	head(f, name, "gauge", help);
+	for (size_t i = 0; i < w->proc_count; i++) {
+		const struct window_process *p = &w->procs[i];
+		size_t n;
+		const struct window_amount *a = get(p, &n);
+
+		for (size_t c = 0; c < n; c++) {
+			proc_labels(f, name, p, target(t, nt, p->pid), key, a[c].name, NULL, NULL);
+			value(f, a[c].seconds);
 		}
 	}
-	head(f, "inferscope_process_gpu_busy_seconds", "gauge",
-	     "Time the process's GPU work kept its devices busy in the last window (when observed).");
-	for (size_t i = 0; i < w->proc_count; i++)
-		if (w->procs[i].gpu_observed) {
-			proc_labels(f, "inferscope_process_gpu_busy_seconds", &w->procs[i],
-				    target(t, nt, w->procs[i].pid), NULL, NULL, NULL, NULL);
-			value(f, w->procs[i].gpu_busy_s);
-		}
-	head(f, "inferscope_process_gpu_observed_seconds", "gauge",
-	     "Time the process's devices were observed in the last window (when observed).");
-	for (size_t i = 0; i < w->proc_count; i++)
-		if (w->procs[i].gpu_observed) {
-			proc_labels(f, "inferscope_process_gpu_observed_seconds", &w->procs[i],
-				    target(t, nt, w->procs[i].pid), NULL, NULL, NULL, NULL);
-			value(f, w->procs[i].gpu_observed_s);
-		}
-	head(f, "inferscope_process_gpu_idle_seconds", "gauge",
-	     "GPU idle time of the process in the last window, by the cause it is attributed to (docs/rules.md).");
-	for (size_t i = 0; i < w->proc_count; i++)
-		for (size_t c = 0; c < w->procs[i].gpu_idle_count; c++) {
-			proc_labels(f, "inferscope_process_gpu_idle_seconds", &w->procs[i],
-				    target(t, nt, w->procs[i].pid), "cause", w->procs[i].gpu_idle[c].name, NULL, NULL);
-			value(f, w->procs[i].gpu_idle[c].seconds);
-		}
-	head(f, "inferscope_process_critical_thread_seconds", "gauge",
-	     "Time of the process's critical threads (those that launch GPU work) in the last window, by state.");
-	for (size_t i = 0; i < w->proc_count; i++)
-		for (size_t c = 0; c < w->procs[i].critical_count; c++) {
-			proc_labels(f, "inferscope_process_critical_thread_seconds", &w->procs[i],
-				    target(t, nt, w->procs[i].pid), "state", w->procs[i].critical[c].name, NULL, NULL);
-			value(f, w->procs[i].critical[c].seconds);
-		}
-	head(f, "inferscope_process_top_finding_cost_seconds", "gauge",
-	     "The costliest finding about the process in the last window: its rule, severity and cost.");
-	for (size_t i = 0; i < w->proc_count; i++)
-		if (w->procs[i].top_rule) {
-			proc_labels(f, "inferscope_process_top_finding_cost_seconds", &w->procs[i],
-				    target(t, nt, w->procs[i].pid), "rule", w->procs[i].top_rule, "severity",
-				    window_severity_name(w->procs[i].top_severity));
-			value(f, w->procs[i].top_cost_s);
-		}
-
-	head(f, "inferscope_window_duration_seconds", "gauge", "Length of the last window's recording.");
-	fprintf(f, "inferscope_window_duration_seconds");
-	value(f, w->duration_s);
-	head(f, "inferscope_window_processes", "gauge", "Processes recorded in the last window.");
-	fprintf(f, "inferscope_window_processes");
-	value(f, (double)w->proc_count);
-	head(f, "inferscope_window_events", "gauge", "Events recorded in the last window.");
-	fprintf(f, "inferscope_window_events");
-	value(f, (double)w->events);
-	head(f, "inferscope_window_dropped_events", "gauge", "Events lost in the last window (docs/events.md).");
-	fprintf(f, "inferscope_window_dropped_events");
-	value(f, (double)w->drops_total);
-	head(f, "inferscope_window_truncated", "gauge",
-	     "1 when the last window's recording was cut short (a full disk): it reads up to its last chunk.");
-	fprintf(f, "inferscope_window_truncated");
-	value(f, w->truncated);
-	head(f, "inferscope_window_findings", "gauge", "Findings of the last window.");
-	fprintf(f, "inferscope_window_findings");
-	value(f, (double)w->findings);
-	head(f, "inferscope_window_max_severity", "gauge",
-	     "The most severe finding of the last window: 0 none, 1 info, 2 warning, 3 critical.");
-	fprintf(f, "inferscope_window_max_severity");
-	value(f, w->max_severity);
 }
 
 static void counter(FILE *f, const char *name, const char *help, double v)
@@ -201,15 +174,54 @@ static void gauge(FILE *f, const char *name, const char *help, double v)
 	value(f, v);
 }
 
+
+static void window_metrics(FILE *f, const struct window_result *w, const struct discovered *t, size_t nt)
+{
+	for (size_t g = 0; g < sizeof(proc_gauges) / sizeof(proc_gauges[0]); g++) {
+		head(f, proc_gauges[g].name, "gauge", proc_gauges[g].help);
+		for (size_t i = 0; i < w->proc_count; i++) {
+			if (proc_gauges[g].gpu && !w->procs[i].gpu_observed)
+				continue;
+			proc_labels(f, proc_gauges[g].name, &w->procs[i], target(t, nt, w->procs[i].pid), NULL, NULL,
+				    NULL, NULL);
+			value(f, proc_gauges[g].get(&w->procs[i]));
+		}
+	}
+	proc_amounts(f, "inferscope_process_gpu_idle_seconds",
+		     "GPU idle time of the process in the last window, by the cause it is attributed to "
+		     "(docs/rules.md).", "cause", get_gpu_idle, w, t, nt);
+	proc_amounts(f, "inferscope_process_critical_thread_seconds",
+		     "Time of the process's critical threads (those that launch GPU work) in the last window, "
+		     "by state.", "state", get_critical, w, t, nt);
+	head(f, "inferscope_process_top_finding_cost_seconds", "gauge",
+	     "The costliest finding about the process in the last window: its rule, severity and cost.");
+	for (size_t i = 0; i < w->proc_count; i++)
+		if (w->procs[i].top_rule) {
+			proc_labels(f, "inferscope_process_top_finding_cost_seconds", &w->procs[i],
+				    target(t, nt, w->procs[i].pid), "rule", w->procs[i].top_rule, "severity",
+				    window_severity_name(w->procs[i].top_severity));
+			value(f, w->procs[i].top_cost_s);
+		}
+
+	gauge(f, "inferscope_window_duration_seconds", "Length of the last window's recording.", w->duration_s);
+	gauge(f, "inferscope_window_processes", "Processes recorded in the last window.", (double)w->proc_count);
+	gauge(f, "inferscope_window_events", "Events recorded in the last window.", (double)w->events);
+	gauge(f, "inferscope_window_dropped_events", "Events lost in the last window (docs/events.md).",
+	      (double)w->drops_total);
+	gauge(f, "inferscope_window_truncated",
+	      "1 when the last window's recording was cut short (a full disk): it reads up to its last chunk.",
+	      w->truncated);
+	gauge(f, "inferscope_window_findings", "Findings of the last window.", (double)w->findings);
+	gauge(f, "inferscope_window_max_severity",
+	      "The most severe finding of the last window: 0 none, 1 info, 2 warning, 3 critical.", w->max_severity);
+}
+
 static void health(FILE *f, const struct daemon_health *h)
 {
 	head(f, "inferscope_daemon_windows_total", "counter", "Windows since the daemon started, by result.");
-	fprintf(f, "inferscope_daemon_windows_total{result=\"recorded\"}");
-	value(f, (double)h->windows_recorded);
-	fprintf(f, "inferscope_daemon_windows_total{result=\"failed\"}");
-	value(f, (double)h->windows_failed);
-	fprintf(f, "inferscope_daemon_windows_total{result=\"empty\"}");
-	value(f, (double)h->windows_empty);
+	labelled(f, "inferscope_daemon_windows_total", "result", "recorded", (double)h->windows_recorded);
+	labelled(f, "inferscope_daemon_windows_total", "result", "failed", (double)h->windows_failed);
+	labelled(f, "inferscope_daemon_windows_total", "result", "empty", (double)h->windows_empty);
 	counter(f, "inferscope_daemon_events_total", "Events recorded since the daemon started.",
 		(double)h->events_total);
 	counter(f, "inferscope_daemon_dropped_events_total", "Events lost since the daemon started.",
@@ -218,36 +230,24 @@ static void health(FILE *f, const struct daemon_health *h)
 		"Recordings cut short (a full disk) since the daemon started; each reads up to its last chunk.",
 		(double)h->truncated_total);
 	head(f, "inferscope_daemon_errors_total", "counter", "Errors since the daemon started, by kind.");
-	for (int k = 0; k < DERR_MAX; k++) {
-		fprintf(f, "inferscope_daemon_errors_total{");
-		label(f, "kind", daemon_error_name((enum daemon_error)k), true);
-		fputc('}', f);
-		value(f, (double)h->errors[k]);
-	}
+	for (int k = 0; k < DERR_MAX; k++)
+		labelled(f, "inferscope_daemon_errors_total", "kind", daemon_error_name((enum daemon_error)k),
+			 (double)h->errors[k]);
 	head(f, "inferscope_daemon_last_error", "gauge", "1 for the kind of the latest error (none when none).");
-	if (h->last_error >= 0) {
-		fprintf(f, "inferscope_daemon_last_error{");
-		label(f, "kind", daemon_error_name((enum daemon_error)h->last_error), true);
-		fputc('}', f);
-		value(f, 1);
-	}
+	if (h->last_error >= 0)
+		labelled(f, "inferscope_daemon_last_error", "kind", daemon_error_name((enum daemon_error)h->last_error),
+			 1);
 	gauge(f, "inferscope_daemon_last_error_timestamp_seconds", "Unix time of the latest error; 0: none.",
 	      h->last_error_time);
 	head(f, "inferscope_daemon_recordings_removed_total", "counter",
 	     "Recordings removed from the state directory, by reason.");
-	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"policy\"}");
-	value(f, (double)h->removed_policy);
-	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"size\"}");
-	value(f, (double)h->removed_size);
-	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"age\"}");
-	value(f, (double)h->removed_age);
-	fprintf(f, "inferscope_daemon_recordings_removed_total{reason=\"space\"}");
-	value(f, (double)h->removed_space);
+	labelled(f, "inferscope_daemon_recordings_removed_total", "reason", "policy", (double)h->removed_policy);
+	labelled(f, "inferscope_daemon_recordings_removed_total", "reason", "size", (double)h->removed_size);
+	labelled(f, "inferscope_daemon_recordings_removed_total", "reason", "age", (double)h->removed_age);
+	labelled(f, "inferscope_daemon_recordings_removed_total", "reason", "space", (double)h->removed_space);
 	head(f, "inferscope_daemon_config_reloads_total", "counter", "Configuration reloads (SIGHUP), by result.");
-	fprintf(f, "inferscope_daemon_config_reloads_total{result=\"applied\"}");
-	value(f, (double)h->reloads_ok);
-	fprintf(f, "inferscope_daemon_config_reloads_total{result=\"refused\"}");
-	value(f, (double)h->reloads_refused);
+	labelled(f, "inferscope_daemon_config_reloads_total", "result", "applied", (double)h->reloads_ok);
+	labelled(f, "inferscope_daemon_config_reloads_total", "result", "refused", (double)h->reloads_refused);
 	gauge(f, "inferscope_daemon_recordings", "Recordings kept in the state directory.", (double)h->recordings_kept);
 	gauge(f, "inferscope_daemon_recordings_bytes", "Total size of the recordings kept in the state directory.",
 	      (double)h->recordings_bytes);

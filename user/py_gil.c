@@ -43,15 +43,6 @@ enum {
 	MUTEX_SIZE = 40,
 };
 
-/* _Py_DebugOffsets of 3.13 as 64-bit words (py_stacks.c reads the rest). */
-enum {
-	DBG_INTERP_CEVAL_GIL = 14,
-	DBG_INTERP_OWN_GIL = 15,
-	DBG_INTERP_GIL_LOCKED = 17,
-	DBG_INTERP_GIL_HOLDER = 18,
-	DBG_GIL_WORDS = 19,
-};
-
 /* glibc x86-64: the kernel tid in struct pthread (what pthread_self()
  * points at), the same since glibc 2.26. */
 #define GLIBC_PTHREAD_TID	720
@@ -164,7 +155,7 @@ static __u16 pthread_tid_offset(__u32 pid, const struct isr_py_layout *l, const 
 static int debug_offsets(__u32 pid, const struct isr_py_layout *l, const struct gil_version *v, __u64 *own_gil,
 			 char *why, size_t len)
 {
-	__u64 w[DBG_GIL_WORDS];
+	__u64 w[PY_DBG_INTERP_GIL_HOLDER + 1];	/* up to the GIL's words */
 	int e = py_mem__read(pid, l->runtime, w, sizeof(w));
 
 	if (e == -ESRCH)
@@ -173,15 +164,17 @@ static int debug_offsets(__u32 pid, const struct isr_py_layout *l, const struct 
 		snprintf(why, len, "cannot read _Py_DebugOffsets: %s", strerror(-e));
 		return -EPROTO;
 	}
-	if (w[DBG_INTERP_CEVAL_GIL] != v->interp_gil || w[DBG_INTERP_GIL_LOCKED] != w[DBG_INTERP_OWN_GIL] + GIL_LOCKED ||
-	    w[DBG_INTERP_GIL_HOLDER] != w[DBG_INTERP_OWN_GIL] + GIL_LAST_HOLDER || w[DBG_INTERP_OWN_GIL] > 65536) {
+	if (w[PY_DBG_INTERP_CEVAL_GIL] != v->interp_gil ||
+	    w[PY_DBG_INTERP_GIL_LOCKED] != w[PY_DBG_INTERP_OWN_GIL] + GIL_LOCKED ||
+	    w[PY_DBG_INTERP_GIL_HOLDER] != w[PY_DBG_INTERP_OWN_GIL] + GIL_LAST_HOLDER ||
+	    w[PY_DBG_INTERP_OWN_GIL] > 65536) {
 		snprintf(why, len, "_Py_DebugOffsets of the GIL (ceval.gil %llu, _gil %llu, locked %llu, holder %llu) "
-			 "differ from the 3.13 table", (unsigned long long)w[DBG_INTERP_CEVAL_GIL],
-			 (unsigned long long)w[DBG_INTERP_OWN_GIL], (unsigned long long)w[DBG_INTERP_GIL_LOCKED],
-			 (unsigned long long)w[DBG_INTERP_GIL_HOLDER]);
+			 "differ from the 3.13 table", (unsigned long long)w[PY_DBG_INTERP_CEVAL_GIL],
+			 (unsigned long long)w[PY_DBG_INTERP_OWN_GIL], (unsigned long long)w[PY_DBG_INTERP_GIL_LOCKED],
+			 (unsigned long long)w[PY_DBG_INTERP_GIL_HOLDER]);
 		return -EPROTO;
 	}
-	*own_gil = w[DBG_INTERP_OWN_GIL];
+	*own_gil = w[PY_DBG_INTERP_OWN_GIL];
 	return 0;
 }
 

@@ -123,20 +123,15 @@ static void file_resolve(struct py_file *f, int fd)
 	}
 	f->ok = true;
 	for (k = 0; k < PY_SITES; k++) {
-		struct cuda_site *s = &lib->sites[k];
-		unsigned char code[16];
-		__u64 off;
-		ssize_t n;
+		struct probe_site *s = &lib->sites[k];
 
 		s->name = site_names[k];
 		s->ret = k == PY_SITE_RESTORE;
-		s->kind = CUDA_SITE_ABSENT;
-		if (!vaddr[k] || elf_file__vaddr_to_offset(elf, vaddr[k], &off) ||
-		    (n = pread(fd, code, sizeof(code), (off_t)off)) <= 0) {
+		s->kind = PROBE_SITE_ABSENT;
+		if (probe_site__resolve(s, elf, fd, vaddr[k])) {
 			f->ok = false;
 			continue;
 		}
-		cuda_site__choose(s, code, (size_t)n, off);
 		lib->probes += s->ret ? 2 : 1;
 	}
 	lib->resolve_ns = clock__mono_ns() - start;
@@ -278,18 +273,13 @@ int py_libs__mapped(struct py_libs *c, __u32 pid, struct py_mapping *out, size_t
 void py_lib__describe(const struct py_lib *lib, const char *path, FILE *out)
 {
 	unsigned int stepped = 0;
-	char kind[64];
 	int k;
 
 	for (k = 0; k < PY_SITES; k++)
-		stepped += lib->sites[k].kind == CUDA_SITE_STEPPED;
+		stepped += lib->sites[k].kind == PROBE_SITE_STEPPED;
 	fprintf(out, "%s (Python 3.%d, device %u:%u, inode %llu): %u probes, %u single-stepped; symbols resolved "
 		"in %.2f ms\n", path, lib->minor, major(lib->dev), minor(lib->dev), (unsigned long long)lib->ino,
 		lib->probes, stepped, lib->resolve_ns / 1e6);
-	for (k = 0; k < PY_SITES; k++) {
-		const struct cuda_site *s = &lib->sites[k];
-
-		fprintf(out, "  %-32s %#-12llx %s%s\n", s->name, (unsigned long long)s->offset,
-			cuda_site__describe(s, kind, sizeof(kind)), s->ret ? " + return" : "");
-	}
+	for (k = 0; k < PY_SITES; k++)
+		probe_site__print(&lib->sites[k], out);
 }

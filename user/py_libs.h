@@ -5,7 +5,7 @@
  * its GIL functions. No BPF here: user/family_python.c attaches what this
  * module chooses.
  *
- * The promise, as for libcuda (user/cuda_libs.h): a file is read once,
+ * The promise, as for libcuda (user/probed_lib.h): a file is read once,
  * whatever the number of processes that map it (told apart by device and
  * inode, including files that turned out not to be a supported Python), and
  * every site is a file offset where the function's stack is as at entry.
@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
-#include "cuda_libs.h"
+#include "probe_site.h"
 
 #define PY_MIN_MINOR 10
 #define PY_MAX_MINOR 13
@@ -36,7 +36,7 @@ struct py_lib {
 	dev_t dev;
 	ino_t ino;
 	int minor;		/* 3.<minor>, from the file name; -1 if it does not tell */
-	struct cuda_site sites[PY_SITES]; /* name, offset, kind, push_reg, ret */
+	struct probe_site sites[PY_SITES]; /* name, offset, kind, push_reg, ret */
 	unsigned int probes;	/* uprobes + uretprobes one process needs */
 	__u64 runtime_vaddr;	/* _PyRuntime (0: not found) */
 	__u64 code_type_vaddr;	/* PyCode_Type (0: not found) */

@@ -54,29 +54,6 @@ static const struct py_version versions[] = {
 	  .code_linetable = 136, .ascii_size = 40, .compact_size = 56 },
 };
 
-/* _Py_DebugOffsets of 3.13 as 64-bit words: cookie, version, free_threaded,
- * then each section's size followed by its offsets. */
-enum {
-	DBG_VERSION = 1,
-	DBG_FREE_THREADED = 2,
-	DBG_RUNTIME_INTERP_HEAD = 5,
-	DBG_INTERP_THREADS_HEAD = 9,
-	DBG_TSTATE_NEXT = 21,
-	DBG_TSTATE_INTERP = 22,
-	DBG_TSTATE_FRAME = 23,
-	DBG_TSTATE_NATIVE_ID = 25,
-	DBG_FRAME_PREVIOUS = 29,
-	DBG_FRAME_EXECUTABLE = 30,
-	DBG_FRAME_INSTR = 31,
-	DBG_FRAME_OWNER = 33,
-	DBG_CODE_FILENAME = 35,
-	DBG_CODE_QUALNAME = 37,
-	DBG_CODE_LINETABLE = 38,
-	DBG_CODE_FIRST_LINE = 39,
-	DBG_CODE_ADAPTIVE = 43,
-	DBG_WORDS = 44,
-};
-
 #define MAX_THREADS_CHECKED	256
 #define MAX_FRAMES_CHECKED	16
 #define VALIDATE_ATTEMPTS	5
@@ -227,17 +204,17 @@ static int debug_offsets_apply(__u32 pid, struct isr_py_layout *l, const struct 
 		int word;
 		size_t field;
 	} same[] = {
-		{ DBG_TSTATE_NEXT, offsetof(struct isr_py_layout, tstate_next) },
-		{ DBG_TSTATE_INTERP, offsetof(struct isr_py_layout, tstate_interp) },
-		{ DBG_TSTATE_FRAME, offsetof(struct isr_py_layout, tstate_frame) },
-		{ DBG_TSTATE_NATIVE_ID, offsetof(struct isr_py_layout, tstate_tid) },
-		{ DBG_FRAME_PREVIOUS, offsetof(struct isr_py_layout, frame_previous) },
-		{ DBG_FRAME_EXECUTABLE, offsetof(struct isr_py_layout, frame_code) },
-		{ DBG_FRAME_INSTR, offsetof(struct isr_py_layout, frame_instr) },
-		{ DBG_FRAME_OWNER, offsetof(struct isr_py_layout, frame_owner) },
-		{ DBG_CODE_ADAPTIVE, offsetof(struct isr_py_layout, code_adaptive) },
+		{ PY_DBG_TSTATE_NEXT, offsetof(struct isr_py_layout, tstate_next) },
+		{ PY_DBG_TSTATE_INTERP, offsetof(struct isr_py_layout, tstate_interp) },
+		{ PY_DBG_TSTATE_FRAME, offsetof(struct isr_py_layout, tstate_frame) },
+		{ PY_DBG_TSTATE_NATIVE_ID, offsetof(struct isr_py_layout, tstate_tid) },
+		{ PY_DBG_FRAME_PREVIOUS, offsetof(struct isr_py_layout, frame_previous) },
+		{ PY_DBG_FRAME_EXECUTABLE, offsetof(struct isr_py_layout, frame_code) },
+		{ PY_DBG_FRAME_INSTR, offsetof(struct isr_py_layout, frame_instr) },
+		{ PY_DBG_FRAME_OWNER, offsetof(struct isr_py_layout, frame_owner) },
+		{ PY_DBG_CODE_ADAPTIVE, offsetof(struct isr_py_layout, code_adaptive) },
 	};
-	__u64 w[DBG_WORDS];
+	__u64 w[PY_DBG_WORDS];
 	size_t i;
 	int e;
 
@@ -247,12 +224,12 @@ static int debug_offsets_apply(__u32 pid, struct isr_py_layout *l, const struct 
 			 strerror(-e));
 		return e;
 	}
-	if (memcmp(&w[0], "xdebugpy", 8) || (w[DBG_VERSION] >> 16) != 0x030d) {
+	if (memcmp(&w[0], "xdebugpy", 8) || (w[PY_DBG_VERSION] >> 16) != 0x030d) {
 		snprintf(why, len, "_PyRuntime does not begin with the 3.13 _Py_DebugOffsets (version %#llx)",
-			 (unsigned long long)w[DBG_VERSION]);
+			 (unsigned long long)w[PY_DBG_VERSION]);
 		return -EPROTO;
 	}
-	if (w[DBG_FREE_THREADED]) {
+	if (w[PY_DBG_FREE_THREADED]) {
 		snprintf(why, len, "a free-threaded build (no GIL): its layout is not known");
 		return -ENOTSUP;
 	}
@@ -266,14 +243,14 @@ static int debug_offsets_apply(__u32 pid, struct isr_py_layout *l, const struct 
 			return -EPROTO;
 		}
 	}
-	if (w[DBG_CODE_FILENAME] != v->code_filename || w[DBG_CODE_QUALNAME] != v->code_qualname ||
-	    w[DBG_CODE_LINETABLE] != v->code_linetable || w[DBG_CODE_FIRST_LINE] != v->code_first_line ||
-	    w[DBG_RUNTIME_INTERP_HEAD] > 4096 || w[DBG_INTERP_THREADS_HEAD] > 65536) {
+	if (w[PY_DBG_CODE_FILENAME] != v->code_filename || w[PY_DBG_CODE_QUALNAME] != v->code_qualname ||
+	    w[PY_DBG_CODE_LINETABLE] != v->code_linetable || w[PY_DBG_CODE_FIRST_LINE] != v->code_first_line ||
+	    w[PY_DBG_RUNTIME_INTERP_HEAD] > 4096 || w[PY_DBG_INTERP_THREADS_HEAD] > 65536) {
 		snprintf(why, len, "_Py_DebugOffsets of the code object or thread list differ from the 3.13 table");
 		return -EPROTO;
 	}
-	l->runtime_interp_head = (__u16)w[DBG_RUNTIME_INTERP_HEAD];
-	l->interp_threads_head = (__u16)w[DBG_INTERP_THREADS_HEAD];
+	l->runtime_interp_head = (__u16)w[PY_DBG_RUNTIME_INTERP_HEAD];
+	l->interp_threads_head = (__u16)w[PY_DBG_INTERP_THREADS_HEAD];
 	return 0;
 }
 

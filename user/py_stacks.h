@@ -80,4 +80,32 @@ int py_stacks__convert(struct py_stacks *ps, const struct isr_ev_py_frames *e, p
  * process image gone before they were read (ISR_SRC_PY_CODE). */
 __u64 py_stacks__code_failures(const struct py_stacks *ps);
 
+/* _Py_DebugOffsets of 3.13 as 64-bit words: cookie, version, free_threaded,
+ * then each section's size followed by its offsets (the GIL's read by
+ * user/py_gil.c, the rest by user/py_stacks.c). */
+enum {
+	PY_DBG_VERSION = 1,
+	PY_DBG_FREE_THREADED = 2,
+	PY_DBG_RUNTIME_INTERP_HEAD = 5,
+	PY_DBG_INTERP_THREADS_HEAD = 9,
+	PY_DBG_INTERP_CEVAL_GIL = 14,
+	PY_DBG_INTERP_OWN_GIL = 15,
+	PY_DBG_INTERP_GIL_LOCKED = 17,
+	PY_DBG_INTERP_GIL_HOLDER = 18,
+	PY_DBG_TSTATE_NEXT = 21,
+	PY_DBG_TSTATE_INTERP = 22,
+	PY_DBG_TSTATE_FRAME = 23,
+	PY_DBG_TSTATE_NATIVE_ID = 25,
+	PY_DBG_FRAME_PREVIOUS = 29,
+	PY_DBG_FRAME_EXECUTABLE = 30,
+	PY_DBG_FRAME_INSTR = 31,
+	PY_DBG_FRAME_OWNER = 33,
+	PY_DBG_CODE_FILENAME = 35,
+	PY_DBG_CODE_QUALNAME = 37,
+	PY_DBG_CODE_LINETABLE = 38,
+	PY_DBG_CODE_FIRST_LINE = 39,
+	PY_DBG_CODE_ADAPTIVE = 43,
+	PY_DBG_WORDS = 44,
+};
+
 #endif

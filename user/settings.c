@@ -345,152 +345,210 @@ static int parse_scaled(const char *text, const char *units, const double *mult,
 	return 0;
 }
 
+/* The parsers of the setting types: each sets the field f of st from text,
+ * or says in err why text is no value of st: 0 or -errno. */
+
+static int parse_bool_field(const struct setting *st, void *f, const char *text, char *err, size_t len)
+{
+	bool b;
+
+	if (parse_bool(text, &b)) {
+		say(err, len, "%s: '%s' is not true or false", st->key, text);
+		return -EINVAL;
+	}
+	*(bool *)f = b;
+	return 0;
+}
+
+static int parse_int(const struct setting *st, void *f, const char *text, char *err, size_t len)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (errno || end == text || *end || v < st->min || v > st->max) {
+		say(err, len, "%s: '%s' is not a whole number from %.0f to %.0f", st->key, text, st->min, st->max);
+		return -EINVAL;
+	}
+	if (st->type == T_UINT)
+		*(unsigned int *)f = (unsigned int)v;
+	else
+		*(int *)f = (int)v;
+	return 0;
+}
+
+static int parse_seconds(const struct setting *st, void *f, const char *text, char *err, size_t len)
+{
+	static const double m[] = { 1, 60, 3600, 86400 };
+	double d;
+
+	if (parse_scaled(text, "smhd", m, &d) || d < st->min || d > st->max || (st->min > 0 && d == 0)) {
+		say(err, len, "%s: '%s' is not a duration from %g to %g seconds (e.g. 10, 2.5, 30s, 5m, 1h, 7d)",
+		    st->key, text, st->min, st->max);
+		return -EINVAL;
+	}
+	*(double *)f = d;
+	return 0;
+}
+
+static int parse_bytes(const struct setting *st, void *f, const char *text, char *err, size_t len)
+{
+	static const double m[] = { 1024.0, 1048576.0, 1073741824.0, 1099511627776.0 };
+	double d;
+
+	if (parse_scaled(text, "KMGT", m, &d) || d < 4096 || d > 1e18) {
+		say(err, len, "%s: '%s' is not a size of at least 4096 bytes (e.g. 1073741824, 512M, 1G)", st->key,
+		    text);
+		return -EINVAL;
+	}
+	*(__u64 *)f = (__u64)d;
+	return 0;
+}
+
+static int parse_budget(const struct setting *st, void *f, const char *text, char *err, size_t len)
+{
+	double d = 0;
+
+	if (strcmp(text, "off") && (parse_double(text, &d) || !(d > 0) || d > 100)) {
+		say(err, len, "%s: '%s' is not a percentage in (0, 100] or 'off'", st->key, text);
+		return -EINVAL;
+	}
+	*(double *)f = d;
+	return 0;
+}
+
+static int parse_ringbuf(const struct setting *st, void *f, const char *text, char *err, size_t len)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || end == text || *end || v == 0 || v > st->max || (v & (v - 1))) {
+		say(err, len, "%s: '%s' is not a power of two between 1 and %.0f (MiB)", st->key, text, st->max);
+		return -EINVAL;
+	}
+	*(size_t *)f = (size_t)v << 20;
+	return 0;
+}
+
+static int parse_path(struct settings *s, const struct setting *st, void *f, const char *text, char *err,
+		      size_t len)
+{
+	const char *c;
+
+	if (!*text) {
+		say(err, len, "%s: empty path", st->key);
+		return -EINVAL;
+	}
+	c = own(s, text);
+	if (!c)
+		return -ENOMEM;
+	*(const char **)f = c;
+	return 0;
+}
+
+/* A path or a pattern added to a list (emptied first with replace). */
+static int parse_list_item(struct settings *s, const struct setting *st, void *f, const char *text, bool replace,
+			   char *err, size_t len)
+{
+	size_t *n = (size_t *)((char *)s + st->count_offset);
+	const char **v = f, *c;
+
+	if (replace)
+		*n = 0;
+	if (!*text) {
+		say(err, len, "%s: empty %s", st->key, st->type == T_PATHS ? "path" : "pattern");
+		return -EINVAL;
+	}
+	if (*n == st->max_items) {
+		say(err, len, "%s: at most %zu items", st->key, st->max_items);
+		return -EINVAL;
+	}
+	if (st->type == T_REGEXES) {
+		regex_t re;
+
+		if (discover__compile(&re, text, err, len))
+			return -EINVAL;
+		regfree(&re);
+	}
+	c = own(s, text);
+	if (!c)
+		return -ENOMEM;
+	v[(*n)++] = c;
+	return 0;
+}
+
+/* One of n names (said in err when not, as "one of a, b, c"): its index,
+ * or -EINVAL. */
+static int parse_name(const struct setting *st, const char *text, const char *const *names, int n, char *err,
+		      size_t len)
+{
+	char list[128] = "";
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(text, names[i]))
+			return i;
+	for (int i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", names[i]);
+	say(err, len, "%s: '%s' is not one of %s", st->key, text, list);
+	return -EINVAL;
+}
+
+static int parse_severity(const struct setting *st, void *f, const char *text, char *err, size_t len)
+{
+	static const char *const names[] = { "info", "warning", "critical", "none" };
+	int i = parse_name(st, text, names, 4, err, len);
+
+	if (i < 0)
+		return i;
+	*(int *)f = i + 1;
+	return 0;
+}
+
+static int parse_format(const struct setting *st, void *f, const char *text, char *err, size_t len)
+{
+	static const char *const names[] = { "md", "json", "html", "perfetto" };
+	static const int v[] = { REPORT_MD, REPORT_JSON, REPORT_HTML, REPORT_PERFETTO };
+	int i = parse_name(st, !strcmp(text, "markdown") ? "md" : text, names, 4, err, len);
+
+	if (i < 0)
+		return i;
+	*(int *)f = v[i];
+	return 0;
+}
+
 static int parse_value(struct settings *s, const struct setting *st, const char *text, bool replace_list,
 		       char *err, size_t len)
 {
 	void *f = field(s, st);
-	double d;
-	bool b;
 
 	switch (st->type) {
 	case T_BOOL:
-		if (parse_bool(text, &b))
-			goto bad;
-		*(bool *)f = b;
-		return 0;
+		return parse_bool_field(st, f, text, err, len);
 	case T_UINT:
-	case T_INT: {
-		char *end;
-		long long v;
-
-		errno = 0;
-		v = strtoll(text, &end, 10);
-		if (errno || end == text || *end || v < st->min || v > st->max) {
-			say(err, len, "%s: '%s' is not a whole number from %.0f to %.0f", st->key, text, st->min,
-			    st->max);
-			return -EINVAL;
-		}
-		if (st->type == T_UINT)
-			*(unsigned int *)f = (unsigned int)v;
-		else
-			*(int *)f = (int)v;
-		return 0;
-	}
-	case T_SECONDS: {
-		static const double m[] = { 1, 60, 3600, 86400 };
-
-		if (parse_scaled(text, "smhd", m, &d) || d < st->min || d > st->max || (st->min > 0 && d == 0)) {
-			say(err, len, "%s: '%s' is not a duration from %g to %g seconds (e.g. 10, 2.5, 30s, 5m, 1h, 7d)",
-			    st->key, text, st->min, st->max);
-			return -EINVAL;
-		}
-		*(double *)f = d;
-		return 0;
-	}
-	case T_BYTES: {
-		static const double m[] = { 1024.0, 1048576.0, 1073741824.0, 1099511627776.0 };
-
-		if (parse_scaled(text, "KMGT", m, &d) || d < 4096 || d > 1e18) {
-			say(err, len, "%s: '%s' is not a size of at least 4096 bytes (e.g. 1073741824, 512M, 1G)",
-			    st->key, text);
-			return -EINVAL;
-		}
-		*(__u64 *)f = (__u64)d;
-		return 0;
-	}
+	case T_INT:
+		return parse_int(st, f, text, err, len);
+	case T_SECONDS:
+		return parse_seconds(st, f, text, err, len);
+	case T_BYTES:
+		return parse_bytes(st, f, text, err, len);
 	case T_BUDGET:
-		if (!strcmp(text, "off")) {
-			*(double *)f = 0;
-			return 0;
-		}
-		if (parse_double(text, &d) || !(d > 0) || d > 100) {
-			say(err, len, "%s: '%s' is not a percentage in (0, 100] or 'off'", st->key, text);
-			return -EINVAL;
-		}
-		*(double *)f = d;
-		return 0;
-	case T_RINGBUF: {
-		char *end;
-		unsigned long long v;
-
-		errno = 0;
-		v = strtoull(text, &end, 10);
-		if (errno || end == text || *end || v == 0 || v > st->max || (v & (v - 1))) {
-			say(err, len, "%s: '%s' is not a power of two between 1 and %.0f (MiB)", st->key, text, st->max);
-			return -EINVAL;
-		}
-		*(size_t *)f = (size_t)v << 20;
-		return 0;
-	}
-	case T_PATH: {
-		const char *c;
-
-		if (!*text) {
-			say(err, len, "%s: empty path", st->key);
-			return -EINVAL;
-		}
-		c = own(s, text);
-		if (!c)
-			return -ENOMEM;
-		*(const char **)f = c;
-		return 0;
-	}
+		return parse_budget(st, f, text, err, len);
+	case T_RINGBUF:
+		return parse_ringbuf(st, f, text, err, len);
+	case T_PATH:
+		return parse_path(s, st, f, text, err, len);
 	case T_PATHS:
-	case T_REGEXES: {
-		size_t *n = (size_t *)((char *)s + st->count_offset);
-		const char **v = f, *c;
-
-		if (replace_list)
-			*n = 0;
-		if (!*text) {
-			say(err, len, "%s: empty %s", st->key, st->type == T_PATHS ? "path" : "pattern");
-			return -EINVAL;
-		}
-		if (*n == st->max_items) {
-			say(err, len, "%s: at most %zu items", st->key, st->max_items);
-			return -EINVAL;
-		}
-		if (st->type == T_REGEXES) {
-			regex_t re;
-
-			if (discover__compile(&re, text, err, len))
-				return -EINVAL;
-			regfree(&re);
-		}
-		c = own(s, text);
-		if (!c)
-			return -ENOMEM;
-		v[(*n)++] = c;
-		return 0;
+	case T_REGEXES:
+		return parse_list_item(s, st, f, text, replace_list, err, len);
+	case T_SEVERITY:
+		return parse_severity(st, f, text, err, len);
+	case T_FORMAT:
+		return parse_format(st, f, text, err, len);
 	}
-	case T_SEVERITY: {
-		static const char *const names[] = { "info", "warning", "critical", "none" };
-
-		for (int i = 0; i < 4; i++)
-			if (!strcmp(text, names[i])) {
-				*(int *)f = i + 1;
-				return 0;
-			}
-		say(err, len, "%s: '%s' is not one of info, warning, critical, none", st->key, text);
-		return -EINVAL;
-	}
-	case T_FORMAT: {
-		static const char *const names[] = { "md", "json", "html", "perfetto" };
-		static const int v[] = { REPORT_MD, REPORT_JSON, REPORT_HTML, REPORT_PERFETTO };
-
-		if (!strcmp(text, "markdown"))
-			text = "md";
-		for (int i = 0; i < 4; i++)
-			if (!strcmp(text, names[i])) {
-				*(int *)f = v[i];
-				return 0;
-			}
-		say(err, len, "%s: '%s' is not one of md, json, html, perfetto", st->key, text);
-		return -EINVAL;
-	}
-	}
-bad:
-	say(err, len, "%s: '%s' is not true or false", st->key, text);
+	say(err, len, "%s: a setting of unknown type %d", st->key, (int)st->type);
 	return -EINVAL;
 }
 

@@ -695,6 +695,15 @@ bool tracer__can_switch_hot(const struct tracer *t)
 	return t->multi;
 }
 
+/* Attaches g (on) unless it is, or releases it: 0, or -errno when it
+ * cannot be attached. */
+static int group_switch(struct probe_group *g, const struct uprobe_attachment *a, bool on)
+{
+	if (!on)
+		group_detach(g);
+	return on && g->fd < 0 ? group_attach(g, a->pid, a->path) : 0;
+}
+
 int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
 {
 	size_t i;
@@ -714,13 +723,7 @@ int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
 
 			if (!g->hot)
 				continue;
-			if (!on) {
-				group_detach(g);
-				continue;
-			}
-			if (g->fd >= 0)
-				continue;
-			e = group_attach(g, a->pid, a->path);
+			e = group_switch(g, a, on);
 			/* A process that is exiting or gone (its files no
 			 * longer open through /proc/PID/root) is past probing:
 			 * nothing to say, the others stay traced. */
@@ -766,13 +769,7 @@ int tracer__switch_programs(struct tracer *t, __u32 pid, struct bpf_program *con
 
 				if (g->hot || !prog_among(g->prog, progs, n) || g->ret != (on ? pass == 1 : pass == 0))
 					continue;
-				if (!on) {
-					group_detach(g);
-					continue;
-				}
-				if (g->fd >= 0)
-					continue;
-				e = group_attach(g, a->pid, a->path);
+				e = group_switch(g, a, on);
 				if (e && !first) {
 					first = e;
 					set_err(err, errlen, "cannot attach the %u uprobes of %s in %s for pid %u: %s", g->n,
