@@ -26,6 +26,11 @@ void budget__charge(struct budget *b, double cost, __u64 now_ns)
 		b->credit_ns = budget__cap_ns(b);
 	b->credit_ns -= cost;
 	b->spent_ns += cost;
+	/* A window's length counts from its first cost: the first one
+	 * opens with the recording, long before a launched job's first
+	 * launch on a busy host. */
+	if (b->on && !b->window_spent_ns && cost > 0 && b->last_ns > b->on_since_ns)
+		b->on_since_ns = b->last_ns;
 	if (b->on)
 		b->window_spent_ns += cost;
 	b->last_ns = now_ns;

@@ -564,7 +564,7 @@ void budget_ctl__report(const struct budget_ctl *bc)
 	}
 	fprintf(stderr, "\n");
 	if (bc->active && fixed * (secs * 1e9 / (top->oncpu_ns > 0 ? top->oncpu_ns : secs * 1e9)) > (double)allowed_ns(bc)) {
-		fprintf(stderr, "inferscope-bpf: what the budget cannot switch cost more than it allows (%.1f ms): "
+		fprintf(stderr, "inferscope-bpf: what the budget does not switch cost more than it allows (%.1f ms): "
 			"--no-faults, --no-py-stacks, --py-stacks=HZ lower what page faults and Python stacks cost",
 			fixed / 1e6);
 		if (bc->b.floor_windows)

@@ -23,6 +23,7 @@ struct run {
 	__u64 on_ns;		/* time the hot path was on */
 	__u64 switches;
 	__u64 shortest_on;	/* shortest completed on-window */
+	__u64 first_off;	/* from the first hit to the first switch off */
 };
 
 /* hot_per_s: hits per second while the hot path is on, from idle_s on;
@@ -30,7 +31,7 @@ struct run {
 static struct run simulate_after(double budget, double idle_s, double hot_per_s, double cold_per_s, __u64 seconds)
 {
 	struct budget b;
-	struct run r = { 0, 0, 0, ~0ULL };
+	struct run r = { 0, 0, 0, ~0ULL, 0 };
 	__u64 t = 1000 * MS, end = t + seconds * 1000 * MS, next = t, on_since = t, busy = t + (__u64)(idle_s * 1e9);
 	double carry = 0;
 
@@ -51,6 +52,8 @@ static struct run simulate_after(double budget, double idle_s, double hot_per_s,
 			continue;
 		switch (budget__decide(&b, t, &next)) {
 		case BUDGET_SWITCH_OFF:
+			if (!r.switches)
+				r.first_off = t - busy;
 			if (t - on_since < r.shortest_on)
 				r.shortest_on = t - on_since;
 			budget__switched(&b, false, t);
@@ -168,6 +171,20 @@ static void test_idle_start_banks_nothing(void **state)
 	assert_true(r.on_ns < 2000 * MS);
 }
 
+/* A launched job that starts launching a second after the recording (at
+ * 35% of its thread: the 10 ms burst credit lasts 30 ms): its first window
+ * counts from its first hit, not from the recording's start, and lasts
+ * BUDGET_MIN_ON_NS like any, long enough to tell the call rate. */
+static void test_first_window_from_first_hit(void **state)
+{
+	struct run r = simulate_after(0.01, 1, 500000, 0, 4);
+
+	(void)state;
+	print_message("first window: %llu ms from the first hit\n", (unsigned long long)(r.first_off / MS));
+	assert_true(r.first_off >= BUDGET_MIN_ON_NS);
+	assert_true(r.first_off <= BUDGET_MIN_ON_NS + 2 * STEP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_expensive_windows),
 		cmocka_unit_test(test_cold_probes_over_budget),
 		cmocka_unit_test(test_idle_start_banks_nothing),
+		cmocka_unit_test(test_first_window_from_first_hit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
