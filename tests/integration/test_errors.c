@@ -223,8 +223,8 @@ static void test_disk_full(void **state)
 	}
 	snprintf(out, sizeof(out), "%s/rec.isr", mnt);
 	{
-		char *argv[] = { TRACER, "record", "-q", "--compress-level", "0", "-o", out, "--", WORKLOAD, "anon",
-				 "100000", NULL };
+		char *argv[] = { TRACER, "record", "-q", "--budget", "off", "--compress-level", "0", "-o", out, "--",
+				 WORKLOAD, "anon", "100000", NULL };
 
 		status = th_run(argv, c->f.err);
 	}

@@ -99,11 +99,14 @@ static void test_cpu_hogs_wait_in_runqueue(void **state)
 	json_decref(r);
 }
 
-/* Writing N fresh anonymous pages costs at least N minor faults. */
+/* Writing N fresh anonymous pages costs at least N minor faults (every
+ * fault traced: --budget off; the budget's sampling of faults is
+ * test_faults.c's). */
 static void test_minor_faults(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", WORKLOAD, "anon", "3000", NULL };
+	char *argv[] = { TRACER, "record", "-q", "--budget", "off", "-o", c->f.isr, "--", WORKLOAD, "anon", "3000",
+			 NULL };
 	json_t *r, *t;
 
 	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
@@ -127,7 +130,8 @@ static void test_major_faults(void **state)
 
 	snprintf(file, sizeof(file), "%s/data", c->f.dir);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", WORKLOAD, "filemap", file, "400", NULL };
+		char *argv[] = { TRACER, "record", "-q", "--budget", "off", "-o", c->f.isr, "--", WORKLOAD, "filemap",
+				 file, "400", NULL };
 
 		th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
 	}
@@ -182,7 +186,8 @@ static void test_attach_to_running_process(void **state)
 static void test_children_are_followed(void **state)
 {
 	struct ctx *c = *state;
-	char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "--", WORKLOAD, "spawn", "1500", NULL };
+	char *argv[] = { TRACER, "record", "-q", "--budget", "off", "-o", c->f.isr, "--", WORKLOAD, "spawn", "1500",
+			 NULL };
 	json_t *r, *t, *pids;
 
 	th_expect_exit(th_run(argv, c->f.err), 0, c->f.err);
