@@ -642,11 +642,15 @@ void sampling_builder__free(struct sampling_builder *b)
 	free(b);
 }
 
+/* The windows are in time order and apart (the pass is): walked from the
+ * latest back to the first that ends before `from`, since the summary asks
+ * at the end of each running spell, about the recent past (a walk from the
+ * first window made each switch cost every window of an hour's recording). */
 static __u64 faults_overlap(const __u64 (*w)[2], size_t n, __u64 from, __u64 to)
 {
 	__u64 on = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = n; i-- > 0 && w[i][1] > from;) {
 		__u64 a = w[i][0] > from ? w[i][0] : from, z = w[i][1] < to ? w[i][1] : to;
 
 		if (z > a)
