@@ -6,6 +6,7 @@
  * the GPU's activity was not recorded).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,10 @@
 #define PAGEABLE_MIN_COPIES	10
 #define PAGEABLE_MIN_BYTES	65536	/* a copy's, on average: smaller ones are no matter of bandwidth */
 #define PAGEABLE_LINK_SHARE	0.80	/* of the PCIe link a pinned copy reaches */
+/* An async copy whose call lasted this long blocked: a pinned one returns
+ * well within it (5-10 us on an H100); one from or to pageable memory
+ * waits for its stream's earlier work, then for its staging. */
+#define COPY_BLOCKED_NS		50000
 
 #define CUPTI_MEMCPY_HTOD	1
 #define CUPTI_MEMCPY_DTOH	2
@@ -57,15 +62,24 @@ static int sync_sites(const struct rule_ctx *c, struct finding *f)
 /* --- sync_stall ------------------------------------------------------------------ */
 
 /* Without GPU activity: after a synchronization returns, the GPU has
- * nothing queued until the process launches again — time it is certainly
- * idle. It is the synchronization's for what the syncing thread spent
- * running and in CUDA calls (the host's work the synchronization kept from
- * overlapping the GPU's); its other time then (blocked on a producer,
- * waiting for a CPU or the GIL) has causes of its own. Per syncing thread:
- * that time, the rest, and the time it was blocked. */
+ * nothing queued until the process submits work again (a launch, a copy, a
+ * memset) — time it is certainly idle. It is the synchronization's for
+ * what the syncing thread spent running and in CUDA calls (the host's work
+ * the synchronization kept from overlapping the GPU's), at most the time
+ * it waited for the GPU (the work it waited for is all removing it lets
+ * overlap); its other time then (blocked on a producer, waiting for a CPU
+ * or the GIL) has causes of its own. An async copy whose call blocked
+ * (COPY_BLOCKED_NS) waited for its stream like a synchronization: a copy
+ * to pageable memory (`.item()`, `.cpu()`) returns when it is done.
+ * Synchronizations with no submission between them wait for the same GPU
+ * work: their waits add up. Per syncing thread: that time, the rest, and
+ * the time it was blocked. The drains are told while the hot path was on
+ * (the budget's windows: the submissions outside them are not seen), and
+ * extrapolated as the hot path's counts are. */
 struct drain {
 	__u32 pid, tid;
 	__u64 syncs, drains, drain_ns, other_ns;
+	__u64 copy_waits, copy_wait_ns;	/* async copies that waited for the GPU */
 };
 RULE_TALLY_KEY(struct drain, pid, tid);
 
@@ -79,102 +93,144 @@ struct sync_state {
 		struct tl_acc at_ret;	/* the syncing thread's totals at the return */
 	} *p;
 	size_t np, pcap;
+	bool hot_on;		/* the hot path's probes are on (the budget's windows) */
 	int err;
 };
+
+/* An event that gives the GPU work: the queue is no longer empty. */
+static void sync_submitted(struct sync_state *s, const struct pass_event *e, __u32 pid)
+{
+	for (size_t i = 0; i < s->np; i++) {
+		struct pending *p = &s->p[i];
+		struct drain *d;
+
+		if (p->pid != pid || !p->ret)
+			continue;
+		if (e->start > p->ret) {
+			const struct tl_thread *st = timeline__thread_latest(s->c->tl, p->pid, p->tid);
+			__u64 len = e->start - p->ret, work = len;
+			struct tl_acc now, in;
+
+			d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), p->pid, p->tid);
+			if (!d) {
+				s->err = -ENOMEM;
+				return;
+			}
+			if (st) {
+				timeline__thread_acc(s->c->tl, st, e->start, &now);
+				tl_acc__diff(&now, &p->at_ret, &in);
+				work = in.ns[TL_RUNNING] + in.ns[TL_CUDA] + in.ns[TL_CUDA_MEM];
+				if (work > len)
+					work = len;
+			}
+			/* only as much as the GPU work it waited for: the
+			 * GPU would have run that meanwhile, then waited
+			 * for the host all the same */
+			if (work > p->waited)
+				work = p->waited;
+			d->drains++;
+			d->drain_ns += work;
+			d->other_ns += len - work;
+		}
+		p->ret = 0;
+	}
+}
+
+/* A call that waited for the GPU returned: the queue is empty from then
+ * on. */
+static void sync_returned(struct sync_state *s, const struct pass_event *e, const struct tl_thread *th,
+			  const struct isr_ev_cuda_call *call, bool copy)
+{
+	struct pending *p = NULL;
+	struct drain *d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), th->pid, th->tid);
+
+	if (!d) {
+		s->err = -ENOMEM;
+		return;
+	}
+	d->syncs++;
+	if (copy) {
+		d->copy_waits++;
+		d->copy_wait_ns += e->end - e->start;
+	}
+	for (size_t i = 0; i < s->np; i++)
+		if (s->p[i].pid == th->pid)
+			p = &s->p[i];
+	if (!p) {
+		if (s->np == s->pcap) {
+			size_t cap = s->pcap ? 2 * s->pcap : 8;
+			struct pending *n = reallocarray(s->p, cap, sizeof(*n));
+
+			if (!n) {
+				s->err = -ENOMEM;
+				return;
+			}
+			s->p = n;
+			s->pcap = cap;
+		}
+		p = &s->p[s->np++];
+		p->pid = th->pid;
+		p->ret = 0;
+	}
+	if (!s->hot_on)
+		return;
+	if (e->end >= p->ret) {
+		/* no submission since the last one returned: it waited for
+		 * the same work */
+		p->waited = (p->ret ? p->waited : 0) + (e->end - e->start);
+		p->tid = th->tid;
+		p->ret = e->end;
+		/* at its entry, and inside it until its return */
+		timeline__thread_acc(s->c->tl, th, e->start, &p->at_ret);
+		p->at_ret.ns[tl_call_cat(call->func)] += e->end - e->start;
+	}
+}
 
 static void sync_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
 {
 	struct sync_state *s = ctx;
 	const struct isr_ev_cuda_call *call = (const void *)e->h;
 	const struct isr_cuda_fn *fn;
+	bool returned;
 
-	if (s->err || !th || e->h->type != ISR_EV_CUDA_CALL)
+	if (s->err)
+		return;
+	if (e->h->type == ISR_EV_SAMPLING) {
+		__u32 kind = ((const struct isr_ev_sampling *)e->h)->kind;
+
+		/* a synchronization whose next submission may go unseen is
+		 * not judged */
+		if (kind == ISR_SAMPLING_OFF || kind == ISR_SAMPLING_ON) {
+			s->hot_on = kind == ISR_SAMPLING_ON;
+			for (size_t i = 0; i < s->np; i++)
+				s->p[i].ret = 0;
+		}
+		return;
+	}
+	if (!th || e->h->type != ISR_EV_CUDA_CALL)
 		return;
 	fn = isr_cuda_fn(call->func);
 	if (!fn)
 		return;
-	if ((fn->kind & ISR_CUDA_K_SYNC) && (call->flags & ISR_CUDA_RETURNED)) {
-		struct pending *p = NULL;
-		struct drain *d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), th->pid, th->tid);
-
-		if (!d) {
-			s->err = -ENOMEM;
-			return;
-		}
-		d->syncs++;
-		for (size_t i = 0; i < s->np; i++)
-			if (s->p[i].pid == th->pid)
-				p = &s->p[i];
-		if (!p) {
-			if (s->np == s->pcap) {
-				size_t cap = s->pcap ? 2 * s->pcap : 8;
-				struct pending *n = reallocarray(s->p, cap, sizeof(*n));
-
-				if (!n) {
-					s->err = -ENOMEM;
-					return;
-				}
-				s->p = n;
-				s->pcap = cap;
-			}
-			p = &s->p[s->np++];
-			p->pid = th->pid;
-			p->ret = 0;
-		}
-		if (e->end >= p->ret) {
-			p->tid = th->tid;
-			p->ret = e->end;
-			p->waited = e->end - e->start;
-			/* at its entry, and inside it until its return */
-			timeline__thread_acc(s->c->tl, th, e->start, &p->at_ret);
-			p->at_ret.ns[TL_SYNC] += e->end - e->start;
-		}
+	returned = call->flags & ISR_CUDA_RETURNED;
+	if (fn->kind & (ISR_CUDA_K_LAUNCH | ISR_CUDA_K_SET | ISR_CUDA_K_COPY) && !(fn->kind & ISR_CUDA_K_SYNC))
+		sync_submitted(s, e, th->pid);
+	if (s->err || !returned)
 		return;
-	}
-	if (fn->kind & ISR_CUDA_K_LAUNCH) {
-		for (size_t i = 0; i < s->np; i++) {
-			struct pending *p = &s->p[i];
-			struct drain *d;
-
-			if (p->pid != th->pid || !p->ret)
-				continue;
-			if (e->start > p->ret) {
-				const struct tl_thread *st = timeline__thread_latest(s->c->tl, p->pid, p->tid);
-				__u64 len = e->start - p->ret, work = len;
-				struct tl_acc now, in;
-
-				d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), p->pid, p->tid);
-				if (!d) {
-					s->err = -ENOMEM;
-					return;
-				}
-				if (st) {
-					timeline__thread_acc(s->c->tl, st, e->start, &now);
-					tl_acc__diff(&now, &p->at_ret, &in);
-					work = in.ns[TL_RUNNING] + in.ns[TL_CUDA] + in.ns[TL_CUDA_MEM];
-					if (work > len)
-						work = len;
-				}
-				/* only as much as the GPU work it waited for: the
-				 * GPU would have run that meanwhile, then waited
-				 * for the host all the same */
-				if (work > p->waited)
-					work = p->waited;
-				d->drains++;
-				d->drain_ns += work;
-				d->other_ns += len - work;
-			}
-			p->ret = 0;
-		}
-	}
+	if (fn->kind & ISR_CUDA_K_SYNC)
+		sync_returned(s, e, th, call, false);
+	else if ((fn->kind & ISR_CUDA_K_COPY) && e->end - e->start >= COPY_BLOCKED_NS)
+		sync_returned(s, e, th, call, true);
 }
 
 static void *sync_start(struct rule_ctx *c, struct tl_observer *obs)
 {
 	struct sync_state *s = calloc(1, sizeof(*s));
 
-	if (s)
+	if (s) {
 		s->c = c;
+		s->hot_on = true;
+	}
 	obs->event = sync_event;
 	return s;
 }
@@ -201,7 +257,8 @@ static int sync_finish(void *state, struct rule_ctx *c)
 	for (size_t i = 0; (t = rule_next_critical(c, &i, causes, &base));) {
 		bool gpu = attribution__gpu_observed(c->attr, t->pid);
 		__u64 cost, drain_ns = 0, drains = 0, syncs = 0;
-		__u64 other_ns = 0;
+		__u64 other_ns = 0, copy_waits = 0, copy_wait_ns = 0;
+		double scale = c->sum && !gpu ? sampling__scale(&c->sum->sampling, t->pid) : 1;
 		char who[96];
 		struct finding *f;
 		int err = 0;
@@ -212,8 +269,10 @@ static int sync_finish(void *state, struct rule_ctx *c)
 				other_ns = s->v[k].other_ns;
 				drains = s->v[k].drains;
 				syncs = s->v[k].syncs;
+				copy_waits = s->v[k].copy_waits;
+				copy_wait_ns = s->v[k].copy_wait_ns;
 			}
-		cost = gpu ? causes[CAUSE_SYNC_DRAIN] + causes[CAUSE_SYNC] : drain_ns;
+		cost = gpu ? causes[CAUSE_SYNC_DRAIN] + causes[CAUSE_SYNC] : (__u64)((double)drain_ns * scale);
 		if (!rule_matters(c, cost) || !base || (double)cost < MIN_SHARE * (double)base)
 			continue;
 		f = rule_thread_finding(c, "sync_stall", t, cost, base);
@@ -224,8 +283,9 @@ static int sync_finish(void *state, struct rule_ctx *c)
 		if (!gpu && claim_running(c, t, causes, cost))
 			return -ENOMEM;
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		ev_set(f->evidence, "blocked_s", ev_seconds(t->window.ns[TL_SYNC]));
+		ev_set(f->evidence, "blocked_s", ev_seconds(t->window.ns[TL_SYNC] + copy_wait_ns));
 		ev_set(f->evidence, "synchronizations", ev_u64(syncs));
+		ev_set(f->evidence, "copy_waits", ev_u64(copy_waits));
 		if (gpu) {
 			ev_set(f->evidence, "gpu_idle_after_sync_s", ev_seconds(causes[CAUSE_SYNC_DRAIN]));
 			ev_set(f->evidence, "gpu_idle_in_other_sync_s", ev_seconds(causes[CAUSE_SYNC]));
@@ -236,14 +296,25 @@ static int sync_finish(void *state, struct rule_ctx *c)
 					    rule_secs(t->window.ns[TL_SYNC]));
 		} else {
 			ev_set(f->evidence, "drains", ev_u64(drains));
-			ev_set(f->evidence, "idle_after_sync_s", ev_seconds(drain_ns));
+			ev_set(f->evidence, "idle_after_sync_s", ev_seconds(cost));
+			ev_set(f->evidence, "idle_after_sync_seen_s", ev_seconds(drain_ns));
 			ev_set(f->evidence, "idle_after_sync_other_s", ev_seconds(other_ns));
+			ev_set(f->evidence, "estimated", json_boolean(scale != 1));
 			err |= finding__say(f, "After %llu of %llu synchronizations by %s the GPU had an empty queue while "
-					       "the thread did the host's work for the next launches, %.3f s in all (%.0f%% "
+					       "the thread did the host's work for the next launches, %s%.3f s in all (%.0f%% "
 					       "of its time), work that could have overlapped the GPU's. The thread was "
-					       "blocked %.3f s in synchronizations.",
-					    (unsigned long long)drains, (unsigned long long)syncs, who, rule_secs(drain_ns),
-					    rule_pct(drain_ns, base), rule_secs(t->window.ns[TL_SYNC]));
+					       "blocked %.3f s in synchronizations",
+					    (unsigned long long)drains, (unsigned long long)syncs, who, scale != 1 ? "≈" : "",
+					    rule_secs(cost), rule_pct(cost, base),
+					    rule_secs(t->window.ns[TL_SYNC] + copy_wait_ns));
+			if (copy_waits)
+				err |= finding__say(f, " (%llu of them async copies that waited for the GPU, as a copy to "
+						       "pageable memory does: `.item()`, `.cpu()`)",
+						    (unsigned long long)copy_waits);
+			err |= finding__say(f, ".");
+			if (scale != 1)
+				err |= finding__say(f, " The overhead budget let the launches be traced in windows: the "
+						       "drains were told inside them and the cost (≈) is extrapolated.");
 			if (other_ns)
 				err |= finding__say(f, " (%.3f s more of empty queue after synchronizations is not "
 						       "theirs: the host's work beyond the GPU work they waited for, or the "
@@ -368,22 +439,64 @@ const struct rule rule_launch_bound = {
 /* --- pageable_memcpy --------------------------------------------------------------- */
 
 /* Copies between the GPU and pageable host memory. With GPU activity the
- * copy records say so; without, a copy's host pointer is checked against
- * the pinned memory the recording knows: pinned allocations made while
- * recording, host memory the program registered (page-locked) while
- * recording, and mappings of the NVIDIA device files in the memory map
- * (pinned memory allocated before). */
+ * copy records say so. Without, each copy's host memory is judged in turn
+ * by what decides it:
+ *  1. pinned memory the recording knows: pinned allocations made while
+ *     recording, host memory the program registered (page-locked) while
+ *     recording, mappings of the NVIDIA device files in the memory map;
+ *  2. for an async copy (its return is probed), how long its call blocked,
+ *     less the time its thread waited for a CPU inside it: the driver
+ *     stages an async copy from pageable memory through a pinned buffer
+ *     before it returns (from the GPU: until the copy is done), while one
+ *     from pinned memory returns in microseconds. A call that blocked at
+ *     least COPY_BLOCKED_NS and its bytes at PAGEABLE_STAGING_BPS was
+ *     staged: pageable. One that returned sooner than its bytes could have
+ *     been staged was not: pinned (memory registered before the recording
+ *     began). A small copy that returned at once decides nothing (the
+ *     driver may stage a small pageable copy in its command queue);
+ *  3. the memory map: the driver's pinned allocations (cuMemHostAlloc,
+ *     torch's pin_memory) are shared mappings of /dev/zero;
+ *  4. memory of a process whose every pinning the recording saw (launched)
+ *     is pageable; the rest is not known. */
+#define PAGEABLE_STAGING_BPS	64e9	/* no staged copy goes faster: a PCIe 5.0 x16 link carries 63 GB/s */
+
+enum pin { PIN_NONE, PIN_KNOWN, PIN_SHARED };
+
 struct region {
 	__u32 pid;
+	bool shared;	/* a shared mapping of /dev/zero: the driver's pinned allocations look so */
 	__u64 lo, hi;
+};
+
+struct copy_class {
+	__u64 copies, bytes, ns;	/* ns: of the timed ones */
+	__u64 timed;			/* with a known duration */
+	__u64 htod, dtoh;
 };
 
 struct copy_tally {
 	__u32 pid;
-	__u64 copies, bytes, ns;		/* pageable */
-	__u64 timed;				/* pageable copies with a known duration */
-	__u64 pinned_bytes, pinned_ns;		/* pinned, timed: the bandwidth reference */
-	__u64 htod, dtoh;
+	struct copy_class pageable, unknown;
+	__u64 by_blocking;		/* pageable copies told by their call's blocking */
+	__u64 pinned_by_return;		/* async copies told pinned by returning at once */
+	__u64 pinned_bytes, pinned_ns;	/* pinned synchronous copies: the bandwidth reference */
+};
+
+/* The timed pageable copies of one thread: pinning saves its time in them. */
+struct copy_thread {
+	__u32 pid, tid;
+	__u64 ns, bytes;
+};
+RULE_TALLY_KEY(struct copy_thread, pid, tid);
+
+/* An async copy judged at its end, when its thread's time waiting for a
+ * CPU inside it is known. */
+struct copy_pending {
+	const struct tl_thread *th;
+	const struct isr_cuda_fn *fn;
+	__u32 pid, tid;
+	__u64 start, end, host, bytes;
+	__u64 cpu_wait_at_start;
 };
 
 struct copy_state {
@@ -393,6 +506,10 @@ struct copy_state {
 	size_t nregions, regions_cap;
 	struct copy_tally *v;
 	size_t n, cap;
+	struct copy_thread *threads;
+	size_t nthreads, threads_cap;
+	struct copy_pending *pending;
+	size_t npending, pending_cap;
 	bool maps_read;
 	bool gpu_records;
 	int err;
@@ -417,7 +534,7 @@ static struct copy_tally *tally_get(struct copy_state *s, __u32 pid)
 	return &s->v[s->n++];
 }
 
-static int region_add(struct copy_state *s, __u32 pid, __u64 lo, __u64 hi)
+static int region_add(struct copy_state *s, __u32 pid, __u64 lo, __u64 hi, bool shared)
 {
 	if (s->nregions == s->regions_cap) {
 		size_t cap = s->regions_cap ? 2 * s->regions_cap : 32;
@@ -431,7 +548,7 @@ static int region_add(struct copy_state *s, __u32 pid, __u64 lo, __u64 hi)
 		s->regions = n;
 		s->regions_cap = cap;
 	}
-	s->regions[s->nregions++] = (struct region){ pid, lo, hi };
+	s->regions[s->nregions++] = (struct region){ pid, shared, lo, hi };
 	return 0;
 }
 
@@ -444,15 +561,28 @@ static void region_del(struct copy_state *s, __u32 pid, __u64 lo)
 		}
 }
 
-static bool pinned(const struct copy_state *s, __u32 pid, __u64 addr)
+/* What the recording knows of addr's memory in pid: pinned by a call or a
+ * device mapping (PIN_KNOWN) before a shared mapping of /dev/zero. */
+static enum pin pinned(const struct copy_state *s, __u32 pid, __u64 addr)
 {
+	enum pin p = PIN_NONE;
+
 	for (size_t i = 0; i < s->nregions; i++)
-		if (s->regions[i].pid == pid && addr >= s->regions[i].lo && addr < s->regions[i].hi)
-			return true;
-	return false;
+		if (s->regions[i].pid == pid && addr >= s->regions[i].lo && addr < s->regions[i].hi) {
+			if (!s->regions[i].shared)
+				return PIN_KNOWN;
+			p = PIN_SHARED;
+		}
+	return p;
 }
 
-/* Mappings of /dev/nvidia* in each process's recorded memory map. */
+/* In each process's recorded memory map (read when the recording began
+ * or the process appeared: what it maps later is not in it, but pinned
+ * memory it allocates or registers later is seen as calls): mappings of
+ * /dev/nvidia*, and shared mappings of /dev/zero, which is how the driver's
+ * pinned allocations (cudaHostAlloc) show ("rw-s ... /dev/zero (deleted)";
+ * pageable memory and memory registered with cudaHostRegister are private
+ * anonymous). */
 static int read_maps(struct copy_state *s)
 {
 	const struct recording *r = s->c->r;
@@ -464,9 +594,11 @@ static int read_maps(struct copy_state *s)
 			const char *nl = strchr(m, '\n');
 			size_t len = nl ? (size_t)(nl - m) : strlen(m);
 			unsigned long long lo, hi;
+			char perms[5];
+			bool nv = memmem(m, len, "/dev/nvidia", 11), zero = memmem(m, len, "/dev/zero", 9);
 
-			if (memmem(m, len, "/dev/nvidia", 11) && sscanf(m, "%llx-%llx", &lo, &hi) == 2 &&
-			    region_add(s, r->processes[i].pid, lo, hi))
+			if ((nv || zero) && sscanf(m, "%llx-%llx %4s", &lo, &hi, perms) == 3 &&
+			    (nv || perms[3] == 's') && region_add(s, r->processes[i].pid, lo, hi, !nv))
 				return -ENOMEM;
 			m += len + (nl ? 1 : 0);
 		}
@@ -495,104 +627,14 @@ static void copy_gpu_record(struct copy_state *s, const struct pass_event *e)
 		t->pinned_ns += e->end - e->start;
 		return;
 	}
-	t->copies++;
-	t->timed++;
-	t->bytes += m->bytes;
-	t->ns += e->end - e->start;
+	t->pageable.copies++;
+	t->pageable.timed++;
+	t->pageable.bytes += m->bytes;
+	t->pageable.ns += e->end - e->start;
 	if (m->copy_kind == CUPTI_MEMCPY_HTOD)
-		t->htod++;
+		t->pageable.htod++;
 	else
-		t->dtoh++;
-}
-
-static void copy_call(struct copy_state *s, const struct pass_event *e, const struct isr_ev_cuda_call *call,
-		      const struct isr_cuda_fn *fn)
-{
-	bool ok = !(call->flags & ISR_CUDA_RETURNED) || call->status == 0;
-	struct copy_tally *t;
-	__u64 host;
-
-	/* pinned by the driver (cuMemHostAlloc, cuMemAllocHost) or
-	 * page-locked where the program allocated it (cuMemHostRegister) */
-	if (((fn->family == ISR_CUDA_FAM_ALLOC && fn->aux == ISR_ALLOC_HOST) || fn->family == ISR_CUDA_FAM_REGISTER) &&
-	    ok && (call->flags & ISR_CUDA_RETURNED)) {
-		s->err = region_add(s, call->hdr.pid, call->args[0], call->args[0] + call->args[1]);
-		return;
-	}
-	if (((fn->family == ISR_CUDA_FAM_FREE && fn->aux == ISR_ALLOC_HOST) || fn->family == ISR_CUDA_FAM_UNREGISTER) &&
-	    ok) {
-		region_del(s, call->hdr.pid, call->args[0]);
-		return;
-	}
-	if (!(fn->kind & ISR_CUDA_K_COPY) ||
-	    (fn->aux != ISR_COPY_HTOD && fn->aux != ISR_COPY_DTOH) || s->gpu_records)
-		return;
-	host = fn->aux == ISR_COPY_HTOD ? call->args[1] : call->args[0];
-	t = tally_get(s, call->hdr.pid);
-	if (!t) {
-		s->err = -ENOMEM;
-		return;
-	}
-	if (pinned(s, call->hdr.pid, host)) {
-		if (call->flags & ISR_CUDA_RETURNED) {
-			t->pinned_bytes += call->args[2];
-			t->pinned_ns += e->end - e->start;
-		}
-		return;
-	}
-	t->copies++;
-	t->bytes += call->args[2];
-	if (fn->aux == ISR_COPY_HTOD)
-		t->htod++;
-	else
-		t->dtoh++;
-	if (call->flags & ISR_CUDA_RETURNED) {
-		t->timed++;
-		t->ns += e->end - e->start;
-	}
-}
-
-static void copy_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
-{
-	struct copy_state *s = ctx;
-	const struct isr_ev_cuda_call *call = (const void *)e->h;
-	const struct isr_cuda_fn *fn;
-
-	(void)th;
-	if (s->err)
-		return;
-	if (!s->maps_read) {
-		s->maps_read = true;
-		s->err = read_maps(s);
-	}
-	if (e->h->type == ISR_EV_GPU_MEMCPY && !e->unmapped) {
-		copy_gpu_record(s, e);
-		return;
-	}
-	if (e->h->type != ISR_EV_CUDA_CALL)
-		return;
-	fn = isr_cuda_fn(call->func);
-	if (fn)
-		copy_call(s, e, call, fn);
-}
-
-static void *copy_start(struct rule_ctx *c, struct tl_observer *obs)
-{
-	struct copy_state *s = calloc(1, sizeof(*s));
-
-	struct host_topo topo;
-	bool ambiguous;
-	__u32 mts;
-	__u16 width;
-
-	if (!s)
-		return NULL;
-	s->c = c;
-	if (!host_topo__decode(&c->r->host, &topo))
-		s->link_bps = host_topo__link_bytes_per_s(&topo, &mts, &width, &ambiguous);
-	host_topo__free(&topo);
-	obs->event = copy_event;
-	return s;
+		t->pageable.dtoh++;
 }
 
 /* Whether every pinned allocation and registration of pid's memory is in
@@ -619,23 +661,261 @@ static bool pinned_all_known(const struct recording *r, __u32 pid)
 	return false;
 }
 
+/* Counts a copy that is not known pinned: pageable or not known. */
+static void copy_count(struct copy_state *s, struct copy_tally *t, const struct isr_cuda_fn *fn, __u32 tid,
+		       bool pageable, __u64 bytes, bool timed, __u64 ns)
+{
+	struct copy_class *k = pageable ? &t->pageable : &t->unknown;
+
+	k->copies++;
+	k->bytes += bytes;
+	if (fn->aux == ISR_COPY_HTOD)
+		k->htod++;
+	else
+		k->dtoh++;
+	if (!timed)
+		return;
+	k->timed++;
+	k->ns += ns;
+	if (pageable) {
+		struct copy_thread *th = rule_tally_of(&s->threads, &s->nthreads, &s->threads_cap, sizeof(*s->threads),
+						       t->pid, tid);
+
+		if (!th) {
+			s->err = -ENOMEM;
+			return;
+		}
+		th->ns += ns;
+		th->bytes += bytes;
+	}
+}
+
+/* A copy that neither a call nor its blocking decided: by the memory map,
+ * then by whether the recording saw every pinning of its process. */
+static void copy_by_map(struct copy_state *s, struct copy_tally *t, const struct isr_cuda_fn *fn, __u32 tid,
+			enum pin pin, __u64 bytes, bool timed, __u64 ns)
+{
+	if (pin == PIN_SHARED)
+		return;
+	copy_count(s, t, fn, tid, pinned_all_known(s->c->r, t->pid), bytes, timed, ns);
+}
+
+/* Judges an async copy by how long its call blocked (step 2 above). */
+static void copy_judge(struct copy_state *s, const struct copy_pending *p)
+{
+	struct copy_tally *t = tally_get(s, p->pid);
+	__u64 dur = p->end - p->start, blocked = dur, staged = (__u64)((double)p->bytes / PAGEABLE_STAGING_BPS * 1e9);
+	struct tl_acc at_end;
+
+	if (!t) {
+		s->err = -ENOMEM;
+		return;
+	}
+	timeline__thread_acc(s->c->tl, p->th, p->end, &at_end);
+	if (at_end.cpu_wait_ns > p->cpu_wait_at_start)
+		blocked -= at_end.cpu_wait_ns - p->cpu_wait_at_start < dur ? at_end.cpu_wait_ns - p->cpu_wait_at_start
+									   : dur;
+	if (blocked >= COPY_BLOCKED_NS && blocked >= staged) {
+		t->by_blocking++;
+		copy_count(s, t, p->fn, p->tid, true, p->bytes, true, dur);
+	} else if (staged >= COPY_BLOCKED_NS) {
+		t->pinned_by_return++;
+	} else {
+		copy_by_map(s, t, p->fn, p->tid, pinned(s, p->pid, p->host), p->bytes, true, dur);
+	}
+}
+
+/* Judges the async copies that ended by ts (all of them: ~0). */
+static void copies_ended(struct copy_state *s, __u64 ts)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->npending; i++) {
+		if (s->pending[i].end <= ts && !s->err)
+			copy_judge(s, &s->pending[i]);
+		else
+			s->pending[k++] = s->pending[i];
+	}
+	s->npending = s->err ? 0 : k;
+}
+
+static void copy_wait_end(struct copy_state *s, const struct pass_event *e, const struct tl_thread *th,
+			  const struct isr_cuda_fn *fn, __u64 host)
+{
+	const struct isr_ev_cuda_call *call = (const void *)e->h;
+	struct copy_pending *p;
+	struct tl_acc at_start;
+
+	if (s->npending == s->pending_cap) {
+		size_t cap = s->pending_cap ? 2 * s->pending_cap : 8;
+		struct copy_pending *n = reallocarray(s->pending, cap, sizeof(*n));
+
+		if (!n) {
+			s->err = -ENOMEM;
+			return;
+		}
+		s->pending = n;
+		s->pending_cap = cap;
+	}
+	timeline__thread_acc(s->c->tl, th, e->start, &at_start);
+	p = &s->pending[s->npending++];
+	*p = (struct copy_pending){ th, fn, call->hdr.pid, call->hdr.tid, e->start, e->end, host, call->args[2],
+				    at_start.cpu_wait_ns };
+}
+
+static void copy_call(struct copy_state *s, const struct pass_event *e, const struct tl_thread *th,
+		      const struct isr_ev_cuda_call *call, const struct isr_cuda_fn *fn)
+{
+	bool ok = !(call->flags & ISR_CUDA_RETURNED) || call->status == 0;
+	bool timed = call->flags & ISR_CUDA_RETURNED;
+	struct copy_tally *t;
+	enum pin pin;
+	__u64 host;
+
+	/* pinned by the driver (cuMemHostAlloc, cuMemAllocHost) or
+	 * page-locked where the program allocated it (cuMemHostRegister) */
+	if (((fn->family == ISR_CUDA_FAM_ALLOC && fn->aux == ISR_ALLOC_HOST) || fn->family == ISR_CUDA_FAM_REGISTER) &&
+	    ok && timed) {
+		s->err = region_add(s, call->hdr.pid, call->args[0], call->args[0] + call->args[1], false);
+		return;
+	}
+	if (((fn->family == ISR_CUDA_FAM_FREE && fn->aux == ISR_ALLOC_HOST) || fn->family == ISR_CUDA_FAM_UNREGISTER) &&
+	    ok) {
+		region_del(s, call->hdr.pid, call->args[0]);
+		return;
+	}
+	if (!(fn->kind & ISR_CUDA_K_COPY) ||
+	    (fn->aux != ISR_COPY_HTOD && fn->aux != ISR_COPY_DTOH) || s->gpu_records)
+		return;
+	host = fn->aux == ISR_COPY_HTOD ? call->args[1] : call->args[0];
+	t = tally_get(s, call->hdr.pid);
+	if (!t) {
+		s->err = -ENOMEM;
+		return;
+	}
+	pin = pinned(s, call->hdr.pid, host);
+	if (pin == PIN_KNOWN) {
+		/* a synchronous copy's call lasts its transfer: the bandwidth
+		 * of a pinned copy here (an async one returns before) */
+		if (timed && (fn->kind & ISR_CUDA_K_SYNC)) {
+			t->pinned_bytes += call->args[2];
+			t->pinned_ns += e->end - e->start;
+		}
+		return;
+	}
+	if (timed && !(fn->kind & ISR_CUDA_K_SYNC) && th)
+		copy_wait_end(s, e, th, fn, host);
+	else
+		copy_by_map(s, t, fn, call->hdr.tid, pin, call->args[2], timed, e->end - e->start);
+}
+
+static void copy_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
+{
+	struct copy_state *s = ctx;
+	const struct isr_ev_cuda_call *call = (const void *)e->h;
+	const struct isr_cuda_fn *fn;
+
+	if (s->err)
+		return;
+	if (!s->maps_read) {
+		s->maps_read = true;
+		s->err = read_maps(s);
+	}
+	if (s->npending)
+		copies_ended(s, e->start);
+	if (e->h->type == ISR_EV_GPU_MEMCPY && !e->unmapped) {
+		copy_gpu_record(s, e);
+		return;
+	}
+	if (e->h->type != ISR_EV_CUDA_CALL)
+		return;
+	fn = isr_cuda_fn(call->func);
+	if (fn)
+		copy_call(s, e, th, call, fn);
+}
+
+static void *copy_start(struct rule_ctx *c, struct tl_observer *obs)
+{
+	struct copy_state *s = calloc(1, sizeof(*s));
+
+	struct host_topo topo;
+	bool ambiguous;
+	__u32 mts;
+	__u16 width;
+
+	if (!s)
+		return NULL;
+	s->c = c;
+	if (!host_topo__decode(&c->r->host, &topo))
+		s->link_bps = host_topo__link_bytes_per_s(&topo, &mts, &width, &ambiguous);
+	host_topo__free(&topo);
+	obs->event = copy_event;
+	return s;
+}
+
+/* Without GPU activity, what pinning would save is time the copying
+ * threads spent inside the copy calls (CAUSE_CUDA): claimed, so that
+ * host_bound does not count it again; when the hot path was sampled, the
+ * copies outside its windows were not seen as calls, and the rest of the
+ * extrapolated cost is claimed from their running time. */
+static int copy_claim(struct rule_ctx *c, const struct copy_state *s, __u32 pid, double pinned_bw, double scale)
+{
+	for (size_t i = 0; i < s->nthreads; i++) {
+		const struct copy_thread *ct = &s->threads[i];
+		const struct attr_thread *t = NULL;
+		__u64 causes[CAUSE_MAX], seen, want, part;
+		double saved;
+
+		if (ct->pid != pid)
+			continue;
+		for (size_t k = 0; k < attribution__thread_count(c->attr) && !t; k++) {
+			const struct attr_thread *a = attribution__thread_at(c->attr, k);
+
+			if (a->pid == ct->pid && a->tid == ct->tid)
+				t = a;
+		}
+		saved = (double)ct->ns - (double)ct->bytes / pinned_bw;
+		if (!t || saved <= 0)
+			continue;
+		rule_thread_causes(c, t, causes);
+		want = (__u64)(saved * scale);
+		seen = (__u64)saved;
+		part = rule_unclaimed(c, t, causes, CAUSE_CUDA);
+		part = part < seen ? part : seen;
+		if (rule_claim_part(c, pid, ct->tid, CAUSE_CUDA, part))
+			return -ENOMEM;
+		want -= part < want ? part : want;
+		for (enum cause k = CAUSE_PYTHON; k <= CAUSE_NATIVE && want; k++) {
+			part = rule_unclaimed(c, t, causes, k);
+			part = part < want ? part : want;
+			if (rule_claim_part(c, pid, ct->tid, k, part))
+				return -ENOMEM;
+			want -= part;
+		}
+	}
+	return 0;
+}
+
 static int copy_finish(void *state, struct rule_ctx *c)
 {
 	struct copy_state *s = state;
 
+	copies_ended(s, ~0ULL);
 	if (s->err)
 		return s->err;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct copy_tally *t = &s->v[i];
+		bool known = t->pageable.copies >= PAGEABLE_MIN_COPIES &&
+			     t->pageable.bytes >= (__u64)PAGEABLE_MIN_BYTES * t->pageable.copies;
+		const struct copy_class *k = known ? &t->pageable : &t->unknown;
 		double pinned_bw = t->pinned_ns ? (double)t->pinned_bytes / (double)t->pinned_ns : 0;
-		double pageable_bw = t->ns ? (double)t->bytes / (double)t->ns : 0;
-		__u64 cost = 0, window = c->end - c->start;
+		double pageable_bw = k->ns ? (double)k->bytes / (double)k->ns : 0;
+		double scale = c->sum ? sampling__scale(&c->sum->sampling, t->pid) : 1;
+		__u64 cost = 0;
 		struct finding *f;
 		int err = 0;
 
-		bool known = s->gpu_records || pinned_all_known(c->r, t->pid);
-
-		if (t->copies < PAGEABLE_MIN_COPIES || t->bytes < (__u64)PAGEABLE_MIN_BYTES * t->copies)
+		if (k->copies < PAGEABLE_MIN_COPIES || k->bytes < (__u64)PAGEABLE_MIN_BYTES * k->copies)
 			continue;
 		/* the time pinned memory would have saved: at the pinned
 		 * copies' bandwidth, when the recording has pinned copies, or
@@ -645,43 +925,66 @@ static int copy_finish(void *state, struct rule_ctx *c)
 		if (from_link)
 			pinned_bw = s->link_bps * PAGEABLE_LINK_SHARE / 1e9;
 		if (pinned_bw > pageable_bw && pageable_bw > 0)
-			cost = (__u64)((double)t->ns - (double)t->bytes * ((double)t->timed / (double)t->copies) / pinned_bw);
-		f = findings__add(c->out, "pageable_memcpy",
-				  window && cost * 20 >= window ? SEV_WARNING : SEV_INFO, rule_secs(cost), t->pid, 0);
+			cost = (__u64)(((double)k->ns - (double)k->bytes * ((double)k->timed / (double)k->copies) / pinned_bw) *
+				       scale);
+		f = findings__add(c->out, "pageable_memcpy", rule_severity(c, cost), rule_secs(cost), t->pid, 0);
 		if (!f)
 			return -ENOMEM;
+		if (known && !s->gpu_records && cost && copy_claim(c, s, t->pid, pinned_bw, scale))
+			return -ENOMEM;
 		ev_set(f->evidence, "pid", ev_u64(t->pid));
-		ev_set(f->evidence, "copies", ev_u64(t->copies));
-		ev_set(f->evidence, "host_to_device", ev_u64(t->htod));
-		ev_set(f->evidence, "device_to_host", ev_u64(t->dtoh));
-		ev_set(f->evidence, "bytes", ev_u64(t->bytes));
-		ev_set(f->evidence, "timed_copies", ev_u64(t->timed));
-		ev_set(f->evidence, "copy_s", ev_seconds(t->ns));
+		ev_set(f->evidence, "copies", ev_u64(llround((double)k->copies * scale)));
+		ev_set(f->evidence, "host_to_device", ev_u64(llround((double)k->htod * scale)));
+		ev_set(f->evidence, "device_to_host", ev_u64(llround((double)k->dtoh * scale)));
+		ev_set(f->evidence, "bytes", ev_u64(llround((double)k->bytes * scale)));
+		ev_set(f->evidence, "timed_copies", ev_u64(llround((double)k->timed * scale)));
+		ev_set(f->evidence, "copy_s", ev_seconds(llround((double)k->ns * scale)));
+		ev_set(f->evidence, "estimated", json_boolean(scale != 1));
+		ev_set(f->evidence, "copies_seen", ev_u64(k->copies));
 		ev_set(f->evidence, "from_gpu_records", json_boolean(s->gpu_records));
+		ev_set(f->evidence, "by_blocking", ev_u64(known ? t->by_blocking : 0));
+		ev_set(f->evidence, "pinned_by_return", ev_u64(t->pinned_by_return));
+		ev_set(f->evidence, "not_known_copies", ev_u64(known ? t->unknown.copies : k->copies));
 		if (pageable_bw > 0)
 			ev_set(f->evidence, "pageable_gbps", json_real(pageable_bw));
 		if (pinned_bw > 0)
 			ev_set(f->evidence, "pinned_gbps", json_real(pinned_bw));
 		ev_set(f->evidence, "classification", json_string(known ? "pageable" : "not_known_pinned"));
 		if (known)
-			err |= finding__say(f, "Process %u made %llu copies between the GPU and pageable host memory (%llu "
+			err |= finding__say(f, "Process %u made %s%llu copies between the GPU and pageable host memory (%llu "
 					       "to the GPU, %llu from it; %.1f MiB)",
-					    t->pid, (unsigned long long)t->copies, (unsigned long long)t->htod,
-					    (unsigned long long)t->dtoh, (double)t->bytes / (1 << 20));
+					    t->pid, scale != 1 ? "≈" : "", (unsigned long long)llround((double)k->copies * scale),
+					    (unsigned long long)llround((double)k->htod * scale),
+					    (unsigned long long)llround((double)k->dtoh * scale),
+					    (double)k->bytes * scale / (1 << 20));
 		else
-			err |= finding__say(f, "Process %u made %llu copies between the GPU and host memory it has not "
+			err |= finding__say(f, "Process %u made %s%llu copies between the GPU and host memory it has not "
 					       "been seen to pin (%llu to the GPU, %llu from it; %.1f MiB): memory it pinned "
 					       "before the recording began looks the same, so record with --gpu to tell "
 					       "pageable copies (CUPTI says which) from pinned ones",
-					    t->pid, (unsigned long long)t->copies, (unsigned long long)t->htod,
-					    (unsigned long long)t->dtoh, (double)t->bytes / (1 << 20));
-		if (t->timed)
-			err |= finding__say(f, "; %llu of them took %.3f s at %.2f GB/s", (unsigned long long)t->timed,
-					    rule_secs(t->ns), pageable_bw);
+					    t->pid, scale != 1 ? "≈" : "", (unsigned long long)llround((double)k->copies * scale),
+					    (unsigned long long)llround((double)k->htod * scale),
+					    (unsigned long long)llround((double)k->dtoh * scale),
+					    (double)k->bytes * scale / (1 << 20));
+		if (k->timed)
+			err |= finding__say(f, "; %llu of them took %.3f s at %.2f GB/s",
+					    (unsigned long long)llround((double)k->timed * scale), rule_secs(k->ns) * scale,
+					    pageable_bw);
 		if (cost)
 			err |= finding__say(f, ", %.3f s more than at the %.2f GB/s of %s", rule_secs(cost), pinned_bw,
 					    from_link ? "a pinned copy on its PCIe link (80% of the link)" : "its pinned copies");
-		err |= finding__say(f, ". A copy from pageable memory is staged through a pinned buffer by the "
+		err |= finding__say(f, ".");
+		if (known && t->by_blocking)
+			err |= finding__say(f, " %llu were told by their calls, which blocked while the driver staged "
+					       "them (a copy from pinned memory returns at once).",
+					    (unsigned long long)llround((double)t->by_blocking * scale));
+		if (known && t->unknown.copies)
+			err |= finding__say(f, " %llu more copies were from memory not known to be pinned or pageable.",
+					    (unsigned long long)llround((double)t->unknown.copies * scale));
+		if (scale != 1)
+			err |= finding__say(f, " The overhead budget let the copies be traced in windows: the counts and "
+					       "the cost (≈) are extrapolated from them.");
+		err |= finding__say(f, " A copy from pageable memory is staged through a pinned buffer by the "
 				       "driver and cannot overlap with the host's work.");
 		err |= finding__suggest(f, "Copy from and to pinned memory: `pin_memory=True` in the DataLoader, "
 					   "`tensor.pin_memory()`, or a reused pinned buffer "
@@ -699,6 +1002,8 @@ static void copy_free(void *state)
 	if (s) {
 		free(s->regions);
 		free(s->v);
+		free(s->threads);
+		free(s->pending);
 	}
 	free(s);
 }
@@ -706,7 +1011,9 @@ static void copy_free(void *state)
 const struct rule rule_pageable_memcpy = {
 	.id = "pageable_memcpy",
 	.title = "Copies from pageable memory",
-	.phase = RULE_PHASE_CAUSE,
+	.phase = RULE_PHASE_PART,
+	.claims = RULE_CAUSE(CAUSE_CUDA) | RULE_CAUSE(CAUSE_PYTHON) | RULE_CAUSE(CAUSE_NATIVE),
+	.reads = RULE_CAUSE(CAUSE_CUDA) | RULE_CAUSE(CAUSE_PYTHON) | RULE_CAUSE(CAUSE_NATIVE),
 	.start = copy_start,
 	.finish = copy_finish,
 	.free = copy_free,

@@ -4,17 +4,24 @@
  *
  * Every probed function is one line of format/cuda_funcs.h; its line travels
  * as the attach cookie (format/cuda_cookie.h), so a few programs serve every
- * function: cuda_hot (the entry of every entry-only family), cuda_enter and
- * cuda_ret (entry and return of the "+ret" families), and cuda_learn_enter
- * and cuda_learn_ret (those of cuKernelGetFunction, which the recorder
- * releases once it teaches nothing new). Exactly one entry program runs
+ * function: cuda_hot (the entry of every hot-path family), cuda_copy_ret
+ * (the return of the async copies), cuda_enter and cuda_ret (entry and
+ * return of the "+ret" families), and cuda_learn_enter and cuda_learn_ret
+ * (those of cuKernelGetFunction, which the recorder releases once it
+ * teaches nothing new). Exactly one entry program runs
  * per probed address (kernel 6.18 loses most hits when two entry programs
  * share an address).
  *
- * Entry-only families (launches, graph launches, async copies, memsets)
- * emit their event at entry: one probe hit per call on the hot path. They
- * are the calls that can come at 100k/s; the overhead budget switches them
- * on and off together (user/budget.h).
+ * The hot-path families (launches, graph launches, async copies, memsets)
+ * emit their event at entry: one probe hit per call. They are the calls that
+ * can come at 100k/s; the overhead budget switches them on and off together
+ * (user/budget.h). The async copies (cuMemcpy*Async: no kernel launch
+ * comes at that rate with them) are the exception: they are timed like the
+ * "+ret" families, entry in cuda_hot and return in cuda_copy_ret, both
+ * switched by the budget. An async copy from pageable memory blocks while
+ * the driver stages it (and, from the GPU, until the copy is done); one
+ * from pinned memory returns at once: the duration tells them apart where
+ * the memory map cannot (analysis/rules_gpu.c).
  * "+ret" families remember the entry time and raw arguments per (thread,
  * function) and emit one event at return, with the status, the duration and
  * the out-parameters read from user memory (allocation address, VMM handle).
@@ -180,7 +187,7 @@ static __always_inline struct isr_ev_cuda_call *call_reserve(__u64 id, __u64 coo
 	return e;
 }
 
-/* --- entry-only families ---------------------------------------------------- */
+/* --- hot-path families ------------------------------------------------------ */
 
 /* cuLaunchKernel, cuLaunchCooperativeKernel (and _ptsz):
  * (f, gx, gy, gz, bx, by, bz, sharedMem, hStream, params[, extra]) */
@@ -334,8 +341,28 @@ static __always_inline void set(struct pt_regs *ctx, __u64 id, __u64 cookie)
 	submit_bulk(e);
 }
 
+/* The entry of a call whose return is probed: remember when and with what,
+ * per (thread, function). */
+static __always_inline void remember(struct pt_regs *ctx, __u64 id, __u64 cookie)
+{
+	struct cuda_key key;
+	struct cuda_entry ent;
+
+	key.tid = (__u32)id;
+	key.func = ISR_CUDA_COOKIE_FUNC(cookie);
+	ent.ts_ns = bpf_ktime_get_ns();
+	ent.args[0] = PT_REGS_PARM1(ctx);
+	ent.args[1] = PT_REGS_PARM2(ctx);
+	ent.args[2] = PT_REGS_PARM3(ctx);
+	ent.args[3] = PT_REGS_PARM4(ctx);
+	ent.args[4] = PT_REGS_PARM5(ctx);
+	ent.args[5] = ctx->r9;
+	if (bpf_map_update_elem(&cuda_inflight, &key, &ent, BPF_ANY))
+		count_drop(ISR_SRC_CUDA_INFLIGHT);
+}
+
 /*
- * The entry of every entry-only family: one program, so that the overhead
+ * The entry of every hot-path family: one program, so that the overhead
  * budget switches the whole hot path of a library with one link
  * (user/budget.h). The family travels in the attach cookie.
  */
@@ -358,9 +385,9 @@ int cuda_hot(struct pt_regs *ctx)
 		graph(ctx, id, cookie);
 		break;
 	case ISR_CUDA_FAM_COPY:
-		/* cuMemcpy*Async: (dst, src, bytes, hStream) */
-		emit_copy(id, cookie, PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx),
-			  PT_REGS_PARM4(ctx));
+		/* cuMemcpy*Async: (dst, src, bytes, hStream), emitted at
+		 * return (cuda_copy_ret) */
+		remember(ctx, id, cookie);
 		break;
 	case ISR_CUDA_FAM_COPY_PEER:
 		/* cuMemcpyPeer[Async]: (dst, dstCtx, src, srcCtx, bytes[, hStream]) */
@@ -381,26 +408,13 @@ int cuda_hot(struct pt_regs *ctx)
 
 /* --- "+ret" families -------------------------------------------------------- */
 
-/* The entry of a "+ret" family: remember when and with what. */
+/* The entry of a "+ret" family. */
 static __always_inline int remember_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct cuda_key key;
-	struct cuda_entry ent;
 
-	if (!is_target(id >> 32))
-		return 0;
-	key.tid = (__u32)id;
-	key.func = ISR_CUDA_COOKIE_FUNC(bpf_get_attach_cookie(ctx));
-	ent.ts_ns = bpf_ktime_get_ns();
-	ent.args[0] = PT_REGS_PARM1(ctx);
-	ent.args[1] = PT_REGS_PARM2(ctx);
-	ent.args[2] = PT_REGS_PARM3(ctx);
-	ent.args[3] = PT_REGS_PARM4(ctx);
-	ent.args[4] = PT_REGS_PARM5(ctx);
-	ent.args[5] = ctx->r9;
-	if (bpf_map_update_elem(&cuda_inflight, &key, &ent, BPF_ANY))
-		count_drop(ISR_SRC_CUDA_INFLIGHT);
+	if (is_target(id >> 32))
+		remember(ctx, id, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
@@ -524,11 +538,14 @@ static __always_inline int cuda_return(struct pt_regs *ctx, __u8 family)
 		e->args[1] = ent->args[1];
 		break;
 	case ISR_CUDA_FAM_COPY_SYNC:
-		/* (dst, src, bytes) */
+	case ISR_CUDA_FAM_COPY:
+		/* (dst, src, bytes[, hStream]) */
 		e->args[0] = ent->args[0];
 		e->args[1] = ent->args[1];
 		e->args[2] = ent->args[2];
 		e->args[3] = aux;
+		if (flags & ISR_CUDA_ASYNC)
+			e->args[5] = ent->args[3];
 		break;
 	case ISR_CUDA_FAM_REGISTER:
 		/* (p, bytesize, Flags) */
@@ -557,6 +574,14 @@ SEC("uretprobe")
 int cuda_ret(struct pt_regs *ctx)
 {
 	return cuda_return(ctx, ISR_CUDA_COOKIE_FAMILY(bpf_get_attach_cookie(ctx)));
+}
+
+/* The return of the async copies (their entry is cuda_hot's): a program
+ * of its own, switched with cuda_hot by the overhead budget. */
+SEC("uretprobe")
+int cuda_copy_ret(struct pt_regs *ctx)
+{
+	return cuda_return(ctx, ISR_CUDA_FAM_COPY);
 }
 
 /*

@@ -25,13 +25,15 @@
 #ifndef INFERSCOPE_CUDA_FUNCS_H
 #define INFERSCOPE_CUDA_FUNCS_H
 
-/* Families. Entry-only families cost one probe hit per call; the others
- * (marked "+ret") add a return probe to measure the call and read its
- * status and out-parameters. */
+/* Families. The hot-path families cost one probe hit per call, at entry,
+ * but for the async copies; the others (marked "+ret") and the async copies
+ * add a return probe to measure the call and read its status and
+ * out-parameters. */
 #define ISR_CUDA_FAM_LAUNCH	1  /* (f, gx, gy, gz, bx, by, [bz, shmem, stream] on the stack) */
 #define ISR_CUDA_FAM_LAUNCH_EX	2  /* (const CUlaunchConfig *, f, ...) */
 #define ISR_CUDA_FAM_GRAPH	3  /* (CUgraphExec, stream) */
-#define ISR_CUDA_FAM_COPY	4  /* (dst, src, bytes[, stream]) */
+#define ISR_CUDA_FAM_COPY	4  /* +ret (dst, src, bytes[, stream]): an async copy from pageable memory
+				    * blocks while the driver stages it, one from pinned memory returns at once */
 #define ISR_CUDA_FAM_COPY_PEER	5  /* (dst, dstCtx, src, srcCtx, bytes[, stream]) */
 #define ISR_CUDA_FAM_COPY_2D	6  /* (const CUDA_MEMCPY2D *[, stream]) */
 #define ISR_CUDA_FAM_COPY_3D	7  /* (const CUDA_MEMCPY3D *[, stream]) */
@@ -49,9 +51,13 @@
 #define ISR_CUDA_FAM_REGISTER	19 /* +ret (p, bytes, flags): page-locks host memory the program allocated */
 #define ISR_CUDA_FAM_UNREGISTER	20 /* +ret (p): unlocks it */
 
-/* Families 1..8 are entry-only: one probe hit per call, at entry. They are
- * the hot path that the overhead budget switches (user/budget.h). */
-#define ISR_CUDA_FAM_ENTRY_ONLY(fam)	((fam) >= ISR_CUDA_FAM_LAUNCH && (fam) <= ISR_CUDA_FAM_SET)
+/* Families 1..8 are the hot path that the overhead budget switches
+ * (user/budget.h): one probe hit per call, at entry, but for the async
+ * copies (COPY), whose return is probed too — how long the call blocked
+ * tells a copy from pageable memory (analysis/rules_gpu.c). */
+#define ISR_CUDA_FAM_HOT(fam)		((fam) >= ISR_CUDA_FAM_LAUNCH && (fam) <= ISR_CUDA_FAM_SET)
+/* Whether the family's return is probed: its events carry ISR_CUDA_RETURNED. */
+#define ISR_CUDA_FAM_RETURNS(fam)	(!ISR_CUDA_FAM_HOT(fam) || (fam) == ISR_CUDA_FAM_COPY)
 
 #define ISR_COPY_HTOD		1
 #define ISR_COPY_DTOH		2
@@ -79,7 +85,7 @@
 #define ISR_CUDA_K_QUERY	0x10 /* polls: whether work finished (ISR_CUDA_POLL) */
 #define ISR_CUDA_K_MEM		0x20 /* allocates, frees, maps or page-locks memory */
 #define ISR_CUDA_K_NAME		0x40 /* names kernels (NAME, ALIAS) */
-#define ISR_CUDA_K_HOT		0x80 /* entry-only: the hot path the overhead budget switches */
+#define ISR_CUDA_K_HOT		0x80 /* the hot path the overhead budget switches */
 
 #define ISR_CUDA_KIND(fam, flags)                                                                          \
 	(((fam) == ISR_CUDA_FAM_LAUNCH || (fam) == ISR_CUDA_FAM_LAUNCH_EX || (fam) == ISR_CUDA_FAM_GRAPH ?  \
@@ -95,7 +101,7 @@
 			  (fam) == ISR_CUDA_FAM_REGISTER || (fam) == ISR_CUDA_FAM_UNREGISTER ?             \
 		  ISR_CUDA_K_MEM : 0) |                                                                    \
 	 ((fam) == ISR_CUDA_FAM_NAME || (fam) == ISR_CUDA_FAM_ALIAS ? ISR_CUDA_K_NAME : 0) |               \
-	 (ISR_CUDA_FAM_ENTRY_ONLY(fam) ? ISR_CUDA_K_HOT : 0))
+	 (ISR_CUDA_FAM_HOT(fam) ? ISR_CUDA_K_HOT : 0))
 
 #define ISR_CUDA_FUNCS(X)                                                                  \
 	X(1, cuLaunchKernel, ISR_CUDA_FAM_LAUNCH, 0, ISR_CUDA_ASYNC)                       \

@@ -613,7 +613,7 @@ _Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, flags) == 36, "gil_wai
 
 /*
  * The overhead budget (user/budget.h) at the start of the recording and at
- * each switch of the hot-path CUDA probes (the entry-only families:
+ * each switch of the hot-path CUDA probes (the hot-path families:
  * launches, async copies, memsets). Written by the recorder; hdr.pid and
  * hdr.tid are 0 (about no task). hdr.ts_ns: the probes are surely live from this time
  * on (ON: the end of the attach) or until it (OFF: the start of the

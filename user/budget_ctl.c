@@ -209,8 +209,8 @@ static void note_switch(struct budget_ctl *bc, const struct isr_ev_sched_switch 
 	}
 }
 
-/* A return probe's event took an entry and a return hit; an entry-only
- * CUDA family's is the hot path. */
+/* A return probe's event took an entry and a return hit; a CUDA call of
+ * the hot path is charged to it (an async copy's is timed: two hits). */
 void budget_ctl__note(struct budget_ctl *bc, const struct isr_ev_hdr *h, size_t size)
 {
 	const struct tracer_costs *c = &bc->costs;
@@ -221,12 +221,14 @@ void budget_ctl__note(struct budget_ctl *bc, const struct isr_ev_hdr *h, size_t 
 	if (h->type != ISR_EV_SCHED_SWITCH)
 		seen_target(bc, h->pid);
 	switch (h->type) {
-	case ISR_EV_CUDA_CALL:
-		if (((const struct isr_ev_cuda_call *)h)->flags & ISR_CUDA_RETURNED)
-			charge(bc, h->pid, h->tid, ISR_SPENT_PROBES, c->pair_ns, 2);
-		else
-			charge(bc, h->pid, h->tid, ISR_SPENT_HOT, c->hit_ns, 1);
+	case ISR_EV_CUDA_CALL: {
+		const struct isr_ev_cuda_call *call = (const void *)h;
+		bool returned = call->flags & ISR_CUDA_RETURNED;
+
+		charge(bc, h->pid, h->tid, isr_cuda_is(call->func, ISR_CUDA_K_HOT) ? ISR_SPENT_HOT : ISR_SPENT_PROBES,
+		       returned ? c->pair_ns : c->hit_ns, returned ? 2 : 1);
 		return;
+	}
 	case ISR_EV_CUDA_NAME:
 	case ISR_EV_NCCL_COMM:
 		charge(bc, h->pid, h->tid, ISR_SPENT_PROBES, c->pair_ns, 2);

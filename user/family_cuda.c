@@ -5,8 +5,9 @@
  * the sites, user/family_lib.h attaches them), in the files given with --cuda-lib, and, for a process about
  * to load its libraries (the launched command, followed children), in the
  * candidate files it would load, by path. The BPF programs of
- * bpf/cuda.bpf.c serve every function: cuda_hot for the entry-only
- * families (the hot path the overhead budget switches), cuda_enter and
+ * bpf/cuda.bpf.c serve every function: cuda_hot for the entries of the
+ * hot-path families and cuda_copy_ret for the returns of its async copies
+ * (the hot path the overhead budget switches), cuda_enter and
  * cuda_ret for those whose return is probed too, cuda_learn_enter and
  * cuda_learn_ret for cuKernelGetFunction, released in a process while its
  * calls teach nothing new (user/alias_learn.h).
@@ -65,20 +66,21 @@ static size_t sites_of(void *fam, const struct probed_lib *lib, struct uprobe_si
 
 	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
 		const struct probe_site *s = &lib->sites[i];
-		bool hot = ISR_CUDA_FAM_ENTRY_ONLY(s->family), learn = s->family == ISR_CUDA_FAM_ALIAS;
+		bool hot = ISR_CUDA_FAM_HOT(s->family), learn = s->family == ISR_CUDA_FAM_ALIAS;
 		struct bpf_program *enter = hot ? c->obj->progs.cuda_hot :
 					    learn ? c->obj->progs.cuda_learn_enter : c->obj->progs.cuda_enter;
+		struct bpf_program *ret = hot ? c->obj->progs.cuda_copy_ret :
+					  learn ? c->obj->progs.cuda_learn_ret : c->obj->progs.cuda_ret;
 
 		if (s->kind == PROBE_SITE_ABSENT)
 			continue;
-		/* cuda_hot decodes the entry-only families, cuda_enter and
-		 * cuda_ret the "+ret" ones, cuda_learn_* cuKernelGetFunction;
-		 * the entry program first: a return probe needs the entry's
-		 * record. */
+		/* cuda_hot decodes the hot-path families (cuda_copy_ret the
+		 * async copies' returns), cuda_enter and cuda_ret the "+ret"
+		 * ones, cuda_learn_* cuKernelGetFunction; the entry program
+		 * first: a return probe needs the entry's record. */
 		out[n++] = (struct uprobe_site){ enter, s->name, s->offset, s->cookie, false, hot };
 		if (s->ret)
-			out[n++] = (struct uprobe_site){ learn ? c->obj->progs.cuda_learn_ret : c->obj->progs.cuda_ret,
-							 s->name, s->offset, s->cookie, true, false };
+			out[n++] = (struct uprobe_site){ ret, s->name, s->offset, s->cookie, true, hot };
 	}
 	return n;
 }

@@ -15,9 +15,9 @@
 #include "lib_search.h"
 #include "probed_lib.h"
 
-/* The "+ret" families of format/cuda_funcs.h are the ones not entry-only. */
+/* The families of format/cuda_funcs.h whose return is probed. */
 #define CUDA_FUNC(id, sym, fam, aux, flags) \
-	{ #sym, id, fam, !ISR_CUDA_FAM_ENTRY_ONLY(fam), ISR_CUDA_COOKIE(id, fam, aux, flags) },
+	{ #sym, id, fam, ISR_CUDA_FAM_RETURNS(fam), ISR_CUDA_COOKIE(id, fam, aux, flags) },
 static const struct probed_func cuda_funcs[] = { ISR_CUDA_FUNCS(CUDA_FUNC) };
 #undef CUDA_FUNC
 

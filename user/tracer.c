@@ -57,7 +57,7 @@ struct probe_group {
 	int fd;			/* the link, -1 while not attached */
 };
 
-#define MAX_GROUPS 6	/* programs per file: cuda_hot, cuda_enter, cuda_ret, cuda_learn_enter, cuda_learn_ret; 3 for Python */
+#define MAX_GROUPS 6	/* programs per file: cuda_hot, cuda_copy_ret, cuda_enter, cuda_ret, cuda_learn_enter, cuda_learn_ret; 3 for Python */
 #define MAX_SITES 256	/* probe sites per file */
 #define MAX_SHARED 8	/* objects whose maps later objects share */
 #define MAX_LOADERS 16	/* dynamic loader files watched (bpf/hold.bpf.c) */

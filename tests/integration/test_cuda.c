@@ -75,7 +75,7 @@ static int teardown(void **state)
 
 static bool family_returns(__u8 fam)
 {
-	return fam >= ISR_CUDA_FAM_SYNC;
+	return fam >= ISR_CUDA_FAM_SYNC || fam == ISR_CUDA_FAM_COPY;
 }
 
 static __u64 expected_status(unsigned int f, unsigned int i)

@@ -83,10 +83,14 @@ static void test_cuda_kinds(void **state)
 		nquery += isr_cuda_is(f, ISR_CUDA_K_QUERY);
 		/* a synchronization returns: its wait is timed */
 		if (want)
-			assert_false(ISR_CUDA_FAM_ENTRY_ONLY(fn->family));
-		/* the hot path is what the budget switches: entry-only */
-		if (fn)
-			assert_int_equal(isr_cuda_is(f, ISR_CUDA_K_HOT), ISR_CUDA_FAM_ENTRY_ONLY(fn->family));
+			assert_true(ISR_CUDA_FAM_RETURNS(fn->family));
+		/* the hot path is what the budget switches: entry-only, but
+		 * for the async copies, whose return tells a pageable copy */
+		if (fn) {
+			assert_int_equal(isr_cuda_is(f, ISR_CUDA_K_HOT), ISR_CUDA_FAM_HOT(fn->family));
+			assert_int_equal(ISR_CUDA_FAM_RETURNS(fn->family),
+					 !ISR_CUDA_FAM_HOT(fn->family) || fn->family == ISR_CUDA_FAM_COPY);
+		}
 	}
 	assert_int_equal(nsync, sizeof(syncs) / sizeof(syncs[0]));
 	for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
