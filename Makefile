@@ -330,7 +330,8 @@ $(STANDIN_LIB): $(STANDIN_DIR)/push.o $(STANDIN_DIR)/endbr.o $(STANDIN_DIR)/step
 	$(Q)$(CLANG) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,defs $^ -o $@
 
 # Linked against the stand-in, found through RUNPATH $ORIGIN/../standin.
-$(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate $(OUT)/tests/workloads/cuda_steady: $(OUT)/tests/workloads/%: tests/workloads/%.c \
+$(OUT)/tests/workloads/cuda_calls $(OUT)/tests/workloads/launch_rate $(OUT)/tests/workloads/cuda_steady \
+		$(OUT)/tests/workloads/cuda_copies: $(OUT)/tests/workloads/%: tests/workloads/%.c \
 		$(STANDIN_LIB) $(STANDIN_HDRS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)

@@ -359,7 +359,7 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 		 * timeline puts it in */
 		t->pub.active_end = e->end;
 		timeline__thread_acc(a->tl, th, e->start, &t->at_last_call);
-		t->at_last_call.ns[tl_call_cat(((const struct isr_ev_cuda_call *)e->h)->func)] += e->end - e->start;
+		t->at_last_call.ns[tl_returned_cat((const struct isr_ev_cuda_call *)e->h)] += e->end - e->start;
 		return;
 	}
 	if (!th || e->h->type != ISR_EV_PY_SAMPLE || s->kind != ISR_PY_KIND_TIMER)

@@ -21,10 +21,6 @@
 #define PAGEABLE_MIN_COPIES	10
 #define PAGEABLE_MIN_BYTES	65536	/* a copy's, on average: smaller ones are no matter of bandwidth */
 #define PAGEABLE_LINK_SHARE	0.80	/* of the PCIe link a pinned copy reaches */
-/* An async copy whose call lasted this long blocked: a pinned one returns
- * well within it (5-10 us on an H100); one from or to pageable memory
- * waits for its stream's earlier work, then for its staging. */
-#define COPY_BLOCKED_NS		50000
 
 #define CUPTI_MEMCPY_HTOD	1
 #define CUPTI_MEMCPY_DTOH	2
@@ -69,7 +65,7 @@ static int sync_sites(const struct rule_ctx *c, struct finding *f)
  * it waited for the GPU (the work it waited for is all removing it lets
  * overlap); its other time then (blocked on a producer, waiting for a CPU
  * or the GIL) has causes of its own. An async copy whose call blocked
- * (COPY_BLOCKED_NS) waited for its stream like a synchronization: a copy
+ * (TL_COPY_BLOCKED_NS) waited for its stream like a synchronization: a copy
  * to pageable memory (`.item()`, `.cpu()`) returns when it is done.
  * Synchronizations with no submission between them wait for the same GPU
  * work: their waits add up. Per syncing thread: that time, the rest, and
@@ -182,7 +178,7 @@ static void sync_returned(struct sync_state *s, const struct pass_event *e, cons
 		p->ret = e->end;
 		/* at its entry, and inside it until its return */
 		timeline__thread_acc(s->c->tl, th, e->start, &p->at_ret);
-		p->at_ret.ns[tl_call_cat(call->func)] += e->end - e->start;
+		p->at_ret.ns[tl_returned_cat(call)] += e->end - e->start;
 	}
 }
 
@@ -217,10 +213,8 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 		sync_submitted(s, e, th->pid);
 	if (s->err || !returned)
 		return;
-	if (fn->kind & ISR_CUDA_K_SYNC)
-		sync_returned(s, e, th, call, false);
-	else if ((fn->kind & ISR_CUDA_K_COPY) && e->end - e->start >= COPY_BLOCKED_NS)
-		sync_returned(s, e, th, call, true);
+	if (tl_returned_cat(call) == TL_SYNC)
+		sync_returned(s, e, th, call, !(fn->kind & ISR_CUDA_K_SYNC));
 }
 
 static void *sync_start(struct rule_ctx *c, struct tl_observer *obs)
@@ -283,7 +277,8 @@ static int sync_finish(void *state, struct rule_ctx *c)
 		if (!gpu && claim_running(c, t, causes, cost))
 			return -ENOMEM;
 		rule_task_name(c, t->pid, t->tid, who, sizeof(who));
-		ev_set(f->evidence, "blocked_s", ev_seconds(t->window.ns[TL_SYNC] + copy_wait_ns));
+		ev_set(f->evidence, "blocked_s", ev_seconds(t->window.ns[TL_SYNC]));
+		ev_set(f->evidence, "copy_wait_s", ev_seconds(copy_wait_ns));
 		ev_set(f->evidence, "synchronizations", ev_u64(syncs));
 		ev_set(f->evidence, "copy_waits", ev_u64(copy_waits));
 		if (gpu) {
@@ -305,12 +300,11 @@ static int sync_finish(void *state, struct rule_ctx *c)
 					       "of its time), work that could have overlapped the GPU's. The thread was "
 					       "blocked %.3f s in synchronizations",
 					    (unsigned long long)drains, (unsigned long long)syncs, who, scale != 1 ? "≈" : "",
-					    rule_secs(cost), rule_pct(cost, base),
-					    rule_secs(t->window.ns[TL_SYNC] + copy_wait_ns));
+					    rule_secs(cost), rule_pct(cost, base), rule_secs(t->window.ns[TL_SYNC]));
 			if (copy_waits)
-				err |= finding__say(f, " (%llu of them async copies that waited for the GPU, as a copy to "
-						       "pageable memory does: `.item()`, `.cpu()`)",
-						    (unsigned long long)copy_waits);
+				err |= finding__say(f, " (%.3f s of it in %llu async copies that waited for the GPU, as a "
+						       "copy to pageable memory does: `.item()`, `.cpu()`)",
+						    rule_secs(copy_wait_ns), (unsigned long long)copy_waits);
 			err |= finding__say(f, ".");
 			if (scale != 1)
 				err |= finding__say(f, " The overhead budget let the launches be traced in windows: the "
@@ -449,7 +443,7 @@ const struct rule rule_launch_bound = {
  *     stages an async copy from pageable memory through a pinned buffer
  *     before it returns (from the GPU: until the copy is done), while one
  *     from pinned memory returns in microseconds. A call that blocked at
- *     least COPY_BLOCKED_NS and its bytes at PAGEABLE_STAGING_BPS was
+ *     least TL_COPY_BLOCKED_NS and its bytes at PAGEABLE_STAGING_BPS was
  *     staged: pageable. One that returned sooner than its bytes could have
  *     been staged was not: pinned (memory registered before the recording
  *     began). A small copy that returned at once decides nothing (the
@@ -715,10 +709,10 @@ static void copy_judge(struct copy_state *s, const struct copy_pending *p)
 	if (at_end.cpu_wait_ns > p->cpu_wait_at_start)
 		blocked -= at_end.cpu_wait_ns - p->cpu_wait_at_start < dur ? at_end.cpu_wait_ns - p->cpu_wait_at_start
 									   : dur;
-	if (blocked >= COPY_BLOCKED_NS && blocked >= staged) {
+	if (blocked >= TL_COPY_BLOCKED_NS && blocked >= staged) {
 		t->by_blocking++;
 		copy_count(s, t, p->fn, p->tid, true, p->bytes, true, dur);
-	} else if (staged >= COPY_BLOCKED_NS) {
+	} else if (staged >= TL_COPY_BLOCKED_NS) {
 		t->pinned_by_return++;
 	} else {
 		copy_by_map(s, t, p->fn, p->tid, pinned(s, p->pid, p->host), p->bytes, true, dur);
@@ -854,12 +848,15 @@ static void *copy_start(struct rule_ctx *c, struct tl_observer *obs)
 }
 
 /* Without GPU activity, what pinning would save is time the copying
- * threads spent inside the copy calls (CAUSE_CUDA): claimed, so that
- * host_bound does not count it again; when the hot path was sampled, the
- * copies outside its windows were not seen as calls, and the rest of the
- * extrapolated cost is claimed from their running time. */
+ * threads spent inside the copy calls (CAUSE_SYNC for a copy that blocked,
+ * tl_returned_cat; else CAUSE_CUDA): claimed, so that no later rule counts
+ * it again; when the hot path was sampled, the copies outside its windows
+ * were not seen as calls, and the rest of the extrapolated cost is claimed
+ * from their running time. */
 static int copy_claim(struct rule_ctx *c, const struct copy_state *s, __u32 pid, double pinned_bw, double scale)
 {
+	static const enum cause in_calls[] = { CAUSE_SYNC, CAUSE_CUDA }, running[] = { CAUSE_NATIVE, CAUSE_PYTHON };
+
 	for (size_t i = 0; i < s->nthreads; i++) {
 		const struct copy_thread *ct = &s->threads[i];
 		const struct attr_thread *t = NULL;
@@ -880,15 +877,18 @@ static int copy_claim(struct rule_ctx *c, const struct copy_state *s, __u32 pid,
 		rule_thread_causes(c, t, causes);
 		want = (__u64)(saved * scale);
 		seen = (__u64)saved;
-		part = rule_unclaimed(c, t, causes, CAUSE_CUDA);
-		part = part < seen ? part : seen;
-		if (rule_claim_part(c, pid, ct->tid, CAUSE_CUDA, part))
-			return -ENOMEM;
-		want -= part < want ? part : want;
-		for (enum cause k = CAUSE_PYTHON; k <= CAUSE_NATIVE && want; k++) {
-			part = rule_unclaimed(c, t, causes, k);
+		for (size_t k = 0; k < sizeof(in_calls) / sizeof(in_calls[0]) && seen; k++) {
+			part = rule_unclaimed(c, t, causes, in_calls[k]);
+			part = part < seen ? part : seen;
+			if (rule_claim_part(c, pid, ct->tid, in_calls[k], part))
+				return -ENOMEM;
+			seen -= part;
+			want -= part < want ? part : want;
+		}
+		for (size_t k = 0; k < sizeof(running) / sizeof(running[0]) && want; k++) {
+			part = rule_unclaimed(c, t, causes, running[k]);
 			part = part < want ? part : want;
-			if (rule_claim_part(c, pid, ct->tid, k, part))
+			if (rule_claim_part(c, pid, ct->tid, running[k], part))
 				return -ENOMEM;
 			want -= part;
 		}
@@ -1012,8 +1012,8 @@ const struct rule rule_pageable_memcpy = {
 	.id = "pageable_memcpy",
 	.title = "Copies from pageable memory",
 	.phase = RULE_PHASE_PART,
-	.claims = RULE_CAUSE(CAUSE_CUDA) | RULE_CAUSE(CAUSE_PYTHON) | RULE_CAUSE(CAUSE_NATIVE),
-	.reads = RULE_CAUSE(CAUSE_CUDA) | RULE_CAUSE(CAUSE_PYTHON) | RULE_CAUSE(CAUSE_NATIVE),
+	.claims = RULE_CAUSE(CAUSE_SYNC) | RULE_CAUSE(CAUSE_CUDA) | RULE_CAUSE(CAUSE_PYTHON) | RULE_CAUSE(CAUSE_NATIVE),
+	.reads = RULE_CAUSE(CAUSE_SYNC) | RULE_CAUSE(CAUSE_CUDA) | RULE_CAUSE(CAUSE_PYTHON) | RULE_CAUSE(CAUSE_NATIVE),
 	.start = copy_start,
 	.finish = copy_finish,
 	.free = copy_free,

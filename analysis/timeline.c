@@ -57,6 +57,13 @@ enum tl_cat tl_call_cat(__u16 func)
 	return isr_cuda_is(func, ISR_CUDA_K_SYNC) ? TL_SYNC : isr_cuda_is(func, ISR_CUDA_K_MEM) ? TL_CUDA_MEM : TL_CUDA;
 }
 
+enum tl_cat tl_returned_cat(const struct isr_ev_cuda_call *c)
+{
+	if (isr_cuda_is(c->func, ISR_CUDA_K_COPY) && c->duration_ns >= TL_COPY_BLOCKED_NS)
+		return TL_SYNC;
+	return tl_call_cat(c->func);
+}
+
 __u64 tl_acc__total(const struct tl_acc *a)
 {
 	__u64 t = 0;
@@ -977,7 +984,7 @@ static int on_cuda_call(struct timeline *tl, struct thr *t, const struct pass_ev
 	}
 	if (!(c->flags & ISR_CUDA_RETURNED))
 		return 0;
-	cat = tl_call_cat(c->func);
+	cat = tl_returned_cat(c);
 	if (cat == TL_SYNC) {
 		p = proc_get(tl, t->pub.pid);
 		if (!p)

@@ -50,6 +50,15 @@ const char *tl_cat_name(enum tl_cat c);	/* "gil_wait", "cuda_sync", ... */
  * synchronization, TL_CUDA_MEM for an allocation, a free, a mapping,
  * TL_CUDA for any other (format/cuda_funcs.h, ISR_CUDA_K_*). */
 enum tl_cat tl_call_cat(__u16 func);
+/* An async copy whose call lasted this long blocked: one from or to pinned
+ * memory returns well within it (5-10 us on an H100); one from or to
+ * pageable memory waits for its stream's earlier work, is staged by the
+ * driver, and from the GPU returns when the copy is done (`.item()`). */
+#define TL_COPY_BLOCKED_NS	50000ULL
+/* The category of the returned call c's own time: tl_call_cat, but TL_SYNC
+ * for an async copy that blocked (TL_COPY_BLOCKED_NS): the thread waited
+ * for the GPU as in a synchronous copy. */
+enum tl_cat tl_returned_cat(const struct isr_ev_cuda_call *c);
 
 /* Time per category, and the time runnable off a CPU whatever the
  * category (a thread preempted inside a CUDA synchronization is in

@@ -28,7 +28,7 @@
 struct ctx {
 	struct th_files f;
 	json_t *report;
-	pid_t spawned;
+	pid_t spawned, tracer;
 	char cgroup[1024];	/* a memory cgroup the test made: removed by teardown */
 };
 
@@ -46,6 +46,7 @@ static int teardown(void **state)
 	struct ctx *c = *state;
 
 	th_reap(c->spawned);
+	th_reap(c->tracer);
 	if (c->cgroup[0] && rmdir(c->cgroup))
 		print_error("cannot remove the test's cgroup %s: %s\n", c->cgroup, strerror(errno));
 	json_decref(c->report);
@@ -367,6 +368,135 @@ static void test_pageable_copies_without_gpu(void **state)
 	f = finding(c->report, "pageable_memcpy");
 	assert_int_equal((long long)th_num(json_object_get(f, "evidence"), "copies"), 100);
 	assert_int_equal((long long)th_num(json_object_get(f, "evidence"), "device_to_host"), 100);
+}
+
+#define COPIES "build/tests/workloads/cuda_copies"
+
+/* The JSON line a workload printed last, read from fd to its end. */
+static json_t *workload_result(int fd)
+{
+	char buf[4096], *line;
+	size_t n = 0;
+	ssize_t got;
+	json_error_t jerr;
+	json_t *m;
+
+	while (n < sizeof(buf) - 1 && (got = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)got;
+	buf[n] = 0;
+	close(fd);
+	line = strrchr(buf, '{');
+	m = line ? json_loads(line, 0, &jerr) : NULL;
+	if (!m)
+		fail_msg("the workload printed no JSON: %s", buf);
+	return m;
+}
+
+/* The findings' rules in report order, for a message. */
+static const char *top_rule(json_t *report)
+{
+	json_t *f = json_array_get(json_object_get(report, "findings"), 0);
+
+	return f ? json_string_value(json_object_get(f, "rule")) : "none";
+}
+
+/* Attached (-p, every hot-path call traced) to a process that pinned its
+ * memory before: 100 async copies from pageable memory, which the
+ * stand-in stages (4 MiB at 1 GB/s: their calls block), 300 from a shared
+ * anonymous mapping registered before the attach (as the driver's pinned
+ * allocations show in the memory map), 100 from private memory registered
+ * before (their calls return at once). Exactly the 100 are pageable, told
+ * by their blocking; none is "not known"; pageable_memcpy is the first
+ * finding, its cost the time inside those calls (the workload's own
+ * clock) less what pinned copies take (the 10 pinned synchronous copies'
+ * bandwidth, the stand-in's: nearly nothing), within 5%; and host_bound
+ * does not count that time again. */
+static void test_pageable_copies_attached(void **state)
+{
+	struct ctx *c = *state;
+	char *wl[] = { COPIES, "pageable", NULL };
+	char ready[512], pidstr[32], buf[8];
+	json_t *f, *ev, *m, *hb;
+	int out_fd, status;
+	double measured, cost;
+
+	c->spawned = th_spawn(wl, &out_fd, NULL);
+	assert_true(read(out_fd, buf, 6) == 6); /* "ready\n": everything pinned */
+	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", c->spawned);
+	{
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--budget", "off",
+				 "--ready-file", ready, NULL };
+
+		c->tracer = th_spawn(argv, NULL, c->f.err);
+	}
+	assert_true(th_wait_file(ready, 20));
+	kill(c->spawned, SIGUSR1);
+	m = workload_result(out_fd);
+	assert_int_equal(waitpid(c->spawned, &status, 0), c->spawned);
+	c->spawned = 0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(waitpid(c->tracer, &status, 0), c->tracer);
+	c->tracer = 0;
+	th_expect_exit(status, 0, c->f.err);
+	c->report = th_report(c->f.isr);
+	assert_non_null(c->report);
+	f = finding(c->report, "pageable_memcpy");
+	ev = json_object_get(f, "evidence");
+	assert_string_equal(json_string_value(json_object_get(ev, "classification")), "pageable");
+	assert_int_equal((long long)th_num(ev, "copies"), 100);
+	assert_int_equal((long long)th_num(ev, "host_to_device"), 100);
+	assert_int_equal((long long)th_num(ev, "by_blocking"), 100);
+	assert_int_equal((long long)th_num(ev, "pinned_by_return"), 100);
+	assert_int_equal((long long)th_num(ev, "not_known_copies"), 0);
+	if (strcmp(top_rule(c->report), "pageable_memcpy")) {
+		print_findings(c->report);
+		fail_msg("the first finding is %s, not pageable_memcpy", top_rule(c->report));
+	}
+	measured = th_num(m, "pageable_s");
+	cost = json_real_value(json_object_get(f, "cost_s"));
+	print_message("pageable_memcpy: cost %.3f s, the calls took %.3f s by the workload's clock\n", cost, measured);
+	assert_true(fabs(cost - measured) <= 0.05 * measured);
+	hb = json_object_get(c->report, "findings");
+	for (size_t i = 0; i < json_array_size(hb); i++) {
+		json_t *h = json_array_get(hb, i);
+
+		if (!strcmp(json_string_value(json_object_get(h, "rule")), "host_bound"))
+			fail_msg("host_bound counts the copies' time again: %s",
+				 json_string_value(json_object_get(h, "summary")));
+	}
+	json_decref(m);
+}
+
+/* A step that waits for the "GPU" in an async copy to a pageable scalar
+ * (as `.item()` does: the stand-in's copy on a stall stream returns after
+ * 30 ms), then a stream synchronization that finds it done, then 10 ms of
+ * CPU work before the next launch: sync_stall counts each step's host
+ * work after the wait (the workload's own thread CPU clock) within 5%. */
+static void test_sync_stall_in_copies(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { TRACER, "record", "-q", "--budget", "off", "-o", c->f.isr, "--", COPIES, "item", NULL };
+	char out[600], *text;
+	json_t *f, *m;
+	double planted;
+
+	snprintf(out, sizeof(out), "%s/copies.out", c->f.dir);
+	th_expect_exit(th_run_to(argv, out, c->f.err), 0, c->f.err);
+	text = th_slurp(out);
+	assert_non_null(text);
+	m = json_loads(text, 0, NULL);
+	if (!m)
+		fail_msg("the workload printed no JSON: %s", text);
+	free(text);
+	c->report = th_report(c->f.isr);
+	assert_non_null(c->report);
+	f = finding(c->report, "sync_stall");
+	planted = th_num(m, "host_after_sync_s");
+	expect_cost(f, planted, 0.05);
+	assert_int_equal((long long)th_num(json_object_get(f, "evidence"), "copy_waits"), 20);
+	assert_int_equal((long long)th_num(json_object_get(f, "evidence"), "drains"), 20);
+	json_decref(m);
 }
 
 /* The line of path that holds needle: "py_planted.py:LINE" into out. */
@@ -904,6 +1034,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync_stall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gil_contention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pageable_copies_without_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pageable_copies_attached, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_stall_in_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_held_at_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_page_fault_storm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_contention_names_the_competitor, setup, teardown),

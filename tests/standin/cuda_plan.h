@@ -142,6 +142,10 @@ static inline unsigned int plan_sync_sleep_ms(unsigned int f)
 #define PLAN_IS_STALL_STREAM(h)	(((unsigned long long)(h) >> 32) == 0x57A11ULL)
 #define PLAN_STALL_MS(h)	((unsigned int)((unsigned long long)(h) & 0xffffffffULL))
 #define PLAN_NOT_READY_CALLS	5	/* the last 5 cuStreamQuery calls */
+/* An async copy from or to pageable memory is staged at this rate, when
+ * it has more than PLAN_STAGE_MIN_BYTES (standin_copy_async). */
+#define PLAN_STAGE_BYTES_PER_S	1000000000ULL
+#define PLAN_STAGE_MIN_BYTES	65536ULL
 
 /* Allocations: bytes of call i (0-based) of allocation function F. The last
  * cuMemAlloc_v2 asks for 0 bytes, which fails with

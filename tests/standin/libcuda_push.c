@@ -12,6 +12,7 @@
  * point here begins with push %rbp, like libcuda 580's.
  */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <time.h>
 #include "standin.h"
 
@@ -22,12 +23,63 @@ CUdeviceptr standin_device_alloc(void)
 	return STANDIN_DEVPTR_BASE + 0x100000ULL * atomic_fetch_add(&device_allocs, 1);
 }
 
+static void block_ns(unsigned long long ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+
+	while (ns && nanosleep(&ts, &ts))
+		;
+}
+
 void standin_block_ms(unsigned int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	block_ns(ms * 1000000ULL);
+}
 
-	while (ms && nanosleep(&ts, &ts))
+/* Host memory page-locked with cuMemHostRegister*, as the driver keeps
+ * it: whether a copy is staged (standin_copy_async). A registration beyond
+ * REGISTERED_MAX is not kept (its copies are staged). */
+#define REGISTERED_MAX 64
+static struct {
+	uintptr_t lo, hi;
+} registered[REGISTERED_MAX];
+static atomic_flag registered_lock = ATOMIC_FLAG_INIT;
+
+static void registered_set(uintptr_t lo, uintptr_t hi)
+{
+	while (atomic_flag_test_and_set(&registered_lock))
 		;
+	for (int i = 0; i < REGISTERED_MAX; i++)
+		if (hi ? !registered[i].hi : registered[i].lo == lo) {
+			registered[i].lo = hi ? lo : 0;
+			registered[i].hi = hi;
+			break;
+		}
+	atomic_flag_clear(&registered_lock);
+}
+
+static bool pinned(uintptr_t p)
+{
+	bool found = p >= STANDIN_HOSTPTR_BASE && p < STANDIN_HOSTPTR_BASE + 0x10000ULL * atomic_load(&host_allocs);
+
+	while (atomic_flag_test_and_set(&registered_lock))
+		;
+	for (int i = 0; i < REGISTERED_MAX && !found; i++)
+		found = p >= registered[i].lo && p < registered[i].hi;
+	atomic_flag_clear(&registered_lock);
+	return found;
+}
+
+void standin_copy_async(const void *host, size_t bytes, CUstream stream)
+{
+	uintptr_t h = (uintptr_t)stream;
+
+	if (pinned((uintptr_t)host))
+		return;
+	if (PLAN_IS_STALL_STREAM(h))
+		standin_block_ms(PLAN_STALL_MS(h));
+	if (bytes > PLAN_STAGE_MIN_BYTES)
+		block_ns(bytes * 1000000000ULL / PLAN_STAGE_BYTES_PER_S);
 }
 
 static CUresult launch(CUfunction f)
@@ -123,9 +175,27 @@ COPY3(cuMemcpyDtoH_v2, void *, CUdeviceptr)
 COPY3(cuMemcpyDtoH_v2_ptds, void *, CUdeviceptr)
 COPY3(cuMemcpyDtoD_v2, CUdeviceptr, CUdeviceptr)
 COPY3(cuMemcpyDtoD_v2_ptds, CUdeviceptr, CUdeviceptr)
-COPY4(cuMemcpyHtoDAsync_v2_ptsz, CUdeviceptr, const void *)
-COPY4(cuMemcpyDtoHAsync_v2, void *, CUdeviceptr)
-COPY4(cuMemcpyDtoHAsync_v2_ptsz, void *, CUdeviceptr)
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+					  CUstream hStream)
+{
+	(void)dstDevice;
+	standin_copy_async(srcHost, ByteCount, hStream);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+{
+	(void)srcDevice;
+	standin_copy_async(dstHost, ByteCount, hStream);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+{
+	(void)srcDevice;
+	standin_copy_async(dstHost, ByteCount, hStream);
+	return CUDA_SUCCESS;
+}
 COPY4(cuMemcpyDtoDAsync_v2, CUdeviceptr, CUdeviceptr)
 COPY4(cuMemcpyDtoDAsync_v2_ptsz, CUdeviceptr, CUdeviceptr)
 
@@ -299,23 +369,34 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-/* Registration page-locks memory the program owns: the stand-in only
- * checks the arguments. */
+/* Registration page-locks memory the program owns: the stand-in checks
+ * the arguments and keeps the range (its async copies are not staged). */
+static CUresult host_register(void *p, size_t bytesize)
+{
+	if (!p || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	registered_set((uintptr_t)p, (uintptr_t)p + bytesize);
+	return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
 	(void)Flags;
-	return p && bytesize ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return host_register(p, bytesize);
 }
 
 CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 {
 	(void)Flags;
-	return p && bytesize ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return host_register(p, bytesize);
 }
 
 CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
-	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	registered_set((uintptr_t)p, 0);
+	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,

@@ -21,5 +21,13 @@
 STANDIN_HIDDEN CUdeviceptr standin_device_alloc(void);
 /* Blocks the calling thread ms milliseconds: a synchronization's wait. */
 STANDIN_HIDDEN void standin_block_ms(unsigned int ms);
+/* An async copy between the GPU and host memory at host, as the driver
+ * makes it: from or to pinned memory (cuMemHostAlloc's, or registered with
+ * cuMemHostRegister*) it returns at once; from or to pageable memory it
+ * waits for its stream's earlier work (a stall stream's planted
+ * milliseconds), then stages its bytes through a pinned buffer at
+ * PLAN_STAGE_BYTES_PER_S when there are more than PLAN_STAGE_MIN_BYTES
+ * (the driver queues smaller ones with its commands). */
+STANDIN_HIDDEN void standin_copy_async(const void *host, size_t bytes, CUstream stream);
 
 #endif
