@@ -1281,6 +1281,139 @@ static void test_pageable_memcpy_registered(void **state)
 	synth__free(b);
 }
 
+/* An attached process's async copies (their return probed), without GPU
+ * activity, each step: one of 4 MiB from private memory whose call blocked
+ * 4 ms (staged: pageable), three of 1 MiB from a shared mapping of
+ * /dev/zero (the driver's pinned allocations, made before the attach) and
+ * one of 4 MiB from private memory whose call returned in 10 us (pinned,
+ * registered before the attach): all three return at once; then a
+ * launch. 10 synchronous copies from cuMemHostAlloc memory, 4 MiB in 1 ms,
+ * give the pinned bandwidth: each pageable copy costs 3 ms more. From
+ * 460 ms on (steps * 9 ms) the steps are not recorded when `sampled`
+ * (the budget switched the hot path off until 910 ms). */
+static struct synth *attached_copies(bool sampled)
+{
+	struct synth *b = job(1000 * MS);
+	struct isr_ev_cuda_call *e;
+
+	b->rec.processes[0].maps = strdup("700000000000-700000100000 rw-s 00000000 00:01 7    /dev/zero (deleted)\n"
+					  "7f0000000000-7f0000400000 rw-p 00000000 00:00 0\n");
+	if (sampled) {
+		struct isr_ev_sampling *sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), T0, 0, 0);
+
+		sm->kind = ISR_SAMPLING_START;
+		sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), T0 + 460 * MS, 0, 0);
+		sm->kind = ISR_SAMPLING_OFF;
+		sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), T0 + 910 * MS, 0, 0);
+		sm->kind = ISR_SAMPLING_ON;
+	}
+	e = ev_call(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemHostAlloc, 0, 100 * US);
+	e->args[0] = 0x500000000ULL;
+	e->args[1] = 64 * MIB;
+	for (int i = 0; i < 100; i++) {
+		__u64 t = T0 + 10 * MS + (__u64)i * 9 * MS;
+
+		if (sampled && t >= T0 + 460 * MS)
+			break;
+		e = ev_call(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, 0, 4 * MS);
+		e->args[1] = 0x600000000ULL;
+		e->args[2] = 4 * MIB;
+		for (int k = 0; k < 3; k++) {
+			e = ev_call(b, t + 4 * MS + (__u64)(k + 1) * 100 * US, PID, LAUNCHER,
+				    ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, 0, 10 * US);
+			e->args[1] = 0x700000000000ULL;
+			e->args[2] = 1 * MIB;
+		}
+		e = ev_call(b, t + 4500 * US, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, 0, 10 * US);
+		e->args[1] = 0x7f0000000000ULL;
+		e->args[2] = 4 * MIB;
+		ev_launch(b, t + 4600 * US, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	}
+	for (int i = 0; i < 10; i++) {
+		e = ev_call(b, T0 + 912 * MS + (__u64)i * 2 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyHtoD_v2, 0, 1 * MS);
+		e->args[1] = 0x500000000ULL;
+		e->args[2] = 4 * MIB;
+	}
+	return b;
+}
+
+/* Exactly the 100 staged copies are pageable: the 300 from the shared
+ * mapping are pinned by the memory map, the 100 that returned at once by
+ * their return; the finding leads, its cost is what pinning saves, and
+ * no host_bound counts the copies' time again. */
+static void test_pageable_memcpy_attached(void **state)
+{
+	struct synth *b = attached_copies(false);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	a = analyze(b);
+	f = expect(a, "pageable_memcpy", 0, 100 * 0.003);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "copies")), 100);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "by_blocking")), 100);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "pinned_by_return")), 100);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "not_known_copies")), 0);
+	assert_string_equal(json_string_value(json_object_get(f->evidence, "classification")), "pageable");
+	assert_string_equal(a->ex->findings.v[0].rule, "pageable_memcpy");
+	assert_null(find_rule(a, "host_bound", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The same with the hot path off for half the steps: the copies seen (50)
+ * are extrapolated by the hot path's scale, as every hot-path count. */
+static void test_pageable_memcpy_sampled(void **state)
+{
+	struct synth *b = attached_copies(true);
+	const struct finding *f;
+	struct analysis *a;
+	double scale;
+
+	(void)state;
+	a = analyze(b);
+	scale = sampling__scale(&a->sum->sampling, PID);
+	print_message("hot-path scale %.3f\n", scale);
+	assert_true(scale > 1.2);
+	f = expect(a, "pageable_memcpy", 0, 50 * 0.003 * scale);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "copies_seen")), 50);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "copies")), llround(50 * scale));
+	assert_true(json_is_true(json_object_get(f->evidence, "estimated")));
+	expect_text(f, "extrapolated");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* `.item()` without GPU activity: 10 x (a launch, an async copy to pageable
+ * memory that waits 50 ms for the GPU, a stream synchronization that
+ * returns at once, 20 ms of host work before the next launch): the copy is
+ * the synchronization, and its 20 ms after each are sync_stall's. */
+static void test_sync_stall_in_copy(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	for (int i = 0; i < 10; i++) {
+		__u64 t = T0 + (__u64)i * 75 * MS;
+		struct isr_ev_cuda_call *e;
+
+		ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		e = ev_call(b, t + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyDtoHAsync_v2, 0, 50 * MS);
+		e->args[0] = 0x600000000ULL;
+		e->args[2] = 4;
+		sync_call(b, t + 51 * MS, LAUNCHER, 5 * US);
+	}
+	ev_launch(b, T0 + 750 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	a = analyze(b);
+	f = expect(a, "sync_stall", LAUNCHER, 10 * 0.024);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "copy_waits")), 10);
+	assert_null(find_rule(a, "host_bound", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* The host's one NVIDIA GPU, on a PCIe link of speed mts (MT/s) and width:
  * idle when recording began (2.5 GT/s), its port as fast as it. */
 static void host_gpu(struct synth *b, __u32 mts, __u16 width)
@@ -1853,6 +1986,9 @@ int main(void)
 		cmocka_unit_test(test_pageable_memcpy_gpu),
 		cmocka_unit_test(test_pageable_memcpy_host),
 		cmocka_unit_test(test_pageable_memcpy_registered),
+		cmocka_unit_test(test_pageable_memcpy_attached),
+		cmocka_unit_test(test_pageable_memcpy_sampled),
+		cmocka_unit_test(test_sync_stall_in_copy),
 		cmocka_unit_test(test_pcie_saturation),
 		cmocka_unit_test(test_numa_remote),
 		cmocka_unit_test(test_numa_local),
