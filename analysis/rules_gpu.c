@@ -608,6 +608,15 @@ static void copy_gpu_record(struct copy_state *s, const struct pass_event *e)
 
 	if (m->copy_kind != CUPTI_MEMCPY_HTOD && m->copy_kind != CUPTI_MEMCPY_DTOH)
 		return;
+	if (!s->gpu_records) {
+		/* the records say which copies were pageable: what the calls
+		 * before the first one were judged by goes (counted twice, the
+		 * planted job's 100 pageable copies were 183) */
+		for (size_t i = 0; i < s->n; i++)
+			s->v[i] = (struct copy_tally){ .pid = s->v[i].pid };
+		s->nthreads = 0;
+		s->npending = 0;
+	}
 	s->gpu_records = true;
 	t = tally_get(s, m->hdr.pid);
 	if (!t) {

@@ -10,7 +10,8 @@
 #    at exit;
 # 2. tests/gpu/planted.py healthy (a GPU-bound loop): no finding;
 # 3. the planted job again without GPU activity (host view): the sync stall
-#    and the GIL still found, and GPU busy time reported as unknown.
+#    and the GIL still found, GPU busy time reported as unknown, exactly the
+#    100 pageable copies (300 more come from a tensor pinned before the attach).
 # Prints PASS/FAIL lines and "explain.sh: all passed" on success.
 set -u
 OUT=${1:?usage: explain.sh OUTDIR}
@@ -77,6 +78,8 @@ run host planted --gil
 within sync_stall 0.8 "$OUT/host.json"
 check "host view: GIL found" "$(get "$OUT/host.json" "any(f['rule']=='gil_contention' for f in d['findings'])")" True
 check "host view: gpu_idle not judged" "$(get "$OUT/host.json" "any(n['rule']=='gpu_idle' for n in d['not_judged'])")" True
+# a tensor pinned before the attach makes 300 more copies: pinned, not pageable (issue 25 item 5)
+check "host view: pageable copies" "$(get "$OUT/host.json" "[f['evidence']['copies'] for f in d['findings'] if f['rule']=='pageable_memcpy']")" "[100]"
 
 for n in planted healthy host; do
 	echo "== $n findings"
