@@ -25,7 +25,7 @@
  * burst of budget x 1 s, and its last window (the hot path on for
  * BUDGET_MIN_ON_NS at least, at its cost per launch over the thread's CPU
  * time per launch), which the gap after it pays back, after the run.
- * The recorder's own account of the cost (user/budget_ctl.h) is reported
+ * The recorder's own account of the cost (user/record/budget_ctl.h) is reported
  * beside the measurement.
  *
  * attach_time: from the start of a recorder with every default to its
@@ -38,7 +38,7 @@
 #define INFERSCOPE_BENCH_LAUNCH_H
 
 #include <jansson.h>
-#include "bench.h"
+#include "bench_opts.h"
 #include "ktap.h"
 
 /* How many of them --only selects (they are not part of --kci). */

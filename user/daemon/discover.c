@@ -11,6 +11,7 @@
 #include "discover.h"
 #include "probed_lib.h"
 #include "proc.h"
+#include "settings.h"
 
 struct discover {
 	bool cuda;
@@ -32,26 +33,12 @@ struct discover *discover__new(bool cuda, const char *const *patterns, size_t n,
 		return NULL;
 	}
 	for (; d->n < n; d->n++)
-		if (discover__compile(&d->re[d->n], patterns[d->n], err, errlen)) {
+		if (settings__compile_match(&d->re[d->n], patterns[d->n], err, errlen)) {
 			discover__free(d);
 			errno = EINVAL;
 			return NULL;
 		}
 	return d;
-}
-
-int discover__compile(regex_t *re, const char *pattern, char *err, size_t errlen)
-{
-	int e = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
-
-	if (e) {
-		char why[256];
-
-		regerror(e, re, why, sizeof(why));
-		snprintf(err, errlen, "daemon.match: '%s' is not an extended regular expression: %s", pattern, why);
-		return -EINVAL;
-	}
-	return 0;
 }
 
 void discover__free(struct discover *d)

@@ -9,7 +9,6 @@
 #ifndef INFERSCOPE_DISCOVER_H
 #define INFERSCOPE_DISCOVER_H
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
@@ -26,14 +25,9 @@ struct discovered {
 
 struct discover;
 
-/* Compiles a daemon.match pattern, as discovery uses it: the one check of a
- * pattern, for config show as for the daemon. 0, or -EINVAL with
- * "daemon.match: 'PATTERN' is not ...: reason" in err (re left unset). */
-int discover__compile(regex_t *re, const char *pattern, char *err, size_t errlen);
-
-/* Compiles the extended regexes (n may be 0); cuda: also every process
- * that maps libcuda. NULL with errno set and "PATTERN: reason" in err when
- * one does not compile. */
+/* Compiles the extended regexes (n may be 0) as settings__compile_match
+ * does; cuda: also every process that maps libcuda. NULL with errno set and
+ * "PATTERN: reason" in err when one does not compile. */
 struct discover *discover__new(bool cuda, const char *const *patterns, size_t n, char *err, size_t errlen);
 void discover__free(struct discover *d);	/* safe on NULL */
 

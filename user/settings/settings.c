@@ -13,7 +13,6 @@
 #include <yaml.h>
 #include "settings.h"
 #include "analyze.h"
-#include "discover.h"
 
 extern char **environ;
 
@@ -135,7 +134,7 @@ static const struct setting table[] = {
 };
 
 /* The command-line options that set a setting: each option is defined here
- * and nowhere else (the CLI makes its argp options of them: user/cli.c). A
+ * and nowhere else (the CLI makes its argp options of them: user/cli/cli.c). A
  * flag sets `value`; an option with an optional argument sets `value` when
  * the argument is left out. */
 static const struct setting_option options[] = {
@@ -253,6 +252,20 @@ static const char *own(struct settings *s, const char *text)
 	if (c)
 		s->owned[s->nowned++] = c;
 	return c;
+}
+
+int settings__compile_match(regex_t *re, const char *pattern, char *err, size_t errlen)
+{
+	int e = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+
+	if (e) {
+		char why[256];
+
+		regerror(e, re, why, sizeof(why));
+		snprintf(err, errlen, "daemon.match: '%s' is not an extended regular expression: %s", pattern, why);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 struct settings *settings__new(void)
@@ -469,7 +482,7 @@ static int parse_list_item(struct settings *s, const struct setting *st, void *f
 	if (st->type == T_REGEXES) {
 		regex_t re;
 
-		if (discover__compile(&re, text, err, len))
+		if (settings__compile_match(&re, text, err, len))
 			return -EINVAL;
 		regfree(&re);
 	}

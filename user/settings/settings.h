@@ -19,6 +19,7 @@
 #ifndef INFERSCOPE_SETTINGS_H
 #define INFERSCOPE_SETTINGS_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -75,6 +76,12 @@ int settings__load_env(struct settings *s, char *const *envp, char *err, size_t 
 int settings__set(struct settings *s, const char *key, const char *text, enum setting_source source,
 		  const char *where, char *err, size_t errlen);
 
+/* Compiles a daemon.match pattern, as the daemon's discovery uses it
+ * (discover.h): the one check of a pattern, for config show as for the
+ * daemon. 0, or -EINVAL with "daemon.match: 'PATTERN' is not ...: reason"
+ * in err (re left unset). */
+int settings__compile_match(regex_t *re, const char *pattern, char *err, size_t errlen);
+
 /* Checks the values that depend on each other. 0, or -EINVAL with why. */
 int settings__check(const struct settings *s, char *err, size_t errlen);
 
@@ -97,7 +104,7 @@ int settings__show(const struct settings *s, FILE *out, bool json);
 
 /* A command-line option that sets a setting. Every such option is defined
  * once, in the settings' table; the CLI makes its options of these
- * (user/cli.c), the man page and the completion list them. */
+ * (user/cli/cli.c), the man page and the completion list them. */
 struct setting_option {
 	const char *key;	/* the setting it sets: "record.follow" */
 	const char *name;	/* the long option, without its "--": "no-follow" */
