@@ -14,7 +14,7 @@
  * Entry-only families (launches, graph launches, async copies, memsets)
  * emit their event at entry: one probe hit per call on the hot path. They
  * are the calls that can come at 100k/s; the overhead budget switches them
- * on and off together (user/budget.h).
+ * on and off together (user/record/budget.h).
  * "+ret" families remember the entry time and raw arguments per (thread,
  * function) and emit one event at return, with the status, the duration and
  * the out-parameters read from user memory (allocation address, VMM handle).
@@ -337,7 +337,7 @@ static __always_inline void set(struct pt_regs *ctx, __u64 id, __u64 cookie)
 /*
  * The entry of every entry-only family: one program, so that the overhead
  * budget switches the whole hot path of a library with one link
- * (user/budget.h). The family travels in the attach cookie.
+ * (user/record/budget.h). The family travels in the attach cookie.
  */
 SEC("uprobe")
 int cuda_hot(struct pt_regs *ctx)
@@ -564,7 +564,7 @@ int cuda_ret(struct pt_regs *ctx)
  * The CUDA runtime calls it once per launch, to learn a handle mapping
  * that never changes: the recorder releases these two once the calls
  * teach nothing new, and attaches them again when a kernel is named or a
- * while later (user/family_cuda.c).
+ * while later (user/probes/family_cuda.c).
  */
 SEC("uprobe")
 int cuda_learn_enter(struct pt_regs *ctx)

@@ -50,7 +50,7 @@
 #define ISR_CUDA_FAM_UNREGISTER	20 /* +ret (p): unlocks it */
 
 /* Families 1..8 are entry-only: one probe hit per call, at entry. They are
- * the hot path that the overhead budget switches (user/budget.h). */
+ * the hot path that the overhead budget switches (user/record/budget.h). */
 #define ISR_CUDA_FAM_ENTRY_ONLY(fam)	((fam) >= ISR_CUDA_FAM_LAUNCH && (fam) <= ISR_CUDA_FAM_SET)
 
 #define ISR_COPY_HTOD		1

@@ -4,7 +4,7 @@
  * soname, as the dynamic loader looks: LD_LIBRARY_PATH, the executable's
  * RUNPATH (or RPATH, $ORIGIN expanded), /etc/ld.so.cache, then the
  * standard directories given. Used to probe a library before the command
- * loads it (user/probed_lib.c).
+ * loads it (user/probes/probed_lib.c).
  */
 #ifndef INFERSCOPE_LIB_SEARCH_H
 #define INFERSCOPE_LIB_SEARCH_H

@@ -27,7 +27,7 @@
  * threads that ran or waited for a CPU at least 10% of their window, or
  * waited for the GIL at least 10% of it. (Where something did, another
  * thread matters as far as a launching thread waited for it: the wait
- * chains, analysis/waits.h.)
+ * chains, analysis/model/waits.h.)
  */
 #ifndef INFERSCOPE_ATTRIBUTION_H
 #define INFERSCOPE_ATTRIBUTION_H

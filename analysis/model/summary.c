@@ -677,7 +677,7 @@ static int on_gil(void *ctx, const struct isr_ev_gil *e)
 }
 
 /* The threads, their names and their states are the task model's; the
- * budget's windows are read by analysis/sampling.c. */
+ * budget's windows are read by analysis/model/sampling.c. */
 static const struct isr_ev_handlers summary_handlers = {
 	.sched_switch = on_switch,
 	.sched_wakeup = on_wakeup,

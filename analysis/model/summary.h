@@ -46,14 +46,14 @@
  *                  process, named by cuda_name events; an alias (a function
  *                  of a kernel) takes the name of the kernel it belongs to.
  *   sampled        when the overhead budget switched the hot path off
- *                  (analysis/sampling.h), the counts of entry-only calls
+ *                  (analysis/model/sampling.h), the counts of entry-only calls
  *                  (per function, kernel and thread) are estimates: the
  *                  observed calls times their process's scale, rounded;
  *                  `observed` keeps what was recorded.
  *
  * GPU activity (CUPTI bridge, isr_ev_gpu_*):
  *   mapped time    GPU clock times mapped onto CLOCK_MONOTONIC with the
- *                  process's clock fit (analysis/clock_fit.h) of its
+ *                  process's clock fit (analysis/read/clock_fit.h) of its
  *                  isr_ev_gpu_clock pairs. Without pairs, nothing that
  *                  needs CPU time (busy, idle, causality) is computed.
  *   busy           the union of the mapped intervals of a device's

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The timeline: what every target thread and every GPU was doing, at every
- * moment, built in one pass over the events in time order (analysis/pass.h)
+ * moment, built in one pass over the events in time order (analysis/read/pass.h)
  * with memory that grows with the number of threads and devices, never with
  * the number of events.
  *

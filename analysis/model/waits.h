@@ -44,7 +44,7 @@ enum wait_group {
 };
 
 /* Who a task belongs with: its process's parent among the targets (0 when
- * none is known). The caller's (analysis/proc_tree.h knows). */
+ * none is known). The caller's (analysis/model/proc_tree.h knows). */
 typedef __u32 (*waits_parent_fn)(void *ctx, __u32 pid);
 
 struct wait_member {

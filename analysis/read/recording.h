@@ -52,7 +52,7 @@ struct rec_process {
 };
 
 /* A HOST property this reader does not decode itself, as it was written:
- * what later readers added (the GPUs and NUMA nodes: analysis/host_topo.h). */
+ * what later readers added (the GPUs and NUMA nodes: analysis/read/host_topo.h). */
 struct rec_prop {
 	__u32 key;
 	__u32 len;

@@ -133,7 +133,7 @@ bool task_switch_ends(const struct isr_ev_sched_switch *e);
 /* A thread's name as every report shows it: its name, and, when that is
  * only its process's (process: the name of its process's main thread;
  * NULL when unknown), the function its Python thread runs (py_entry,
- * analysis/py_report.h; NULL or "" when the stacks do not tell):
+ * analysis/model/py_report.h; NULL or "" when the stacks do not tell):
  * "python3.11 (Loader.worker_loop)"; a thread the program named keeps its
  * name alone. */
 void task_name__format(char *buf, size_t len, const char *comm, const char *process, const char *py_entry);

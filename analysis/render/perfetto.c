@@ -939,7 +939,7 @@ static void on_nccl_call(struct pf *p, const struct pass_event *e, const struct 
 	}
 	a[n++] = (struct arg){ .name = "seq", .kind = A_U64, .u = c->seq };
 	a[n++] = (struct arg){ .name = "bytes", .kind = A_U64, .u = c->count * ISR_NCCL_DTYPE_SIZE(c->dtype) };
-	if (arr && arr->joined) {	/* its NCCL kernel (analysis/nccl.h): its wait shows on the GPU too */
+	if (arr && arr->joined) {	/* its NCCL kernel (analysis/model/nccl.h): its wait shows on the GPU too */
 		a[n++] = (struct arg){ .name = "gpu_ms", .kind = A_DBL,
 				       .d = (double)(arr->gpu_end - arr->gpu_start) / 1e6 };
 		a[n++] = (struct arg){ .name = "gpu_grouped", .kind = A_BOOL, .u = arr->grouped };
@@ -1202,7 +1202,7 @@ static void on_nvtx(struct pf *p, const struct pass_event *e, const struct tl_th
 	}
 }
 
-/* The steps (analysis/steps.h) on a track of their process: one slice a
+/* The steps (analysis/model/steps.h) on a track of their process: one slice a
  * step, with its duration against the median. */
 static void steps_events(struct pf *p)
 {

@@ -320,7 +320,7 @@ static void findings(struct html *h, const struct findings *fs, const char *titl
 /* --- header -------------------------------------------------------------------------- */
 
 /* The targets as nested lists: each child under its parent, its role
- * when its names tell (analysis/proc_tree.h). */
+ * when its names tell (analysis/model/proc_tree.h). */
 static void process_tree(struct html *h, const struct recording *r, const struct summary *s)
 {
 	struct proc_tree t;

@@ -217,7 +217,7 @@ static json_t *json_gts(__u32 mts)
 	return mts ? json_real(mts / 1000.0) : json_null();
 }
 
-/* The host's NVIDIA GPUs and NUMA nodes (analysis/host_topo.h), into host. */
+/* The host's NVIDIA GPUs and NUMA nodes (analysis/read/host_topo.h), into host. */
 static int json_host_topo(json_t *host, const struct recording *r)
 {
 	struct host_topo t;
@@ -423,7 +423,7 @@ nomem:
 	return NULL;
 }
 
-/* The traced processes as a tree, in tree order (analysis/proc_tree.h). */
+/* The traced processes as a tree, in tree order (analysis/model/proc_tree.h). */
 static json_t *json_process_tree(const struct recording *r, const struct summary *s)
 {
 	struct proc_tree t;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Ranks side by side: the NCCL collectives of one or several recordings
- * (analysis/nccl.h, one analysis per recording) lined up by communicator
+ * (analysis/model/nccl.h, one analysis per recording) lined up by communicator
  * and sequence number on one clock, the straggler of each collective, and
  * the host reason of the rank that kept the others waiting.
  *
@@ -47,7 +47,7 @@
 /* A straggler finding needs at least this much of the others' waiting. */
 #define NCCL_STRAGGLER_MIN_NS 5000000ull
 
-/* One recording's part: what its analysis found (analysis/analysis.h
+/* One recording's part: what its analysis found (analysis/run/analysis.h
  * fills it). */
 struct ranks_source {
 	const struct recording *r;

@@ -76,7 +76,7 @@ struct rule {
 	 * for a rule of ranks. */
 	int (*finish)(void *state, struct rule_ctx *c);
 	/* A rule of ranks (nccl_straggler): adds its findings from the ranks
-	 * of one recording or several lined up (analysis/ranks.h), after
+	 * of one recording or several lined up (analysis/rules/ranks.h), after
 	 * each recording's rules. 0 or -errno. */
 	int (*finish_ranks)(const struct ranks *r, struct findings *out);
 	void (*free)(void *state);

@@ -5,7 +5,7 @@
  * link, not the GPU, sets the pace then. A copy's bandwidth is its bytes
  * over its GPU duration (CUPTI's copy records), by direction; the link's
  * is what the recording's host information says it carries
- * (analysis/host_topo.h). The cost is the time of the saturated copies
+ * (analysis/read/host_topo.h). The cost is the time of the saturated copies
  * during which the device ran no kernel: saturated copies overlapped with
  * compute cost the job nothing.
  */

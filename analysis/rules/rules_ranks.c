@@ -3,7 +3,7 @@
  * nccl_straggler: the rank whose late arrivals at NCCL collectives kept the
  * others waiting, with the host reason from its own timeline. A rule of
  * ranks: it needs every rank's calls, which one recording may not hold, so
- * it finishes on the ranks lined up (analysis/ranks.h) once each
+ * it finishes on the ranks lined up (analysis/rules/ranks.h) once each
  * recording is explained, one recording's or several's.
  */
 #include <errno.h>

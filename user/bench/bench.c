@@ -407,7 +407,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* {median, min, max, samples}; a cost compared with a baseline says so:
  * whole workloads timed by the wall clock, held to the latencies' ratio
- * (user/bench_stats.h). */
+ * (user/bench/bench_stats.h). */
 static json_t *stats_of(double *v, int n, bool cost)
 {
 	json_t *samples = json_array();

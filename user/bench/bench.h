@@ -6,9 +6,9 @@
  * (A B A B ...), and reports medians and spread of both and of their ratio.
  * With thresholds, it is a regression gate: non-zero exit when a metric is
  * past its limit. With kci, the kernel-CI suite runs first: each kernel
- * mechanism's cost and the exact delivery checks (user/bench_mech.h); with
+ * mechanism's cost and the exact delivery checks (user/bench/bench_mech.h); with
  * a baseline, every cost is compared with an earlier run's
- * (user/bench_stats.h); with ktap, the results are KTAP (user/ktap.h).
+ * (user/bench/bench_stats.h); with ktap, the results are KTAP (user/bench/ktap.h).
  */
 #ifndef INFERSCOPE_BENCH_H
 #define INFERSCOPE_BENCH_H

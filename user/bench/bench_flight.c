@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* What the flight recorder's ring costs (user/bench_flight.h). */
+/* What the flight recorder's ring costs (user/bench/bench_flight.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +14,7 @@
 
 #define SIM_SECONDS	60
 #define WINDOW_NS	3000000000ULL
-#define SEAL_NS		(WINDOW_NS / 10)	/* the recorder's cadence (user/recorder.c) */
+#define SEAL_NS		(WINDOW_NS / 10)	/* the recorder's cadence (user/record/recorder.c) */
 
 static double cpu_ns(void)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What the flight recorder's ring (record --flight-recorder, ring mode of
- * user/rec_writer.h) costs: a stream of recorder-like events (a CUDA launch
+ * user/record/rec_writer.h) costs: a stream of recorder-like events (a CUDA launch
  * and a context switch in turn, their times on a simulated clock) at a
  * given rate through the ring with a given window, sealed and trimmed at
  * the recorder's cadence, for a simulated minute; then one window written.

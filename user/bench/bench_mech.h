@@ -5,7 +5,7 @@
  * every event.
  *
  * Mechanisms, each in isolation, in this process: a workload (calls of a
- * probe site of user/bench_sites.h, a pipe ping-pong, page faults, a spin
+ * probe site of user/bench/bench_sites.h, a pipe ping-pong, page faults, a spin
  * loop, system calls) timed in batches without the mechanism, then with it
  * (bpf/bench.bpf.c's smallest program), in alternating order, round after
  * round. One round gives one figure: the difference of the two phases'

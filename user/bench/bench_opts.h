@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What `inferscope-bpf bench` was asked to run (user/bench.h), shared by
- * the benchmarks and the kernel-CI suite (user/bench_mech.h).
+ * What `inferscope-bpf bench` was asked to run (user/bench/bench.h), shared by
+ * the benchmarks and the kernel-CI suite (user/bench/bench_mech.h).
  */
 #ifndef INFERSCOPE_BENCH_OPTS_H
 #define INFERSCOPE_BENCH_OPTS_H
@@ -18,7 +18,7 @@ struct bench_opts {
 	const char *tmpdir;		/* a fresh directory is made here for the recordings made while measuring */
 	struct out_file_share share;	/* who may read output besides its owner (--group) */
 	const char *self_exe;		/* this executable (the CUDA benchmarks probe it) */
-	bool kci;			/* the kernel-CI suite (user/bench_mech.h) and the recorder workloads */
+	bool kci;			/* the kernel-CI suite (user/bench/bench_mech.h) and the recorder workloads */
 	bool quick;			/* with kci: its quick subset, shorter runs, no workloads */
 	bool ktap;			/* KTAP on standard output instead of tables */
 	const char *baseline;		/* results JSON of an earlier run to compare with, or NULL */

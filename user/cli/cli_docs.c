@@ -328,7 +328,7 @@ static int value_kind(const struct opt *o, enum value_kind *kind, char *words, s
 			*kind = value_kinds[i].kind;
 			return 0;
 		}
-	fprintf(stderr, "cli_docs: the value %s of --%s: say how it completes in value_kinds (user/cli_docs.c)\n",
+	fprintf(stderr, "cli_docs: the value %s of --%s: say how it completes in value_kinds (user/cli/cli_docs.c)\n",
 		o->arg, o->nlong ? o->longs[0] : "?");
 	return -EINVAL;
 }
@@ -474,7 +474,7 @@ int cli_docs__bash(FILE *out)
 		return e;
 	}
 	fputs("# bash completion for inferscope-bpf(8): generated from its table of commands\n"
-	      "# (user/commands.c) by `make docs` (user/cli_docs.c); do not edit.\n\n"
+	      "# (user/cli/commands.c) by `make docs` (user/cli/cli_docs.c); do not edit.\n\n"
 	      "# COMPREPLY from what completes a value: $cur is the caller's.\n"
 	      "_inferscope_bpf_reply()\n{\n"
 	      "\tcase $1 in\n"

@@ -2,7 +2,7 @@
 /*
  * `inferscope-bpf top`: a live view of CUDA processes, refreshed once a
  * second, from a recording made with the same probes and overhead budget
- * as `record` (user/recorder.h), its events seen as they are written
+ * as `record` (user/record/recorder.h), its events seen as they are written
  * (analysis/api/live.h). On a terminal an ncurses screen (keys: s sort,
  * arrows select a process, q quit); otherwise, or with --once, plain text
  * for scripts.

@@ -3,8 +3,8 @@
  * The CUPTI bridge (cupti_bridge/, libinferscope_cupti.so) as the recorder
  * sees it: found in a target process, located for the command to launch
  * (CUDA_INJECTION64_PATH), and loaded into a -p process that runs CUDA
- * without it (user/inject.h does the loading). No BPF here
- * (user/family_gpu.c attaches). The promise of the loading: only into a
+ * without it (user/inject/inject.h does the loading). No BPF here
+ * (user/probes/family_gpu.c attaches). The promise of the loading: only into a
  * process that has already opened a GPU (CUDA initialized: the bridge
  * subscribes to CUPTI in a context that exists), from a copy of the bridge
  * the process can see (its own mount namespace: a container gets a copy in

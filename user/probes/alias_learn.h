@@ -15,7 +15,7 @@
  * released (a new context maps known kernels to new functions without
  * naming anything), until the calls are quiet again.
  *
- * Pure: the caller switches the probes when told to (user/family_cuda.c),
+ * Pure: the caller switches the probes when told to (user/probes/family_cuda.c),
  * which is what makes it testable without BPF.
  */
 #ifndef INFERSCOPE_ALIAS_LEARN_H

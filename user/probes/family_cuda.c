@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The CUDA driver API: every function of format/cuda_funcs.h in each
- * libcuda file a target maps (user/probed_lib.h finds them and chooses
- * the sites, user/family_lib.h attaches them), in the files given with --cuda-lib, and, for a process about
+ * libcuda file a target maps (user/probes/probed_lib.h finds them and chooses
+ * the sites, user/probes/family_lib.h attaches them), in the files given with --cuda-lib, and, for a process about
  * to load its libraries (the launched command, followed children), in the
  * candidate files it would load, by path. The BPF programs of
  * bpf/cuda.bpf.c serve every function: cuda_hot for the entry-only
  * families (the hot path the overhead budget switches), cuda_enter and
  * cuda_ret for those whose return is probed too, cuda_learn_enter and
  * cuda_learn_ret for cuKernelGetFunction, released in a process while its
- * calls teach nothing new (user/alias_learn.h).
+ * calls teach nothing new (user/probes/alias_learn.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -238,7 +238,7 @@ static void cuda_on_new_process(void *st, __u32 pid, __u32 origin)
 #define COST_GAP_NS	20000
 
 /* The executable's own cuLaunchKernel and cuStreamSynchronize
- * (user/selfprobe.h, libcuda's prologue), probed as a target's: the
+ * (user/record/selfprobe.h, libcuda's prologue), probed as a target's: the
  * hot path's program on the first, a "+ret" family's entry and return on
  * the second. */
 struct self_probe {

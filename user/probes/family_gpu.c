@@ -5,7 +5,7 @@
  * bridge a target maps (bpf/cupti.bpf.c copies its batches into the ring
  * buffer). With --gpu the bridge is handed to the launched command
  * (CUDA_INJECTION64_PATH) and loaded into -p processes that run CUDA
- * without it (user/bridge.h). At the end every live bridge is asked
+ * without it (user/inject/bridge.h). At the end every live bridge is asked
  * to flush what CUPTI still holds (USDT inferscope:gpu_flush).
  *
  * A bridge collects only inside a window (cupti_bridge/bridge.c): while
@@ -13,7 +13,7 @@
  * inferscope_gpu_close_semaphore is not, each raised by a plain uprobe at
  * inferscope_gpu_window_site that does nothing. --gpu opens one window in
  * every bridge for the whole recording; --gpu-windows opens and closes
- * them as user/gpu_windows.h says (a window every --gpu-period, sized to
+ * them as user/record/gpu_windows.h says (a window every --gpu-period, sized to
  * half the overhead budget), CUPTI being detached from the process between
  * them. Attaching a uprobe takes well under a millisecond, releasing one
  * about 100 ms (a grace period): a window closes at once by attaching the
@@ -250,7 +250,7 @@ static int gpu_prepare(void *st, struct launch_env *env)
 }
 
 /* A -p process that runs CUDA without the bridge: load it (ptrace and
- * dlopen, user/bridge.h). 0 once it is mapped there. */
+ * dlopen, user/inject/bridge.h). 0 once it is mapped there. */
 static int inject(struct gpu_family *g, __u32 pid)
 {
 	char bridge[PATH_MAX], err[PATH_MAX + 256];
@@ -510,7 +510,7 @@ static int gpu_on_event(void *st, const struct isr_ev_hdr *h, size_t size)
 	return 0;
 }
 
-/* --gpu-windows: opens or closes the windows when user/gpu_windows.h says
+/* --gpu-windows: opens or closes the windows when user/record/gpu_windows.h says
  * so, and comes back for the next decision. */
 static void gpu_tick(void *st, int *poll_ms)
 {

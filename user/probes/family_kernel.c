@@ -164,7 +164,7 @@ static int faults_switch(void *st, bool on)
 }
 
 /* A traced fault against an untraced one: what the programs cost the
- * faulting thread in all, their firing included (user/budget_cost.h). */
+ * faulting thread in all, their firing included (user/record/budget_cost.h). */
 static int kernel_measure_costs(void *st, struct tracer_costs *c, char *err, size_t errlen)
 {
 	struct kernel_family *k = st;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What the families that probe a library's exported functions (CUDA,
- * NCCL: user/probed_lib.h) do alike: resolve the files given by path and
+ * NCCL: user/probes/probed_lib.h) do alike: resolve the files given by path and
  * those a process about to load its libraries would find, and attach a
  * library's sites in a process, once per file, saying what failed (and,
  * with -v, what was attached where). The family says which BPF program

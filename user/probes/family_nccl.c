@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * NCCL: every function of format/nccl_funcs.h in each libnccl file a target
- * maps (user/probed_lib.h finds them and chooses the sites,
- * user/family_lib.h attaches them), in the files
+ * maps (user/probes/probed_lib.h finds them and chooses the sites,
+ * user/probes/family_lib.h attaches them), in the files
  * given with --nccl-lib, and, for a process about to load its libraries
  * (the launched command, followed children), in the candidate files it
  * would load, by path; what it maps later (a PyTorch wheel's copy, loaded

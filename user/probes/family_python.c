@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * CPython 3.10-3.13 (user/py_libs.h finds the interpreters): the GIL waits
+ * CPython 3.10-3.13 (user/probes/py_libs.h finds the interpreters): the GIL waits
  * the scheduler sees (on by default: the scheduler's sched_switch program
  * keeps the target threads that block on their interpreter's GIL,
  * bpf/gil_wait.bpf.h, once this family gave it the GIL's place), the
@@ -9,8 +9,8 @@
  * by a CPU-clock perf event on every CPU, bpf/py_stacks.bpf.c, and taken
  * at CUDA calls by bpf/cuda.bpf.c with the same walker, whose maps this
  * family shares). A process's stacks are captured, and its GIL waits
- * traced, once its interpreter's layout is checked (user/py_stacks.h,
- * user/py_gil.h); one that is not initialized yet is asked again soon, and
+ * traced, once its interpreter's layout is checked (user/probes/py_stacks.h,
+ * user/probes/py_gil.h); one that is not initialized yet is asked again soon, and
  * a new image that maps no interpreter yet is watched for one for a while.
  */
 #include <errno.h>

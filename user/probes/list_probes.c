@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * --list-probes: the probe sites the CUDA and Python families would choose
- * (user/probed_lib.h, user/py_libs.h), printed without loading BPF.
+ * (user/probes/probed_lib.h, user/probes/py_libs.h), printed without loading BPF.
  */
 #include <errno.h>
 #include <limits.h>

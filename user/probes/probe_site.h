@@ -4,7 +4,7 @@
  * its arguments are still in their registers and its stack is as at entry
  * (the symbol itself, or the instruction after a leading endbr64), and
  * what the kernel does there. Shared by every family that probes library
- * functions (user/probed_lib.h for libcuda and libnccl, user/py_libs.h).
+ * functions (user/probes/probed_lib.h for libcuda and libnccl, user/probes/py_libs.h).
  */
 #ifndef INFERSCOPE_PROBE_SITE_H
 #define INFERSCOPE_PROBE_SITE_H

@@ -4,13 +4,13 @@
  * process's maps, given by path, or where a command about to be launched
  * would load them: the CUDA driver (libcuda, every function of
  * format/cuda_funcs.h) and NCCL (libnccl, format/nccl_funcs.h). No BPF
- * here: the families (user/family_lib.h) attach what this module chooses.
+ * here: the families (user/probes/family_lib.h) attach what this module chooses.
  *
  * The promise: a library file is read once (one pass over its .dynsym and
  * .symtab, whatever the number of processes that map it; files are told
  * apart by device and inode), and every site is a file offset where the
  * function's arguments are still in their registers and its stack is as
- * at entry (user/probe_site.h).
+ * at entry (user/probes/probe_site.h).
  */
 #ifndef INFERSCOPE_PROBED_LIB_H
 #define INFERSCOPE_PROBED_LIB_H
@@ -34,7 +34,7 @@ struct probed_func {
 /* A kind of library. */
 struct probed_lib_kind {
 	const char *what;		/* "CUDA": for messages */
-	const char *name;		/* "libcuda": for messages, and the uprobes' kind (user/tracer.h) */
+	const char *name;		/* "libcuda": for messages, and the uprobes' kind (user/record/tracer.h) */
 	const char *option;		/* "--cuda-lib": the option that names files */
 	const char *file_prefix;	/* "libcuda.so": a mapped file is one when its name begins so */
 	const char *soname;		/* "libcuda.so.1": the file a command loads */
@@ -104,7 +104,7 @@ bool probed_lib_kind__names(const struct probed_lib_kind *kind, const char *path
 int probed_libs__mapped(struct probed_libs *c, __u32 pid, struct probed_mapping *out, size_t max, FILE *warn);
 
 /* The files a command about to be launched would load: where the dynamic
- * loader looks (user/lib_search.h), and, for a kind a Python wheel ships
+ * loader looks (lib/lib_search.h), and, for a kind a Python wheel ships
  * and a command in a Python environment's bin directory (python,
  * torchrun), the wheel's copy (../lib/python3.*\/site-packages/<wheel>).
  * exe is argv[0] (searched in PATH when it has no slash), or NULL for any

@@ -2,10 +2,10 @@
 /*
  * Finding the CPython interpreter of a process (libpython3.X.so, or the
  * executable when libpython is linked into it) and choosing where to probe
- * its GIL functions. No BPF here: user/family_python.c attaches what this
+ * its GIL functions. No BPF here: user/probes/family_python.c attaches what this
  * module chooses.
  *
- * The promise, as for libcuda (user/probed_lib.h): a file is read once,
+ * The promise, as for libcuda (user/probes/probed_lib.h): a file is read once,
  * whatever the number of processes that map it (told apart by device and
  * inode, including files that turned out not to be a supported Python), and
  * every site is a file offset where the function's stack is as at entry.

@@ -82,7 +82,7 @@ __u64 py_stacks__code_failures(const struct py_stacks *ps);
 
 /* _Py_DebugOffsets of 3.13 as 64-bit words: cookie, version, free_threaded,
  * then each section's size followed by its offsets (the GIL's read by
- * user/py_gil.c, the rest by user/py_stacks.c). */
+ * user/probes/py_gil.c, the rest by user/probes/py_stacks.c). */
 enum {
 	PY_DBG_VERSION = 1,
 	PY_DBG_FREE_THREADED = 2,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What a recording is asked to do: one struct, in sections that name what
- * they configure. The CLI fills it (user/main.c); every part of the
+ * they configure. The CLI fills it (user/cli/main.c); every part of the
  * recorder reads its own section and nothing else describes an option.
  * A configuration source (a file, the environment) fills the same struct
  * in the same way: start from record_config__defaults() and set fields.

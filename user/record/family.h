@@ -3,11 +3,11 @@
  * A probe family: one kind of thing the recorder traces (kernel events,
  * the CUDA driver, Python, the GPU through the CUPTI bridge), with its BPF
  * objects, what it finds in a process and what it attaches there. The
- * recorder (user/recorder.c) knows families only through this interface:
+ * recorder (user/record/recorder.c) knows families only through this interface:
  * it opens the enabled ones, asks each to probe every target when it
  * appears and once a second, passes it the events, and frees it. A new
  * family is a file of its own (user/family_*.c) with one of these, a line
- * in PROBE_FAMILIES and its section of the configuration (user/config.h).
+ * in PROBE_FAMILIES and its section of the configuration (user/record/config.h).
  *
  * Every operation but open may be NULL: the family has nothing to do then.
  * Messages go to stderr from the family itself and say what failed and
@@ -89,12 +89,12 @@ struct probe_family {
 	 * *poll_ms when it must come back sooner. */
 	void (*tick)(void *st, int *poll_ms);
 	/* Once its probes are live: what they cost a target thread here
-	 * (user/budget_cost.h), measured on threads of this process made a
+	 * (user/record/budget_cost.h), measured on threads of this process made a
 	 * target meanwhile (the recorder discards their events): fills the
 	 * figures of c that are its own. 0, or -errno with err filled. */
 	int (*measure_costs)(void *st, struct tracer_costs *c, char *err, size_t errlen);
 	/* Switches its page-fault tracing on or off (the overhead budget
-	 * samples it: user/budget_ctl.h). 0 or -errno. */
+	 * samples it: user/record/budget_ctl.h). 0 or -errno. */
 	int (*switch_faults)(void *st, bool on);
 	/* Adds what it counts itself of the drop sources (a user-space
 	 * source, ISR_SRC_*) to drops. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The flight recorder's live checks (user/flight.h). */
+/* The flight recorder's live checks (user/record/flight.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,7 +25,7 @@ struct launch {
 #define LAUNCH_NONE { .pid = -1, .go_fd = -1, .status_fd = -1 }
 
 /* Forks cmd with env added to its environment, held before exec; it will
- * run with the credentials of as (user/run_as.h). 0 or -errno. */
+ * run with the credentials of as (user/record/run_as.h). 0 or -errno. */
 int launch__fork(struct launch *l, char **cmd, const struct launch_env *env, const struct run_as *as);
 /* Lets it take its credentials and exec: 0, or -errno of the step that
  * failed (cred_failed says which; it has exited then). */

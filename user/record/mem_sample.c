@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* A target process's memory from /proc and cgroup v2 (user/mem_sample.h). */
+/* A target process's memory from /proc and cgroup v2 (user/record/mem_sample.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>

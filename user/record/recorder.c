@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * One recording: checks, then every enabled probe family (user/family.h)
+ * One recording: checks, then every enabled probe family (user/record/family.h)
  * opened and prepared, the targets set up (attached to, or the command
  * launched), the consume-and-write loop with one rescan of the targets a
  * second, and a finish that keeps everything the kernel queued. What a
@@ -561,7 +561,7 @@ static int preflight(const struct record_config *cfg, struct run_as *as)
 }
 
 /* Before any target is traced, the tracepoints and perf events live: what
- * tracing costs a target thread here (user/budget_cost.h), measured on
+ * tracing costs a target thread here (user/record/budget_cost.h), measured on
  * threads of the recorder's own, a target meanwhile (their events
  * discarded); then the account of it, and the budget, which charge every
  * event from the start. Without the costs (a measurement failed: said),
@@ -985,7 +985,7 @@ static int begin(struct recorder *r)
 	return 0;
 }
 
-/* Once a second: every target's memory (user/mem_sample.h), its NUMA
+/* Once a second: every target's memory (user/record/mem_sample.h), its NUMA
  * placement every NUMA_EVERY seconds. */
 static void sample_memory(struct recorder *r)
 {

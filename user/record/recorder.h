@@ -20,7 +20,7 @@ struct record_result {
 	bool command_exited;
 	bool command_stopped;		/* it outlived the recording: the recorder stopped it */
 	int command_status;		/* wait status of the launched command */
-	/* what tracing cost, as accounted (user/budget_ctl.h): the budget's
+	/* what tracing cost, as accounted (user/record/budget_ctl.h): the budget's
 	 * figure (the busiest thread of each interval) over the time it ran;
 	 * 0 when not accounted */
 	double overhead_spent_ns, overhead_traced_ns;
@@ -34,7 +34,7 @@ struct record_result {
  * what went wrong and what to do. */
 int record__run(const struct record_config *cfg, struct record_result *res);
 
-/* --list-probes (user/list_probes.c): prints, for each target pid, for the
+/* --list-probes (user/probes/list_probes.c): prints, for each target pid, for the
  * command to launch (its candidate libcuda files; it is not started) and
  * for each --cuda-lib, the CUDA probe site chosen for every function, and
  * for each target pid its Python interpreter's GIL probe sites, without

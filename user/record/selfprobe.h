@@ -4,7 +4,7 @@
  * the prologue (push %rbp; mov %rsp,%rbp) of libcuda 580's entry points.
  * They do nothing but return CUDA_SUCCESS. Probing this executable as a
  * libcuda (--cuda-lib) costs exactly what probing the driver costs: the
- * benchmarks (user/bench.c) use them as their workload, and the recorder
+ * benchmarks (user/bench/bench.c) use them as their workload, and the recorder
  * measures the cost of one probe hit on them for the overhead budget
  * (family_cuda.c, cuda_measure_costs).
  */

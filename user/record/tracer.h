@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The loader's core, shared by every probe family (user/family.h): the
+ * The loader's core, shared by every probe family (user/record/family.h): the
  * scheduler object, which owns the maps all BPF objects share (the target
  * set, the bulk and critical ring buffers, the drop counters), the loading
  * of the families' objects onto those maps, the uprobe and USDT
@@ -79,13 +79,13 @@ void tracer__hold(struct tracer *t, bool on);
 void tracer__hold_support(const struct tracer *t, bool *lib, bool *fork);
 /* Watches the dynamic loader file (dev, ino) at path, for every process
  * (bpf/hold.bpf.c): its hook at file offset, cookie the distance from the
- * hook's address to _r_debug (user/loader_watch.h). 0, -EALREADY (watched),
+ * hook's address to _r_debug (user/record/loader_watch.h). 0, -EALREADY (watched),
  * -EOPNOTSUPP (no uprobe_multi links), or -errno. */
 int tracer__watch_loader(struct tracer *t, const char *path, dev_t dev, ino_t ino, __u64 offset, __s64 cookie);
 /* pid, held, was let go (SIGCONT): out of the map of held processes. */
 void tracer__hold_done(struct tracer *t, __u32 pid);
 /* The descriptor of the map of held processes (pid -> when), for the
- * watcher that lets them go if the recorder cannot (user/hold_guard.h). */
+ * watcher that lets them go if the recorder cannot (user/record/hold_guard.h). */
 int tracer__held_fd(const struct tracer *t);
 
 /* One probe site of a file: prog at offset (its return with ret). */
