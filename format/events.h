@@ -684,7 +684,8 @@ enum {
 #undef ISR_SPENT_ENUM_ROW
 
 /*
- * After an isr_ev_sampling of kind SPENT (hdr.size = 64 + sizeof), written
+ * After an isr_ev_sampling of kind SPENT (hdr.size = 64 + sizeof; 64 + 224
+ * before faults_spent_ns, which a reader takes as 0), written
  * once at the end (its spent_ns is the busiest thread's total): what
  * tracing cost the target threads, estimated from what each event tells
  * happened and the costs measured at the start (ISR_SAMPLING_COSTS).
@@ -698,8 +699,10 @@ struct isr_sampling_spent {
 	__u64 busiest_ns[ISR_SPENT_MAX];	/* the busiest thread's, by kind */
 	__u64 busiest_ops[ISR_SPENT_MAX];	/* what was charged to it: hits, captures, ticks, faults, events */
 	__u64 all_ns[ISR_SPENT_MAX];	/* all target threads together */
+	__u64 faults_spent_ns;	/* page-fault tracing's own budget, charged alike (allowed_ns too); 0: not switched */
 };
-_Static_assert(sizeof(struct isr_sampling_spent) == 224, "isr_sampling_spent size");
+_Static_assert(sizeof(struct isr_sampling_spent) == 232, "isr_sampling_spent size");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, faults_spent_ns) == 224, "sampling_spent.faults_spent_ns");
 _Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_oncpu_ns) == 16, "sampling_spent.busiest_oncpu_ns");
 _Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ns) == 32, "sampling_spent.busiest_ns");
 _Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ops) == 96, "sampling_spent.busiest_ops");

@@ -409,7 +409,8 @@ static void on_overhead(struct sampling_overhead *o, const struct isr_ev_samplin
 		o->fault_ns = c->fault_ps / 1e3;
 		o->sched_ns = c->sched_ps / 1e3;
 		o->tick_ns = c->tick_ps / 1e3;
-	} else if (e->kind == ISR_SAMPLING_SPENT && e->hdr.size >= sizeof(*e) + sizeof(struct isr_sampling_spent)) {
+	} else if (e->kind == ISR_SAMPLING_SPENT &&
+		   e->hdr.size >= sizeof(*e) + offsetof(struct isr_sampling_spent, faults_spent_ns)) {
 		const struct isr_sampling_spent *sp = tail;
 
 		o->spent_known = true;
@@ -422,6 +423,8 @@ static void on_overhead(struct sampling_overhead *o, const struct isr_ev_samplin
 		memcpy(o->busiest_ns, sp->busiest_ns, sizeof(o->busiest_ns));
 		memcpy(o->busiest_ops, sp->busiest_ops, sizeof(o->busiest_ops));
 		memcpy(o->all_ns, sp->all_ns, sizeof(o->all_ns));
+		if (e->hdr.size >= sizeof(*e) + sizeof(*sp))
+			o->faults_spent_ns = sp->faults_spent_ns;
 	}
 }
 

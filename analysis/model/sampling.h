@@ -82,6 +82,7 @@ struct sampling_overhead {
 	bool spent_known;	/* the account at the end (SPENT) */
 	__u32 busiest_pid, busiest_tid;
 	__u64 traced_ns, allowed_ns, spent_ns;	/* allowed 0: no budget; spent: the budget's (busiest per interval) */
+	__u64 faults_spent_ns;	/* page-fault tracing's own budget's, against the same allowed; 0: not switched */
 	__u64 busiest_oncpu_ns;	/* the busiest thread's time on a CPU */
 	__u64 busiest_ns[ISR_SPENT_MAX], busiest_ops[ISR_SPENT_MAX], all_ns[ISR_SPENT_MAX];
 };

@@ -514,7 +514,19 @@ static int nvtx_steps(struct steps *s, long name_idx)
 	return 0;
 }
 
-/* The quartiles of the intervals between boundaries repeat: periodic. */
+/* Whether the middle half of v (m values, sorted here) lies within
+ * share of its median (a median of 0 never does). */
+static bool quartiles_repeat(__u64 *v, size_t m, double share)
+{
+	qsort(v, m, sizeof(*v), cmp_u64);
+	return v[m / 2] > 0 && (double)(v[(3 * m) / 4] - v[m / 4]) <= share * (double)v[m / 2];
+}
+
+/* The boundaries repeat: the time between them (interquartile range under
+ * half the median), or the work (the launches between them, interquartile
+ * range within a tenth of the median: a training step launches the same
+ * kernels every time, which a host busy with other work does not change,
+ * while it stretches the time of some steps by more than half). */
 static bool periodic(const struct sthread *st)
 {
 	size_t n = st->nbounds, m;
@@ -529,8 +541,10 @@ static bool periodic(const struct sthread *st)
 		return false;
 	for (size_t i = 0; i < m; i++)
 		iv[i] = st->bounds[i + 1].at - st->bounds[i].at;
-	qsort(iv, m, sizeof(*iv), cmp_u64);
-	ok = iv[m / 2] > 0 && (double)(iv[(3 * m) / 4] - iv[m / 4]) < 0.5 * (double)iv[m / 2];
+	ok = quartiles_repeat(iv, m, 0.5 - 1e-9);
+	for (size_t i = 0; i < m && !ok; i++)
+		iv[i] = st->bounds[i + 1].r.launches - st->bounds[i].r.launches;
+	ok = ok || quartiles_repeat(iv, m, 0.1);
 	free(iv);
 	return ok;
 }

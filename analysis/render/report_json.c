@@ -142,6 +142,7 @@ static json_t *json_overhead(const struct sampling_overhead *o)
 	SET(spent, "on_cpu_s", json_real(ns_to_s(o->busiest_oncpu_ns)));
 	SET(spent, "allowed_s", o->allowed_ns ? json_real(ns_to_s(o->allowed_ns)) : json_null());
 	SET(spent, "budget_spent_s", json_real(ns_to_s(o->spent_ns)));
+	SET(spent, "faults_budget_spent_s", o->faults_spent_ns ? json_real(ns_to_s(o->faults_spent_ns)) : json_null());
 	SET(spent, "by_kind", by = json_object());
 	SET(spent, "all_threads_s", all = json_object());
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {

@@ -237,7 +237,12 @@ static void md__overhead(struct md *m, const struct summary *s)
 		md__printf(m, "`");
 	}
 	md__printf(m, ")");
-	if (o->allowed_ns)
+	if (o->allowed_ns && o->faults_spent_ns)
+		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged to the hot path's and %.1f ms to page-fault "
+			      "tracing's, of the %.1f ms each allowed)",
+			   o->spent_ns <= o->allowed_ns && o->faults_spent_ns <= o->allowed_ns ? "within" : "over",
+			   s->sampling.budget_pct, o->spent_ns / 1e6, o->faults_spent_ns / 1e6, o->allowed_ns / 1e6);
+	else if (o->allowed_ns)
 		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged of the %.1f ms it allowed)",
 			   o->spent_ns <= o->allowed_ns ? "within" : "over", s->sampling.budget_pct, o->spent_ns / 1e6,
 			   o->allowed_ns / 1e6);

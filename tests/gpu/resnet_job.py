@@ -9,7 +9,9 @@ persistent worker processes and pin_memory=True, SGD.
 Starts the workers and warms up (20 steps), prints "ready PID" and waits
 for SIGUSR1 (a tracer attaches meanwhile: the workers already run), then
 trains STEPS steps and prints "steps N seconds S rate R" (steps per second
-over those steps) and the model it used, and exits."""
+over those steps) and the model it used, and exits. With RATE_EVERY=SEC in
+the environment it also prints "t SECONDS rate STEPS_PER_S" every SEC
+seconds of training (tests/gpu/attach_ab.py)."""
 import os
 import signal
 import sys
@@ -110,11 +112,19 @@ def main():
     print("ready %d" % os.getpid(), flush=True)
     while not go.wait(0.1):
         pass
+    every = float(os.environ.get("RATE_EVERY", "0"))
     t0 = time.monotonic()
+    mark, done = t0, 0
     for i in range(steps):
         loss = step()
         if i % 50 == 49:
             loss.item()     # a synchronization now and then, as a training loop logs its loss
+        done += 1
+        if every and time.monotonic() - mark >= every:
+            torch.cuda.synchronize()
+            now = time.monotonic()
+            print("t %.2f rate %.2f" % (now - t0, done / (now - mark)), flush=True)
+            mark, done = now, 0
     torch.cuda.synchronize()
     dt = time.monotonic() - t0
     print("steps %d seconds %.3f rate %.2f model %s" % (steps, dt, steps / dt, name), flush=True)

@@ -128,8 +128,17 @@ static void check_shares(const char *isr, const char *comm, long line)
 
 		print_message("  %s: %.1f%% inclusive (planted %.0f%%)\n", plan[i].fn, got, plan[i].pct);
 		if (got < plan[i].pct - 10 || got > plan[i].pct + 10) {
-			print_error("%s(): %.1f%% of the samples, planted %.0f%% (+-10 points)\n", plan[i].fn, got,
-				    plan[i].pct);
+			json_t *f;
+			size_t k;
+
+			print_error("%s(): %.1f%% of the samples, planted %.0f%% (+-10 points); the thread's functions:\n",
+				    plan[i].fn, got, plan[i].pct);
+			json_array_foreach(json_object_get(t, "py_functions"), k, f) {
+				char *one = json_dumps(f, JSON_COMPACT);
+
+				print_error("  %s\n", one ? one : "?");
+				free(one);
+			}
 			fail();
 		}
 	}

@@ -367,6 +367,7 @@ static const struct field sampling_spent[] = {
 	FIELD(isr_sampling_spent, busiest_ns, "u64[8]", "what the busiest thread was charged, by `ISR_SPENT_*`"),
 	FIELD(isr_sampling_spent, busiest_ops, "u64[8]", "how many things were charged to it, by `ISR_SPENT_*` (hits, captures, ticks, faults, events)"),
 	FIELD(isr_sampling_spent, all_ns, "u64[8]", "what every target thread was charged, by `ISR_SPENT_*`"),
+	FIELD(isr_sampling_spent, faults_spent_ns, "u64", "what page-fault tracing's own budget was charged (against the same allowed_ns); 0: not switched. Absent (hdr.size = 64 + 224) in recordings made before it: read as 0"),
 };
 
 #define GPU_TIMES(s) \
@@ -563,7 +564,7 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
 	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release); each switch of page-fault tracing (FAULTS_ON, FAULTS_OFF: the same times, spent_ns and credit_ns of its own budget; on from the start until the first FAULTS_OFF); the tracer and its costs here (COSTS, with or without a budget; struct isr_sampling_costs follows) and what tracing cost the targets (SPENT, at the end; struct isr_sampling_spent follows).", ev_sampling),
 	STRUCT(isr_sampling_costs, "Follows an `isr_ev_sampling` of kind COSTS (hdr.size = 64 + 48): what each thing the tracer does to a target thread costs it on this host, measured by the recorder at the start on threads of its own (user/record/budget_cost.h); 0: not measured.", sampling_costs),
-	STRUCT(isr_sampling_spent, "Follows an `isr_ev_sampling` of kind SPENT (hdr.size = 64 + 224), once, at the end; the event's spent_ns is the budget's figure (the busiest thread of each interval of those the hot path has hit, nothing before it hits one, for its time on a CPU, as a share of the interval): what tracing cost the target threads, from what each event tells and the costs measured at the start.", sampling_spent),
+	STRUCT(isr_sampling_spent, "Follows an `isr_ev_sampling` of kind SPENT (hdr.size = 64 + 232), once, at the end; the event's spent_ns is the budget's figure (the busiest thread of each interval of those the hot path has hit, nothing before it hits one, for its time on a CPU, as a share of the interval): what tracing cost the target threads, from what each event tells and the costs measured at the start.", sampling_spent),
 	STRUCT(isr_ev_gil, "`ISR_EV_GIL`: a thread of a CPython 3.10-3.13 target took the GIL (ACQUIRE, at the return of PyEval_RestoreThread; hdr.ts_ns is its entry) or releases it (RELEASE, at the entry of PyEval_SaveThread).", ev_gil),
 	STRUCT(isr_ev_gpu_kernel, "`ISR_EV_GPU_KERNEL`: a kernel ran on the GPU (CUPTI bridge). Like every gpu_* event: hdr.ts_ns is when the bridge handed its batch over, hdr.tid the thread that did; GPU times are in CUPTI's clock (docs/clock-calibration.md).", ev_gpu_kernel),
 	STRUCT(isr_ev_gpu_memcpy, "`ISR_EV_GPU_MEMCPY`: a copy ran.", ev_gpu_memcpy),

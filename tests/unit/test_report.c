@@ -1075,6 +1075,21 @@ static void test_overhead_account(void **state)
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, ", over the 1% budget (8.0 ms charged of the 5.0 ms it allowed)"));
 	free(md);
+	/* page-fault tracing's own budget: within only if both are */
+	o->allowed_ns = 20 * MS;
+	o->faults_spent_ns = 12 * MS;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, ", within the 1% budget (8.0 ms charged to the hot path's and 12.0 ms to page-fault "
+				   "tracing's, of the 20.0 ms each allowed)"));
+	free(md);
+	o->faults_spent_ns = 25 * MS;
+	md = render(report__write_markdown, f);
+	assert_non_null(strstr(md, ", over the 1% budget (8.0 ms charged to the hot path's and 25.0 ms to page-fault "
+				   "tracing's, of the 20.0 ms each allowed)"));
+	free(md);
+	root = render_json(f);
+	assert_real(get(get(get(root, "recording"), "overhead"), "spent"), "faults_budget_spent_s", 0.025);
+	json_decref(root);
 	free(f);
 }
 

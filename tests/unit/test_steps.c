@@ -3,8 +3,8 @@
  * Steps (analysis/model/steps.h) and top's live metrics (analysis/api/live.h) on
  * synthetic recordings with exact answers: the NVTX name chosen for the
  * steps, their count, the median, the planted slow step and what grew in
- * it; steps inferred from periodic synchronizations and none from
- * irregular ones; the rates and shares of one live interval.
+ * it; steps inferred from periodic synchronizations or the same work
+ * between them, and none from irregular ones; the rates and shares of one live interval.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -155,24 +155,57 @@ static void test_inferred_steps(void **state)
 	synth__free(b);
 }
 
-/* Synchronizations at irregular intervals are no steps. */
-static void test_irregular_no_steps(void **state)
+/* Synchronizations at irregular intervals (gaps_ms), each after the
+ * launches of launches[] (NULL: one each). */
+static const struct steps_result *irregular_job(const __u64 *launches, struct synth **bp, struct analysis **a)
 {
 	static const __u64 gaps_ms[] = { 3, 40, 7, 90, 12, 2, 60, 25 };
 	struct synth *b = new_job(T0 + 400 * MS);
-	const struct steps_result *r;
-	struct analysis *a;
 	__u64 t = T0 + MS;
 
-	(void)state;
 	for (size_t k = 0; k < sizeof(gaps_ms) / sizeof(gaps_ms[0]); k++) {
-		ev_launch(b, t, PID, PID, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
+		for (__u64 i = 0; i < (launches ? launches[k] : 1); i++)
+			ev_launch(b, t + i * 10000, PID, PID, ISR_CUDA_FN_cuLaunchKernel, 0x1000);
 		ev_call(b, t + gaps_ms[k] * MS, PID, PID, ISR_CUDA_FN_cuStreamSynchronize, 0, MS);
 		t += gaps_ms[k] * MS + MS;
 	}
-	r = run(b, &a);
+	*bp = b;
+	return run(b, a);
+}
+
+/* Synchronizations at irregular intervals after irregular work are no
+ * steps. */
+static void test_irregular_no_steps(void **state)
+{
+	static const __u64 launches[] = { 1, 9, 2, 30, 4, 1, 12, 6 };
+	const struct steps_result *r;
+	struct synth *b;
+	struct analysis *a;
+
+	(void)state;
+	r = irregular_job(launches, &b, &a);
 	assert_int_equal(r->source, STEPS_NONE);
 	assert_int_equal(r->count, 0);
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The same times after the same work each time (one launch): steps, as
+ * a training loop on a host busy with other work, whose steps are
+ * stretched unevenly (test_steps' test_inferred_steps under load: the
+ * intervals' interquartile range over half their median). */
+static void test_same_work_uneven_time(void **state)
+{
+	const struct steps_result *r;
+	struct synth *b;
+	struct analysis *a;
+
+	(void)state;
+	r = irregular_job(NULL, &b, &a);
+	assert_int_equal(r->source, STEPS_INFERRED);
+	assert_int_equal(r->count, 8);
+	for (size_t i = 0; i < r->count; i++)
+		assert_int_equal(r->steps[i].launches, 1);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -353,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_nvtx_steps),
 		cmocka_unit_test(test_inferred_steps),
 		cmocka_unit_test(test_irregular_no_steps),
+		cmocka_unit_test(test_same_work_uneven_time),
 		cmocka_unit_test(test_inferred_bounded),
 		cmocka_unit_test(test_live_interval),
 		cmocka_unit_test(test_live_blocked),

@@ -20,13 +20,14 @@
  *                                             THREADS threads "faulter" map, write and unmap
  *                                             PAGES fresh pages over and over for SEC s
  *                                             (an event flood: one event per page)
- *   workload faultcount SEC PAGES             prints "ready", waits for SIGUSR1, then its
+ *   workload faultcount SEC PAGES [DUTY]      prints "ready", waits for SIGUSR1, then its
  *                                             main thread writes PAGES fresh pages over and
  *                                             over for SEC s counting its own page faults
  *                                             (getrusage), waits for SIGUSR1 again and
  *                                             prints "faults N": nothing else faults while
  *                                             it waits or works, so a tracer's events plus
- *                                             drops must be exactly N
+ *                                             drops must be exactly N; DUTY (0-1): in
+ *                                             bursts, DUTY of every 100 ms, asleep between
  *   workload [--wait-signal] forks N          forks N children that stay until all N exist,
  *                                             then reaps them and prints "forked N"
  *
@@ -234,7 +235,7 @@ static void run_thread(const char *name, void *(*fn)(void *), void *arg)
 /* Everything that could fault is done before "ready": the mapping, the
  * first clock read (the vDSO's data page), the rusage structs, stdout's
  * buffer; then only the pages written fault. */
-static void faultcount(double seconds, long pages)
+static void faultcount(double seconds, long pages, double duty)
 {
 	size_t len = (size_t)pages * PAGE;
 	struct rusage r0, r1;
@@ -261,9 +262,16 @@ static void faultcount(double seconds, long pages)
 	getrusage(RUSAGE_SELF, &r0);
 	end = now_s() + seconds;
 	while (now_s() < end) {
-		for (long i = 0; i < pages; i++)
-			p[i * PAGE] = 1;
-		madvise(p, len, MADV_DONTNEED);
+		double burst = duty < 1 ? now_s() + duty * 0.1 : end;
+		struct timespec rest = { 0, (long)((1 - duty) * 1e8) };
+
+		do {
+			for (long i = 0; i < pages; i++)
+				p[i * PAGE] = 1;
+			madvise(p, len, MADV_DONTNEED);
+		} while (now_s() < burst);
+		if (duty < 1)
+			nanosleep(&rest, NULL);
 	}
 	getrusage(RUSAGE_SELF, &r1);
 	sigwait(&set, &sig);
@@ -302,7 +310,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: workload [--wait-signal] sleep | hog SEC | anon PAGES | "
 			"filemap FILE PAGES | cachescan FILE PASSES | spawn PAGES | run SEC | faultloop SEC PAGES THREADS | "
-			"faultcount SEC PAGES | forks N\n");
+			"faultcount SEC PAGES [DUTY] | forks N\n");
 	exit(2);
 }
 
@@ -380,7 +388,7 @@ int main(int argc, char **argv)
 		}
 		printf("faults %lu rate %.0f\n", total * pages_arg, total * pages_arg / (now_s() - t0));
 	} else if (strcmp(argv[a], "faultcount") == 0 && argc > a + 2 && a == 1) {
-		faultcount(atof(argv[a + 1]), atol(argv[a + 2]));
+		faultcount(atof(argv[a + 1]), atol(argv[a + 2]), argc > a + 3 ? atof(argv[a + 3]) : 1);
 	} else if (strcmp(argv[a], "forks") == 0 && argc > a + 1) {
 		forks(atoi(argv[a + 1]));
 	} else if (strcmp(argv[a], "run") == 0 && argc > a + 1) {

@@ -674,6 +674,14 @@ int py_stacks__convert(struct py_stacks *ps, const struct isr_ev_py_frames *e, p
 				r = code_emit(ps, p, e->frames[i].code, e->hdr.ts_ns, emit, ctx);
 				if (r < 0)
 					return r;
+				/* unreadable now: the next new stack with it tries
+				 * again (kept as emitted, a function whose first
+				 * read failed went unnamed in every later stack) */
+				if (r == 1) {
+					const struct code_key key = { .pid = e->hdr.pid, .code = e->frames[i].code };
+
+					htab__remove(&ps->codes, &key, NULL);
+				}
 			}
 		}
 		memset(s, 0, sizeof(*s));

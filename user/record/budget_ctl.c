@@ -301,11 +301,18 @@ static double slot_spend(const struct budget_slot *s)
 	return slot_sum(s) - s->ns[ISR_SPENT_RECORDER];
 }
 
-/* What a thread charged ns over dt, on a CPU oncpu of it, costs it, as a
- * share of dt: over its time on a CPU, at least a quarter of dt. */
-static double load_of(double ns, double oncpu, double dt)
+/* What a thread charged ns over dt costs it, as a share of dt: over its
+ * share of time on a CPU since it was first charged (on of span, this
+ * interval's included), at least a quarter. Its share over the interval
+ * alone would not do: a DataLoader worker that makes a batch in bursts
+ * shorter than an interval is on a CPU all through the intervals it is
+ * charged in, and its cost against those is a share of the wall clock,
+ * not of its work (1% charged, 3% of its time on a CPU). */
+static double load_of(double ns, double on, double span, double dt)
 {
-	return ns / (oncpu > dt / 4 ? oncpu : dt / 4);
+	double share = span > 0 ? on / span : 1;
+
+	return dt > 0 ? ns / (dt * (share > 0.25 ? share : 0.25)) : 0;
 }
 
 /* A thread the hot path has hit since the start: what switching it off
@@ -327,6 +334,7 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 {
 	double cpu = recorder_cpu_ns(), used = cpu - bc->recorder_cpu_ns, waited = 0, busiest = -1, load;
 	double dt = now > bc->last_ns ? (double)(now - bc->last_ns) : 0, top_oncpu = dt, faults = 0;
+	double top_on = dt, top_span = dt;
 	struct budget_slot *top = &bc->step[0];
 	bool launchers = false;
 	size_t i;
@@ -342,19 +350,22 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 	}
 	for (i = 0; i < BUDGET_HIT_SLOTS && dt > 0; i++) {
 		struct budget_slot *s = &bc->step[i];
-		double oncpu = dt > s->off_ns ? dt - s->off_ns : 0;
+		const struct budget_slot *t = &bc->total[i];
+		double oncpu = dt > s->off_ns ? dt - s->off_ns : 0, on = t->oncpu_ns + oncpu, span = t->seen_ns + dt;
 
 		if (waited > used && waited > 0)
 			s->ns[ISR_SPENT_RECORDER] *= (used > 0 ? used : 0) / waited;
-		if (s->ns[ISR_SPENT_FAULTS] > 0 && load_of(s->ns[ISR_SPENT_FAULTS], oncpu, dt) > faults)
-			faults = load_of(s->ns[ISR_SPENT_FAULTS], oncpu, dt);
+		if (s->ns[ISR_SPENT_FAULTS] > 0 && load_of(s->ns[ISR_SPENT_FAULTS], on, span, dt) > faults)
+			faults = load_of(s->ns[ISR_SPENT_FAULTS], on, span, dt);
 		if (launchers && !launcher(bc, i))
 			continue;
-		load = load_of(slot_spend(s), oncpu, dt);
+		load = load_of(slot_spend(s), on, span, dt);
 		if (load > busiest) {
 			busiest = load;
 			top = s;
 			top_oncpu = oncpu;
+			top_on = on;
+			top_span = span;
 		}
 	}
 	/* the sampler interrupts whatever runs on a CPU */
@@ -363,7 +374,7 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 
 		top->ns[ISR_SPENT_SAMPLER] += ticks * bc->costs.tick_ns;
 		top->ops[ISR_SPENT_SAMPLER] += (__u64)(ticks + 0.5);
-		busiest = load_of(slot_spend(top), top_oncpu, dt);
+		busiest = load_of(slot_spend(top), top_on, top_span, dt);
 	}
 	for (i = 0; i < BUDGET_HIT_SLOTS; i++) {
 		struct budget_slot *s = &bc->step[i], *t = &bc->total[i];
@@ -372,8 +383,10 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 			t->pid = s->pid;
 			t->tid = s->tid;
 		}
-		if (t->tid)
+		if (t->tid) {
 			t->oncpu_ns += dt > s->off_ns ? dt - s->off_ns : 0;
+			t->seen_ns += dt;
+		}
 		for (int k = 0; k < ISR_SPENT_MAX; k++) {
 			t->ns[k] += s->ns[k];
 			t->ops[k] += s->ops[k];
@@ -487,7 +500,7 @@ static const struct budget_slot *busiest_slot(const struct budget_ctl *bc)
 	const struct budget_slot *top = &bc->total[0];
 
 	for (size_t i = 0; i < BUDGET_HIT_SLOTS; i++) {
-		double load = load_of(slot_sum(&bc->total[i]), bc->total[i].oncpu_ns, dt);
+		double load = load_of(slot_sum(&bc->total[i]), bc->total[i].oncpu_ns, bc->total[i].seen_ns, dt);
 
 		if (load > best) {
 			best = load;
@@ -529,6 +542,8 @@ int budget_ctl__finish(struct budget_ctl *bc, __u64 now, budget_emit_fn emit, vo
 		rec.sp.busiest_ops[k] = top->ops[k];
 		rec.sp.all_ns[k] = (__u64)bc->all_ns[k];
 	}
+	if (bc->switch_faults)
+		rec.sp.faults_spent_ns = (__u64)bc->fb.spent_ns;
 	return emit(ctx, &rec, sizeof(rec));
 }
 
@@ -549,7 +564,9 @@ void budget_ctl__report(const struct budget_ctl *bc)
 	if (bc->active)
 		fprintf(stderr, "; the %.3g%% budget allowed %.1f ms and was charged %.1f ms (each interval's busiest "
 			"thread, for its time on a CPU)", bc->pct, allowed_ns(bc) / 1e6, bc->b.spent_ns / 1e6);
-	else
+	if (bc->active && bc->switch_faults)
+		fprintf(stderr, ", and page-fault tracing's own budget %.1f ms", bc->fb.spent_ns / 1e6);
+	if (!bc->active)
 		fprintf(stderr, "; no budget (--budget off)");
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {
 		if (top->ns[k] < 1e3)

@@ -24,9 +24,11 @@
  * switches tell when it was off one; a thread that keeps its CPU is on it
  * all the time): a thread that gets half a CPU on a busy host does its
  * work at half the pace, and what tracing adds to each step of it costs it
- * twice the share of the wall clock. A thread on a CPU less than a quarter
- * of the time is taken to be on it a quarter of the time (a thread that
- * mostly sleeps holds nothing back). The busiest thread of each interval,
+ * twice the share of the wall clock. The share is the thread's since it
+ * was first charged, not the interval's (a worker busy in bursts shorter
+ * than an interval would be charged a share of the wall clock). A thread
+ * on a CPU less than a quarter of the time is taken to be on it a quarter
+ * of the time (a thread that mostly sleeps holds nothing back). The busiest thread of each interval,
  * by that share, is charged to the budget, against budget x time (the
  * busiest of the threads the hot path has hit, nothing before it hits
  * one: switching it off spares no other); when the credit runs out the
@@ -64,6 +66,7 @@ struct budget_slot {
 	__u64 ops[ISR_SPENT_MAX];
 	double off_ns;		/* a step's: off a CPU during it */
 	double oncpu_ns;	/* the totals': on a CPU since the start */
+	double seen_ns;		/* the totals': since it was first charged */
 	__u64 out_since;	/* the totals': switched out at; 0: on a CPU, or never seen off */
 	__u64 displaced_since;	/* the totals': preempted by a thread of the recorder at; 0: not */
 };
