@@ -68,11 +68,14 @@ SYSTEMD_DEFS := -DHAVE_LIBSYSTEMD
 #              model (summaries, timeline, attribution, ...) -> rules ->
 #              run (the stage table) -> render (the reports, with the code
 #              protoc-c generates) -> api (what other parts call)
-#   user/      the recorder and the CLI: record (the recorder, its
-#              configuration, the loader's core) <- probes (the families)
-#              <- settings, daemon, bench, cli; inject (the bridge and its
-#              loading) on the helpers alone; of the analysis only its API
-#              (analysis/api/: `-p` records and then analyzes in one process)
+#   user/      by role, each folder on those it names and what they may
+#              include: record (the recorder, its configuration, the loader's
+#              core, the interface of the probe families); inject (the CUPTI
+#              bridge into targets); probes (the families: record, inject);
+#              settings (record); bench (record); daemon (settings, probes);
+#              cli (every one); of the analysis only its API, for settings,
+#              the daemon and the CLI (analysis/api/: `-p` records and then
+#              analyzes in one process)
 #   bpf/       the format, vmlinux.h, itself
 #   cupti_bridge/  the format and the helpers compiled into it
 BASE_INC     := -Iformat -Ilib
