@@ -50,32 +50,65 @@ SAN_FLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-s
 # The release binary carries everything it needs: the GPU hosts have no libbpf.
 STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lyaml -lm
 DYN_LIBS    := -lbpf -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lsqlite3 -lncursesw -ltinfo -lyaml -lm -lsystemd
-# libsystemd (sd_notify, user/notify.c) has no static library on Debian: the
+# libsystemd (sd_notify, user/daemon/notify.c) has no static library on Debian: the
 # static release binary is built without it, the sanitized build and the
 # installed one (build/dyn/inferscope-bpf, linked against the distribution's
 # libraries) with it.
 SYSTEMD_DEFS := -DHAVE_LIBSYSTEMD
 
 # --- the parts and what each may include -------------------------------------
-# Each part is compiled with the include folders it may use and no others,
-# so that an include across a boundary does not compile (docs/architecture.md):
+# Each folder is compiled with the include folders it may use and no others,
+# so that an include across a boundary does not compile, and `make
+# boundaries` refuses one in a header too (scripts/boundaries.py reads the
+# same lists). docs/architecture.md draws the arrows:
 #   format/    the bytes every part agrees on: itself only
 #   lib/       helpers: itself only
-#   analysis/  the format, the helpers, itself and the code protoc-c
-#              generates from its .proto files (pure: no BPF, no clang)
-#   user/      the format, the helpers, the BPF skeletons, itself, and of the
-#              analysis only its API (analysis/api/: `-p` records and then
+#   analysis/  a pipeline (pure: no BPF, no clang), each folder on those
+#              before it: read (the recording, the pass, the task model) ->
+#              model (summaries, timeline, attribution, ...) -> rules ->
+#              run (the stage table) -> render (the reports, with the code
+#              protoc-c generates) -> api (what other parts call)
+#   user/      by role, each folder on those it names and what they may
+#              include: record (the recorder, its configuration, the loader's
+#              core, the interface of the probe families); inject (the CUPTI
+#              bridge into targets); probes (the families: record, inject);
+#              settings (record); bench (record); daemon (settings, probes);
+#              cli (every one); of the analysis only its API, for settings,
+#              the daemon and the CLI (analysis/api/: `-p` records and then
 #              analyzes in one process)
 #   bpf/       the format, vmlinux.h, itself
 #   cupti_bridge/  the format and the helpers compiled into it
+BASE_INC     := -Iformat -Ilib
 FORMAT_INC   := -Iformat
 LIB_INC      := -Ilib
-ANALYSIS_INC := -Ianalysis -Ianalysis/api -Iformat -Ilib -I$(OUT)/gen
-USER_INC     := -Iuser -Ianalysis/api -Iformat -Ilib -I$(OUT)/bpf
+READ_INC     := -Ianalysis/read $(BASE_INC)
+MODEL_INC    := -Ianalysis/model $(READ_INC)
+RULES_INC    := -Ianalysis/rules $(MODEL_INC)
+RUN_INC      := -Ianalysis/run $(RULES_INC)
+RENDER_INC   := -Ianalysis/render $(RUN_INC) -I$(OUT)/gen
+API_INC      := -Ianalysis/api $(RENDER_INC)
+INJECT_INC   := -Iuser/inject $(BASE_INC)
+RECORD_INC   := -Iuser/record $(BASE_INC) -I$(OUT)/bpf
+PROBES_INC   := -Iuser/probes -Iuser/inject $(RECORD_INC)
+SETTINGS_INC := -Iuser/settings -Ianalysis/api $(RECORD_INC)
+DAEMON_INC   := -Iuser/daemon -Iuser/settings -Iuser/probes -Iuser/inject -Ianalysis/api $(RECORD_INC)
+BENCH_INC    := -Iuser/bench $(RECORD_INC)
+CLI_INC      := -Iuser/cli -Iuser/bench -Iuser/daemon -Iuser/settings -Iuser/probes -Iuser/inject -Ianalysis/api \
+	$(RECORD_INC)
 BPF_INC      := -Ibpf -Iformat -Ivmlinux/$(ARCH)
 BRIDGE_INC   := -Icupti_bridge -Iformat -Ilib -I$(CUDA_INC)
-# Tests see every part.
-TEST_INC     := -Iuser -Ianalysis -Ianalysis/api -Iformat -Ilib -I$(OUT)/bpf
+# Tests see every part (the same folder twice is said once).
+uniq = $(if $(1),$(firstword $(1)) $(call uniq,$(filter-out $(firstword $(1)),$(1))))
+TEST_INC     := $(call uniq,$(CLI_INC) $(API_INC))
+
+# Every folder of the parts, with its include folders: an object's pattern
+# rule takes them from here, and `make boundaries` checks against them.
+PARTS := format:FORMAT lib:LIB analysis/read:READ analysis/model:MODEL analysis/rules:RULES \
+	analysis/run:RUN analysis/render:RENDER analysis/api:API user/inject:INJECT user/record:RECORD \
+	user/probes:PROBES user/settings:SETTINGS user/daemon:DAEMON user/bench:BENCH user/cli:CLI \
+	bpf:BPF cupti_bridge:BRIDGE
+part_dir = $(word 1,$(subst :, ,$(1)))
+part_inc = $($(word 2,$(subst :, ,$(1)))_INC)
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -85,8 +118,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(BPF_INC) $(WARN) \
 
 FORMAT_SRCS   := $(wildcard format/*.c)
 LIB_SRCS      := $(wildcard lib/*.c)
-ANALYSIS_SRCS := $(wildcard analysis/*.c)
-USER_SRCS     := $(filter-out user/main.c,$(wildcard user/*.c))
+ANALYSIS_SRCS := $(wildcard analysis/*/*.c)
+USER_SRCS     := $(filter-out user/cli/main.c,$(wildcard user/*/*.c))
 # The loader files: those that include a BPF skeleton (clang and bpftool
 # make it). Everything else builds and unit-tests without them.
 USER_BPF_SRCS := $(shell grep -l '\.skel\.h"' $(USER_SRCS))
@@ -105,10 +138,10 @@ ASAN_GEN_OBJS  := $(patsubst $(PROTO_GEN)/%.c,$(ASAN_OUT)/obj/gen/%.o,$(PROTO_C)
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
 CORE_OBJS      := $(call objs,$(OUT),$(CORE_SRCS)) $(GEN_OBJS)
 LOADER_OBJS    := $(call objs,$(OUT),$(USER_BPF_SRCS))
-MAIN_OBJ       := $(OUT)/obj/user/main.o
+MAIN_OBJ       := $(OUT)/obj/user/cli/main.o
 ASAN_CORE_OBJS := $(call objs,$(ASAN_OUT),$(CORE_SRCS)) $(ASAN_GEN_OBJS)
 ASAN_LOADER_OBJS := $(call objs,$(ASAN_OUT),$(USER_BPF_SRCS))
-ASAN_MAIN_OBJ  := $(ASAN_OUT)/obj/user/main.o
+ASAN_MAIN_OBJ  := $(ASAN_OUT)/obj/user/cli/main.o
 # Unit tests link what they use from this archive: no BPF objects in it.
 ASAN_CORE_LIB  := $(ASAN_OUT)/libinferscope-core.a
 
@@ -162,18 +195,17 @@ $(BPF_SKELS): $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-# --- user space: one pattern rule per part, each with its include folders ---
-$(OUT)/obj/format/%.o $(ASAN_OUT)/obj/format/%.o $(FUZZ_OUT)/obj/format/%.o: INC := $(FORMAT_INC)
-$(OUT)/obj/lib/%.o $(ASAN_OUT)/obj/lib/%.o $(FUZZ_OUT)/obj/lib/%.o: INC := $(LIB_INC)
-$(OUT)/obj/analysis/%.o $(ASAN_OUT)/obj/analysis/%.o $(FUZZ_OUT)/obj/analysis/%.o: INC := $(ANALYSIS_INC)
-$(OUT)/obj/user/%.o $(ASAN_OUT)/obj/user/%.o: INC := $(USER_INC)
+# --- user space: each folder's objects with its include folders (PARTS) ------
+$(foreach p,$(filter-out bpf:% cupti_bridge:%,$(PARTS)),$(eval \
+	$(OUT)/obj/$(call part_dir,$(p))/%.o $(ASAN_OUT)/obj/$(call part_dir,$(p))/%.o \
+	$(FUZZ_OUT)/obj/$(call part_dir,$(p))/%.o: INC := $(call part_inc,$(p))))
 
 $(OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(INC) $(DEFS) $(DEPFLAGS) -c $< -o $@
 
-$(ASAN_OUT)/obj/user/notify.o: DEFS += $(SYSTEMD_DEFS)
+$(ASAN_OUT)/obj/user/daemon/notify.o: DEFS += $(SYSTEMD_DEFS)
 
 $(ASAN_OUT)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -223,13 +255,13 @@ $(OUT)/inferscope-bpf: $(MAIN_OBJ) $(CORE_OBJS) $(LOADER_OBJS)
 # Type=notify). Built on the host it is installed on.
 DYN_OUT := $(OUT)/dyn
 
-$(DYN_OUT)/notify.o: user/notify.c
+$(DYN_OUT)/obj/user/daemon/notify.o: user/daemon/notify.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(USER_INC) $(DEFS) $(SYSTEMD_DEFS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(DAEMON_INC) $(DEFS) $(SYSTEMD_DEFS) $(DEPFLAGS) -c $< -o $@
 
-$(DYN_OUT)/inferscope-bpf: $(MAIN_OBJ) $(filter-out $(OUT)/obj/user/notify.o,$(CORE_OBJS)) $(LOADER_OBJS) \
-		$(DYN_OUT)/notify.o
+$(DYN_OUT)/inferscope-bpf: $(MAIN_OBJ) $(filter-out $(OUT)/obj/user/daemon/notify.o,$(CORE_OBJS)) $(LOADER_OBJS) \
+		$(DYN_OUT)/obj/user/daemon/notify.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(DYN_LIBS) -o $@
 
@@ -278,7 +310,7 @@ $(ASAN_OUT)/tests/integration/%: tests/integration/%.c $(INTEG_HELPERS) $(ASAN_C
 $(FUZZ_BIN): tests/fuzz/fuzz_recording.c $(FUZZ_OBJS)
 	@mkdir -p $(@D) $(OUT)/deps
 	$(call msg,LINK-FUZZ,$@)
-	$(Q)$(FUZZ_CC) $(CSTD) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer $(ANALYSIS_INC) $(DEFS) $(BINDEP) $< $(FUZZ_OBJS) \
+	$(Q)$(FUZZ_CC) $(CSTD) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer $(API_INC) $(DEFS) $(BINDEP) $< $(FUZZ_OBJS) \
 		$(FUZZ_LIBS) -o $@
 
 # The seed recordings' generator and checker: the real writer.
@@ -376,32 +408,32 @@ INJECT_TARGETS := $(OUT)/tests/workloads/inject_target_static $(OUT)/tests/workl
 	$(OUT)/tests/tools/inject_cli
 
 # Static, for tests/gpu/inject.sh on the GPU machine.
-$(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject.o $(OUT)/obj/lib/clock.o \
+$(OUT)/tests/tools/inject_cli: tests/tools/inject_cli.c $(OUT)/obj/user/inject/inject.o $(OUT)/obj/lib/clock.o \
 		$(OUT)/obj/lib/elf_file.o $(OUT)/obj/lib/proc.o $(OUT)/obj/lib/buf.o
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -static $(CSTD) $(WARN) $(CFLAGS) -Iuser $^ $(STATIC_LIBS) -o $@
+	$(Q)$(CC) -static $(CSTD) $(WARN) $(CFLAGS) $(INJECT_INC) $^ $(STATIC_LIBS) -o $@
 
 # Synthetic recordings and a peak-memory meter for the analysis benchmark
 # (tests/bench/analysis.sh) and tests/integration/test_stream.c.
 SYNTH_REC := $(OUT)/tests/tools/synth_rec
 PEAK_RSS  := $(OUT)/tests/tools/peak_rss
 
-$(SYNTH_REC): tests/tools/synth_rec.c $(OUT)/obj/user/rec_writer.o $(OUT)/obj/format/registry.o $(OUT)/obj/lib/buf.o $(OUT)/obj/lib/clock.o \
+$(SYNTH_REC): tests/tools/synth_rec.c $(OUT)/obj/user/record/rec_writer.o $(OUT)/obj/format/registry.o $(OUT)/obj/lib/buf.o $(OUT)/obj/lib/clock.o \
 	$(OUT)/obj/lib/out_file.o
 	@mkdir -p $(@D) $(OUT)/deps
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) -Iuser $(FORMAT_INC) $(LIB_INC) $(BINDEP) $(filter %.c,$^) $(filter %.o,$^) \
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(RECORD_INC) $(BINDEP) $(filter %.c,$^) $(filter %.o,$^) \
 		-lzstd -lz -o $@
 
 # The man page's generated parts and the bash completion, from the table of
-# commands (user/cli_docs.h): `make docs` writes them into dist/.
+# commands (user/cli/cli_docs.h): `make docs` writes them into dist/.
 CLI_DOCS := $(OUT)/tests/tools/cli_docs
 
 $(CLI_DOCS): tests/tools/cli_docs.c $(CORE_OBJS) $(LOADER_OBJS)
 	@mkdir -p $(@D) $(OUT)/deps
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(USER_INC) $(BINDEP) $< $(CORE_OBJS) $(LOADER_OBJS) $(DYN_LIBS) -o $@
+	$(Q)$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CLI_INC) $(BINDEP) $< $(CORE_OBJS) $(LOADER_OBJS) $(DYN_LIBS) -o $@
 
 $(PEAK_RSS): tests/tools/peak_rss.c
 	@mkdir -p $(@D) $(OUT)/deps
@@ -450,14 +482,12 @@ $(FORMAT_TABLES): tests/unit/format_tables.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CSTD) $(WARN) $(FORMAT_INC) $(BINDEP) $< -o $@
 
-# A relative include ("../part/x.h") would reach around the include folders.
-PART_FILES := $(wildcard format/* lib/* analysis/*.[ch] analysis/api/* user/* bpf/* cupti_bridge/*)
-
+# Every include of every folder against the include folders it is given
+# (PARTS: a header too, and "../x.h" that would reach around them), and no
+# include cycle among the modules of a folder.
 boundaries:
-	$(Q)! grep -n '#include "\.\./' $(PART_FILES) || \
-		{ echo "an include across parts must go through the part's include folders (Makefile: *_INC)" >&2; \
-		  exit 1; }
-	$(Q)python3 scripts/include_cycles.py analysis format lib bpf cupti_bridge
+	$(Q)python3 scripts/boundaries.py $(foreach p,$(PARTS),'$(call part_dir,$(p)):$(strip $(call part_inc,$(p)))')
+	$(Q)python3 scripts/include_cycles.py $(foreach p,$(PARTS),$(call part_dir,$(p)))
 
 test-build: boundaries $(OUT)/inferscope-bpf $(DYN_OUT)/inferscope-bpf $(ASAN_OUT)/inferscope-bpf $(UNIT_BINS) $(INTEG_BINS) $(WORKLOADS) $(INJECT_TARGETS) $(OUT)/kci-init \
 	$(EXAMPLES) $(FORMAT_TABLES) $(SYNTH_REC) $(PEAK_RSS) $(CLI_DOCS) $(FUZZ_BIN) $(MAKE_CORPUS)

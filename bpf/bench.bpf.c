@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The kernel-CI benchmarks' programs (user/bench_mech.c): the smallest
+ * The kernel-CI benchmarks' programs (user/bench/bench_mech.c): the smallest
  * program each mechanism can run, so that what is measured is the
  * mechanism (trap, tracepoint, perf-event overflow, ring buffer), not the
  * tracer's own work. Every program counts its hits in a per-CPU slot; the

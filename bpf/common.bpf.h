@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Maps and helpers shared by every BPF object. Each object declares its own
- * copy of these maps; the loader (user/tracer.c) creates them once, with the
+ * copy of these maps; the loader (user/record/tracer.c) creates them once, with the
  * first object, and makes every later object reuse them (bpf_map__reuse_fd),
  * so all probe families share one target set, one event stream and one set
  * of drop counters.
@@ -66,7 +66,7 @@ static __always_inline void fill_hdr(struct isr_ev_hdr *h, __u16 type, __u16 siz
 
 /*
  * Bulk events never wake the consumer: it drains the ring buffer on a fixed
- * cadence instead (user/tracer.c). A wakeup costs an irq_work per event
+ * cadence instead (user/record/tracer.c). A wakeup costs an irq_work per event
  * batch, and from uprobe context it was seen to make the kernel skip later
  * hits of the probe (kernel 6.18: 40 of 20,000 calls counted with wakeups,
  * all of them without).

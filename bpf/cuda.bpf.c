@@ -15,13 +15,13 @@
  * The hot-path families (launches, graph launches, async copies, memsets)
  * emit their event at entry: one probe hit per call. They are the calls that
  * can come at 100k/s; the overhead budget switches them on and off together
- * (user/budget.h). The async copies (cuMemcpy*Async: no kernel launch
+ * (user/record/budget.h). The async copies (cuMemcpy*Async: no kernel launch
  * comes at that rate with them) are the exception: they are timed like the
  * "+ret" families, entry in cuda_hot and return in cuda_copy_ret, both
  * switched by the budget. An async copy from pageable memory blocks while
  * the driver stages it (and, from the GPU, until the copy is done); one
  * from pinned memory returns at once: the duration tells them apart where
- * the memory map cannot (analysis/rules_gpu.c).
+ * the memory map cannot (analysis/rules/rules_gpu.c).
  * "+ret" families remember the entry time and raw arguments per (thread,
  * function) and emit one event at return, with the status, the duration and
  * the out-parameters read from user memory (allocation address, VMM handle).
@@ -364,7 +364,7 @@ static __always_inline void remember(struct pt_regs *ctx, __u64 id, __u64 cookie
 /*
  * The entry of every hot-path family: one program, so that the overhead
  * budget switches the whole hot path of a library with one link
- * (user/budget.h). The family travels in the attach cookie.
+ * (user/record/budget.h). The family travels in the attach cookie.
  */
 SEC("uprobe")
 int cuda_hot(struct pt_regs *ctx)
@@ -589,7 +589,7 @@ int cuda_copy_ret(struct pt_regs *ctx)
  * The CUDA runtime calls it once per launch, to learn a handle mapping
  * that never changes: the recorder releases these two once the calls
  * teach nothing new, and attaches them again when a kernel is named or a
- * while later (user/family_cuda.c).
+ * while later (user/probes/family_cuda.c).
  */
 SEC("uprobe")
 int cuda_learn_enter(struct pt_regs *ctx)

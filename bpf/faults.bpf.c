@@ -113,7 +113,7 @@ int handle_fault_major(struct bpf_perf_event_data *ctx)
  * space). BTF tracepoints, filtered here to the targets; one event per
  * reclaim, at its end, with its start and the pages it freed. The two
  * kinds do not nest. A kernel without one of them (no memory cgroups) has
- * its programs left out at load (user/family_kernel.c).
+ * its programs left out at load (user/probes/family_kernel.c).
  */
 
 /* Reclaims in progress, by tid. LRU: a thread that dies inside one leaves

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * GIL waits of CPython 3.10-3.13 targets, seen by the scheduler: the BPF
- * half of the Python family's GIL waits (the user-space half: user/py_gil.h
- * and user/family_python.c). No probe in the interpreter: the scheduler's
+ * half of the Python family's GIL waits (the user-space half: user/probes/py_gil.h
+ * and user/probes/family_python.c). No probe in the interpreter: the scheduler's
  * own sched_switch program (bpf/sched.bpf.c) calls these two functions for
  * the target threads it already looks at, so a task that is not a target
  * pays nothing, and a target thread a few loads per context switch.
@@ -27,7 +27,7 @@
 
 #define NR_FUTEX	202	/* x86-64: the system call glibc's condition variables and mutexes wait in */
 
-/* Validated GILs, by tgid (written by the recorder, user/py_gil.h). */
+/* Validated GILs, by tgid (written by the recorder, user/probes/py_gil.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ISR_MAX_TARGETS);

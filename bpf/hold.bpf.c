@@ -5,7 +5,7 @@
  *
  *   - hold_dlopen, a uprobe on the dynamic loader's debugger hook
  *     _dl_debug_state, attached once per loader file for every process
- *     (user/loader_watch.h: the loader is found and probed when a target
+ *     (user/record/loader_watch.h: the loader is found and probed when a target
  *     execs, and it runs on every dlopen of the host, so it is cheap where
  *     it does nothing). The loader calls the hook with r_debug.r_state
  *     RT_CONSISTENT when the libraries it mapped are in its list and none

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Holding a target until its probes are armed, so that no call is lost when
- * a process starts or loads a library (user/recorder.c answers). A target
+ * a process starts or loads a library (user/record/recorder.c answers). A target
  * is stopped (SIGSTOP, sent from BPF):
  *
  *   - at its exec, before the new image runs an instruction (the
@@ -21,7 +21,7 @@
  * whose event cannot be queued is not made (the drop is counted: a process
  * is never stopped with nobody told), and every held process is in the map
  * held until the recorder let it go: if the recorder dies first, its
- * watcher (user/hold_guard.h) lets it go. Never held: the processes the
+ * watcher (user/record/hold_guard.h) lets it go. Never held: the processes the
  * user named (ISR_TARGET_NO_HOLD: -p), and a process that a shell with job
  * control put in a process group of its own on a terminal (the shell would
  * take the stop for a Ctrl-Z).

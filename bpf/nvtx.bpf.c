@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * NVTX annotations of target threads, from uprobes on the NVTX entry
- * points of libnvToolsExt (user/family_nvtx.c finds them):
+ * points of libnvToolsExt (user/probes/family_nvtx.c finds them):
  *
  *   nvtx_msg    nvtxRangePushA/Ex, nvtxMarkA/Ex (one event at the entry),
  *               nvtxRangeStartA/Ex (entry kept per thread until the return)

@@ -229,7 +229,7 @@ __noinline int py_capture(__u64 id, __u64 ts, __u16 kind)
 	/* shim frames are skipped within the same bound: twice the depth */
 	bpf_loop(2 * ISR_PY_MAX_DEPTH, py_frame_step, &w, 0);
 	w.e->depth = w.n;
-	/* The overhead budget charges it to the thread (user/recorder.c). */
+	/* The overhead budget charges it to the thread (user/record/recorder.c). */
 	took = bpf_ktime_get_ns() - t0;
 	w.e->capture_ns = took > 0xffff ? 0xffff : (__u16)took;
 	size = 32 + 16 * (w.n & (2 * ISR_PY_MAX_DEPTH - 1));

@@ -2,7 +2,7 @@
 /*
  * The GIL of CPython 3.10-3.13 target processes, from uprobes on the
  * interpreter (libpython3.X.so, or the executable when libpython is linked
- * into it; user/py_libs.c chooses the sites).
+ * into it; user/probes/py_libs.c chooses the sites).
  *
  * PyEval_RestoreThread(tstate) takes the GIL (take_gil) for a thread coming
  * back from a call that released it: its entry time is remembered per

@@ -1,5 +1,5 @@
 # bash completion for inferscope-bpf(8): generated from its table of commands
-# (user/commands.c) by `make docs` (user/cli_docs.c); do not edit.
+# (user/cli/commands.c) by `make docs` (user/cli/cli_docs.c); do not edit.
 
 # COMPREPLY from what completes a value: $cur is the caller's.
 _inferscope_bpf_reply()

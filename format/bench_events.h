@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What the kernel-CI benchmarks' BPF programs (bpf/bench.bpf.c) and their
- * loader (user/bench_mech.c) share: the counter slots and the record the
+ * loader (user/bench/bench_mech.c) share: the counter slots and the record the
  * ring-buffer programs emit. Nothing of it reaches a file: it sits in
  * format/ because it is what BPF and user space agree on, as events.h is.
  */

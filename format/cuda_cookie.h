@@ -3,7 +3,7 @@
  * The 64-bit BPF attach cookie of every CUDA probe: the line of
  * format/cuda_funcs.h that the probe site belongs to, so that one BPF program
  * per family serves every function of the family. Built by the loader
- * (user/probed_lib.c), decoded by bpf/cuda.bpf.c.
+ * (user/probes/probed_lib.c), decoded by bpf/cuda.bpf.c.
  *
  *   bits  0..15  ISR_CUDA_FN_* id
  *   bits 16..23  ISR_CUDA_FAM_* family

@@ -52,9 +52,9 @@
 #define ISR_CUDA_FAM_UNREGISTER	20 /* +ret (p): unlocks it */
 
 /* Families 1..8 are the hot path that the overhead budget switches
- * (user/budget.h): one probe hit per call, at entry, but for the async
+ * (user/record/budget.h): one probe hit per call, at entry, but for the async
  * copies (COPY), whose return is probed too — how long the call blocked
- * tells a copy from pageable memory (analysis/rules_gpu.c). */
+ * tells a copy from pageable memory (analysis/rules/rules_gpu.c). */
 #define ISR_CUDA_FAM_HOT(fam)		((fam) >= ISR_CUDA_FAM_LAUNCH && (fam) <= ISR_CUDA_FAM_SET)
 /* Whether the family's return is probed: its events carry ISR_CUDA_RETURNED. */
 #define ISR_CUDA_FAM_RETURNS(fam)	(!ISR_CUDA_FAM_HOT(fam) || (fam) == ISR_CUDA_FAM_COPY)

@@ -52,7 +52,7 @@
 				     * cut from a longer recording (the flight recorder's) keeps every one */
 #define ISR_EVF_ONCPU		0x2 /* tells that its thread was running at the event's start (it emitted it on
 				     * a CPU); what a thread did before its first such event, or its first
-				     * switch, is attributed from it (analysis/tasks.h). The annotations (NVTX,
+				     * switch, is attributed from it (analysis/read/tasks.h). The annotations (NVTX,
 				     * NCCL calls) are not flagged: a thread seen only through them is unknown */
 #define ISR_EVF_ANY_TASK	0x4 /* hdr.pid may be a process that is not traced (a switch's prev) */
 
@@ -612,7 +612,7 @@ _Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, flags) == 36, "gil_wai
 #define ISR_SAMPLING_FAULTS_OFF	7 /* page-fault tracing was switched off */
 
 /*
- * The overhead budget (user/budget.h) at the start of the recording and at
+ * The overhead budget (user/record/budget.h) at the start of the recording and at
  * each switch of the hot-path CUDA probes (the hot-path families:
  * launches, async copies, memsets). Written by the recorder; hdr.pid and
  * hdr.tid are 0 (about no task). hdr.ts_ns: the probes are surely live from this time
@@ -643,7 +643,7 @@ _Static_assert(__builtin_offsetof(struct isr_ev_sampling, credit_ns) == 56, "sam
  * After an isr_ev_sampling of kind COSTS (hdr.size = 64 + sizeof): who the
  * tracer is and what each thing it does to a target thread costs that
  * thread on this host, measured by the recorder at the start on threads of
- * its own (user/budget_cost.h); written with or without a budget. A cost
+ * its own (user/record/budget_cost.h); written with or without a budget. A cost
  * not measured (its probes not in use) is 0.
  */
 struct isr_sampling_costs {
@@ -1144,7 +1144,7 @@ _Static_assert(sizeof(struct isr_py_layout) == 48, "isr_py_layout size");
 /*
  * Where a process's GIL is (the main interpreter's _gil_runtime_state):
  * the value of the BPF map "py_gils" (tgid -> this), filled by the
- * recorder once the GIL's layout is validated (user/py_gil.h). A thread
+ * recorder once the GIL's layout is validated (user/probes/py_gil.h). A thread
  * that blocks in futex() on a word in [cond, end) waits for the GIL.
  */
 struct isr_py_gil {

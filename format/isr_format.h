@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * On-disk layout of a recording (.isr). Written by user/rec_writer.c, read by
- * analysis/rec_reader.c, documented in docs/record-format.md (generated from
+ * On-disk layout of a recording (.isr). Written by user/record/rec_writer.c, read by
+ * analysis/read/rec_reader.c, documented in docs/record-format.md (generated from
  * this header by tests/unit/format_tables.c and checked by a test). The
  * events the EVENTS chunks hold are in format/events.h.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The NCCL functions the NCCL family probes, one line each, with where
- * their arguments are: the loader (user/probed_lib.c) finds each symbol in
+ * their arguments are: the loader (user/probes/probed_lib.c) finds each symbol in
  * libnccl.so*, bpf/nccl.bpf.c decodes the arguments by the line's layout
  * (the attach cookie, ISR_NCCL_COOKIE), the analysis names the function.
  * Prototypes from NCCL's public API (nccl.h); ncclUniqueId is a 128-byte

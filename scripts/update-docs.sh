@@ -5,7 +5,7 @@
 #   (tests/unit/format_tables.c); tests/unit/test_format_doc.c fails when
 #   the two differ.
 # - The man page's synopsis and reference sections and the bash completion
-#   are the output of cli_docs (user/cli_docs.c: from the table of
+#   are the output of cli_docs (user/cli/cli_docs.c: from the table of
 #   commands); tests/integration/test_cli.c fails when they differ.
 # A generated part replaces everything between its marker lines.
 set -eu

@@ -2,7 +2,7 @@
 /*
  * The analysis as one call: recording -> summary -> report. This folder
  * (analysis/api/) holds what other parts may include of the analysis; the
- * CLI (user/main.c: `analyze`, and `-p`, which records and then analyzes
+ * CLI (user/cli/main.c: `analyze`, and `-p`, which records and then analyzes
  * in one process) sees nothing else of it.
  */
 #ifndef INFERSCOPE_ANALYZE_H

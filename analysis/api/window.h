@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A recording's health in numbers: what the fleet daemon exports for each
- * window (user/daemon.c). Every figure is read from the one analysis
+ * window (user/daemon/daemon.c). Every figure is read from the one analysis
  * (analysis.h: the summary, the attribution, the ranked findings) that
  * `analyze` reports on; nothing here analyzes anything itself.
  */

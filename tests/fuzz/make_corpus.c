@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The fuzzer's seed recordings (tests/fuzz/run.sh: build/fuzz/seeds/), by the real
- * writer (user/rec_writer.c) from synthetic content: no host, path or user
+ * writer (user/record/rec_writer.c) from synthetic content: no host, path or user
  * of the machine that made them is in them, and every event type of the
  * registry is in at least one of them.
  *

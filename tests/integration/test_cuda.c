@@ -5,7 +5,7 @@
  * calls every probed function as tests/standin/cuda_plan.h plans. Counts
  * and device memory are checked through the JSON report; the arguments of
  * every single call, which the report does not show, through the recording
- * itself (analysis/recording.h).
+ * itself (analysis/read/recording.h).
  */
 #include <errno.h>
 #include <math.h>

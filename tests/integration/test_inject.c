@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Loading a library into a running process (user/inject.c), with real
+ * Loading a library into a running process (user/inject/inject.c), with real
  * ptrace, as root: the library is loaded once, its constructor runs in the
  * thread the injector chose, the signal it raises there is delivered after
  * the thread is put back, and every thread of the target keeps working

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Prints what user/cli_docs.c writes from the table of commands:
+ * Prints what user/cli/cli_docs.c writes from the table of commands:
  *   cli_docs man synopsis|reference   a generated part of the man page
  *   cli_docs bash                     the bash completion script
  * `make docs` (scripts/update-docs.sh) puts them into dist/.

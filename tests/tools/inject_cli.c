@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Test tool (static, for the GPU machine): loads a library into a running
- * process with user/inject.c and says where it ran.
+ * process with user/inject/inject.c and says where it ran.
  *
  *   inject_cli PID /ABSOLUTE/PATH/lib.so
  *

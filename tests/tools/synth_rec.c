@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Test tool: writes a synthetic recording through the recorder's writer
- * (user/rec_writer.c), for the analysis benchmark (tests/bench/analysis.sh)
+ * (user/record/rec_writer.c), for the analysis benchmark (tests/bench/analysis.sh)
  * and for files a test wants bigger than a unit test should build.
  *
  *   synth_rec [-n EVENTS] OUT.isr          a PyTorch-like training process

@@ -4,7 +4,7 @@
  * event by event, in any order; synth__recording() sorts the events by time
  * (stably) and returns the recording the analysis reads. Times are
  * CLOCK_MONOTONIC nanoseconds. synth__write() writes it to a file as the
- * recorder does (user/rec_writer.c; its clock pairs, which the caller
+ * recorder does (user/record/rec_writer.c; its clock pairs, which the caller
  * owns, too), and synth__check_streamed() checks
  * that the file analyzed in memory and streamed gives the same reports.
  * Test helpers: they fail the test on error.

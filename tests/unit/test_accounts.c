@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * user/accounts.h on this host's /etc/passwd and /etc/group: root is found
+ * user/record/accounts.h on this host's /etc/passwd and /etc/group: root is found
  * by name and by number, a number without an entry is a user of that uid
  * with no group, a bad number and a missing name are told apart, and a
  * user's groups start with its primary one.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * When cuKernelGetFunction's probes are released and attached again
- * (user/alias_learn.h): a process that maps the same kernels again and
+ * (user/probes/alias_learn.h): a process that maps the same kernels again and
  * again has them released after ALIAS_QUIET_CALLS quiet calls; a kernel
  * named, or ALIAS_RELEARN_NS later, attaches them again; processes are
  * apart, and a new image starts over.

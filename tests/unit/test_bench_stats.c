@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The baseline comparison of `bench --baseline` (user/bench_stats.c) on
+ * The baseline comparison of `bench --baseline` (user/bench/bench_stats.c) on
  * planted data: a regression (a baseline with halved costs) fails it,
  * noise alone does not (two sample sets drawn from one distribution, many
  * times over; two real runs of one kernel), a drift of the whole machine

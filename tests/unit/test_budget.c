@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The overhead budget's controller (user/budget.h) driven by a simulated
+ * The overhead budget's controller (user/record/budget.h) driven by a simulated
  * job: a thread whose probe hits arrive at a known rate while the hot path
  * is on, stepped every 10 ms the way the recorder steps it. Checks the
  * promise: the charged cost stays within the budget over time, the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Clock calibration (analysis/clock_fit.c): from noisy synthetic reference
+ * Clock calibration (analysis/read/clock_fit.c): from noisy synthetic reference
  * pairs with planted outliers, the fit recovers a known offset and drift,
  * and every mapped time is within the bound the fit states.
  */

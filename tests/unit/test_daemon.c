@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The daemon's pure parts: container and pod labels from cgroup paths
- * (user/discover.h), the state directory's policy and caps
- * (user/state_dir.h: windows in time and number order, files planted by
- * others left alone), the Prometheus text (user/prom.h: names, escaping,
+ * (user/daemon/discover.h), the state directory's policy and caps
+ * (user/daemon/state_dir.h: windows in time and number order, files planted by
+ * others left alone), the Prometheus text (user/daemon/prom.h: names, escaping,
  * valid UTF-8 that promtool reads, a sample per process and label value).
  */
 #include <errno.h>

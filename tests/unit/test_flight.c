@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The flight recorder without BPF: the writer's ring (user/rec_writer.h)
+ * The flight recorder without BPF: the writer's ring (user/record/rec_writer.h)
  * keeps the last window of events on a simulated clock, writes it as a
  * recording the reader takes whole, with the definitions its events need
  * and the drops of its own time; windows never overlap; the memory cap
- * shortens a window from its old end. The live checks (user/flight.h)
+ * shortens a window from its old end. The live checks (user/record/flight.h)
  * fire on what they should and nothing else.
  */
 #include <errno.h>

@@ -131,7 +131,7 @@ static void assert_named_row(const char *text, const char *prefix, unsigned v, c
 	snprintf(want, sizeof(want), "` | %s | ", name);
 	if (!strstr(line, want))
 		fail_msg("generated row \"%s\" does not name %s* value %u \"%s\" as the reader does: "
-			 "fix tests/unit/format_tables.c or analysis/rec_reader.c", line, prefix, v, name);
+			 "fix tests/unit/format_tables.c or analysis/read/rec_reader.c", line, prefix, v, name);
 }
 
 static void test_doc_names_match_reader(void **state)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The GPU activity windows (user/gpu_windows.h) driven by a simulated job:
+ * The GPU activity windows (user/record/gpu_windows.h) driven by a simulated job:
  * a thread whose CUDA calls make API records at a known rate while a window
  * is open, stepped every millisecond the way the recorder steps it, each
  * closed window measured as the bridge's window record reports it. Checks

@@ -3,8 +3,8 @@
  * The host's GPUs and NUMA nodes, from a fake sysfs tree of a topology this
  * machine does not have (two nodes, an NVIDIA GPU on node 1 behind a PCIe
  * port, an NVIDIA audio function and a network card beside it): written by
- * the recorder's reader (user/procinfo.h) into a recording, read back by the
- * analysis (analysis/host_topo.h), with the link's bandwidth and the
+ * the recorder's reader (user/record/procinfo.h) into a recording, read back by the
+ * analysis (analysis/read/host_topo.h), with the link's bandwidth and the
  * report's host section.
  */
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * KTAP output (user/ktap.c) read back by the checker a kernel-CI harness
+ * KTAP output (user/bench/ktap.c) read back by the checker a kernel-CI harness
  * stands for (ktap_check.h): version, plan, numbering, ok / not ok / SKIP,
  * diagnostics, and the totals line; and the checker refuses what a
  * harness would misread.

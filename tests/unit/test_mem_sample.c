@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The memory sampler (user/mem_sample.h) on fake /proc and /sys trees: a
+ * The memory sampler (user/record/mem_sample.h) on fake /proc and /sys trees: a
  * process on a host of two NUMA nodes with most of its memory on node 1,
  * in a cgroup v2 with memory.high below memory.max and its own pressure;
  * the same process under cgroup v1 (no pressure of its own: the host's);

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The GIL of each supported CPython (user/py_gil.h), found in an
+ * The GIL of each supported CPython (user/probes/py_gil.h), found in an
  * interpreter laid out in this process's own memory as each version's
  * headers lay it out: the offsets below come from offsetof on the headers
  * of 3.10.13, 3.11.7 (3.11.2 is the same), 3.12.1 and 3.13.0
  * (Include/internal/pycore_runtime.h, pycore_interp.h, pycore_gil.h,
  * pycore_ceval_state.h, Include/cpython/pystate.h), written here apart
- * from the tables of user/py_stacks.c and user/py_gil.c so that a wrong
+ * from the tables of user/probes/py_stacks.c and user/probes/py_gil.c so that a wrong
  * entry there fails. A thread's id is a real thread of this process (its
  * tid; 3.10: its pthread_self(), glibc's struct pthread holding the tid).
  * The holder is read back as bpf/gil_wait.bpf.c reads it. A GIL that is

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The configuration model (user/settings.h): the precedence of its four
+ * The configuration model (user/settings/settings.h): the precedence of its four
  * sources, each value's source, and bad input refused with the file, the
  * line and the reason; the shipped default file (dist/config.yaml) reads
  * and sets every value to its default.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Steps (analysis/steps.h) and top's live metrics (analysis/api/live.h) on
+ * Steps (analysis/model/steps.h) and top's live metrics (analysis/api/live.h) on
  * synthetic recordings with exact answers: the NVTX name chosen for the
  * steps, their count, the median, the planted slow step and what grew in
  * it; steps inferred from periodic synchronizations or the same work

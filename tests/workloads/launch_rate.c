@@ -27,7 +27,7 @@
  * function (cuKernelGetFunction) and launches that, kernel after kernel;
  * KERNELS 0: every launch maps a kernel never mapped before (the mapping
  * always teaches something new); MAX: stop after MAX launches (the
- * recorder remembers a bounded number of mappings, user/alias_learn.h). "seq": RATE launches a second numbered in
+ * recorder remembers a bounded number of mappings, user/probes/alias_learn.h). "seq": RATE launches a second numbered in
  * their grid's x dimension (1, 2, 3, ...: a recording shows which it
  * holds), and STALL_AT seconds in, one cuStreamSynchronize that blocks
  * for STALL_MS (the stand-in's stall stream).

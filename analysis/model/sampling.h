@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The overhead budget as a recording tells it (isr_ev_sampling), and the
+ * extrapolation of the hot-path CUDA calls it sampled. Pure: a function of
+ * the events it is fed, in pass order (pass.h): a window is known when its
+ * sampling event comes, before the calls inside it; what the calls of each
+ * window extrapolate to is reckoned at the end.
+ *
+ * Windows: the hot-path probes (entry-only families: launches, async
+ * copies, memsets) are on from the recording start to the first OFF event,
+ * then from each ON event (the end of the attach) to the next OFF event (the
+ * start of the release) or the end. Measured on a steady 100k launches/s:
+ * the estimate came within 0.1% of the true count with these edges, 6%
+ * under it when windows began at the start of the attach.
+ *
+ * Extrapolation, per process: the calls in each gap between two windows
+ * are its length times the mean call rate of the window before and the
+ * window after it (only the one before for a gap that reaches the end); a
+ * gap counts only the part of it inside the process's CUDA span, and a
+ * window's rate is over the part of it inside that span. The span runs from
+ * its first CUDA call of any kind to its last one (synchronizations are
+ * never switched off, so it ends with the job's last one, not with its
+ * teardown), or, when that last call came at the very end of a window that
+ * was then switched off (the calls may have gone on unseen), to the
+ * process's exit or the end of the recording. The process's scale is (observed + gap estimates) / observed, and
+ * every count of its hot-path calls (per function, kernel and thread) is
+ * multiplied by it. Exact when the call rate is steady; a change of rate
+ * inside a gap is not seen.
+ *
+ * The probes slow a launch-bound thread in the windows (by their cost per
+ * launch: 10% at 150k launches/s), so a window's rate understates its gaps.
+ * The calls of the probes that stay on (synchronizations, allocations) tell
+ * by how much: their rate in the gaps over their rate in the windows is the
+ * process's slowdown, by which the gaps' rates are raised. It is told only
+ * from enough data, with its 95% confidence interval (sampling.c,
+ * measure_slowdown: bins of 100 ms, a quasi-Poisson rate ratio), and
+ * applied only when that interval lies above 1 and the slowdown is at most
+ * 2: with fewer than 2 windows or 2 gaps, 20 calls in each kind or 6
+ * bins it is not measured; an interval that holds 1 is no slowdown; one
+ * below 1, or a slowdown above 2, is a pace that changed for another reason
+ * (the job's phases): none of these is applied.
+ */
+#ifndef INFERSCOPE_SAMPLING_H
+#define INFERSCOPE_SAMPLING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "registry.h"
+
+enum sampling_slowdown {
+	SAMPLING_SLOWDOWN_NOT_MEASURED,	/* too few windows, gaps, calls or bins to tell */
+	SAMPLING_SLOWDOWN_NONE,		/* measured: its interval holds 1 */
+	SAMPLING_SLOWDOWN_APPLIED,	/* measured: slower in the windows, the gaps' rates raised by it */
+	SAMPLING_SLOWDOWN_IMPLAUSIBLE,	/* faster in the windows, or more than twice as slow: not applied */
+};
+
+struct sampling_process {
+	__u32 pid;
+	__u64 observed;		/* hot-path calls recorded */
+	double estimated;	/* observed + the gaps' estimates */
+	double slowdown;	/* the factor applied: slowdown_measured when APPLIED, else 1 */
+	enum sampling_slowdown slowdown_status;
+	double slowdown_measured;	/* unless NOT_MEASURED: gap rate / window rate */
+	double slowdown_lo, slowdown_hi;	/* its 95% confidence interval */
+	size_t slowdown_windows, slowdown_gaps;	/* blocks that gave a bin */
+	__u64 slowdown_calls_windows, slowdown_calls_gaps;	/* always-probed calls in those bins */
+	double scale;		/* estimated / observed; 1 when nothing was observed */
+};
+
+/* "not_measured", "none", "applied", "implausible". */
+const char *sampling_slowdown__name(enum sampling_slowdown s);
+
+/* What tracing cost the targets, as the recorder accounted it
+ * (ISR_SAMPLING_COSTS, ISR_SAMPLING_SPENT: user/record/budget_ctl.h). */
+struct sampling_overhead {
+	bool measured;		/* the costs were measured (COSTS) */
+	__u32 tracer_pid;	/* the recorder: its threads are the tracer's */
+	__u32 helper_pid;	/* its watcher of held processes, the tracer's too; 0: none */
+	__u32 sampler_hz;
+	double hit_ns, pair_ns, fault_ns, sched_ns, tick_ns;	/* what each costs a target thread there */
+	bool spent_known;	/* the account at the end (SPENT) */
+	__u32 busiest_pid, busiest_tid;
+	__u64 traced_ns, allowed_ns, spent_ns;	/* allowed 0: no budget; spent: the budget's (busiest per interval) */
+	__u64 faults_spent_ns;	/* page-fault tracing's own budget's, against the same allowed; 0: not switched */
+	__u64 busiest_oncpu_ns;	/* the busiest thread's time on a CPU */
+	__u64 busiest_ns[ISR_SPENT_MAX], busiest_ops[ISR_SPENT_MAX], all_ns[ISR_SPENT_MAX];
+};
+
+struct sampling {
+	struct sampling_overhead overhead;
+	bool budget;		/* the recording ran with an overhead budget */
+	double budget_pct;
+	double hit_cost_ns;	/* measured cost of one probe hit */
+	bool sampled;		/* the hot path was switched off at least once */
+	size_t windows;		/* on-windows of the hot path */
+	__u64 on_ns;		/* time the hot path was on */
+	double coverage;	/* on_ns / recording duration */
+	__u64 switch_ns_max;	/* slowest attach or release */
+	struct sampling_process *procs;	/* processes with hot-path calls, by pid */
+	size_t proc_count;
+	/* Page-fault tracing, sampled under a budget of its own
+	 * (ISR_SAMPLING_FAULTS_ON, _OFF): on from the start to the first
+	 * switch off, then in windows. A thread's faults and fault time are
+	 * extrapolated over its life from the part of it inside the windows
+	 * (sampling__faults_scale). */
+	bool faults_sampled;		/* it was switched off at least once */
+	size_t fault_windows;
+	__u64 faults_on_ns;
+	double faults_coverage;		/* faults_on_ns / recording duration */
+	__u64 (*fault_on)[2];		/* [start, end) of each window, in order */
+};
+
+/* The sampling of the events fed, in pass order; [start, end] the
+ * recording window. NULL when out of memory. */
+struct sampling_builder;
+struct sampling_builder *sampling_builder__new(__u64 start, __u64 end);
+/* 0 or -ENOMEM. */
+int sampling_builder__event(struct sampling_builder *b, const struct isr_ev_hdr *h);
+/* Fills out (sampling__free frees it). 0 or -ENOMEM. */
+int sampling_builder__finish(struct sampling_builder *b, struct sampling *out);
+void sampling_builder__free(struct sampling_builder *b);
+
+/* Whether pid is the tracer's (the recorder or its helper process). */
+bool sampling__is_tracer(const struct sampling *s, __u32 pid);
+/* The scale of pid's hot-path counts: 1 when not sampled. */
+double sampling__scale(const struct sampling *s, __u32 pid);
+/* What a thread's fault counts and time are multiplied by, `seen` faults
+ * in the oncpu_seen ns of its oncpu ns on a CPU that lay inside the fault
+ * windows: a thread faults only while it runs, so its faults per second on
+ * a CPU inside the windows are its rate in the gaps too. Tracing slowed it
+ * in the windows by the faults' measured cost (a thread that does nothing
+ * but fault ran 1.6 times slower traced on the project VM): that time is
+ * taken out of the windows' before the rate is told (at most four fifths
+ * of it). 1 when faults were not sampled, or when it was never on a CPU
+ * inside a window (nothing was seen, nothing is extrapolated). */
+double sampling__faults_scale(const struct sampling *s, __u64 oncpu, __u64 oncpu_seen, __u64 seen);
+/* The slowdown applied to pid's gaps (1 when not sampled or not applied). */
+double sampling__slowdown(const struct sampling *s, __u32 pid);
+
+/* Of [from, to), the time page-fault tracing was on, as the switches fed
+ * so far tell (a window still open runs on). */
+__u64 sampling_builder__faults_on(const struct sampling_builder *b, __u64 from, __u64 to);
+/* The time the hot-path probes were on, in order: [start, end) of window i
+ * of sampling_builder__on_count() (one, the whole recording, when the hot
+ * path was never switched off). A window's release (its probes being
+ * detached) is not on: calls in it may or may not have been seen. Valid
+ * until sampling_builder__free(). */
+size_t sampling_builder__on_count(const struct sampling_builder *b);
+void sampling_builder__on(const struct sampling_builder *b, size_t i, __u64 *start, __u64 *end);
+void sampling__free(struct sampling *s);
+
+#endif
