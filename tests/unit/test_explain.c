@@ -1220,6 +1220,45 @@ static void test_pageable_memcpy_gpu(void **state)
 	synth__free(b);
 }
 
+/* The same copies with their calls probed too (each call just before its
+ * record, blocking as long as its copy: the pageable ones 2 ms, the pinned
+ * ones returning at once): with GPU activity the records alone count, the
+ * calls' own judging is dropped (the planted job's 100 pageable copies were
+ * counted 183 with --gpu). */
+static void test_pageable_memcpy_gpu_with_calls(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + 999 * MS, PID);
+	for (int i = 0; i < 110; i++) {
+		__u64 at = T0 + 10 * MS + (__u64)i * 8 * MS;
+		struct isr_ev_cuda_call *e = ev_call(b, at - 100 * SYNTH_US, PID, LAUNCHER,
+						     ISR_CUDA_FN_cuMemcpyDtoHAsync_v2, 0,
+						     i < 100 ? 2 * MS + 100 * SYNTH_US : 10 * SYNTH_US);
+		struct isr_ev_gpu_memcpy *m;
+
+		e->args[0] = 0x600000000ULL + (__u64)i * 4 * MIB;	/* before the next event moves it */
+		e->args[2] = 4 * MIB;
+		m = synth__event(b, ISR_EV_GPU_MEMCPY, sizeof(*m), T0 + 990 * MS, PID, PID);
+		m->start_ns = at + GPU_AHEAD;
+		m->end_ns = m->start_ns + (i < 100 ? 2 : 1) * MS;
+		m->bytes = 4 * MIB;
+		m->copy_kind = 2;
+		m->src_kind = 3;
+		m->dst_kind = i < 100 ? 1 : 2;
+	}
+	a = analyze(b);
+	f = expect(a, "pageable_memcpy", 0, 0.1);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "copies")), 100);
+	assert_true(json_is_true(json_object_get(f->evidence, "from_gpu_records")));
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* Without GPU activity: 100 synchronous copies into pageable memory (2 ms),
  * 10 into pinned memory from cuMemHostAlloc (1 ms). */
 static void test_pageable_memcpy_host(void **state)
@@ -1984,6 +2023,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_records_end_unflushed),
 		cmocka_unit_test(test_launch_bound),
 		cmocka_unit_test(test_pageable_memcpy_gpu),
+		cmocka_unit_test(test_pageable_memcpy_gpu_with_calls),
 		cmocka_unit_test(test_pageable_memcpy_host),
 		cmocka_unit_test(test_pageable_memcpy_registered),
 		cmocka_unit_test(test_pageable_memcpy_attached),
