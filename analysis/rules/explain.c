@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,7 +97,7 @@ static void weigh(struct explain *e)
 		struct finding *f = &e->findings.v[i];
 
 		if (f->cost_s > 0)
-			f->severity = rule_severity(e->ctx, (__u64)(f->cost_s * 1e9));
+			f->severity = rule_severity(e->ctx, f->cost_s * 1e9 < 0x1p64 ? (__u64)(f->cost_s * 1e9) : UINT64_MAX);
 	}
 }
 

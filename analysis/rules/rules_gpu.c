@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "host_topo.h"
+#include "htab.h"
 #include "rules.h"
 
 #define MIN_SHARE		0.05
@@ -447,7 +448,13 @@ const struct rule rule_launch_bound = {
  *     staged: pageable. One that returned sooner than its bytes could have
  *     been staged was not: pinned (memory registered before the recording
  *     began). A small copy that returned at once decides nothing (the
- *     driver may stage a small pageable copy in its command queue);
+ *     driver may stage a small pageable copy in its command queue). A
+ *     buffer is pinned or not for its life, while one call's blocking is
+ *     a noisy measure of it (interrupts, a virtual machine's stolen time
+ *     and a loaded host stall a thread without a context switch): the
+ *     blocked calls on a host address at least BUFFER_QUICK_RATIO times
+ *     as many of whose calls returned at once are judged as those were
+ *     (host_stalls);
  *  3. the memory map: the driver's pinned allocations (cuMemHostAlloc,
  *     torch's pin_memory) are shared mappings of /dev/zero;
  *  4. memory of a process whose every pinning the recording saw (launched)
@@ -468,11 +475,14 @@ struct copy_class {
 	__u64 htod, dtoh;
 };
 
+#define BUFFER_QUICK_RATIO	4
+
 struct copy_tally {
 	__u32 pid;
 	struct copy_class pageable, unknown;
 	__u64 by_blocking;		/* pageable copies told by their call's blocking */
 	__u64 pinned_by_return;		/* async copies told pinned by returning at once */
+	__u64 host_stalls;		/* blocked calls judged as their buffer's quick ones */
 	__u64 pinned_bytes, pinned_ns;	/* pinned synchronous copies: the bandwidth reference */
 };
 
@@ -493,6 +503,29 @@ struct copy_pending {
 	__u64 cpu_wait_at_start;
 };
 
+/* The async copies of one host address in one process, by how their
+ * calls returned: blocked (staged, or the host stalled the thread) or at
+ * once. */
+struct copy_buffer {
+	__u32 pid;
+	__u64 host;
+	__u64 blocked, quick;
+};
+
+static __u64 buffer_hash(const void *e)
+{
+	const struct copy_buffer *b = e;
+
+	return hash__mix(hash__u64(b->pid), b->host);
+}
+
+static bool buffer_equal(const void *a, const void *b)
+{
+	const struct copy_buffer *x = a, *y = b;
+
+	return x->pid == y->pid && x->host == y->host;
+}
+
 struct copy_state {
 	struct rule_ctx *c;
 	double link_bps;	/* the GPUs' PCIe link, per direction (host_topo.h); 0: unknown */
@@ -504,6 +537,9 @@ struct copy_state {
 	size_t nthreads, threads_cap;
 	struct copy_pending *pending;
 	size_t npending, pending_cap;
+	struct copy_pending *blocked;	/* judged by blocking, decided at the end (struct copy_buffer) */
+	size_t nblocked, blocked_cap;
+	struct htab buffers;		/* struct copy_buffer */
 	bool maps_read;
 	bool gpu_records;
 	int err;
@@ -616,6 +652,8 @@ static void copy_gpu_record(struct copy_state *s, const struct pass_event *e)
 			s->v[i] = (struct copy_tally){ .pid = s->v[i].pid };
 		s->nthreads = 0;
 		s->npending = 0;
+		s->nblocked = 0;
+		htab__free(&s->buffers);
 	}
 	s->gpu_records = true;
 	t = tally_get(s, m->hdr.pid);
@@ -703,14 +741,32 @@ static void copy_by_map(struct copy_state *s, struct copy_tally *t, const struct
 	copy_count(s, t, fn, tid, pinned_all_known(s->c->r, t->pid), bytes, timed, ns);
 }
 
-/* Judges an async copy by how long its call blocked (step 2 above). */
+static __u64 staged_ns(__u64 bytes)
+{
+	return (__u64)((double)bytes / PAGEABLE_STAGING_BPS * 1e9);
+}
+
+/* Counts an async copy whose call returned at once (step 2 above). */
+static void copy_quick(struct copy_state *s, struct copy_tally *t, const struct copy_pending *p)
+{
+	if (staged_ns(p->bytes) >= TL_COPY_BLOCKED_NS)
+		t->pinned_by_return++;
+	else
+		copy_by_map(s, t, p->fn, p->tid, pinned(s, p->pid, p->host), p->bytes, true, p->end - p->start);
+}
+
+/* Judges an async copy by how long its call blocked (step 2 above): one
+ * that returned at once is counted now; one that blocked when its buffer's
+ * calls are all in (copy_blocked_judge). */
 static void copy_judge(struct copy_state *s, const struct copy_pending *p)
 {
 	struct copy_tally *t = tally_get(s, p->pid);
-	__u64 dur = p->end - p->start, blocked = dur, staged = (__u64)((double)p->bytes / PAGEABLE_STAGING_BPS * 1e9);
+	struct copy_buffer key = { .pid = p->pid, .host = p->host }, *b;
+	__u64 dur = p->end - p->start, blocked = dur;
 	struct tl_acc at_end;
+	bool added;
 
-	if (!t) {
+	if (!t || !(b = htab__insert(&s->buffers, &key, &added))) {
 		s->err = -ENOMEM;
 		return;
 	}
@@ -718,14 +774,48 @@ static void copy_judge(struct copy_state *s, const struct copy_pending *p)
 	if (at_end.cpu_wait_ns > p->cpu_wait_at_start)
 		blocked -= at_end.cpu_wait_ns - p->cpu_wait_at_start < dur ? at_end.cpu_wait_ns - p->cpu_wait_at_start
 									   : dur;
-	if (blocked >= TL_COPY_BLOCKED_NS && blocked >= staged) {
-		t->by_blocking++;
-		copy_count(s, t, p->fn, p->tid, true, p->bytes, true, dur);
-	} else if (staged >= TL_COPY_BLOCKED_NS) {
-		t->pinned_by_return++;
-	} else {
-		copy_by_map(s, t, p->fn, p->tid, pinned(s, p->pid, p->host), p->bytes, true, dur);
+	if (blocked < TL_COPY_BLOCKED_NS || blocked < staged_ns(p->bytes)) {
+		b->quick++;
+		copy_quick(s, t, p);
+		return;
 	}
+	b->blocked++;
+	if (s->nblocked == s->blocked_cap) {
+		size_t cap = s->blocked_cap ? 2 * s->blocked_cap : 8;
+		struct copy_pending *n = reallocarray(s->blocked, cap, sizeof(*n));
+
+		if (!n) {
+			s->err = -ENOMEM;
+			return;
+		}
+		s->blocked = n;
+		s->blocked_cap = cap;
+	}
+	s->blocked[s->nblocked++] = *p;
+}
+
+/* The copies whose calls blocked: staged (pageable), or, on a buffer whose
+ * calls returned at once BUFFER_QUICK_RATIO times as often, stalled by the
+ * host and judged as the buffer's other copies. */
+static void copy_blocked_judge(struct copy_state *s)
+{
+	for (size_t i = 0; i < s->nblocked && !s->err; i++) {
+		const struct copy_pending *p = &s->blocked[i];
+		struct copy_buffer key = { .pid = p->pid, .host = p->host };
+		const struct copy_buffer *b = htab__find(&s->buffers, &key);
+		struct copy_tally *t = tally_get(s, p->pid);
+
+		if (!t) {
+			s->err = -ENOMEM;
+		} else if (b && b->quick >= BUFFER_QUICK_RATIO * b->blocked) {
+			t->host_stalls++;
+			copy_quick(s, t, p);
+		} else {
+			t->by_blocking++;
+			copy_count(s, t, p->fn, p->tid, true, p->bytes, true, p->end - p->start);
+		}
+	}
+	s->nblocked = 0;
 }
 
 /* Judges the async copies that ended by ts (all of them: ~0). */
@@ -849,6 +939,7 @@ static void *copy_start(struct rule_ctx *c, struct tl_observer *obs)
 	if (!s)
 		return NULL;
 	s->c = c;
+	htab__init(&s->buffers, sizeof(struct copy_buffer), buffer_hash, buffer_equal);
 	if (!host_topo__decode(&c->r->host, &topo))
 		s->link_bps = host_topo__link_bytes_per_s(&topo, &mts, &width, &ambiguous);
 	host_topo__free(&topo);
@@ -910,6 +1001,7 @@ static int copy_finish(void *state, struct rule_ctx *c)
 	struct copy_state *s = state;
 
 	copies_ended(s, ~0ULL);
+	copy_blocked_judge(s);
 	if (s->err)
 		return s->err;
 	for (size_t i = 0; i < s->n; i++) {
@@ -953,6 +1045,7 @@ static int copy_finish(void *state, struct rule_ctx *c)
 		ev_set(f->evidence, "from_gpu_records", json_boolean(s->gpu_records));
 		ev_set(f->evidence, "by_blocking", ev_u64(known ? t->by_blocking : 0));
 		ev_set(f->evidence, "pinned_by_return", ev_u64(t->pinned_by_return));
+		ev_set(f->evidence, "host_stalls", ev_u64(t->host_stalls));
 		ev_set(f->evidence, "not_known_copies", ev_u64(known ? t->unknown.copies : k->copies));
 		if (pageable_bw > 0)
 			ev_set(f->evidence, "pageable_gbps", json_real(pageable_bw));
@@ -1013,6 +1106,8 @@ static void copy_free(void *state)
 		free(s->v);
 		free(s->threads);
 		free(s->pending);
+		free(s->blocked);
+		htab__free(&s->buffers);
 	}
 	free(s);
 }

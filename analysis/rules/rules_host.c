@@ -796,6 +796,7 @@ struct pressure_proc {
 	__u32 pid;
 	__u32 flags;			/* ISR_MEM_* of the last sample */
 	__u64 some0, full0, some1, full1;	/* psi totals, us */
+	__u64 ts0, ts1;			/* when the first and the last sample were taken */
 	__u64 peak_bytes, limit_bytes;	/* the cgroup's memory.current at its peak share of the limit */
 	__u64 peak_swap;
 	double peak_share;		/* memory.current / min(memory.high, memory.max) */
@@ -831,7 +832,9 @@ static void pressure_sample(struct pressure_state *s, const struct isr_ev_mem_sa
 		p->pid = m->hdr.pid;
 		p->some0 = m->psi_some_us;
 		p->full0 = m->psi_full_us;
+		p->ts0 = m->hdr.ts_ns;
 	}
+	p->ts1 = m->hdr.ts_ns > p->ts1 ? m->hdr.ts_ns : p->ts1;
 	p->flags = m->flags;
 	p->some1 = m->psi_some_us;
 	p->full1 = m->psi_full_us;
@@ -852,10 +855,21 @@ static struct pressure_proc *pressure_proc_of(struct pressure_state *s, __u32 pi
 	return NULL;
 }
 
+/* How far a PSI total (us) grew between p's first and last samples: no
+ * more than the time between them (a stall total grows at most as fast as
+ * the clock; more is a damaged recording). */
+static __u64 psi_grew(const struct pressure_proc *p, __u64 first, __u64 last)
+{
+	__u64 span_us = p->ts1 > p->ts0 ? (p->ts1 - p->ts0) / 1000 : 0;
+	__u64 grew = last > first ? last - first : 0;
+
+	return grew < span_us ? grew : span_us;
+}
+
 /* The pressure stalls of p's cgroup (or the host's) over the recording. */
 static int pressure_say_psi(struct finding *f, const struct pressure_proc *p)
 {
-	__u64 some = p->some1 > p->some0 ? p->some1 - p->some0 : 0, full = p->full1 > p->full0 ? p->full1 - p->full0 : 0;
+	__u64 some = psi_grew(p, p->some0, p->some1), full = psi_grew(p, p->full0, p->full1);
 	int err = 0;
 
 	if (!(p->flags & ISR_MEM_PSI))
@@ -1029,7 +1043,7 @@ static int pressure_cgroup_findings(struct pressure_state *s, struct rule_ctx *c
 {
 	for (size_t i = 0; i < s->nprocs; i++) {
 		struct pressure_proc *p = &s->procs[i];
-		__u64 some = p->some1 > p->some0 ? p->some1 - p->some0 : 0;
+		__u64 some = psi_grew(p, p->some0, p->some1);
 		bool near = p->limit_bytes && p->peak_share >= CGROUP_NEAR_LIMIT;
 		bool stalled = !(p->flags & ISR_MEM_PSI_HOST) && some * 1000 >= RULE_MIN_COST_NS;
 		struct finding *f;

@@ -1329,8 +1329,11 @@ static void test_pageable_memcpy_registered(void **state)
  * launch. 10 synchronous copies from cuMemHostAlloc memory, 4 MiB in 1 ms,
  * give the pinned bandwidth: each pageable copy costs 3 ms more. From
  * 460 ms on (steps * 9 ms) the steps are not recorded when `sampled`
- * (the budget switched the hot path off until 910 ms). */
-static struct synth *attached_copies(bool sampled)
+ * (the budget switched the hot path off until 910 ms). With `stalls`,
+ * every 25th step one copy from the shared mapping blocks 200 us and the
+ * one from registered memory 300 us (more than their bytes' 16 and 66 us
+ * at 64 GB/s): the host stalled the thread, as a loaded host does. */
+static struct synth *attached_copies(bool sampled, bool stalls)
 {
 	struct synth *b = job(1000 * MS);
 	struct isr_ev_cuda_call *e;
@@ -1359,11 +1362,12 @@ static struct synth *attached_copies(bool sampled)
 		e->args[2] = 4 * MIB;
 		for (int k = 0; k < 3; k++) {
 			e = ev_call(b, t + 4 * MS + (__u64)(k + 1) * 100 * US, PID, LAUNCHER,
-				    ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, 0, 10 * US);
+				    ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, 0, stalls && i % 25 == 0 && k == 1 ? 200 * US : 10 * US);
 			e->args[1] = 0x700000000000ULL;
 			e->args[2] = 1 * MIB;
 		}
-		e = ev_call(b, t + 4500 * US, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, 0, 10 * US);
+		e = ev_call(b, t + 4500 * US, PID, LAUNCHER, ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, 0,
+			    stalls && i % 25 == 0 ? 300 * US : 10 * US);
 		e->args[1] = 0x7f0000000000ULL;
 		e->args[2] = 4 * MIB;
 		ev_launch(b, t + 4600 * US, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
@@ -1382,7 +1386,7 @@ static struct synth *attached_copies(bool sampled)
  * no host_bound counts the copies' time again. */
 static void test_pageable_memcpy_attached(void **state)
 {
-	struct synth *b = attached_copies(false);
+	struct synth *b = attached_copies(false, false);
 	const struct finding *f;
 	struct analysis *a;
 
@@ -1400,11 +1404,33 @@ static void test_pageable_memcpy_attached(void **state)
 	synth__free(b);
 }
 
+/* The same job on a host that stalled the copying thread 8 times inside
+ * calls from pinned memory: those calls blocked, but their buffers' other
+ * calls (296 of 300, 96 of 100) returned at once: still exactly the 100
+ * staged copies are pageable (108 when each call was judged alone). */
+static void test_pageable_memcpy_host_stalls(void **state)
+{
+	struct synth *b = attached_copies(false, true);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	a = analyze(b);
+	f = expect(a, "pageable_memcpy", 0, 100 * 0.003);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "copies")), 100);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "by_blocking")), 100);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "pinned_by_return")), 100);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "host_stalls")), 8);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "not_known_copies")), 0);
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* The same with the hot path off for half the steps: the copies seen (50)
  * are extrapolated by the hot path's scale, as every hot-path count. */
 static void test_pageable_memcpy_sampled(void **state)
 {
-	struct synth *b = attached_copies(true);
+	struct synth *b = attached_copies(true, false);
 	const struct finding *f;
 	struct analysis *a;
 	double scale;
@@ -1987,10 +2013,32 @@ static void test_cgroup_near_limit(void **state)
 	synth__free(b);
 }
 
+/* A damaged recording whose PSI total jumps by 10^19 us between samples
+ * 800 ms apart (the fuzzer's find: its cost, 10^13 s, overflowed the
+ * severity's nanoseconds): the stall counted is no more than the 800 ms
+ * between the samples. */
+static void test_psi_total_beyond_its_span(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	ev_launch(b, T0 + 1 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	mem_sample(b, T0 + 100 * MS, 50000, 500 * MIB, 0, 0);
+	mem_sample(b, T0 + 900 * MS, 10000000000000000000ULL, 1004 * MIB, 0, 0);
+	a = analyze(b);
+	f = expect(a, "host_memory_pressure", 0, 0.8);
+	expect_text(f, "stalled some of its tasks 0.800 s and all of them 0.800 s.");
+	analysis__free(a);
+	synth__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy_gpu_bound_host_view),
+		cmocka_unit_test(test_psi_total_beyond_its_span),
 		cmocka_unit_test(test_healthy_gpu_busy),
 		cmocka_unit_test(test_gpu_windows_busy),
 		cmocka_unit_test(test_gpu_windows_idle_scaled),
@@ -2027,6 +2075,7 @@ int main(void)
 		cmocka_unit_test(test_pageable_memcpy_host),
 		cmocka_unit_test(test_pageable_memcpy_registered),
 		cmocka_unit_test(test_pageable_memcpy_attached),
+		cmocka_unit_test(test_pageable_memcpy_host_stalls),
 		cmocka_unit_test(test_pageable_memcpy_sampled),
 		cmocka_unit_test(test_sync_stall_in_copy),
 		cmocka_unit_test(test_pcie_saturation),
