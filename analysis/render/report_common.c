@@ -2,7 +2,8 @@
 /*
  * What the report writers share (report_common.h): names of the
  * recording's values, the start time, the notes on what was not taken as
- * written, and the headline of a set.
+ * written, the headline of a set, and the fields of the tables both the
+ * JSON and the reports for people show (report_field.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -183,44 +184,6 @@ char *report__set_headline(const struct analysis_set *set)
 	return out;
 }
 
-void report__field_cols(const struct report_field *f, size_t nf, struct doc_col *cols, size_t *n)
-{
-	for (size_t i = 0; i < nf; i++)
-		if (f[i].head)
-			cols[(*n)++] = (struct doc_col){ f[i].head, true };
-}
-
-void report__field_cells(struct doc *d, const void *row, const struct report_field *f, size_t nf)
-{
-	for (size_t i = 0; i < nf; i++) {
-		const void *p = (const char *)row + f[i].off;
-
-		if (!f[i].head)
-			continue;
-		doc__cell(d);
-		switch (f[i].kind) {
-		case RF_U32:
-			doc__printf(d, "%u", *(const __u32 *)p);
-			break;
-		case RF_INT:
-			doc__printf(d, "%d", *(const int *)p);
-			break;
-		case RF_U64:
-			doc__printf(d, "%" PRIu64, (uint64_t)*(const __u64 *)p);
-			break;
-		case RF_REAL:
-			doc__printf(d, f[i].fmt, *(const double *)p);
-			break;
-		case RF_BOOL:
-			doc__printf(d, "%s", *(const bool *)p ? "yes" : "no");
-			break;
-		default:
-			doc__printf(d, f[i].fmt, (double)*(const __u64 *)p / f[i].scale);
-			break;
-		}
-	}
-}
-
 const struct report_field report__thread_cpu[3] = {
 	RF_S(struct thread_summary, on_cpu_ns, "on_cpu_s", "on-CPU s", "%.3f", 1e9),
 	RF_S(struct thread_summary, off_cpu_ns, "off_cpu_s", "off-CPU s", "%.3f", 1e9),
@@ -254,4 +217,117 @@ const struct report_field report__rank_gpu[4] = {
 	RF_S(struct rank_row, nccl_gpu_ns, "nccl_gpu_s", "NCCL GPU ms", "%.3f", 1e6),
 	RF(struct rank_row, nccl_joined, "nccl_joined", "joined"),
 	RF(struct rank_row, nccl_not_joined, "nccl_not_joined", "not joined"),
+};
+
+/* Its share of the thread's window, in %. */
+static double sync_share(const void *row, const void *ctx, double unit)
+{
+	const struct thread_summary *t = row;
+	__u64 window = t->end_ns - t->start_ns;
+
+	(void)ctx, (void)unit;
+	return window ? 100.0 * (double)t->cuda_sync_ns / (double)window : 0.0;
+}
+
+#define THREAD_CUDA_ESTIMATED .est = RF_FLAG(struct thread_summary, cuda_estimated)
+
+const struct report_field report__thread_cuda[4] = {
+	RF(struct thread_summary, cuda_calls, "cuda_calls", "CUDA calls", THREAD_CUDA_ESTIMATED),
+	RF(struct thread_summary, cuda_launches, "launches", "launches", THREAD_CUDA_ESTIMATED),
+	JF(struct thread_summary, cuda_launches_observed, "launches_observed"),
+	JF(struct thread_summary, cuda_estimated, "cuda_estimated"),
+};
+
+const struct report_field report__thread_sync[2] = {
+	RF_S(struct thread_summary, cuda_sync_ns, "cuda_sync_s", "sync s", "%.3f", 1e9),
+	RF_CALC(sync_share, NULL, "% of window", "%.1f"),
+};
+
+const struct report_field report__thread_gil_wait[3] = {
+	RF_S(struct thread_summary, gil_wait_ns, "gil_wait_s", "GIL wait s", "%.3f", 1e9),
+	/* unknown for a thread never seen taking or releasing it */
+	RF_S(struct thread_summary, gil_hold_ns, "gil_hold_s", "GIL hold s", "%.3f", 1e9,
+	     .known = RF_FLAG(struct thread_summary, gil_hold_measured)),
+	RF(struct thread_summary, gil_acquisitions, "gil_acquisitions", "acquisitions"),
+};
+
+const struct report_field report__thread_gil_blocked[2] = {
+	RF_S(struct thread_summary, gil_blocked_ns, "gil_blocked_s", "GIL blocked s", "%.3f", 1e9),
+	RF(struct thread_summary, gil_blocks, "gil_blocks", "blocks"),
+};
+
+static double fn_mean(const void *row, const void *ctx, double unit)
+{
+	const struct cuda_fn_summary *f = row;
+
+	(void)ctx;
+	return (double)f->total_ns / (double)f->returned / unit;
+}
+
+/* The time of its returned calls: none for a function whose return is
+ * not probed. */
+#define FN_RETURNED .known = RF_FLAG(struct cuda_fn_summary, returned)
+
+const struct report_field report__cuda_fn_calls[4] = {
+	RF(struct cuda_fn_summary, calls, "count", "calls", .est = RF_FLAG(struct cuda_fn_summary, estimated)),
+	JF(struct cuda_fn_summary, observed, "observed"),
+	JF(struct cuda_fn_summary, estimated, "estimated"),
+	RF(struct cuda_fn_summary, failed, "failed", "failed"),
+};
+
+const struct report_field report__cuda_fn_time[4] = {
+	RF_S(struct cuda_fn_summary, total_ns, "total_s", "total s", "%.3f", 1e9, FN_RETURNED),
+	RF(struct cuda_fn_summary, returned, NULL, "timed calls"),
+	RF_CALC_S(fn_mean, NULL, "mean ms", "%.3f", 1e6, FN_RETURNED),
+	RF_S(struct cuda_fn_summary, max_ns, "max_s", "max ms", "%.3f", 1e6, FN_RETURNED),
+};
+
+const struct report_field report__kernel_id[2] = {
+	RF(struct kernel_summary, pid, "pid", "pid"),
+	JF_HEX(struct kernel_summary, handle, "handle"),
+};
+
+const struct report_field report__kernel_name[1] = {
+	RF_T(struct kernel_summary, name, "name", "kernel"),
+};
+
+const struct report_field report__kernel_launches[3] = {
+	RF(struct kernel_summary, launches, "launches", "launches", .est = RF_FLAG(struct kernel_summary, estimated)),
+	JF(struct kernel_summary, observed_launches, "observed_launches"),
+	JF(struct kernel_summary, estimated, "estimated"),
+};
+
+/* A function's share of its thread's samples, in %: where it is the
+ * innermost frame, and anywhere on the stack. */
+static double py_self_pct(const void *row, const void *ctx, double unit)
+{
+	(void)unit;
+	return pct(((const struct py_func_stat *)row)->self, ((const struct py_thread_stats *)ctx)->samples);
+}
+
+static double py_inclusive_pct(const void *row, const void *ctx, double unit)
+{
+	(void)unit;
+	return pct(((const struct py_func_stat *)row)->inclusive, ((const struct py_thread_stats *)ctx)->samples);
+}
+
+const struct report_field report__py_func_samples[4] = {
+	JF(struct py_func_stat, self, "self_samples"),
+	JF(struct py_func_stat, inclusive, "inclusive_samples"),
+	RF_CALC(py_self_pct, "self_pct", "self %", "%.1f"),
+	RF_CALC(py_inclusive_pct, "inclusive_pct", "inclusive %", "%.1f"),
+};
+
+#define PY_SITE RF_A(struct py_site, site, "site", "Python call site")
+
+const struct report_field report__py_sync_sites[3] = {
+	PY_SITE,
+	RF(struct py_site, calls, "calls", "calls"),
+	RF_S(struct py_site, time_ns, "time_s", "sync s", "%.3f", 1e9),
+};
+
+/* At a launch site, calls counts the sampled launches (--py-launch-every). */
+const struct report_field report__py_launch_sites[2] = {
+	PY_SITE,
+	RF(struct py_site, calls, "samples", "sampled launches"),
 };

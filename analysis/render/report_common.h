@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "report_doc.h"
+#include "report_field.h"
 
 #include "report.h"
 
@@ -70,41 +71,6 @@ bool report__start_time(const struct recording *r, const struct summary *s, char
  * each, into notes[max]: the count. */
 size_t report__notes(const struct analysis *a, char (*notes)[NOTE_LEN], size_t max);
 
-/* A value of a table's row, read at its offset in the row's struct, as
- * the JSON writes it (key) and, with a head, as a column of the Markdown
- * and HTML table: a table is described once, in the order of
- * docs/report-json.md, and each writer takes the fields it shows. How the
- * JSON writes a value follows from the member's type (a compile error for
- * a type it does not know); RF_S fields are nanoseconds written as
- * seconds, and in a column as fmt of ns / scale. */
-enum report_field_kind { RF_U32, RF_INT, RF_U64, RF_REAL, RF_BOOL, RF_SECONDS };
-
-struct report_field {
-	const char *key;
-	enum report_field_kind kind;
-	size_t off;
-	const char *head;	/* its column; NULL: the JSON's only */
-	const char *fmt;	/* RF_SECONDS: the column's printf of one double */
-	double scale;
-};
-
-#define RF_KIND(x) _Generic((x), __u32: RF_U32, int: RF_INT, __u64: RF_U64, double: RF_REAL, bool: RF_BOOL)
-/* A field of the JSON only. */
-#define JF(type, member, key) { (key), RF_KIND(((const type *)0)->member), offsetof(type, member), NULL, NULL, 0 }
-#define JF_S(type, member, key) \
-	{ (key), _Generic(((const type *)0)->member, __u64: RF_SECONDS), offsetof(type, member), NULL, NULL, 0 }
-/* A field of both: a count, or nanoseconds shown as fmt of ns / scale. */
-#define RF(type, member, key, head) { (key), RF_KIND(((const type *)0)->member), offsetof(type, member), (head), NULL, 0 }
-#define RF_S(type, member, key, head, fmt, scale) \
-	{ (key), _Generic(((const type *)0)->member, __u64: RF_SECONDS), offsetof(type, member), (head), (fmt), (scale) }
-#define REPORT_NFIELDS(fields) (sizeof(fields) / sizeof((fields)[0]))
-
-/* The columns of the fields that have one, appended to cols at *n. */
-void report__field_cols(const struct report_field *f, size_t nf, struct doc_col *cols, size_t *n);
-/* The cells of row's fields that have a column, each after a move to the
- * next cell. */
-void report__field_cells(struct doc *d, const void *row, const struct report_field *f, size_t nf);
-
 /* A thread's time on and off a CPU (struct thread_summary), from
  * "on_cpu_s" to "runqueue_wait_s". */
 extern const struct report_field report__thread_cpu[3];
@@ -117,5 +83,33 @@ extern const struct report_field report__gpu_copy_fields[3];
  * "sync_stall_s" to "nccl_not_joined". */
 extern const struct report_field report__rank_arrivals[8];
 extern const struct report_field report__rank_gpu[4];
+
+/* A thread's CUDA calls and launches (the columns of "Synchronization by
+ * thread") and its time in synchronization, with its share of the
+ * thread's window; its time waiting for the GIL, holding it and its
+ * acquisitions, then its time blocked on it (the "Python GIL" table shows
+ * these first). */
+extern const struct report_field report__thread_cuda[4];
+extern const struct report_field report__thread_sync[2];
+extern const struct report_field report__thread_gil_wait[3];
+extern const struct report_field report__thread_gil_blocked[2];
+
+/* A CUDA function (struct cuda_fn_summary), the JSON's "calls" entry: its
+ * calls ("Functions by calls"), then its time ("Functions by time"). */
+extern const struct report_field report__cuda_fn_calls[4];
+extern const struct report_field report__cuda_fn_time[4];
+/* A kernel handle (struct kernel_summary): its pid and handle, its name,
+ * its launches ("Kernels by launches" shows the name first). */
+extern const struct report_field report__kernel_id[2];
+extern const struct report_field report__kernel_name[1];
+extern const struct report_field report__kernel_launches[3];
+
+/* A sampled Python function's samples and their shares (struct
+ * py_func_stat; ctx: its struct py_thread_stats). */
+extern const struct report_field report__py_func_samples[4];
+/* Python call sites (struct py_site) of CUDA synchronization time, and of
+ * sampled launches. */
+extern const struct report_field report__py_sync_sites[3];
+extern const struct report_field report__py_launch_sites[2];
 
 #endif

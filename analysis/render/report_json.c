@@ -46,40 +46,7 @@ static json_t *json_u64(__u64 v)
 	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
-/* Sets the fields f of row in o: 0 or -ENOMEM. */
-static int json_fields(json_t *o, const void *row, const struct report_field *f, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const void *p = (const char *)row + f[i].off;
-		json_t *v;
-
-		switch (f[i].kind) {
-		case RF_U32:
-			v = json_integer(*(const __u32 *)p);
-			break;
-		case RF_INT:
-			v = json_integer(*(const int *)p);
-			break;
-		case RF_U64:
-			v = json_u64(*(const __u64 *)p);
-			break;
-		case RF_REAL:
-			v = json_real(*(const double *)p);
-			break;
-		case RF_BOOL:
-			v = json_boolean(*(const bool *)p);
-			break;
-		default:
-			v = json_real(ns_to_s(*(const __u64 *)p));
-			break;
-		}
-		if (json_object_set_new(o, f[i].key, v))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-#define JSON_FIELDS(o, row, fields) json_fields((o), (row), (fields), REPORT_NFIELDS(fields))
+#define JSON_FIELDS(o, row, fields) REPORT_JSON((o), (row), NULL, (fields))
 
 static int pid_cmp(const void *a, const void *b)
 {
@@ -493,7 +460,7 @@ nomem:
 	return NULL;
 }
 
-static json_t *json_py_func(const struct py_func_stat *f, __u64 samples)
+static json_t *json_py_func(const struct py_func_stat *f, const struct py_thread_stats *ps)
 {
 	json_t *o = json_object();
 	char buf[48];
@@ -510,10 +477,8 @@ static json_t *json_py_func(const struct py_func_stat *f, __u64 samples)
 		SET(o, "file", json_null());
 		SET(o, "first_line", json_null());
 	}
-	SET(o, "self_samples", json_u64(f->self));
-	SET(o, "inclusive_samples", json_u64(f->inclusive));
-	SET(o, "self_pct", json_real(pct(f->self, samples)));
-	SET(o, "inclusive_pct", json_real(pct(f->inclusive, samples)));
+	if (REPORT_JSON(o, f, ps, report__py_func_samples))
+		goto nomem;
 	return o;
 nomem:
 	json_decref(o);
@@ -558,32 +523,12 @@ static int json_thread_py(json_t *o, const struct py_report *py, const struct th
 	SET(o, "py_functions", funcs);
 	SET(o, "py_stacks", stacks);
 	for (size_t i = 0; ps && i < ps->nfuncs; i++)
-		APPEND(funcs, json_py_func(&ps->funcs[i], ps->samples));
+		APPEND(funcs, json_py_func(&ps->funcs[i], ps));
 	for (size_t i = 0; ps && i < ps->nstacks; i++)
 		APPEND(stacks, json_py_stack(py, &ps->stacks[i], ps->samples));
 	return 0;
 nomem:
 	return -ENOMEM;
-}
-
-static json_t *json_py_sites(const struct py_site *sites, size_t n, bool timed)
-{
-	json_t *a = json_array(), *o;
-
-	if (!a)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		o = json_object();
-		APPEND(a, o);
-		SET(o, "site", ev_text(sites[i].site, sizeof(sites[i].site)));
-		SET(o, timed ? "calls" : "samples", json_u64(sites[i].calls));
-		if (timed)
-			SET(o, "time_s", json_real(ns_to_s(sites[i].time_ns)));
-	}
-	return a;
-nomem:
-	json_decref(a);
-	return NULL;
 }
 
 static json_t *json_python(const struct py_report *py)
@@ -612,8 +557,8 @@ static json_t *json_python(const struct py_report *py)
 	}
 	SET(o, "sampled_stacks", json_u64(py->timer_samples));
 	SET(o, "cuda_call_stacks", json_u64(py->cuda_samples));
-	SET(o, "sync_sites", json_py_sites(py->sync_sites, py->nsync, true));
-	SET(o, "launch_sites", json_py_sites(py->launch_sites, py->nlaunch, false));
+	SET(o, "sync_sites", REPORT_ROWS(py->sync_sites, py->nsync, NULL, report__py_sync_sites));
+	SET(o, "launch_sites", REPORT_ROWS(py->launch_sites, py->nlaunch, NULL, report__py_launch_sites));
 	return o;
 nomem:
 	json_decref(o);
@@ -621,8 +566,8 @@ nomem:
 }
 
 /* A thread's numbers in the order of docs/report-json.md, between those
- * json_threads writes itself (report__thread_cpu: its time on and off a
- * CPU, shared with the Markdown's thread table). */
+ * json_threads writes itself and those the Markdown's thread tables show
+ * too (report__thread_cpu, report__thread_sync, ...: report_common.h). */
 static const struct report_field thread_switches[] = {
 	JF_S(struct thread_summary, blocked_io_ns, "blocked_io_s"),
 	JF(struct thread_summary, switches_voluntary, "voluntary_switches"),
@@ -637,17 +582,6 @@ static const struct report_field thread_work[] = {
 	JF(struct thread_summary, faults_estimated, "faults_estimated"),
 	JF(struct thread_summary, created, "created"),
 	JF(struct thread_summary, exited, "exited"),
-	JF_S(struct thread_summary, cuda_sync_ns, "cuda_sync_s"),
-	JF(struct thread_summary, cuda_calls, "cuda_calls"),
-	JF(struct thread_summary, cuda_launches, "launches"),
-	JF(struct thread_summary, cuda_launches_observed, "launches_observed"),
-	JF(struct thread_summary, cuda_estimated, "cuda_estimated"),
-	JF_S(struct thread_summary, gil_wait_ns, "gil_wait_s"),
-};
-static const struct report_field thread_gil[] = {
-	JF(struct thread_summary, gil_acquisitions, "gil_acquisitions"),
-	JF_S(struct thread_summary, gil_blocked_ns, "gil_blocked_s"),
-	JF(struct thread_summary, gil_blocks, "gil_blocks"),
 };
 
 static json_t *json_threads(const struct summary *s, const struct py_report *py)
@@ -673,28 +607,15 @@ static json_t *json_threads(const struct summary *s, const struct py_report *py)
 		if (JSON_FIELDS(o, t, thread_switches))
 			goto nomem;
 		SET(o, "top_waker", json_top_waker(s, t));
-		if (JSON_FIELDS(o, t, thread_work))
-			goto nomem;
-		SET(o, "gil_hold_s", t->gil_hold_measured ? json_real(ns_to_s(t->gil_hold_ns)) : json_null());
-		if (JSON_FIELDS(o, t, thread_gil))
-			goto nomem;
-		if (json_thread_py(o, py, t))
+		if (JSON_FIELDS(o, t, thread_work) || JSON_FIELDS(o, t, report__thread_sync) ||
+		    JSON_FIELDS(o, t, report__thread_cuda) || JSON_FIELDS(o, t, report__thread_gil_wait) ||
+		    JSON_FIELDS(o, t, report__thread_gil_blocked) || json_thread_py(o, py, t))
 			goto nomem;
 	}
 	return a;
 nomem:
 	json_decref(a);
 	return NULL;
-}
-
-/* "0x7f3a2c001230": handles are 64-bit and JSON readers lose precision on
- * integers above 2^53. */
-static json_t *json_handle(__u64 handle)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, (uint64_t)handle);
-	return json_string(buf);
 }
 
 static json_t *json_cuda(const struct summary *s)
@@ -712,12 +633,8 @@ static json_t *json_cuda(const struct summary *s)
 			continue;
 		o = json_object();
 		SET(calls, f->name, o);
-		SET(o, "count", json_u64(f->calls));
-		SET(o, "observed", json_u64(f->observed));
-		SET(o, "estimated", json_boolean(f->estimated));
-		SET(o, "failed", json_u64(f->failed));
-		SET(o, "total_s", f->returned ? json_real(ns_to_s(f->total_ns)) : json_null());
-		SET(o, "max_s", f->returned ? json_real(ns_to_s(f->max_ns)) : json_null());
+		if (JSON_FIELDS(o, f, report__cuda_fn_calls) || JSON_FIELDS(o, f, report__cuda_fn_time))
+			goto nomem;
 	}
 	kernels = json_array();
 	SET(cuda, "kernels", kernels);
@@ -726,12 +643,9 @@ static json_t *json_cuda(const struct summary *s)
 
 		o = json_object();
 		APPEND(kernels, o);
-		SET(o, "pid", json_integer(k->pid));
-		SET(o, "handle", json_handle(k->handle));
-		SET(o, "name", ev_text(k->name, SIZE_MAX));
-		SET(o, "launches", json_u64(k->launches));
-		SET(o, "observed_launches", json_u64(k->observed_launches));
-		SET(o, "estimated", json_boolean(k->estimated));
+		if (JSON_FIELDS(o, k, report__kernel_id) || JSON_FIELDS(o, k, report__kernel_name) ||
+		    JSON_FIELDS(o, k, report__kernel_launches))
+			goto nomem;
 	}
 	return cuda;
 nomem:
@@ -852,25 +766,6 @@ nomem:
 	return NULL;
 }
 
-/* An array of one object a row, each of the fields f of the rows. */
-static json_t *json_rows(const void *rows, size_t n, size_t size, const struct report_field *f, size_t nf)
-{
-	json_t *arr = json_array(), *o;
-
-	if (!arr)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		o = json_object();
-		APPEND(arr, o);
-		if (json_fields(o, (const char *)rows + i * size, f, nf))
-			goto nomem;
-	}
-	return arr;
-nomem:
-	json_decref(arr);
-	return NULL;
-}
-
 static json_t *json_gpu(const struct summary *s)
 {
 	json_t *gpu = json_object(), *arr, *o;
@@ -905,10 +800,8 @@ static json_t *json_gpu(const struct summary *s)
 		if (JSON_FIELDS(o, c, report__gpu_copy_fields))
 			goto nomem;
 	}
-	SET(gpu, "streams", json_rows(s->gpu_streams, s->gpu_stream_count, sizeof(*s->gpu_streams), gpu_stream_fields,
-				      REPORT_NFIELDS(gpu_stream_fields)));
-	SET(gpu, "devices", json_rows(s->gpu_devices, s->gpu_device_count, sizeof(*s->gpu_devices), gpu_device_fields,
-				      REPORT_NFIELDS(gpu_device_fields)));
+	SET(gpu, "streams", REPORT_ROWS(s->gpu_streams, s->gpu_stream_count, NULL, gpu_stream_fields));
+	SET(gpu, "devices", REPORT_ROWS(s->gpu_devices, s->gpu_device_count, NULL, gpu_device_fields));
 	return gpu;
 nomem:
 	json_decref(gpu);

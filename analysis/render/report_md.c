@@ -455,6 +455,14 @@ static const struct doc_col thread_tail_cols[] = {
 };
 #define THREAD_COLS (DOC_NCOLS(thread_head_cols) + REPORT_NFIELDS(report__thread_cpu) + DOC_NCOLS(thread_tail_cols))
 
+/* A thread table's first columns, pid, tid, the thread's name, into cols:
+ * their count. */
+static size_t thread_cols(struct doc_col *cols)
+{
+	memcpy(cols, thread_head_cols, sizeof(thread_head_cols));
+	return DOC_NCOLS(thread_head_cols);
+}
+
 /* A row's first cells: pid, tid, the thread's name. */
 static void md__thread_cells(struct md *m, const struct thread_summary *t)
 {
@@ -467,7 +475,7 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 {
 	struct doc *d = &m->d;
 	struct doc_col cols[THREAD_COLS];
-	size_t shown = 0, idle = 0, more = 0, ncols = DOC_NCOLS(thread_head_cols);
+	size_t shown = 0, idle = 0, more = 0, ncols = thread_cols(cols);
 
 	doc__headingf(d, 2, "Threads");
 	if (!n) {
@@ -476,8 +484,7 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 	}
 	doc__para(d, "Sorted by on-CPU time. Blocked is off-CPU time not spent waiting for a CPU; in brackets, the "
 		  "part in uninterruptible sleep (D state, usually I/O).");
-	memcpy(cols, thread_head_cols, sizeof(thread_head_cols));
-	report__field_cols(report__thread_cpu, REPORT_NFIELDS(report__thread_cpu), cols, &ncols);
+	REPORT_COLS(report__thread_cpu, cols, &ncols);
 	memcpy(cols + ncols, thread_tail_cols, sizeof(thread_tail_cols));
 	doc__table(d, cols, DOC_NCOLS(cols));
 	for (size_t i = 0; i < n; i++) {
@@ -493,7 +500,7 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 		}
 		shown++;
 		md__thread_cells(m, t);
-		report__field_cells(d, t, report__thread_cpu, REPORT_NFIELDS(report__thread_cpu));
+		REPORT_CELLS(d, t, NULL, report__thread_cpu);
 		doc__printf(d, "\t%.3f (%.3f)\t%s%" PRIu64 "/%" PRIu64 "\t%s%.3f", ns_to_s(blocked_ns(t)),
 			    ns_to_s(t->blocked_io_ns), t->faults_estimated ? "≈" : "", (uint64_t)t->minor_faults,
 			    (uint64_t)t->major_faults, t->faults_estimated ? "≈" : "", ns_to_s(t->fault_ns));
@@ -651,10 +658,28 @@ static int fn_by_time_desc(const void *a, const void *b)
 	return fn_by_calls_desc(a, b);
 }
 
-static const struct doc_col fn_call_cols[] = { { "function", false }, { "calls", true }, { "failed", true } };
-static const struct doc_col fn_time_cols[] = {
-	{ "function", false }, { "total s", true }, { "timed calls", true }, { "mean ms", true }, { "max ms", true },
-};
+/* A table of CUDA functions, their name and the fields f, of the first
+ * TOP_CUDA_ROWS of fns. */
+static void md__cuda_fn_table(struct doc *d, const struct cuda_fn_summary **fns, size_t n,
+			      const struct report_field *f, size_t nf)
+{
+	static const struct report_field name[] = { RF_A(struct cuda_fn_summary, name, NULL, "function") };
+	struct doc_col cols[1 + REPORT_NFIELDS(report__cuda_fn_time)];
+	size_t ncols = 0;
+
+	_Static_assert(REPORT_NFIELDS(report__cuda_fn_calls) <= REPORT_NFIELDS(report__cuda_fn_time),
+		       "cols holds either table's");
+
+	REPORT_COLS(name, cols, &ncols);
+	report__field_cols(f, nf, cols, &ncols);
+	doc__table(d, cols, ncols);
+	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++) {
+		REPORT_ROW(d, fns[i], NULL, name);
+		report__field_cells(d, fns[i], NULL, f, nf);
+		doc__row_end(d);
+	}
+	doc__table_end(d);
+}
 
 static void md__cuda_functions(struct md *m, const struct summary *s,
 			       const struct cuda_fn_summary **fns)
@@ -667,14 +692,7 @@ static void md__cuda_functions(struct md *m, const struct summary *s,
 			fns[n++] = &s->cuda_fns[i];
 	qsort(fns, n, sizeof(*fns), fn_by_calls_desc);
 	doc__headingf(d, 3, "Functions by calls");
-	doc__table(d, fn_call_cols, DOC_NCOLS(fn_call_cols));
-	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++) {
-		doc__row(d);
-		doc__printf(d, "%s\t%s%" PRIu64 "\t%" PRIu64, fns[i]->name, fns[i]->estimated ? "≈" : "",
-			    (uint64_t)fns[i]->calls, (uint64_t)fns[i]->failed);
-		doc__row_end(d);
-	}
-	doc__table_end(d);
+	md__cuda_fn_table(d, fns, n, report__cuda_fn_calls, REPORT_NFIELDS(report__cuda_fn_calls));
 
 	n = 0;
 	for (size_t i = 0; i < s->cuda_fn_count; i++)
@@ -686,33 +704,29 @@ static void md__cuda_functions(struct md *m, const struct summary *s,
 	doc__headingf(d, 3, "Functions by time");
 	doc__para(d, "Calls whose return is probed (synchronization, synchronous copies, memory management, kernel "
 		  "lookup), from entry to return.");
-	doc__table(d, fn_time_cols, DOC_NCOLS(fn_time_cols));
-	for (size_t i = 0; i < n && i < TOP_CUDA_ROWS; i++) {
-		doc__row(d);
-		doc__printf(d, "%s\t%.3f\t%" PRIu64 "\t%.3f\t%.3f", fns[i]->name, ns_to_s(fns[i]->total_ns),
-			    (uint64_t)fns[i]->returned, (double)fns[i]->total_ns / (double)fns[i]->returned / 1e6,
-			    (double)fns[i]->max_ns / 1e6);
-		doc__row_end(d);
-	}
-	doc__table_end(d);
+	md__cuda_fn_table(d, fns, n, report__cuda_fn_time, REPORT_NFIELDS(report__cuda_fn_time));
 }
-
-static const struct doc_col kernel_cols[] = { { "kernel", false }, { "pid", true }, { "launches", true } };
 
 static void md__cuda_kernels(struct md *m, const struct summary *s)
 {
 	struct doc *d = &m->d;
+	struct doc_col cols[REPORT_NFIELDS(report__kernel_name) + REPORT_NFIELDS(report__kernel_id) +
+			    REPORT_NFIELDS(report__kernel_launches)];
+	size_t ncols = 0;
 
 	if (!s->kernel_count)
 		return;
 	doc__headingf(d, 3, "Kernels by launches");
-	doc__table(d, kernel_cols, DOC_NCOLS(kernel_cols));
+	REPORT_COLS(report__kernel_name, cols, &ncols);
+	REPORT_COLS(report__kernel_id, cols, &ncols);
+	REPORT_COLS(report__kernel_launches, cols, &ncols);
+	doc__table(d, cols, ncols);
 	for (size_t i = 0; i < s->kernel_count && i < TOP_CUDA_ROWS; i++) {
 		const struct kernel_summary *k = &s->kernels[i];
 
-		doc__row(d);
-		doc__text(d, k->name, SIZE_MAX);
-		doc__printf(d, "\t%u\t%s%" PRIu64, k->pid, k->estimated ? "≈" : "", (uint64_t)k->launches);
+		REPORT_ROW(d, k, NULL, report__kernel_name);
+		REPORT_CELLS(d, k, NULL, report__kernel_id);
+		REPORT_CELLS(d, k, NULL, report__kernel_launches);
 		doc__row_end(d);
 	}
 	doc__table_end(d);
@@ -726,13 +740,6 @@ static void md__sync_fns(struct md *m, const struct summary *s, const struct thr
 {
 	for (int i = 0; i < SUMMARY_SYNC_FNS && t->cuda_sync_fns[i]; i++)
 		doc__printf(&m->d, "%s%s", i ? "/" : "", summary__cuda_fn_name(s, t->cuda_sync_fns[i]));
-}
-
-static double share_of_window(__u64 ns, const struct thread_summary *t)
-{
-	__u64 window = t->end_ns - t->start_ns;
-
-	return window ? 100.0 * (double)ns / (double)window : 0.0;
 }
 
 static bool calls_cuda(const struct thread_summary *t)
@@ -752,11 +759,6 @@ static int by_sync_desc(const void *a, const void *b)
 	return by_on_cpu_desc(a, b);
 }
 
-static const struct doc_col sync_cols[] = {
-	{ "pid", true }, { "tid", true }, { "comm", false }, { "CUDA calls", true }, { "launches", true },
-	{ "sync s", true }, { "% of window", true }, { "in", false },
-};
-
 /* "… 3 more threads": the rows a thread table left out, when any. */
 static void md__more_threads(struct doc *d, size_t n)
 {
@@ -768,18 +770,24 @@ static void md__cuda_threads(struct md *m, const struct summary *s, const struct
 {
 	struct doc *d = &m->d;
 	size_t k = select_threads(order, s->thread_count, calls_cuda, by_sync_desc);
+	struct doc_col cols[DOC_NCOLS(thread_head_cols) + REPORT_NFIELDS(report__thread_cuda) +
+			    REPORT_NFIELDS(report__thread_sync) + 1];
+	size_t ncols = thread_cols(cols);
 
 	doc__headingf(d, 3, "Synchronization by thread");
 	doc__para(d, "Time blocked in CUDA synchronization (stream, event and context synchronization, synchronous "
 		  "copies; not the queries): the CPU waiting for the GPU.");
-	doc__table(d, sync_cols, DOC_NCOLS(sync_cols));
+	REPORT_COLS(report__thread_cuda, cols, &ncols);
+	REPORT_COLS(report__thread_sync, cols, &ncols);
+	cols[ncols++] = (struct doc_col){ "in", false };
+	doc__table(d, cols, ncols);
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
 		const struct thread_summary *t = order[i];
 
 		md__thread_cells(m, t);
-		doc__printf(d, "\t%s%" PRIu64 "\t%s%" PRIu64 "\t%.3f\t%.1f\t", t->cuda_estimated ? "≈" : "",
-			    (uint64_t)t->cuda_calls, t->cuda_estimated ? "≈" : "", (uint64_t)t->cuda_launches,
-			    ns_to_s(t->cuda_sync_ns), share_of_window(t->cuda_sync_ns, t));
+		REPORT_CELLS(d, t, NULL, report__thread_cuda);
+		REPORT_CELLS(d, t, NULL, report__thread_sync);
+		doc__cell(d);
 		md__sync_fns(m, s, t);
 		doc__row_end(d);
 	}
@@ -825,15 +833,13 @@ static bool has_gil(const struct thread_summary *t)
 }
 
 /* The Python threads (any GIL event), most GIL wait first. */
-static const struct doc_col gil_cols[] = {
-	{ "pid", true }, { "tid", true }, { "comm", false }, { "GIL blocked s", true }, { "blocks", true },
-	{ "GIL wait s", true }, { "GIL hold s", true }, { "acquisitions", true },
-};
-
 static void md__gil(struct md *m, const struct summary *s, const struct thread_summary **order)
 {
 	struct doc *d = &m->d;
 	size_t k = select_threads(order, s->thread_count, has_gil, by_gil_wait_desc);
+	struct doc_col cols[DOC_NCOLS(thread_head_cols) + REPORT_NFIELDS(report__thread_gil_blocked) +
+			    REPORT_NFIELDS(report__thread_gil_wait)];
+	size_t ncols = thread_cols(cols);
 
 	if (!k)
 		return;
@@ -844,18 +850,15 @@ static void md__gil(struct md *m, const struct summary *s, const struct thread_s
 		  "(hand-overs on the switch interval inside the interpreter are not seen; '-': never seen taking "
 		  "or releasing it, as a CPU-bound thread that hands it over only inside the interpreter: unknown, "
 		  "not 0), acquisitions: its returns.");
-	doc__table(d, gil_cols, DOC_NCOLS(gil_cols));
+	REPORT_COLS(report__thread_gil_blocked, cols, &ncols);
+	REPORT_COLS(report__thread_gil_wait, cols, &ncols);
+	doc__table(d, cols, ncols);
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
 		const struct thread_summary *t = order[i];
 
 		md__thread_cells(m, t);
-		doc__printf(d, "\t%.3f\t%" PRIu64 "\t%.3f\t", ns_to_s(t->gil_blocked_ns), (uint64_t)t->gil_blocks,
-			    ns_to_s(t->gil_wait_ns));
-		if (t->gil_hold_measured)
-			doc__printf(d, "%.3f", ns_to_s(t->gil_hold_ns));
-		else
-			doc__printf(d, "-");
-		doc__printf(d, "\t%" PRIu64, (uint64_t)t->gil_acquisitions);
+		REPORT_CELLS(d, t, NULL, report__thread_gil_blocked);
+		REPORT_CELLS(d, t, NULL, report__thread_gil_wait);
 		doc__row_end(d);
 	}
 	doc__table_end(d);
@@ -871,25 +874,24 @@ static const char *recorded_thread_comm(const struct summary *s, __u32 pid, __u3
 	return t ? t->comm : "";
 }
 
-static void md__py_sites(struct md *m, const char *title, const struct py_site *sites, size_t n, bool timed)
+/* Python call sites (struct py_site) as the fields f say. */
+static void md__py_sites(struct md *m, const char *title, const struct py_site *sites, size_t n,
+			 const struct report_field *f, size_t nf)
 {
-	static const struct doc_col timed_cols[] = {
-		{ "Python call site", false }, { "calls", true }, { "sync s", true },
-	};
-	static const struct doc_col launch_cols[] = { { "Python call site", false }, { "sampled launches", true } };
 	struct doc *d = &m->d;
+	struct doc_col cols[REPORT_NFIELDS(report__py_sync_sites)];
+	size_t ncols = 0;
+
+	_Static_assert(REPORT_NFIELDS(report__py_launch_sites) <= REPORT_NFIELDS(report__py_sync_sites),
+		       "cols holds either table's");
 
 	if (!n)
 		return;
 	doc__para(d, "%s", title);
-	doc__table(d, timed ? timed_cols : launch_cols, timed ? DOC_NCOLS(timed_cols) : DOC_NCOLS(launch_cols));
+	report__field_cols(f, nf, cols, &ncols);
+	doc__table(d, cols, ncols);
 	for (size_t i = 0; i < n && i < TOP_THREADS; i++) {
-		doc__row(d);
-		doc__text(d, sites[i].site, sizeof(sites[i].site));
-		if (timed)
-			doc__printf(d, "\t%" PRIu64 "\t%.3f", (uint64_t)sites[i].calls, ns_to_s(sites[i].time_ns));
-		else
-			doc__printf(d, "\t%" PRIu64, (uint64_t)sites[i].calls);
+		report__field_row(d, &sites[i], NULL, f, nf);
 		doc__row_end(d);
 	}
 	doc__table_end(d);
@@ -897,9 +899,7 @@ static void md__py_sites(struct md *m, const char *title, const struct py_site *
 		doc__para(d, "… %zu more sites (all of them are in the JSON report)", n - TOP_THREADS);
 }
 
-static const struct doc_col py_func_cols[] = {
-	{ "function", false }, { "file:first line", false }, { "self %", true }, { "inclusive %", true },
-};
+static const struct doc_col py_func_cols[] = { { "function", false }, { "file:first line", false } };
 
 /* Why a process's GIL waits or Python stacks are missing, when they are. */
 static void md__py_statuses(struct md *m, const struct py_report *py)
@@ -927,14 +927,18 @@ static void md__py_thread(struct md *m, const struct summary *s, const struct py
 			  const struct py_thread_stats *t)
 {
 	struct doc *d = &m->d;
+	struct doc_col cols[DOC_NCOLS(py_func_cols) + REPORT_NFIELDS(report__py_func_samples)];
+	size_t ncols = DOC_NCOLS(py_func_cols);
 	char buf[PY_SITE_LEN];
 
+	memcpy(cols, py_func_cols, sizeof(py_func_cols));
+	REPORT_COLS(report__py_func_samples, cols, &ncols);
 	doc__heading(d, 3);
 	doc__printf(d, "pid %u tid %u ", t->pid, t->tid);
 	md__thread(m, t->pid, t->tid, recorded_thread_comm(s, t->pid, t->tid));
 	doc__printf(d, " (%" PRIu64 " samples)", (uint64_t)t->samples);
 	doc__close(d);
-	doc__table(d, py_func_cols, DOC_NCOLS(py_func_cols));
+	doc__table(d, cols, ncols);
 	for (size_t k = 0; k < t->nfuncs; k++) {
 		const struct py_func_stat *f = &t->funcs[k];
 
@@ -947,7 +951,7 @@ static void md__py_thread(struct md *m, const struct summary *s, const struct py
 		} else {
 			doc__printf(d, "code object 0x%" PRIx64 "\t?", (uint64_t)f->code_addr);
 		}
-		doc__printf(d, "\t%.1f\t%.1f", pct(f->self, t->samples), pct(f->inclusive, t->samples));
+		REPORT_CELLS(d, f, t, report__py_func_samples);
 		doc__row_end(d);
 	}
 	doc__table_end(d);
@@ -980,9 +984,10 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 		  "innermost frame first.", (uint64_t)py->timer_samples);
 	for (size_t i = 0; i < py->nthreads && i < TOP_THREADS; i++)
 		md__py_thread(m, s, py, &py->threads[i]);
-	md__py_sites(m, "Top Python call sites of CUDA synchronization time:", py->sync_sites, py->nsync, true);
+	md__py_sites(m, "Top Python call sites of CUDA synchronization time:", py->sync_sites, py->nsync,
+		     report__py_sync_sites, REPORT_NFIELDS(report__py_sync_sites));
 	md__py_sites(m, "Python launch sites (every Nth launch per CPU, --py-launch-every):", py->launch_sites,
-		     py->nlaunch, false);
+		     py->nlaunch, report__py_launch_sites, REPORT_NFIELDS(report__py_launch_sites));
 }
 
 /* GPU activity from the CUPTI bridge: per process the calibration and the
@@ -1057,7 +1062,7 @@ static void md__gpu_kernels(struct doc *d, const struct summary *s)
 	struct doc_col cols[5] = { { "kernel", false }, { "pid", true } };
 	size_t n = 2;
 
-	report__field_cols(report__gpu_kernel_time, REPORT_NFIELDS(report__gpu_kernel_time), cols, &n);
+	REPORT_COLS(report__gpu_kernel_time, cols, &n);
 	cols[n++] = (struct doc_col){ "mean", true };
 	doc__headingf(d, 3, "GPU kernels by GPU time");
 	doc__table(d, cols, n);
@@ -1067,7 +1072,7 @@ static void md__gpu_kernels(struct doc *d, const struct summary *s)
 		doc__row(d);
 		doc__text(d, k->name, SIZE_MAX);
 		doc__printf(d, "\t%u", k->pid);
-		report__field_cells(d, k, report__gpu_kernel_time, REPORT_NFIELDS(report__gpu_kernel_time));
+		REPORT_CELLS(d, k, NULL, report__gpu_kernel_time);
 		doc__printf(d, "\t%.1f us", (double)k->total_ns / (double)k->count / 1e3);
 		doc__row_end(d);
 	}
@@ -1081,7 +1086,7 @@ static void md__gpu_copies(struct doc *d, const struct summary *s)
 	struct doc_col cols[5] = { { "pid", true }, { "kind", false } };
 	size_t n = 2;
 
-	report__field_cols(report__gpu_copy_fields, REPORT_NFIELDS(report__gpu_copy_fields), cols, &n);
+	REPORT_COLS(report__gpu_copy_fields, cols, &n);
 	doc__headingf(d, 3, "GPU copies by kind");
 	doc__table(d, cols, n);
 	for (size_t i = 0; i < s->gpu_copy_count; i++) {
@@ -1089,7 +1094,7 @@ static void md__gpu_copies(struct doc *d, const struct summary *s)
 
 		doc__row(d);
 		doc__printf(d, "%u\t%s", c->pid, report__copy_kind_name(c->copy_kind));
-		report__field_cells(d, c, report__gpu_copy_fields, REPORT_NFIELDS(report__gpu_copy_fields));
+		REPORT_CELLS(d, c, NULL, report__gpu_copy_fields);
 		doc__row_end(d);
 	}
 	doc__table_end(d);
@@ -1209,13 +1214,13 @@ static void md__rank_row(struct doc *d, const struct ranks *r, const struct rank
 		doc__cell(d);
 		doc__text(d, r->names[w->source] ? r->names[w->source] : "", SIZE_MAX);
 	}
-	report__field_cells(d, w, report__rank_arrivals, REPORT_NFIELDS(report__rank_arrivals));
+	REPORT_CELLS(d, w, NULL, report__rank_arrivals);
 	doc__cell(d);
 	if (w->gpu_observed_ns)
 		doc__printf(d, "%.0f%%", 100.0 * w->gpu_busy_ns / w->gpu_observed_ns);
 	else
 		doc__printf(d, "-");
-	report__field_cells(d, w, report__rank_gpu, REPORT_NFIELDS(report__rank_gpu));
+	REPORT_CELLS(d, w, NULL, report__rank_gpu);
 	doc__cell(d);
 	if (w->top_rule) {
 		doc__code(d, "%s", w->top_rule);
@@ -1270,9 +1275,9 @@ static void md__ranks(struct doc *d, const struct ranks *r)
 	for (size_t i = 0; i < DOC_NCOLS(rank_head_cols); i++)
 		if (i != RANK_COL_RECORDING || r->nsources > 1)
 			cols[n++] = rank_head_cols[i];
-	report__field_cols(report__rank_arrivals, REPORT_NFIELDS(report__rank_arrivals), cols, &n);
+	REPORT_COLS(report__rank_arrivals, cols, &n);
 	cols[n++] = (struct doc_col){ "GPU busy", true };
-	report__field_cols(report__rank_gpu, REPORT_NFIELDS(report__rank_gpu), cols, &n);
+	REPORT_COLS(report__rank_gpu, cols, &n);
 	cols[n++] = (struct doc_col){ "top finding", false };
 	doc__table(d, cols, n);
 	for (size_t i = 0; i < r->nrows; i++)

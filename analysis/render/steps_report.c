@@ -7,6 +7,7 @@
 #include "findings.h"
 #include "steps_report.h"
 #include "report_doc.h"
+#include "report_field.h"
 #include "text.h"
 
 static double ms(__u64 ns)
@@ -57,6 +58,73 @@ static json_t *categories(const struct tl_acc *acc)
 	return o;
 }
 
+/* A step's start from the first step's (ctx: the steps_result). */
+static double step_offset(const void *row, const void *ctx, double unit)
+{
+	const struct steps_result *r = ctx;
+
+	return (double)(((const struct step *)row)->start - r->steps[0].start) / unit;
+}
+
+static double step_duration(const void *row, const void *ctx, double unit)
+{
+	const struct step *st = row;
+
+	(void)ctx;
+	return (double)(st->end - st->start) / unit;
+}
+
+/* Its thread's time in a category during the step (the JSON has them
+ * all, in "time_s"). */
+#define STEP_CAT(c, h) RF_S(struct step, acc.ns[c], NULL, (h), "%.2f", 1e6)
+
+static const struct report_field step_fields[] = {
+	RF(struct step, index, "index", "step"),
+	JF(struct step, tid, "tid"),
+	JF_S(struct step, start, "start_s"),
+	RF_CALC_S(step_offset, NULL, "start (s)", "%.3f", 1e9),
+	RF_CALC_S(step_duration, "duration_s", "duration (ms)", "%.2f", 1e6),
+	RF(struct step, launches, "launches", "launches"),
+	STEP_CAT(TL_RUNNING, "running"),
+	STEP_CAT(TL_RUNQUEUE, "runqueue"),
+	STEP_CAT(TL_BLOCKED, "blocked"),
+	STEP_CAT(TL_IO, "io"),
+	STEP_CAT(TL_SYNC, "cuda_sync"),
+	STEP_CAT(TL_GIL, "gil_wait"),
+	STEP_CAT(TL_FAULT, "fault"),
+};
+
+static double range_mean(const void *row, const void *ctx, double unit)
+{
+	const struct nvtx_range_stat *rs = row;
+
+	(void)ctx;
+	return rs->count ? (double)rs->total_ns / unit / (double)rs->count : 0.0;
+}
+
+/* An NVTX range's name, then (after its kind) its depth and times. */
+static const struct report_field range_name[] = {
+	RF_A(struct nvtx_range_stat, name, "name", "range", .code = true),
+};
+static const struct report_field range_stats[] = {
+	RF(struct nvtx_range_stat, min_depth, "depth", "depth"),
+	RF(struct nvtx_range_stat, count, "count", "count"),
+	RF_S(struct nvtx_range_stat, total_ns, "total_s", "total (ms)", "%.2f", 1e6),
+	RF_CALC_S(range_mean, "mean_s", "mean (ms)", "%.3f", 1e6),
+	RF_S(struct nvtx_range_stat, max_ns, "max_s", "max (ms)", "%.3f", 1e6),
+};
+static const struct report_field mark_fields[] = {
+	RF_A(struct nvtx_mark_stat, name, "name", NULL),
+	JF(struct nvtx_mark_stat, count, "count"),
+};
+
+static const char *range_kind(const struct nvtx_range_stat *rs, bool json)
+{
+	if (json)
+		return rs->thread_stack ? "push_pop" : "start_end";
+	return rs->thread_stack ? "push/pop" : "start/end";
+}
+
 #define ADD(obj, key, val)                                             \
 	do {                                                           \
 		if (json_object_set_new((obj), (key), (val)))          \
@@ -65,11 +133,10 @@ static json_t *categories(const struct tl_acc *acc)
 
 json_t *steps_report__json(const struct steps_result *r)
 {
-	json_t *o = json_object(), *steps = json_array(), *slow = json_array(), *ranges = json_array(),
-	       *marks = json_array();
+	json_t *o = json_object(), *steps = json_array(), *slow = json_array(), *ranges = json_array();
 
-	if (!o || !steps || !slow || !ranges || !marks) {
-		json_decref(steps), json_decref(slow), json_decref(ranges), json_decref(marks);
+	if (!o || !steps || !slow || !ranges) {
+		json_decref(steps), json_decref(slow), json_decref(ranges);
 		goto nomem;
 	}
 	ADD(o, "source", json_string(steps_source_name(r->source)));
@@ -91,12 +158,7 @@ json_t *steps_report__json(const struct steps_result *r)
 
 		if (!s || json_array_append_new(steps, s))
 			goto nomem_arrays;
-		if (json_object_set_new(s, "index", json_integer((json_int_t)st->index)) ||
-		    json_object_set_new(s, "tid", json_integer(st->tid)) ||
-		    json_object_set_new(s, "start_s", json_real(secs(st->start))) ||
-		    json_object_set_new(s, "duration_s", json_real(secs(st->end - st->start))) ||
-		    json_object_set_new(s, "launches", json_integer((json_int_t)st->launches)) ||
-		    json_object_set_new(s, "time_s", categories(&st->acc)))
+		if (REPORT_JSON(s, st, r, step_fields) || json_object_set_new(s, "time_s", categories(&st->acc)))
 			goto nomem_arrays;
 	}
 	for (size_t i = 0; i < r->nslowest; i++) {
@@ -134,30 +196,23 @@ json_t *steps_report__json(const struct steps_result *r)
 	}
 	for (size_t i = 0; i < r->nranges; i++) {
 		const struct nvtx_range_stat *rs = &r->ranges[i];
-		json_t *x = json_pack("{s:o, s:s, s:i, s:I, s:f, s:f, s:f}", "name", ev_text(rs->name, SIZE_MAX), "kind",
-				      rs->thread_stack ? "push_pop" : "start_end", "depth", (int)rs->min_depth, "count",
-				      (json_int_t)rs->count, "total_s", secs(rs->total_ns), "mean_s",
-				      rs->count ? secs(rs->total_ns) / (double)rs->count : 0.0, "max_s", secs(rs->max_ns));
+		json_t *x = json_object();
 
-		if (!x || json_array_append_new(ranges, x))
-			goto nomem_arrays;
-	}
-	for (size_t i = 0; i < r->nmarks; i++) {
-		json_t *x = json_pack("{s:o, s:I}", "name", ev_text(r->marks[i].name, SIZE_MAX), "count", (json_int_t)r->marks[i].count);
-
-		if (!x || json_array_append_new(marks, x))
+		if (!x || json_array_append_new(ranges, x) || REPORT_JSON(x, rs, NULL, range_name) ||
+		    json_object_set_new(x, "kind", json_string(range_kind(rs, true))) ||
+		    REPORT_JSON(x, rs, NULL, range_stats))
 			goto nomem_arrays;
 	}
 	ADD(o, "steps", steps);
 	ADD(o, "slowest", slow);
 	ADD(o, "nvtx_ranges", ranges);
-	ADD(o, "nvtx_marks", marks);
+	ADD(o, "nvtx_marks", REPORT_ROWS(r->marks, r->nmarks, NULL, mark_fields));
 	ADD(o, "nvtx_unmatched", json_integer((json_int_t)r->unmatched));
 	ADD(o, "syncs_per_step", json_integer((json_int_t)r->syncs_per_step));
 	ADD(o, "nvtx_ranges_not_kept", json_integer((json_int_t)r->ranges_not_kept));
 	return o;
 nomem_arrays:
-	json_decref(steps), json_decref(slow), json_decref(ranges), json_decref(marks);
+	json_decref(steps), json_decref(slow), json_decref(ranges);
 nomem:
 	json_decref(o);
 	return NULL;
@@ -201,26 +256,15 @@ static void steps_source(struct doc *d, const struct steps_result *r)
 	doc__close(d);
 }
 
-static const struct doc_col step_cols[] = {
-	{ "step", true }, { "start (s)", true }, { "duration (ms)", true }, { "launches", true },
-	{ "running", true }, { "runqueue", true }, { "blocked", true }, { "io", true }, { "cuda_sync", true },
-	{ "gil_wait", true }, { "fault", true },
-};
-
 static void steps_table(struct doc *d, const struct steps_result *r, size_t max_rows)
 {
-	size_t rows = r->count < max_rows ? r->count : max_rows;
+	size_t rows = r->count < max_rows ? r->count : max_rows, ncols = 0;
+	struct doc_col cols[REPORT_NFIELDS(step_fields)];
 
-	doc__table(d, step_cols, DOC_NCOLS(step_cols));
+	REPORT_COLS(step_fields, cols, &ncols);
+	doc__table(d, cols, ncols);
 	for (size_t i = 0; i < rows; i++) {
-		const struct step *st = &r->steps[i];
-
-		doc__row(d);
-		doc__printf(d, "%zu\t%.3f\t%.2f\t%llu\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f", st->index,
-			    secs(st->start - r->steps[0].start), ms(st->end - st->start),
-			    (unsigned long long)st->launches, ms(st->acc.ns[TL_RUNNING]), ms(st->acc.ns[TL_RUNQUEUE]),
-			    ms(st->acc.ns[TL_BLOCKED]), ms(st->acc.ns[TL_IO]), ms(st->acc.ns[TL_SYNC]),
-			    ms(st->acc.ns[TL_GIL]), ms(st->acc.ns[TL_FAULT]));
+		REPORT_ROW(d, &r->steps[i], r, step_fields);
 		doc__row_end(d);
 	}
 	doc__table_end(d);
@@ -228,24 +272,24 @@ static void steps_table(struct doc *d, const struct steps_result *r, size_t max_
 		doc__para(d, "(the first %zu of %zu steps; every step is in the JSON report)", rows, r->count);
 }
 
-static const struct doc_col range_cols[] = {
-	{ "range", false }, { "kind", false }, { "depth", true }, { "count", true }, { "total (ms)", true },
-	{ "mean (ms)", true }, { "max (ms)", true },
-};
-
 static void steps_nvtx(struct doc *d, const struct steps_result *r)
 {
+	struct doc_col cols[1 + REPORT_NFIELDS(range_name) + REPORT_NFIELDS(range_stats)];
+	size_t ncols = 0;
+
 	if (r->nranges) {
+		REPORT_COLS(range_name, cols, &ncols);
+		cols[ncols++] = (struct doc_col){ "kind", false };
+		REPORT_COLS(range_stats, cols, &ncols);
 		doc__para(d, "NVTX ranges:");
-		doc__table(d, range_cols, DOC_NCOLS(range_cols));
+		doc__table(d, cols, ncols);
 		for (size_t i = 0; i < r->nranges; i++) {
 			const struct nvtx_range_stat *rs = &r->ranges[i];
 
-			doc__row(d);
-			doc__code_name(d, rs->name);
-			doc__printf(d, "\t%s\t%u\t%llu\t%.2f\t%.3f\t%.3f", rs->thread_stack ? "push/pop" : "start/end",
-				    rs->min_depth, (unsigned long long)rs->count, ms(rs->total_ns),
-				    rs->count ? ms(rs->total_ns) / (double)rs->count : 0.0, ms(rs->max_ns));
+			REPORT_ROW(d, rs, NULL, range_name);
+			doc__cell(d);
+			doc__printf(d, "%s", range_kind(rs, false));
+			REPORT_CELLS(d, rs, NULL, range_stats);
 			doc__row_end(d);
 		}
 		doc__table_end(d);
