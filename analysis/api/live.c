@@ -170,24 +170,6 @@ static bool evbuf__append(struct evbuf *b, const struct isr_ev_hdr *h, size_t si
 	return true;
 }
 
-/* Events that name what later events refer to, written once. */
-static bool is_name(__u16 type)
-{
-	switch (type) {
-	case ISR_EV_CUDA_NAME:
-	case ISR_EV_GPU_NAME:
-	case ISR_EV_PY_STACK:
-	case ISR_EV_PY_CODE:
-	case ISR_EV_PY_STATUS:
-	case ISR_EV_TASK_INFO:
-	case ISR_EV_NCCL_COMM:
-	case ISR_EV_RANK_ENV:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static bool target_of(const void *ctx, __u32 pid)
 {
 	return is_target(ctx, pid);
@@ -238,16 +220,88 @@ static void keep_sched(struct lthread *t, const struct isr_ev_hdr *h, size_t siz
 	t->last_sched.hdr.size = (__u16)(size < sizeof(t->last_sched) ? size : sizeof(t->last_sched));
 }
 
-static void on_cuda(struct lthread *t, const struct isr_ev_cuda_call *c)
+/* What the counts seen in an interval of interval_ns are multiplied by
+ * when their probes were on only on_ns of it (1 when not sampled, or
+ * never on in it: nothing seen, nothing extrapolated). */
+static double on_scale(bool sampling, __u64 on_ns, __u64 interval_ns)
 {
-	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
-		t->launches++;
-	else if (isr_cuda_is(c->func, ISR_CUDA_K_SYNC) && (c->flags & ISR_CUDA_RETURNED))
-		t->sync_ns += c->duration_ns;
+	return sampling && on_ns && on_ns < interval_ns ? (double)interval_ns / (double)on_ns : 1.0;
 }
 
-static void on_sampling(struct live *l, const struct isr_ev_sampling *s)
+/* What the event told of the threads it touched: the state a thread was
+ * in since its first sight, told at last (of that time, what came before
+ * the previous snapshot is the earlier intervals'). */
+static void on_touched(struct live *l, const struct task_change *c)
 {
+	for (size_t i = 0; i < c->ntouch; i++) {
+		const struct task_touch *tc = &c->touch[i];
+		struct lthread *t = thread_of(l, tc->t);
+
+		if (!t)
+			return;
+		if (!t->told && tc->was != TASK_UNKNOWN) {
+			t->read[tc->was] += since(l->prev_at, tc->was_since);
+			t->told = true;
+		}
+	}
+}
+
+/* An event as each type's entry reads it: what the task model made of it
+ * (c), the counts of the thread it is about (t, NULL: none) and the record
+ * (h, size bytes). */
+struct live_ev {
+	struct live *l;
+	const struct task_change *c;
+	struct lthread *t;
+	const struct isr_ev_hdr *h;
+	size_t size;
+};
+
+/* A scheduler event: kept by each thread it touched, as the one that set
+ * its state last. */
+static void on_sched(const struct live_ev *e)
+{
+	for (size_t i = 0; i < e->c->ntouch; i++) {
+		struct lthread *t = thread_of(e->l, e->c->touch[i].t);
+
+		if (!t)
+			return;
+		keep_sched(t, e->h, e->size);
+	}
+}
+
+static void count_cuda(const struct live_ev *e)
+{
+	const struct isr_ev_cuda_call *c = (const void *)e->h;
+
+	if (!e->t)
+		return;
+	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
+		e->t->launches++;
+	else if (isr_cuda_is(c->func, ISR_CUDA_K_SYNC) && (c->flags & ISR_CUDA_RETURNED))
+		e->t->sync_ns += c->duration_ns;
+}
+
+static void count_fault(const struct live_ev *e)
+{
+	if (e->t)
+		e->t->faults++;
+}
+
+static void count_gil(const struct live_ev *e)
+{
+	const struct isr_ev_gil *g = (const void *)e->h;
+
+	if (e->t && g->kind == ISR_GIL_ACQUIRE)
+		e->t->gil_ns += g->wait_ns;
+}
+
+/* The budget switched the launch probes or page-fault tracing. */
+static void on_sampling(const struct live_ev *e)
+{
+	const struct isr_ev_sampling *s = (const void *)e->h;
+	struct live *l = e->l;
+
 	if (s->kind == ISR_SAMPLING_OFF && l->hot_on) {
 		l->sampling = true;
 		l->hot_on = false;
@@ -265,56 +319,16 @@ static void on_sampling(struct live *l, const struct isr_ev_sampling *s)
 	}
 }
 
-/* What the counts seen in an interval of interval_ns are multiplied by
- * when their probes were on only on_ns of it (1 when not sampled, or
- * never on in it: nothing seen, nothing extrapolated). */
-static double on_scale(bool sampling, __u64 on_ns, __u64 interval_ns)
-{
-	return sampling && on_ns && on_ns < interval_ns ? (double)interval_ns / (double)on_ns : 1.0;
-}
-
-/* What the event told of the threads it touched: the state a thread was
- * in since its first sight, told at last (of that time, what came before
- * the previous snapshot is the earlier intervals'); the scheduler event
- * that set their state last. */
-static void on_touched(struct live *l, const struct task_change *c, const struct isr_ev_hdr *h, size_t size)
-{
-	bool sched = h->type == ISR_EV_SCHED_SWITCH || h->type == ISR_EV_SCHED_WAKEUP ||
-		     h->type == ISR_EV_SCHED_WAKEUP_NEW;
-
-	for (size_t i = 0; i < c->ntouch; i++) {
-		const struct task_touch *tc = &c->touch[i];
-		struct lthread *t = thread_of(l, tc->t);
-
-		if (!t)
-			return;
-		if (!t->told && tc->was != TASK_UNKNOWN) {
-			t->read[tc->was] += since(l->prev_at, tc->was_since);
-			t->told = true;
-		}
-		if (sched)
-			keep_sched(t, h, size);
-	}
-}
-
-/* What the event adds to the counts of its thread t. */
-static void on_thread_event(struct lthread *t, const struct isr_ev_hdr *h)
-{
-	switch (h->type) {
-	case ISR_EV_CUDA_CALL:
-		on_cuda(t, (const void *)h);
-		break;
-	case ISR_EV_PAGE_FAULT:
-		t->faults++;
-		break;
-	case ISR_EV_GIL:
-		if (((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE)
-			t->gil_ns += ((const struct isr_ev_gil *)h)->wait_ns;
-		break;
-	default:
-		break;
-	}
-}
+/* What an event of each type adds to the live counts; the other types add
+ * nothing here: the threads' time by state is the task model's, the GPU
+ * time the GPU work's (isr_ev_gpu_work), device memory devmem's, and every
+ * event, the definitions kept across intervals (ISR_EVF_DEFINES), goes to
+ * the interval's analysis, which decides every type. */
+static void (*const on_type[ISR_EV_TYPE_MAX])(const struct live_ev *e) = {
+	[ISR_EV_SCHED_SWITCH] = on_sched, [ISR_EV_SCHED_WAKEUP] = on_sched, [ISR_EV_SCHED_WAKEUP_NEW] = on_sched,
+	[ISR_EV_CUDA_CALL] = count_cuda,  [ISR_EV_PAGE_FAULT] = count_fault,  [ISR_EV_GIL] = count_gil,
+	[ISR_EV_SAMPLING] = on_sampling,
+};
 
 void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 {
@@ -332,7 +346,7 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 		l->first_ts = l->hot_since = h->ts_ns;
 	if (!evbuf__append(&l->window, h, size, LIVE_WINDOW_MAX_BYTES))
 		l->window_cut++;
-	if (is_name(h->type) && !evbuf__append(&l->names, h, size, LIVE_NAMES_MAX_BYTES))
+	if ((isr_event_flags(h->type) & ISR_EVF_DEFINES) && !evbuf__append(&l->names, h, size, LIVE_NAMES_MAX_BYTES))
 		l->names_cut++;
 	if (!l->tasks) {
 		struct tasks_opts o = { .start = h->ts_ns, .end = UINT64_MAX, .is_target = target_of, .ctx = l };
@@ -346,10 +360,10 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 		return;
 	if (tasks__event(l->tasks, h, &c))
 		return;
-	on_touched(l, &c, h, size);
+	on_touched(l, &c);
 	t = c.thread ? thread_of(l, c.thread) : NULL;
-	if (t)
-		on_thread_event(t, h);
+	if (on_type[h->type])
+		on_type[h->type](&(struct live_ev){ .l = l, .c = &c, .t = t, .h = h, .size = size });
 	if (isr_ev_gpu_work(h, &w)) {
 		struct lproc *p = proc_of(l, h->pid);
 
@@ -358,8 +372,6 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 			p->gpu_ns += since(w.end_ns, w.start_ns);
 		}
 	}
-	if (h->type == ISR_EV_SAMPLING)
-		on_sampling(l, (const void *)h);
 	if (devmem__event(l->dm, h, &c, &pid, &bytes) > 0) {
 		struct lproc *p = proc_of(l, pid);
 
