@@ -93,15 +93,8 @@ static int add_target(struct live *l, __u32 pid)
 {
 	if (is_target(l, pid))
 		return 0;
-	if (l->ntargets == l->targets_cap) {
-		size_t cap = l->targets_cap ? l->targets_cap * 2 : 16;
-		__u32 *t = realloc(l->targets, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		l->targets = t;
-		l->targets_cap = cap;
-	}
+	if (array__reserve(&l->targets, &l->targets_cap, l->ntargets + 1, sizeof(*l->targets)))
+		return -ENOMEM;
 	l->targets[l->ntargets++] = pid;
 	return 0;
 }
@@ -149,20 +142,8 @@ void live__free(struct live *l)
 /* Appends one event to b, up to max bytes. false: no room. */
 static bool evbuf__append(struct evbuf *b, const struct isr_ev_hdr *h, size_t size, size_t max)
 {
-	if (b->len + size > max)
+	if (b->len + size > max || buf__reserve(&b->data, &b->cap, b->len + size))
 		return false;
-	if (b->len + size > b->cap) {
-		size_t cap = b->cap ? b->cap : 1u << 16;
-		unsigned char *d;
-
-		while (cap < b->len + size)
-			cap *= 2;
-		d = realloc(b->data, cap);
-		if (!d)
-			return false;
-		b->data = d;
-		b->cap = cap;
-	}
 	memcpy(b->data + b->len, h, size);
 	((struct isr_ev_hdr *)(void *)(b->data + b->len))->size = (__u16)size;
 	b->len += size;
@@ -194,15 +175,8 @@ static struct lproc *proc_of(struct live *l, __u32 pid)
 	for (size_t i = 0; i < l->nprocs; i++)
 		if (l->procs[i].pid == pid)
 			return &l->procs[i];
-	if (l->nprocs == l->procs_cap) {
-		size_t cap = l->procs_cap ? l->procs_cap * 2 : 16;
-		struct lproc *p = realloc(l->procs, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		l->procs = p;
-		l->procs_cap = cap;
-	}
+	if (array__reserve(&l->procs, &l->procs_cap, l->nprocs + 1, sizeof(*l->procs)))
+		return NULL;
 	memset(&l->procs[l->nprocs], 0, sizeof(l->procs[0]));
 	l->procs[l->nprocs].pid = pid;
 	return &l->procs[l->nprocs++];
