@@ -297,6 +297,26 @@ bool isr_ev_gpu_work(const struct isr_ev_hdr *h, struct isr_gpu_work *w)
 	return true;
 }
 
+static void write_field(struct isr_ev_hdr *h, __u16 off, const void *v, size_t size)
+{
+	memcpy((char *)h + off, v, size);
+}
+
+bool isr_ev_set_gpu_work(struct isr_ev_hdr *h, const struct isr_gpu_work *w)
+{
+	const struct iv_info *iv = &info_or_unknown(h->type)->iv;
+
+	if (iv->kind != IV_K_GPU_WORK)
+		return false;
+	write_field(h, iv->a, &w->start_ns, sizeof(w->start_ns));
+	write_field(h, iv->b, &w->end_ns, sizeof(w->end_ns));
+	write_field(h, iv->device, &w->device, sizeof(w->device));
+	write_field(h, iv->context, &w->context, sizeof(w->context));
+	write_field(h, iv->stream, &w->stream, sizeof(w->stream));
+	write_field(h, iv->corr, &w->correlation, sizeof(w->correlation));
+	return true;
+}
+
 static bool read_task(const struct isr_ev_hdr *h, __u16 pid, __u16 tid, struct isr_task *t)
 {
 	if (!pid)

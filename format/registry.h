@@ -56,6 +56,9 @@ struct isr_gpu_work {
 };
 /* Whether h is GPU work; *w then describes it. */
 bool isr_ev_gpu_work(const struct isr_ev_hdr *h, struct isr_gpu_work *w);
+/* Writes w into h, a record of GPU work of its type (hdr.type set; the
+ * CUPTI bridge makes them); false, nothing written, when the type is not. */
+bool isr_ev_set_gpu_work(struct isr_ev_hdr *h, const struct isr_gpu_work *w);
 
 struct isr_task {
 	__u32 pid, tid;		/* tid 0: the process as a whole */

@@ -241,6 +241,39 @@ static void test_intervals(void **state)
 	assert_true(s == 42 && e == 42);
 }
 
+/* What the CUPTI bridge writes of GPU work is what the analysis reads,
+ * each type at its own offsets. */
+static void test_gpu_work_written(void **state)
+{
+	const struct isr_gpu_work w = { .start_ns = 5000, .end_ns = 6000, .device = 3, .context = 4, .stream = 7,
+					.correlation = 99 };
+	const __u16 types[] = { ISR_EV_GPU_KERNEL, ISR_EV_GPU_MEMCPY, ISR_EV_GPU_MEMSET };
+	struct isr_ev_gpu_kernel k = { .hdr = { .type = ISR_EV_GPU_KERNEL, .size = sizeof(k) } };
+	struct isr_ev_gpu_memset m = { .hdr = { .type = ISR_EV_GPU_MEMSET, .size = sizeof(m) }, .bytes = 64 };
+	struct isr_ev_gpu_api a = { .hdr = { .type = ISR_EV_GPU_API, .size = sizeof(a) } };
+	unsigned char rec[256];
+	struct isr_ev_hdr *h = (void *)rec;
+	struct isr_gpu_work r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		memset(rec, 0, sizeof(rec));
+		h->type = types[i];
+		h->size = (__u16)isr_event_min_size(types[i]);
+		assert_true(isr_ev_set_gpu_work(h, &w));
+		assert_true(isr_ev_gpu_work(h, &r));
+		assert_memory_equal(&r, &w, sizeof(r));
+	}
+	assert_true(isr_ev_set_gpu_work(&k.hdr, &w));
+	assert_true(k.start_ns == 5000 && k.end_ns == 6000 && k.device_id == 3 && k.context_id == 4 &&
+		    k.stream_id == 7 && k.correlation_id == 99 && k.name_id == 0);
+	assert_true(isr_ev_set_gpu_work(&m.hdr, &w));
+	assert_true(m.correlation_id == 99 && m.stream_id == 7 && m.bytes == 64);
+	/* not GPU work: nothing written */
+	assert_false(isr_ev_set_gpu_work(&a.hdr, &w));
+	assert_true(a.start_ns == 0 && a.correlation_id == 0);
+}
+
 static void test_tasks(void **state)
 {
 	struct isr_ev_sched_switch sw = { .hdr = { .type = ISR_EV_SCHED_SWITCH, .size = sizeof(sw), .pid = 1, .tid = 2 },
@@ -416,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_definitions),
 		cmocka_unit_test(test_every_type_declared),
 		cmocka_unit_test(test_intervals),
+		cmocka_unit_test(test_gpu_work_written),
 		cmocka_unit_test(test_tasks),
 		cmocka_unit_test(test_costs),
 		cmocka_unit_test(test_dispatch),
