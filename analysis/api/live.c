@@ -58,6 +58,13 @@ struct lproc {
 	__u64 device_bytes;
 };
 
+/* Probes the budget switches: on since `since` when on, and on_ns before
+ * that in this interval; sampled once switched off. */
+struct live_switch {
+	bool sampled, on;
+	__u64 since, on_ns;
+};
+
 struct live {
 	struct tasks *tasks;		/* from the first event on */
 	struct lthread *threads;	/* by the task model's index */
@@ -65,10 +72,7 @@ struct live {
 	struct lproc *procs;
 	size_t nprocs, procs_cap;
 	struct devmem *dm;
-	bool sampling, hot_on;	/* the budget switches the launch probes; they are on now */
-	__u64 hot_since, hot_on_ns;
-	bool faults_sampling, faults_on;	/* the same for page-fault tracing */
-	__u64 faults_since, faults_on_ns;
+	struct live_switch hot, faults;	/* the launch probes, page-fault tracing */
 	__u64 prev_at, first_ts;
 	__u64 events;
 	struct live_snapshot snap;
@@ -118,8 +122,8 @@ struct live *live__new(const __u32 *pids, size_t n, __u32 ncpus)
 		free(l);
 		return NULL;
 	}
-	l->hot_on = true;
-	l->faults_on = true;
+	l->hot.on = true;
+	l->faults.on = true;
 	return l;
 }
 
@@ -270,27 +274,34 @@ static void count_gil(const struct live_ev *e)
 		e->t->gil_ns += g->wait_ns;
 }
 
+static void switch_to(struct live_switch *w, bool on, __u64 ts)
+{
+	if (on == w->on)
+		return;
+	if (on) {
+		w->since = ts;
+	} else {
+		w->sampled = true;
+		w->on_ns += since(ts, w->since);
+	}
+	w->on = on;
+}
+
+/* Its time on in this interval, up to now. */
+static __u64 switch_on_ns(const struct live_switch *w, __u64 now)
+{
+	return w->on_ns + (w->on ? since(now, w->since) : 0);
+}
+
 /* The budget switched the launch probes or page-fault tracing. */
 static void on_sampling(const struct live_ev *e)
 {
 	const struct isr_ev_sampling *s = (const void *)e->h;
-	struct live *l = e->l;
 
-	if (s->kind == ISR_SAMPLING_OFF && l->hot_on) {
-		l->sampling = true;
-		l->hot_on = false;
-		l->hot_on_ns += since(s->hdr.ts_ns, l->hot_since);
-	} else if (s->kind == ISR_SAMPLING_ON && !l->hot_on) {
-		l->hot_on = true;
-		l->hot_since = s->hdr.ts_ns;
-	} else if (s->kind == ISR_SAMPLING_FAULTS_OFF && l->faults_on) {
-		l->faults_sampling = true;
-		l->faults_on = false;
-		l->faults_on_ns += since(s->hdr.ts_ns, l->faults_since);
-	} else if (s->kind == ISR_SAMPLING_FAULTS_ON && !l->faults_on) {
-		l->faults_on = true;
-		l->faults_since = s->hdr.ts_ns;
-	}
+	if (s->kind == ISR_SAMPLING_ON || s->kind == ISR_SAMPLING_OFF)
+		switch_to(&e->l->hot, s->kind == ISR_SAMPLING_ON, s->hdr.ts_ns);
+	else if (s->kind == ISR_SAMPLING_FAULTS_ON || s->kind == ISR_SAMPLING_FAULTS_OFF)
+		switch_to(&e->l->faults, s->kind == ISR_SAMPLING_FAULTS_ON, s->hdr.ts_ns);
 }
 
 /* What an event of each type adds to the live counts; the other types add
@@ -317,7 +328,7 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 		return;
 	l->events++;
 	if (!l->first_ts && h->ts_ns)
-		l->first_ts = l->hot_since = h->ts_ns;
+		l->first_ts = l->hot.since = h->ts_ns;
 	if (!evbuf__append(&l->window, h, size, LIVE_WINDOW_MAX_BYTES))
 		l->window_cut++;
 	if ((isr_event_flags(h->type) & ISR_EVF_DEFINES) && !evbuf__append(&l->names, h, size, LIVE_NAMES_MAX_BYTES))
@@ -467,9 +478,8 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	int err;
 
 	interval = since(now_ns, from);
-	scale = on_scale(l->sampling, l->hot_on_ns + (l->hot_on ? since(now_ns, l->hot_since) : 0), interval);
-	fscale = on_scale(l->faults_sampling, l->faults_on_ns + (l->faults_on ? since(now_ns, l->faults_since) : 0),
-			  interval);
+	scale = on_scale(l->hot.sampled, switch_on_ns(&l->hot, now_ns), interval);
+	fscale = on_scale(l->faults.sampled, switch_on_ns(&l->faults, now_ns), interval);
 	free(l->snap.procs);
 	memset(&l->snap, 0, sizeof(l->snap));
 	l->snap.at_ns = now_ns;
@@ -532,7 +542,7 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 		}
 		p->nthreads = j - i;
 		p->launcher_tid = lead->launches_per_s > 0 ? lead->tid : 0;
-		p->launches_estimated = l->sampling && scale > 1.0;
+		p->launches_estimated = l->hot.sampled && scale > 1.0;
 		i = j;
 	}
 	for (size_t k = 0; k < l->nprocs; k++) {
@@ -564,10 +574,8 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	l->window.len = l->window.count = 0;
 	l->window_cut = 0;
 	l->prev_at = now_ns;
-	l->hot_on_ns = 0;
-	l->hot_since = now_ns;
-	l->faults_on_ns = 0;
-	l->faults_since = now_ns;
+	l->hot.on_ns = l->faults.on_ns = 0;
+	l->hot.since = l->faults.since = now_ns;
 	*out = &l->snap;
 	return err;
 }
