@@ -35,6 +35,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "regs.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
 #include "cuda_funcs.h"
@@ -207,7 +208,7 @@ static __always_inline void launch(struct pt_regs *ctx, __u64 id, __u64 cookie)
 	e->args[0] = PT_REGS_PARM1(ctx);
 	e->args[1] = (__u32)PT_REGS_PARM2(ctx) | (__u64)(__u32)PT_REGS_PARM3(ctx) << 32;
 	e->args[2] = (__u32)PT_REGS_PARM4(ctx) | (__u64)(__u32)PT_REGS_PARM5(ctx) << 32;
-	e->args[3] = (__u32)ctx->r9 | (stk.bz & 0xffffffff) << 32;
+	e->args[3] = (__u32)ISR_ARG6(ctx) | (stk.bz & 0xffffffff) << 32;
 	e->args[4] = stk.shared_bytes & 0xffffffff;
 	e->args[5] = stk.stream;
 	submit_bulk(e);
@@ -356,7 +357,7 @@ static __always_inline void remember(struct pt_regs *ctx, __u64 id, __u64 cookie
 	ent.args[2] = PT_REGS_PARM3(ctx);
 	ent.args[3] = PT_REGS_PARM4(ctx);
 	ent.args[4] = PT_REGS_PARM5(ctx);
-	ent.args[5] = ctx->r9;
+	ent.args[5] = ISR_ARG6(ctx);
 	if (bpf_map_update_elem(&cuda_inflight, &key, &ent, BPF_ANY))
 		count_drop(ISR_SRC_CUDA_INFLIGHT);
 }
@@ -391,7 +392,7 @@ int cuda_hot(struct pt_regs *ctx)
 		break;
 	case ISR_CUDA_FAM_COPY_PEER:
 		/* cuMemcpyPeer[Async]: (dst, dstCtx, src, srcCtx, bytes[, hStream]) */
-		emit_copy(id, cookie, PT_REGS_PARM1(ctx), PT_REGS_PARM3(ctx), PT_REGS_PARM5(ctx), ctx->r9);
+		emit_copy(id, cookie, PT_REGS_PARM1(ctx), PT_REGS_PARM3(ctx), PT_REGS_PARM5(ctx), ISR_ARG6(ctx));
 		break;
 	case ISR_CUDA_FAM_COPY_2D:
 		copy_nd(ctx, id, cookie, false);

@@ -18,6 +18,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "regs.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "common.bpf.h"

@@ -18,6 +18,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "regs.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
 #include "nccl_funcs.h"
@@ -128,21 +129,21 @@ int nccl_call(struct pt_regs *ctx)
 		e->count = PT_REGS_PARM3(ctx);
 		e->dtype = (__u8)PT_REGS_PARM4(ctx);
 		e->op = (__u8)PT_REGS_PARM5(ctx);
-		e->comm = ctx->r9;
+		e->comm = ISR_ARG6(ctx);
 		e->stream = stack_arg(ctx, 1);
 		break;
 	case ISR_NCCL_L_ROOT:
 		e->count = PT_REGS_PARM3(ctx);
 		e->dtype = (__u8)PT_REGS_PARM4(ctx);
 		e->peer = (__s32)PT_REGS_PARM5(ctx);
-		e->comm = ctx->r9;
+		e->comm = ISR_ARG6(ctx);
 		e->stream = stack_arg(ctx, 1);
 		break;
 	case ISR_NCCL_L_REDUCE:
 		e->count = PT_REGS_PARM3(ctx);
 		e->dtype = (__u8)PT_REGS_PARM4(ctx);
 		e->op = (__u8)PT_REGS_PARM5(ctx);
-		e->peer = (__s32)ctx->r9;
+		e->peer = (__s32)ISR_ARG6(ctx);
 		e->comm = stack_arg(ctx, 1);
 		e->stream = stack_arg(ctx, 2);
 		break;
@@ -150,14 +151,14 @@ int nccl_call(struct pt_regs *ctx)
 		e->count = PT_REGS_PARM3(ctx);
 		e->dtype = (__u8)PT_REGS_PARM4(ctx);
 		e->comm = PT_REGS_PARM5(ctx);
-		e->stream = ctx->r9;
+		e->stream = ISR_ARG6(ctx);
 		break;
 	case ISR_NCCL_L_PEER:
 		e->count = PT_REGS_PARM2(ctx);
 		e->dtype = (__u8)PT_REGS_PARM3(ctx);
 		e->peer = (__s32)PT_REGS_PARM4(ctx);
 		e->comm = PT_REGS_PARM5(ctx);
-		e->stream = ctx->r9;
+		e->stream = ISR_ARG6(ctx);
 		break;
 	}
 	if (kind == ISR_NCCL_KIND_COLL || kind == ISR_NCCL_KIND_P2P)

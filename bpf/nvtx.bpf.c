@@ -14,6 +14,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "regs.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
 

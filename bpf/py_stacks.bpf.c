@@ -7,6 +7,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "regs.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "py_stacks.bpf.h"
 

@@ -14,7 +14,6 @@
 #ifndef INFERSCOPE_PY_STACKS_BPF_H
 #define INFERSCOPE_PY_STACKS_BPF_H
 
-#include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
 
 #define PY_MAX_THREADS	256	/* thread states looked at per lookup */
@@ -79,16 +78,25 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 	return v;
 }
 
+/* Where task_struct keeps the thread's fs base (thread.fsbase), from the
+ * kernel's BTF that the recorder read once (user/record/tracer.h
+ * tracer__task_fsbase_offset): a CO-RE read would make libbpf parse that
+ * BTF again for every object that captures stacks. 0: not known. */
+const volatile __u32 task_fsbase_offset = 0;
+
 /* The thread id CPython stored for the current thread: its tid (3.11+) or
- * pthread_self(), the thread pointer (3.10, x86-64: the fs base). */
+ * pthread_self(), the thread pointer (3.10, x86-64: the fs base); 0 when
+ * it cannot be told. */
 static __always_inline __u64 py_current_thread_id(const struct isr_py_layout *l, __u32 tid)
 {
-	struct task_struct *task;
+	__u64 fsbase = 0;
 
 	if (l->minor >= 11)
 		return tid;
-	task = (struct task_struct *)bpf_get_current_task();
-	return BPF_CORE_READ(task, thread.fsbase);
+	if (!task_fsbase_offset ||
+	    bpf_probe_read_kernel(&fsbase, sizeof(fsbase), (const char *)bpf_get_current_task() + task_fsbase_offset))
+		return 0;
+	return fsbase;
 }
 
 struct py_thread_walk {

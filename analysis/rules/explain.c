@@ -56,31 +56,109 @@ const char *explain__rule_title(const char *id)
 	return id;
 }
 
-/* The attribution, the series (which takes each gap's split from the
- * attribution, so after it), the steps, then each rule's state for the pass with the
- * observer it wants. */
-static int stages_start(struct explain *e, const struct pass *p)
+/*
+ * The timeline's observers, in one table: each sees every event of the
+ * pass in the table's order (start adds its observer), then each finishes
+ * in that order, reading the results of those before it, never their
+ * state. The attribution comes first (the series takes each gap's split
+ * from it), the rules last (they read all the others: struct rule_ctx).
+ * free runs for every one, started or not.
+ */
+struct ex_stage {
+	int (*start)(struct explain *e, const struct pass *p);	/* 0 or -errno */
+	int (*finish)(struct explain *e);
+	void (*free)(struct explain *e);
+};
+
+static int attr_start(struct explain *e, const struct pass *p)
 {
-	int err = timeline__observe(e->tl, attribution__observer(e->attr));
+	e->attr = attribution__new(e->tl, p);
+	return e->attr ? timeline__observe(e->tl, attribution__observer(e->attr)) : -ENOMEM;
+}
 
-	err = err ?: timeline__observe(e->tl, waits__observer(e->waits));
+static int attr_finish(struct explain *e)
+{
+	return attribution__finish(e->attr);
+}
 
-	if (!err) {
-		e->series = series__new(p, e->tl, e->attr);
-		if (!e->series)
-			err = -ENOMEM;
-	}
-	if (!err) {
-		e->steps = steps__new(e->tl);
-		err = e->steps ? timeline__observe(e->tl, steps__observer(e->steps)) : -ENOMEM;
-	}
+static void attr_free(struct explain *e)
+{
+	attribution__free(e->attr);
+}
 
+static int waits_start(struct explain *e, const struct pass *p)
+{
+	(void)p;
+	e->waits = waits__new(e->tl);
+	return e->waits ? timeline__observe(e->tl, waits__observer(e->waits)) : -ENOMEM;
+}
+
+static int waits_finish(struct explain *e)
+{
+	return waits__finish(e->waits);
+}
+
+static void waits_free(struct explain *e)
+{
+	waits__free(e->waits);
+}
+
+static int series_start(struct explain *e, const struct pass *p)
+{
+	e->series = series__new(p, e->tl, e->attr);
+	return e->series ? 0 : -ENOMEM;
+}
+
+static int series_finish(struct explain *e)
+{
+	return series__finish(e->series);
+}
+
+static void series_free(struct explain *e)
+{
+	series__free(e->series);
+}
+
+static int steps_start(struct explain *e, const struct pass *p)
+{
+	(void)p;
+	e->steps = steps__new(e->tl);
+	return e->steps ? timeline__observe(e->tl, steps__observer(e->steps)) : -ENOMEM;
+}
+
+static int steps_finish(struct explain *e)
+{
+	return steps__finish(e->steps);
+}
+
+static void steps_free(struct explain *e)
+{
+	steps__free(e->steps);
+}
+
+/* Each rule's state for the pass, with the observer it wants. */
+static int rules_start(struct explain *e, const struct pass *p)
+{
+	struct rule_ctx *c = e->ctx;
+	int err = 0;
+
+	c->r = pass__recording(p);
+	c->pass = p;
+	c->tl = e->tl;
+	c->attr = e->attr;
+	c->waits = e->waits;
+	c->out = &e->findings;
+	c->start = pass__start(p);
+	c->end = pass__end(p);
+	e->state = calloc(rules_count, sizeof(*e->state));
+	if (!e->state)
+		return -ENOMEM;
 	for (size_t i = 0; i < rules_count && !err; i++) {
 		struct tl_observer obs = { 0 };
 
 		if (!rules_all[i]->start)
 			continue;
-		e->state[i] = rules_all[i]->start(e->ctx, &obs);
+		e->state[i] = rules_all[i]->start(c, &obs);
 		if (!e->state[i])
 			return -ENOMEM;
 		obs.ctx = e->state[i];
@@ -88,6 +166,49 @@ static int stages_start(struct explain *e, const struct pass *p)
 	}
 	return err;
 }
+
+static void weigh(struct explain *e);
+
+/* Phase by phase (rules.h), then the findings weighed and ranked. */
+static int rules_finish(struct explain *e)
+{
+	int err = 0;
+
+	for (int phase = 0; phase < RULE_PHASES && !err; phase++)
+		for (size_t i = 0; i < rules_count && !err; i++) {
+			if (rules_all[i]->phase != (enum rule_phase)phase || !rules_all[i]->finish)
+				continue;
+			e->ctx->rule = rules_all[i];
+			err = rules_all[i]->finish(e->state[i], e->ctx);
+		}
+	e->ctx->rule = NULL;
+	if (err)
+		return err;
+	weigh(e);
+	findings__rank(&e->findings);
+	return verdict__make(e->ctx, e->verdict, sizeof(e->verdict));
+}
+
+static void rules_free(struct explain *e)
+{
+	for (size_t i = 0; e->state && i < rules_count; i++)
+		if (rules_all[i]->free)
+			rules_all[i]->free(e->state[i]);
+		else
+			free(e->state[i]);
+	free(e->state);
+	free(e->ctx->claims);
+	findings__free(&e->findings);
+}
+
+static const struct ex_stage ex_stages[] = {
+	{ attr_start, attr_finish, attr_free },		/* what the threads' time went to, attribution.h */
+	{ waits_start, waits_finish, waits_free },	/* the wait chains, waits.h */
+	{ series_start, series_finish, series_free },	/* the charts' time series, series.h */
+	{ steps_start, steps_finish, steps_free },	/* NVTX ranges and steps, steps.h */
+	{ rules_start, rules_finish, rules_free },	/* the findings, rules.h */
+};
+#define EX_STAGES (sizeof(ex_stages) / sizeof(ex_stages[0]))
 
 /* A finding of time is weighed against the job's time: its severity is
  * the share it costs (rule_severity). */
@@ -104,27 +225,17 @@ static void weigh(struct explain *e)
 struct explain *explain__new(const struct pass *p)
 {
 	struct explain *e = calloc(1, sizeof(*e));
-	struct rule_ctx *c;
 	int err = -ENOMEM;
 
 	if (!e)
 		goto fail;
-	c = e->ctx = calloc(1, sizeof(*e->ctx));
-	e->state = calloc(rules_count, sizeof(*e->state));
+	e->ctx = calloc(1, sizeof(*e->ctx));
 	e->tl = timeline__new(p, pass__recording(p));
-	e->attr = e->tl ? attribution__new(e->tl, p) : NULL;
-	e->waits = e->tl ? waits__new(e->tl) : NULL;
-	if (!c || !e->state || !e->attr || !e->waits)
+	if (!e->ctx || !e->tl)
 		goto fail;
-	c->r = pass__recording(p);
-	c->pass = p;
-	c->tl = e->tl;
-	c->attr = e->attr;
-	c->waits = e->waits;
-	c->out = &e->findings;
-	c->start = pass__start(p);
-	c->end = pass__end(p);
-	err = stages_start(e, p);
+	err = 0;
+	for (size_t i = 0; i < EX_STAGES && !err; i++)
+		err = ex_stages[i].start(e, p);
 	if (err)
 		goto fail;
 	return e;
@@ -143,27 +254,10 @@ int explain__finish(struct explain *e, const struct summary *sum, const struct p
 {
 	int err = timeline__finish(e->tl);
 
-	err = err ?: attribution__finish(e->attr);
-	err = err ?: waits__finish(e->waits);
-	err = err ?: steps__finish(e->steps);
 	e->ctx->sum = sum;
 	e->ctx->py = py;
-	for (int phase = 0; phase < RULE_PHASES && !err; phase++)
-		for (size_t i = 0; i < rules_count && !err; i++) {
-			if (rules_all[i]->phase != (enum rule_phase)phase || !rules_all[i]->finish)
-				continue;
-			e->ctx->rule = rules_all[i];
-			err = rules_all[i]->finish(e->state[i], e->ctx);
-		}
-	e->ctx->rule = NULL;
-	if (!err)
-		weigh(e);
-	if (!err)
-		err = series__finish(e->series);
-	if (!err)
-		findings__rank(&e->findings);
-	if (!err)
-		err = verdict__make(e->ctx, e->verdict, sizeof(e->verdict));
+	for (size_t i = 0; i < EX_STAGES && !err; i++)
+		err = ex_stages[i].finish(e);
 	return err;
 }
 
@@ -211,20 +305,9 @@ void explain__free(struct explain *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; e->state && i < rules_count; i++)
-		if (rules_all[i]->free)
-			rules_all[i]->free(e->state[i]);
-		else
-			free(e->state[i]);
-	free(e->state);
-	if (e->ctx)
-		free(e->ctx->claims);
+	for (size_t i = EX_STAGES; e->ctx && i-- > 0;)
+		ex_stages[i].free(e);
 	free(e->ctx);
-	findings__free(&e->findings);
-	series__free(e->series);
-	steps__free(e->steps);
-	attribution__free(e->attr);
-	waits__free(e->waits);
 	timeline__free(e->tl);
 	pass__free(e->own_pass);
 	free(e);

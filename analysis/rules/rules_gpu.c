@@ -72,10 +72,14 @@ static int sync_sites(const struct rule_ctx *c, struct finding *f)
  * work: their waits add up. Per syncing thread: that time, the rest, and
  * the time it was blocked. The drains are told while the hot path was on
  * (the budget's windows: the submissions outside them are not seen), and
- * extrapolated as the hot path's counts are. */
+ * extrapolated per synchronization: synchronizations are traced whatever
+ * the budget, so a thread's drains count for its synchronizations judged
+ * (returned, and the next submission seen, inside a window) and are
+ * scaled to all of them (the hot path's scale follows its launches, which
+ * come at other rates in other phases of the job). */
 struct drain {
 	__u32 pid, tid;
-	__u64 syncs, drains, drain_ns, other_ns;
+	__u64 syncs, judged, drains, drain_ns, other_ns;
 	__u64 copy_waits, copy_wait_ns;	/* async copies that waited for the GPU */
 };
 RULE_TALLY_KEY(struct drain, pid, tid);
@@ -87,6 +91,7 @@ struct sync_state {
 	struct pending {
 		__u32 pid, tid;
 		__u64 ret, waited;	/* its return, and how long it waited for the GPU */
+		__u64 nsyncs;		/* the synchronizations that waited for that work */
 		struct tl_acc at_ret;	/* the syncing thread's totals at the return */
 	} *p;
 	size_t np, pcap;
@@ -103,16 +108,17 @@ static void sync_submitted(struct sync_state *s, const struct pass_event *e, __u
 
 		if (p->pid != pid || !p->ret)
 			continue;
+		d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), p->pid, p->tid);
+		if (!d) {
+			s->err = -ENOMEM;
+			return;
+		}
+		d->judged += p->nsyncs;
 		if (e->start > p->ret) {
 			const struct tl_thread *st = timeline__thread_latest(s->c->tl, p->pid, p->tid);
 			__u64 len = e->start - p->ret, work = len;
 			struct tl_acc now, in;
 
-			d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), p->pid, p->tid);
-			if (!d) {
-				s->err = -ENOMEM;
-				return;
-			}
 			if (st) {
 				timeline__thread_acc(s->c->tl, st, e->start, &now);
 				tl_acc__diff(&now, &p->at_ret, &in);
@@ -175,6 +181,7 @@ static void sync_returned(struct sync_state *s, const struct pass_event *e, cons
 		/* no submission since the last one returned: it waited for
 		 * the same work */
 		p->waited = (p->ret ? p->waited : 0) + (e->end - e->start);
+		p->nsyncs = (p->ret ? p->nsyncs : 0) + 1;
 		p->tid = th->tid;
 		p->ret = e->end;
 		/* at its entry, and inside it until its return */
@@ -251,9 +258,9 @@ static int sync_finish(void *state, struct rule_ctx *c)
 		return s->err;
 	for (size_t i = 0; (t = rule_next_critical(c, &i, causes, &base));) {
 		bool gpu = attribution__gpu_observed(c->attr, t->pid);
-		__u64 cost, drain_ns = 0, drains = 0, syncs = 0;
+		__u64 cost, drain_ns = 0, drains = 0, syncs = 0, judged = 0;
 		__u64 other_ns = 0, copy_waits = 0, copy_wait_ns = 0;
-		double scale = c->sum && !gpu ? sampling__scale(&c->sum->sampling, t->pid) : 1;
+		double scale = 1;
 		char who[96];
 		struct finding *f;
 		int err = 0;
@@ -264,9 +271,12 @@ static int sync_finish(void *state, struct rule_ctx *c)
 				other_ns = s->v[k].other_ns;
 				drains = s->v[k].drains;
 				syncs = s->v[k].syncs;
+				judged = s->v[k].judged;
 				copy_waits = s->v[k].copy_waits;
 				copy_wait_ns = s->v[k].copy_wait_ns;
 			}
+		if (!gpu && judged && judged < syncs)
+			scale = (double)syncs / (double)judged;
 		cost = gpu ? causes[CAUSE_SYNC_DRAIN] + causes[CAUSE_SYNC] : (__u64)((double)drain_ns * scale);
 		if (!rule_matters(c, cost) || !base || (double)cost < MIN_SHARE * (double)base)
 			continue;
@@ -296,11 +306,13 @@ static int sync_finish(void *state, struct rule_ctx *c)
 			ev_set(f->evidence, "idle_after_sync_seen_s", ev_seconds(drain_ns));
 			ev_set(f->evidence, "idle_after_sync_other_s", ev_seconds(other_ns));
 			ev_set(f->evidence, "estimated", json_boolean(scale != 1));
-			err |= finding__say(f, "After %llu of %llu synchronizations by %s the GPU had an empty queue while "
-					       "the thread did the host's work for the next launches, %s%.3f s in all (%.0f%% "
-					       "of its time), work that could have overlapped the GPU's. The thread was "
-					       "blocked %.3f s in synchronizations",
-					    (unsigned long long)drains, (unsigned long long)syncs, who, scale != 1 ? "≈" : "",
+			ev_set(f->evidence, "synchronizations_judged", ev_u64(judged));
+			err |= finding__say(f, "After %llu of %llu synchronizations%s by %s the GPU had an empty queue "
+					       "while the thread did the host's work for the next launches, %s%.3f s in all "
+					       "(%.0f%% of its time), work that could have overlapped the GPU's. The thread "
+					       "was blocked %.3f s in synchronizations",
+					    (unsigned long long)drains, (unsigned long long)(scale != 1 ? judged : syncs),
+					    scale != 1 ? " judged" : "", who, scale != 1 ? "≈" : "",
 					    rule_secs(cost), rule_pct(cost, base), rule_secs(t->window.ns[TL_SYNC]));
 			if (copy_waits)
 				err |= finding__say(f, " (%.3f s of it in %llu async copies that waited for the GPU, as a "
@@ -309,7 +321,9 @@ static int sync_finish(void *state, struct rule_ctx *c)
 			err |= finding__say(f, ".");
 			if (scale != 1)
 				err |= finding__say(f, " The overhead budget let the launches be traced in windows: the "
-						       "drains were told inside them and the cost (≈) is extrapolated.");
+						       "drains were told after the %llu synchronizations judged inside them, "
+						       "and the cost (≈) is extrapolated to all %llu.",
+						    (unsigned long long)judged, (unsigned long long)syncs);
 			if (other_ns)
 				err |= finding__say(f, " (%.3f s more of empty queue after synchronizations is not "
 						       "theirs: the host's work beyond the GPU work they waited for, or the "

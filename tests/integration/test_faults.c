@@ -390,14 +390,15 @@ static void test_faults_sampled_within_the_budget(void **state)
  * recording goes (its first window is charged while the share is still
  * that of its first bursts): 1.24 and 1.26 times seen, quiet and beside a
  * busy loop per CPU; 1.47 and 1.62 when charged for its share of each
- * interval. At most 1.4 times.
+ * interval. At most 1.4 times, the share at least a quarter, as the
+ * budget counts it.
  */
 static void test_fault_budget_for_a_bursty_thread(void **state)
 {
 	struct ctx *c = *state;
 	char *argv[] = { WORKLOAD, "faultcount", "8", "4096", "0.5", NULL };
 	json_t *r, *sp;
-	double cost, oncpu, allowed, traced, charged;
+	double cost, oncpu, allowed, traced, charged, base;
 	pid_t w;
 
 	assert_true(record_faultcount(c, argv, &w) > 0);
@@ -415,7 +416,10 @@ static void test_fault_budget_for_a_bursty_thread(void **state)
 		      1e3 * allowed);
 	assert_true(oncpu > 0.5 && oncpu < 0.8 * traced);
 	assert_true(charged > 0);
-	assert_true(cost / oncpu <= 1.4 * charged / traced);
+	/* a thread on a CPU less than a quarter of the time counts a quarter
+	 * (docs/overhead.md): a host loaded enough held this one to 12.6% */
+	base = oncpu > 0.25 * traced ? oncpu : 0.25 * traced;
+	assert_true(cost / base <= 1.4 * charged / traced);
 	json_decref(r);
 }
 

@@ -182,6 +182,35 @@ static void test_attach_to_running_process(void **state)
 	json_decref(r);
 }
 
+/* -p on a process that sleeps all through the recording: no probe fires
+ * on any of its threads, and the cost line says so, instead of charging
+ * the sampler's ticks to "tid 0 of pid 0" (an empty slot). */
+static void test_attach_to_sleeping_process_charges_nobody(void **state)
+{
+	struct ctx *c = *state;
+	char *wl[] = { "/bin/sleep", "30", NULL };
+	char pidstr[32], *err;
+	int status;
+	pid_t wpid, tpid;
+
+	wpid = th_spawn(wl, NULL, NULL);
+	snprintf(pidstr, sizeof(pidstr), "%d", wpid);
+	{
+		char *argv[] = { TRACER, "record", "-o", c->f.isr, "-p", pidstr, "-d", "1", NULL };
+
+		tpid = th_spawn(argv, NULL, c->f.err);
+	}
+	assert_int_equal(waitpid(tpid, &status, 0), tpid);
+	kill(wpid, SIGKILL);
+	assert_int_equal(waitpid(wpid, NULL, 0), wpid);
+	th_expect_exit(status, 0, c->f.err);
+	err = th_slurp(c->f.err);
+	assert_non_null(err);
+	if (!strstr(err, "tracing charged no thread of the target") || strstr(err, "tid 0 of pid 0"))
+		fail_msg("the cost line of an idle target: %s", err);
+	free(err);
+}
+
 /* Processes that targets fork are followed. */
 static void test_children_are_followed(void **state)
 {
@@ -271,6 +300,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_minor_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_major_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attach_to_running_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_to_sleeping_process_charges_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_are_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkilled_recorder_leaves_readable_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_command_killed_by_signal, setup, teardown),

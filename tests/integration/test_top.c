@@ -109,15 +109,47 @@ static double launches_of(const char *screen, pid_t pid)
 	return 0;
 }
 
-static void expect_rate(const char *screen, pid_t pid, double want)
+static int cmp_double(const void *a, const void *b)
 {
-	double got = launches_of(screen, pid);
+	double x = *(const double *)a, y = *(const double *)b;
 
-	if (got < want * 0.9 || got > want * 1.1) {
-		print_error("pid %d: top shows %.0f launches/s, the workload makes %.0f (10%% tolerance):\n%s\n", pid,
-			    got, want, screen);
-		fail();
+	return (x > y) - (x < y);
+}
+
+#define RATE_SCREENS 5
+
+/* The launches/s top shows for each of n workloads, the median of
+ * RATE_SCREENS intervals in a row, against the workload's rate: a
+ * workload launches each at its planned time, or at once when a loaded
+ * host held it back, so one interval may hold launches of the one before,
+ * never the long run. */
+static void expect_rates(const pid_t *pids, const double *want, int n)
+{
+	double got[2][RATE_SCREENS];
+	char *screen = NULL;
+
+	assert_true(n <= 2);
+	for (int i = 0; i < RATE_SCREENS; i++) {
+		if (i)
+			usleep(1100000);
+		free(screen);
+		screen = tmux_screen();
+		for (int k = 0; k < n; k++)
+			got[k][i] = launches_of(screen, pids[k]);
 	}
+	for (int k = 0; k < n; k++) {
+		double median;
+
+		qsort(got[k], RATE_SCREENS, sizeof(got[k][0]), cmp_double);
+		median = got[k][RATE_SCREENS / 2];
+		if (median < want[k] * 0.9 || median > want[k] * 1.1) {
+			print_error("pid %d: top shows %.0f launches/s (the median of %.0f to %.0f in %d intervals), the "
+				    "workload makes %.0f (10%% tolerance); the last screen:\n%s\n", pids[k], median,
+				    got[k][0], got[k][RATE_SCREENS - 1], RATE_SCREENS, want[k], screen);
+			fail();
+		}
+	}
+	free(screen);
 }
 
 static void test_tmux_screen(void **state)
@@ -128,8 +160,8 @@ static void test_tmux_screen(void **state)
 			 NULL };
 	bool shown = false;
 
-	c->w[0] = rate_workload(c, "20", "2000", 0);
-	c->w[1] = rate_workload(c, "20", "500", 1);
+	c->w[0] = rate_workload(c, "40", "2000", 0);
+	c->w[1] = rate_workload(c, "40", "500", 1);
 	snprintf(cmd, sizeof(cmd), "%s top -p %d,%d 2>%s; echo top exited $?; sleep 30", TRACER, c->w[0], c->w[1],
 		 c->f.err);
 	th_expect_exit(th_run(argv, NULL), 0, NULL);
@@ -146,8 +178,12 @@ static void test_tmux_screen(void **state)
 	screen = tmux_screen();
 	assert_non_null(strstr(screen, "inferscope-bpf top: 2 processes"));
 	assert_non_null(strstr(screen, "sort: launches/s"));
-	expect_rate(screen, c->w[0], 2000);
-	expect_rate(screen, c->w[1], 500);
+	{
+		const pid_t pids[] = { c->w[0], c->w[1] };
+		const double want[] = { 2000, 500 };
+
+		expect_rates(pids, want, 2);
+	}
 	/* sorted by launches: the busier process first */
 	assert_true(strstr(screen, "launch_rate") && launches_of(screen, c->w[0]) > launches_of(screen, c->w[1]));
 	{
@@ -196,7 +232,7 @@ static const char *report_top_rule(json_t *report, pid_t pid)
 /* Text for scripts: one interval, and a job in synchronization most of its
  * time (launch_rate bound: 100 us of work a launch, a cuStreamSynchronize
  * every 10 launches, 5 ms in the stand-in, asleep): about 83% in sync, as
- * much blocked. Its top finding is the one `analyze` makes of the recording
+ * much off a CPU (blocked, and on a loaded host partly waiting for one). Its top finding is the one `analyze` makes of the recording
  * top kept (-o): the same rules (none here: without --gpu the GPU's side is
  * not judged, and the launching thread waits for it). -q as everywhere. */
 static void test_once_text(void **state)
@@ -229,8 +265,10 @@ static void test_once_text(void **state)
 				gil, &runq, &blocked), 9);
 	assert_string_equal(gpu, "-");	/* no bridge */
 	assert_string_equal(gil, "-");	/* no --gil */
-	if (sync < 60 || sync > 95 || blocked < 60) {
-		print_error("expected about 83%% in synchronization, asleep:\n%s\n", text);
+	/* asleep in the synchronizations, or (on a loaded host) waiting for
+	 * a CPU after one woke it */
+	if (sync < 60 || sync > 95 || blocked + runq < 60) {
+		print_error("expected about 83%% in synchronization, asleep or waiting for a CPU:\n%s\n", text);
 		free(text);
 		fail();
 	}

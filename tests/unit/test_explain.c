@@ -1025,6 +1025,49 @@ static void test_sync_stall_host_view(void **state)
 	synth__free(b);
 }
 
+/* The same job with the hot path off from 460 to 910 ms (the budget's
+ * window: the launches then are not recorded, the synchronizations are):
+ * the drains after the 4 synchronizations judged (their next launch seen)
+ * are extrapolated to the 10, 440 ms, exactly; the hot path's scale, set
+ * by its launches (another thread's burst among them), is not theirs. */
+static void test_sync_stall_sampled(void **state)
+{
+	struct synth *b = job(1000 * MS);
+	struct isr_ev_sampling *sm;
+	const struct finding *f;
+	struct analysis *a;
+
+	(void)state;
+	sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), T0, 0, 0);
+	sm->kind = ISR_SAMPLING_START;
+	sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), T0 + 460 * MS, 0, 0);
+	sm->kind = ISR_SAMPLING_OFF;
+	sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), T0 + 910 * MS, 0, 0);
+	sm->kind = ISR_SAMPLING_ON;
+	for (int i = 0; i < 10; i++) {
+		__u64 t = T0 + (__u64)i * 95 * MS;
+
+		if (t < T0 + 460 * MS)
+			ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		sync_call(b, t + 1 * MS, LAUNCHER, 50 * MS);
+		blocked(b, t + 1 * MS + 10 * US, t + 51 * MS - 10 * US, LAUNCHER, PID, LAUNCHER);
+	}
+	/* another thread's burst in the last window, no synchronization pending */
+	for (int i = 0; i < 400; i++)
+		ev_launch(b, T0 + 912 * MS + (__u64)i * 75 * US, PID, OTHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	ev_launch(b, T0 + 950 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	a = analyze(b);
+	print_message("hot-path scale %.3f\n", sampling__scale(&a->sum->sampling, PID));
+	f = expect(a, "sync_stall", LAUNCHER, 10 * 0.044);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "drains")), 4);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "synchronizations_judged")), 4);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "synchronizations")), 10);
+	expect_text(f, "After 4 of 4 synchronizations judged");
+	expect_text(f, "extrapolated to all 10");
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* An 8 ms synchronization, then 86 ms of host work before the next
  * launch: removing the synchronization would let only the 8 ms of GPU
  * work it waited for overlap the host's; the other 78 ms the GPU waits for
@@ -2064,6 +2107,7 @@ int main(void)
 		cmocka_unit_test(test_tail_is_no_cost),
 		cmocka_unit_test(test_idle_after_sync_by_what_host_did),
 		cmocka_unit_test(test_sync_stall_host_view),
+		cmocka_unit_test(test_sync_stall_sampled),
 		cmocka_unit_test(test_sync_stall_only_what_it_waited_for),
 		cmocka_unit_test(test_host_bound),
 		cmocka_unit_test(test_gpu_idle_python),

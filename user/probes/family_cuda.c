@@ -100,6 +100,7 @@ static void *cuda_open(const struct family_ctx *ctx, char *err, size_t errlen)
 	c->obj = cuda_bpf__open();
 	if (c->obj) {
 		tracer__use_uprobe_multi(ctx->t, c->obj->obj);
+		c->obj->rodata->task_fsbase_offset = tracer__task_fsbase_offset(ctx->t);
 		if (ctx->cfg->python.stacks_hz)
 			c->obj->rodata->py_launch_every = ctx->cfg->python.launch_every;
 	}

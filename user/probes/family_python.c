@@ -97,6 +97,8 @@ static void *python_open(const struct family_ctx *ctx, char *err, size_t errlen)
 	p->gils_fd = -1;
 	if (cfg->python.stacks_hz) {
 		p->sampler = py_stacks_bpf__open();
+		if (p->sampler)
+			p->sampler->rodata->task_fsbase_offset = tracer__task_fsbase_offset(ctx->t);
 		e = tracer__load(ctx->t, p->sampler ? p->sampler->skeleton : NULL, "Python stack", "--no-py-stacks",
 				 err, errlen);
 		e = e ?: tracer__share_maps(ctx->t, p->sampler->obj, walker_maps,

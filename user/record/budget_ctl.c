@@ -339,8 +339,10 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 			top_span = span;
 		}
 	}
-	/* the sampler interrupts whatever runs on a CPU */
-	if (bc->costs.tick_hz && dt > 0) {
+	/* the sampler interrupts whatever runs on a CPU: charged to the
+	 * busiest thread, when a thread was charged at all (not to an empty
+	 * slot, whose totals may be another thread's) */
+	if (bc->costs.tick_hz && dt > 0 && top->tid) {
 		double ticks = bc->costs.tick_hz * top_oncpu / 1e9;
 
 		top->ns[ISR_SPENT_SAMPLER] += ticks * bc->costs.tick_ns;
@@ -529,9 +531,13 @@ void budget_ctl__report(const struct budget_ctl *bc)
 	top = busiest_slot(bc);
 	sum = slot_sum(top);
 	secs = (double)(bc->last_ns - bc->start_ns) / 1e9;
-	fprintf(stderr, "inferscope-bpf: tracing cost the busiest thread (tid %u of pid %u) an estimated %.1f ms, "
-		"%.2f%% of its %.2f s on a CPU in %.1f s", top->tid, top->pid, sum / 1e6,
-		top->oncpu_ns > 0 ? 100 * sum / top->oncpu_ns : 0, top->oncpu_ns / 1e9, secs);
+	if (top->tid)
+		fprintf(stderr, "inferscope-bpf: tracing cost the busiest thread (tid %u of pid %u) an estimated %.1f ms, "
+			"%.2f%% of its %.2f s on a CPU in %.1f s", top->tid, top->pid, sum / 1e6,
+			top->oncpu_ns > 0 ? 100 * sum / top->oncpu_ns : 0, top->oncpu_ns / 1e9, secs);
+	else
+		fprintf(stderr, "inferscope-bpf: tracing charged no thread of the target in %.1f s (no probe fired on "
+			"one)", secs);
 	if (bc->active)
 		fprintf(stderr, "; the %.3g%% budget allowed %.1f ms and was charged %.1f ms (each interval's busiest "
 			"thread, for its time on a CPU)", bc->pct, allowed_ns(bc) / 1e6, bc->b.spent_ns / 1e6);

@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "proc.h"
 #include "tracer.h"
+#include "kernel_btf.h"
 #include "sched.skel.h"
 #include "hold.skel.h"
 
@@ -120,6 +121,7 @@ struct tracer {
 	 * the scheduler's, what the kernel supports, the loaders watched */
 	struct hold_bpf *hold;
 	bool hold_lib, hold_fork;
+	__u32 task_fsbase_off;		/* tracer__task_fsbase_offset */
 	struct bpf_link *hold_fork_link;
 	char hold_note[256];		/* why the hold object could not load; "" */
 	struct { dev_t dev; ino_t ino; int fd; } loaders[MAX_LOADERS];
@@ -269,13 +271,20 @@ void tracer__use_uprobe_multi(const struct tracer *t, struct bpf_object *obj)
 		bpf_program__set_expected_attach_type(prog, ATTACH_UPROBE_MULTI);
 }
 
+__u32 tracer__task_fsbase_offset(const struct tracer *t)
+{
+	return t->task_fsbase_off;
+}
+
 /*
  * The holds' own object (bpf/hold.bpf.c), on the scheduler's maps: the
  * loader watch where uprobes are uprobe_multi links (it reads the address
  * it was hit at), the hold of a forked child where the kernel has the
  * bpf_send_signal_task kfunc (Linux 6.13). Without either, targets are
  * still held at their exec (the scheduler's program); a refusal is kept
- * in hold_note, for tracer__attach to tell.
+ * in hold_note, for tracer__attach to tell. The kernel's BTF, read here
+ * for the kfunc, also gives where a task keeps its fs base
+ * (tracer__task_fsbase_offset).
  */
 static void hold_open(struct tracer *t, const struct record_config *cfg)
 {
@@ -284,8 +293,12 @@ static void hold_open(struct tracer *t, const struct record_config *cfg)
 
 	t->hold_fork = !libbpf_get_error(vmlinux) &&
 		       btf__find_by_name_kind(vmlinux, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
-	if (!libbpf_get_error(vmlinux))
+	if (!libbpf_get_error(vmlinux)) {
+		long fs = kernel_btf__offset(vmlinux, "task_struct", "thread.fsbase");
+
+		t->task_fsbase_off = fs > 0 ? (__u32)fs : 0;
 		btf__free(vmlinux);
+	}
 	t->hold_lib = t->multi;
 	t->hold = hold_bpf__open();
 	if (t->hold) {

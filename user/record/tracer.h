@@ -51,6 +51,10 @@ int tracer__share_maps(struct tracer *t, struct bpf_object *obj, const char *con
  * --legacy-uprobes); a family's uprobe programs are then to be loaded as
  * such: tracer__use_uprobe_multi(t, obj) before tracer__load. */
 bool tracer__uprobe_multi(const struct tracer *t);
+/* Where the kernel's task_struct keeps a thread's fs base (thread.fsbase),
+ * in bytes, from its BTF, read once for every object that needs it; 0:
+ * not known. */
+__u32 tracer__task_fsbase_offset(const struct tracer *t);
 void tracer__use_uprobe_multi(const struct tracer *t, struct bpf_object *obj);
 
 /* Adds pid to the targets; named: a process the user named (-p), which the
