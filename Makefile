@@ -274,14 +274,16 @@ $(ASAN_CORE_LIB): $(ASAN_CORE_OBJS)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # --- the CUPTI bridge: a shared library loaded into CUDA processes ------------
-# The helpers it uses are compiled into it, position-independent and hidden
-# like the rest of it: nothing of it can clash with the process's symbols.
-BRIDGE_SRCS   := cupti_bridge/bridge.c lib/htab.c lib/clock.c
+# The helpers and the registry's views it uses are compiled into it,
+# position-independent and hidden like the rest of it: nothing of it can
+# clash with the process's symbols.
+BRIDGE_SRCS   := cupti_bridge/bridge.c format/registry.c lib/htab.c lib/clock.c
 BRIDGE_OBJS   := $(patsubst %.c,$(OUT)/pic/%.o,$(BRIDGE_SRCS))
 BRIDGE_CFLAGS := $(CSTD) $(WARN) -O2 -g -fPIC -fvisibility=hidden
 
 $(OUT)/pic/cupti_bridge/%.o: INC := $(BRIDGE_INC)
 $(OUT)/pic/lib/%.o: INC := $(LIB_INC)
+$(OUT)/pic/format/%.o: INC := $(FORMAT_INC)
 
 $(OUT)/pic/%.o: %.c
 	@mkdir -p $(@D)

@@ -71,16 +71,10 @@ static __always_inline void emit(__u32 tid)
 	bpf_ringbuf_submit(r, submit_flags);
 }
 
-/* Per-site uprobes (perf-event links): the slot is the attach cookie. */
+/* Per-site uprobes and uretprobes (perf-event links; the link says which):
+ * the slot is the attach cookie. */
 SEC("uprobe")
 int BPF_KPROBE(bench_uprobe)
-{
-	count((__u32)bpf_get_attach_cookie(ctx));
-	return 0;
-}
-
-SEC("uretprobe")
-int BPF_KRETPROBE(bench_uretprobe)
 {
 	count((__u32)bpf_get_attach_cookie(ctx));
 	return 0;

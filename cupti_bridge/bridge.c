@@ -85,7 +85,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cupti.h>
-#include "events.h"
+#include "registry.h"
 #include "clock.h"
 #include "htab.h"
 
@@ -396,6 +396,17 @@ static bool unfinished(uint64_t start, uint64_t end)
 	return true;
 }
 
+/* A kernel, copy or memset record in the batch, with its times, where it
+ * ran and the call that launched it (format/registry.h: GPU work). */
+static void *device_record(uint16_t type, uint16_t size, const struct isr_gpu_work *w)
+{
+	struct isr_ev_hdr *h = batch_add(type, size);
+
+	st.win.device_records++;
+	isr_ev_set_gpu_work(h, w);
+	return h;
+}
+
 static void convert(const CUpti_Activity *r)
 {
 	switch (r->kind) {
@@ -409,16 +420,10 @@ static void convert(const CUpti_Activity *r)
 		if (unfinished(k->start, k->end))
 			break;
 		id = name_id(k->name);
-		e = batch_add(ISR_EV_GPU_KERNEL, sizeof(*e));
-		st.win.device_records++;
-
-		e->start_ns = k->start;
-		e->end_ns = k->end;
-		e->correlation_id = k->correlationId;
+		e = device_record(ISR_EV_GPU_KERNEL, sizeof(*e),
+				  &(struct isr_gpu_work){ k->start, k->end, k->deviceId, k->contextId, k->streamId,
+							  k->correlationId });
 		e->name_id = id;
-		e->device_id = k->deviceId;
-		e->context_id = k->contextId;
-		e->stream_id = k->streamId;
 		e->registers = k->registersPerThread;
 		e->grid[0] = k->gridX;
 		e->grid[1] = k->gridY;
@@ -436,16 +441,10 @@ static void convert(const CUpti_Activity *r)
 
 		if (unfinished(m->start, m->end))
 			break;
-		e = batch_add(ISR_EV_GPU_MEMCPY, sizeof(*e));
-		st.win.device_records++;
-
-		e->start_ns = m->start;
-		e->end_ns = m->end;
+		e = device_record(ISR_EV_GPU_MEMCPY, sizeof(*e),
+				  &(struct isr_gpu_work){ m->start, m->end, m->deviceId, m->contextId, m->streamId,
+							  m->correlationId });
 		e->bytes = m->bytes;
-		e->correlation_id = m->correlationId;
-		e->device_id = m->deviceId;
-		e->context_id = m->contextId;
-		e->stream_id = m->streamId;
 		e->copy_kind = m->copyKind;
 		e->src_kind = m->srcKind;
 		e->dst_kind = m->dstKind;
@@ -458,16 +457,10 @@ static void convert(const CUpti_Activity *r)
 
 		if (unfinished(m->start, m->end))
 			break;
-		e = batch_add(ISR_EV_GPU_MEMSET, sizeof(*e));
-		st.win.device_records++;
-
-		e->start_ns = m->start;
-		e->end_ns = m->end;
+		e = device_record(ISR_EV_GPU_MEMSET, sizeof(*e),
+				  &(struct isr_gpu_work){ m->start, m->end, m->deviceId, m->contextId, m->streamId,
+							  m->correlationId });
 		e->bytes = m->bytes;
-		e->correlation_id = m->correlationId;
-		e->device_id = m->deviceId;
-		e->context_id = m->contextId;
-		e->stream_id = m->streamId;
 		e->value = m->value;
 		e->memory_kind = m->memoryKind;
 		e->flags = m->flags;

@@ -20,7 +20,7 @@
 /*
  * The event registry: every event type a recording holds, one line each.
  *
- *   X(ID, name, value, struct, drops, flags, interval, who)
+ *   X(ID, name, value, struct, drops, flags, interval, who, cost)
  *
  * ID       the constant ISR_EV_<ID>, the type in isr_ev_hdr.type
  * name     what readers display, and the key of the report's event_counts
@@ -35,15 +35,18 @@
  * interval when it happened (ISR_IV_*, below): an instant, a stretch from
  *          or to hdr.ts_ns, or a stretch on the GPU's clock
  * who      which task it is about, and which other task it names (ISR_WHO_*)
+ * cost     what the tracer did on a target thread to make it, for the
+ *          overhead budget's account (ISR_COST_*, below)
  *
  * Generated from it: the ISR_EV_* constants (below); the reader's size
  * checks and names, the analysis dispatch and the views every consumer
  * reads an event through: its flags, its interval, its task and the other
- * task it names, the GPU work it stands for (format/registry.h); the size
+ * task it names, the GPU work it stands for, what it cost
+ * (format/registry.h); the size
  * switch of the records the CUPTI bridge hands over (bpf/cupti.bpf.c: the
  * types whose drops ISR_SRC_GPU counts) and the event-type table of
  * docs/record-format.md (tests/unit/format_tables.c). A type added without
- * its flags, interval and who does not compile.
+ * its flags, interval, who and cost does not compile.
  */
 
 /* flags */
@@ -96,86 +99,169 @@
 #define ISR_WHO_PEER_UNLESS(p, t, f, bit)	(PEER, p, t, f, bit)
 #define ISR_WHO_OF(p, t)		(OF, p, t, hdr.pid, 0)
 
+/*
+ * cost (format/registry.h, isr_ev_cost): what making the record cost the
+ * task it is about, in probe hits (or scheduler events, CUPTI records),
+ * and the account that pays it (ISR_SPENT_*, below). The overhead budget
+ * charges each hit at what it measured for the account at the start
+ * (user/record/budget_ctl.h):
+ *   ISR_COST_NONE			nothing the budget counts
+ *   ISR_COST_HITS(acct, n)		n hits
+ *   ISR_COST_PAIR(acct)		an entry and a return hit (a pair is measured as one)
+ *   ISR_COST_PAIR_IF(acct, f, bit)	a pair when bit is set in f, else one hit
+ *   ISR_COST_PAIR_IS(acct, f, v)	a pair when f == v, else one hit
+ *   ISR_COST_CUDA(func, f, bit)	ISR_COST_PAIR_IF, paid by ISR_SPENT_HOT when the CUDA function
+ *					func is on the hot path (ISR_CUDA_K_HOT), else by ISR_SPENT_PROBES
+ *   ISR_COST_TOOK(acct, ns)		one, at what the record says it took (ns)
+ *   ISR_COST_TOOK_BY(acct, ns, tid)	the same, charged to thread tid of hdr.pid; nothing when ns or
+ *					tid is 0
+ * Each expands to (kind, account, hits, a, b, mask, want): a the field of a
+ * time or a CUDA function, b the one tested (f) or a tid; a pair when
+ * (b & mask) == want.
+ */
+#define ISR_COST_NONE			(NONE, 0, 0, hdr.type, hdr.type, 0, 0)
+#define ISR_COST_HITS(acct, n)		(HITS, acct, n, hdr.type, hdr.type, 0, 0)
+#define ISR_COST_PAIR(acct)		(PAIR, acct, 2, hdr.type, hdr.type, 0, 0)
+#define ISR_COST_PAIR_IF(acct, f, bit)	(PAIR, acct, 2, hdr.type, f, bit, bit)
+#define ISR_COST_PAIR_IS(acct, f, v)	(PAIR, acct, 2, hdr.type, f, 0xffffffffU, v)
+#define ISR_COST_CUDA(func, f, bit)	(CUDA, ISR_SPENT_PROBES, 2, func, f, bit, bit)
+#define ISR_COST_TOOK(acct, ns)		(TOOK, acct, 1, ns, hdr.type, 0, 0)
+#define ISR_COST_TOOK_BY(acct, ns, tid)	(TOOK_BY, acct, 1, ns, tid, 0, 0)
+
+/* A GIL wait (isr_ev_gil_wait) costs this many scheduler events: the
+ * sched_switch program's GIL path measured 1.2 us against 0.15-0.3 us for
+ * a plain switch. */
+#define ISR_GIL_WAIT_EVENTS	4
+
 #define ISR_EVENT_TYPES(X)															\
 	X(SCHED_SWITCH,		sched_switch,		1,  isr_ev_sched_switch,	ISR_SRC_SCHED,									\
-	  ISR_EVF_ANY_TASK,			ISR_IV_INSTANT,						ISR_WHO_PEER(next_pid, next_tid))		\
+	  ISR_EVF_ANY_TASK,			ISR_IV_INSTANT,						ISR_WHO_PEER(next_pid, next_tid),				\
+	  ISR_COST_HITS(ISR_SPENT_SCHED, 1))																\
 	X(SCHED_WAKEUP,		sched_wakeup,		2,  isr_ev_sched_wakeup,	ISR_SRC_SCHED,									\
-	  0,					ISR_IV_INSTANT,				ISR_WHO_PEER_UNLESS(waker_pid, waker_tid, flags, ISR_WAKE_INTERRUPT))		\
+	  0,					ISR_IV_INSTANT,				ISR_WHO_PEER_UNLESS(waker_pid, waker_tid, flags, ISR_WAKE_INTERRUPT),		\
+	  ISR_COST_HITS(ISR_SPENT_SCHED, 1))																\
 	X(SCHED_WAKEUP_NEW,	sched_wakeup_new,	3,  isr_ev_sched_wakeup,	ISR_SRC_SCHED,									\
-	  0,					ISR_IV_INSTANT,				ISR_WHO_PEER_UNLESS(waker_pid, waker_tid, flags, ISR_WAKE_INTERRUPT))		\
+	  0,					ISR_IV_INSTANT,				ISR_WHO_PEER_UNLESS(waker_pid, waker_tid, flags, ISR_WAKE_INTERRUPT),		\
+	  ISR_COST_HITS(ISR_SPENT_SCHED, 1))																\
 	X(PROC_FORK,		sched_process_fork,	4,  isr_ev_proc_fork,		ISR_SRC_PROC,									\
-	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_PEER(child_pid, child_tid))		\
+	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_PEER(child_pid, child_tid),				\
+	  ISR_COST_NONE)																		\
 	X(PROC_EXEC,		sched_process_exec,	5,  isr_ev_proc_exec,		ISR_SRC_PROC,									\
-	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_PEER(hdr.pid, old_tid))			\
+	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_PEER(hdr.pid, old_tid),					\
+	  ISR_COST_NONE)																		\
 	X(PROC_EXIT,		sched_process_exit,	6,  isr_ev_proc_exit,		ISR_SRC_PROC,									\
-	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_THREAD,							\
+	  ISR_COST_NONE)																		\
 	X(TASK_RENAME,		task_rename,		7,  isr_ev_task_rename,		ISR_SRC_PROC,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD,							\
+	  ISR_COST_NONE)																		\
 	X(PAGE_FAULT,		page_fault_user,	8,  isr_ev_page_fault,		ISR_SRC_FAULTS,									\
-	  ISR_EVF_ONCPU,			ISR_IV_UNTIL_IF(duration_ns, flags, ISR_FAULT_HAS_START),	ISR_WHO_THREAD)					\
+	  ISR_EVF_ONCPU,			ISR_IV_UNTIL_IF(duration_ns, flags, ISR_FAULT_HAS_START),	ISR_WHO_THREAD,						\
+	  ISR_COST_HITS(ISR_SPENT_FAULTS, 1))																\
 	X(CUDA_CALL,		cuda_call,		9,  isr_ev_cuda_call,		ISR_SRC_CUDA,									\
-	  ISR_EVF_ONCPU,			ISR_IV_SINCE_IF(duration_ns, flags, ISR_CUDA_RETURNED),	ISR_WHO_THREAD)					\
+	  ISR_EVF_ONCPU,			ISR_IV_SINCE_IF(duration_ns, flags, ISR_CUDA_RETURNED),	ISR_WHO_THREAD,							\
+	  ISR_COST_CUDA(func, flags, ISR_CUDA_RETURNED))														\
 	X(CUDA_NAME,		cuda_name,		10, isr_ev_cuda_name,		ISR_SRC_CUDA,									\
-	  ISR_EVF_DEFINES | ISR_EVF_ONCPU,	ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	  ISR_EVF_DEFINES | ISR_EVF_ONCPU,	ISR_IV_INSTANT,						ISR_WHO_THREAD,							\
+	  ISR_COST_PAIR(ISR_SPENT_PROBES))																\
 	X(GIL,			gil,			11, isr_ev_gil,			ISR_SRC_PYTHON,									\
-	  ISR_EVF_ONCPU,			ISR_IV_SINCE_IS(wait_ns, kind, ISR_GIL_ACQUIRE),		ISR_WHO_THREAD)					\
+	  ISR_EVF_ONCPU,			ISR_IV_SINCE_IS(wait_ns, kind, ISR_GIL_ACQUIRE),		ISR_WHO_THREAD,						\
+	  ISR_COST_PAIR_IS(ISR_SPENT_PROBES, kind, ISR_GIL_ACQUIRE))													\
 	X(SAMPLING,		sampling,		12, isr_ev_sampling,		ISR_SRC_WRITER,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_NONE)					\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_NONE,							\
+	  ISR_COST_NONE)																		\
 	X(GPU_KERNEL,		gpu_kernel,		13, isr_ev_gpu_kernel,		ISR_SRC_GPU,									\
-	  0,					ISR_IV_GPU_WORK(start_ns, end_ns),			ISR_WHO_PROCESS)				\
+	  0,					ISR_IV_GPU_WORK(start_ns, end_ns),			ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(GPU_MEMCPY,		gpu_memcpy,		14, isr_ev_gpu_memcpy,		ISR_SRC_GPU,									\
-	  0,					ISR_IV_GPU_WORK(start_ns, end_ns),			ISR_WHO_PROCESS)				\
+	  0,					ISR_IV_GPU_WORK(start_ns, end_ns),			ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(GPU_MEMSET,		gpu_memset,		15, isr_ev_gpu_memset,		ISR_SRC_GPU,									\
-	  0,					ISR_IV_GPU_WORK(start_ns, end_ns),			ISR_WHO_PROCESS)				\
+	  0,					ISR_IV_GPU_WORK(start_ns, end_ns),			ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(GPU_SYNC,		gpu_sync,		16, isr_ev_gpu_sync,		ISR_SRC_GPU,									\
-	  0,					ISR_IV_GPU(start_ns, end_ns),				ISR_WHO_PROCESS)				\
+	  0,					ISR_IV_GPU(start_ns, end_ns),				ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(GPU_API,		gpu_api,		17, isr_ev_gpu_api,		ISR_SRC_GPU,									\
-	  0,					ISR_IV_GPU(start_ns, end_ns),				ISR_WHO_OF(hdr.pid, thread_id))			\
+	  0,					ISR_IV_GPU(start_ns, end_ns),				ISR_WHO_OF(hdr.pid, thread_id),					\
+	  ISR_COST_HITS(ISR_SPENT_CUPTI, 1))																\
 	X(GPU_CLOCK,		gpu_clock,		18, isr_ev_gpu_clock,		ISR_SRC_GPU,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(GPU_STATUS,		gpu_status,		19, isr_ev_gpu_status,		ISR_SRC_GPU,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(GPU_NAME,		gpu_name,		20, isr_ev_gpu_name,		ISR_SRC_GPU,									\
-	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(PY_SAMPLE,		py_sample,		23, isr_ev_py_sample,		ISR_SRC_PY_STACKS,								\
-	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	  ISR_EVF_ONCPU,			ISR_IV_INSTANT,						ISR_WHO_THREAD,							\
+	  ISR_COST_NONE)																		\
 	X(PY_STACK,		py_stack,		24, isr_ev_py_stack,		ISR_SRC_PY_STACKS,								\
-	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(PY_CODE,		py_code,		25, isr_ev_py_code,		ISR_SRC_PY_CODE,								\
-	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(PY_STATUS,		py_status,		26, isr_ev_py_status,		ISR_SRC_WRITER,									\
-	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(GIL_WAIT,		gil_wait,		28, isr_ev_gil_wait,		ISR_SRC_PYTHON,									\
-	  ISR_EVF_ONCPU,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD)					\
+	  ISR_EVF_ONCPU,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD,							\
+	  ISR_COST_HITS(ISR_SPENT_SCHED, ISR_GIL_WAIT_EVENTS))														\
 	X(TASK_INFO,		task_info,		29, isr_ev_task_info,		ISR_SRC_SCHED,									\
-	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_OF(task_pid, task_tid))			\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_OF(task_pid, task_tid),					\
+	  ISR_COST_NONE)																		\
 	X(RECLAIM,		reclaim,		30, isr_ev_reclaim,		ISR_SRC_RECLAIM,								\
-	  ISR_EVF_ONCPU,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD)					\
+	  ISR_EVF_ONCPU,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD,							\
+	  ISR_COST_NONE)																		\
 	X(GPU_WINDOW,		gpu_window,		31, isr_ev_gpu_window,		ISR_SRC_GPU,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS,						\
+	  ISR_COST_TOOK_BY(ISR_SPENT_CUPTI, finalize_ns, finalize_tid))													\
 	X(MEM_SAMPLE,		mem_sample,		32, isr_ev_mem_sample,		ISR_SRC_WRITER,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(NCCL_COMM,		nccl_comm,		33, isr_ev_nccl_comm,		ISR_SRC_NCCL,									\
-	  ISR_EVF_DEFINES,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD)					\
+	  ISR_EVF_DEFINES,			ISR_IV_SINCE(duration_ns),				ISR_WHO_THREAD,							\
+	  ISR_COST_PAIR(ISR_SPENT_PROBES))																\
 	X(NCCL_CALL,		nccl_call,		34, isr_ev_nccl_call,		ISR_SRC_NCCL,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD,							\
+	  ISR_COST_HITS(ISR_SPENT_PROBES, 1))																\
 	X(RANK_ENV,		rank_env,		35, isr_ev_rank_env,		ISR_SRC_WRITER,									\
-	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS)				\
+	  ISR_EVF_DEFINES,			ISR_IV_INSTANT,						ISR_WHO_PROCESS,						\
+	  ISR_COST_NONE)																		\
 	X(NVTX,			nvtx,			36, isr_ev_nvtx,		ISR_SRC_NVTX,									\
-	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD)					\
+	  0,					ISR_IV_INSTANT,						ISR_WHO_THREAD,							\
+	  ISR_COST_PAIR_IS(ISR_SPENT_PROBES, kind, ISR_NVTX_START))													\
 	X(PROC_HOLD,		proc_hold,		37, isr_ev_proc_hold,		ISR_SRC_PROC,									\
-	  0,					ISR_IV_UNTIL_AT(release_ns),				ISR_WHO_THREAD)
+	  0,					ISR_IV_UNTIL_AT(release_ns),				ISR_WHO_THREAD,							\
+	  ISR_COST_NONE)
+
+/*
+ * The records from BPF to the recorder only, never in a recording (the
+ * recorder turns them into registered ones), one line each:
+ *
+ *   X(ID, value, struct, least, cost)
+ *
+ * value is taken from the registry's numbers (never registered); least the
+ * least hdr.size the recorder reads (a variable part follows); cost as
+ * above, of its thread (hdr.pid, hdr.tid). PY_FRAMES: the frames the
+ * Python stack walker saw, which become PY_STACK, PY_CODE and PY_SAMPLE
+ * records.
+ */
+#define ISR_RECORDER_TYPES(X)											\
+	X(PY_FRAMES,	27,	isr_ev_py_frames,	__builtin_offsetof(struct isr_ev_py_frames, frames),		\
+	  ISR_COST_TOOK(ISR_SPENT_STACKS, capture_ns))
 
 #define ISR_EV_ENUM_ROW(ID, name, value, st, drops, ...) ISR_EV_##ID = value,
+#define ISR_EV_RECORDER_ENUM_ROW(ID, value, ...) ISR_EV_##ID = value,
 enum {
 	ISR_EVENT_TYPES(ISR_EV_ENUM_ROW)
-	/* From BPF to the recorder only, never in a recording: the frames
-	 * the Python stack walker saw (struct isr_ev_py_frames), which the
-	 * recorder turns into PY_STACK, PY_CODE and PY_SAMPLE records. */
-	ISR_EV_PY_FRAMES = 27,
+	ISR_RECORDER_TYPES(ISR_EV_RECORDER_ENUM_ROW)
 	ISR_EV_TYPE_MAX = 38,	/* one past the highest type */
 };
 #undef ISR_EV_ENUM_ROW
+#undef ISR_EV_RECORDER_ENUM_ROW
 
 /*
  * Drop sources: one counter each, kept per CPU in the BPF map "drops" (BPF

@@ -24,6 +24,20 @@ struct iv_info {
 	__u16 device, context, stream, corr;
 };
 
+enum { COST_K_NONE, COST_K_HITS, COST_K_PAIR, COST_K_CUDA, COST_K_TOOK, COST_K_TOOK_BY };
+
+/* What a record cost: hits of an account, a pair when (b & mask) == want
+ * (CUDA: the account by the function at a), or what the field at a says
+ * it took (TOOK_BY: the thread at b). */
+struct cost_info {
+	__u8 kind;		/* COST_K_* */
+	__u8 account;		/* ISR_SPENT_* */
+	__u8 hits;
+	__u8 a_size, b_size;
+	__u16 a, b;
+	__u32 mask, want;
+};
+
 /* Offsets of the task's pid and tid and the peer's; 0: none (offset 0 is
  * hdr.type in every record). No peer when unless_bit is set in the 32-bit
  * field at unless. */
@@ -39,6 +53,7 @@ struct event_info {
 	__u32 flags;
 	struct iv_info iv;
 	struct who_info who;
+	struct cost_info cost;
 };
 
 #define OFF(st, f) ((__u16)__builtin_offsetof(struct st, f))
@@ -66,10 +81,28 @@ struct event_info {
 #define WHO_CALL(...)			WHO_SELECT(__VA_ARGS__)
 #define WHO_OF_ROW(st, who)		WHO_CALL(st, UNPAREN who)
 
-#define EVENT_ROW(ID, name, value, st, drops, evflags, iv, who) \
-	[value] = { #name, sizeof(struct st), drops, evflags, IV_OF(st, iv), WHO_OF_ROW(st, who) },
+#define COST_NONE(st, acct, n, a, b, m, w)	{ COST_K_NONE, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define COST_FIELDS(kind, st, acct, n, a, b, m, w)						\
+	{ COST_K_##kind, acct, n, FIELD_SIZE(st, a), FIELD_SIZE(st, b), OFF(st, a), OFF(st, b), m, w }
+#define COST_HITS(...)		COST_FIELDS(HITS, __VA_ARGS__)
+#define COST_PAIR(...)		COST_FIELDS(PAIR, __VA_ARGS__)
+#define COST_CUDA(...)		COST_FIELDS(CUDA, __VA_ARGS__)
+#define COST_TOOK(...)		COST_FIELDS(TOOK, __VA_ARGS__)
+#define COST_TOOK_BY(...)	COST_FIELDS(TOOK_BY, __VA_ARGS__)
+#define COST_SELECT(st, kind, acct, n, a, b, m, w)	COST_##kind(st, acct, n, a, b, m, w)
+#define COST_CALL(...)			COST_SELECT(__VA_ARGS__)
+#define COST_OF(st, cost)		COST_CALL(st, UNPAREN cost)
+
+#define EVENT_ROW(ID, name, value, st, drops, evflags, iv, who, cost) \
+	[value] = { #name, sizeof(struct st), drops, evflags, IV_OF(st, iv), WHO_OF_ROW(st, who), COST_OF(st, cost) },
 static const struct event_info events[ISR_EV_TYPE_MAX] = { ISR_EVENT_TYPES(EVENT_ROW) };
 #undef EVENT_ROW
+
+/* The records from BPF to the recorder only: their cost, no name. */
+#define RECORDER_ROW(ID, value, st, least, cost) \
+	[value] = { NULL, least, ISR_SRC_MAX, 0, IV_OF(st, ISR_IV_INSTANT), WHO_OF_ROW(st, ISR_WHO_THREAD), COST_OF(st, cost) },
+static const struct event_info recorder_only[ISR_EV_TYPE_MAX] = { ISR_RECORDER_TYPES(RECORDER_ROW) };
+#undef RECORDER_ROW
 
 /* The fields the views read have the widths they are read at. */
 #define IV_CHECK_INSTANT(st, a, b)
@@ -97,10 +130,28 @@ static const struct event_info events[ISR_EV_TYPE_MAX] = { ISR_EVENT_TYPES(EVENT
 #define WHO_CHECK_OF(st, p, t, f)	WHO_CHECK_PEER(st, p, t, f)
 #define WHO_CHECK_SELECT(st, kind, p, t, f, bit)	WHO_CHECK_##kind(st, p, t, f)
 #define WHO_CHECK_CALL(...)			WHO_CHECK_SELECT(__VA_ARGS__)
-#define CHECK_ROW(ID, name, value, st, drops, evflags, iv, who) \
-	IV_CHECK_CALL(st, UNPAREN iv) WHO_CHECK_CALL(st, UNPAREN who)
+#define COST_CHECK_NONE(st, a, b)
+#define COST_CHECK_HITS(st, a, b)
+#define COST_CHECK_PAIR(st, a, b)							\
+	_Static_assert(FIELD_SIZE(st, b) == 2 || FIELD_SIZE(st, b) == 4, #st "." #b ": 16 or 32 bits");
+#define COST_CHECK_CUDA(st, a, b)							\
+	COST_CHECK_PAIR(st, a, b)							\
+	_Static_assert(FIELD_SIZE(st, a) == 2, #st "." #a ": a CUDA function is 16 bits");
+#define COST_CHECK_TOOK(st, a, b)							\
+	_Static_assert(FIELD_SIZE(st, a) == 2 || FIELD_SIZE(st, a) == 4 || FIELD_SIZE(st, a) == 8,	\
+		       #st "." #a ": 16, 32 or 64 bits");
+#define COST_CHECK_TOOK_BY(st, a, b)							\
+	COST_CHECK_TOOK(st, a, b)							\
+	_Static_assert(FIELD_SIZE(st, b) == 4, #st "." #b ": a tid is 32 bits");
+#define COST_CHECK_SELECT(st, kind, acct, n, a, b, m, w)	COST_CHECK_##kind(st, a, b)
+#define COST_CHECK_CALL(...)				COST_CHECK_SELECT(__VA_ARGS__)
+#define CHECK_ROW(ID, name, value, st, drops, evflags, iv, who, cost) \
+	IV_CHECK_CALL(st, UNPAREN iv) WHO_CHECK_CALL(st, UNPAREN who) COST_CHECK_CALL(st, UNPAREN cost)
 ISR_EVENT_TYPES(CHECK_ROW)
 #undef CHECK_ROW
+#define RECORDER_CHECK_ROW(ID, value, st, least, cost) COST_CHECK_CALL(st, UNPAREN cost)
+ISR_RECORDER_TYPES(RECORDER_CHECK_ROW)
+#undef RECORDER_CHECK_ROW
 
 #define SOURCE_ROW(ID, name, value, meaning) [value] = #name,
 static const char *const source_names[ISR_SRC_MAX] = { ISR_DROP_SOURCES(SOURCE_ROW) };
@@ -180,14 +231,22 @@ static __u32 read_u32(const struct isr_ev_hdr *h, __u16 off)
 	return v;
 }
 
-static __u32 read_field(const struct isr_ev_hdr *h, __u16 off, __u8 size)
+/* A field of 16 or 32 bits (64 for read_uint). */
+static __u64 read_uint(const struct isr_ev_hdr *h, __u16 off, __u8 size)
 {
 	__u16 v;
 
+	if (size == sizeof(__u64))
+		return read_u64(h, off);
 	if (size == sizeof(__u32))
 		return read_u32(h, off);
 	memcpy(&v, (const char *)h + off, sizeof(v));
 	return v;
+}
+
+static __u32 read_field(const struct isr_ev_hdr *h, __u16 off, __u8 size)
+{
+	return (__u32)read_uint(h, off, size);
 }
 
 enum isr_clock isr_ev_interval(const struct isr_ev_hdr *h, __u64 *start, __u64 *end)
@@ -238,6 +297,26 @@ bool isr_ev_gpu_work(const struct isr_ev_hdr *h, struct isr_gpu_work *w)
 	return true;
 }
 
+static void write_field(struct isr_ev_hdr *h, __u16 off, const void *v, size_t size)
+{
+	memcpy((char *)h + off, v, size);
+}
+
+bool isr_ev_set_gpu_work(struct isr_ev_hdr *h, const struct isr_gpu_work *w)
+{
+	const struct iv_info *iv = &info_or_unknown(h->type)->iv;
+
+	if (iv->kind != IV_K_GPU_WORK)
+		return false;
+	write_field(h, iv->a, &w->start_ns, sizeof(w->start_ns));
+	write_field(h, iv->b, &w->end_ns, sizeof(w->end_ns));
+	write_field(h, iv->device, &w->device, sizeof(w->device));
+	write_field(h, iv->context, &w->context, sizeof(w->context));
+	write_field(h, iv->stream, &w->stream, sizeof(w->stream));
+	write_field(h, iv->corr, &w->correlation, sizeof(w->correlation));
+	return true;
+}
+
 static bool read_task(const struct isr_ev_hdr *h, __u16 pid, __u16 tid, struct isr_task *t)
 {
 	if (!pid)
@@ -261,6 +340,42 @@ bool isr_ev_peer(const struct isr_ev_hdr *h, struct isr_task *t)
 	if (w->unless_bit && (read_u32(h, w->unless) & w->unless_bit))
 		return false;
 	return read_task(h, w->peer_pid, w->peer_tid, t);
+}
+
+bool isr_ev_cost(const struct isr_ev_hdr *h, size_t size, struct isr_cost *c)
+{
+	const struct event_info *i = event_info(h->type);
+	const struct cost_info *k;
+
+	if (!i && h->type < ISR_EV_TYPE_MAX && recorder_only[h->type].min_size)
+		i = &recorder_only[h->type];
+	if (!i || size < i->min_size || i->cost.kind == COST_K_NONE)
+		return false;
+	k = &i->cost;
+	*c = (struct isr_cost){ .account = k->account, .hits = k->hits };
+	read_task(h, i->who.pid, i->who.tid, &c->task);
+	switch (k->kind) {
+	case COST_K_CUDA:
+		if (isr_cuda_is((__u16)read_field(h, k->a, k->a_size), ISR_CUDA_K_HOT))
+			c->account = ISR_SPENT_HOT;
+		/* fall through */
+	case COST_K_PAIR:
+		c->pair = (read_field(h, k->b, k->b_size) & k->mask) == k->want;
+		c->hits = c->pair ? 2 : 1;
+		break;
+	case COST_K_TOOK_BY:
+		c->task.tid = read_u32(h, k->b);
+		/* fall through */
+	case COST_K_TOOK:
+		c->took = true;
+		c->ns = read_uint(h, k->a, k->a_size);
+		if (k->kind == COST_K_TOOK_BY && (!c->ns || !c->task.tid))
+			return false;
+		break;
+	default:
+		break;
+	}
+	return true;
 }
 
 /* ---- CUDA functions ---------------------------------------------------------------- */

@@ -56,6 +56,9 @@ struct isr_gpu_work {
 };
 /* Whether h is GPU work; *w then describes it. */
 bool isr_ev_gpu_work(const struct isr_ev_hdr *h, struct isr_gpu_work *w);
+/* Writes w into h, a record of GPU work of its type (hdr.type set; the
+ * CUPTI bridge makes them); false, nothing written, when the type is not. */
+bool isr_ev_set_gpu_work(struct isr_ev_hdr *h, const struct isr_gpu_work *w);
 
 struct isr_task {
 	__u32 pid, tid;		/* tid 0: the process as a whole */
@@ -66,6 +69,25 @@ bool isr_ev_task(const struct isr_ev_hdr *h, struct isr_task *t);
 /* The other task h names: a switch's next, a wakeup's waker, a forked
  * child, the thread that called exec. false: none. */
 bool isr_ev_peer(const struct isr_ev_hdr *h, struct isr_task *t);
+
+/* What making a record cost the task it is charged to, from its line's
+ * cost (format/events.h, ISR_COST_*): the account that pays it
+ * (ISR_SPENT_*), how many hits (probe hits, scheduler events or CUPTI
+ * records) it stands for, and either whether they were an entry and a
+ * return (a pair, whose cost is measured as one) or what the record says
+ * they took. */
+struct isr_cost {
+	__u32 account;
+	__u32 hits;
+	bool pair;
+	bool took;		/* ns is what it took */
+	__u64 ns;
+	struct isr_task task;	/* whom it is charged to: the task it is about, unless its cost names a thread */
+};
+/* Whether the record h of size bytes (a registered type's, usable, or one
+ * of the records from BPF to the recorder only: ISR_RECORDER_TYPES) cost
+ * what the budget counts; *c then says what. */
+bool isr_ev_cost(const struct isr_ev_hdr *h, size_t size, struct isr_cost *c);
 
 const char *isr_source_name(__u32 src);		/* "sched", ...; NULL if unknown */
 const char *isr_stop_reason_name(__u32 reason);	/* "duration", ...; NULL if unknown */
@@ -98,6 +120,26 @@ struct isr_ev_handlers {
 	ISR_EVENT_TYPES(ISR_EV_HANDLER_MEMBER)
 };
 #undef ISR_EV_HANDLER_MEMBER
+
+/*
+ * A consumer that must decide what it does with every event type (an
+ * output of the events: the Perfetto trace, the SQL export) says it in a
+ * list of its own, X(ID, entry) a registered type, its explicit "ignored"
+ * entries included, and makes its table indexed by type from it:
+ *
+ *   #define ON_TYPE(X) X(SCHED_SWITCH, ignored) X(CUDA_CALL, on_cuda_call) ...
+ *   static const handler_fn on_type[ISR_EV_TYPE_MAX] = { ON_TYPE(ISR_EV_ENTRY) };
+ *   ISR_EV_EVERY_TYPE(ON_TYPE);
+ *
+ * A list that misses a registered type does not compile (its entries are
+ * counted against the registry's types), nor one that names a type twice
+ * (-Woverride-init) or a value past the registry.
+ */
+#define ISR_EV_ENTRY(ID, entry) [ISR_EV_##ID] = entry,
+#define ISR_EV_COUNT_ONE(...) +1
+#define ISR_EV_EVERY_TYPE(list)										\
+	_Static_assert((0 list(ISR_EV_COUNT_ONE)) == (0 ISR_EVENT_TYPES(ISR_EV_COUNT_ONE)),		\
+		       #list ": not one entry for each registered event type (format/events.h)")
 
 /* isr_ev_dispatch: the type is registered but has no handler. */
 #define ISR_EV_UNHANDLED 1

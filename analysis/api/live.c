@@ -58,6 +58,13 @@ struct lproc {
 	__u64 device_bytes;
 };
 
+/* Probes the budget switches: on since `since` when on, and on_ns before
+ * that in this interval; sampled once switched off. */
+struct live_switch {
+	bool sampled, on;
+	__u64 since, on_ns;
+};
+
 struct live {
 	struct tasks *tasks;		/* from the first event on */
 	struct lthread *threads;	/* by the task model's index */
@@ -65,10 +72,7 @@ struct live {
 	struct lproc *procs;
 	size_t nprocs, procs_cap;
 	struct devmem *dm;
-	bool sampling, hot_on;	/* the budget switches the launch probes; they are on now */
-	__u64 hot_since, hot_on_ns;
-	bool faults_sampling, faults_on;	/* the same for page-fault tracing */
-	__u64 faults_since, faults_on_ns;
+	struct live_switch hot, faults;	/* the launch probes, page-fault tracing */
 	__u64 prev_at, first_ts;
 	__u64 events;
 	struct live_snapshot snap;
@@ -93,15 +97,8 @@ static int add_target(struct live *l, __u32 pid)
 {
 	if (is_target(l, pid))
 		return 0;
-	if (l->ntargets == l->targets_cap) {
-		size_t cap = l->targets_cap ? l->targets_cap * 2 : 16;
-		__u32 *t = realloc(l->targets, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		l->targets = t;
-		l->targets_cap = cap;
-	}
+	if (array__reserve(&l->targets, &l->targets_cap, l->ntargets + 1, sizeof(*l->targets)))
+		return -ENOMEM;
 	l->targets[l->ntargets++] = pid;
 	return 0;
 }
@@ -125,8 +122,8 @@ struct live *live__new(const __u32 *pids, size_t n, __u32 ncpus)
 		free(l);
 		return NULL;
 	}
-	l->hot_on = true;
-	l->faults_on = true;
+	l->hot.on = true;
+	l->faults.on = true;
 	return l;
 }
 
@@ -149,43 +146,13 @@ void live__free(struct live *l)
 /* Appends one event to b, up to max bytes. false: no room. */
 static bool evbuf__append(struct evbuf *b, const struct isr_ev_hdr *h, size_t size, size_t max)
 {
-	if (b->len + size > max)
+	if (b->len + size > max || buf__reserve(&b->data, &b->cap, b->len + size))
 		return false;
-	if (b->len + size > b->cap) {
-		size_t cap = b->cap ? b->cap : 1u << 16;
-		unsigned char *d;
-
-		while (cap < b->len + size)
-			cap *= 2;
-		d = realloc(b->data, cap);
-		if (!d)
-			return false;
-		b->data = d;
-		b->cap = cap;
-	}
 	memcpy(b->data + b->len, h, size);
 	((struct isr_ev_hdr *)(void *)(b->data + b->len))->size = (__u16)size;
 	b->len += size;
 	b->count++;
 	return true;
-}
-
-/* Events that name what later events refer to, written once. */
-static bool is_name(__u16 type)
-{
-	switch (type) {
-	case ISR_EV_CUDA_NAME:
-	case ISR_EV_GPU_NAME:
-	case ISR_EV_PY_STACK:
-	case ISR_EV_PY_CODE:
-	case ISR_EV_PY_STATUS:
-	case ISR_EV_TASK_INFO:
-	case ISR_EV_NCCL_COMM:
-	case ISR_EV_RANK_ENV:
-		return true;
-	default:
-		return false;
-	}
 }
 
 static bool target_of(const void *ctx, __u32 pid)
@@ -212,15 +179,8 @@ static struct lproc *proc_of(struct live *l, __u32 pid)
 	for (size_t i = 0; i < l->nprocs; i++)
 		if (l->procs[i].pid == pid)
 			return &l->procs[i];
-	if (l->nprocs == l->procs_cap) {
-		size_t cap = l->procs_cap ? l->procs_cap * 2 : 16;
-		struct lproc *p = realloc(l->procs, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		l->procs = p;
-		l->procs_cap = cap;
-	}
+	if (array__reserve(&l->procs, &l->procs_cap, l->nprocs + 1, sizeof(*l->procs)))
+		return NULL;
 	memset(&l->procs[l->nprocs], 0, sizeof(l->procs[0]));
 	l->procs[l->nprocs].pid = pid;
 	return &l->procs[l->nprocs++];
@@ -238,33 +198,6 @@ static void keep_sched(struct lthread *t, const struct isr_ev_hdr *h, size_t siz
 	t->last_sched.hdr.size = (__u16)(size < sizeof(t->last_sched) ? size : sizeof(t->last_sched));
 }
 
-static void on_cuda(struct lthread *t, const struct isr_ev_cuda_call *c)
-{
-	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
-		t->launches++;
-	else if (isr_cuda_is(c->func, ISR_CUDA_K_SYNC) && (c->flags & ISR_CUDA_RETURNED))
-		t->sync_ns += c->duration_ns;
-}
-
-static void on_sampling(struct live *l, const struct isr_ev_sampling *s)
-{
-	if (s->kind == ISR_SAMPLING_OFF && l->hot_on) {
-		l->sampling = true;
-		l->hot_on = false;
-		l->hot_on_ns += since(s->hdr.ts_ns, l->hot_since);
-	} else if (s->kind == ISR_SAMPLING_ON && !l->hot_on) {
-		l->hot_on = true;
-		l->hot_since = s->hdr.ts_ns;
-	} else if (s->kind == ISR_SAMPLING_FAULTS_OFF && l->faults_on) {
-		l->faults_sampling = true;
-		l->faults_on = false;
-		l->faults_on_ns += since(s->hdr.ts_ns, l->faults_since);
-	} else if (s->kind == ISR_SAMPLING_FAULTS_ON && !l->faults_on) {
-		l->faults_on = true;
-		l->faults_since = s->hdr.ts_ns;
-	}
-}
-
 /* What the counts seen in an interval of interval_ns are multiplied by
  * when their probes were on only on_ns of it (1 when not sampled, or
  * never on in it: nothing seen, nothing extrapolated). */
@@ -275,13 +208,9 @@ static double on_scale(bool sampling, __u64 on_ns, __u64 interval_ns)
 
 /* What the event told of the threads it touched: the state a thread was
  * in since its first sight, told at last (of that time, what came before
- * the previous snapshot is the earlier intervals'); the scheduler event
- * that set their state last. */
-static void on_touched(struct live *l, const struct task_change *c, const struct isr_ev_hdr *h, size_t size)
+ * the previous snapshot is the earlier intervals'). */
+static void on_touched(struct live *l, const struct task_change *c)
 {
-	bool sched = h->type == ISR_EV_SCHED_SWITCH || h->type == ISR_EV_SCHED_WAKEUP ||
-		     h->type == ISR_EV_SCHED_WAKEUP_NEW;
-
 	for (size_t i = 0; i < c->ntouch; i++) {
 		const struct task_touch *tc = &c->touch[i];
 		struct lthread *t = thread_of(l, tc->t);
@@ -292,29 +221,99 @@ static void on_touched(struct live *l, const struct task_change *c, const struct
 			t->read[tc->was] += since(l->prev_at, tc->was_since);
 			t->told = true;
 		}
-		if (sched)
-			keep_sched(t, h, size);
 	}
 }
 
-/* What the event adds to the counts of its thread t. */
-static void on_thread_event(struct lthread *t, const struct isr_ev_hdr *h)
+/* An event as each type's entry reads it: what the task model made of it
+ * (c), the counts of the thread it is about (t, NULL: none) and the record
+ * (h, size bytes). */
+struct live_ev {
+	struct live *l;
+	const struct task_change *c;
+	struct lthread *t;
+	const struct isr_ev_hdr *h;
+	size_t size;
+};
+
+/* A scheduler event: kept by each thread it touched, as the one that set
+ * its state last. */
+static void on_sched(const struct live_ev *e)
 {
-	switch (h->type) {
-	case ISR_EV_CUDA_CALL:
-		on_cuda(t, (const void *)h);
-		break;
-	case ISR_EV_PAGE_FAULT:
-		t->faults++;
-		break;
-	case ISR_EV_GIL:
-		if (((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE)
-			t->gil_ns += ((const struct isr_ev_gil *)h)->wait_ns;
-		break;
-	default:
-		break;
+	for (size_t i = 0; i < e->c->ntouch; i++) {
+		struct lthread *t = thread_of(e->l, e->c->touch[i].t);
+
+		if (!t)
+			return;
+		keep_sched(t, e->h, e->size);
 	}
 }
+
+static void count_cuda(const struct live_ev *e)
+{
+	const struct isr_ev_cuda_call *c = (const void *)e->h;
+
+	if (!e->t)
+		return;
+	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
+		e->t->launches++;
+	else if (isr_cuda_is(c->func, ISR_CUDA_K_SYNC) && (c->flags & ISR_CUDA_RETURNED))
+		e->t->sync_ns += c->duration_ns;
+}
+
+static void count_fault(const struct live_ev *e)
+{
+	if (e->t)
+		e->t->faults++;
+}
+
+static void count_gil(const struct live_ev *e)
+{
+	const struct isr_ev_gil *g = (const void *)e->h;
+
+	if (e->t && g->kind == ISR_GIL_ACQUIRE)
+		e->t->gil_ns += g->wait_ns;
+}
+
+static void switch_to(struct live_switch *w, bool on, __u64 ts)
+{
+	if (on == w->on)
+		return;
+	if (on) {
+		w->since = ts;
+	} else {
+		w->sampled = true;
+		w->on_ns += since(ts, w->since);
+	}
+	w->on = on;
+}
+
+/* Its time on in this interval, up to now. */
+static __u64 switch_on_ns(const struct live_switch *w, __u64 now)
+{
+	return w->on_ns + (w->on ? since(now, w->since) : 0);
+}
+
+/* The budget switched the launch probes or page-fault tracing. */
+static void on_sampling(const struct live_ev *e)
+{
+	const struct isr_ev_sampling *s = (const void *)e->h;
+
+	if (s->kind == ISR_SAMPLING_ON || s->kind == ISR_SAMPLING_OFF)
+		switch_to(&e->l->hot, s->kind == ISR_SAMPLING_ON, s->hdr.ts_ns);
+	else if (s->kind == ISR_SAMPLING_FAULTS_ON || s->kind == ISR_SAMPLING_FAULTS_OFF)
+		switch_to(&e->l->faults, s->kind == ISR_SAMPLING_FAULTS_ON, s->hdr.ts_ns);
+}
+
+/* What an event of each type adds to the live counts; the other types add
+ * nothing here: the threads' time by state is the task model's, the GPU
+ * time the GPU work's (isr_ev_gpu_work), device memory devmem's, and every
+ * event, the definitions kept across intervals (ISR_EVF_DEFINES), goes to
+ * the interval's analysis, which decides every type. */
+static void (*const on_type[ISR_EV_TYPE_MAX])(const struct live_ev *e) = {
+	[ISR_EV_SCHED_SWITCH] = on_sched, [ISR_EV_SCHED_WAKEUP] = on_sched, [ISR_EV_SCHED_WAKEUP_NEW] = on_sched,
+	[ISR_EV_CUDA_CALL] = count_cuda,  [ISR_EV_PAGE_FAULT] = count_fault,  [ISR_EV_GIL] = count_gil,
+	[ISR_EV_SAMPLING] = on_sampling,
+};
 
 void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 {
@@ -329,10 +328,10 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 		return;
 	l->events++;
 	if (!l->first_ts && h->ts_ns)
-		l->first_ts = l->hot_since = h->ts_ns;
+		l->first_ts = l->hot.since = h->ts_ns;
 	if (!evbuf__append(&l->window, h, size, LIVE_WINDOW_MAX_BYTES))
 		l->window_cut++;
-	if (is_name(h->type) && !evbuf__append(&l->names, h, size, LIVE_NAMES_MAX_BYTES))
+	if ((isr_event_flags(h->type) & ISR_EVF_DEFINES) && !evbuf__append(&l->names, h, size, LIVE_NAMES_MAX_BYTES))
 		l->names_cut++;
 	if (!l->tasks) {
 		struct tasks_opts o = { .start = h->ts_ns, .end = UINT64_MAX, .is_target = target_of, .ctx = l };
@@ -346,10 +345,10 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 		return;
 	if (tasks__event(l->tasks, h, &c))
 		return;
-	on_touched(l, &c, h, size);
+	on_touched(l, &c);
 	t = c.thread ? thread_of(l, c.thread) : NULL;
-	if (t)
-		on_thread_event(t, h);
+	if (on_type[h->type])
+		on_type[h->type](&(struct live_ev){ .l = l, .c = &c, .t = t, .h = h, .size = size });
 	if (isr_ev_gpu_work(h, &w)) {
 		struct lproc *p = proc_of(l, h->pid);
 
@@ -358,8 +357,6 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 			p->gpu_ns += since(w.end_ns, w.start_ns);
 		}
 	}
-	if (h->type == ISR_EV_SAMPLING)
-		on_sampling(l, (const void *)h);
 	if (devmem__event(l->dm, h, &c, &pid, &bytes) > 0) {
 		struct lproc *p = proc_of(l, pid);
 
@@ -481,9 +478,8 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	int err;
 
 	interval = since(now_ns, from);
-	scale = on_scale(l->sampling, l->hot_on_ns + (l->hot_on ? since(now_ns, l->hot_since) : 0), interval);
-	fscale = on_scale(l->faults_sampling, l->faults_on_ns + (l->faults_on ? since(now_ns, l->faults_since) : 0),
-			  interval);
+	scale = on_scale(l->hot.sampled, switch_on_ns(&l->hot, now_ns), interval);
+	fscale = on_scale(l->faults.sampled, switch_on_ns(&l->faults, now_ns), interval);
 	free(l->snap.procs);
 	memset(&l->snap, 0, sizeof(l->snap));
 	l->snap.at_ns = now_ns;
@@ -546,7 +542,7 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 		}
 		p->nthreads = j - i;
 		p->launcher_tid = lead->launches_per_s > 0 ? lead->tid : 0;
-		p->launches_estimated = l->sampling && scale > 1.0;
+		p->launches_estimated = l->hot.sampled && scale > 1.0;
 		i = j;
 	}
 	for (size_t k = 0; k < l->nprocs; k++) {
@@ -578,10 +574,8 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	l->window.len = l->window.count = 0;
 	l->window_cut = 0;
 	l->prev_at = now_ns;
-	l->hot_on_ns = 0;
-	l->hot_since = now_ns;
-	l->faults_on_ns = 0;
-	l->faults_since = now_ns;
+	l->hot.on_ns = l->faults.on_ns = 0;
+	l->hot.since = l->faults.since = now_ns;
 	*out = &l->snap;
 	return err;
 }

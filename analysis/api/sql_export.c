@@ -178,6 +178,7 @@ static const char *family_name(__u16 fam)
 	return fam < sizeof(names) / sizeof(names[0]) && names[fam] ? names[fam] : "other";
 }
 
+/* A traced process's call. */
 static void on_cuda_call(struct exporter *x, const struct pass_event *e)
 {
 	const struct isr_ev_cuda_call *c = (const void *)e->h;
@@ -185,6 +186,8 @@ static void on_cuda_call(struct exporter *x, const struct pass_event *e)
 	bool returned = c->flags & ISR_CUDA_RETURNED;
 	bool launch = fn && (fn->family == ISR_CUDA_FAM_LAUNCH || fn->family == ISR_CUDA_FAM_LAUNCH_EX);
 
+	if (!pass__is_target(x->walk, c->hdr.pid))
+		return;
 	if (returned)
 		row(x, S_CALL, "iiiittiiiiiiii", I(c->hdr.pid), I(c->hdr.tid), I(e->start), I(c->duration_ns),
 		    fn ? fn->symbol : "?", fn ? family_name(fn->family) : "other", I(c->status),
@@ -196,76 +199,105 @@ static void on_cuda_call(struct exporter *x, const struct pass_event *e)
 		    I(c->args[1]), I(c->args[2]), I(c->args[3]), I(c->args[4]), I(c->args[5]));
 }
 
+/* GPU work the clock fit mapped onto the CPU clock. */
+static void on_gpu_kernel(struct exporter *x, const struct pass_event *e)
+{
+	const struct isr_ev_gpu_kernel *k = (const void *)e->h;
+	char grid[64], block[64];
+
+	if (e->unmapped)
+		return;
+	snprintf(grid, sizeof(grid), "%d,%d,%d", k->grid[0], k->grid[1], k->grid[2]);
+	snprintf(block, sizeof(block), "%d,%d,%d", k->block[0], k->block[1], k->block[2]);
+	row(x, S_KERNEL, "iiiiiiittti", I(k->hdr.pid), I(k->device_id), I(k->stream_id), I(k->correlation_id),
+	    I(e->start), I(e->end), I(e->end - e->start), summary__gpu_kernel_name(x->a->sum, k->hdr.pid, k->name_id),
+	    grid, block, I(k->registers));
+}
+
+static void on_gpu_memcpy(struct exporter *x, const struct pass_event *e)
+{
+	const struct isr_ev_gpu_memcpy *m = (const void *)e->h;
+
+	if (!e->unmapped)
+		row(x, S_MEMCPY, "iiiiiiiii", I(m->hdr.pid), I(m->device_id), I(m->stream_id), I(m->correlation_id),
+		    I(e->start), I(e->end), I(e->end - e->start), I(m->copy_kind), I(m->bytes));
+}
+
+static void on_page_fault(struct exporter *x, const struct pass_event *e)
+{
+	const struct isr_ev_page_fault *f = (const void *)e->h;
+
+	row(x, S_FAULT, "iiiiii", I(f->hdr.pid), I(f->hdr.tid), I(e->start), I(e->end - e->start), I(f->address),
+	    I((f->flags & ISR_FAULT_MAJOR) != 0));
+}
+
+/* --gil's waits: the acquires. */
+static void on_gil(struct exporter *x, const struct pass_event *e)
+{
+	const struct isr_ev_gil *g = (const void *)e->h;
+
+	if (g->kind == ISR_GIL_ACQUIRE)
+		row(x, S_GIL, "iiiii", I(g->hdr.pid), I(g->hdr.tid), I(e->start), I(e->end), I(e->end - e->start));
+}
+
+static void on_py_sample(struct exporter *x, const struct pass_event *e)
+{
+	const struct isr_ev_py_sample *s = (const void *)e->h;
+
+	row(x, S_SAMPLE, "iiiit", I(s->hdr.pid), I(s->hdr.tid), I(e->start), I(s->stack_id),
+	    s->kind == ISR_PY_KIND_CUDA ? "cuda" : "sampled");
+}
+
+static void on_nvtx(struct exporter *x, const struct pass_event *e)
+{
+	static const char *const kinds[] = { [ISR_NVTX_PUSH] = "push", [ISR_NVTX_POP] = "pop",
+					     [ISR_NVTX_START] = "start", [ISR_NVTX_END] = "end",
+					     [ISR_NVTX_MARK] = "mark" };
+	const struct isr_ev_nvtx *n = (const void *)e->h;
+	char name[ISR_NVTX_NAME_LEN];
+
+	memcpy(name, n->name, sizeof(name));
+	name[sizeof(name) - 1] = '\0';
+	row(x, S_NVTX, "iiitit", I(n->hdr.pid), I(n->hdr.tid), I(e->start),
+	    n->kind < sizeof(kinds) / sizeof(kinds[0]) && kinds[n->kind] ? kinds[n->kind] : "?", I(n->id),
+	    n->kind == ISR_NVTX_PUSH || n->kind == ISR_NVTX_START || n->kind == ISR_NVTX_MARK ? name : NULL);
+}
+
+static void ignored(struct exporter *x, const struct pass_event *e)
+{
+	(void)x;
+	(void)e;
+}
+
+/* The rows each event type makes (format/registry.h, ISR_EV_EVERY_TYPE);
+ * the GPU gaps come from the attribution (on_gap). */
+#define ON_TYPE(X)												\
+	/* rows of their own */											\
+	X(CUDA_CALL, on_cuda_call) X(GPU_KERNEL, on_gpu_kernel) X(GPU_MEMCPY, on_gpu_memcpy)			\
+	X(PAGE_FAULT, on_page_fault) X(GIL, on_gil) X(PY_SAMPLE, on_py_sample) X(NVTX, on_nvtx)			\
+	/* the threads and their states: the task model's and the timeline's (on_span) */			\
+	X(SCHED_SWITCH, ignored) X(SCHED_WAKEUP, ignored) X(SCHED_WAKEUP_NEW, ignored)				\
+	X(PROC_FORK, ignored) X(PROC_EXEC, ignored) X(PROC_EXIT, ignored) X(TASK_RENAME, ignored)		\
+	X(PROC_HOLD, ignored)											\
+	/* names and stacks, read through the analysis (export_analysis) */					\
+	X(CUDA_NAME, ignored) X(GPU_NAME, ignored) X(PY_STACK, ignored) X(PY_CODE, ignored)			\
+	X(PY_STATUS, ignored) X(TASK_INFO, ignored) X(RANK_ENV, ignored) X(NCCL_COMM, ignored)			\
+	/* no table */												\
+	X(SAMPLING, ignored) X(MEM_SAMPLE, ignored) X(RECLAIM, ignored) X(GIL_WAIT, ignored)			\
+	X(GPU_MEMSET, ignored) X(GPU_SYNC, ignored) X(GPU_API, ignored) X(GPU_CLOCK, ignored)			\
+	X(GPU_STATUS, ignored) X(GPU_WINDOW, ignored) X(NCCL_CALL, ignored)
+static void (*const on_type[ISR_EV_TYPE_MAX])(struct exporter *x, const struct pass_event *e) = {
+	ON_TYPE(ISR_EV_ENTRY)
+};
+ISR_EV_EVERY_TYPE(ON_TYPE);
+
 static void on_event(void *ctx, const struct pass_event *e, const struct tl_thread *t)
 {
 	struct exporter *x = ctx;
-	const struct isr_ev_hdr *h = e->h;
-	char dims[64], block[64], name[ISR_NVTX_NAME_LEN];
 
 	(void)t;
 	x->events++;
-	switch (h->type) {
-	case ISR_EV_CUDA_CALL:
-		if (pass__is_target(x->walk, h->pid))
-			on_cuda_call(x, e);
-		break;
-	case ISR_EV_GPU_KERNEL: {
-		const struct isr_ev_gpu_kernel *k = (const void *)h;
-
-		if (e->unmapped)
-			break;
-		snprintf(dims, sizeof(dims), "%d,%d,%d", k->grid[0], k->grid[1], k->grid[2]);
-		snprintf(block, sizeof(block), "%d,%d,%d", k->block[0], k->block[1], k->block[2]);
-		row(x, S_KERNEL, "iiiiiiittti", I(h->pid), I(k->device_id), I(k->stream_id), I(k->correlation_id),
-		    I(e->start), I(e->end), I(e->end - e->start), summary__gpu_kernel_name(x->a->sum, h->pid, k->name_id),
-		    dims, block, I(k->registers));
-		break;
-	}
-	case ISR_EV_GPU_MEMCPY: {
-		const struct isr_ev_gpu_memcpy *m = (const void *)h;
-
-		if (!e->unmapped)
-			row(x, S_MEMCPY, "iiiiiiiii", I(h->pid), I(m->device_id), I(m->stream_id), I(m->correlation_id),
-			    I(e->start), I(e->end), I(e->end - e->start), I(m->copy_kind), I(m->bytes));
-		break;
-	}
-	case ISR_EV_PAGE_FAULT: {
-		const struct isr_ev_page_fault *f = (const void *)h;
-
-		row(x, S_FAULT, "iiiiii", I(h->pid), I(h->tid), I(e->start), I(e->end - e->start), I(f->address),
-		    I((f->flags & ISR_FAULT_MAJOR) != 0));
-		break;
-	}
-	case ISR_EV_GIL: {
-		const struct isr_ev_gil *g = (const void *)h;
-
-		if (g->kind == ISR_GIL_ACQUIRE)
-			row(x, S_GIL, "iiiii", I(h->pid), I(h->tid), I(e->start), I(e->end), I(e->end - e->start));
-		break;
-	}
-	case ISR_EV_PY_SAMPLE: {
-		const struct isr_ev_py_sample *s = (const void *)h;
-
-		row(x, S_SAMPLE, "iiiit", I(h->pid), I(h->tid), I(e->start), I(s->stack_id),
-		    s->kind == ISR_PY_KIND_CUDA ? "cuda" : "sampled");
-		break;
-	}
-	case ISR_EV_NVTX: {
-		static const char *const kinds[] = { [ISR_NVTX_PUSH] = "push", [ISR_NVTX_POP] = "pop",
-						     [ISR_NVTX_START] = "start", [ISR_NVTX_END] = "end",
-						     [ISR_NVTX_MARK] = "mark" };
-		const struct isr_ev_nvtx *n = (const void *)h;
-
-		memcpy(name, n->name, sizeof(name));
-		name[sizeof(name) - 1] = '\0';
-		row(x, S_NVTX, "iiitit", I(h->pid), I(h->tid), I(e->start),
-		    n->kind < sizeof(kinds) / sizeof(kinds[0]) && kinds[n->kind] ? kinds[n->kind] : "?", I(n->id),
-		    n->kind == ISR_NVTX_PUSH || n->kind == ISR_NVTX_START || n->kind == ISR_NVTX_MARK ? name : NULL);
-		break;
-	}
-	default:
-		break;
-	}
+	on_type[e->h->type](x, e);
 }
 
 static void on_span(void *ctx, const struct tl_span *s)

@@ -697,13 +697,19 @@ static void count_launch(struct pf *p, __u32 pid, __u64 ts)
 	r->count++;
 }
 
+/* A traced process's call: a slice once its return was probed, else an
+ * instant; a launch counted in its process's rate. */
 static void on_cuda_call(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
 {
 	const struct isr_ev_cuda_call *c = (const void *)e->h;
 	struct arg a[MAX_ARGS];
-	size_t n = cuda_args(c, a);
-	__u64 t = thread_child(p, TK_CUDA, c->hdr.pid, c->hdr.tid, comm_of(th));
+	size_t n;
+	__u64 t;
 
+	if (!pass__is_target(p->pass, c->hdr.pid))
+		return;
+	n = cuda_args(c, a);
+	t = thread_child(p, TK_CUDA, c->hdr.pid, c->hdr.tid, comm_of(th));
 	if (c->flags & ISR_CUDA_RETURNED)
 		slice(p, t, fn_name(c->func), e->start, e->end, a, n, 0, 0);
 	else
@@ -717,68 +723,83 @@ static __u64 flow_id(__u32 pid, __u32 corr)
 	return (__u64)pid << 32 | corr;
 }
 
-static void on_gpu(struct pf *p, const struct pass_event *e)
+/* GPU work on its stream's track (a kernel or a copy starts the flow of
+ * its launch), and the launches CUPTI saw on their thread's: a record the
+ * clock fit could not map is counted, not shown. */
+static bool mapped(struct pf *p, const struct pass_event *e)
 {
-	const struct isr_ev_hdr *h = e->h;
+	if (e->unmapped)
+		p->st.unmapped++;
+	return !e->unmapped;
+}
+
+static void on_gpu_kernel(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_gpu_kernel *k = (const void *)e->h;
+	struct arg a[MAX_ARGS];
+	const char *kn;
+	char name[48];
+
+	(void)th;
+	if (!mapped(p, e))
+		return;
+	kn = summary__gpu_kernel_name(p->a->sum, k->hdr.pid, k->name_id);
+	a[0] = (struct arg){ .name = "grid", .kind = A_U64, .u = (__u64)k->grid[0] * k->grid[1] * k->grid[2] };
+	a[1] = (struct arg){ .name = "block", .kind = A_U64, .u = (__u64)k->block[0] * k->block[1] * k->block[2] };
+	a[2] = (struct arg){ .name = "registers", .kind = A_U64, .u = k->registers };
+	if (!kn) {
+		snprintf(name, sizeof(name), "kernel#%u", k->name_id);
+		kn = name;
+	}
+	/* the correlation id is the flow's */
+	slice(p, stream_track(p, k->hdr.pid, k->device_id, k->stream_id), kn, e->start, e->end, a, 3, 0,
+	      k->correlation_id ? flow_id(k->hdr.pid, k->correlation_id) : 0);
+}
+
+static void on_gpu_memcpy(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_gpu_memcpy *m = (const void *)e->h;
+	static const char *const kinds[] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+					     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
 	struct arg a[MAX_ARGS];
 	char name[48];
 
-	if (e->unmapped) {
-		p->st.unmapped++;
+	(void)th;
+	if (!mapped(p, e))
 		return;
-	}
-	switch (h->type) {
-	case ISR_EV_GPU_KERNEL: {
-		const struct isr_ev_gpu_kernel *k = (const void *)h;
-		const char *kn = summary__gpu_kernel_name(p->a->sum, h->pid, k->name_id);
+	snprintf(name, sizeof(name), "memcpy %s", m->copy_kind < 11 ? kinds[m->copy_kind] : "?");
+	a[0] = (struct arg){ .name = "bytes", .kind = A_U64, .u = m->bytes };
+	a[1] = (struct arg){ .name = "src_kind", .kind = A_U64, .u = m->src_kind };
+	a[2] = (struct arg){ .name = "dst_kind", .kind = A_U64, .u = m->dst_kind };
+	slice(p, stream_track(p, m->hdr.pid, m->device_id, m->stream_id), name, e->start, e->end, a, 3, 0,
+	      m->correlation_id ? flow_id(m->hdr.pid, m->correlation_id) : 0);
+}
 
-		a[0] = (struct arg){ .name = "grid", .kind = A_U64, .u = (__u64)k->grid[0] * k->grid[1] * k->grid[2] };
-		a[1] = (struct arg){ .name = "block", .kind = A_U64,
-				     .u = (__u64)k->block[0] * k->block[1] * k->block[2] };
-		a[2] = (struct arg){ .name = "registers", .kind = A_U64, .u = k->registers };
-		if (!kn) {
-			snprintf(name, sizeof(name), "kernel#%u", k->name_id);
-			kn = name;
-		}
-		/* the correlation id is the flow's */
-		slice(p, stream_track(p, h->pid, k->device_id, k->stream_id), kn, e->start, e->end, a, 3, 0,
-		      k->correlation_id ? flow_id(h->pid, k->correlation_id) : 0);
-		return;
-	}
-	case ISR_EV_GPU_MEMCPY: {
-		const struct isr_ev_gpu_memcpy *m = (const void *)h;
-		static const char *const kinds[] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-						     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+static void on_gpu_memset(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_gpu_memset *m = (const void *)e->h;
+	struct arg a[2] = {
+		{ .name = "bytes", .kind = A_U64, .u = m->bytes },
+		{ .name = "value", .kind = A_U64, .u = m->value },
+	};
 
-		snprintf(name, sizeof(name), "memcpy %s", m->copy_kind < 11 ? kinds[m->copy_kind] : "?");
-		a[0] = (struct arg){ .name = "bytes", .kind = A_U64, .u = m->bytes };
-		a[1] = (struct arg){ .name = "src_kind", .kind = A_U64, .u = m->src_kind };
-		a[2] = (struct arg){ .name = "dst_kind", .kind = A_U64, .u = m->dst_kind };
-		slice(p, stream_track(p, h->pid, m->device_id, m->stream_id), name, e->start, e->end, a, 3, 0,
-		      m->correlation_id ? flow_id(h->pid, m->correlation_id) : 0);
-		return;
-	}
-	case ISR_EV_GPU_MEMSET: {
-		const struct isr_ev_gpu_memset *m = (const void *)h;
+	(void)th;
+	if (mapped(p, e))
+		slice(p, stream_track(p, m->hdr.pid, m->device_id, m->stream_id), "memset", e->start, e->end, a, 2, 0,
+		      0);
+}
 
-		a[0] = (struct arg){ .name = "bytes", .kind = A_U64, .u = m->bytes };
-		a[1] = (struct arg){ .name = "value", .kind = A_U64, .u = m->value };
-		slice(p, stream_track(p, h->pid, m->device_id, m->stream_id), "memset", e->start, e->end, a, 2, 0, 0);
-		return;
-	}
-	case ISR_EV_GPU_API: {
-		const struct isr_ev_gpu_api *api = (const void *)h;
-		const struct tl_thread *th = timeline__thread(p->tl, h->pid, api->thread_id);
+static void on_gpu_api(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_gpu_api *api = (const void *)e->h;
+	const struct tl_thread *caller;
 
-		if (!gpu_launch_cbid(api->api, api->cbid) || !api->thread_id)
-			return;
-		slice(p, thread_child(p, TK_CUPTI, h->pid, api->thread_id, comm_of(th)), "launch", e->start, e->end,
-		      NULL, 0, flow_id(h->pid, api->correlation_id), 0);
+	(void)th;
+	if (!mapped(p, e) || !gpu_launch_cbid(api->api, api->cbid) || !api->thread_id)
 		return;
-	}
-	default:
-		return;
-	}
+	caller = timeline__thread(p->tl, api->hdr.pid, api->thread_id);
+	slice(p, thread_child(p, TK_CUPTI, api->hdr.pid, api->thread_id, comm_of(caller)), "launch", e->start,
+	      e->end, NULL, 0, flow_id(api->hdr.pid, api->correlation_id), 0);
 }
 
 /* --- Python stacks as slices: frames that stay from sample to sample are one slice -------------- */
@@ -1088,80 +1109,6 @@ static void on_span(void *ctx, const struct tl_span *s)
 	r->ns[s->cat] += s->end - s->start;
 }
 
-static void on_nvtx(struct pf *p, const struct pass_event *e, const struct tl_thread *th);
-
-static void on_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
-{
-	struct pf *p = ctx;
-	const struct isr_ev_hdr *h = e->h;
-	__u32 pid;
-	__u64 live;
-	int r;
-
-	if (p->err)
-		return;
-	p->st.events++;
-	switch (h->type) {
-	case ISR_EV_CUDA_CALL:
-		if (pass__is_target(p->pass, h->pid))
-			on_cuda_call(p, e, th);
-		break;
-	case ISR_EV_PAGE_FAULT: {
-		const struct isr_ev_page_fault *f = (const void *)h;
-		struct arg a = { .name = "address", .kind = A_PTR, .u = f->address };
-
-		if (th && (f->flags & ISR_FAULT_HAS_START))
-			slice(p, thread_child(p, TK_FAULTS, th->pid, th->tid, th->comm),
-			      f->flags & ISR_FAULT_MAJOR ? "major fault" : "minor fault", e->start, e->end, &a, 1, 0, 0);
-		break;
-	}
-	case ISR_EV_GIL: {
-		const struct isr_ev_gil *g = (const void *)h;
-
-		if (th && g->kind == ISR_GIL_ACQUIRE && e->end > e->start)
-			slice(p, thread_child(p, TK_GIL, th->pid, th->tid, th->comm), "GIL wait", e->start, e->end, NULL,
-			      0, 0, 0);
-		break;
-	}
-	case ISR_EV_GIL_WAIT: {
-		const struct isr_ev_gil_wait *g = (const void *)h;
-		struct arg a = { .name = "gil_holder", .kind = A_U64, .u = g->holder_tid };
-
-		/* inside --gil's wait of the same take, when both are on: nested */
-		if (th && e->end > e->start)
-			slice(p, thread_child(p, TK_GIL, th->pid, th->tid, th->comm), "GIL blocked", e->start, e->end,
-			      &a, (g->flags & ISR_GIL_WAIT_HOLDER) ? 1 : 0, 0, 0);
-		break;
-	}
-	case ISR_EV_PY_SAMPLE:
-		on_py_sample(p, e, th);
-		break;
-	case ISR_EV_NCCL_CALL:
-		on_nccl_call(p, e, th);
-		break;
-	case ISR_EV_NCCL_COMM:
-		on_nccl_comm(p, e, th);
-		break;
-	case ISR_EV_NVTX:
-		if (th)
-			on_nvtx(p, e, th);
-		break;
-	case ISR_EV_GPU_KERNEL:
-	case ISR_EV_GPU_MEMCPY:
-	case ISR_EV_GPU_MEMSET:
-	case ISR_EV_GPU_API:
-		on_gpu(p, e);
-		break;
-	default:
-		break;
-	}
-	r = devmem__event(p->dm, h, e->tasks, &pid, &live);
-	if (r < 0)
-		p->err = r;
-	else if (r)
-		counter(p, process_counter(p, TK_MEMORY, pid, 0, track_names[TK_MEMORY]), e->start, (double)live);
-}
-
 /* NVTX: pushed ranges nest on the thread's NVTX track; a start/end range
  * has a track of its own under its process (they may overlap without
  * nesting); marks are instants. */
@@ -1171,6 +1118,8 @@ static void on_nvtx(struct pf *p, const struct pass_event *e, const struct tl_th
 	char name[ISR_NVTX_NAME_LEN];
 	__u64 t;
 
+	if (!th)
+		return;
 	memcpy(name, n->name, sizeof(name));
 	name[sizeof(name) - 1] = '\0';
 	switch (n->kind) {
@@ -1200,6 +1149,86 @@ static void on_nvtx(struct pf *p, const struct pass_event *e, const struct tl_th
 	default:
 		break;
 	}
+}
+
+/* A page fault whose start was seen: a slice on its thread's faults. */
+static void on_page_fault(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_page_fault *f = (const void *)e->h;
+	struct arg a = { .name = "address", .kind = A_PTR, .u = f->address };
+
+	if (th && (f->flags & ISR_FAULT_HAS_START))
+		slice(p, thread_child(p, TK_FAULTS, th->pid, th->tid, th->comm),
+		      f->flags & ISR_FAULT_MAJOR ? "major fault" : "minor fault", e->start, e->end, &a, 1, 0, 0);
+}
+
+/* --gil's wait for the GIL: an acquire that waited. */
+static void on_gil(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_gil *g = (const void *)e->h;
+
+	if (th && g->kind == ISR_GIL_ACQUIRE && e->end > e->start)
+		slice(p, thread_child(p, TK_GIL, th->pid, th->tid, th->comm), "GIL wait", e->start, e->end, NULL, 0, 0,
+		      0);
+}
+
+/* A thread blocked on the GIL, with its holder when known: inside --gil's
+ * wait of the same take, when both are on, nested. */
+static void on_gil_wait(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	const struct isr_ev_gil_wait *g = (const void *)e->h;
+	struct arg a = { .name = "gil_holder", .kind = A_U64, .u = g->holder_tid };
+
+	if (th && e->end > e->start)
+		slice(p, thread_child(p, TK_GIL, th->pid, th->tid, th->comm), "GIL blocked", e->start, e->end, &a,
+		      (g->flags & ISR_GIL_WAIT_HOLDER) ? 1 : 0, 0, 0);
+}
+
+static void ignored(struct pf *p, const struct pass_event *e, const struct tl_thread *th)
+{
+	(void)p;
+	(void)e;
+	(void)th;
+}
+
+/* What the trace makes of each event type (format/registry.h,
+ * ISR_EV_EVERY_TYPE); device memory is devmem's counter, of every event. */
+#define ON_TYPE(X)												\
+	/* slices, instants and flows of their own */								\
+	X(CUDA_CALL, on_cuda_call) X(PAGE_FAULT, on_page_fault) X(GIL, on_gil) X(GIL_WAIT, on_gil_wait)		\
+	X(PY_SAMPLE, on_py_sample) X(NCCL_CALL, on_nccl_call) X(NCCL_COMM, on_nccl_comm)			\
+	X(NVTX, on_nvtx) X(GPU_KERNEL, on_gpu_kernel) X(GPU_MEMCPY, on_gpu_memcpy)				\
+	X(GPU_MEMSET, on_gpu_memset) X(GPU_API, on_gpu_api)							\
+	/* the thread states: the timeline's spans (on_span) */							\
+	X(SCHED_SWITCH, ignored) X(SCHED_WAKEUP, ignored) X(SCHED_WAKEUP_NEW, ignored)				\
+	X(PROC_FORK, ignored) X(PROC_EXEC, ignored) X(PROC_EXIT, ignored) X(TASK_RENAME, ignored)		\
+	X(PROC_HOLD, ignored) X(RECLAIM, ignored)								\
+	/* names and stacks, read through the analysis */							\
+	X(CUDA_NAME, ignored) X(GPU_NAME, ignored) X(PY_STACK, ignored) X(PY_CODE, ignored)			\
+	X(PY_STATUS, ignored) X(TASK_INFO, ignored) X(RANK_ENV, ignored)					\
+	/* in the report only */										\
+	X(SAMPLING, ignored) X(MEM_SAMPLE, ignored) X(GPU_SYNC, ignored) X(GPU_CLOCK, ignored)			\
+	X(GPU_STATUS, ignored) X(GPU_WINDOW, ignored)
+static void (*const on_type[ISR_EV_TYPE_MAX])(struct pf *p, const struct pass_event *e,
+					      const struct tl_thread *th) = { ON_TYPE(ISR_EV_ENTRY) };
+ISR_EV_EVERY_TYPE(ON_TYPE);
+
+static void on_event(void *ctx, const struct pass_event *e, const struct tl_thread *th)
+{
+	struct pf *p = ctx;
+	__u32 pid;
+	__u64 live;
+	int r;
+
+	if (p->err)
+		return;
+	p->st.events++;
+	on_type[e->h->type](p, e, th);
+	r = devmem__event(p->dm, e->h, e->tasks, &pid, &live);
+	if (r < 0)
+		p->err = r;
+	else if (r)
+		counter(p, process_counter(p, TK_MEMORY, pid, 0, track_names[TK_MEMORY]), e->start, (double)live);
 }
 
 /* The steps (analysis/model/steps.h) on a track of their process: one slice a

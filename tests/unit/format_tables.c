@@ -655,7 +655,7 @@ static const struct constant clocks[] = {
 
 /* From the registry (format/events.h), and the one type that never reaches
  * a file. */
-#define EVENT_TYPE_ROW(ID, name, value, st, drops, evflags, iv, who) \
+#define EVENT_TYPE_ROW(ID, name, value, st, drops, evflags, iv, who, ...) \
 	CONST(ISR_EV_##ID, #name, "struct " #st "; lost ones: `" #drops "`; flags `" #evflags "`; `" #iv "`; `" #who "`"),
 static const struct constant event_types[] = {
 	ISR_EVENT_TYPES(EVENT_TYPE_ROW)

@@ -241,6 +241,39 @@ static void test_intervals(void **state)
 	assert_true(s == 42 && e == 42);
 }
 
+/* What the CUPTI bridge writes of GPU work is what the analysis reads,
+ * each type at its own offsets. */
+static void test_gpu_work_written(void **state)
+{
+	const struct isr_gpu_work w = { .start_ns = 5000, .end_ns = 6000, .device = 3, .context = 4, .stream = 7,
+					.correlation = 99 };
+	const __u16 types[] = { ISR_EV_GPU_KERNEL, ISR_EV_GPU_MEMCPY, ISR_EV_GPU_MEMSET };
+	struct isr_ev_gpu_kernel k = { .hdr = { .type = ISR_EV_GPU_KERNEL, .size = sizeof(k) } };
+	struct isr_ev_gpu_memset m = { .hdr = { .type = ISR_EV_GPU_MEMSET, .size = sizeof(m) }, .bytes = 64 };
+	struct isr_ev_gpu_api a = { .hdr = { .type = ISR_EV_GPU_API, .size = sizeof(a) } };
+	unsigned char rec[256];
+	struct isr_ev_hdr *h = (void *)rec;
+	struct isr_gpu_work r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		memset(rec, 0, sizeof(rec));
+		h->type = types[i];
+		h->size = (__u16)isr_event_min_size(types[i]);
+		assert_true(isr_ev_set_gpu_work(h, &w));
+		assert_true(isr_ev_gpu_work(h, &r));
+		assert_memory_equal(&r, &w, sizeof(r));
+	}
+	assert_true(isr_ev_set_gpu_work(&k.hdr, &w));
+	assert_true(k.start_ns == 5000 && k.end_ns == 6000 && k.device_id == 3 && k.context_id == 4 &&
+		    k.stream_id == 7 && k.correlation_id == 99 && k.name_id == 0);
+	assert_true(isr_ev_set_gpu_work(&m.hdr, &w));
+	assert_true(m.correlation_id == 99 && m.stream_id == 7 && m.bytes == 64);
+	/* not GPU work: nothing written */
+	assert_false(isr_ev_set_gpu_work(&a.hdr, &w));
+	assert_true(a.start_ns == 0 && a.correlation_id == 0);
+}
+
 static void test_tasks(void **state)
 {
 	struct isr_ev_sched_switch sw = { .hdr = { .type = ISR_EV_SCHED_SWITCH, .size = sizeof(sw), .pid = 1, .tid = 2 },
@@ -277,6 +310,80 @@ static void test_tasks(void **state)
 	assert_true(isr_event_flags(ISR_EV_SCHED_SWITCH) & ISR_EVF_ANY_TASK);
 	assert_true(isr_event_flags(ISR_EV_CUDA_CALL) & ISR_EVF_ONCPU);
 	assert_false(isr_event_flags(ISR_EV_TASK_RENAME) & ISR_EVF_ONCPU);
+}
+
+/* What each record cost the thread it is charged to, for the overhead
+ * budget's account (user/record/budget_ctl.h): its line of the registry,
+ * read from the record. */
+static void test_costs(void **state)
+{
+	struct isr_ev_cuda_call launch = { .hdr = { .type = ISR_EV_CUDA_CALL, .size = sizeof(launch), .pid = 1, .tid = 2 },
+					   .func = ISR_CUDA_FN_cuLaunchKernel };
+	struct isr_ev_cuda_call sync = { .hdr = { .type = ISR_EV_CUDA_CALL, .size = sizeof(sync), .pid = 1, .tid = 2 },
+					 .func = ISR_CUDA_FN_cuStreamSynchronize, .flags = ISR_CUDA_RETURNED };
+	struct isr_ev_gil gil = { .hdr = { .type = ISR_EV_GIL, .size = sizeof(gil), .pid = 1, .tid = 3 },
+				  .kind = ISR_GIL_ACQUIRE };
+	struct isr_ev_nvtx nvtx = { .hdr = { .type = ISR_EV_NVTX, .size = sizeof(nvtx), .pid = 1, .tid = 3 },
+				    .kind = ISR_NVTX_PUSH };
+	struct isr_ev_gil_wait gw = { .hdr = { .type = ISR_EV_GIL_WAIT, .size = sizeof(gw), .pid = 1, .tid = 4 } };
+	struct isr_ev_sched_switch sw = { .hdr = { .type = ISR_EV_SCHED_SWITCH, .size = sizeof(sw), .pid = 5, .tid = 6 },
+					  .next_pid = 7, .next_tid = 8 };
+	struct isr_ev_page_fault pf = { .hdr = { .type = ISR_EV_PAGE_FAULT, .size = sizeof(pf), .pid = 1, .tid = 2 } };
+	struct isr_ev_gpu_api api = { .hdr = { .type = ISR_EV_GPU_API, .size = sizeof(api), .pid = 1, .tid = 9 },
+				      .thread_id = 2 };
+	struct isr_ev_gpu_window win = { .hdr = { .type = ISR_EV_GPU_WINDOW, .size = sizeof(win), .pid = 1, .tid = 9 },
+					 .finalize_ns = 700, .finalize_tid = 2 };
+	struct isr_ev_py_frames fr = { .hdr = { .type = ISR_EV_PY_FRAMES, .pid = 1, .tid = 2 }, .capture_ns = 123 };
+	struct isr_ev_gpu_kernel k = { .hdr = { .type = ISR_EV_GPU_KERNEL, .size = sizeof(k), .pid = 1 } };
+	struct isr_ev_proc_fork fork = { .hdr = { .type = ISR_EV_PROC_FORK, .size = sizeof(fork), .pid = 1, .tid = 2 } };
+	struct isr_ev_hdr unknown = { .type = 200, .size = sizeof(unknown), .pid = 1, .tid = 2 };
+	struct isr_cost c;
+
+	(void)state;
+	/* a launch's entry is a hit of the hot path; a timed synchronization a pair of the other probes */
+	assert_true(isr_ev_cost(&launch.hdr, sizeof(launch), &c));
+	assert_true(c.account == ISR_SPENT_HOT && c.hits == 1 && !c.pair && !c.took);
+	assert_true(c.task.pid == 1 && c.task.tid == 2);
+	assert_true(isr_ev_cost(&sync.hdr, sizeof(sync), &c));
+	assert_true(c.account == ISR_SPENT_PROBES && c.hits == 2 && c.pair);
+	/* an async copy whose return was probed: the hot path's, a pair */
+	launch.func = ISR_CUDA_FN_cuMemcpyHtoDAsync_v2;
+	launch.flags = ISR_CUDA_RETURNED;
+	assert_true(isr_ev_cost(&launch.hdr, sizeof(launch), &c));
+	assert_true(c.account == ISR_SPENT_HOT && c.hits == 2 && c.pair);
+	/* the GIL's acquire is timed (a pair), its release one hit; an NVTX start range returns its id */
+	assert_true(isr_ev_cost(&gil.hdr, sizeof(gil), &c) && c.account == ISR_SPENT_PROBES && c.pair && c.task.tid == 3);
+	gil.kind = ISR_GIL_RELEASE;
+	assert_true(isr_ev_cost(&gil.hdr, sizeof(gil), &c) && !c.pair && c.hits == 1);
+	assert_true(isr_ev_cost(&nvtx.hdr, sizeof(nvtx), &c) && c.account == ISR_SPENT_PROBES && !c.pair);
+	nvtx.kind = ISR_NVTX_START;
+	assert_true(isr_ev_cost(&nvtx.hdr, sizeof(nvtx), &c) && c.pair && c.hits == 2);
+	/* scheduler events; a GIL wait as ISR_GIL_WAIT_EVENTS of them */
+	assert_true(isr_ev_cost(&gw.hdr, sizeof(gw), &c) && c.account == ISR_SPENT_SCHED && c.hits == ISR_GIL_WAIT_EVENTS);
+	assert_true(isr_ev_cost(&sw.hdr, sizeof(sw), &c) && c.account == ISR_SPENT_SCHED && c.hits == 1);
+	assert_true(c.task.pid == 5 && c.task.tid == 6);
+	assert_true(isr_ev_cost(&pf.hdr, sizeof(pf), &c) && c.account == ISR_SPENT_FAULTS && c.hits == 1);
+	/* CUPTI: an API record of the thread that called; a detach what it took its thread */
+	assert_true(isr_ev_cost(&api.hdr, sizeof(api), &c) && c.account == ISR_SPENT_CUPTI && c.hits == 1);
+	assert_true(c.task.pid == 1 && c.task.tid == 2);
+	assert_true(isr_ev_cost(&win.hdr, sizeof(win), &c) && c.account == ISR_SPENT_CUPTI && c.took && c.ns == 700);
+	assert_true(c.task.pid == 1 && c.task.tid == 2 && c.hits == 1);
+	win.finalize_tid = 0;
+	assert_false(isr_ev_cost(&win.hdr, sizeof(win), &c));
+	win.finalize_tid = 2;
+	win.finalize_ns = 0;
+	assert_false(isr_ev_cost(&win.hdr, sizeof(win), &c));
+	/* a Python stack capture, from BPF to the recorder only: what it took, without its frames too */
+	assert_true(isr_ev_cost(&fr.hdr, offsetof(struct isr_ev_py_frames, frames), &c));
+	assert_true(c.account == ISR_SPENT_STACKS && c.took && c.ns == 123 && c.hits == 1 && c.task.tid == 2);
+	fr.capture_ns = 0;
+	assert_true(isr_ev_cost(&fr.hdr, offsetof(struct isr_ev_py_frames, frames), &c) && c.took && c.ns == 0);
+	assert_false(isr_ev_cost(&fr.hdr, offsetof(struct isr_ev_py_frames, frames) - 8, &c));
+	/* what the budget does not count; a record too short; a type not known */
+	assert_false(isr_ev_cost(&k.hdr, sizeof(k), &c));
+	assert_false(isr_ev_cost(&fork.hdr, sizeof(fork), &c));
+	assert_false(isr_ev_cost(&pf.hdr, sizeof(pf) - 8, &c));
+	assert_false(isr_ev_cost(&unknown, sizeof(unknown), &c));
 }
 
 struct seen {
@@ -342,7 +449,9 @@ int main(void)
 		cmocka_unit_test(test_definitions),
 		cmocka_unit_test(test_every_type_declared),
 		cmocka_unit_test(test_intervals),
+		cmocka_unit_test(test_gpu_work_written),
 		cmocka_unit_test(test_tasks),
+		cmocka_unit_test(test_costs),
 		cmocka_unit_test(test_dispatch),
 	};
 

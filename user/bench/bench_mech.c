@@ -155,10 +155,10 @@ static int attach_uprobe_pid(struct links *ls, struct bpf_program *prog, __u32 p
 	return 0;
 }
 
-static int attach_uprobe(struct env *e, struct links *ls, struct bpf_program *prog, __u64 off, bool ret,
-			 __u32 slot, char *why, size_t len)
+/* A site's uprobe (ret: uretprobe) counting in slot. */
+static int attach_uprobe(struct env *e, struct links *ls, __u64 off, bool ret, __u32 slot, char *why, size_t len)
 {
-	return attach_uprobe_pid(ls, prog, e->pid, off, ret, slot, why, len);
+	return attach_uprobe_pid(ls, e->skel->progs.bench_uprobe, e->pid, off, ret, slot, why, len);
 }
 
 static int attach_multi(struct env *e, struct links *ls, const __u64 *offs, const __u64 *cookies, unsigned int n,
@@ -487,8 +487,7 @@ static int attach_site(struct env *e, const struct ab_def *d, void *state, struc
 		return 0;
 	if (d->multi)
 		return attach_multi(e, ls, &s->off, &cookie, 1, why, len);
-	return attach_uprobe(e, ls, d->ret ? e->skel->progs.bench_uretprobe : e->skel->progs.bench_uprobe, s->off,
-			     d->ret, d->slot, why, len);
+	return attach_uprobe(e, ls, s->off, d->ret, d->slot, why, len);
 }
 
 static void batch_site(void *state, unsigned long ops)
@@ -902,8 +901,7 @@ static int run_attach_100(struct env *e, bool multi, json_t *res, char *why, siz
 			err = attach_multi(e, &ls, offs, cookies, BENCH_MANY_SITES, why, len);
 		} else {
 			for (i = 0, err = 0; i < BENCH_MANY_SITES && !err; i++)
-				err = attach_uprobe(e, &ls, e->skel->progs.bench_uprobe, offs[i], false,
-						    (__u32)cookies[i], why, len);
+				err = attach_uprobe(e, &ls, offs[i], false, (__u32)cookies[i], why, len);
 		}
 		t1 = now_ns();
 		if (err) {
@@ -1014,9 +1012,9 @@ static int check_threads(struct env *e, json_t *res, char *why, size_t len)
 		return err;
 	}
 	slots_reset(e, BENCH_SLOT_SITE0, 4);
-	err = attach_uprobe(e, &ls, e->skel->progs.bench_uprobe, off_push, false, BENCH_SLOT_SITE0, why, len) ?:
-	      attach_uprobe(e, &ls, e->skel->progs.bench_uretprobe, off_ret, true, BENCH_SLOT_SITE0 + 2, why, len) ?:
-	      attach_uprobe(e, &ls, e->skel->progs.bench_uprobe, off_step, false, BENCH_SLOT_SITE0 + 3, why, len);
+	err = attach_uprobe(e, &ls, off_push, false, BENCH_SLOT_SITE0, why, len) ?:
+	      attach_uprobe(e, &ls, off_ret, true, BENCH_SLOT_SITE0 + 2, why, len) ?:
+	      attach_uprobe(e, &ls, off_step, false, BENCH_SLOT_SITE0 + 3, why, len);
 	if (!err && e->multi)
 		err = attach_multi(e, &ls, &off_push, &cookie, 1, why, len);
 	err = err ?: run_callers(&c, threads, why, len);
@@ -1186,10 +1184,8 @@ static void *churn_main(void *arg)
 		__u64 offs[2] = { ch->off_push, ch->off_nop5 };
 		__u64 cookies[2] = { BENCH_SLOT_SITE0 + 4, BENCH_SLOT_SITE0 + 5 };
 
-		ch->err = attach_uprobe(e, &ls, e->skel->progs.bench_uprobe, ch->off_push, false,
-					BENCH_SLOT_SITE0 + 2, ch->why, sizeof(ch->why)) ?:
-			  attach_uprobe(e, &ls, e->skel->progs.bench_uretprobe, ch->off_ret, true,
-					BENCH_SLOT_SITE0 + 3, ch->why, sizeof(ch->why));
+		ch->err = attach_uprobe(e, &ls, ch->off_push, false, BENCH_SLOT_SITE0 + 2, ch->why, sizeof(ch->why)) ?:
+			  attach_uprobe(e, &ls, ch->off_ret, true, BENCH_SLOT_SITE0 + 3, ch->why, sizeof(ch->why));
 		if (!ch->err && e->multi)
 			ch->err = attach_multi(e, &ls, offs, cookies, 2, ch->why, sizeof(ch->why));
 		links_release(&ls);
@@ -1216,8 +1212,8 @@ static int check_attach_churn(struct env *e, json_t *res, char *why, size_t len)
 		return err;
 	}
 	slots_reset(e, BENCH_SLOT_SITE0, 6);
-	err = attach_uprobe(e, &ls, e->skel->progs.bench_uprobe, ch.off_push, false, BENCH_SLOT_SITE0, why, len) ?:
-	      attach_uprobe(e, &ls, e->skel->progs.bench_uretprobe, ch.off_ret, true, BENCH_SLOT_SITE0 + 1, why, len);
+	err = attach_uprobe(e, &ls, ch.off_push, false, BENCH_SLOT_SITE0, why, len) ?:
+	      attach_uprobe(e, &ls, ch.off_ret, true, BENCH_SLOT_SITE0 + 1, why, len);
 	if (err) {
 		links_release(&ls);
 		return err;

@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <jansson.h>
+#include "buf.h"
 #include "check.h"
 #include "cuda_funcs.h"
 #include "probed_lib.h"
@@ -39,15 +40,8 @@ static __attribute__((format(printf, 4, 5))) struct check_item *add(struct check
 	struct check_item *it;
 	va_list ap;
 
-	if (res->n == res->cap) {
-		size_t cap = res->cap ? res->cap * 2 : 32;
-		struct check_item *p = realloc(res->items, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		res->items = p;
-		res->cap = cap;
-	}
+	if (array__reserve(&res->items, &res->cap, res->n + 1, sizeof(*res->items)))
+		return NULL;
 	it = &res->items[res->n++];
 	memset(it, 0, sizeof(*it));
 	snprintf(it->id, sizeof(it->id), "%s", id);

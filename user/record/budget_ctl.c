@@ -166,18 +166,13 @@ static bool known_target(const struct budget_ctl *bc, __u32 pid)
 	return htab_u64__get(&bc->targets, pid, &v);
 }
 
-/* A switch: the scheduler's program ran for a target on one side of it;
- * a target thread preempted by a thread of the recorder waits for it; a
- * thread switched in stops waiting. */
+/* A switch: a target thread preempted by a thread of the recorder waits
+ * for it; a thread switched in stops waiting. */
 static void note_switch(struct budget_ctl *bc, const struct isr_ev_sched_switch *e)
 {
 	bool prev_target = known_target(bc, e->hdr.pid);
 	struct budget_slot *in = &bc->total[slot_of(e->next_tid)];
 
-	if (prev_target)
-		charge(bc, e->hdr.pid, e->hdr.tid, ISR_SPENT_SCHED, bc->costs.sched_ns, 1);
-	else
-		charge(bc, e->next_pid, e->next_tid, ISR_SPENT_SCHED, bc->costs.sched_ns, 1);
 	/* its time off a CPU, within this step */
 	if (in->out_since && in->tid == e->next_tid) {
 		__u64 from = in->out_since > bc->last_ns ? in->out_since : bc->last_ns;
@@ -209,69 +204,43 @@ static void note_switch(struct budget_ctl *bc, const struct isr_ev_sched_switch 
 	}
 }
 
-/* A return probe's event took an entry and a return hit; a CUDA call of
- * the hot path is charged to it (an async copy's is timed: two hits). */
-void budget_ctl__note(struct budget_ctl *bc, const struct isr_ev_hdr *h, size_t size)
+/* What a record's cost (format/registry.h, isr_ev_cost) is at the costs
+ * measured at the start: what it says it took, an entry and return pair,
+ * or its hits at its account's cost of one. */
+static double cost_ns(const struct budget_ctl *bc, const struct isr_cost *k)
 {
 	const struct tracer_costs *c = &bc->costs;
-	bool pair;
+	const double each[ISR_SPENT_MAX] = {
+		[ISR_SPENT_HOT] = c->hit_ns,	 [ISR_SPENT_PROBES] = c->hit_ns, [ISR_SPENT_FAULTS] = c->fault_ns,
+		[ISR_SPENT_SCHED] = c->sched_ns, [ISR_SPENT_CUPTI] = GPU_WINDOW_RECORD_COST_NS,
+	};
+
+	if (k->took)
+		return (double)k->ns;
+	return k->pair ? c->pair_ns : k->hits * each[k->account];
+}
+
+/* Each record is charged what its line of the registry says it cost; a
+ * record that may be about a task not traced (a switch's prev:
+ * ISR_EVF_ANY_TASK) to the other task it names when its own is not a
+ * target; CUPTI's records only when its windows are charged. */
+void budget_ctl__note(struct budget_ctl *bc, const struct isr_ev_hdr *h, size_t size)
+{
+	struct isr_cost k;
+	bool any_task;
 
 	if (!bc->accounting || size < sizeof(*h) || size < isr_event_min_size(h->type))
 		return;
-	if (h->type != ISR_EV_SCHED_SWITCH)
+	any_task = isr_event_flags(h->type) & ISR_EVF_ANY_TASK;
+	if (!any_task)
 		seen_target(bc, h->pid);
-	switch (h->type) {
-	case ISR_EV_CUDA_CALL: {
-		const struct isr_ev_cuda_call *call = (const void *)h;
-		bool returned = call->flags & ISR_CUDA_RETURNED;
-
-		charge(bc, h->pid, h->tid, isr_cuda_is(call->func, ISR_CUDA_K_HOT) ? ISR_SPENT_HOT : ISR_SPENT_PROBES,
-		       returned ? c->pair_ns : c->hit_ns, returned ? 2 : 1);
-		return;
+	if (isr_ev_cost(h, size, &k) && (k.account != ISR_SPENT_CUPTI || bc->charge_cupti)) {
+		if (any_task && !known_target(bc, k.task.pid))
+			isr_ev_peer(h, &k.task);
+		charge(bc, k.task.pid, k.task.tid, (int)k.account, cost_ns(bc, &k), k.hits);
 	}
-	case ISR_EV_CUDA_NAME:
-	case ISR_EV_NCCL_COMM:
-		charge(bc, h->pid, h->tid, ISR_SPENT_PROBES, c->pair_ns, 2);
-		return;
-	case ISR_EV_GIL:
-	case ISR_EV_NVTX:
-	case ISR_EV_NCCL_CALL:
-		pair = (h->type == ISR_EV_GIL && ((const struct isr_ev_gil *)h)->kind == ISR_GIL_ACQUIRE) ||
-		       (h->type == ISR_EV_NVTX && ((const struct isr_ev_nvtx *)h)->kind == ISR_NVTX_START);
-		charge(bc, h->pid, h->tid, ISR_SPENT_PROBES, pair ? c->pair_ns : c->hit_ns, pair ? 2 : 1);
-		return;
-	case ISR_EV_PY_FRAMES:
-		if (size >= offsetof(struct isr_ev_py_frames, frames))
-			charge(bc, h->pid, h->tid, ISR_SPENT_STACKS, ((const struct isr_ev_py_frames *)h)->capture_ns, 1);
-		return;
-	case ISR_EV_PAGE_FAULT:
-		charge(bc, h->pid, h->tid, ISR_SPENT_FAULTS, c->fault_ns, 1);
-		return;
-	case ISR_EV_SCHED_WAKEUP:
-	case ISR_EV_SCHED_WAKEUP_NEW:
-		charge(bc, h->pid, h->tid, ISR_SPENT_SCHED, c->sched_ns, 1);
-		return;
-	case ISR_EV_GIL_WAIT:
-		charge(bc, h->pid, h->tid, ISR_SPENT_SCHED, GIL_WAIT_EVENTS * c->sched_ns, GIL_WAIT_EVENTS);
-		return;
-	case ISR_EV_SCHED_SWITCH:
+	if (h->type == ISR_EV_SCHED_SWITCH)
 		note_switch(bc, (const void *)h);
-		return;
-	case ISR_EV_GPU_API:
-		if (bc->charge_cupti)
-			charge(bc, h->pid, ((const struct isr_ev_gpu_api *)h)->thread_id, ISR_SPENT_CUPTI,
-			       GPU_WINDOW_RECORD_COST_NS, 1);
-		return;
-	case ISR_EV_GPU_WINDOW: {
-		const struct isr_ev_gpu_window *w = (const void *)h;
-
-		if (bc->charge_cupti && w->finalize_tid && w->finalize_ns)
-			charge(bc, h->pid, w->finalize_tid, ISR_SPENT_CUPTI, (double)w->finalize_ns, 1);
-		return;
-	}
-	default:
-		return;
-	}
 }
 
 int budget_ctl__wait_ms(const struct budget_ctl *bc, __u64 now, int max_ms)

@@ -4,13 +4,14 @@
  * account of what tracing costs the targets.
  *
  * The account: every event the recorder reads tells of something the
- * tracer did on a target thread, and each is charged to that thread at
- * its cost here, measured at the start (user/record/budget_cost.h): a probe hit
- * (the CUDA hot path's apart: it is what the budget can switch), an entry
- * and return pair, a Python stack capture (what its BPF program measured
- * it took), a page fault, a scheduler event (a GIL wait as GIL_WAIT_EVENTS
- * of them: the sched_switch program's GIL path measured 1.2 us against
- * 0.15-0.3 us for a plain switch), a tick of the Python stack sampler
+ * tracer did on a target thread, and each is charged to that thread what
+ * its line of the registry says it cost (format/events.h: cost;
+ * isr_ev_cost), at the costs measured at the start
+ * (user/record/budget_cost.h): a probe hit (the CUDA hot path's apart: it
+ * is what the budget can switch), an entry and return pair, a Python stack
+ * capture (what its BPF program measured it took), a page fault, a
+ * scheduler event (a GIL wait as ISR_GIL_WAIT_EVENTS of them); a switch
+ * to the side of it that is a target; a tick of the Python stack sampler
  * (the busiest thread is taken to be on CPU: the sampler interrupts
  * whatever runs), the time a thread waited for a CPU that one of the
  * recorder's own threads held (from the switch that preempted it to its
@@ -53,7 +54,6 @@
 #include "tracer.h"
 
 #define BUDGET_HIT_SLOTS 1024	/* threads charged apart; threads that share a slot are charged together: never less */
-#define GIL_WAIT_EVENTS	4	/* a GIL wait's cost in scheduler events */
 
 /* Writes a record to the recording: 0 or -errno. */
 typedef int (*budget_emit_fn)(void *ctx, const void *record, size_t size);
