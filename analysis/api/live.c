@@ -65,6 +65,19 @@ struct live_switch {
 	__u64 since, on_ns;
 };
 
+/* The launches counted last, newest at next - 1 (a ring): the budget's
+ * window ends when the release of its probes began (the switch's
+ * timestamp), but its record comes after the release, behind the launches
+ * made meanwhile, which are then not the window's (counted, they raised a
+ * rate extrapolated from the window: 555 launches/s shown for 500, at a
+ * release of 10 ms on a loaded host). Those launches made during the
+ * probes' attach come before the window's record and are not counted. */
+#define LIVE_RECENT_LAUNCHES 16384
+struct recent_launch {
+	__u64 ts, gen;		/* gen: the interval's (reset with its counts) */
+	size_t thread;		/* by the task model's index */
+};
+
 struct live {
 	struct tasks *tasks;		/* from the first event on */
 	struct lthread *threads;	/* by the task model's index */
@@ -73,6 +86,9 @@ struct live {
 	size_t nprocs, procs_cap;
 	struct devmem *dm;
 	struct live_switch hot, faults;	/* the launch probes, page-fault tracing */
+	struct recent_launch *recent;	/* LIVE_RECENT_LAUNCHES */
+	size_t recent_next, recent_n;
+	__u64 gen;			/* intervals snapshot so far */
 	__u64 prev_at, first_ts;
 	__u64 events;
 	struct live_snapshot snap;
@@ -117,7 +133,10 @@ struct live *live__new(const __u32 *pids, size_t n, __u32 ncpus)
 			return NULL;
 		}
 	l->dm = devmem__new();
-	if (!l->dm) {
+	l->recent = calloc(LIVE_RECENT_LAUNCHES, sizeof(*l->recent));
+	if (!l->dm || !l->recent) {
+		devmem__free(l->dm);
+		free(l->recent);
 		free(l->targets);
 		free(l);
 		return NULL;
@@ -140,6 +159,7 @@ void live__free(struct live *l)
 	free(l->rows);
 	free(l->window.data);
 	free(l->names.data);
+	free(l->recent);
 	free(l);
 }
 
@@ -254,8 +274,15 @@ static void count_cuda(const struct live_ev *e)
 
 	if (!e->t)
 		return;
-	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
+	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH) && e->l->hot.on) {
+		struct recent_launch *r = &e->l->recent[e->l->recent_next];
+
 		e->t->launches++;
+		*r = (struct recent_launch){ e->h->ts_ns, e->l->gen, (size_t)(e->t - e->l->threads) };
+		e->l->recent_next = (e->l->recent_next + 1) % LIVE_RECENT_LAUNCHES;
+		if (e->l->recent_n < LIVE_RECENT_LAUNCHES)
+			e->l->recent_n++;
+	}
 	else if (isr_cuda_is(c->func, ISR_CUDA_K_SYNC) && (c->flags & ISR_CUDA_RETURNED))
 		e->t->sync_ns += c->duration_ns;
 }
@@ -293,10 +320,30 @@ static __u64 switch_on_ns(const struct live_switch *w, __u64 now)
 	return w->on_ns + (w->on ? since(now, w->since) : 0);
 }
 
+/* The launches counted after ts, when the launch probes' release began,
+ * uncounted (struct recent_launch). */
+static void uncount_released(struct live *l, __u64 ts)
+{
+	while (l->recent_n) {
+		size_t i = (l->recent_next + LIVE_RECENT_LAUNCHES - 1) % LIVE_RECENT_LAUNCHES;
+		const struct recent_launch *r = &l->recent[i];
+
+		if (r->ts <= ts)
+			break;
+		if (r->gen == l->gen && r->thread < l->nthreads && l->threads[r->thread].launches)
+			l->threads[r->thread].launches--;
+		l->recent_next = i;
+		l->recent_n--;
+	}
+}
+
 /* The budget switched the launch probes or page-fault tracing. */
 static void on_sampling(const struct live_ev *e)
 {
 	const struct isr_ev_sampling *s = (const void *)e->h;
+
+	if (s->kind == ISR_SAMPLING_OFF)
+		uncount_released(e->l, s->hdr.ts_ns);
 
 	if (s->kind == ISR_SAMPLING_ON || s->kind == ISR_SAMPLING_OFF)
 		switch_to(&e->l->hot, s->kind == ISR_SAMPLING_ON, s->hdr.ts_ns);
@@ -576,6 +623,7 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	l->prev_at = now_ns;
 	l->hot.on_ns = l->faults.on_ns = 0;
 	l->hot.since = l->faults.since = now_ns;
+	l->gen++;
 	*out = &l->snap;
 	return err;
 }

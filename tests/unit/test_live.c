@@ -118,11 +118,51 @@ static void test_dead_thread(void **state)
 	live__free(l);
 }
 
+static void sampling(struct live *l, __u64 ts, __u32 kind)
+{
+	struct isr_ev_sampling e = { .kind = kind };
+
+	feed(l, &e, ISR_EV_SAMPLING, sizeof(e), ts, 0, 0);
+}
+
+/* The budget's windows: on for the first 100 ms (10 launches), then off;
+ * the release of the probes began at 100 ms, but its record comes after 3
+ * launches made while they were being released; the next window's probes
+ * caught 2 launches while they were being attached, before its record (at
+ * 900 ms, when they were surely live), then 10 launches to the end of the
+ * second. 20 launches in 200 ms of windows: 100 launches/s, not 125. */
+static void test_launches_outside_the_windows(void **state)
+{
+	struct live *l = started();
+	const struct live_snapshot *s;
+	const struct live_thread *t;
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		call(l, T0 + (__u64)(5 + 10 * i) * MS, ISR_CUDA_FN_cuLaunchKernel, 0);
+	for (int i = 0; i < 3; i++)
+		call(l, T0 + (__u64)(101 + i) * MS, ISR_CUDA_FN_cuLaunchKernel, 0);
+	sampling(l, T0 + 100 * MS, ISR_SAMPLING_OFF);
+	call(l, T0 + 890 * MS, ISR_CUDA_FN_cuLaunchKernel, 0);
+	call(l, T0 + 895 * MS, ISR_CUDA_FN_cuLaunchKernel, 0);
+	sampling(l, T0 + 900 * MS, ISR_SAMPLING_ON);
+	for (int i = 0; i < 10; i++)
+		call(l, T0 + (__u64)(905 + 10 * i) * MS, ISR_CUDA_FN_cuLaunchKernel, 0);
+	assert_int_equal(live__snapshot(l, T0 + 1000 * MS, &s), 0);
+	t = row(s, TID);
+	assert_non_null(t);
+	print_message("%.1f launches/s\n", t->launches_per_s);
+	assert_true(t->launches_per_s > 99.99 && t->launches_per_s < 100.01);
+	assert_true(s->procs[0].launches_estimated);
+	live__free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_preempted_is_runnable),
 		cmocka_unit_test(test_dead_thread),
+		cmocka_unit_test(test_launches_outside_the_windows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
