@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "host_topo.h"
 #include "htab.h"
 #include "rules.h"
@@ -794,16 +795,9 @@ static void copy_judge(struct copy_state *s, const struct copy_pending *p)
 		return;
 	}
 	b->blocked++;
-	if (s->nblocked == s->blocked_cap) {
-		size_t cap = s->blocked_cap ? 2 * s->blocked_cap : 8;
-		struct copy_pending *n = reallocarray(s->blocked, cap, sizeof(*n));
-
-		if (!n) {
-			s->err = -ENOMEM;
-			return;
-		}
-		s->blocked = n;
-		s->blocked_cap = cap;
+	if (array__reserve(&s->blocked, &s->blocked_cap, s->nblocked + 1, sizeof(*s->blocked))) {
+		s->err = -ENOMEM;
+		return;
 	}
 	s->blocked[s->nblocked++] = *p;
 }
