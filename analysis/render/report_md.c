@@ -228,15 +228,21 @@ static void md__overhead(struct md *m, const struct summary *s)
 	for (int k = 0; k < ISR_SPENT_MAX; k++)
 		sum += (double)o->busiest_ns[k];
 	t = summary__thread(s, o->busiest_pid, o->busiest_tid);
-	md__printf(m, "- **Tracing cost (estimated):** %.1f ms, %.2f%% of the %.3f s its busiest thread was on a CPU "
-		   "in %.3f s (thread %u", sum / 1e6, o->busiest_oncpu_ns ? 100 * sum / (double)o->busiest_oncpu_ns : 0,
-		   ns_to_s(o->busiest_oncpu_ns), secs, o->busiest_tid);
-	if (t && t->comm[0]) {
-		md__printf(m, " `");
-		md__text(m, t->comm, sizeof(t->comm));
-		md__printf(m, "`");
+	if (!o->busiest_tid) {
+		md__printf(m, "- **Tracing cost (estimated):** none charged: no probe fired on a thread of the target "
+			   "in %.3f s", secs);
+	} else {
+		md__printf(m, "- **Tracing cost (estimated):** %.1f ms, %.2f%% of the %.3f s its busiest thread was on "
+			   "a CPU in %.3f s (thread %u", sum / 1e6,
+			   o->busiest_oncpu_ns ? 100 * sum / (double)o->busiest_oncpu_ns : 0, ns_to_s(o->busiest_oncpu_ns),
+			   secs, o->busiest_tid);
+		if (t && t->comm[0]) {
+			md__printf(m, " `");
+			md__text(m, t->comm, sizeof(t->comm));
+			md__printf(m, "`");
+		}
+		md__printf(m, ")");
 	}
-	md__printf(m, ")");
 	if (o->allowed_ns && o->faults_spent_ns)
 		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged to the hot path's and %.1f ms to page-fault "
 			      "tracing's, of the %.1f ms each allowed)",

@@ -183,8 +183,9 @@ static void test_attach_to_running_process(void **state)
 }
 
 /* -p on a process that sleeps all through the recording: no probe fires
- * on any of its threads, and the cost line says so, instead of charging
- * the sampler's ticks to "tid 0 of pid 0" (an empty slot). */
+ * on any of its threads, and the recorder's cost line and the report's
+ * say so, instead of charging the sampler's ticks to "tid 0 of pid 0" (an
+ * empty slot) and reporting "thread 0". */
 static void test_attach_to_sleeping_process_charges_nobody(void **state)
 {
 	struct ctx *c = *state;
@@ -209,6 +210,18 @@ static void test_attach_to_sleeping_process_charges_nobody(void **state)
 	if (!strstr(err, "tracing charged no thread of the target") || strstr(err, "tid 0 of pid 0"))
 		fail_msg("the cost line of an idle target: %s", err);
 	free(err);
+	{
+		char md[600], *text;
+		char *argv[] = { TRACER, "analyze", c->f.isr, NULL };
+
+		snprintf(md, sizeof(md), "%s/report.md", c->f.dir);
+		th_expect_exit(th_run_to(argv, md, c->f.err), 0, c->f.err);
+		text = th_slurp(md);
+		assert_non_null(text);
+		if (!strstr(text, "**Tracing cost (estimated):** none charged: no probe fired on a thread of the target"))
+			fail_msg("the report's cost line of an idle target:\n%s", text);
+		free(text);
+	}
 }
 
 /* Processes that targets fork are followed. */
