@@ -549,7 +549,7 @@ static void test_join_two_threads_sampled(void **state)
 	json_decref(r);
 }
 
-#define WINDOWS_SECONDS "6"
+#define WINDOWS_SECONDS "4"
 #define WINDOWS_PERIOD "0.5"
 /* CUPTI may take 0.1% of a thread (half the budget): about a quarter of
  * each period at the few thousand API calls a second this loop makes here */
@@ -557,7 +557,7 @@ static void test_join_two_threads_sampled(void **state)
 
 /*
  * GPU activity in windows (--gpu-windows): record -- CMD on a process that
- * launches a kernel every 250 us (still running when CUPTI records it),
+ * launches a kernel every 100 us (still running when CUPTI records it),
  * windows every 0.5 s sized by a 0.2% budget. Every kernel CUPTI recorded in a
  * window reaches the recording (none lost at a window's close: the drain
  * waits for the running ones), CUPTI is detached after each window in the
@@ -602,14 +602,15 @@ static void test_windows(void **state)
 	print_message("windows %g, observed %.3f of %.3f s, kernels %g of %lu planted, %u finalizes\n",
 		      th_num(p, "windows"), th_num(p, "observed_s"), th_num(p, "span_s"), th_num(p, "kernels"), planted,
 		      finalizes);
-	/* every record CUPTI made reached the recording */
-	assert_int_equal(th_num(p, "kernels"), planted);
+	/* every record CUPTI took reached the recording, or is counted in it
+	 * as handed back unfinished (a kernel still running when a window's
+	 * drain gave up: its times are not known) */
+	print_message("kernels %g recorded, %g unfinished, of %lu planted\n", th_num(p, "kernels"),
+		      th_num(p, "unfinished_records"), planted);
+	assert_int_equal(th_num(p, "kernels") + th_num(p, "unfinished_records"), planted);
 	assert_int_equal(th_num(p, "causality_violations"), 0);
 	assert_true(json_is_true(json_object_get(p, "estimated")));
-	/* several windows: how many the budget opens is its business (a
-	 * loaded host slows CUPTI's finalize, which the budget charges: 3 to
-	 * 9 in 6 s beside builds and tests) */
-	assert_true(th_num(p, "windows") >= 2);
+	assert_true(th_num(p, "windows") >= 4);
 	/* each window but (at most) the last detached CUPTI */
 	assert_true(finalizes + 1 >= th_num(p, "windows"));
 	assert_true(th_num(p, "observed_s") < 0.9 * th_num(p, "span_s"));
@@ -668,7 +669,12 @@ static void test_windows_other_client(void **state)
 	free(err);
 	r = th_report(c->f.isr);
 	p = gpu_process(r, first_pid(c->f.isr, ISR_EV_GPU_WINDOW));
-	assert_int_equal(th_num(p, "kernels"), planted);
+	/* every record CUPTI took reached the recording, or is counted in it
+	 * as handed back unfinished (a kernel still running when a window's
+	 * drain gave up: its times are not known) */
+	print_message("kernels %g recorded, %g unfinished, of %lu planted\n", th_num(p, "kernels"),
+		      th_num(p, "unfinished_records"), planted);
+	assert_int_equal(th_num(p, "kernels") + th_num(p, "unfinished_records"), planted);
 	assert_true(th_num(p, "windows") >= 2);
 	assert_int_equal(th_num(p, "detaches"), 0);
 	json_decref(r);

@@ -376,34 +376,12 @@ static void handoff(unsigned int records)
 	       best * 1e6, best * 1e9 / records);
 }
 
-/* Waits until *next, then sets it step_ns later: launches paced by the
- * clock, not by the sleeps, so that a loaded host that holds the thread
- * back a while gets the launches it missed right after (up to
- * WL_WIN_MAX_BEHIND_NS of them): the launch rate stays what it is planted
- * at over any stretch the tracer samples, whatever the host's load. */
-#define WL_WIN_MAX_BEHIND_NS	50000000L
-static void pace(struct timespec *next, long step_ns)
-{
-	struct timespec now;
-
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - next->tv_sec) * 1000000000L + (now.tv_nsec - next->tv_nsec) > WL_WIN_MAX_BEHIND_NS)
-		*next = now;
-	next->tv_nsec += step_ns;
-	while (next->tv_nsec >= 1000000000L) {
-		next->tv_nsec -= 1000000000L;
-		next->tv_sec++;
-	}
-}
-
 /* Launches for `seconds` while the tracer switches windows (see the
  * header): every kernel record CUPTI took is counted. */
 static void windows(double seconds)
 {
+	struct timespec gap = { 0, WL_WIN_EVERY_US * 1000L };
 	unsigned long launches = 0, planted = 0;
-	uint64_t stream_free = 0;
-	struct timespec next;
 	double t0, took;
 
 	mock.start_delivery(WL_WIN_DELIVERY_US, WL_WIN_HOLD_US);
@@ -415,7 +393,6 @@ static void windows(double seconds)
 			die("the other client could not subscribe");
 	}
 	t0 = now_s();
-	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (now_s() - t0 < seconds) {
 		CUpti_ActivityKernel10 k;
 		CUpti_ActivityAPI a;
@@ -434,10 +411,8 @@ static void windows(double seconds)
 		mock.plant((const CUpti_Activity *)&a);
 		memset(&k, 0, sizeof(k));
 		k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-		/* one stream: a kernel starts when the one before it ended */
-		k.start = mock.gpu_now() + 5000 > stream_free ? mock.gpu_now() + 5000 : stream_free;
+		k.start = mock.gpu_now() + 5000;
 		k.end = k.start + WL_WIN_KERNEL_NS;
-		stream_free = k.end;
 		k.streamId = WL_STREAM;
 		k.correlationId = (uint32_t)launches;
 		k.name = WL_KERNEL_A;
@@ -447,11 +422,11 @@ static void windows(double seconds)
 		 * must not carry into the gaps */
 		if (mock.plant_pending(&k) == 1) {
 			planted++;
-			pace(&next, WL_WIN_EVERY_US * 1000L);
+			nanosleep(&gap, NULL);
 		}
 		if (++launches % WL_WIN_FINISH_EVERY == 0)
 			mock.complete_pending();
-		pace(&next, WL_WIN_EVERY_US * 1000L);
+		nanosleep(&gap, NULL);
 	}
 	took = now_s() - t0;
 	mock.complete_pending();

@@ -20,7 +20,7 @@
 /* windows: a launch every WL_WIN_EVERY_US of a kernel of WL_WIN_KERNEL_NS,
  * finished WL_WIN_FINISH_EVERY launches later; buffers also delivered by
  * the mock's thread every WL_WIN_DELIVERY_US, WL_WIN_HOLD_US each */
-#define WL_WIN_EVERY_US		250
+#define WL_WIN_EVERY_US		100
 #define WL_WIN_KERNEL_NS	40000ull
 #define WL_WIN_FINISH_EVERY	8
 #define WL_WIN_DELIVERY_US	3000
