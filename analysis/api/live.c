@@ -9,6 +9,7 @@
  * as they come, are analysed in memory at its snapshot.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,24 +59,26 @@ struct lproc {
 	__u64 device_bytes;
 };
 
-/* Probes the budget switches: on since `since` when on, and on_ns before
- * that in this interval; sampled once switched off. */
+/* What the budget switches (the launch probes, page-fault tracing): on
+ * since `since` when on, and on_ns before that in this interval; sampled
+ * once switched off. What it counted last, newest at recent_next - 1 (a
+ * ring, emptied with the interval's counts): a window ends when the
+ * release of its probes began (the switch's timestamp), but its record
+ * comes after the release, behind the events made meanwhile, which are
+ * then not the window's and are uncounted (counted, they raised a rate
+ * extrapolated from the window: 555 launches/s shown for 500, at a release
+ * of 10 ms on a loaded host). Those made during the attach come before the
+ * window's record and are not counted. */
+#define LIVE_RECENT 16384
 struct live_switch {
 	bool sampled, on;
 	__u64 since, on_ns;
-};
-
-/* The launches counted last, newest at next - 1 (a ring): the budget's
- * window ends when the release of its probes began (the switch's
- * timestamp), but its record comes after the release, behind the launches
- * made meanwhile, which are then not the window's (counted, they raised a
- * rate extrapolated from the window: 555 launches/s shown for 500, at a
- * release of 10 ms on a loaded host). Those launches made during the
- * probes' attach come before the window's record and are not counted. */
-#define LIVE_RECENT_LAUNCHES 16384
-struct recent_launch {
-	__u64 ts, gen;		/* gen: the interval's (reset with its counts) */
-	size_t thread;		/* by the task model's index */
+	size_t counter;			/* offsetof(struct lthread, the count it keeps) */
+	struct recent {
+		__u64 ts;
+		size_t thread;		/* by the task model's index */
+	} *recent;			/* LIVE_RECENT */
+	size_t recent_next, recent_n;
 };
 
 struct live {
@@ -86,9 +89,6 @@ struct live {
 	size_t nprocs, procs_cap;
 	struct devmem *dm;
 	struct live_switch hot, faults;	/* the launch probes, page-fault tracing */
-	struct recent_launch *recent;	/* LIVE_RECENT_LAUNCHES */
-	size_t recent_next, recent_n;
-	__u64 gen;			/* intervals snapshot so far */
 	__u64 prev_at, first_ts;
 	__u64 events;
 	struct live_snapshot snap;
@@ -133,16 +133,18 @@ struct live *live__new(const __u32 *pids, size_t n, __u32 ncpus)
 			return NULL;
 		}
 	l->dm = devmem__new();
-	l->recent = calloc(LIVE_RECENT_LAUNCHES, sizeof(*l->recent));
-	if (!l->dm || !l->recent) {
+	l->hot = (struct live_switch){ .on = true, .counter = offsetof(struct lthread, launches),
+				       .recent = calloc(LIVE_RECENT, sizeof(struct recent)) };
+	l->faults = (struct live_switch){ .on = true, .counter = offsetof(struct lthread, faults),
+					  .recent = calloc(LIVE_RECENT, sizeof(struct recent)) };
+	if (!l->dm || !l->hot.recent || !l->faults.recent) {
 		devmem__free(l->dm);
-		free(l->recent);
+		free(l->hot.recent);
+		free(l->faults.recent);
 		free(l->targets);
 		free(l);
 		return NULL;
 	}
-	l->hot.on = true;
-	l->faults.on = true;
 	return l;
 }
 
@@ -159,7 +161,8 @@ void live__free(struct live *l)
 	free(l->rows);
 	free(l->window.data);
 	free(l->names.data);
-	free(l->recent);
+	free(l->hot.recent);
+	free(l->faults.recent);
 	free(l);
 }
 
@@ -268,21 +271,26 @@ static void on_sched(const struct live_ev *e)
 	}
 }
 
+/* The count w keeps of e's thread, while w is on: one more. */
+static void count_switched(struct live_switch *w, const struct live_ev *e)
+{
+	if (!w->on)
+		return;
+	(*(__u64 *)((char *)e->t + w->counter))++;
+	w->recent[w->recent_next] = (struct recent){ e->h->ts_ns, (size_t)(e->t - e->l->threads) };
+	w->recent_next = (w->recent_next + 1) % LIVE_RECENT;
+	if (w->recent_n < LIVE_RECENT)
+		w->recent_n++;
+}
+
 static void count_cuda(const struct live_ev *e)
 {
 	const struct isr_ev_cuda_call *c = (const void *)e->h;
 
 	if (!e->t)
 		return;
-	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH) && e->l->hot.on) {
-		struct recent_launch *r = &e->l->recent[e->l->recent_next];
-
-		e->t->launches++;
-		*r = (struct recent_launch){ e->h->ts_ns, e->l->gen, (size_t)(e->t - e->l->threads) };
-		e->l->recent_next = (e->l->recent_next + 1) % LIVE_RECENT_LAUNCHES;
-		if (e->l->recent_n < LIVE_RECENT_LAUNCHES)
-			e->l->recent_n++;
-	}
+	if (isr_cuda_is(c->func, ISR_CUDA_K_LAUNCH))
+		count_switched(&e->l->hot, e);
 	else if (isr_cuda_is(c->func, ISR_CUDA_K_SYNC) && (c->flags & ISR_CUDA_RETURNED))
 		e->t->sync_ns += c->duration_ns;
 }
@@ -290,7 +298,7 @@ static void count_cuda(const struct live_ev *e)
 static void count_fault(const struct live_ev *e)
 {
 	if (e->t)
-		e->t->faults++;
+		count_switched(&e->l->faults, e);
 }
 
 static void count_gil(const struct live_ev *e)
@@ -320,20 +328,22 @@ static __u64 switch_on_ns(const struct live_switch *w, __u64 now)
 	return w->on_ns + (w->on ? since(now, w->since) : 0);
 }
 
-/* The launches counted after ts, when the launch probes' release began,
- * uncounted (struct recent_launch). */
-static void uncount_released(struct live *l, __u64 ts)
+/* What w counted after ts, when its probes' release began, uncounted
+ * (struct live_switch). */
+static void uncount_released(struct live *l, struct live_switch *w, __u64 ts)
 {
-	while (l->recent_n) {
-		size_t i = (l->recent_next + LIVE_RECENT_LAUNCHES - 1) % LIVE_RECENT_LAUNCHES;
-		const struct recent_launch *r = &l->recent[i];
+	while (w->recent_n) {
+		size_t i = (w->recent_next + LIVE_RECENT - 1) % LIVE_RECENT;
+		const struct recent *r = &w->recent[i];
+		__u64 *count;
 
 		if (r->ts <= ts)
 			break;
-		if (r->gen == l->gen && r->thread < l->nthreads && l->threads[r->thread].launches)
-			l->threads[r->thread].launches--;
-		l->recent_next = i;
-		l->recent_n--;
+		count = r->thread < l->nthreads ? (__u64 *)((char *)&l->threads[r->thread] + w->counter) : NULL;
+		if (count && *count)
+			(*count)--;
+		w->recent_next = i;
+		w->recent_n--;
 	}
 }
 
@@ -341,14 +351,16 @@ static void uncount_released(struct live *l, __u64 ts)
 static void on_sampling(const struct live_ev *e)
 {
 	const struct isr_ev_sampling *s = (const void *)e->h;
+	struct live_switch *w = s->kind == ISR_SAMPLING_ON || s->kind == ISR_SAMPLING_OFF ? &e->l->hot :
+				s->kind == ISR_SAMPLING_FAULTS_ON || s->kind == ISR_SAMPLING_FAULTS_OFF ? &e->l->faults :
+				NULL;
+	bool on = s->kind == ISR_SAMPLING_ON || s->kind == ISR_SAMPLING_FAULTS_ON;
 
-	if (s->kind == ISR_SAMPLING_OFF)
-		uncount_released(e->l, s->hdr.ts_ns);
-
-	if (s->kind == ISR_SAMPLING_ON || s->kind == ISR_SAMPLING_OFF)
-		switch_to(&e->l->hot, s->kind == ISR_SAMPLING_ON, s->hdr.ts_ns);
-	else if (s->kind == ISR_SAMPLING_FAULTS_ON || s->kind == ISR_SAMPLING_FAULTS_OFF)
-		switch_to(&e->l->faults, s->kind == ISR_SAMPLING_FAULTS_ON, s->hdr.ts_ns);
+	if (!w)
+		return;
+	if (!on)
+		uncount_released(e->l, w, s->hdr.ts_ns);
+	switch_to(w, on, s->hdr.ts_ns);
 }
 
 /* What an event of each type adds to the live counts; the other types add
@@ -375,7 +387,7 @@ void live__event(struct live *l, const struct isr_ev_hdr *h, size_t size)
 		return;
 	l->events++;
 	if (!l->first_ts && h->ts_ns)
-		l->first_ts = l->hot.since = h->ts_ns;
+		l->first_ts = l->hot.since = l->faults.since = h->ts_ns;
 	if (!evbuf__append(&l->window, h, size, LIVE_WINDOW_MAX_BYTES))
 		l->window_cut++;
 	if ((isr_event_flags(h->type) & ISR_EVF_DEFINES) && !evbuf__append(&l->names, h, size, LIVE_NAMES_MAX_BYTES))
@@ -623,7 +635,7 @@ int live__snapshot(struct live *l, __u64 now_ns, const struct live_snapshot **ou
 	l->prev_at = now_ns;
 	l->hot.on_ns = l->faults.on_ns = 0;
 	l->hot.since = l->faults.since = now_ns;
-	l->gen++;
+	l->hot.recent_n = l->faults.recent_n = 0;	/* the counts they would uncount are gone */
 	*out = &l->snap;
 	return err;
 }

@@ -157,12 +157,43 @@ static void test_launches_outside_the_windows(void **state)
 	live__free(l);
 }
 
+/* Page-fault tracing switched the same way: 10 faults in its first 100 ms
+ * (on from the first event), 3 made while its release was under way
+ * (after the switch's timestamp, read before its record), none while off,
+ * 10 in its window from 900 ms: 20 in the 200 ms it was on, 100 a second
+ * (113 with the release's; and nothing sane without its start at the
+ * first event). */
+static void test_faults_outside_the_windows(void **state)
+{
+	struct live *l = started();
+	const struct live_snapshot *s;
+	const struct live_thread *t;
+	struct isr_ev_page_fault f = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		feed(l, &f, ISR_EV_PAGE_FAULT, sizeof(f), T0 + (__u64)(5 + 10 * i) * MS, PID, TID);
+	for (int i = 0; i < 3; i++)
+		feed(l, &f, ISR_EV_PAGE_FAULT, sizeof(f), T0 + (__u64)(101 + i) * MS, PID, TID);
+	sampling(l, T0 + 100 * MS, ISR_SAMPLING_FAULTS_OFF);
+	sampling(l, T0 + 900 * MS, ISR_SAMPLING_FAULTS_ON);
+	for (int i = 0; i < 10; i++)
+		feed(l, &f, ISR_EV_PAGE_FAULT, sizeof(f), T0 + (__u64)(905 + 10 * i) * MS, PID, TID);
+	assert_int_equal(live__snapshot(l, T0 + 1000 * MS, &s), 0);
+	t = row(s, TID);
+	assert_non_null(t);
+	print_message("%.1f faults/s\n", t->faults_per_s);
+	assert_true(t->faults_per_s > 99.99 && t->faults_per_s < 100.01);
+	live__free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_preempted_is_runnable),
 		cmocka_unit_test(test_dead_thread),
 		cmocka_unit_test(test_launches_outside_the_windows),
+		cmocka_unit_test(test_faults_outside_the_windows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
