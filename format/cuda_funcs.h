@@ -54,8 +54,12 @@
 /* Families 1..8 are the hot path that the overhead budget switches
  * (user/record/budget.h): one probe hit per call, at entry, but for the async
  * copies (COPY), whose return is probed too — how long the call blocked
- * tells a copy from pageable memory (analysis/rules/rules_gpu.c). */
+ * tells a copy from pageable memory (analysis/rules/rules_gpu.c). The
+ * async copies (COPY .. COPY_3D) are switched apart, under a budget of
+ * their own, by a recorder that says so (ISR_COSTS_COPIES_APART): a phase
+ * of launches that spends the hot path's budget does not hide them. */
 #define ISR_CUDA_FAM_HOT(fam)		((fam) >= ISR_CUDA_FAM_LAUNCH && (fam) <= ISR_CUDA_FAM_SET)
+#define ISR_CUDA_FAM_ASYNC_COPY(fam)	((fam) >= ISR_CUDA_FAM_COPY && (fam) <= ISR_CUDA_FAM_COPY_3D)
 /* Whether the family's return is probed: its events carry ISR_CUDA_RETURNED. */
 #define ISR_CUDA_FAM_RETURNS(fam)	(!ISR_CUDA_FAM_HOT(fam) || (fam) == ISR_CUDA_FAM_COPY)
 
@@ -86,6 +90,7 @@
 #define ISR_CUDA_K_MEM		0x20 /* allocates, frees, maps or page-locks memory */
 #define ISR_CUDA_K_NAME		0x40 /* names kernels (NAME, ALIAS) */
 #define ISR_CUDA_K_HOT		0x80 /* the hot path the overhead budget switches */
+#define ISR_CUDA_K_ASYNC_COPY	0x100 /* an async copy of the hot path: switched apart (ISR_COSTS_COPIES_APART) */
 
 #define ISR_CUDA_KIND(fam, flags)                                                                          \
 	(((fam) == ISR_CUDA_FAM_LAUNCH || (fam) == ISR_CUDA_FAM_LAUNCH_EX || (fam) == ISR_CUDA_FAM_GRAPH ?  \
@@ -101,7 +106,7 @@
 			  (fam) == ISR_CUDA_FAM_REGISTER || (fam) == ISR_CUDA_FAM_UNREGISTER ?             \
 		  ISR_CUDA_K_MEM : 0) |                                                                    \
 	 ((fam) == ISR_CUDA_FAM_NAME || (fam) == ISR_CUDA_FAM_ALIAS ? ISR_CUDA_K_NAME : 0) |               \
-	 (ISR_CUDA_FAM_HOT(fam) ? ISR_CUDA_K_HOT : 0))
+	 (ISR_CUDA_FAM_HOT(fam) ? ISR_CUDA_K_HOT : 0) | (ISR_CUDA_FAM_ASYNC_COPY(fam) ? ISR_CUDA_K_ASYNC_COPY : 0))
 
 #define ISR_CUDA_FUNCS(X)                                                                  \
 	X(1, cuLaunchKernel, ISR_CUDA_FAM_LAUNCH, 0, ISR_CUDA_ASYNC)                       \

@@ -696,6 +696,8 @@ _Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, flags) == 36, "gil_wai
 #define ISR_SAMPLING_SPENT	5 /* what tracing cost the targets, at the end; struct isr_sampling_spent follows */
 #define ISR_SAMPLING_FAULTS_ON	6 /* page-fault tracing was switched on again (faults are traced from the start) */
 #define ISR_SAMPLING_FAULTS_OFF	7 /* page-fault tracing was switched off */
+#define ISR_SAMPLING_COPIES_ON	8 /* the async copies' probes were attached again (they are on from the start) */
+#define ISR_SAMPLING_COPIES_OFF	9 /* the async copies' probes were released */
 
 /*
  * The overhead budget (user/record/budget.h) at the start of the recording and at
@@ -706,7 +708,10 @@ _Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, flags) == 36, "gil_wai
  * release). Calls of those families are seen only while the probes are on;
  * the analysis extrapolates their counts over the off time. FAULTS_ON and
  * FAULTS_OFF do the same for page-fault tracing, which has a budget of its
- * own (its spent_ns and credit_ns are that budget's).
+ * own (its spent_ns and credit_ns are that budget's), and COPIES_ON and
+ * COPIES_OFF for the async copies (ISR_CUDA_K_ASYNC_COPY) when the costs
+ * say they are switched apart (ISR_COSTS_COPIES_APART): then ON and OFF
+ * switch the other hot-path families only.
  */
 struct isr_ev_sampling {
 	struct isr_ev_hdr hdr;
@@ -736,13 +741,16 @@ struct isr_sampling_costs {
 	__u32 tracer_pid;	/* the recorder's process: its threads are the tracer's */
 	__u32 helper_pid;	/* the recorder's watcher of held processes, also the tracer's; 0: none */
 	__u32 sampler_hz;	/* CPU-clock samples a second on every CPU (Python stacks); 0: none */
-	__u32 pad;
+	__u32 flags;		/* ISR_COSTS_*; 0 before they were written */
 	__u64 pair_ps;		/* an entry and a return probe hit (a "+ret" call) */
 	__u64 fault_ps;		/* a page fault of a target thread, traced */
 	__u64 sched_ps;		/* a scheduler event of a target thread (a switch or a wakeup) */
 	__u64 tick_ps;		/* a tick of the CPU-clock sampler on a target thread */
 };
 _Static_assert(sizeof(struct isr_sampling_costs) == 48, "isr_sampling_costs size");
+_Static_assert(__builtin_offsetof(struct isr_sampling_costs, flags) == 12, "sampling_costs.flags");
+/* isr_sampling_costs.flags */
+#define ISR_COSTS_COPIES_APART	0x1 /* the async copies have a switch and a budget of their own (COPIES_ON, _OFF) */
 _Static_assert(__builtin_offsetof(struct isr_sampling_costs, sampler_hz) == 8, "sampling_costs.sampler_hz");
 _Static_assert(__builtin_offsetof(struct isr_sampling_costs, pair_ps) == 16, "sampling_costs.pair_ps");
 _Static_assert(__builtin_offsetof(struct isr_sampling_costs, tick_ps) == 40, "sampling_costs.tick_ps");
@@ -771,7 +779,8 @@ enum {
 
 /*
  * After an isr_ev_sampling of kind SPENT (hdr.size = 64 + sizeof; 64 + 224
- * before faults_spent_ns, which a reader takes as 0), written
+ * before faults_spent_ns and 64 + 232 before copies_spent_ns, which a
+ * reader takes as 0), written
  * once at the end (its spent_ns is the busiest thread's total): what
  * tracing cost the target threads, estimated from what each event tells
  * happened and the costs measured at the start (ISR_SAMPLING_COSTS).
@@ -786,8 +795,10 @@ struct isr_sampling_spent {
 	__u64 busiest_ops[ISR_SPENT_MAX];	/* what was charged to it: hits, captures, ticks, faults, events */
 	__u64 all_ns[ISR_SPENT_MAX];	/* all target threads together */
 	__u64 faults_spent_ns;	/* page-fault tracing's own budget, charged alike (allowed_ns too); 0: not switched */
+	__u64 copies_spent_ns;	/* the async copies' own budget, the same way; 0: not switched apart */
 };
-_Static_assert(sizeof(struct isr_sampling_spent) == 232, "isr_sampling_spent size");
+_Static_assert(sizeof(struct isr_sampling_spent) == 240, "isr_sampling_spent size");
+_Static_assert(__builtin_offsetof(struct isr_sampling_spent, copies_spent_ns) == 232, "sampling_spent.copies_spent_ns");
 _Static_assert(__builtin_offsetof(struct isr_sampling_spent, faults_spent_ns) == 224, "sampling_spent.faults_spent_ns");
 _Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_oncpu_ns) == 16, "sampling_spent.busiest_oncpu_ns");
 _Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ns) == 32, "sampling_spent.busiest_ns");

@@ -32,6 +32,7 @@ struct proc_acc {
 	__u64 last_hot;		/* its latest hot call, and the window it fell in */
 	long last_hot_where;
 	__u64 longest_pause;	/* between two consecutive hot calls inside one window */
+	__u64 copies;		/* async copies seen, when they are switched apart */
 	/* calls of the probes that stay on, by bin, in time order */
 	struct cold_bin *bins;
 	size_t nbins, bins_cap;
@@ -57,9 +58,13 @@ struct proc_acc {
  * longest pause inside the windows, and a preemption on a busy machine. */
 #define STOP_MIN_SILENCE_NS	20000000ULL
 
-static bool is_hot_call(const struct isr_ev_hdr *h)
+/* A call of the hot path's windows: of its families, but the async copies
+ * when they have a switch of their own (copies_apart). */
+static bool is_hot_call(const struct isr_ev_hdr *h, bool copies_apart)
 {
-	return isr_cuda_is(((const struct isr_ev_cuda_call *)h)->func, ISR_CUDA_K_HOT);
+	__u16 func = ((const struct isr_ev_cuda_call *)h)->func;
+
+	return isr_cuda_is(func, ISR_CUDA_K_HOT) && !(copies_apart && isr_cuda_is(func, ISR_CUDA_K_ASYNC_COPY));
 }
 
 /* The last window starting at or before ts (0 for earlier events). */
@@ -364,15 +369,25 @@ static __u64 activity_end(const struct proc_acc *p, const struct window *w, size
 	return p->exit ? p->exit : end;
 }
 
+/* The windows of a switch that is on from the start (page-fault tracing,
+ * the async copies' probes): [start, end) each, in order, the last one
+ * open when `open`. */
+struct onoff {
+	__u64 (*w)[2];
+	size_t n, cap;
+	bool open;
+	bool switched;		/* switched at least once */
+};
+
 struct sampling_builder {
 	__u64 start, end;	/* the recording window */
 	struct sampling s;	/* the budget's settings, as they come */
 	struct window *w;	/* every window so far, the last one open when `open` */
 	size_t nwin, win_cap;
 	bool open;
-	__u64 (*fw)[2];		/* page-fault tracing's windows so far, the last one open when `fopen` */
-	size_t nfw, fw_cap;
-	bool fopen;
+	struct onoff faults;	/* page-fault tracing's windows so far */
+	struct onoff copies;	/* the async copies' */
+	bool copies_apart;	/* the costs say they have a switch of their own */
 	struct proc_acc *procs;
 	size_t count, cap;
 };
@@ -409,6 +424,7 @@ static void on_overhead(struct sampling_overhead *o, const struct isr_ev_samplin
 		o->fault_ns = c->fault_ps / 1e3;
 		o->sched_ns = c->sched_ps / 1e3;
 		o->tick_ns = c->tick_ps / 1e3;
+		o->copies_apart = c->flags & ISR_COSTS_COPIES_APART;
 	} else if (e->kind == ISR_SAMPLING_SPENT &&
 		   e->hdr.size >= sizeof(*e) + offsetof(struct isr_sampling_spent, faults_spent_ns)) {
 		const struct isr_sampling_spent *sp = tail;
@@ -423,36 +439,39 @@ static void on_overhead(struct sampling_overhead *o, const struct isr_ev_samplin
 		memcpy(o->busiest_ns, sp->busiest_ns, sizeof(o->busiest_ns));
 		memcpy(o->busiest_ops, sp->busiest_ops, sizeof(o->busiest_ops));
 		memcpy(o->all_ns, sp->all_ns, sizeof(o->all_ns));
-		if (e->hdr.size >= sizeof(*e) + sizeof(*sp))
+		if (e->hdr.size >= sizeof(*e) + offsetof(struct isr_sampling_spent, copies_spent_ns))
 			o->faults_spent_ns = sp->faults_spent_ns;
+		if (e->hdr.size >= sizeof(*e) + sizeof(*sp))
+			o->copies_spent_ns = sp->copies_spent_ns;
 	}
 }
 
-/* Page-fault tracing's windows: on from the start to the first FAULTS_OFF
- * (a flight-recorder window that begins with a FAULTS_ON began in a gap),
- * then from each FAULTS_ON to the next FAULTS_OFF or the end. */
-static int on_faults_switch(struct sampling_builder *b, bool on, __u64 ts)
+/* Page-fault tracing's windows, or the async copies': on from the start
+ * to the first switch off (a flight-recorder window that begins with a
+ * switch on began in a gap), then from each switch on to the next switch
+ * off or the end. */
+static int onoff_switch(struct onoff *o, bool on, __u64 ts, __u64 start, __u64 end)
 {
-	b->s.faults_sampled = true;
+	o->switched = true;
 	if (!on) {
-		if (b->fopen)
-			b->fw[b->nfw - 1][1] = ts;
-		else if (!b->nfw && !array__reserve(&b->fw, &b->fw_cap, 1, sizeof(*b->fw))) {
-			b->fw[0][0] = b->start;
-			b->fw[b->nfw++][1] = ts;
-		} else if (!b->nfw) {
+		if (o->open)
+			o->w[o->n - 1][1] = ts;
+		else if (!o->n && !array__reserve(&o->w, &o->cap, 1, sizeof(*o->w))) {
+			o->w[0][0] = start;
+			o->w[o->n++][1] = ts;
+		} else if (!o->n) {
 			return -ENOMEM;
 		}
-		b->fopen = false;
+		o->open = false;
 		return 0;
 	}
-	if (b->fopen)
+	if (o->open)
 		return 0;
-	if (array__reserve(&b->fw, &b->fw_cap, b->nfw + 1, sizeof(*b->fw)))
+	if (array__reserve(&o->w, &o->cap, o->n + 1, sizeof(*o->w)))
 		return -ENOMEM;
-	b->fw[b->nfw][0] = ts;
-	b->fw[b->nfw++][1] = b->end;
-	b->fopen = true;
+	o->w[o->n][0] = ts;
+	o->w[o->n++][1] = end;
+	o->open = true;
 	return 0;
 }
 
@@ -466,10 +485,15 @@ static int on_sampling(struct sampling_builder *b, const struct isr_ev_sampling 
 
 	if (e->kind == ISR_SAMPLING_COSTS || e->kind == ISR_SAMPLING_SPENT) {
 		on_overhead(&s->overhead, e);
+		b->copies_apart |= s->overhead.copies_apart;
 		return 0;
 	}
-	if (e->kind == ISR_SAMPLING_FAULTS_ON || e->kind == ISR_SAMPLING_FAULTS_OFF)
-		return on_faults_switch(b, e->kind == ISR_SAMPLING_FAULTS_ON, ts);
+	if (e->kind == ISR_SAMPLING_FAULTS_ON || e->kind == ISR_SAMPLING_FAULTS_OFF) {
+		b->s.faults_sampled = true;
+		return onoff_switch(&b->faults, e->kind == ISR_SAMPLING_FAULTS_ON, ts, b->start, b->end);
+	}
+	if (e->kind == ISR_SAMPLING_COPIES_ON || e->kind == ISR_SAMPLING_COPIES_OFF)
+		return onoff_switch(&b->copies, e->kind == ISR_SAMPLING_COPIES_ON, ts, b->start, b->end);
 
 	if (e->switch_ns > s->switch_ns_max)
 		s->switch_ns_max = e->switch_ns;
@@ -521,7 +545,11 @@ static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
 		p->first = h->ts_ns;
 	if (h->ts_ns > p->last)
 		p->last = h->ts_ns;
-	if (!is_hot_call(h))
+	if (b->copies_apart && isr_cuda_is(((const struct isr_ev_cuda_call *)h)->func, ISR_CUDA_K_ASYNC_COPY)) {
+		p->copies++;
+		return 0;
+	}
+	if (!is_hot_call(h, b->copies_apart))
 		return cold_call(p, b->w, b->nwin, h);
 	where = window_where(b->w, b->nwin, h->ts_ns);
 	if (where >= 0 && where % 2 == 0 && where == p->last_hot_where && h->ts_ns - p->last_hot > p->longest_pause)
@@ -578,6 +606,56 @@ int sampling_builder__event(struct sampling_builder *b, const struct isr_ev_hdr 
 	return 0;
 }
 
+/* Of [from, to), the time o's windows cover. They are in time order and
+ * apart (the pass is): walked from the latest back to the first that ends
+ * before `from`, since the summary asks at the end of each running spell,
+ * about the recent past (a walk from the first window made each switch
+ * cost every window of an hour's recording). */
+static __u64 onoff_overlap(const struct onoff *o, __u64 from, __u64 to)
+{
+	__u64 on = 0;
+
+	for (size_t i = o->n; i-- > 0 && o->w[i][1] > from;) {
+		__u64 a = o->w[i][0] > from ? o->w[i][0] : from, z = o->w[i][1] < to ? o->w[i][1] : to;
+
+		if (z > a)
+			on += z - a;
+	}
+	return on;
+}
+
+/* The async copies' windows, when they were switched off at least once,
+ * and each process's scale: the span of its CUDA calls over the part of it
+ * the windows cover (the copies' budget switches them off only when they
+ * come often, and then steadily enough for their rate inside the windows
+ * to hold outside them). */
+static int copies_finish(const struct sampling_builder *b, struct sampling *out)
+{
+	size_t i, n = 0;
+
+	if (!b->copies_apart || !b->copies.switched)
+		return 0;
+	out->copies_sampled = true;
+	out->copy_windows = b->copies.n;
+	out->copies_on_ns = onoff_overlap(&b->copies, b->start, b->end);
+	out->copies_coverage = b->end > b->start ? (double)out->copies_on_ns / (double)(b->end - b->start) : 1;
+	out->copy_procs = calloc(b->count ? b->count : 1, sizeof(*out->copy_procs));
+	if (!out->copy_procs)
+		return -ENOMEM;
+	for (i = 0; i < b->count; i++) {
+		const struct proc_acc *p = &b->procs[i];
+		__u64 on = p->copies ? onoff_overlap(&b->copies, p->first, p->last + 1) : 0;
+
+		if (!on)
+			continue;
+		out->copy_procs[n].pid = p->pid;
+		out->copy_procs[n].observed = p->copies;
+		out->copy_procs[n++].scale = (double)(p->last + 1 - p->first) / (double)on;
+	}
+	out->copy_proc_count = n;
+	return 0;
+}
+
 int sampling_builder__finish(struct sampling_builder *b, struct sampling *out)
 {
 	const struct window *w = b->w;
@@ -594,15 +672,18 @@ int sampling_builder__finish(struct sampling_builder *b, struct sampling *out)
 	out->sampled = b->s.sampled;
 	if (b->s.faults_sampled) {
 		out->faults_sampled = true;
-		out->fault_windows = b->nfw;
-		for (i = 0; i < b->nfw; i++)
-			out->faults_on_ns += b->fw[i][1] > b->fw[i][0] ? b->fw[i][1] - b->fw[i][0] : 0;
+		out->fault_windows = b->faults.n;
+		out->faults_on_ns = onoff_overlap(&b->faults, b->start, b->end);
 		out->faults_coverage = b->end > b->start ? (double)out->faults_on_ns / (double)(b->end - b->start) : 1;
-		out->fault_on = malloc((b->nfw ? b->nfw : 1) * sizeof(*out->fault_on));
+		out->fault_on = malloc((b->faults.n ? b->faults.n : 1) * sizeof(*out->fault_on));
 		if (!out->fault_on)
 			return -ENOMEM;
-		memcpy(out->fault_on, b->fw, b->nfw * sizeof(*out->fault_on));
+		memcpy(out->fault_on, b->faults.w, b->faults.n * sizeof(*out->fault_on));
 	}
+	out->copies_apart = b->copies_apart;
+	e = copies_finish(b, out);
+	if (e)
+		return e;
 	if (!out->sampled || !nwin)
 		return 0;
 	out->windows = nwin;
@@ -641,26 +722,11 @@ void sampling_builder__free(struct sampling_builder *b)
 	}
 	free(b->procs);
 	free(b->w);
-	free(b->fw);
+	free(b->faults.w);
+	free(b->copies.w);
 	free(b);
 }
 
-/* The windows are in time order and apart (the pass is): walked from the
- * latest back to the first that ends before `from`, since the summary asks
- * at the end of each running spell, about the recent past (a walk from the
- * first window made each switch cost every window of an hour's recording). */
-static __u64 faults_overlap(const __u64 (*w)[2], size_t n, __u64 from, __u64 to)
-{
-	__u64 on = 0;
-
-	for (size_t i = n; i-- > 0 && w[i][1] > from;) {
-		__u64 a = w[i][0] > from ? w[i][0] : from, z = w[i][1] < to ? w[i][1] : to;
-
-		if (z > a)
-			on += z - a;
-	}
-	return on;
-}
 
 __u64 sampling_builder__faults_on(const struct sampling_builder *b, __u64 from, __u64 to)
 {
@@ -672,7 +738,7 @@ __u64 sampling_builder__faults_on(const struct sampling_builder *b, __u64 from, 
 		return 0;
 	if (!b->s.faults_sampled)
 		return to - from;	/* on from the start, never switched off yet */
-	return faults_overlap((const __u64 (*)[2])b->fw, b->nfw, from, to);
+	return onoff_overlap(&b->faults, from, to);
 }
 
 double sampling__faults_scale(const struct sampling *s, __u64 oncpu, __u64 oncpu_seen, __u64 faults)
@@ -716,6 +782,28 @@ double sampling__scale(const struct sampling *s, __u32 pid)
 	return p ? p->scale : 1;
 }
 
+double sampling__copies_scale(const struct sampling *s, __u32 pid)
+{
+	if (!s->copies_apart)
+		return sampling__scale(s, pid);
+	for (size_t i = 0; i < s->copy_proc_count; i++)
+		if (s->copy_procs[i].pid == pid)
+			return s->copy_procs[i].scale;
+	return 1;
+}
+
+double sampling__call_scale(const struct sampling *s, __u32 pid, __u16 func)
+{
+	if (!isr_cuda_is(func, ISR_CUDA_K_HOT))
+		return 1;
+	return isr_cuda_is(func, ISR_CUDA_K_ASYNC_COPY) ? sampling__copies_scale(s, pid) : sampling__scale(s, pid);
+}
+
+bool sampling__any(const struct sampling *s)
+{
+	return s->sampled || s->copies_sampled;
+}
+
 double sampling__slowdown(const struct sampling *s, __u32 pid)
 {
 	const struct sampling_process *p = sampling__proc(s, pid);
@@ -747,4 +835,7 @@ void sampling__free(struct sampling *s)
 	free(s->fault_on);
 	s->fault_on = NULL;
 	s->fault_windows = 0;
+	free(s->copy_procs);
+	s->copy_procs = NULL;
+	s->copy_proc_count = 0;
 }

@@ -7,7 +7,8 @@
  * window extrapolate to is reckoned at the end.
  *
  * Windows: the hot-path probes (entry-only families: launches, async
- * copies, memsets) are on from the recording start to the first OFF event,
+ * copies, memsets; the async copies apart when they have a switch of
+ * their own, below) are on from the recording start to the first OFF event,
  * then from each ON event (the end of the attach) to the next OFF event (the
  * start of the release) or the end. Measured on a steady 100k launches/s:
  * the estimate came within 0.1% of the true count with these edges, 6%
@@ -83,6 +84,8 @@ struct sampling_overhead {
 	__u32 busiest_pid, busiest_tid;
 	__u64 traced_ns, allowed_ns, spent_ns;	/* allowed 0: no budget; spent: the budget's (busiest per interval) */
 	__u64 faults_spent_ns;	/* page-fault tracing's own budget's, against the same allowed; 0: not switched */
+	__u64 copies_spent_ns;	/* the async copies' own budget's, the same way; 0: not switched apart */
+	bool copies_apart;	/* the async copies have a switch of their own (ISR_COSTS_COPIES_APART) */
 	__u64 busiest_oncpu_ns;	/* the busiest thread's time on a CPU */
 	__u64 busiest_ns[ISR_SPENT_MAX], busiest_ops[ISR_SPENT_MAX], all_ns[ISR_SPENT_MAX];
 };
@@ -109,6 +112,22 @@ struct sampling {
 	__u64 faults_on_ns;
 	double faults_coverage;		/* faults_on_ns / recording duration */
 	__u64 (*fault_on)[2];		/* [start, end) of each window, in order */
+	/* The async copies, when they have a switch and a budget of their
+	 * own (a recorder that says so: copies_apart; before, they were
+	 * switched with the hot path): on from the start to the first
+	 * COPIES_OFF, then in windows. A process's copies are extrapolated by
+	 * the span of its CUDA calls over the part of it inside the windows. */
+	bool copies_apart;
+	bool copies_sampled;		/* they were switched off at least once */
+	size_t copy_windows;
+	__u64 copies_on_ns;
+	double copies_coverage;		/* copies_on_ns / recording duration */
+	struct sampling_copies {
+		__u32 pid;
+		__u64 observed;		/* its async copies recorded */
+		double scale;
+	} *copy_procs;			/* processes with copies seen, when sampled */
+	size_t copy_proc_count;
 };
 
 /* The sampling of the events fed, in pass order; [start, end] the
@@ -125,6 +144,14 @@ void sampling_builder__free(struct sampling_builder *b);
 bool sampling__is_tracer(const struct sampling *s, __u32 pid);
 /* The scale of pid's hot-path counts: 1 when not sampled. */
 double sampling__scale(const struct sampling *s, __u32 pid);
+/* The scale of pid's async copies: its hot-path scale when they were
+ * switched with the hot path, else 1 when not sampled. */
+double sampling__copies_scale(const struct sampling *s, __u32 pid);
+/* The scale of pid's calls of CUDA function func: the copies' for an async
+ * copy, the hot path's for another hot-path function, else 1. */
+double sampling__call_scale(const struct sampling *s, __u32 pid, __u16 func);
+/* Whether the hot path or the async copies were sampled: counts are estimates. */
+bool sampling__any(const struct sampling *s);
 /* What a thread's fault counts and time are multiplied by, `seen` faults
  * in the oncpu_seen ns of its oncpu ns on a CPU that lay inside the fault
  * windows: a thread faults only while it runs, so its faults per second on

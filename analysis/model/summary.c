@@ -32,6 +32,7 @@ struct tstate {
 	struct thread_summary s;
 	__u64 *sync_ns_by_fn;	/* [ISR_CUDA_FN_MAX], once the thread synchronizes */
 	__u64 hot_calls;	/* calls of the entry-only families (scaled when sampled) */
+	__u64 copy_calls;	/* of them, the async copies (scaled by their own windows when switched apart) */
 	__u64 run_since;	/* on a CPU since, as the last event that touched it told; 0: not */
 	__u64 run_faults_on;	/* on a CPU while page-fault tracing was on (sampling.h) */
 	bool gil_seen;		/* any GIL event of the thread yet */
@@ -444,6 +445,7 @@ static int thread__cuda_call(struct tstate *t, __u16 kind, const struct isr_ev_c
 {
 	t->s.cuda_calls++;
 	t->hot_calls += (kind & ISR_CUDA_K_HOT) != 0;
+	t->copy_calls += (kind & ISR_CUDA_K_ASYNC_COPY) != 0;
 	t->s.cuda_launches += (kind & ISR_CUDA_K_LAUNCH) != 0;
 	if (!(kind & ISR_CUDA_K_SYNC) || !(e->flags & ISR_CUDA_RETURNED))
 		return 0;
@@ -824,7 +826,8 @@ static double ctx__fn_estimate(const struct ctx *c, const struct summary *s, con
 		return (double)f->calls;
 	for (size_t i = 0; i < c->proc_count; i++)
 		if (c->procs[i].hot_by_fn)
-			est += (double)c->procs[i].hot_by_fn[f->func] * sampling__scale(&s->sampling, c->procs[i].s.pid);
+			est += (double)c->procs[i].hot_by_fn[f->func] *
+			       sampling__call_scale(&s->sampling, c->procs[i].s.pid, f->func);
 	return est;
 }
 
@@ -840,7 +843,7 @@ static int ctx__finish_cuda(struct ctx *c, struct summary *s)
 		double est = ctx__fn_estimate(c, s, f);
 
 		f->observed = f->calls;
-		if (s->sampling.sampled && est != (double)f->calls) {
+		if (sampling__any(&s->sampling) && est != (double)f->calls) {
 			f->calls = llround(est);
 			f->estimated = true;
 		}
@@ -912,10 +915,11 @@ static int ctx__finish_threads(struct ctx *c, struct summary *s)
 	c->count = n;
 	for (size_t i = 0; i < c->count; i++) {
 		struct tstate *t = &c->threads[i];
-		double scale;
+		double scale, copies;
 
 		thread__from_task(&t->s, tasks__at(c->tasks, i));
 		scale = sampling__scale(&s->sampling, t->s.pid);
+		copies = sampling__copies_scale(&s->sampling, t->s.pid);
 		if (t->gil_held_since)
 			t->s.gil_hold_ns += span(t->gil_held_since, t->s.end_ns);
 		if (!t->s.gil_acquisitions)
@@ -930,11 +934,13 @@ static int ctx__finish_threads(struct ctx *c, struct summary *s)
 		thread__top_waker(t);
 		thread__faults_sampled(t, &s->sampling, c->sampling);
 		t->s.cuda_launches_observed = t->s.cuda_launches;
-		/* every launch is of an entry-only family */
-		if (s->sampling.sampled && t->hot_calls && scale != 1) {
+		/* every launch is of an entry-only family; the async copies
+		 * among them have their own scale */
+		if (sampling__any(&s->sampling) && t->hot_calls && (scale != 1 || copies != 1)) {
 			t->s.cuda_estimated = true;
 			t->s.cuda_calls = llround((double)(t->s.cuda_calls - t->hot_calls) +
-						  (double)t->hot_calls * scale);
+						  (double)(t->hot_calls - t->copy_calls) * scale +
+						  (double)t->copy_calls * copies);
 			t->s.cuda_launches = llround((double)t->s.cuda_launches * scale);
 		}
 		s->threads[i] = t->s;

@@ -110,6 +110,7 @@ static json_t *json_overhead(const struct sampling_overhead *o)
 	SET(spent, "allowed_s", o->allowed_ns ? json_real(ns_to_s(o->allowed_ns)) : json_null());
 	SET(spent, "budget_spent_s", json_real(ns_to_s(o->spent_ns)));
 	SET(spent, "faults_budget_spent_s", o->faults_spent_ns ? json_real(ns_to_s(o->faults_spent_ns)) : json_null());
+	SET(spent, "copies_budget_spent_s", o->copies_spent_ns ? json_real(ns_to_s(o->copies_spent_ns)) : json_null());
 	SET(spent, "by_kind", by = json_object());
 	SET(spent, "all_threads_s", all = json_object());
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {
@@ -146,6 +147,10 @@ static json_t *json_sampling(const struct sampling *sm)
 	SET(o, "faults_sampled", json_boolean(sm->faults_sampled));
 	SET(o, "fault_windows", json_u64(sm->faults_sampled ? sm->fault_windows : 1));
 	SET(o, "faults_coverage", json_real(sm->faults_sampled ? sm->faults_coverage : 1));
+	SET(o, "copies_apart", json_boolean(sm->copies_apart));
+	SET(o, "copies_sampled", json_boolean(sm->copies_sampled));
+	SET(o, "copy_windows", json_u64(sm->copies_sampled ? sm->copy_windows : 1));
+	SET(o, "copies_coverage", json_real(sm->copies_sampled ? sm->copies_coverage : 1));
 	SET(o, "processes", procs = json_array());
 	for (size_t i = 0; i < sm->proc_count; i++) {
 		const struct sampling_process *sp = &sm->procs[i];

@@ -243,12 +243,18 @@ static void md__overhead(struct md *m, const struct summary *s)
 		}
 		md__printf(m, ")");
 	}
-	if (o->allowed_ns && o->faults_spent_ns)
-		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged to the hot path's and %.1f ms to page-fault "
-			      "tracing's, of the %.1f ms each allowed)",
-			   o->spent_ns <= o->allowed_ns && o->faults_spent_ns <= o->allowed_ns ? "within" : "over",
-			   s->sampling.budget_pct, o->spent_ns / 1e6, o->faults_spent_ns / 1e6, o->allowed_ns / 1e6);
-	else if (o->allowed_ns)
+	if (o->allowed_ns && (o->faults_spent_ns || o->copies_spent_ns)) {
+		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged to the hot path's",
+			   o->spent_ns <= o->allowed_ns && o->faults_spent_ns <= o->allowed_ns &&
+					   o->copies_spent_ns <= o->allowed_ns ? "within" : "over",
+			   s->sampling.budget_pct, o->spent_ns / 1e6);
+		if (o->faults_spent_ns)
+			md__printf(m, "%s%.1f ms to page-fault tracing's", o->copies_spent_ns ? ", " : " and ",
+				   o->faults_spent_ns / 1e6);
+		if (o->copies_spent_ns)
+			md__printf(m, " and %.1f ms to the async copies'", o->copies_spent_ns / 1e6);
+		md__printf(m, ", of the %.1f ms each allowed)", o->allowed_ns / 1e6);
+	} else if (o->allowed_ns)
 		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged of the %.1f ms it allowed)",
 			   o->spent_ns <= o->allowed_ns ? "within" : "over", s->sampling.budget_pct, o->spent_ns / 1e6,
 			   o->allowed_ns / 1e6);
@@ -400,37 +406,47 @@ static void md__slowdown(struct md *m, const struct sampling_process *p)
 	doc__close(d);
 }
 
-/* Sampled counts are estimates: say so before any table shows one. */
-static void md__sampling(struct md *m, const struct summary *s)
+/* A "Sampled:" quote: what was sampled and how its counts are told
+ * (said), and what --budget off traces in full (every). */
+static void md__sampled(struct md *m, const char *said, const char *every)
 {
-	const struct sampling *sm = &s->sampling;
-
-	if (sm->faults_sampled) {
-		doc__open(&m->d, DOC_QUOTE);
-		doc__strong(&m->d, true);
-		doc__printf(&m->d, "Sampled:");
-		doc__strong(&m->d, false);
-		doc__printf(&m->d, " page-fault tracing would have cost more than the %.3g%% overhead budget, so it was "
-			    "on %.1f%% of the time, in %zu windows. Fault counts and times marked ≈ are extrapolated over "
-			    "each thread's time on a CPU from its part inside those windows (", sm->budget_pct, 100 * sm->faults_coverage,
-			    sm->fault_windows);
-		doc__code(&m->d, "--budget off");
-		doc__printf(&m->d, " traces every fault).");
-		doc__close(&m->d);
-	}
-	if (!sm->sampled)
-		return;
 	doc__open(&m->d, DOC_QUOTE);
 	doc__strong(&m->d, true);
 	doc__printf(&m->d, "Sampled:");
 	doc__strong(&m->d, false);
-	doc__printf(&m->d, " the CUDA hot path (launches, async copies, memsets) would have cost more than the "
-		    "%.3g%% overhead budget (one probe hit: %.2f µs), so its probes were on %.1f%% of the time, in "
-		    "%zu windows. Counts marked ≈ are estimates extrapolated from those windows (",
-		    sm->budget_pct, sm->hit_cost_ns / 1e3, 100 * sm->coverage, sm->windows);
+	doc__printf(&m->d, " %s (", said);
 	doc__code(&m->d, "--budget off");
-	doc__printf(&m->d, " traces every call).");
+	doc__printf(&m->d, " traces every %s).", every);
 	doc__close(&m->d);
+}
+
+/* Sampled counts are estimates: say so before any table shows one. */
+static void md__sampling(struct md *m, const struct summary *s)
+{
+	const struct sampling *sm = &s->sampling;
+	char said[512];
+
+	if (sm->faults_sampled) {
+		snprintf(said, sizeof(said), "page-fault tracing would have cost more than the %.3g%% overhead budget, so "
+			 "it was on %.1f%% of the time, in %zu windows. Fault counts and times marked ≈ are extrapolated "
+			 "over each thread's time on a CPU from its part inside those windows", sm->budget_pct,
+			 100 * sm->faults_coverage, sm->fault_windows);
+		md__sampled(m, said, "fault");
+	}
+	if (sm->copies_sampled) {
+		snprintf(said, sizeof(said), "the async copies would have cost more than the %.3g%% overhead budget, so "
+			 "their probes were on %.1f%% of the time, in %zu windows, under a budget of their own. Copy "
+			 "counts marked ≈ are extrapolated over each process's span of CUDA calls from its part inside "
+			 "those windows", sm->budget_pct, 100 * sm->copies_coverage, sm->copy_windows);
+		md__sampled(m, said, "copy");
+	}
+	if (!sm->sampled)
+		return;
+	snprintf(said, sizeof(said), "the CUDA hot path (launches, %smemsets) would have cost more than the %.3g%% "
+		 "overhead budget (one probe hit: %.2f µs), so its probes were on %.1f%% of the time, in %zu windows. "
+		 "Counts marked ≈ are estimates extrapolated from those windows", sm->copies_apart ? "" : "async copies, ",
+		 sm->budget_pct, sm->hit_cost_ns / 1e3, 100 * sm->coverage, sm->windows);
+	md__sampled(m, said, "call");
 	for (size_t i = 0; i < sm->proc_count; i++)
 		md__slowdown(m, &sm->procs[i]);
 }

@@ -97,6 +97,7 @@ struct sync_state {
 	} *p;
 	size_t np, pcap;
 	bool hot_on;		/* the hot path's probes are on (the budget's windows) */
+	bool copies_on;		/* the async copies' probes are on (their own budget's windows) */
 	int err;
 };
 
@@ -176,7 +177,7 @@ static void sync_returned(struct sync_state *s, const struct pass_event *e, cons
 		p->pid = th->pid;
 		p->ret = 0;
 	}
-	if (!s->hot_on)
+	if (!s->hot_on || !s->copies_on)
 		return;
 	if (e->end >= p->ret) {
 		/* no submission since the last one returned: it waited for
@@ -205,8 +206,12 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 
 		/* a synchronization whose next submission may go unseen is
 		 * not judged */
-		if (kind == ISR_SAMPLING_OFF || kind == ISR_SAMPLING_ON) {
-			s->hot_on = kind == ISR_SAMPLING_ON;
+		if (kind == ISR_SAMPLING_OFF || kind == ISR_SAMPLING_ON || kind == ISR_SAMPLING_COPIES_OFF ||
+		    kind == ISR_SAMPLING_COPIES_ON) {
+			if (kind == ISR_SAMPLING_OFF || kind == ISR_SAMPLING_ON)
+				s->hot_on = kind == ISR_SAMPLING_ON;
+			else
+				s->copies_on = kind == ISR_SAMPLING_COPIES_ON;
 			for (size_t i = 0; i < s->np; i++)
 				s->p[i].ret = 0;
 		}
@@ -232,7 +237,7 @@ static void *sync_start(struct rule_ctx *c, struct tl_observer *obs)
 
 	if (s) {
 		s->c = c;
-		s->hot_on = true;
+		s->hot_on = s->copies_on = true;
 	}
 	obs->event = sync_event;
 	return s;
@@ -261,7 +266,7 @@ static int sync_finish(void *state, struct rule_ctx *c)
 		bool gpu = attribution__gpu_observed(c->attr, t->pid);
 		__u64 cost, drain_ns = 0, drains = 0, syncs = 0, judged = 0;
 		__u64 other_ns = 0, copy_waits = 0, copy_wait_ns = 0;
-		double scale = 1;
+		double scale = 1, all;
 		char who[96];
 		struct finding *f;
 		int err = 0;
@@ -276,8 +281,12 @@ static int sync_finish(void *state, struct rule_ctx *c)
 				copy_waits = s->v[k].copy_waits;
 				copy_wait_ns = s->v[k].copy_wait_ns;
 			}
-		if (!gpu && judged && judged < syncs)
-			scale = (double)syncs / (double)judged;
+		/* the copies that waited were seen only in their own windows
+		 * when they have them */
+		all = (double)(syncs - copy_waits) + (double)copy_waits * (c->sum && c->sum->sampling.copies_apart ?
+						     sampling__copies_scale(&c->sum->sampling, t->pid) : 1);
+		if (!gpu && judged && (double)judged < all)
+			scale = all / (double)judged;
 		cost = gpu ? causes[CAUSE_SYNC_DRAIN] + causes[CAUSE_SYNC] : (__u64)((double)drain_ns * scale);
 		if (!rule_matters(c, cost) || !base || (double)cost < MIN_SHARE * (double)base)
 			continue;
@@ -323,8 +332,9 @@ static int sync_finish(void *state, struct rule_ctx *c)
 			if (scale != 1)
 				err |= finding__say(f, " The overhead budget let the launches be traced in windows: the "
 						       "drains were told after the %llu synchronizations judged inside them, "
-						       "and the cost (≈) is extrapolated to all %llu.",
-						    (unsigned long long)judged, (unsigned long long)syncs);
+						       "and the cost (≈) is extrapolated to all %s%llu.",
+						    (unsigned long long)judged, all != (double)syncs ? "≈" : "",
+						    (unsigned long long)llround(all));
 			if (other_ns)
 				err |= finding__say(f, " (%.3f s more of empty queue after synchronizations is not "
 						       "theirs: the host's work beyond the GPU work they waited for, or the "
@@ -1004,6 +1014,26 @@ static int copy_claim(struct rule_ctx *c, const struct copy_state *s, __u32 pid,
 	return 0;
 }
 
+/* What pid's copies seen stand for: with GPU activity the copy records,
+ * every one while it is collected (in GPU windows, the device's span over
+ * its time observed); without, the calls the copies' budget
+ * let be probed (sampling__copies_scale). The hot path's sampling is not
+ * the copies' (a launch-heavy phase switched it off: the planted job's
+ * 100 copies, all in CUPTI's records, were scaled to 150). */
+static double copy_scale(const struct rule_ctx *c, const struct copy_state *s, __u32 pid)
+{
+	if (s->gpu_records) {
+		for (size_t i = 0; i < attribution__device_count(c->attr); i++) {
+			const struct attr_device *d = attribution__device_at(c->attr, i);
+
+			if (d->pid == pid && d->estimated && d->observed_ns)
+				return (double)d->span_ns / (double)d->observed_ns;
+		}
+		return 1;
+	}
+	return c->sum ? sampling__copies_scale(&c->sum->sampling, pid) : 1;
+}
+
 static int copy_finish(void *state, struct rule_ctx *c)
 {
 	struct copy_state *s = state;
@@ -1019,7 +1049,7 @@ static int copy_finish(void *state, struct rule_ctx *c)
 		const struct copy_class *k = known ? &t->pageable : &t->unknown;
 		double pinned_bw = t->pinned_ns ? (double)t->pinned_bytes / (double)t->pinned_ns : 0;
 		double pageable_bw = k->ns ? (double)k->bytes / (double)k->ns : 0;
-		double scale = c->sum ? sampling__scale(&c->sum->sampling, t->pid) : 1;
+		double scale = copy_scale(c, s, t->pid);
 		__u64 cost = 0;
 		struct finding *f;
 		int err = 0;

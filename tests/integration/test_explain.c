@@ -411,10 +411,14 @@ static const char *top_rule(json_t *report)
  * clock) less what pinned copies take (the 10 pinned synchronous copies'
  * bandwidth, the stand-in's: nearly nothing), within 5%; and host_bound
  * does not count that time again. */
-static void test_pageable_copies_attached(void **state)
+/* The pageable copies of the stand-in workload, attached with -p (and
+ * budget, the --budget value; NULL: the default) after launch_s seconds of
+ * launches: exactly the 100 pageable copies, the first finding, its cost
+ * within 5% of the calls' time by the workload's clock, not counted again
+ * by host_bound. The report, for more checks. */
+static json_t *pageable_attached(struct ctx *c, const char *launch_s, const char *budget)
 {
-	struct ctx *c = *state;
-	char *wl[] = { COPIES, "pageable", NULL };
+	char *wl[] = { COPIES, "pageable", (char *)launch_s, NULL };
 	char ready[512], pidstr[32], buf[8];
 	json_t *f, *ev, *m, *hb;
 	int out_fd, status;
@@ -425,8 +429,8 @@ static void test_pageable_copies_attached(void **state)
 	snprintf(ready, sizeof(ready), "%s/ready", c->f.dir);
 	snprintf(pidstr, sizeof(pidstr), "%d", c->spawned);
 	{
-		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--budget", "off",
-				 "--ready-file", ready, NULL };
+		char *argv[] = { TRACER, "record", "-q", "-o", c->f.isr, "-p", pidstr, "--ready-file", ready,
+				 budget ? "--budget" : NULL, (char *)budget, NULL };
 
 		c->tracer = th_spawn(argv, NULL, c->f.err);
 	}
@@ -445,6 +449,7 @@ static void test_pageable_copies_attached(void **state)
 	ev = json_object_get(f, "evidence");
 	assert_string_equal(json_string_value(json_object_get(ev, "classification")), "pageable");
 	assert_int_equal((long long)th_num(ev, "copies"), 100);
+	assert_false(json_is_true(json_object_get(ev, "estimated")));
 	assert_int_equal((long long)th_num(ev, "host_to_device"), 100);
 	assert_int_equal((long long)th_num(ev, "by_blocking"), 100);
 	assert_int_equal((long long)th_num(ev, "pinned_by_return"), 100);
@@ -467,6 +472,28 @@ static void test_pageable_copies_attached(void **state)
 				 json_string_value(json_object_get(h, "summary")));
 	}
 	json_decref(m);
+	return c->report;
+}
+
+static void test_pageable_copies_attached(void **state)
+{
+	pageable_attached(*state, NULL, "off");
+}
+
+/* The same copies after 2 s of launches as fast as the stand-in takes
+ * them, with the default budget: the launches spend the hot path's budget
+ * and it is switched off, but the async copies have a budget of their own,
+ * which their 500 calls do not spend: every copy is seen, none estimated
+ * (before, the copies were switched with the launches and not one was
+ * seen on the GPU host). */
+static void test_pageable_copies_past_a_launch_phase(void **state)
+{
+	json_t *r = pageable_attached(*state, "2", NULL), *sm = json_object_get(json_object_get(r, "recording"), "sampling");
+
+	if (!json_is_true(json_object_get(sm, "sampled")))
+		fail_msg("the launch phase did not spend the hot path's budget: the test tests nothing");
+	assert_true(json_is_true(json_object_get(sm, "copies_apart")));
+	assert_false(json_is_true(json_object_get(sm, "copies_sampled")));
 }
 
 /* A step that waits for the "GPU" in an async copy to a pageable scalar
@@ -1036,6 +1063,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gil_contention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pageable_copies_without_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pageable_copies_attached, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pageable_copies_past_a_launch_phase, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_stall_in_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_held_at_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_page_fault_storm, setup, teardown),

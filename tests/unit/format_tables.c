@@ -351,7 +351,7 @@ static const struct field sampling_costs[] = {
 	FIELD(isr_sampling_costs, tracer_pid, "u32", "the recorder's process: its threads are the tracer's, never the job's"),
 	FIELD(isr_sampling_costs, helper_pid, "u32", "the recorder's watcher of held processes, the tracer's too; 0: none"),
 	FIELD(isr_sampling_costs, sampler_hz, "u32", "CPU-clock samples a second on every CPU (Python stacks); 0: none"),
-	FIELD(isr_sampling_costs, pad, "u32", "zero"),
+	FIELD(isr_sampling_costs, flags, "u32", "`ISR_COSTS_*`; 0 in recordings made before it"),
 	FIELD(isr_sampling_costs, pair_ps, "u64", "an entry and a return probe hit, picoseconds (the entry hit alone: `hit_cost_ps`)"),
 	FIELD(isr_sampling_costs, fault_ps, "u64", "a page fault of a target thread, traced; 0: faults not traced"),
 	FIELD(isr_sampling_costs, sched_ps, "u64", "a scheduler event of a target thread (a switch or a wakeup)"),
@@ -368,6 +368,7 @@ static const struct field sampling_spent[] = {
 	FIELD(isr_sampling_spent, busiest_ops, "u64[8]", "how many things were charged to it, by `ISR_SPENT_*` (hits, captures, ticks, faults, events)"),
 	FIELD(isr_sampling_spent, all_ns, "u64[8]", "what every target thread was charged, by `ISR_SPENT_*`"),
 	FIELD(isr_sampling_spent, faults_spent_ns, "u64", "what page-fault tracing's own budget was charged (against the same allowed_ns); 0: not switched. Absent (hdr.size = 64 + 224) in recordings made before it: read as 0"),
+	FIELD(isr_sampling_spent, copies_spent_ns, "u64", "what the async copies' own budget was charged (against the same allowed_ns); 0: not switched apart. Absent (hdr.size = 64 + 232) in recordings made before it: read as 0"),
 };
 
 #define GPU_TIMES(s) \
@@ -562,9 +563,9 @@ static const struct struct_doc event_structs[] = {
 	STRUCT(isr_ev_rank_env, "`ISR_EV_RANK_ENV`: written by the recorder: RANK, LOCAL_RANK and WORLD_SIZE of process hdr.pid, read from /proc/PID/environ when it was first probed (nothing else of the environment); only when one is set to an integer.", ev_rank_env),
 	STRUCT(isr_ev_cuda_call, "`ISR_EV_CUDA_CALL`: one call of a probed CUDA function. hdr.ts_ns is the call's entry; families with a return probe are emitted at the return.", ev_cuda_call),
 	STRUCT(isr_ev_cuda_name, "`ISR_EV_CUDA_NAME`: a kernel handle learned at the successful return of the call that created it, or an alias of one.", ev_cuda_name),
-	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release); each switch of page-fault tracing (FAULTS_ON, FAULTS_OFF: the same times, spent_ns and credit_ns of its own budget; on from the start until the first FAULTS_OFF); the tracer and its costs here (COSTS, with or without a budget; struct isr_sampling_costs follows) and what tracing cost the targets (SPENT, at the end; struct isr_sampling_spent follows).", ev_sampling),
+	STRUCT(isr_ev_sampling, "`ISR_EV_SAMPLING`: written by the recorder (hdr.pid and hdr.tid 0): the overhead budget at the start (START) and each switch of the hot-path CUDA probes (ON: live from hdr.ts_ns, the end of the attach; OFF: live until hdr.ts_ns, the start of the release); each switch of page-fault tracing (FAULTS_ON, FAULTS_OFF: the same times, spent_ns and credit_ns of its own budget; on from the start until the first FAULTS_OFF); each switch of the async copies' probes when the costs say they are switched apart (COPIES_ON, COPIES_OFF, the same way; ON and OFF then switch the other hot-path families); the tracer and its costs here (COSTS, with or without a budget; struct isr_sampling_costs follows) and what tracing cost the targets (SPENT, at the end; struct isr_sampling_spent follows).", ev_sampling),
 	STRUCT(isr_sampling_costs, "Follows an `isr_ev_sampling` of kind COSTS (hdr.size = 64 + 48): what each thing the tracer does to a target thread costs it on this host, measured by the recorder at the start on threads of its own (user/record/budget_cost.h); 0: not measured.", sampling_costs),
-	STRUCT(isr_sampling_spent, "Follows an `isr_ev_sampling` of kind SPENT (hdr.size = 64 + 232), once, at the end; the event's spent_ns is the budget's figure (the busiest thread of each interval of those the hot path has hit, nothing before it hits one, for its time on a CPU, as a share of the interval): what tracing cost the target threads, from what each event tells and the costs measured at the start.", sampling_spent),
+	STRUCT(isr_sampling_spent, "Follows an `isr_ev_sampling` of kind SPENT (hdr.size = 64 + 240), once, at the end; the event's spent_ns is the budget's figure (the busiest thread of each interval of those the hot path has hit, nothing before it hits one, for its time on a CPU, as a share of the interval): what tracing cost the target threads, from what each event tells and the costs measured at the start.", sampling_spent),
 	STRUCT(isr_ev_gil, "`ISR_EV_GIL`: a thread of a CPython 3.10-3.13 target took the GIL (ACQUIRE, at the return of PyEval_RestoreThread; hdr.ts_ns is its entry) or releases it (RELEASE, at the entry of PyEval_SaveThread).", ev_gil),
 	STRUCT(isr_ev_gpu_kernel, "`ISR_EV_GPU_KERNEL`: a kernel ran on the GPU (CUPTI bridge). Like every gpu_* event: hdr.ts_ns is when the bridge handed its batch over, hdr.tid the thread that did; GPU times are in CUPTI's clock (docs/clock-calibration.md).", ev_gpu_kernel),
 	STRUCT(isr_ev_gpu_memcpy, "`ISR_EV_GPU_MEMCPY`: a copy ran.", ev_gpu_memcpy),
@@ -685,6 +686,10 @@ static const struct constant gpu_limits[] = {
 	CONST(ISR_GPU_NAME_LEN, NULL, "bytes of isr_ev_gpu_name.name"),
 };
 
+static const struct constant costs_flags[] = {
+	CONST(ISR_COSTS_COPIES_APART, NULL, "the async copies have a switch and a budget of their own (COPIES_ON, COPIES_OFF); without it they are switched with the hot path (ON, OFF)"),
+};
+
 static const struct constant sampling_kinds[] = {
 	CONST(ISR_SAMPLING_START, NULL, "the budget's settings at the start; the hot-path probes are on"),
 	CONST(ISR_SAMPLING_ON, NULL, "the hot-path probes were attached again"),
@@ -693,6 +698,8 @@ static const struct constant sampling_kinds[] = {
 	CONST(ISR_SAMPLING_SPENT, NULL, "what tracing cost the target threads, at the end; struct isr_sampling_spent follows"),
 	CONST(ISR_SAMPLING_FAULTS_ON, NULL, "page-fault tracing was switched on again (it is on from the start)"),
 	CONST(ISR_SAMPLING_FAULTS_OFF, NULL, "page-fault tracing was switched off"),
+	CONST(ISR_SAMPLING_COPIES_ON, NULL, "the async copies' probes were attached again (they are on from the start)"),
+	CONST(ISR_SAMPLING_COPIES_OFF, NULL, "the async copies' probes were released"),
 };
 
 #define SPENT_CONST_ROW(ID, name, value, meaning) CONST(ISR_SPENT_##ID, #name, meaning),
@@ -836,6 +843,7 @@ static const struct const_doc const_tables[] = {
 	CONSTS("Event flags", NULL, 1, "bit", NULL, event_flags),
 	CONSTS("GIL event kinds (`isr_ev_gil.kind`)", "Name: the probed function, the key of the event in the report's event_counts.", 0, "kind", "name", gil_kinds),
 	CONSTS("Sampling event kinds (`isr_ev_sampling.kind`)", NULL, 0, "kind", NULL, sampling_kinds),
+	CONSTS("Cost flags (`isr_sampling_costs.flags`)", NULL, 1, "bit", NULL, costs_flags),
 	CONSTS("What tracing cost, by kind (`isr_sampling_spent` arrays' index)", NULL, 0, "kind", "report key", spent_kinds),
 	CONSTS("Reclaim kinds (`isr_ev_reclaim.kind`)", NULL, 0, "kind", NULL, reclaim_kinds),
 	CONSTS("Memory sample flags (`isr_ev_mem_sample.flags`)", NULL, 1, "flag", NULL, mem_flags),

@@ -1151,6 +1151,78 @@ static void test_sampled_faults(void **state)
 }
 
 /*
+ * The async copies under a budget of their own (the costs say
+ * ISR_COSTS_COPIES_APART): the hot path is switched off at 1 s of a 10 s
+ * recording for good, the copies' probes from 4 to 6 s. pid 100 copies
+ * every 10 ms and launches every ms from 0 to 10 s, with a synchronization
+ * at the start and at 9.999 s: 800 of its 1000 copies are recorded and
+ * extrapolated by its span of CUDA calls over their windows' part of it
+ * (1.25) to 1000, not by the hot path's scale; its launches by the hot
+ * path's alone.
+ */
+static void test_sampled_copies_apart(void **state)
+{
+	struct synth *b = synth__new(T0, T0 + 10000 * MS);
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "python3" };
+	const struct cuda_fn_summary *f = NULL;
+	const struct thread_summary *t;
+	struct isr_ev_sampling *costs;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 100, "python3", 1, tids, comms);
+	costs = synth__event(b, ISR_EV_SAMPLING, sizeof(*costs) + sizeof(struct isr_sampling_costs), T0, 0, 0);
+	costs->kind = ISR_SAMPLING_COSTS;
+	((struct isr_sampling_costs *)(costs + 1))->flags = ISR_COSTS_COPIES_APART;
+	ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+	ev_call(b, T0, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, MS / 2);
+	for (__u64 ms = 0; ms < 10000; ms++) {
+		if (ms == 1000)
+			ev_sampling(b, T0 + ms * MS, ISR_SAMPLING_OFF, MS);
+		if (ms == 4000)
+			ev_sampling(b, T0 + ms * MS, ISR_SAMPLING_COPIES_OFF, MS);
+		if (ms == 6000)
+			ev_sampling(b, T0 + ms * MS, ISR_SAMPLING_COPIES_ON, MS);
+		if (ms < 1000 && ms)
+			ev_launch(b, T0 + ms * MS, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
+		if (ms % 10 == 5 && (ms < 4000 || ms >= 6000)) {
+			struct isr_ev_cuda_call *e =
+				ev_call(b, T0 + ms * MS, 100, 101, ISR_CUDA_FN_cuMemcpyHtoDAsync_v2, 0, 20000);
+
+			e->flags |= ISR_CUDA_ASYNC;
+			e->args[2] = 1 << 20;
+		}
+	}
+	ev_call(b, T0 + 9999 * MS, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, MS / 2);
+	s = compute(b);
+
+	assert_true(s->sampling.copies_apart);
+	assert_true(s->sampling.copies_sampled);
+	assert_true(s->sampling.sampled);
+	assert_int_equal(s->sampling.copy_windows, 2);
+	assert_int_equal(s->sampling.copies_on_ns, 8000 * MS);
+	assert_int_equal(s->sampling.copy_proc_count, 1);
+	assert_int_equal(s->sampling.copy_procs[0].observed, 800);
+	for (size_t i = 0; i < s->cuda_fn_count; i++)
+		if (s->cuda_fns[i].func == ISR_CUDA_FN_cuMemcpyHtoDAsync_v2)
+			f = &s->cuda_fns[i];
+	assert_non_null(f);
+	assert_int_equal(f->observed, 800);
+	assert_true(f->estimated);
+	assert_int_equal(f->calls, 1000);
+	/* the launches: 999 in the first second, the hot path's own scale */
+	assert_int_equal(s->sampling.proc_count, 1);
+	assert_int_equal(s->sampling.procs[0].observed, 999);
+	t = find(s, 101);
+	assert_true(t->cuda_estimated);
+	assert_int_equal(t->cuda_launches_observed, 999);
+	assert_int_equal(t->cuda_calls, 2 + t->cuda_launches + 1000);
+	summary__free(s);
+	synth__free(b);
+}
+
+/*
  * A launch-bound thread slowed by the probes: 900 launches/s in the windows
  * and 1000/s in the gaps, with a synchronization (never switched off) every
  * 10 launches, so 11.1 ms apart in windows and 10 ms apart in gaps. The
@@ -1908,6 +1980,7 @@ int main(void)
 		cmocka_unit_test(test_top_waker_ignored_and_ties),
 		cmocka_unit_test(test_sampled_hot_path),
 		cmocka_unit_test(test_sampled_faults),
+		cmocka_unit_test(test_sampled_copies_apart),
 		cmocka_unit_test(test_sampled_exit_in_gap),
 		cmocka_unit_test(test_sampled_slowdown),
 		cmocka_unit_test(test_slowdown_not_supported),

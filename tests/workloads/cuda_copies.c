@@ -5,7 +5,7 @@
  * memory block while it "stages" them, as the driver's do
  * (tests/standin/standin.h, standin_copy_async). For test_explain.
  *
- *   cuda_copies pageable
+ *   cuda_copies pageable [LAUNCH_S]
  *       Sets up, prints "ready" and waits for SIGUSR1 (a tracer attaches
  *       meanwhile: what was pinned before is not seen as calls). Set-up:
  *       `pinned`, 1 MiB mapped shared and anonymous — how the driver's
@@ -16,7 +16,9 @@
  *       the map); `pageable`, 4 MiB of private memory. Then COPY_STEPS x
  *       (cuMemcpyHtoDAsync_v2 from pageable, 3 x from pinned, 1 x from
  *       registered, cuLaunchKernel); then 10 synchronous copies from a
- *       buffer registered while traced (the pinned bandwidth).
+ *       buffer registered while traced (the pinned bandwidth). With
+ *       LAUNCH_S, the copies follow LAUNCH_S seconds of launches as fast
+ *       as it can (a phase that spends the overhead budget's hot path).
  *   cuda_copies item
  *       ITEM_STEPS x (cuLaunchKernel; cuMemcpyDtoHAsync_v2 of 4 bytes into
  *       a pageable scalar on a stall stream: it waits ITEM_GPU_MS for the
@@ -30,6 +32,7 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
@@ -75,7 +78,7 @@ static void *map(size_t bytes, int flags)
 	return p;
 }
 
-static int copies(void)
+static int copies(double launch_s)
 {
 	const CUdeviceptr dev = 0x7f0000000000ULL;
 	void *pinned = map(PINNED_BYTES, MAP_SHARED), *registered = map(BUFFER_BYTES, MAP_PRIVATE);
@@ -94,6 +97,10 @@ static int copies(void)
 	fflush(stdout);
 	if (sigwait(&set, &sig))
 		return 1;
+	for (double t0 = clock_s(CLOCK_MONOTONIC); clock_s(CLOCK_MONOTONIC) - t0 < launch_s;)
+		for (int k = 0; k < 100; k++)
+			if (launch())
+				return 1;
 	for (int i = 0; i < COPY_STEPS; i++) {
 		double t = clock_s(CLOCK_MONOTONIC);
 
@@ -148,10 +155,10 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (argc == 2 && strcmp(argv[1], "pageable") == 0)
-		return copies();
+	if ((argc == 2 || argc == 3) && strcmp(argv[1], "pageable") == 0)
+		return copies(argc == 3 ? atof(argv[2]) : 0);
 	if (argc == 2 && strcmp(argv[1], "item") == 0)
 		return item();
-	fprintf(stderr, "usage: cuda_copies pageable|item\n");
+	fprintf(stderr, "usage: cuda_copies pageable [LAUNCH_S] | item\n");
 	return 2;
 }

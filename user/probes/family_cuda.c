@@ -7,7 +7,8 @@
  * candidate files it would load, by path. The BPF programs of
  * bpf/cuda.bpf.c serve every function: cuda_hot for the entries of the
  * hot-path families and cuda_copy_ret for the returns of its async copies
- * (the hot path the overhead budget switches), cuda_enter and
+ * (the hot path the overhead budget switches; the async copies under a
+ * budget of their own, TRACER_COPIES), cuda_enter and
  * cuda_ret for those whose return is probed too, cuda_learn_enter and
  * cuda_learn_ret for cuKernelGetFunction, released in a process while its
  * calls teach nothing new (user/probes/alias_learn.h).
@@ -67,6 +68,9 @@ static size_t sites_of(void *fam, const struct probed_lib *lib, struct uprobe_si
 	for (i = 1; i < ISR_CUDA_FN_MAX; i++) {
 		const struct probe_site *s = &lib->sites[i];
 		bool hot = ISR_CUDA_FAM_HOT(s->family), learn = s->family == ISR_CUDA_FAM_ALIAS;
+		/* the async copies under a budget of their own, the other
+		 * hot-path families under the hot path's */
+		__u8 sw = !hot ? TRACER_ALWAYS : ISR_CUDA_FAM_ASYNC_COPY(s->family) ? TRACER_COPIES : TRACER_HOT;
 		struct bpf_program *enter = hot ? c->obj->progs.cuda_hot :
 					    learn ? c->obj->progs.cuda_learn_enter : c->obj->progs.cuda_enter;
 		struct bpf_program *ret = hot ? c->obj->progs.cuda_copy_ret :
@@ -78,9 +82,9 @@ static size_t sites_of(void *fam, const struct probed_lib *lib, struct uprobe_si
 		 * async copies' returns), cuda_enter and cuda_ret the "+ret"
 		 * ones, cuda_learn_* cuKernelGetFunction; the entry program
 		 * first: a return probe needs the entry's record. */
-		out[n++] = (struct uprobe_site){ enter, s->name, s->offset, s->cookie, false, hot };
+		out[n++] = (struct uprobe_site){ enter, s->name, s->offset, s->cookie, false, sw };
 		if (s->ret)
-			out[n++] = (struct uprobe_site){ ret, s->name, s->offset, s->cookie, true, hot };
+			out[n++] = (struct uprobe_site){ ret, s->name, s->offset, s->cookie, true, sw };
 	}
 	return n;
 }

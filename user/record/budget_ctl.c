@@ -100,6 +100,7 @@ int budget_ctl__write_costs(const struct budget_ctl *bc, __u64 ts, budget_emit_f
 	rec.c.tracer_pid = bc->tracer_pid;
 	rec.c.helper_pid = bc->helper_pid;
 	rec.c.sampler_hz = bc->costs.tick_hz;
+	rec.c.flags = bc->own[BUDGET_OWN_COPIES].fn ? ISR_COSTS_COPIES_APART : 0;
 	rec.c.pair_ps = ps(bc->costs.pair_ns);
 	rec.c.fault_ps = ps(bc->costs.fault_ns);
 	rec.c.sched_ps = ps(bc->costs.sched_ns);
@@ -120,19 +121,24 @@ int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, v
 	e = budget_ctl__write_costs(bc, start, emit, ctx);
 	if (e || !bc->active)
 		return e;
-	if (bc->switch_faults) {
-		budget__init(&bc->fb, bc->b.fraction, bc->costs.fault_ns, start);
-		bc->faults_next_ns = start + BUDGET_CHECK_NS;
+	for (int k = 0; k < BUDGET_OWN_MAX; k++) {
+		struct budget_own *o = &bc->own[k];
+
+		if (!o->fn)
+			continue;
+		budget__init(&o->b, bc->b.fraction, k == BUDGET_OWN_FAULTS ? bc->costs.fault_ns : bc->costs.pair_ns,
+			     start);
+		o->next_ns = start + BUDGET_CHECK_NS;
 	}
 	return write_sampling(&bc->b, ISR_SAMPLING_START, start, 0, emit, ctx);
 }
 
-void budget_ctl__sample_faults(struct budget_ctl *bc, int (*switch_faults)(void *arg, bool on), void *arg)
+void budget_ctl__sample_own(struct budget_ctl *bc, enum budget_own_kind kind, int (*fn)(void *arg, bool on), void *arg)
 {
-	if (!bc->active)
+	if (!bc->active || kind >= BUDGET_OWN_MAX)
 		return;
-	bc->switch_faults = switch_faults;
-	bc->faults_arg = arg;
+	bc->own[kind].fn = fn;
+	bc->own[kind].arg = arg;
 }
 
 static size_t slot_of(__u32 tid)
@@ -140,7 +146,7 @@ static size_t slot_of(__u32 tid)
 	return (tid * 2654435761u) % BUDGET_HIT_SLOTS;
 }
 
-static void charge(struct budget_ctl *bc, __u32 pid, __u32 tid, int kind, double ns, __u64 ops)
+static struct budget_slot *charge(struct budget_ctl *bc, __u32 pid, __u32 tid, int kind, double ns, __u64 ops)
 {
 	struct budget_slot *s = &bc->step[slot_of(tid)];
 
@@ -148,6 +154,7 @@ static void charge(struct budget_ctl *bc, __u32 pid, __u32 tid, int kind, double
 	s->tid = tid;
 	s->ns[kind] += ns;
 	s->ops[kind] += ops;
+	return s;
 }
 
 static void seen_target(struct budget_ctl *bc, __u32 pid)
@@ -223,11 +230,14 @@ static double cost_ns(const struct budget_ctl *bc, const struct isr_cost *k)
 /* Each record is charged what its line of the registry says it cost; a
  * record that may be about a task not traced (a switch's prev:
  * ISR_EVF_ANY_TASK) to the other task it names when its own is not a
- * target; CUPTI's records only when its windows are charged. */
+ * target; CUPTI's records only when its windows are charged. An async
+ * copy's is noted apart too when the copies have a budget of their own. */
 void budget_ctl__note(struct budget_ctl *bc, const struct isr_ev_hdr *h, size_t size)
 {
+	struct budget_slot *s;
 	struct isr_cost k;
 	bool any_task;
+	double ns;
 
 	if (!bc->accounting || size < sizeof(*h) || size < isr_event_min_size(h->type))
 		return;
@@ -237,7 +247,11 @@ void budget_ctl__note(struct budget_ctl *bc, const struct isr_ev_hdr *h, size_t 
 	if (isr_ev_cost(h, size, &k) && (k.account != ISR_SPENT_CUPTI || bc->charge_cupti)) {
 		if (any_task && !known_target(bc, k.task.pid))
 			isr_ev_peer(h, &k.task);
-		charge(bc, k.task.pid, k.task.tid, (int)k.account, cost_ns(bc, &k), k.hits);
+		ns = cost_ns(bc, &k);
+		s = charge(bc, k.task.pid, k.task.tid, (int)k.account, ns, k.hits);
+		if (bc->own[BUDGET_OWN_COPIES].fn && h->type == ISR_EV_CUDA_CALL &&
+		    isr_cuda_is(((const struct isr_ev_cuda_call *)h)->func, ISR_CUDA_K_ASYNC_COPY))
+			s->copy_ns += ns;
 	}
 	if (h->type == ISR_EV_SCHED_SWITCH)
 		note_switch(bc, (const void *)h);
@@ -286,6 +300,15 @@ static double load_of(double ns, double on, double span, double dt)
 	return dt > 0 ? ns / (dt * (share > 0.25 ? share : 0.25)) : 0;
 }
 
+/* Raises *max to what ns charged over dt costs a thread (load_of). */
+static void own_load(double *max, double ns, double on, double span, double dt)
+{
+	double load = ns > 0 ? load_of(ns, on, span, dt) : 0;
+
+	if (load > *max)
+		*max = load;
+}
+
 /* A thread the hot path has hit since the start: what switching it off
  * spares. */
 static bool launcher(const struct budget_ctl *bc, size_t i)
@@ -304,7 +327,7 @@ static bool launcher(const struct budget_ctl *bc, size_t i)
 static void account_step(struct budget_ctl *bc, __u64 now)
 {
 	double cpu = recorder_cpu_ns(), used = cpu - bc->recorder_cpu_ns, waited = 0, busiest = -1, load;
-	double dt = now > bc->last_ns ? (double)(now - bc->last_ns) : 0, top_oncpu = dt, faults = 0;
+	double dt = now > bc->last_ns ? (double)(now - bc->last_ns) : 0, top_oncpu = dt, own[BUDGET_OWN_MAX] = { 0 };
 	double top_on = dt, top_span = dt;
 	struct budget_slot *top = &bc->step[0];
 	bool launchers = false;
@@ -326,8 +349,8 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 
 		if (waited > used && waited > 0)
 			s->ns[ISR_SPENT_RECORDER] *= (used > 0 ? used : 0) / waited;
-		if (s->ns[ISR_SPENT_FAULTS] > 0 && load_of(s->ns[ISR_SPENT_FAULTS], on, span, dt) > faults)
-			faults = load_of(s->ns[ISR_SPENT_FAULTS], on, span, dt);
+		own_load(&own[BUDGET_OWN_FAULTS], s->ns[ISR_SPENT_FAULTS], on, span, dt);
+		own_load(&own[BUDGET_OWN_COPIES], s->copy_ns, on, span, dt);
 		if (launchers && !launcher(bc, i))
 			continue;
 		load = load_of(slot_spend(s), on, span, dt);
@@ -368,8 +391,9 @@ static void account_step(struct budget_ctl *bc, __u64 now)
 		memset(s, 0, sizeof(*s));
 	}
 	budget__charge(&bc->b, launchers && busiest > 0 ? busiest * dt : 0, now);
-	if (bc->switch_faults)
-		budget__charge(&bc->fb, faults * dt, now);
+	for (int k = 0; k < BUDGET_OWN_MAX; k++)
+		if (bc->own[k].fn)
+			budget__charge(&bc->own[k].b, own[k] * dt, now);
 	bc->last_ns = now;
 }
 
@@ -403,7 +427,7 @@ static int step_hot(struct budget_ctl *bc, struct tracer *t, __u64 now, __u64 *n
 		return 0;
 	on = act == BUDGET_SWITCH_ON;
 	t0 = clock__mono_ns();
-	e = tracer__set_hot(t, on, err, sizeof(err));
+	e = tracer__set_switch(t, TRACER_HOT, on, err, sizeof(err));
 	t1 = clock__mono_ns();
 	if (e && !bc->warned) {
 		fprintf(stderr, "\ninferscope-bpf: overhead budget: %s\n", err);
@@ -415,35 +439,40 @@ static int step_hot(struct budget_ctl *bc, struct tracer *t, __u64 now, __u64 *n
 	return write_sampling(&bc->b, on ? ISR_SAMPLING_ON : ISR_SAMPLING_OFF, on ? t1 : t0, t1 - t0, emit, ctx);
 }
 
-/* Page-fault tracing, the same way under its own budget. A switch that
- * fails leaves it as it was, said once. */
-static int step_faults(struct budget_ctl *bc, __u64 now, budget_emit_fn emit, void *ctx)
+/* Page-fault tracing and the async copies, the same way under budgets of
+ * their own. A switch that fails leaves it as it was, said once. */
+static int step_own(struct budget_ctl *bc, int kind, __u64 now, budget_emit_fn emit, void *ctx)
 {
+	static const char *const what[BUDGET_OWN_MAX] = { "page-fault tracing", "the async copies' probes" };
+	static const __u32 kinds[BUDGET_OWN_MAX][2] = {
+		{ ISR_SAMPLING_FAULTS_OFF, ISR_SAMPLING_FAULTS_ON },
+		{ ISR_SAMPLING_COPIES_OFF, ISR_SAMPLING_COPIES_ON },
+	};
+	struct budget_own *o = &bc->own[kind];
 	enum budget_action act;
 	__u64 t0, t1;
 	bool on;
 	int e;
 
-	if (!bc->switch_faults || now < bc->faults_next_ns)
+	if (!o->fn || now < o->next_ns)
 		return 0;
-	act = budget__decide(&bc->fb, now, &bc->faults_next_ns);
+	act = budget__decide(&o->b, now, &o->next_ns);
 	if (act == BUDGET_KEEP)
 		return 0;
 	on = act == BUDGET_SWITCH_ON;
 	t0 = clock__mono_ns();
-	e = bc->switch_faults(bc->faults_arg, on);
+	e = o->fn(o->arg, on);
 	t1 = clock__mono_ns();
 	if (e) {
-		if (!bc->faults_warned)
-			fprintf(stderr, "\ninferscope-bpf: overhead budget: cannot switch page-fault tracing %s: %s\n",
+		if (!o->warned)
+			fprintf(stderr, "\ninferscope-bpf: overhead budget: cannot switch %s %s: %s\n", what[kind],
 				on ? "on" : "off", strerror(-e));
-		bc->faults_warned = true;
-		bc->faults_next_ns = now + BUDGET_PERIOD_NS;
+		o->warned = true;
+		o->next_ns = now + BUDGET_PERIOD_NS;
 		return 0;
 	}
-	budget__switched(&bc->fb, on, on ? t1 : t0);
-	return write_sampling(&bc->fb, on ? ISR_SAMPLING_FAULTS_ON : ISR_SAMPLING_FAULTS_OFF, on ? t1 : t0, t1 - t0,
-			      emit, ctx);
+	budget__switched(&o->b, on, on ? t1 : t0);
+	return write_sampling(&o->b, kinds[kind][on], on ? t1 : t0, t1 - t0, emit, ctx);
 }
 
 int budget_ctl__step(struct budget_ctl *bc, struct tracer *t, __u64 now, budget_emit_fn emit, void *ctx)
@@ -459,9 +488,13 @@ int budget_ctl__step(struct budget_ctl *bc, struct tracer *t, __u64 now, budget_
 		return 0;
 	}
 	e = step_hot(bc, t, now, &bc->next_ns, emit, ctx);
-	e = e ?: step_faults(bc, now, emit, ctx);
-	if (bc->switch_faults && bc->faults_next_ns < bc->next_ns)
-		bc->next_ns = bc->faults_next_ns > now ? bc->faults_next_ns : now + 1;
+	for (int k = 0; k < BUDGET_OWN_MAX; k++) {
+		const struct budget_own *o = &bc->own[k];
+
+		e = e ?: step_own(bc, k, now, emit, ctx);
+		if (o->fn && o->next_ns < bc->next_ns)
+			bc->next_ns = o->next_ns > now ? o->next_ns : now + 1;
+	}
 	return e;
 }
 
@@ -515,8 +548,10 @@ int budget_ctl__finish(struct budget_ctl *bc, __u64 now, budget_emit_fn emit, vo
 		rec.sp.busiest_ops[k] = top->ops[k];
 		rec.sp.all_ns[k] = (__u64)bc->all_ns[k];
 	}
-	if (bc->switch_faults)
-		rec.sp.faults_spent_ns = (__u64)bc->fb.spent_ns;
+	if (bc->own[BUDGET_OWN_FAULTS].fn)
+		rec.sp.faults_spent_ns = (__u64)bc->own[BUDGET_OWN_FAULTS].b.spent_ns;
+	if (bc->own[BUDGET_OWN_COPIES].fn)
+		rec.sp.copies_spent_ns = (__u64)bc->own[BUDGET_OWN_COPIES].b.spent_ns;
 	return emit(ctx, &rec, sizeof(rec));
 }
 
@@ -541,8 +576,11 @@ void budget_ctl__report(const struct budget_ctl *bc)
 	if (bc->active)
 		fprintf(stderr, "; the %.3g%% budget allowed %.1f ms and was charged %.1f ms (each interval's busiest "
 			"thread, for its time on a CPU)", bc->pct, allowed_ns(bc) / 1e6, bc->b.spent_ns / 1e6);
-	if (bc->active && bc->switch_faults)
-		fprintf(stderr, ", and page-fault tracing's own budget %.1f ms", bc->fb.spent_ns / 1e6);
+	if (bc->active && bc->own[BUDGET_OWN_FAULTS].fn)
+		fprintf(stderr, ", page-fault tracing's own budget %.1f ms",
+			bc->own[BUDGET_OWN_FAULTS].b.spent_ns / 1e6);
+	if (bc->active && bc->own[BUDGET_OWN_COPIES].fn)
+		fprintf(stderr, ", the async copies' own budget %.1f ms", bc->own[BUDGET_OWN_COPIES].b.spent_ns / 1e6);
 	if (!bc->active)
 		fprintf(stderr, "; no budget (--budget off)");
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {
@@ -552,7 +590,7 @@ void budget_ctl__report(const struct budget_ctl *bc)
 		if (top->ops[k])
 			fprintf(stderr, " (%llu x %.2f us)", (unsigned long long)top->ops[k],
 				top->ns[k] / (double)top->ops[k] / 1e3);
-		if (k != ISR_SPENT_HOT && !(k == ISR_SPENT_FAULTS && bc->switch_faults))
+		if (k != ISR_SPENT_HOT && !(k == ISR_SPENT_FAULTS && bc->own[BUDGET_OWN_FAULTS].fn))
 			fixed += top->ns[k];
 		first = false;
 	}
@@ -567,12 +605,19 @@ void budget_ctl__report(const struct budget_ctl *bc)
 		fprintf(stderr, "\n");
 	}
 	if (bc->b.sampling)
-		fprintf(stderr, "inferscope-bpf: the CUDA hot path (launches, async copies, memsets) cost more than the "
+		fprintf(stderr, "inferscope-bpf: the CUDA hot path (launches, %smemsets) cost more than the "
 			"%.3g%% overhead budget: its probes were switched off %llu times and its calls are "
 			"extrapolated from the windows they were on (--budget raises the budget, --budget off traces "
-			"every call)\n", bc->pct, (unsigned long long)((bc->b.switches + 1) / 2));
-	if (bc->switch_faults && bc->fb.sampling)
+			"every call)\n", bc->own[BUDGET_OWN_COPIES].fn ? "" : "async copies, ", bc->pct,
+			(unsigned long long)((bc->b.switches + 1) / 2));
+	if (bc->own[BUDGET_OWN_COPIES].fn && bc->own[BUDGET_OWN_COPIES].b.sampling)
+		fprintf(stderr, "inferscope-bpf: the async copies cost more than the %.3g%% overhead budget: their "
+			"probes were switched off %llu times and the copies are extrapolated from the windows they were "
+			"on (--budget off traces every copy)\n", bc->pct,
+			(unsigned long long)((bc->own[BUDGET_OWN_COPIES].b.switches + 1) / 2));
+	if (bc->own[BUDGET_OWN_FAULTS].fn && bc->own[BUDGET_OWN_FAULTS].b.sampling)
 		fprintf(stderr, "inferscope-bpf: page-fault tracing cost more than the %.3g%% overhead budget: it was "
 			"switched off %llu times and the faults are extrapolated from the windows it was on (--budget off "
-			"traces every fault, --no-faults none)\n", bc->pct, (unsigned long long)((bc->fb.switches + 1) / 2));
+			"traces every fault, --no-faults none)\n", bc->pct,
+			(unsigned long long)((bc->own[BUDGET_OWN_FAULTS].b.switches + 1) / 2));
 }

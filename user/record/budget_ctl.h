@@ -64,11 +64,28 @@ struct budget_slot {
 	__u32 pid, tid;		/* the last thread charged to it */
 	double ns[ISR_SPENT_MAX];
 	__u64 ops[ISR_SPENT_MAX];
+	double copy_ns;		/* a step's: the async copies' part of ns[ISR_SPENT_HOT] */
 	double off_ns;		/* a step's: off a CPU during it */
 	double oncpu_ns;	/* the totals': on a CPU since the start */
 	double seen_ns;		/* the totals': since it was first charged */
 	__u64 out_since;	/* the totals': switched out at; 0: on a CPU, or never seen off */
 	__u64 displaced_since;	/* the totals': preempted by a thread of the recorder at; 0: not */
+};
+
+/* Tracing sampled under a budget of its own, like the hot path's, and
+ * charged with the busiest thread's cost of it alone (any target thread):
+ * page faults (what a DataLoader worker pays) and the async copies (a
+ * phase of launches that spends the hot path's budget must not hide the
+ * copies after it). Their cost is in the hot path's charge too, as every
+ * cost is: what one of them spends, the others do not. */
+enum budget_own_kind { BUDGET_OWN_FAULTS, BUDGET_OWN_COPIES, BUDGET_OWN_MAX };
+
+struct budget_own {
+	int (*fn)(void *arg, bool on);	/* switches it; NULL: not sampled */
+	void *arg;
+	struct budget b;
+	__u64 next_ns;
+	bool warned;
 };
 
 struct budget_ctl {
@@ -87,14 +104,9 @@ struct budget_ctl {
 	__u64 targets_ns;	/* when they were last read from the tracer */
 	bool charge_cupti;	/* --gpu-windows: CUPTI's cost in the windows is charged too */
 	bool warned;
-	/* Page-fault tracing, sampled under a budget of its own (the busiest
-	 * thread's fault cost, any target thread: what a DataLoader worker
-	 * pays), when a family can switch it and a budget is kept. */
-	int (*switch_faults)(void *arg, bool on);
-	void *faults_arg;
-	struct budget fb;
-	__u64 faults_next_ns;
-	bool faults_warned;
+	/* Tracing sampled under budgets of their own (page faults, the
+	 * async copies), when something can switch it and a budget is kept. */
+	struct budget_own own[BUDGET_OWN_MAX];
 };
 
 /* Starts the account of costs c (tracer: this process; helper: its watcher
@@ -102,11 +114,14 @@ struct budget_ctl {
  * path switched from budget_ctl__start). 0 or -ENOMEM. */
 int budget_ctl__init(struct budget_ctl *bc, const struct tracer_costs *c, double pct, __u32 tracer, __u32 helper);
 void budget_ctl__free(struct budget_ctl *bc);
-/* Samples page-fault tracing under the budget, switched by
- * switch_faults(arg, on): a second budget like the hot path's, charged
- * with the busiest thread's fault cost alone, its switches written
- * (ISR_SAMPLING_FAULTS_ON, _OFF). Without a budget it does nothing. */
-void budget_ctl__sample_faults(struct budget_ctl *bc, int (*switch_faults)(void *arg, bool on), void *arg);
+/* Samples page-fault tracing (BUDGET_OWN_FAULTS) or the async copies'
+ * probes (BUDGET_OWN_COPIES) under a budget of its own, switched by
+ * fn(arg, on): a budget like the hot path's, charged with the busiest
+ * thread's cost of that kind alone, its switches written
+ * (ISR_SAMPLING_FAULTS_ON, _OFF; COPIES_ON, _OFF, and the costs then say
+ * ISR_COSTS_COPIES_APART). Before budget_ctl__start; without a budget it
+ * does nothing. */
+void budget_ctl__sample_own(struct budget_ctl *bc, enum budget_own_kind kind, int (*fn)(void *arg, bool on), void *arg);
 /* The recording started at start: writes the costs (COSTS) and the
  * budget's settings (START). */
 int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, void *ctx);

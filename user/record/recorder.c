@@ -560,6 +560,14 @@ static int preflight(const struct record_config *cfg, struct run_as *as)
 	return e;
 }
 
+/* The async copies' probes on or off (their own budget): 0 or -errno. */
+static int switch_copies(void *t, bool on)
+{
+	char err[512];
+
+	return tracer__set_switch(t, TRACER_COPIES, on, err, sizeof(err));
+}
+
 /* Before any target is traced, the tracepoints and perf events live: what
  * tracing costs a target thread here (user/record/budget_cost.h), measured on
  * threads of the recorder's own, a target meanwhile (their events
@@ -600,7 +608,8 @@ static void budget_setup(struct recorder *r)
 	r->budget.charge_cupti = cfg->gpu.cupti && cfg->gpu.windows && !cfg->gpu.all;
 	for (i = 0; i < r->nfam; i++)
 		if (r->fam[i].ops->switch_faults)
-			budget_ctl__sample_faults(&r->budget, r->fam[i].ops->switch_faults, r->fam[i].st);
+			budget_ctl__sample_own(&r->budget, BUDGET_OWN_FAULTS, r->fam[i].ops->switch_faults, r->fam[i].st);
+	budget_ctl__sample_own(&r->budget, BUDGET_OWN_COPIES, switch_copies, r->t);
 	r->res->costs_measure_ns = (double)(clock__mono_ns() - t0);
 	if (cfg->verbose)
 		fprintf(stderr, "inferscope-bpf: costs here: a probe hit %.0f ns, an entry and return %.0f ns, a page fault "

@@ -51,14 +51,14 @@ struct link_create_uprobe_multi {
 struct probe_group {
 	struct bpf_program *prog;
 	bool ret;
-	bool hot;		/* switched on and off by the overhead budget */
+	__u8 sw;		/* enum tracer_switch: what switches it */
 	unsigned int n;
 	__u64 *offsets;
 	__u64 *cookies;
 	int fd;			/* the link, -1 while not attached */
 };
 
-#define MAX_GROUPS 6	/* programs per file: cuda_hot, cuda_copy_ret, cuda_enter, cuda_ret, cuda_learn_enter, cuda_learn_ret; 3 for Python */
+#define MAX_GROUPS 8	/* program and switch pairs per file: cuda_hot (hot path, copies), cuda_copy_ret, cuda_enter, cuda_ret, cuda_learn_enter, cuda_learn_ret; 3 for Python */
 #define MAX_SITES 256	/* probe sites per file */
 #define MAX_SHARED 8	/* objects whose maps later objects share */
 #define MAX_LOADERS 16	/* dynamic loader files watched (bpf/hold.bpf.c) */
@@ -116,7 +116,7 @@ struct tracer {
 	bool verbose;
 	__u32 discard_pid;	/* events of this process are not handed on */
 	bool multi;		/* uprobes as uprobe_multi links */
-	bool hot_on;		/* the hot-path CUDA probes are attached */
+	bool on[TRACER_SWITCHES];	/* the sites each switch switches are attached */
 	/* the holds (bpf/hold.bpf.h): the object of those that are not
 	 * the scheduler's, what the kernel supports, the loaders watched */
 	struct hold_bpf *hold;
@@ -333,7 +333,8 @@ struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn,
 	t->fn = fn;
 	t->ctx = ctx;
 	t->verbose = cfg->verbose;
-	t->hot_on = true;
+	for (int k = 0; k < TRACER_SWITCHES; k++)
+		t->on[k] = true;
 	t->multi = !cfg->tracer.legacy_uprobes && tracer__has_uprobe_multi();
 
 	t->sched = sched_bpf__open();
@@ -625,7 +626,7 @@ static int attachment_add(struct tracer *t, struct uprobe_attachment *a, const s
 		return 0;
 	}
 	for (i = 0; i < a->ngroups && !g; i++)
-		if (a->groups[i].prog == prog && a->groups[i].ret == ret)
+		if (a->groups[i].prog == prog && a->groups[i].ret == ret && a->groups[i].sw == s->sw)
 			g = &a->groups[i];
 	if (!g) {
 		if (a->ngroups == MAX_GROUPS) {
@@ -637,7 +638,7 @@ static int attachment_add(struct tracer *t, struct uprobe_attachment *a, const s
 		memset(g, 0, sizeof(*g));
 		g->prog = prog;
 		g->ret = ret;
-		g->hot = s->hot;
+		g->sw = s->sw < TRACER_SWITCHES ? s->sw : TRACER_ALWAYS;
 		g->fd = -1;
 		g->offsets = calloc(MAX_SITES, sizeof(*g->offsets));
 		g->cookies = calloc(MAX_SITES, sizeof(*g->cookies));
@@ -660,8 +661,8 @@ static int attachment_add(struct tracer *t, struct uprobe_attachment *a, const s
 
 /* Keeps a among the attachments, attaching its uprobe_multi groups first
  * (its perf-event uprobes are attached already): entries before returns (a
- * return program reads what its entry kept), the hot ones only while the
- * budget has them on. All or nothing. */
+ * return program reads what its entry kept), the switched ones only while
+ * their switch is on. All or nothing. */
 static int attachment_commit(struct tracer *t, struct uprobe_attachment *a, char *err, size_t errlen)
 {
 	unsigned int pass, i;
@@ -671,7 +672,7 @@ static int attachment_commit(struct tracer *t, struct uprobe_attachment *a, char
 		for (i = 0; i < a->ngroups; i++) {
 			struct probe_group *g = &a->groups[i];
 
-			if (g->ret != (pass == 1) || (g->hot && !t->hot_on))
+			if (g->ret != (pass == 1) || !t->on[g->sw])
 				continue;
 			e = group_attach(g, a->pid, a->path);
 			if (e) {
@@ -717,24 +718,29 @@ static int group_switch(struct probe_group *g, const struct uprobe_attachment *a
 	return on && g->fd < 0 ? group_attach(g, a->pid, a->path) : 0;
 }
 
-int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
+int tracer__set_switch(struct tracer *t, enum tracer_switch sw, bool on, char *err, size_t errlen)
 {
+	static const char *const what[TRACER_SWITCHES] = { "", "hot-path", "async-copy" };
 	size_t i;
 	unsigned int k;
 	int e, first = 0;
 
+	if (sw == TRACER_ALWAYS || sw >= TRACER_SWITCHES) {
+		set_err(err, errlen, "no such switch of probes");
+		return -EINVAL;
+	}
 	if (!tracer__can_switch_hot(t)) {
-		set_err(err, errlen, "the hot-path probes can only be switched as uprobe_multi links (Linux 6.6+)");
+		set_err(err, errlen, "the %s probes can only be switched as uprobe_multi links (Linux 6.6+)", what[sw]);
 		return -EOPNOTSUPP;
 	}
-	t->hot_on = on;
+	t->on[sw] = on;
 	for (i = 0; i < t->att_count; i++) {
 		struct uprobe_attachment *a = &t->att[i];
 
 		for (k = 0; k < a->ngroups; k++) {
 			struct probe_group *g = &a->groups[k];
 
-			if (!g->hot)
+			if (g->sw != sw)
 				continue;
 			e = group_switch(g, a, on);
 			/* A process that is exiting or gone (its files no
@@ -742,8 +748,8 @@ int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen)
 			 * nothing to say, the others stay traced. */
 			if (e && e != -ESRCH && !first && proc__alive(a->pid)) {
 				first = e;
-				set_err(err, errlen, "cannot attach the %u hot-path uprobes of %s for pid %u: %s",
-					g->n, a->path, a->pid, strerror(-e));
+				set_err(err, errlen, "cannot attach the %u %s uprobes of %s for pid %u: %s", g->n,
+					what[sw], a->path, a->pid, strerror(-e));
 			}
 		}
 	}
@@ -780,7 +786,7 @@ int tracer__switch_programs(struct tracer *t, __u32 pid, struct bpf_program *con
 			for (k = 0; k < a->ngroups; k++) {
 				struct probe_group *g = &a->groups[k];
 
-				if (g->hot || !prog_among(g->prog, progs, n) || g->ret != (on ? pass == 1 : pass == 0))
+				if (g->sw != TRACER_ALWAYS || !prog_among(g->prog, progs, n) || g->ret != (on ? pass == 1 : pass == 0))
 					continue;
 				e = group_switch(g, a, on);
 				if (e && !first) {

@@ -92,6 +92,11 @@ void tracer__hold_done(struct tracer *t, __u32 pid);
  * watcher that lets them go if the recorder cannot (user/record/hold_guard.h). */
 int tracer__held_fd(const struct tracer *t);
 
+/* What switches a probe site on and off (uprobe_site.sw): nothing, the
+ * overhead budget's hot path (launches, memsets), or the async copies'
+ * budget of their own. */
+enum tracer_switch { TRACER_ALWAYS, TRACER_HOT, TRACER_COPIES, TRACER_SWITCHES };
+
 /* One probe site of a file: prog at offset (its return with ret). */
 struct uprobe_site {
 	struct bpf_program *prog;
@@ -99,14 +104,14 @@ struct uprobe_site {
 	__u64 offset;		/* file offset */
 	__u64 cookie;		/* the program's bpf_get_attach_cookie() */
 	bool ret;		/* a return probe */
-	bool hot;		/* switched on and off by the overhead budget */
+	__u8 sw;		/* enum tracer_switch */
 };
 
 /* Attaches the sites in the file (dev, ino) that pid maps or will map,
  * reached through path, as uprobes for pid only (other processes mapping
  * the file pay nothing): live in its current mappings and in those it
  * makes later. Entries go in before returns (a return program reads what
- * its entry kept); hot sites only while the hot path is on. what names the
+ * its entry kept); switched sites only while their switch is on. what names the
  * file's kind in tracer__describe ("libcuda"). All or nothing: 0, -EALREADY
  * when this file is already probed for pid, or -errno with err filled. */
 int tracer__attach_uprobes(struct tracer *t, const char *what, __u32 pid, dev_t dev, ino_t ino, const char *path,
@@ -148,13 +153,14 @@ void cpu_links__free(struct cpu_links *l);
  * kernel does not run their program. 0 or -errno. */
 int cpu_links__enable(struct cpu_links *l, bool on);
 
-/* Whether the hot-path sites can be switched on and off: they are
+/* Whether the switched sites can be switched on and off: they are
  * uprobe_multi links, attached and released in milliseconds. */
 bool tracer__can_switch_hot(const struct tracer *t);
-/* Attaches (on) or releases (off) the hot sites of every process; files
- * probed later follow the current state. 0, or the first error (-errno,
- * err filled; the other processes are still switched). */
-int tracer__set_hot(struct tracer *t, bool on, char *err, size_t errlen);
+/* Attaches (on) or releases (off) the sites of every process that sw
+ * (not TRACER_ALWAYS) switches; files probed later follow the current
+ * state. 0, or the first error (-errno, err filled; the other processes
+ * are still switched). */
+int tracer__set_switch(struct tracer *t, enum tracer_switch sw, bool on, char *err, size_t errlen);
 
 /* Attaches (on) or releases (off) the sites of pid's uprobe attachments
  * that belong to one of the n programs progs (sites that are not hot):
