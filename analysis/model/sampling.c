@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sampling.h"
@@ -57,6 +58,9 @@ struct proc_acc {
  * it is longer than all of these: 3 mean intervals + 1 ms, twice its
  * longest pause inside the windows, and a preemption on a busy machine. */
 #define STOP_MIN_SILENCE_NS	20000000ULL
+
+/* The largest scale of a process's async copies (sampling__copies_scale). */
+#define COPIES_MAX_SCALE	100.0
 
 /* A call of the hot path's windows: of its families, but the async copies
  * when they have a switch of their own (copies_apart). */
@@ -644,13 +648,18 @@ static int copies_finish(const struct sampling_builder *b, struct sampling *out)
 		return -ENOMEM;
 	for (i = 0; i < b->count; i++) {
 		const struct proc_acc *p = &b->procs[i];
-		__u64 on = p->copies ? onoff_overlap(&b->copies, p->first, p->last + 1) : 0;
+		__u64 end = p->last < UINT64_MAX ? p->last + 1 : p->last;
+		__u64 on = p->copies && end > p->first ? onoff_overlap(&b->copies, p->first, end) : 0;
+		double scale;
 
 		if (!on)
 			continue;
+		/* the copies' floor windows keep them on 2% of the time at
+		 * least: a larger scale is a damaged recording's */
+		scale = (double)(end - p->first) / (double)on;
 		out->copy_procs[n].pid = p->pid;
 		out->copy_procs[n].observed = p->copies;
-		out->copy_procs[n++].scale = (double)(p->last + 1 - p->first) / (double)on;
+		out->copy_procs[n++].scale = scale < COPIES_MAX_SCALE ? scale : COPIES_MAX_SCALE;
 	}
 	out->copy_proc_count = n;
 	return 0;

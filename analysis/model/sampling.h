@@ -116,7 +116,8 @@ struct sampling {
 	 * own (a recorder that says so: copies_apart; before, they were
 	 * switched with the hot path): on from the start to the first
 	 * COPIES_OFF, then in windows. A process's copies are extrapolated by
-	 * the span of its CUDA calls over the part of it inside the windows. */
+	 * the span of its CUDA calls over the part of it inside the windows
+	 * (at most 100: their floor windows keep them on 2% of the time). */
 	bool copies_apart;
 	bool copies_sampled;		/* they were switched off at least once */
 	size_t copy_windows;

@@ -104,6 +104,7 @@ struct recorder {
 	 * answers them if the recorder cannot */
 	struct hold_guard guard;
 	bool hold_ok;			/* the watcher runs: targets may be held */
+	bool copies_warned;		/* a switch of the async copies' probes failed in a process: said */
 	bool holding;			/* holds are answered by probing (not at the end) */
 	bool loader_watch;		/* the dynamic loaders can be watched (bpf/hold.bpf.c) */
 	__u64 holds, hold_ns, hold_max_ns;
@@ -560,12 +561,23 @@ static int preflight(const struct record_config *cfg, struct run_as *as)
 	return e;
 }
 
-/* The async copies' probes on or off (their own budget): 0 or -errno. */
-static int switch_copies(void *t, bool on)
+/* The async copies' probes on or off (their own budget): 0, or -errno
+ * when none could be switched. A process that could not be switched is
+ * said once; the others are switched all the same, so the switch is
+ * recorded (as the hot path's is). */
+static int switch_copies(void *arg, bool on)
 {
+	struct recorder *r = arg;
 	char err[512];
+	int e = tracer__set_switch(r->t, TRACER_COPIES, on, err, sizeof(err));
 
-	return tracer__set_switch(t, TRACER_COPIES, on, err, sizeof(err));
+	if (e == -EOPNOTSUPP || e == -EINVAL)
+		return e;
+	if (e && !r->copies_warned) {
+		fprintf(stderr, "\ninferscope-bpf: overhead budget: %s\n", err);
+		r->copies_warned = true;
+	}
+	return 0;
 }
 
 /* Before any target is traced, the tracepoints and perf events live: what
@@ -609,7 +621,7 @@ static void budget_setup(struct recorder *r)
 	for (i = 0; i < r->nfam; i++)
 		if (r->fam[i].ops->switch_faults)
 			budget_ctl__sample_own(&r->budget, BUDGET_OWN_FAULTS, r->fam[i].ops->switch_faults, r->fam[i].st);
-	budget_ctl__sample_own(&r->budget, BUDGET_OWN_COPIES, switch_copies, r->t);
+	budget_ctl__sample_own(&r->budget, BUDGET_OWN_COPIES, switch_copies, r);
 	r->res->costs_measure_ns = (double)(clock__mono_ns() - t0);
 	if (cfg->verbose)
 		fprintf(stderr, "inferscope-bpf: costs here: a probe hit %.0f ns, an entry and return %.0f ns, a page fault "
