@@ -201,6 +201,25 @@ const struct report_field report__gpu_copy_fields[3] = {
 	RF_S(struct gpu_copy_stat, total_ns, "total_s", "GPU time", "%.3f ms", 1e6),
 };
 
+/* The idle share of a device's time, in percent. */
+static double device_idle_pct(const void *row, const void *ctx, double unit)
+{
+	(void)ctx, (void)unit;
+	return 100.0 * ((const struct gpu_device_stat *)row)->idle_fraction;
+}
+
+const struct report_field report__gpu_devices[8] = {
+	RF(struct gpu_device_stat, pid, "pid", "pid"),
+	RF(struct gpu_device_stat, device, "device", "device"),
+	JF_S(struct gpu_device_stat, busy_ns, "busy_s"),
+	JF(struct gpu_device_stat, idle_fraction, "idle_fraction"),
+	RF_S(struct gpu_device_stat, busy_est_ns, "busy_estimated_s", "busy", "%.3f s", 1e9,
+	     .est = RF_FLAG(struct gpu_device_stat, estimated)),
+	RF_CALC(device_idle_pct, NULL, "idle", "%.1f%%", .est = RF_FLAG(struct gpu_device_stat, estimated)),
+	JF(struct gpu_device_stat, estimated, "estimated"),
+	JF(struct gpu_device_stat, idle_scale, "idle_scale"),
+};
+
 const struct report_field report__rank_arrivals[8] = {
 	RF(struct rank_row, collectives, "collectives", "collectives"),
 	RF(struct rank_row, last, "last_arrivals", "last"),

@@ -733,15 +733,6 @@ static const struct report_field gpu_stream_fields[] = {
 	JF(struct gpu_stream_stat, memset_bytes, "memset_bytes"),
 	JF_S(struct gpu_stream_stat, memset_ns, "memset_s"),
 };
-static const struct report_field gpu_device_fields[] = {
-	JF(struct gpu_device_stat, pid, "pid"),
-	JF(struct gpu_device_stat, device, "device"),
-	JF_S(struct gpu_device_stat, busy_ns, "busy_s"),
-	JF(struct gpu_device_stat, idle_fraction, "idle_fraction"),
-	JF_S(struct gpu_device_stat, busy_est_ns, "busy_estimated_s"),
-	JF(struct gpu_device_stat, estimated, "estimated"),
-	JF(struct gpu_device_stat, idle_scale, "idle_scale"),
-};
 
 static json_t *json_gpu_processes(const struct summary *s)
 {
@@ -806,7 +797,7 @@ static json_t *json_gpu(const struct summary *s)
 			goto nomem;
 	}
 	SET(gpu, "streams", REPORT_ROWS(s->gpu_streams, s->gpu_stream_count, NULL, gpu_stream_fields));
-	SET(gpu, "devices", REPORT_ROWS(s->gpu_devices, s->gpu_device_count, NULL, gpu_device_fields));
+	SET(gpu, "devices", REPORT_ROWS(s->gpu_devices, s->gpu_device_count, NULL, report__gpu_devices));
 	return gpu;
 nomem:
 	json_decref(gpu);

@@ -1122,10 +1122,6 @@ static void md__gpu_copies(struct doc *d, const struct summary *s)
 	doc__table_end(d);
 }
 
-static const struct doc_col gpu_busy_cols[] = {
-	{ "pid", true }, { "device", true }, { "busy", true }, { "idle", true },
-};
-
 /* GPU activity from the CUPTI bridge: per process the calibration and the
  * join, then kernels by GPU time, copies by kind and devices. */
 static void md__gpu(struct md *m, const struct summary *s)
@@ -1140,14 +1136,14 @@ static void md__gpu(struct md *m, const struct summary *s)
 	if (s->gpu_copy_count)
 		md__gpu_copies(d, s);
 	if (s->gpu_device_count) {
-		doc__headingf(d, 3, "GPU busy time");
-		doc__table(d, gpu_busy_cols, DOC_NCOLS(gpu_busy_cols));
-		for (size_t i = 0; i < s->gpu_device_count; i++) {
-			const struct gpu_device_stat *dv = &s->gpu_devices[i];
+		struct doc_col cols[REPORT_NFIELDS(report__gpu_devices)];
+		size_t n = 0;
 
-			doc__row(d);
-			doc__printf(d, "%u\t%u\t%s%.3f s\t%s%.1f%%", dv->pid, dv->device, dv->estimated ? "≈" : "",
-				    ns_to_s(dv->busy_est_ns), dv->estimated ? "≈" : "", 100.0 * dv->idle_fraction);
+		doc__headingf(d, 3, "GPU busy time");
+		REPORT_COLS(report__gpu_devices, cols, &n);
+		doc__table(d, cols, n);
+		for (size_t i = 0; i < s->gpu_device_count; i++) {
+			REPORT_ROW(d, &s->gpu_devices[i], NULL, report__gpu_devices);
 			doc__row_end(d);
 		}
 		doc__table_end(d);
