@@ -1012,11 +1012,8 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 		     py->nlaunch, report__py_launch_sites, REPORT_NFIELDS(report__py_launch_sites));
 }
 
-/* GPU activity from the CUPTI bridge: per process the calibration and the
- * join, then kernels by GPU time, copies by kind and devices. */
-static const struct doc_col gpu_cols[] = {
-	{ "pid", true }, { "kernels", true }, { "memcpys", true }, { "memsets", true }, { "joined to launch", true },
-	{ "causality violations", true }, { "launch to GPU start p50", true },
+/* The GPU activity table's last columns: its process's clock fit. */
+static const struct doc_col gpu_fit_cols[] = {
 	{ "clock fit residual p50 / p99", true }, { "bound", true }, { "drift", true },
 };
 
@@ -1058,15 +1055,23 @@ static void md__gpu_notes(struct doc *d, const struct gpu_process_stat *p)
 
 static void md__gpu_processes(struct doc *d, const struct summary *s)
 {
+	struct doc_col cols[1 + REPORT_NFIELDS(report__gpu_process_counts) + DOC_NCOLS(gpu_fit_cols)] = {
+		{ "pid", true },
+	};
+	size_t n = 1;
+
+	REPORT_COLS(report__gpu_process_counts, cols, &n);
+	memcpy(cols + n, gpu_fit_cols, sizeof(gpu_fit_cols));
+	n += DOC_NCOLS(gpu_fit_cols);
 	doc__headingf(d, 2, "GPU activity (CUPTI)");
-	doc__table(d, gpu_cols, DOC_NCOLS(gpu_cols));
+	doc__table(d, cols, n);
 	for (size_t i = 0; i < s->gpu_count; i++) {
 		const struct gpu_process_stat *p = &s->gpu[i];
 
 		doc__row(d);
-		doc__printf(d, "%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.1f us\t", p->pid,
-			    (uint64_t)p->kernels, (uint64_t)p->copies, (uint64_t)p->memsets, (uint64_t)p->joined,
-			    (uint64_t)p->causality_violations, p->launch_to_start_p50_ns / 1e3);
+		doc__printf(d, "%u", p->pid);
+		REPORT_CELLS(d, p, NULL, report__gpu_process_counts);
+		doc__cell(d);
 		if (p->fit.valid)
 			doc__printf(d, "%.0f / %.0f ns\t%.0f ns\t%.2f ± %.2f ppm", p->fit.residual_p50_ns,
 				    p->fit.residual_p99_ns, p->fit.bound_ns, p->fit.drift_ppm, p->fit.drift_bound_ppm);
