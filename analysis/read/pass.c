@@ -498,6 +498,21 @@ static void chunk__bounds(const struct pass *p, const struct rec_events *c, __u6
 	}
 }
 
+/* The bounds of the first n EVENTS chunks, *nb of them so far: those not
+ * walked yet bound nothing (a chunk the first walk skips, with no events in
+ * it, is read again after the rewind: its bound must be there). 0 or
+ * -ENOMEM. */
+static int bounds_upto(struct pass *p, size_t *nb, size_t n)
+{
+	if (n <= *nb)
+		return 0;
+	if (array__reserve(&p->bounds, &p->bounds_cap, n, sizeof(*p->bounds)))
+		return -ENOMEM;
+	for (; *nb < n; (*nb)++)
+		p->bounds[*nb] = (struct chunk_bound){ .least = UINT64_MAX, .behind = 0 };
+	return 0;
+}
+
 /* Walk 1: the metadata (rec_file), the targets, the clock pairs; the
  * bounds as if no process had a fit, and whether a fit would move an
  * event (a GPU record). */
@@ -506,12 +521,13 @@ static int walk_collect(struct pass *p, __u64 *first, __u64 *last, bool *gpu)
 	struct rec_events c;
 	__u64 latest = 0, g0, g1;
 	int ret = 0, err = 0;
+	size_t nb = 0;
 
 	while (!err && (ret = rec_file__next_events(p->file, &c, p->err, sizeof(p->err))) > 0) {
 		const struct isr_ev_hdr *h;
 		size_t pos = 0;
 
-		err = array__reserve(&p->bounds, &p->bounds_cap, c.index + 1, sizeof(*p->bounds));
+		err = bounds_upto(p, &nb, c.index + 1);
 		if (err)
 			break;
 		while (!err && (h = chunk__event(&c, &pos))) {
@@ -520,6 +536,8 @@ static int walk_collect(struct pass *p, __u64 *first, __u64 *last, bool *gpu)
 		}
 		chunk__bounds(p, &c, &latest, &p->bounds[c.index], first, last);
 	}
+	if (!err && !ret)
+		err = bounds_upto(p, &nb, rec_file__events_chunks(p->file));
 	if (err) {
 		pass__fail(p, "out of memory after %llu events", (unsigned long long)p->nevents);
 		return err;

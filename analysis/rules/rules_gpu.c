@@ -72,16 +72,23 @@ static int sync_sites(const struct rule_ctx *c, struct finding *f)
  * Synchronizations with no submission between them wait for the same GPU
  * work: their waits add up. Per syncing thread: that time, the rest, and
  * the time it was blocked. The drains are told while the hot path was on
- * (the budget's windows: the submissions outside them are not seen), and
- * extrapolated per synchronization: synchronizations are traced whatever
- * the budget, so a thread's drains count for its synchronizations judged
- * (returned, and the next submission seen, inside a window) and are
- * scaled to all of them (the hot path's scale follows its launches, which
- * come at other rates in other phases of the job). */
+ * (the budget's windows: the submissions outside them are not seen): a
+ * synchronization is judged when it returned, and the next submission was
+ * seen, inside a window. Synchronizations are traced whatever the budget,
+ * and so are the threads' states: one not judged is estimated at the mean
+ * drain of the thread's judged ones, but at most what bounds its own drain,
+ * the host work (running, in CUDA calls) its thread did from its return
+ * to its next synchronization or the process's next submission seen, and
+ * the time it waited for the GPU. A mean alone was wrong where the drains
+ * are one phase's: the planted job's 20 drains of 40 ms fell inside a
+ * window, and its busy phase's hundreds of synchronizations, each followed
+ * at once by the next launches, were given 40 ms each (1.6 s for 0.8). */
 struct drain {
 	__u32 pid, tid;
-	__u64 syncs, judged, drains, drain_ns, other_ns;
+	__u64 syncs, judged, groups, drains, drain_ns, other_ns;
 	__u64 copy_waits, copy_wait_ns;	/* async copies that waited for the GPU */
+	__u64 *bounds;			/* of each synchronization not judged */
+	size_t nbounds, bounds_cap;
 };
 RULE_TALLY_KEY(struct drain, pid, tid);
 
@@ -96,14 +103,73 @@ struct sync_state {
 		struct tl_acc at_ret;	/* the syncing thread's totals at the return */
 	} *p;
 	size_t np, pcap;
+	/* synchronizations not judged, whose bound is told at their thread's
+	 * next synchronization or their process's next submission */
+	struct pending *u;
+	size_t nu, ucap;
 	bool hot_on;		/* the hot path's probes are on (the budget's windows) */
 	bool copies_on;		/* the async copies' probes are on (their own budget's windows) */
 	int err;
 };
 
+/* The host work p's thread did from p's return to at, the bound of its
+ * drain: running and in CUDA calls, at most the time since and what it
+ * waited for. */
+static __u64 drain_bound(struct sync_state *s, const struct pending *p, __u64 at)
+{
+	const struct tl_thread *st = timeline__thread_latest(s->c->tl, p->pid, p->tid);
+	__u64 len = at > p->ret ? at - p->ret : 0, work = len;
+	struct tl_acc now, in;
+
+	if (st) {
+		timeline__thread_acc(s->c->tl, st, at, &now);
+		tl_acc__diff(&now, &p->at_ret, &in);
+		work = in.ns[TL_RUNNING] + in.ns[TL_CUDA] + in.ns[TL_CUDA_MEM];
+	}
+	if (work > len)
+		work = len;
+	return work < p->waited ? work : p->waited;
+}
+
+/* The synchronizations not judged of pid (of its thread tid only, when tid
+ * is not 0) get their bound at `at`. */
+static void unjudged_close(struct sync_state *s, __u32 pid, __u32 tid, __u64 at)
+{
+	for (size_t i = 0; i < s->nu;) {
+		struct pending *u = &s->u[i];
+		struct drain *d;
+
+		if (u->pid != pid || (tid && u->tid != tid)) {
+			i++;
+			continue;
+		}
+		d = rule_tally_of(&s->v, &s->n, &s->cap, sizeof(*s->v), u->pid, u->tid);
+		if (!d || array__reserve(&d->bounds, &d->bounds_cap, d->nbounds + 1, sizeof(*d->bounds))) {
+			s->err = -ENOMEM;
+			return;
+		}
+		d->bounds[d->nbounds++] = drain_bound(s, u, at);
+		s->u[i] = s->u[--s->nu];
+	}
+}
+
+/* p (returned, its next submission not seen) is not judged: its bound
+ * comes later. */
+static void unjudged_open(struct sync_state *s, const struct pending *p)
+{
+	if (array__reserve(&s->u, &s->ucap, s->nu + 1, sizeof(*s->u))) {
+		s->err = -ENOMEM;
+		return;
+	}
+	s->u[s->nu++] = *p;
+}
+
 /* An event that gives the GPU work: the queue is no longer empty. */
 static void sync_submitted(struct sync_state *s, const struct pass_event *e, __u32 pid)
 {
+	unjudged_close(s, pid, 0, e->start);
+	if (s->err)
+		return;
 	for (size_t i = 0; i < s->np; i++) {
 		struct pending *p = &s->p[i];
 		struct drain *d;
@@ -116,23 +182,13 @@ static void sync_submitted(struct sync_state *s, const struct pass_event *e, __u
 			return;
 		}
 		d->judged += p->nsyncs;
+		d->groups++;
 		if (e->start > p->ret) {
-			const struct tl_thread *st = timeline__thread_latest(s->c->tl, p->pid, p->tid);
-			__u64 len = e->start - p->ret, work = len;
-			struct tl_acc now, in;
-
-			if (st) {
-				timeline__thread_acc(s->c->tl, st, e->start, &now);
-				tl_acc__diff(&now, &p->at_ret, &in);
-				work = in.ns[TL_RUNNING] + in.ns[TL_CUDA] + in.ns[TL_CUDA_MEM];
-				if (work > len)
-					work = len;
-			}
 			/* only as much as the GPU work it waited for: the
 			 * GPU would have run that meanwhile, then waited
 			 * for the host all the same */
-			if (work > p->waited)
-				work = p->waited;
+			__u64 len = e->start - p->ret, work = drain_bound(s, p, e->start);
+
 			d->drains++;
 			d->drain_ns += work;
 			d->other_ns += len - work;
@@ -158,6 +214,9 @@ static void sync_returned(struct sync_state *s, const struct pass_event *e, cons
 		d->copy_waits++;
 		d->copy_wait_ns += e->end - e->start;
 	}
+	unjudged_close(s, th->pid, th->tid, e->start);
+	if (s->err)
+		return;
 	for (size_t i = 0; i < s->np; i++)
 		if (s->p[i].pid == th->pid)
 			p = &s->p[i];
@@ -177,8 +236,15 @@ static void sync_returned(struct sync_state *s, const struct pass_event *e, cons
 		p->pid = th->pid;
 		p->ret = 0;
 	}
-	if (!s->hot_on || !s->copies_on)
+	if (!s->hot_on || !s->copies_on) {
+		struct pending u = { .pid = th->pid, .tid = th->tid, .ret = e->end, .waited = e->end - e->start,
+				     .nsyncs = 1 };
+
+		timeline__thread_acc(s->c->tl, th, e->start, &u.at_ret);
+		u.at_ret.ns[tl_returned_cat(call)] += e->end - e->start;
+		unjudged_open(s, &u);
 		return;
+	}
 	if (e->end >= p->ret) {
 		/* no submission since the last one returned: it waited for
 		 * the same work */
@@ -212,8 +278,11 @@ static void sync_event(void *ctx, const struct pass_event *e, const struct tl_th
 				s->hot_on = kind == ISR_SAMPLING_ON;
 			else
 				s->copies_on = kind == ISR_SAMPLING_COPIES_ON;
-			for (size_t i = 0; i < s->np; i++)
+			for (size_t i = 0; i < s->np; i++) {
+				if (s->p[i].ret)
+					unjudged_open(s, &s->p[i]);
 				s->p[i].ret = 0;
+			}
 		}
 		return;
 	}
@@ -254,6 +323,26 @@ static int claim_running(struct rule_ctx *c, const struct attr_thread *t, const 
 	       rule_claim_part(c, t->pid, t->tid, CAUSE_NATIVE, ns - py);
 }
 
+/* What d's synchronizations not judged add: each at the mean drain of
+ * the judged ones (per group of them that waited for the same work), at
+ * most its bound; and, when the copies' own budget switched them off, the
+ * copies that waited unseen, each at the mean (*n: how many were
+ * estimated). 0 when none was judged: nothing to go by. */
+static __u64 unjudged_estimate(const struct rule_ctx *c, const struct drain *d, double *n)
+{
+	double mean = d->groups ? (double)d->drain_ns / (double)d->groups : 0, est = 0, unseen = 0;
+
+	*n = 0;
+	if (!d->groups)
+		return 0;
+	for (size_t i = 0; i < d->nbounds; i++)
+		est += (double)d->bounds[i] < mean ? (double)d->bounds[i] : mean;
+	if (c->sum && c->sum->sampling.copies_apart)
+		unseen = (double)d->copy_waits * (sampling__copies_scale(&c->sum->sampling, d->pid) - 1);
+	*n = (double)d->nbounds + unseen;
+	return (__u64)llround(est + unseen * mean);
+}
+
 static int sync_finish(void *state, struct rule_ctx *c)
 {
 	struct sync_state *s = state;
@@ -265,8 +354,9 @@ static int sync_finish(void *state, struct rule_ctx *c)
 	for (size_t i = 0; (t = rule_next_critical(c, &i, causes, &base));) {
 		bool gpu = attribution__gpu_observed(c->attr, t->pid);
 		__u64 cost, drain_ns = 0, drains = 0, syncs = 0, judged = 0;
-		__u64 other_ns = 0, copy_waits = 0, copy_wait_ns = 0;
-		double scale = 1, all;
+		__u64 other_ns = 0, copy_waits = 0, copy_wait_ns = 0, est_ns = 0;
+		double unjudged = 0;
+		bool estimated;
 		char who[96];
 		struct finding *f;
 		int err = 0;
@@ -280,14 +370,10 @@ static int sync_finish(void *state, struct rule_ctx *c)
 				judged = s->v[k].judged;
 				copy_waits = s->v[k].copy_waits;
 				copy_wait_ns = s->v[k].copy_wait_ns;
+				est_ns = unjudged_estimate(c, &s->v[k], &unjudged);
 			}
-		/* the copies that waited were seen only in their own windows
-		 * when they have them */
-		all = (double)(syncs - copy_waits) + (double)copy_waits * (c->sum && c->sum->sampling.copies_apart ?
-						     sampling__copies_scale(&c->sum->sampling, t->pid) : 1);
-		if (!gpu && judged && (double)judged < all)
-			scale = all / (double)judged;
-		cost = gpu ? causes[CAUSE_SYNC_DRAIN] + causes[CAUSE_SYNC] : (__u64)((double)drain_ns * scale);
+		estimated = !gpu && est_ns;
+		cost = gpu ? causes[CAUSE_SYNC_DRAIN] + causes[CAUSE_SYNC] : drain_ns + est_ns;
 		if (!rule_matters(c, cost) || !base || (double)cost < MIN_SHARE * (double)base)
 			continue;
 		f = rule_thread_finding(c, "sync_stall", t, cost, base);
@@ -315,26 +401,30 @@ static int sync_finish(void *state, struct rule_ctx *c)
 			ev_set(f->evidence, "idle_after_sync_s", ev_seconds(cost));
 			ev_set(f->evidence, "idle_after_sync_seen_s", ev_seconds(drain_ns));
 			ev_set(f->evidence, "idle_after_sync_other_s", ev_seconds(other_ns));
-			ev_set(f->evidence, "estimated", json_boolean(scale != 1));
+			ev_set(f->evidence, "estimated", json_boolean(estimated));
 			ev_set(f->evidence, "synchronizations_judged", ev_u64(judged));
+			ev_set(f->evidence, "synchronizations_estimated", ev_u64(llround(unjudged)));
+			ev_set(f->evidence, "idle_after_sync_estimated_s", ev_seconds(est_ns));
 			err |= finding__say(f, "After %llu of %llu synchronizations%s by %s the GPU had an empty queue "
 					       "while the thread did the host's work for the next launches, %s%.3f s in all "
 					       "(%.0f%% of its time), work that could have overlapped the GPU's. The thread "
 					       "was blocked %.3f s in synchronizations",
-					    (unsigned long long)drains, (unsigned long long)(scale != 1 ? judged : syncs),
-					    scale != 1 ? " judged" : "", who, scale != 1 ? "≈" : "",
+					    (unsigned long long)drains, (unsigned long long)(estimated ? judged : syncs),
+					    estimated ? " judged" : "", who, estimated ? "≈" : "",
 					    rule_secs(cost), rule_pct(cost, base), rule_secs(t->window.ns[TL_SYNC]));
 			if (copy_waits)
 				err |= finding__say(f, " (%.3f s of it in %llu async copies that waited for the GPU, as a "
 						       "copy to pageable memory does: `.item()`, `.cpu()`)",
 						    rule_secs(copy_wait_ns), (unsigned long long)copy_waits);
 			err |= finding__say(f, ".");
-			if (scale != 1)
+			if (estimated)
 				err |= finding__say(f, " The overhead budget let the launches be traced in windows: the "
-						       "drains were told after the %llu synchronizations judged inside them, "
-						       "and the cost (≈) is extrapolated to all %s%llu.",
-						    (unsigned long long)judged, all != (double)syncs ? "≈" : "",
-						    (unsigned long long)llround(all));
+						       "drains were told after the %llu synchronizations judged inside them; "
+						       "the other %s%llu are estimated (≈%.3f s) at their mean drain, but none "
+						       "at more than the host work its thread did before its next "
+						       "synchronization or submission.",
+						    (unsigned long long)judged, unjudged != llround(unjudged) ? "≈" : "",
+						    (unsigned long long)llround(unjudged), rule_secs(est_ns));
 			if (other_ns)
 				err |= finding__say(f, " (%.3f s more of empty queue after synchronizations is not "
 						       "theirs: the host's work beyond the GPU work they waited for, or the "
@@ -355,8 +445,11 @@ static void sync_free(void *state)
 	struct sync_state *s = state;
 
 	if (s) {
+		for (size_t i = 0; i < s->n; i++)
+			free(s->v[i].bounds);
 		free(s->v);
 		free(s->p);
+		free(s->u);
 	}
 	free(s);
 }

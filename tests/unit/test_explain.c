@@ -1026,10 +1026,15 @@ static void test_sync_stall_host_view(void **state)
 }
 
 /* The same job with the hot path off from 460 to 910 ms (the budget's
- * window: the launches then are not recorded, the synchronizations are):
- * the drains after the 4 synchronizations judged (their next launch seen)
- * are extrapolated to the 10, 440 ms, exactly; the hot path's scale, set
- * by its launches (another thread's burst among them), is not theirs. */
+ * window: the launches then are not recorded, the synchronizations are)
+ * and another thread's burst of launches from 912 ms: the queue is empty
+ * 44 ms after each synchronization but the last, whose return at 906 ms
+ * the burst follows 6 ms later: 402 ms. The drains after the 4
+ * synchronizations judged (their next launch seen) give the other 6 their
+ * mean, each within its bound (the host work before the next
+ * synchronization, or the next launch seen: the last one's 6 ms), exactly;
+ * the hot path's scale, set by its launches (the burst among them), is not
+ * theirs. */
 static void test_sync_stall_sampled(void **state)
 {
 	struct synth *b = job(1000 * MS);
@@ -1058,12 +1063,53 @@ static void test_sync_stall_sampled(void **state)
 	ev_launch(b, T0 + 950 * MS, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
 	a = analyze(b);
 	print_message("hot-path scale %.3f\n", sampling__scale(&a->sum->sampling, PID));
-	f = expect(a, "sync_stall", LAUNCHER, 10 * 0.044);
+	f = expect(a, "sync_stall", LAUNCHER, 9 * 0.044 + 0.006);
 	assert_int_equal(json_integer_value(json_object_get(f->evidence, "drains")), 4);
 	assert_int_equal(json_integer_value(json_object_get(f->evidence, "synchronizations_judged")), 4);
 	assert_int_equal(json_integer_value(json_object_get(f->evidence, "synchronizations")), 10);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "synchronizations_estimated")), 6);
 	expect_text(f, "After 4 of 4 synchronizations judged");
-	expect_text(f, "extrapolated to all 10");
+	expect_text(f, "the other 6 are estimated (≈0.226 s)");
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The drains are one phase's: 5 x (launch, a 50 ms sync, 40 ms of host
+ * work before the next launch) inside the hot path's window, then the
+ * budget switches it off and 100 x (a 10 ms sync, 0.2 ms of host work,
+ * a launch not seen) follow: 200 ms + 99 x 0.2 ms (the last one's next
+ * launch never comes: the queue stays empty to the end, a tail that is no
+ * cost). The judged drains' mean (40 ms) given to each of the 100 made it
+ * 4.2 s; each is held to the host work its thread did before its next
+ * synchronization. */
+static void test_sync_stall_phase_in_a_window(void **state)
+{
+	struct synth *b = job(2000 * MS);
+	struct isr_ev_sampling *sm;
+	const struct finding *f;
+	struct analysis *a;
+	__u64 t = T0;
+
+	(void)state;
+	sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), T0, 0, 0);
+	sm->kind = ISR_SAMPLING_START;
+	for (int i = 0; i < 5; i++, t += 91 * MS) {
+		ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		sync_call(b, t + 1 * MS, LAUNCHER, 50 * MS);
+		blocked(b, t + 1 * MS + 10 * US, t + 51 * MS - 10 * US, LAUNCHER, PID, LAUNCHER);
+	}
+	ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), t + 100 * US, 0, 0);
+	sm->kind = ISR_SAMPLING_OFF;
+	t += 200 * US;
+	for (int i = 0; i < 100; i++, t += 10200 * US) {
+		sync_call(b, t, LAUNCHER, 10 * MS);
+		blocked(b, t + 10 * US, t + 10 * MS - 10 * US, LAUNCHER, PID, LAUNCHER);
+	}
+	a = analyze(b);
+	f = expect(a, "sync_stall", LAUNCHER, 0.2 + 99 * 0.0002);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "synchronizations_judged")), 5);
+	assert_int_equal(json_integer_value(json_object_get(f->evidence, "synchronizations_estimated")), 99);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -2108,6 +2154,7 @@ int main(void)
 		cmocka_unit_test(test_idle_after_sync_by_what_host_did),
 		cmocka_unit_test(test_sync_stall_host_view),
 		cmocka_unit_test(test_sync_stall_sampled),
+		cmocka_unit_test(test_sync_stall_phase_in_a_window),
 		cmocka_unit_test(test_sync_stall_only_what_it_waited_for),
 		cmocka_unit_test(test_host_bound),
 		cmocka_unit_test(test_gpu_idle_python),
