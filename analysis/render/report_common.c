@@ -201,6 +201,50 @@ const struct report_field report__gpu_copy_fields[3] = {
 	RF_S(struct gpu_copy_stat, total_ns, "total_s", "GPU time", "%.3f ms", 1e6),
 };
 
+const struct report_field report__gpu_process_counts[21] = {
+	RF(struct gpu_process_stat, kernels, "kernels", "kernels"),
+	RF(struct gpu_process_stat, copies, "memcpys", "memcpys"),
+	RF(struct gpu_process_stat, memsets, "memsets", "memsets"),
+	JF(struct gpu_process_stat, syncs, "syncs"),
+	JF(struct gpu_process_stat, api_records, "api_records"),
+	RF(struct gpu_process_stat, joined, "kernels_joined", "joined to launch"),
+	JF(struct gpu_process_stat, unjoined, "kernels_unjoined"),
+	RF(struct gpu_process_stat, causality_violations, "causality_violations", "causality violations"),
+	JF_S(struct gpu_process_stat, worst_violation_ns, "worst_violation_s"),
+	RF_S(struct gpu_process_stat, launch_to_start_p50_ns, "launch_to_start_p50_s", "launch to GPU start p50",
+	     "%.1f us", 1e3),
+	JF(struct gpu_process_stat, cupti_dropped, "cupti_dropped"),
+	JF(struct gpu_process_stat, failed, "cupti_failed"),
+	JF(struct gpu_process_stat, windows, "windows"),
+	JF_S(struct gpu_process_stat, observed_ns, "observed_s"),
+	JF_S(struct gpu_process_stat, span_ns, "span_s"),
+	JF(struct gpu_process_stat, estimated, "estimated"),
+	JF(struct gpu_process_stat, detaches, "detaches"),
+	JF_S(struct gpu_process_stat, detach_max_ns, "detach_max_s"),
+	JF_S(struct gpu_process_stat, attach_max_ns, "attach_max_s"),
+	JF_S(struct gpu_process_stat, drain_max_ns, "drain_max_s"),
+	JF(struct gpu_process_stat, unfinished, "unfinished_records"),
+};
+
+/* The idle share of a device's time, in percent. */
+static double device_idle_pct(const void *row, const void *ctx, double unit)
+{
+	(void)ctx, (void)unit;
+	return 100.0 * ((const struct gpu_device_stat *)row)->idle_fraction;
+}
+
+const struct report_field report__gpu_devices[8] = {
+	RF(struct gpu_device_stat, pid, "pid", "pid"),
+	RF(struct gpu_device_stat, device, "device", "device"),
+	JF_S(struct gpu_device_stat, busy_ns, "busy_s"),
+	JF(struct gpu_device_stat, idle_fraction, "idle_fraction"),
+	RF_S(struct gpu_device_stat, busy_est_ns, "busy_estimated_s", "busy", "%.3f s", 1e9,
+	     .est = RF_FLAG(struct gpu_device_stat, estimated)),
+	RF_CALC(device_idle_pct, NULL, "idle", "%.1f%%", .est = RF_FLAG(struct gpu_device_stat, estimated)),
+	JF(struct gpu_device_stat, estimated, "estimated"),
+	JF(struct gpu_device_stat, idle_scale, "idle_scale"),
+};
+
 const struct report_field report__rank_arrivals[8] = {
 	RF(struct rank_row, collectives, "collectives", "collectives"),
 	RF(struct rank_row, last, "last_arrivals", "last"),

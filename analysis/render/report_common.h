@@ -78,6 +78,13 @@ extern const struct report_field report__thread_cpu[3];
  * copy kind's count, bytes and time (struct gpu_copy_stat). */
 extern const struct report_field report__gpu_kernel_time[2];
 extern const struct report_field report__gpu_copy_fields[3];
+/* A process's GPU activity (struct gpu_process_stat), from "kernels" to
+ * "unfinished_records": the "GPU activity (CUPTI)" table's columns after
+ * pid, up to its clock fit. */
+extern const struct report_field report__gpu_process_counts[21];
+/* A GPU's busy time for a process (struct gpu_device_stat), the "GPU busy
+ * time" table: busy estimated over the span and idle, ≈ where estimated. */
+extern const struct report_field report__gpu_devices[8];
 /* The ranks table (ranks.h, struct rank_row): its arrivals, from
  * "collectives" to "others_wait_s", and what its GPU and thread did, from
  * "sync_stall_s" to "nccl_not_joined". */

@@ -686,31 +686,9 @@ nomem:
 	return NULL;
 }
 
-/* A process's GPU activity: the numbers of struct gpu_process_stat in the
- * order of docs/report-json.md, between the values json_gpu writes itself. */
-static const struct report_field gpu_process_counts[] = {
-	JF(struct gpu_process_stat, kernels, "kernels"),
-	JF(struct gpu_process_stat, copies, "memcpys"),
-	JF(struct gpu_process_stat, memsets, "memsets"),
-	JF(struct gpu_process_stat, syncs, "syncs"),
-	JF(struct gpu_process_stat, api_records, "api_records"),
-	JF(struct gpu_process_stat, joined, "kernels_joined"),
-	JF(struct gpu_process_stat, unjoined, "kernels_unjoined"),
-	JF(struct gpu_process_stat, causality_violations, "causality_violations"),
-	JF_S(struct gpu_process_stat, worst_violation_ns, "worst_violation_s"),
-	JF_S(struct gpu_process_stat, launch_to_start_p50_ns, "launch_to_start_p50_s"),
-	JF(struct gpu_process_stat, cupti_dropped, "cupti_dropped"),
-	JF(struct gpu_process_stat, failed, "cupti_failed"),
-	JF(struct gpu_process_stat, windows, "windows"),
-	JF_S(struct gpu_process_stat, observed_ns, "observed_s"),
-	JF_S(struct gpu_process_stat, span_ns, "span_s"),
-	JF(struct gpu_process_stat, estimated, "estimated"),
-	JF(struct gpu_process_stat, detaches, "detaches"),
-	JF_S(struct gpu_process_stat, detach_max_ns, "detach_max_s"),
-	JF_S(struct gpu_process_stat, attach_max_ns, "attach_max_s"),
-	JF_S(struct gpu_process_stat, drain_max_ns, "drain_max_s"),
-	JF(struct gpu_process_stat, unfinished, "unfinished_records"),
-};
+/* A process's GPU activity: the numbers of struct gpu_process_stat after
+ * report__gpu_process_counts, in the order of docs/report-json.md, between
+ * the values json_gpu writes itself. */
 static const struct report_field gpu_process_gaps[] = {
 	JF(struct gpu_process_stat, gap_launches_seen, "gap_launches_seen"),
 	JF_S(struct gpu_process_stat, gap_probed_ns, "gap_probed_s"),
@@ -733,15 +711,6 @@ static const struct report_field gpu_stream_fields[] = {
 	JF(struct gpu_stream_stat, memset_bytes, "memset_bytes"),
 	JF_S(struct gpu_stream_stat, memset_ns, "memset_s"),
 };
-static const struct report_field gpu_device_fields[] = {
-	JF(struct gpu_device_stat, pid, "pid"),
-	JF(struct gpu_device_stat, device, "device"),
-	JF_S(struct gpu_device_stat, busy_ns, "busy_s"),
-	JF(struct gpu_device_stat, idle_fraction, "idle_fraction"),
-	JF_S(struct gpu_device_stat, busy_est_ns, "busy_estimated_s"),
-	JF(struct gpu_device_stat, estimated, "estimated"),
-	JF(struct gpu_device_stat, idle_scale, "idle_scale"),
-};
 
 static json_t *json_gpu_processes(const struct summary *s)
 {
@@ -756,7 +725,7 @@ static json_t *json_gpu_processes(const struct summary *s)
 		APPEND(procs, o);
 		SET(o, "pid", json_integer(p->pid));
 		SET(o, "clock_fit", json_fit(&p->fit));
-		if (JSON_FIELDS(o, p, gpu_process_counts))
+		if (JSON_FIELDS(o, p, report__gpu_process_counts))
 			goto nomem;
 		SET(o, "busy_method", json_string(gpu_busy_method_name(p->busy_method)));
 		SET(o, "window_launches", json_u64(p->window_launches));
@@ -806,7 +775,7 @@ static json_t *json_gpu(const struct summary *s)
 			goto nomem;
 	}
 	SET(gpu, "streams", REPORT_ROWS(s->gpu_streams, s->gpu_stream_count, NULL, gpu_stream_fields));
-	SET(gpu, "devices", REPORT_ROWS(s->gpu_devices, s->gpu_device_count, NULL, gpu_device_fields));
+	SET(gpu, "devices", REPORT_ROWS(s->gpu_devices, s->gpu_device_count, NULL, report__gpu_devices));
 	return gpu;
 nomem:
 	json_decref(gpu);

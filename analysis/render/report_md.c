@@ -1012,11 +1012,8 @@ static void md__python_stacks(struct md *m, const struct summary *s, const struc
 		     py->nlaunch, report__py_launch_sites, REPORT_NFIELDS(report__py_launch_sites));
 }
 
-/* GPU activity from the CUPTI bridge: per process the calibration and the
- * join, then kernels by GPU time, copies by kind and devices. */
-static const struct doc_col gpu_cols[] = {
-	{ "pid", true }, { "kernels", true }, { "memcpys", true }, { "memsets", true }, { "joined to launch", true },
-	{ "causality violations", true }, { "launch to GPU start p50", true },
+/* The GPU activity table's last columns: its process's clock fit. */
+static const struct doc_col gpu_fit_cols[] = {
 	{ "clock fit residual p50 / p99", true }, { "bound", true }, { "drift", true },
 };
 
@@ -1058,15 +1055,23 @@ static void md__gpu_notes(struct doc *d, const struct gpu_process_stat *p)
 
 static void md__gpu_processes(struct doc *d, const struct summary *s)
 {
+	struct doc_col cols[1 + REPORT_NFIELDS(report__gpu_process_counts) + DOC_NCOLS(gpu_fit_cols)] = {
+		{ "pid", true },
+	};
+	size_t n = 1;
+
+	REPORT_COLS(report__gpu_process_counts, cols, &n);
+	memcpy(cols + n, gpu_fit_cols, sizeof(gpu_fit_cols));
+	n += DOC_NCOLS(gpu_fit_cols);
 	doc__headingf(d, 2, "GPU activity (CUPTI)");
-	doc__table(d, gpu_cols, DOC_NCOLS(gpu_cols));
+	doc__table(d, cols, n);
 	for (size_t i = 0; i < s->gpu_count; i++) {
 		const struct gpu_process_stat *p = &s->gpu[i];
 
 		doc__row(d);
-		doc__printf(d, "%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.1f us\t", p->pid,
-			    (uint64_t)p->kernels, (uint64_t)p->copies, (uint64_t)p->memsets, (uint64_t)p->joined,
-			    (uint64_t)p->causality_violations, p->launch_to_start_p50_ns / 1e3);
+		doc__printf(d, "%u", p->pid);
+		REPORT_CELLS(d, p, NULL, report__gpu_process_counts);
+		doc__cell(d);
 		if (p->fit.valid)
 			doc__printf(d, "%.0f / %.0f ns\t%.0f ns\t%.2f ± %.2f ppm", p->fit.residual_p50_ns,
 				    p->fit.residual_p99_ns, p->fit.bound_ns, p->fit.drift_ppm, p->fit.drift_bound_ppm);
@@ -1122,10 +1127,6 @@ static void md__gpu_copies(struct doc *d, const struct summary *s)
 	doc__table_end(d);
 }
 
-static const struct doc_col gpu_busy_cols[] = {
-	{ "pid", true }, { "device", true }, { "busy", true }, { "idle", true },
-};
-
 /* GPU activity from the CUPTI bridge: per process the calibration and the
  * join, then kernels by GPU time, copies by kind and devices. */
 static void md__gpu(struct md *m, const struct summary *s)
@@ -1140,14 +1141,14 @@ static void md__gpu(struct md *m, const struct summary *s)
 	if (s->gpu_copy_count)
 		md__gpu_copies(d, s);
 	if (s->gpu_device_count) {
-		doc__headingf(d, 3, "GPU busy time");
-		doc__table(d, gpu_busy_cols, DOC_NCOLS(gpu_busy_cols));
-		for (size_t i = 0; i < s->gpu_device_count; i++) {
-			const struct gpu_device_stat *dv = &s->gpu_devices[i];
+		struct doc_col cols[REPORT_NFIELDS(report__gpu_devices)];
+		size_t n = 0;
 
-			doc__row(d);
-			doc__printf(d, "%u\t%u\t%s%.3f s\t%s%.1f%%", dv->pid, dv->device, dv->estimated ? "≈" : "",
-				    ns_to_s(dv->busy_est_ns), dv->estimated ? "≈" : "", 100.0 * dv->idle_fraction);
+		doc__headingf(d, 3, "GPU busy time");
+		REPORT_COLS(report__gpu_devices, cols, &n);
+		doc__table(d, cols, n);
+		for (size_t i = 0; i < s->gpu_device_count; i++) {
+			REPORT_ROW(d, &s->gpu_devices[i], NULL, report__gpu_devices);
 			doc__row_end(d);
 		}
 		doc__table_end(d);
