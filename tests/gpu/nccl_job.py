@@ -27,6 +27,7 @@ def main():
     dist.all_reduce(x)                # warm-up: the communicator is set up here at the latest
     torch.cuda.synchronize()
     print(f"rank {rank} ready", flush=True)
+    t0 = time.monotonic()
     for _ in range(ITERS):
         s = 0
         for i in range(WORK):
@@ -34,6 +35,7 @@ def main():
         dist.all_reduce(x)
         x.mul_(0.5)
         torch.cuda.synchronize()
+    print(f"rank {rank} loop_s {time.monotonic() - t0:.6f}", flush=True)
     dist.destroy_process_group()
     print(f"rank {rank} done {ITERS + 1} all-reduces", flush=True)
 
