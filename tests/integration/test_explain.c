@@ -413,10 +413,12 @@ static const char *top_rule(json_t *report)
  * does not count that time again. */
 /* The pageable copies of the stand-in workload, attached with -p (and
  * budget, the --budget value; NULL: the default) after launch_s seconds of
- * launches: exactly the 100 pageable copies, the first finding, its cost
- * within 5% of the calls' time by the workload's clock, not counted again
- * by host_bound. The report, for more checks. */
-static json_t *pageable_attached(struct ctx *c, const char *launch_s, const char *budget)
+ * launches: exactly the 100 pageable copies, their cost within 5% of the
+ * calls' time by the workload's clock, not counted again by host_bound;
+ * with first, the first finding (a launch phase as fast as it can goes, on
+ * a loaded host, to a thread that waits for a CPU: cpu_contention may come
+ * first, and rightly). The report, for more checks. */
+static json_t *pageable_attached(struct ctx *c, const char *launch_s, const char *budget, bool first)
 {
 	char *wl[] = { COPIES, "pageable", (char *)launch_s, NULL };
 	char ready[512], pidstr[32], buf[8];
@@ -454,7 +456,7 @@ static json_t *pageable_attached(struct ctx *c, const char *launch_s, const char
 	assert_int_equal((long long)th_num(ev, "by_blocking"), 100);
 	assert_int_equal((long long)th_num(ev, "pinned_by_return"), 100);
 	assert_int_equal((long long)th_num(ev, "not_known_copies"), 0);
-	if (strcmp(top_rule(c->report), "pageable_memcpy")) {
+	if (first && strcmp(top_rule(c->report), "pageable_memcpy")) {
 		print_findings(c->report);
 		fail_msg("the first finding is %s, not pageable_memcpy", top_rule(c->report));
 	}
@@ -477,7 +479,7 @@ static json_t *pageable_attached(struct ctx *c, const char *launch_s, const char
 
 static void test_pageable_copies_attached(void **state)
 {
-	pageable_attached(*state, NULL, "off");
+	pageable_attached(*state, NULL, "off", true);
 }
 
 /* The same copies after 2 s of launches as fast as the stand-in takes
@@ -488,7 +490,7 @@ static void test_pageable_copies_attached(void **state)
  * seen on the GPU host). */
 static void test_pageable_copies_past_a_launch_phase(void **state)
 {
-	json_t *r = pageable_attached(*state, "2", NULL), *sm = json_object_get(json_object_get(r, "recording"), "sampling");
+	json_t *r = pageable_attached(*state, "2", NULL, false), *sm = json_object_get(json_object_get(r, "recording"), "sampling");
 
 	if (!json_is_true(json_object_get(sm, "sampled")))
 		fail_msg("the launch phase did not spend the hot path's budget: the test tests nothing");
