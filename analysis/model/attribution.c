@@ -419,6 +419,22 @@ static void dev_running_add(struct dev_state *d, __u32 tid, __u64 ns, int *err)
 	d->running[d->nrunning++] = (struct dev_running){ .tid = tid, .ns = ns };
 }
 
+/* Of part, the launcher's time in synchronizations over a gap (scaled as
+ * its categories are), what it spent preempted in there, waiting for a
+ * CPU: the GPU was done, and the call would have returned but for the CPU
+ * (runqueue, not the synchronization's). Runnable time inside calls is
+ * taken from the synchronizations first. */
+static __u64 sync_runqueue(const struct tl_acc *l, __u64 part)
+{
+	__u64 in_calls = l->cpu_wait_ns > l->ns[TL_RUNQUEUE] ? l->cpu_wait_ns - l->ns[TL_RUNQUEUE] : 0;
+
+	if (!l->ns[TL_SYNC] || !in_calls)
+		return 0;
+	if (in_calls >= l->ns[TL_SYNC])
+		return part;
+	return (__u64)((double)part * (double)in_calls / (double)l->ns[TL_SYNC]);
+}
+
 /* Splits a gap: the synchronization that drained the device first, then
  * the launching thread's categories until its launch (scaled to fit), the
  * rest launch latency. */
@@ -466,8 +482,12 @@ static void on_gap(void *ctx, const struct tl_gap *g)
 		for (int c = 0; c < TL_CAT_MAX && total; c++) {
 			__u64 part = (__u64)((double)g->launcher.ns[c] / (double)total * (double)host);
 
-			if (c == TL_SYNC)
-				drain += part;
+			if (c == TL_SYNC) {
+				__u64 q = sync_runqueue(&g->launcher, part);
+
+				split[CAUSE_RUNQUEUE] += q;
+				drain += part - q;
+			}
 			else if (c == TL_RUNNING)
 				ran += part;
 			else
@@ -501,6 +521,13 @@ static void on_gap(void *ctx, const struct tl_gap *g)
 		for (int c = 0; c < TL_CAT_MAX && total; c++) {
 			__u64 part = (__u64)((double)g->launcher.ns[c] / (double)total * (double)host);
 
+			if (c == TL_SYNC) {
+				__u64 q = sync_runqueue(&g->launcher, part);
+
+				split[CAUSE_RUNQUEUE] += q;
+				given += q;
+				part -= q;
+			}
 			if (c == TL_RUNNING)
 				running += part;
 			else

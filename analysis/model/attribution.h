@@ -14,7 +14,10 @@
  * thread's time inside synchronizations and running (the host's work the
  * synchronization kept from overlapping the GPU's) is the
  * synchronization's (sync_drain); its other time (blocked on a producer,
- * waiting for the GIL, for a CPU, ...) is its own cause as in any gap. The
+ * waiting for the GIL, for a CPU, ...) is its own cause as in any gap. A
+ * synchronization preempted (the thread runnable inside it, waiting for a
+ * CPU) while the device was idle is waiting for a CPU (runqueue): the GPU
+ * was done, and only the CPU kept the call from returning. The
  * gaps before the first work and after the last (the job's set-up and
  * teardown) are counted apart and are no cause's. Without GPU activity, a launching thread's whole window
  * is split the same way. Details (who woke it, who had its CPU, who held

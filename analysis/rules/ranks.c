@@ -96,6 +96,8 @@ struct builder {
 	struct windows *win;		/* per source */
 	struct group *groups;
 	size_t ngroups;
+	size_t *mrow;			/* per member of a collective (ranks.members), its row */
+	size_t mrow_cap;
 };
 
 static const struct nccl_calls *calls_of(const struct builder *b, size_t s)
@@ -291,7 +293,8 @@ static int add_collective(struct builder *b, const struct ranks_comm *rc, const 
 	struct ranks_collective *col;
 
 	if (array__reserve(&r->colls, &r->colls_cap, r->ncolls + 1, sizeof(*r->colls)) ||
-	    array__reserve(&r->members, &r->members_cap, r->nmembers + n, sizeof(*r->members)))
+	    array__reserve(&r->members, &r->members_cap, r->nmembers + n, sizeof(*r->members)) ||
+	    array__reserve(&b->mrow, &b->mrow_cap, r->nmembers + n, sizeof(*b->mrow)))
 		return -ENOMEM;
 	col = &r->colls[r->ncolls++];
 	*col = (struct ranks_collective){ .comm = (size_t)(rc - r->comms), .first = r->nmembers, .n = n };
@@ -303,8 +306,10 @@ static int add_collective(struct builder *b, const struct ranks_comm *rc, const 
 			col->seq = a->seq;
 			col->func = a->func;
 		}
+		b->mrow[r->nmembers] = m->row;
 		r->members[r->nmembers++] = (struct ranks_member){
 			.rank = r->rows[m->row].rank, .joined = a->joined, .grouped = a->grouped,
+			.arrival_ns = (__s64)a->ns + r->clocks[m->source].offset_ns,
 			.gpu_start_ns = a->gpu_start, .gpu_ns = a->gpu_end > a->gpu_start ? a->gpu_end - a->gpu_start : 0 };
 	}
 	return 0;
@@ -319,7 +324,8 @@ static int collective(struct builder *b, struct group *g, struct ranks_comm *rc,
 		      __s64 *prev_last)
 {
 	__s64 t[64], first = INT64_MAX, last = INT64_MIN, second = INT64_MIN;
-	size_t li = 0;
+	size_t li = 0, fi = 0;
+	struct ranks_collective *col;
 	int e = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -327,8 +333,10 @@ static int collective(struct builder *b, struct group *g, struct ranks_comm *rc,
 		const struct nccl_arrival *a = &calls_of(b, m->source)->arrivals[m->idx[m->cur]];
 
 		t[i] = (__s64)a->ns + b->r->clocks[m->source].offset_ns;
-		if (t[i] < first)
+		if (t[i] < first) {
 			first = t[i];
+			fi = i;
+		}
 		if (t[i] > last) {
 			second = last;
 			last = t[i];
@@ -346,6 +354,10 @@ static int collective(struct builder *b, struct group *g, struct ranks_comm *rc,
 	e = add_collective(b, rc, g, at, n);
 	if (e)
 		return e;
+	col = &b->r->colls[b->r->ncolls - 1];
+	col->first_in = fi;
+	col->last_in = li;
+	col->late = (__u64)(last - second) >= NCCL_LATE_NS;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *m = &g->m[at[i]];
 		struct ranks_arrival *ra = &b->r->arrivals[m->source][m->idx[m->cur]];
@@ -662,6 +674,8 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+static void top_finding(struct rank_row *row, const struct findings *fs);
+
 static void row_finish(struct builder *b, size_t i)
 {
 	struct rank_row *row = &b->r->rows[i];
@@ -690,10 +704,20 @@ static void row_finish(struct builder *b, size_t i)
 		}
 	}
 	th = src->attr ? attribution__thread(src->attr, row->pid, row->tid) : NULL;
-	if (th)
+	if (th) {
 		row->sync_ns = th->window.ns[TL_SYNC];
-	for (size_t k = 0; src->findings && k < src->findings->n; k++) {
-		const struct finding *f = &src->findings->v[k];
+		row->cpu_wait_ns = th->window.cpu_wait_ns;
+	}
+	top_finding(row, src->findings);
+}
+
+/* Its recording's first finding about its process (not the straggler's). */
+static void top_finding(struct rank_row *row, const struct findings *fs)
+{
+	row->top_rule = NULL;
+	row->top_cost_s = 0;
+	for (size_t k = 0; fs && k < fs->n; k++) {
+		const struct finding *f = &fs->v[k];
 
 		if (f->pid == row->pid && strcmp(f->rule, "nccl_straggler")) {
 			row->top_rule = f->rule;
@@ -701,6 +725,13 @@ static void row_finish(struct builder *b, size_t i)
 			break;
 		}
 	}
+}
+
+void ranks__top_findings(struct ranks *r, size_t source, const struct findings *fs)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].source == source)
+			top_finding(&r->rows[i], fs);
 }
 
 static int cmp_others(const void *x, const void *y)
@@ -719,6 +750,103 @@ static int cmp_rows(const void *x, const void *y)
 	if (a->source != b->source)
 		return a->source < b->source ? -1 : 1;
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* --- what the late arrivals cost (ranks.h states the measures) -------------------------- */
+
+/* Position among collective y's members of the member of row, or SIZE_MAX. */
+static size_t member_of_row(const struct builder *b, const struct ranks_collective *y, size_t row)
+{
+	for (size_t j = 0; j < y->n; j++)
+		if (b->mrow[y->first + j] == row)
+			return j;
+	return SIZE_MAX;
+}
+
+/* The step of collective c's member at position i: from its arrival there to
+ * its arrival at the communicator's next collective; 0 when it made none. */
+static __u64 step_of(const struct builder *b, size_t c, size_t i)
+{
+	const struct ranks *r = b->r;
+	const struct ranks_collective *x = &r->colls[c], *y;
+	size_t j;
+
+	if (c + 1 >= r->ncolls || r->colls[c + 1].comm != x->comm)
+		return 0;
+	y = &r->colls[c + 1];
+	j = member_of_row(b, y, b->mrow[x->first + i]);
+	if (j == SIZE_MAX || r->members[y->first + j].arrival_ns <= r->members[x->first + i].arrival_ns)
+		return 0;
+	return (__u64)(r->members[y->first + j].arrival_ns - r->members[x->first + i].arrival_ns);
+}
+
+/* How much longer the others' NCCL kernels ran than the straggler's at
+ * collective x (the most of them), or -1 when a member's kernel is not
+ * joined or is shared by a group. */
+static __s64 gpu_wait(const struct ranks *r, const struct ranks_collective *x)
+{
+	const struct ranks_member *s = &r->members[x->first + x->last_in];
+	__u64 most = 0;
+
+	for (size_t i = 0; i < x->n; i++) {
+		const struct ranks_member *m = &r->members[x->first + i];
+
+		if (!m->joined || m->grouped)
+			return -1;
+		if (i != x->last_in && m->gpu_ns > s->gpu_ns && m->gpu_ns - s->gpu_ns > most)
+			most = m->gpu_ns - s->gpu_ns;
+	}
+	return (__s64)most;
+}
+
+static int late_costs(struct builder *b)
+{
+	struct ranks *r = b->r;
+	struct u64s *steps = calloc(r->nrows ? r->nrows : 1, sizeof(*steps));
+	int e = 0;
+
+	if (!steps)
+		return -ENOMEM;
+	/* each row's base: its median step after on-time collectives */
+	for (size_t c = 0; c < r->ncolls && !e; c++)
+		for (size_t i = 0; !r->colls[c].late && i < r->colls[c].n && !e; i++) {
+			__u64 st = step_of(b, c, i);
+
+			if (st)
+				e = u64s_push(&steps[b->mrow[r->colls[c].first + i]], st);
+		}
+	for (size_t k = 0; k < r->nrows; k++)
+		if (steps[k].n >= NCCL_STEP_BASE_MIN) {
+			qsort(steps[k].v, steps[k].n, sizeof(*steps[k].v), cmp_u64);
+			r->rows[k].step_base_ns = steps[k].v[(steps[k].n - 1) / 2];
+		}
+	for (size_t c = 0; c < r->ncolls && !e; c++) {
+		const struct ranks_collective *x = &r->colls[c];
+		struct rank_row *row = &r->rows[b->mrow[x->first + x->last_in]];
+		__u64 wait = (__u64)(r->members[x->first + x->last_in].arrival_ns -
+				     r->members[x->first + x->first_in].arrival_ns);
+		__u64 base = r->rows[b->mrow[x->first + x->first_in]].step_base_ns, st, cost;
+		__s64 g;
+
+		if (!x->late)
+			continue;
+		if ((g = gpu_wait(r, x)) >= 0) {
+			cost = (__u64)g;
+			row->cost_by_gpu++;
+		} else if (base && (st = step_of(b, c, x->first_in))) {
+			cost = st > base ? st - base : 0;
+			row->cost_by_steps++;
+			row->cost_step_base_ns = base;
+		} else {
+			cost = wait;
+			row->cost_by_arrival++;
+		}
+		row->cost_ns += cost < wait ? cost : wait;
+	}
+	for (size_t k = 0; k < r->nrows; k++)
+		free(steps[k].v);
+	free(steps);
+	return e;
 }
 
 int ranks__compute(const struct ranks_source *src, size_t n, struct ranks **res, char *err, size_t errlen)
@@ -782,6 +910,7 @@ int ranks__compute(const struct ranks_source *src, size_t n, struct ranks **res,
 		e = 0;
 		goto out;
 	}
+	e = late_costs(&b);
 	for (size_t s = 0; s < n && !e; s++)
 		e = reason_source(&b, s, err, errlen);
 	if (e)
@@ -800,6 +929,7 @@ out:
 		free(b.groups[g].m);
 	}
 	free(b.groups);
+	free(b.mrow);
 	for (size_t i = 0; i < b.nlateness; i++)
 		free(b.lateness[i].v);
 	free(b.lateness);

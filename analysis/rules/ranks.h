@@ -29,6 +29,18 @@
  * kernel's time on the GPU where the join (nccl.h) found it: the kernel
  * runs until the slowest peer has arrived, so an early rank's GPU time
  * holds its wait.
+ *
+ * What a late arrival cost the job is at most the first rank's wait, and
+ * less where that rank had work of its own to do meanwhile (its GPU busy
+ * with earlier work). Per late collective, the first measure it has:
+ * - on the GPU, where every member's NCCL kernel was joined (not shared by
+ *   a group): how much longer the others' kernels ran than the
+ *   straggler's (they wait on the GPU for it to arrive);
+ * - by the first rank's step (its arrival at this collective to its
+ *   arrival at the communicator's next) against its median step after
+ *   on-time collectives, where it has NCCL_STEP_BASE_MIN of those;
+ * - else the first rank's wait itself.
+ * Each measure is held between 0 and the first rank's wait.
  */
 #ifndef INFERSCOPE_RANKS_H
 #define INFERSCOPE_RANKS_H
@@ -46,6 +58,10 @@
 #define NCCL_LATE_NS 1000000ull
 /* A straggler finding needs at least this much of the others' waiting. */
 #define NCCL_STRAGGLER_MIN_NS 5000000ull
+/* A rank's base step (from its arrival at a collective to its arrival at
+ * the communicator's next, after collectives that were on time) needs at
+ * least this many such steps. */
+#define NCCL_STEP_BASE_MIN 8
 
 /* One recording's part: what its analysis found (analysis/run/analysis.h
  * fills it). */
@@ -83,12 +99,19 @@ struct rank_row {
 	__u64 last;		/* collectives it arrived last at */
 	__u64 late;		/* ... by NCCL_LATE_NS or more */
 	__u64 late_ns;		/* how long the first rank waited for it at those */
+	/* what those late arrivals cost the job (the finding's cost): per late
+	 * collective, the best measure it has (late_cost()) */
+	__u64 cost_ns;
+	__u64 cost_by_gpu, cost_by_steps, cost_by_arrival;	/* late collectives measured each way */
+	__u64 step_base_ns;	/* its median step after on-time collectives; 0: fewer than NCCL_STEP_BASE_MIN */
+	__u64 cost_step_base_ns;	/* cost_by_steps: the first rank's base step (the last one used) */
 	__u64 waited_ns;	/* the others' total wait for it there (rank-seconds) */
 	__u64 lateness_p50_ns, lateness_p99_ns, lateness_total_ns;	/* after the first rank's arrival */
 	__u64 calls[ISR_NCCL_FN_MAX];	/* every NCCL call, by function */
 	__u64 bytes;		/* its NCCL calls' (count times element size) */
 	__u64 gpu_busy_ns, gpu_observed_ns;
 	__u64 sync_ns;		/* its calling thread's time in CUDA synchronizations */
+	__u64 cpu_wait_ns;	/* ... waiting for a CPU (tl_acc.cpu_wait_ns) */
 	__u64 nccl_gpu_ns;	/* its NCCL kernels' time on the GPU (nccl_proc.gpu_ns) */
 	__u64 nccl_joined, nccl_not_joined;	/* its collectives (all, lined up or not) with and without one */
 	const char *top_rule;	/* its recording's first finding about its process; NULL: none */
@@ -128,6 +151,7 @@ struct ranks_arrival {
 /* One rank's part in a collective lined up. */
 struct ranks_member {
 	int rank;
+	__s64 arrival_ns;	/* its entry, realtime (the line-up's clock) */
 	bool joined;		/* its NCCL kernel is known */
 	bool grouped;		/* ... shared by the collectives of its ncclGroupStart/End */
 	__u64 gpu_start_ns;	/* joined: the kernel's start, its recording's CPU clock */
@@ -140,6 +164,8 @@ struct ranks_collective {
 	__u64 seq;
 	__u16 func;		/* ISR_NCCL_FN_*, the first rank's */
 	size_t first, n;	/* its members: ranks.members[first, first + n) */
+	size_t first_in, last_in;	/* the first and the last to arrive, positions among its members */
+	bool late;		/* the last came NCCL_LATE_NS or more after the next-to-last */
 };
 
 struct ranks {
@@ -165,6 +191,9 @@ struct ranks {
  * says why). */
 int ranks__compute(const struct ranks_source *src, size_t n, struct ranks **r, char *err, size_t errlen);
 void ranks__free(struct ranks *r);
+/* Each row of recording `source`: its first finding about its process in
+ * fs anew (the rules of ranks fold findings into theirs). */
+void ranks__top_findings(struct ranks *r, size_t source, const struct findings *fs);
 
 /* The clock of one recording (exposed for tests). */
 struct recording;

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include "rules.h"
 
 static double share(const struct tl_acc *a, enum tl_cat c)
@@ -41,6 +42,112 @@ static enum tl_cat reason_of(const struct rank_row *row, const struct tl_acc *ot
 	return best;
 }
 
+/* The cost's measures, said: which each late arrival had (ranks.h). */
+static void say_cost(struct finding *f, const struct rank_row *row)
+{
+	const char *sep = "";
+
+	finding__say(f, " Of that wait, %.3f s held the job back (the finding's cost), measured ", row->cost_ns / 1e9);
+	if (row->cost_by_gpu) {
+		finding__say(f, "on the GPU at %llu late arrivals (how much longer the other ranks' NCCL kernels ran "
+			     "than its own)", (unsigned long long)row->cost_by_gpu);
+		sep = "; ";
+	}
+	if (row->cost_by_steps) {
+		finding__say(f, "%sby the first rank's steps at %llu (how much longer its step from there to the next "
+			     "collective was than its median step after on-time ones, %.2f ms)", sep,
+			     (unsigned long long)row->cost_by_steps, row->cost_step_base_ns / 1e6);
+		sep = "; ";
+	}
+	if (row->cost_by_arrival)
+		finding__say(f, "%sby the wait itself at %llu (nothing better measured)", sep,
+			     (unsigned long long)row->cost_by_arrival);
+	finding__say(f, ".");
+}
+
+/* Whether finding f tells of the straggler's lateness again, so that it is
+ * this finding's (one finding per cause):
+ * - cpu_contention of its calling thread, when waiting for a CPU is why it
+ *   came late: its thread alone, or a group whose wait is mostly its own;
+ * - blocked_on_thread of another rank's calling thread, woken by it: the
+ *   first rank's wait at the collectives, where the collective blocks. */
+struct fold_ctx {
+	const struct ranks *r;
+	const struct rank_row *row;
+	enum tl_cat cat;
+};
+
+static bool is_rank_thread(const struct ranks *r, __u32 pid, __u32 tid)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].pid == pid && r->rows[i].tid == tid)
+			return true;
+	return false;
+}
+
+static bool folds(const struct finding *f, void *ctx)
+{
+	const struct fold_ctx *x = ctx;
+	const struct rank_row *row = x->row;
+
+	if (!strcmp(f->rule, "cpu_contention") && x->cat == TL_RUNQUEUE) {
+		json_t *t;
+		size_t i;
+
+		if (f->tid)
+			return f->pid == row->pid && f->tid == row->tid;
+		json_array_foreach(json_object_get(f->evidence, "threads"), i, t)
+			if (json_integer_value(json_object_get(t, "pid")) == row->pid &&
+			    json_integer_value(json_object_get(t, "tid")) == row->tid)
+				return row->cpu_wait_ns / 1e9 >= 0.8 * f->cost_s;
+		return false;
+	}
+	if (!strcmp(f->rule, "blocked_on_thread"))
+		return json_integer_value(json_object_get(f->evidence, "waker_pid")) == row->pid &&
+		       f->pid != row->pid && is_rank_thread(x->r, f->pid, f->tid);
+	return false;
+}
+
+/* Folds the findings that tell of the straggler's lateness (folds()) into
+ * its finding, the last of out: named in its summary and evidence. */
+static int fold(const struct ranks *r, const struct rank_row *row, enum tl_cat cat, struct findings *out)
+{
+	struct fold_ctx x = { .r = r, .row = row, .cat = cat };
+	json_t *list = json_array();
+	struct finding *f = &out->v[out->n - 1];
+	const char *sep = " Folded into this finding, as the same cause: ";
+
+	if (!list)
+		return -ENOMEM;
+	for (size_t i = 0; i + 1 < out->n; i++) {
+		const struct finding *o = &out->v[i];
+		json_t *e;
+
+		if (!folds(o, &x))
+			continue;
+		e = json_object();
+		ev_set(e, "rule", json_string(o->rule));
+		ev_set(e, "cost_s", json_real(o->cost_s));
+		ev_set(e, "pid", ev_u64(o->pid));
+		ev_set(e, "tid", ev_u64(o->tid));
+		json_array_append_new(list, e);
+		if (o->tid)
+			finding__say(f, "%s%s of thread %u", sep, o->rule, o->tid);
+		else
+			finding__say(f, "%s%s of %zu threads, its own among them", sep, o->rule,
+				     json_array_size(json_object_get(o->evidence, "threads")));
+		finding__say(f, ", %.3f s (%s)", o->cost_s,
+			     !strcmp(o->rule, "cpu_contention") ? "its wait for a CPU in all" :
+								   "a rank blocked in the collectives, waiting for it");
+		sep = "; ";
+	}
+	if (json_array_size(list))
+		finding__say(f, ". The job lost the cost above.");
+	ev_set(f->evidence, "folded", list);
+	findings__remove_if(out, folds, &x);
+	return 0;
+}
+
 /* The rank that kept the others waiting most, when it did at least
  * NCCL_STRAGGLER_MIN_NS (of rows in rank order: the first of equals). */
 static int straggler_finish(const struct ranks *r, struct findings *out)
@@ -54,8 +161,10 @@ static int straggler_finish(const struct ranks *r, struct findings *out)
 	double job_s, others_gpu_s = 0;
 	size_t others_gpu_n = 0;
 
+	/* most cost, then most wait */
 	for (size_t i = 0; i < r->nrows; i++)
-		if (!row || r->rows[i].late_ns > row->late_ns)
+		if (!row || r->rows[i].cost_ns > row->cost_ns ||
+		    (r->rows[i].cost_ns == row->cost_ns && r->rows[i].late_ns > row->late_ns))
 			row = &r->rows[i];
 	for (size_t i = 0; i < r->ncomms; i++) {
 		all_collectives += r->comms[i].collectives;
@@ -76,15 +185,17 @@ static int straggler_finish(const struct ranks *r, struct findings *out)
 			}
 		}
 	cat = reason_of(row, &others);
-	job_s = row->late_ns / 1e9;
-	f = findings__add(out, "nccl_straggler", row->late * 2 >= late_total && row->late * 10 >= row->collectives ?
-			  SEV_CRITICAL : SEV_WARNING, job_s, row->pid, row->tid);
+	job_s = row->cost_ns / 1e9;
+	f = findings__add(out, "nccl_straggler", row->cost_ns < NCCL_STRAGGLER_MIN_NS ? SEV_INFO :
+			  row->late * 2 >= late_total && row->late * 10 >= row->collectives ? SEV_CRITICAL : SEV_WARNING,
+			  job_s, row->pid, row->tid);
 	if (!f)
 		return -ENOMEM;
 	finding__say(f, "Rank %d (pid %u) arrived last at %llu of its %llu collectives, late by %.0f ms or more at "
 		     "%llu of them: the first rank waited %.3f s for it in total, the other ranks %.3f s together.",
 		     row->rank, row->pid, (unsigned long long)row->last, (unsigned long long)row->collectives,
-		     NCCL_LATE_NS / 1e6, (unsigned long long)row->late, job_s, row->waited_ns / 1e9);
+		     NCCL_LATE_NS / 1e6, (unsigned long long)row->late, row->late_ns / 1e9, row->waited_ns / 1e9);
+	say_cost(f, row);
 	if (row->late_windows && cat == TL_UNKNOWN)
 		finding__say(f, " Before those late arrivals its calling thread (tid %u) did nothing the other "
 			     "ranks' did not, as far as its timeline tells (it does not cover %.0f%% of that time).",
@@ -134,6 +245,13 @@ static int straggler_finish(const struct ranks *r, struct findings *out)
 	ev_set(ev, "late_arrivals", ev_u64(row->late));
 	ev_set(ev, "late_threshold_s", ev_seconds(NCCL_LATE_NS));
 	ev_set(ev, "first_rank_wait_s", ev_seconds(row->late_ns));
+	ev_set(ev, "cost_s", ev_seconds(row->cost_ns));
+	list = json_object();
+	ev_set(list, "gpu", ev_u64(row->cost_by_gpu));
+	ev_set(list, "steps", ev_u64(row->cost_by_steps));
+	ev_set(list, "arrival", ev_u64(row->cost_by_arrival));
+	ev_set(ev, "cost_measured_by", list);
+	ev_set(ev, "first_rank_step_base_s", row->cost_by_steps ? ev_seconds(row->cost_step_base_ns) : json_null());
 	ev_set(ev, "others_wait_s", ev_seconds(row->waited_ns));
 	ev_set(ev, "all_collectives", ev_u64(all_collectives));
 	ev_set(ev, "nccl_gpu_s", row->nccl_joined ? ev_seconds(row->nccl_gpu_ns) : json_null());
@@ -158,7 +276,7 @@ static int straggler_finish(const struct ranks *r, struct findings *out)
 	}
 	ev_set(reason, "cpu_taken_by", list);
 	ev_set(ev, "reason", reason);
-	return 0;
+	return fold(r, row, cat, out);
 }
 
 const struct rule rule_nccl_straggler = {

@@ -151,6 +151,8 @@ static int ranks_finish(struct stages *x)
 		err = explain__finish_ranks(a->ranks, &a->ex->findings);
 	if (!err)
 		findings__rank(&a->ex->findings);
+	if (!err && a->ranks)
+		ranks__top_findings(a->ranks, 0, &a->ex->findings);
 	return err;
 }
 

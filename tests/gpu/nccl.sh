@@ -5,8 +5,9 @@
 # torch.distributed, NCCL backend, two ranks (tests/gpu/nccl_job.py), rank 1's
 # calling thread pinned to a CPU where a busy process (nccl_hog) runs.
 # 1. One recording of both ranks (the launcher script followed into its
-#    children): ncclAllReduce counted exactly per rank (NCCL_ITERS + 1, the
-#    warm-up included), both ranks named from their communicator, rank 1 the
+#    children): ncclAllReduce counted exactly per rank (NCCL_ITERS + 2: the
+#    warm-up and the agreement on the GPU work included), both ranks named
+#    from their communicator, rank 1 the
 #    straggler, its reason waiting for a CPU, nccl_hog among those that had it.
 # 2. The cost per NCCL call: the job without the busy process, untraced and
 #    traced (wall time, two rounds).
@@ -28,30 +29,9 @@ fail=0
 . "$(dirname "$0")/common.sh"
 [ -x "$T" ] || { echo "FAIL build/inferscope-bpf missing"; exit 1; }
 [ "$($PY -c 'import torch; print(torch.cuda.device_count())')" -ge 2 ] || { echo "FAIL needs two GPUs"; exit 1; }
-HOG_CPU=$(( $(nproc) - 1 ))
-
-# the job: both ranks, rank 1 pinned to HOG_CPU
-cat > "$OUT/launch.sh" <<EOS
-#!/bin/bash
-export MASTER_ADDR=127.0.0.1 MASTER_PORT=\$((29500 + RANDOM % 1000)) WORLD_SIZE=2
-RANK=0 LOCAL_RANK=0 $PY $(pwd)/tests/gpu/nccl_job.py -1 &
-RANK=1 LOCAL_RANK=1 $PY $(pwd)/tests/gpu/nccl_job.py $HOG_CPU &
-wait
-EOS
-chmod +x "$OUT/launch.sh"
-start_hog() {
-	taskset -c "$HOG_CPU" "$PY" -c "import ctypes
-ctypes.CDLL(None).prctl(15, b'nccl_hog', 0, 0, 0)
-while True:
-    pass" &
-	HOG=$!
-}
-stop_hog() { kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null; }
+# the job: both ranks, rank 1 pinned to HOG_CPU (common.sh)
+nccl_setup "$OUT"
 now() { $PY -c 'import time; print(time.monotonic())'; }
-# the wheel's libnccl, probed by path in every rank from its start
-NCCL_LIB=$($PY -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
-NCCL_OPT=()
-[ -n "$NCCL_LIB" ] && [ -e "$NCCL_LIB" ] && NCCL_OPT=(--nccl-lib "$NCCL_LIB")
 echo "libnccl: ${NCCL_LIB:-not found in the wheel (found in the maps of the ranks at the rescan)}"
 
 # 1. one recording, the launcher followed into both ranks
@@ -62,7 +42,7 @@ stop_hog
 $T analyze "$OUT/job.isr" --format json -o "$OUT/job.json" && $T analyze "$OUT/job.isr" > "$OUT/job.md"
 j=$OUT/job.json
 for r in 0 1; do
-	check "rank $r ncclAllReduce" "$(get "$j" "[x['calls'].get('ncclAllReduce', 0) for x in d['ranks'] if x['rank'] == $r]")" "[$((ITERS + 1))]"
+	check "rank $r ncclAllReduce" "$(get "$j" "[x['calls'].get('ncclAllReduce', 0) for x in d['ranks'] if x['rank'] == $r]")" "[$((ITERS + 2))]"
 	check "rank $r named from" "$(get "$j" "[x['rank_from'] for x in d['ranks'] if x['rank'] == $r]")" "['communicator']"
 done
 S="[f['evidence'] for f in d['findings'] if f['rule'] == 'nccl_straggler']"
@@ -77,7 +57,7 @@ for round in 1 2; do
 	s=$(now); "$OUT/launch.sh" > /dev/null 2>&1; u=$($PY -c "print($(now) - $s)")
 	s=$(now); $T record -q -o "$OUT/cost.isr" "${NCCL_OPT[@]}" -- "$OUT/launch.sh" > /dev/null 2>&1
 	t=$($PY -c "print($(now) - $s)")
-	echo "cost round $round: untraced $u s, traced $t s, $(( 2 * (ITERS + 1) )) all-reduces"
+	echo "cost round $round: untraced $u s, traced $t s, $(( 2 * (ITERS + 2) )) all-reduces"
 done
 # 3. one recording per rank, analysed together
 start_hog
@@ -100,7 +80,7 @@ stop_hog
 $T analyze "$OUT/r0.isr" "$OUT/r1.isr" --format json -o "$OUT/set.json"
 j=$OUT/set.json
 for r in 0 1; do
-	check "per-rank recordings: rank $r ncclAllReduce" "$(get "$j" "[x['calls'].get('ncclAllReduce', 0) for x in d['ranks'] if x['rank'] == $r]")" "[$((ITERS + 1))]"
+	check "per-rank recordings: rank $r ncclAllReduce" "$(get "$j" "[x['calls'].get('ncclAllReduce', 0) for x in d['ranks'] if x['rank'] == $r]")" "[$((ITERS + 2))]"
 done
 check "per-rank recordings: straggler" "$(get "$j" "[e['rank'] for e in $S]")" "[1]"
 check "per-rank recordings: reason" "$(get "$j" "[e['reason']['category'] for e in $S]")" "['runqueue']"

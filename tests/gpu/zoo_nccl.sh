@@ -3,10 +3,11 @@
 # with two GPUs, from the repository root, with a prebuilt static
 # build/inferscope-bpf and build/libinferscope_cupti.so:
 #   tests/gpu/zoo_nccl.sh OUTDIR
-# tests/gpu/nccl_job.py, two ranks of torch.distributed (NCCL), rank 1's
-# calling thread pinned to a CPU where a busy process runs: the planted
-# cause. Its ablation is the same job without the busy process. Untraced,
-# ROUNDS times each by turns: rank 0's loop seconds (it waits for rank 1 at
+# tests/gpu/nccl_job.py, two ranks of torch.distributed (NCCL), GPU-bound
+# steps (GPU work with Python beside it, an all-reduce, a synchronize),
+# rank 1's calling thread pinned to a CPU where a busy process runs: the
+# planted cause. Its ablation is the same job without the busy process.
+# Untraced, ROUNDS times each by turns: rank 0's loop seconds (it waits for rank 1 at
 # every all-reduce, so its loop is the job's); the saving is the planted
 # median less the ablated median. Then the planted job recorded whole (the
 # launcher followed into both ranks), with the defaults and with --gpu: the
@@ -19,7 +20,7 @@ OUT=${1:?usage: zoo_nccl.sh OUTDIR}
 PY=${PY:-/opt/torch/.venv/bin/python3}
 T=build/inferscope-bpf
 B=$(realpath build/libinferscope_cupti.so)
-ROUNDS=${ROUNDS:-2}
+ROUNDS=${ROUNDS:-3}
 export NCCL_ITERS=${NCCL_ITERS:-1000}
 mkdir -p "$OUT"
 mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
@@ -28,43 +29,24 @@ fail=0
 . "$(dirname "$0")/common.sh"
 { [ -x "$T" ] && [ -f "$B" ]; } || { echo "FAIL build/inferscope-bpf or build/libinferscope_cupti.so missing"; exit 1; }
 [ "$($PY -c 'import torch; print(torch.cuda.device_count())')" -ge 2 ] || { echo "FAIL needs two GPUs"; exit 1; }
-HOG_CPU=$(( $(nproc) - 1 ))
-cat > "$OUT/launch.sh" <<EOS
-#!/bin/bash
-export MASTER_ADDR=127.0.0.1 MASTER_PORT=\$((29500 + RANDOM % 1000)) WORLD_SIZE=2
-RANK=0 LOCAL_RANK=0 $PY $(pwd)/tests/gpu/nccl_job.py -1 &
-RANK=1 LOCAL_RANK=1 $PY $(pwd)/tests/gpu/nccl_job.py $HOG_CPU &
-wait
-EOS
-chmod +x "$OUT/launch.sh"
-start_hog() {
-	taskset -c "$HOG_CPU" "$PY" -c "import ctypes
-ctypes.CDLL(None).prctl(15, b'nccl_hog', 0, 0, 0)
-while True:
-    pass" &
-	HOG=$!
-}
-stop_hog() { kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null; }
-NCCL_LIB=$($PY -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
-NCCL_OPT=()
-[ -n "$NCCL_LIB" ] && [ -e "$NCCL_LIB" ] && NCCL_OPT=(--nccl-lib "$NCCL_LIB")
+nccl_setup "$OUT"
 CUDA_LIB_OPT=()
 [ -e /usr/local/nvidia/lib64/libcuda.so.1 ] && CUDA_LIB_OPT=(--cuda-lib /usr/local/nvidia/lib64/libcuda.so.1)
 
 # untraced, planted and ablated by turns
 for round in $(seq "$ROUNDS"); do
 	start_hog
-	"$OUT/launch.sh" > "$OUT/planted$round.out" 2>&1
+	"$OUT/launch.sh" "$OUT/planted$round"
 	stop_hog
-	"$OUT/launch.sh" > "$OUT/ablated$round.out" 2>&1
-	echo "round $round: planted $(grep -h 'rank 0 loop_s' "$OUT/planted$round.out"), ablated $(grep -h 'rank 0 loop_s' "$OUT/ablated$round.out")"
+	"$OUT/launch.sh" "$OUT/ablated$round"
+	echo "round $round: planted $(grep -h 'loop_s' "$OUT/planted$round".rank*), ablated $(grep -h 'loop_s' "$OUT/ablated$round".rank*)"
 done
 # traced, the planted job whole, each mode
 for m in def gpu; do
 	opts=()
 	[ $m = gpu ] && opts=(--gpu --cupti-bridge "$B")
 	start_hog
-	$T record -q -o "$OUT/$m.isr" "${NCCL_OPT[@]}" "${CUDA_LIB_OPT[@]}" "${opts[@]}" -- "$OUT/launch.sh" \
+	$T record -q -o "$OUT/$m.isr" "${NCCL_OPT[@]}" "${CUDA_LIB_OPT[@]}" "${opts[@]}" -- "$OUT/launch.sh" "$OUT/$m" \
 		> "$OUT/$m.out" 2> "$OUT/$m.err"
 	echo "$m: tracer exit $?"
 	stop_hog
@@ -75,10 +57,10 @@ $PY - "$OUT" "$ROUNDS" <<'PYEOF' | tee "$OUT/zoo_nccl.txt"
 import json, os, re, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 def loop(name):
-    m = re.search(r"rank 0 loop_s ([0-9.]+)", open(os.path.join(out, name)).read())
+    m = re.search(r"rank 0 loop_s ([0-9.]+)", open(os.path.join(out, name + ".rank0")).read())
     return float(m.group(1)) if m else float("nan")
-planted = statistics.median(loop("planted%d.out" % r) for r in range(1, rounds + 1))
-ablated = statistics.median(loop("ablated%d.out" % r) for r in range(1, rounds + 1))
+planted = statistics.median(loop("planted%d" % r) for r in range(1, rounds + 1))
+ablated = statistics.median(loop("ablated%d" % r) for r in range(1, rounds + 1))
 saving = planted - ablated
 row, ok = [], True
 for m in ("def", "gpu"):
@@ -95,6 +77,12 @@ for m in ("def", "gpu"):
         saving > 0 and abs(top["cost_s"] - saving) <= 0.3 * saving
     for f in d["findings"][:4]:
         print("  %s %-16s %7.3f s  %s" % (m, f["rule"], f["cost_s"], f["summary"][:240]))
+    for f in d["findings"]:
+        if f["rule"] == "nccl_straggler":
+            e = f["evidence"]
+            print("  %s straggler: wait %.3f s, cost %.3f s measured by %s, folded %s" % (
+                m, e["first_rank_wait_s"], e["cost_s"], e["cost_measured_by"],
+                [(x["rule"], round(x["cost_s"], 3)) for x in e.get("folded", [])]))
 print("%-9s %-34s %-17s %-17s %9s %9s %9s  %s" % ("job", "planted", "top (defaults)", "top (--gpu)", "cost def",
                                                   "cost gpu", "saving", "verdict"))
 print("%-9s %-34s %-17s %-17s %9s %9s %9.3f  %s" % (

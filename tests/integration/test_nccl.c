@@ -76,16 +76,21 @@ static void check_rank_calls(json_t *rank, long iters)
 				 16 * 4);
 }
 
-/* The straggler finding: its rank and its reason. */
-static json_t *straggler(json_t *report)
+/* The straggler finding, and its evidence: its rank and its reason. */
+static json_t *straggler_finding(json_t *report)
 {
 	json_t *f;
 	size_t i;
 
 	json_array_foreach(json_object_get(report, "findings"), i, f)
 		if (strcmp(json_string_value(json_object_get(f, "rule")), "nccl_straggler") == 0)
-			return json_object_get(f, "evidence");
+			return f;
 	return NULL;
+}
+
+static json_t *straggler(json_t *report)
+{
+	return json_object_get(straggler_finding(report), "evidence");
 }
 
 static void check_job(json_t *r, long ranks, long iters)
@@ -143,6 +148,13 @@ static void test_sleeping_rank(void **state)
 	assert_true(th_num(ev, "first_rank_wait_s") >= 0.8 * (80 / NCCL_PLAN_LATE_EVERY) * NCCL_PLAN_SLEEP_MS / 1e3);
 	assert_string_equal(json_string_value(json_object_get(reason, "category")), "blocked");
 	assert_true(th_num(reason, "share") > th_num(reason, "others_share") + 0.3);
+	/* the ranks have nothing else to do while they wait: rank 0's steps
+	 * after the late collectives are longer by about the wait */
+	print_message("cost %.3f s (by steps at %d), wait %.3f s\n", th_num(ev, "cost_s"),
+		      (int)th_num(json_object_get(ev, "cost_measured_by"), "steps"), th_num(ev, "first_rank_wait_s"));
+	assert_true(th_num(json_object_get(ev, "cost_measured_by"), "steps") >= 80 / NCCL_PLAN_LATE_EVERY);
+	assert_true(th_num(ev, "cost_s") >= 0.7 * th_num(ev, "first_rank_wait_s"));
+	assert_true(th_num(ev, "cost_s") <= th_num(ev, "first_rank_wait_s") + 1e-9);
 }
 
 /* Rank 1 shares its CPU with a busy process the whole run: it is late, and
@@ -150,7 +162,7 @@ static void test_sleeping_rank(void **state)
 static void test_rank_behind_a_cpu_hog(void **state)
 {
 	struct ctx *c = *state;
-	json_t *ev, *reason, *taker;
+	json_t *ev, *reason, *taker, *sf, *f;
 	bool named = false;
 	size_t i;
 
@@ -173,6 +185,22 @@ static void test_rank_behind_a_cpu_hog(void **state)
 	json_array_foreach(json_object_get(reason, "cpu_taken_by"), i, taker)
 		named |= strcmp(json_string_value(json_object_get(taker, "comm")), "nccl_hog") == 0;
 	assert_true(named);
+	/* one finding per cause: neither its wait for a CPU nor rank 0's wait
+	 * for it is a finding of its own beside it */
+	sf = straggler_finding(c->report);
+	json_array_foreach(json_object_get(c->report, "findings"), i, f) {
+		const char *rule = json_string_value(json_object_get(f, "rule"));
+		json_t *t;
+		size_t k;
+
+		if (!strcmp(rule, "blocked_on_thread"))
+			assert_true(th_num(json_object_get(f, "evidence"), "waker_pid") != th_num(sf, "pid"));
+		if (!strcmp(rule, "cpu_contention"))
+			json_array_foreach(json_object_get(json_object_get(f, "evidence"), "threads"), k, t)
+				assert_false(th_num(t, "tid") == th_num(sf, "tid"));
+	}
+	print_message("cost %.3f s of a %.3f s wait; folded into it: %zu findings\n", th_num(ev, "cost_s"),
+		      th_num(ev, "first_rank_wait_s"), json_array_size(json_object_get(ev, "folded")));
 }
 
 #define SHORT_ITERS 20

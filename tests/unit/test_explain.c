@@ -103,6 +103,16 @@ static struct synth *job(__u64 len)
 	return b;
 }
 
+/* job(), with GPU activity: its clock read at both ends. */
+static struct synth *gpu_job(__u64 len)
+{
+	struct synth *b = job(len);
+
+	ev_gpu_clock(b, T0 + 1 * MS, PID);
+	ev_gpu_clock(b, T0 + len - 1 * MS, PID);
+	return b;
+}
+
 static void sync_call(struct synth *b, __u64 ts, __u32 tid, __u64 dur)
 {
 	ev_call(b, ts, PID, tid, ISR_CUDA_FN_cuCtxSynchronize_v2, 0, dur);
@@ -188,12 +198,10 @@ static void test_healthy_gpu_bound_host_view(void **state)
 /* GPU activity: kernels back to back, 2 us apart, launched well ahead. */
 static void test_healthy_gpu_busy(void **state)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	struct analysis *a;
 
 	(void)state;
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 99; i++)
 		gpu_launch(b, T0 + (__u64)i * 10 * MS, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 9998 * US, 0);
 	a = analyze(b);
@@ -214,11 +222,9 @@ static void test_healthy_gpu_busy(void **state)
  * launch uprobe only); the tracer's last flush at 999 ms. */
 static struct synth *windowed_job(__u64 dur)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	__u32 corr = 1;
 
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int w = 0; w < 4; w++) {
 		__u64 open = T0 + (100 + 250 * (__u64)w) * MS;
 		struct isr_ev_gpu_status *st = synth__event(b, ISR_EV_GPU_STATUS, sizeof(*st), open, PID, PID);
@@ -949,13 +955,11 @@ static void test_severity_from_job_share(void **state)
  * the device's idle share is of its active time. */
 static void test_tail_is_no_cost(void **state)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	const struct attr_device *d;
 	struct analysis *a;
 
 	(void)state;
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 40; i++) {
 		__u64 t = T0 + (__u64)i * 10 * MS;
 
@@ -978,12 +982,10 @@ static void test_tail_is_no_cost(void **state)
  * (blocked_on_thread), not the synchronization's. */
 static void test_idle_after_sync_by_what_host_did(void **state)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	struct analysis *a;
 
 	(void)state;
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 20; i++) {
 		__u64 t = T0 + (__u64)i * 45 * MS;
 
@@ -1178,14 +1180,12 @@ static void test_host_bound(void **state)
 /* 1 ms kernels every 10 ms; between them the launcher runs collate(). */
 static void test_gpu_idle_python(void **state)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	const struct finding *f;
 	struct analysis *a;
 
 	(void)state;
 	python_stack(b);
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 99; i++) {
 		__u64 t = T0 + (__u64)i * 10 * MS;
 
@@ -1204,12 +1204,10 @@ static void test_gpu_idle_python(void **state)
 /* 5 ms kernels; a sync returns as each ends, then 20 ms of host work. */
 static void test_sync_stall_gpu(void **state)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	struct analysis *a;
 
 	(void)state;
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 39; i++) {
 		__u64 t = T0 + (__u64)i * 25 * MS;
 
@@ -1230,18 +1228,54 @@ static void test_sync_stall_gpu(void **state)
 	synth__free(b);
 }
 
+/* As test_sync_stall_gpu, but the launcher is preempted inside each
+ * synchronization from 1 ms before its kernel ends to 3 ms after (HOG had
+ * its CPU; the call returns within the drain's 5 ms slack): of each gap,
+ * those 3 ms are waiting for a CPU, not the synchronization's; its 7 ms of
+ * host work after the return stay sync_stall's. */
+#define HOG_PID 900
+static void test_sync_preempted_is_runqueue(void **state)
+{
+	struct synth *b = gpu_job(1000 * MS);
+	const struct attr_device *d;
+	struct analysis *a;
+
+	(void)state;
+	for (int i = 0; i < 39; i++) {
+		__u64 t = T0 + (__u64)i * 25 * MS, end = t + 20 * US + 15 * MS;
+
+		gpu_launch(b, t, PID, LAUNCHER, (__u32)i + 1, 20 * (long long)US, 15 * MS, 0);
+		sync_call(b, t + 100 * US, LAUNCHER, end + 3 * MS + 5 * US - (t + 100 * US));
+		ev_switch(b, end - 1 * MS, PID, LAUNCHER, HOG_PID, HOG_PID, 0, ISR_SWITCH_PREEMPT | ISR_SWITCH_RUNNABLE);
+		ev_switch(b, end + 3 * MS, HOG_PID, HOG_PID, PID, LAUNCHER, 0, 0);
+	}
+	ev_gpu_flushed(b, T0 + 999 * MS, PID);
+	a = analyze(b);
+	d = only_device(a);
+	print_message("idle: runqueue %.3f s, sync_drain %.3f s, launch latency %.3f s\n", d->idle_ns[CAUSE_RUNQUEUE] / 1e9,
+		      d->idle_ns[CAUSE_SYNC_DRAIN] / 1e9, d->idle_ns[CAUSE_LAUNCH_LATENCY] / 1e9);
+	/* each of the 38 gaps before the tail (10 ms): 3 ms preempted, then 7 ms of host work */
+	assert_int_equal(d->sync_drain_gaps, 38);
+	assert_true(llabs((long long)d->idle_ns[CAUSE_RUNQUEUE] - (long long)(38 * 3 * MS)) < (long long)(38 * 50 * US));
+	assert_true(d->idle_ns[CAUSE_LAUNCH_LATENCY] < 38 * 50 * US);
+	expect(a, "sync_stall", LAUNCHER, 38 * 7e-3);
+	/* the thread's wait for a CPU while the GPU was idle: its own finding
+	 * (the 1 ms before each kernel's end cost nothing) */
+	expect(a, "cpu_contention", LAUNCHER, 38 * 3e-3);
+	analysis__free(a);
+	synth__free(b);
+}
+
 /* A process that ends without its bridge flushing (os._exit, a kill): the
  * records of its last buffer never come. After the last record it was not
  * observed: its launches go on, its GPU is neither busy nor idle there. */
 static void test_gpu_records_end_unflushed(void **state)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	struct tl_device td;
 	struct analysis *a;
 
 	(void)state;
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 20; i++) {
 		__u64 t = T0 + (__u64)i * 20 * MS;
 
@@ -1285,13 +1319,11 @@ static void test_launch_bound(void **state)
  * 4 MiB at 1 ms: the pageable ones cost 1 ms each more. */
 static void test_pageable_memcpy_gpu(void **state)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	const struct finding *f;
 	struct analysis *a;
 
 	(void)state;
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 110; i++) {
 		struct isr_ev_gpu_memcpy *m = synth__event(b, ISR_EV_GPU_MEMCPY, sizeof(*m), T0 + 990 * MS, PID, PID);
 
@@ -1316,13 +1348,11 @@ static void test_pageable_memcpy_gpu(void **state)
  * counted 183 with --gpu). */
 static void test_pageable_memcpy_gpu_with_calls(void **state)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	const struct finding *f;
 	struct analysis *a;
 
 	(void)state;
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 110; i++) {
 		__u64 at = T0 + 10 * MS + (__u64)i * 8 * MS;
 		struct isr_ev_cuda_call *e = ev_call(b, at - 100 * SYNTH_US, PID, LAUNCHER,
@@ -1754,14 +1784,12 @@ static void test_cuda_errors(void **state)
  * exceed the launcher's time. */
 static void test_causes_not_double_counted(void **state)
 {
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	struct analysis *a;
 	double sum = 0;
 
 	(void)state;
 	python_stack(b);
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 20; i++) {
 		__u64 t = T0 + (__u64)i * 45 * MS;
 
@@ -1857,7 +1885,7 @@ static int validate(const char *path, bool quiet)
 static void test_json_schema(void **state)
 {
 	char path[] = "/tmp/inferscope-schema-XXXXXX";
-	struct synth *b = job(1000 * MS);
+	struct synth *b = gpu_job(1000 * MS);
 	struct analysis *a;
 	json_t *root;
 	FILE *f;
@@ -1865,8 +1893,6 @@ static void test_json_schema(void **state)
 
 	(void)state;
 	python_stack(b);
-	ev_gpu_clock(b, T0 + 1 * MS, PID);
-	ev_gpu_clock(b, T0 + 999 * MS, PID);
 	for (int i = 0; i < 20; i++) {
 		__u64 t = T0 + (__u64)i * 45 * MS;
 
@@ -2159,6 +2185,7 @@ int main(void)
 		cmocka_unit_test(test_host_bound),
 		cmocka_unit_test(test_gpu_idle_python),
 		cmocka_unit_test(test_sync_stall_gpu),
+		cmocka_unit_test(test_sync_preempted_is_runqueue),
 		cmocka_unit_test(test_gpu_records_end_unflushed),
 		cmocka_unit_test(test_launch_bound),
 		cmocka_unit_test(test_pageable_memcpy_gpu),

@@ -13,6 +13,7 @@
  * inside a synchronization is late for want of a CPU.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,12 +59,19 @@ struct fixture {
 	char path[2][128];
 	struct isr_clock_pair pairs[2][2];
 	bool preempted;		/* setup_preempted: the syncs before each all-reduce (below) */
+	bool overlap;		/* setup_overlap: rank 1 late at odd collectives only (below) */
 };
 
 /* With fx->preempted, both ranks' threads spin in a cuStreamSynchronize
  * for the 3.4 ms before each all-reduce (to 0.1 ms before it); rank 1's is
  * preempted by HOG for 2.5 ms of it (switched out runnable at 3 ms before
  * its arrival, back 0.5 ms before): it waited for a CPU, not its GPU. */
+/* With fx->overlap, rank 1 is PLANTED late at the odd collectives only, and
+ * rank 0 had work of its own for all but OVERLAP_COST of that wait (its GPU
+ * busy with earlier work): its arrival at the next collective comes only
+ * OVERLAP_COST later than its steady EVERY. */
+#define OVERLAP_COST	(1 * MS)
+
 #define HOG		777
 #define SYNC_BEFORE	(3400 * US)
 #define PREEMPT_FROM	(3000 * US)
@@ -108,6 +116,12 @@ static void write_rank(struct fixture *fx, int rank)
 	for (__u64 k = 1; k <= COLLECTIVES; k++) {
 		long long real = (long long)T0 + TRUE0 + (long long)(100 * MS + k * EVERY) + (rank ? (long long)PLANTED : 0);
 
+		if (fx->overlap) {
+			real += (long long)(k / 2 * OVERLAP_COST);	/* one per odd collective before k */
+			if (rank && k % 2 == 0)
+				real -= (long long)PLANTED;
+		}
+
 		__u64 mono = (__u64)(real - truth);
 
 		if (fx->preempted) {
@@ -127,12 +141,13 @@ static void write_rank(struct fixture *fx, int rank)
 	synth__free(b);
 }
 
-static int make_fixture(void **state, bool preempted)
+static int make_fixture(void **state, bool preempted, bool overlap)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 
 	assert_non_null(fx);
 	fx->preempted = preempted;
+	fx->overlap = overlap;
 	memcpy(fx->dir, "/tmp/isr-ranks-XXXXXX", sizeof("/tmp/isr-ranks-XXXXXX"));
 	assert_non_null(mkdtemp(fx->dir));
 	for (int r = 0; r < 2; r++) {
@@ -148,12 +163,17 @@ static int make_fixture(void **state, bool preempted)
 
 static int setup(void **state)
 {
-	return make_fixture(state, false);
+	return make_fixture(state, false, false);
 }
 
 static int setup_preempted(void **state)
 {
-	return make_fixture(state, true);
+	return make_fixture(state, true, false);
+}
+
+static int setup_overlap(void **state)
+{
+	return make_fixture(state, false, true);
 }
 
 static int teardown(void **state)
@@ -277,6 +297,12 @@ static void test_lateness_on_realtime(void **state)
 	assert_non_null(f);
 	assert_int_equal(json_integer_value(json_object_get(f->evidence, "rank")), 1);
 	assert_string_equal(json_string_value(json_object_get(f->evidence, "recording")), fx->path[1]);
+	/* late at every collective: no on-time step to measure against, the
+	 * cost is the wait itself */
+	assert_int_equal(r1->cost_by_arrival, COLLECTIVES);
+	assert_int_equal(r1->cost_by_steps + r1->cost_by_gpu, 0);
+	assert_int_equal(r1->cost_ns, r1->late_ns);
+	assert_true(fabs(f->cost_s - r1->late_ns / 1e9) < 1e-9);
 	/* each call knows its collective's last arrival, on its own clock */
 	for (int s = 0; s < 2; s++) {
 		for (size_t k = 0; k < l.a[s]->nccl.narrivals; k++) {
@@ -323,6 +349,44 @@ static void test_preempted_inside_a_sync(void **state)
 	 * alignment's uncertainty */
 	assert_true(sh > 0.8 && sh < 0.87);
 	assert_true(others < 0.01);
+	free_set(&l);
+}
+
+/* Rank 1 late by 3 ms at every other collective, while rank 0 had work of
+ * its own for all but 1 ms of each wait: the finding's cost is what rank
+ * 0's steps lost (1 ms at each of the 10 late collectives, measured against
+ * its 50 ms step after the on-time ones), not the 30 ms it waited. */
+static void test_late_cost_by_steps(void **state)
+{
+	struct fixture *fx = *state;
+	struct loaded l;
+	const struct rank_row *r0, *r1;
+	const struct finding *f = NULL;
+
+	load_set(fx, &l);
+	r0 = row_of_rank(l.set.ranks, 0);
+	r1 = row_of_rank(l.set.ranks, 1);
+	assert_int_equal(r1->late, COLLECTIVES / 2);
+	assert_int_equal(r0->step_base_ns, EVERY);
+	assert_int_equal(r1->cost_by_steps, COLLECTIVES / 2);
+	assert_int_equal(r1->cost_by_gpu + r1->cost_by_arrival, 0);
+	assert_int_equal(r1->cost_step_base_ns, EVERY);
+	assert_int_equal(r1->cost_ns, COLLECTIVES / 2 * OVERLAP_COST);
+	assert_true(llabs((long long)r1->late_ns - (long long)(COLLECTIVES / 2 * PLANTED)) <=
+		    (long long)(COLLECTIVES / 2 * l.set.ranks->uncertainty_ns));
+	for (size_t i = 0; i < l.set.findings.n; i++)
+		if (strcmp(l.set.findings.v[i].rule, "nccl_straggler") == 0)
+			f = &l.set.findings.v[i];
+	assert_non_null(f);
+	print_message("%s\n", f->summary);
+	assert_true(fabs(f->cost_s - 0.010) < 1e-9);
+	assert_int_equal(f->severity, SEV_CRITICAL);
+	assert_non_null(strstr(f->summary, "Of that wait, 0.010 s held the job back (the finding's cost), measured by "
+					   "the first rank's steps at 10 (how much longer its step from there to the "
+					   "next collective was than its median step after on-time ones, 50.00 ms)."));
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(f->evidence, "cost_measured_by"),
+							    "steps")), 10);
+	assert_true(fabs(json_real_value(json_object_get(f->evidence, "first_rank_step_base_s")) - 0.050) < 1e-9);
 	free_set(&l);
 }
 
@@ -654,6 +718,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_second_file_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directory_and_single, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preempted_inside_a_sync, setup_preempted, teardown),
+		cmocka_unit_test_setup_teardown(test_late_cost_by_steps, setup_overlap, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
