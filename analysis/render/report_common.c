@@ -256,7 +256,7 @@ const struct report_field report__gpu_devices[8] = {
 	JF(struct gpu_device_stat, idle_scale, "idle_scale"),
 };
 
-const struct report_field report__rank_arrivals[8] = {
+const struct report_field report__rank_arrivals[9] = {
 	RF(struct rank_row, collectives, "collectives", "collectives"),
 	RF(struct rank_row, last, "last_arrivals", "last"),
 	RF(struct rank_row, late, "late_arrivals", "late"),
@@ -265,6 +265,7 @@ const struct report_field report__rank_arrivals[8] = {
 	RF_S(struct rank_row, lateness_total_ns, "lateness_total_s", "total s", "%.3f", 1e9),
 	JF_S(struct rank_row, late_ns, "first_rank_wait_s"),
 	RF_S(struct rank_row, waited_ns, "others_wait_s", "others waited s", "%.3f", 1e9),
+	RF_S(struct rank_row, cost_ns, "late_cost_s", "held back s", "%.3f", 1e9),
 };
 
 const struct report_field report__rank_gpu[4] = {

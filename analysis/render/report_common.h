@@ -93,7 +93,7 @@ extern const struct report_field report__gpu_devices[8];
 /* The ranks table (ranks.h, struct rank_row): its arrivals, from
  * "collectives" to "others_wait_s", and what its GPU and thread did, from
  * "sync_stall_s" to "nccl_not_joined". */
-extern const struct report_field report__rank_arrivals[8];
+extern const struct report_field report__rank_arrivals[9];
 extern const struct report_field report__rank_gpu[4];
 
 /* A thread's CUDA calls and launches (the columns of "Synchronization by

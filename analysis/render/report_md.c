@@ -1307,7 +1307,9 @@ static void md__ranks(struct doc *d, const struct ranks *r)
 	doc__headingf(d, 2, "Ranks");
 	md__rank_clocks(d, r);
 	doc__para(d, "Lateness: a rank's arrival at a collective (its entry into the call) after the first rank's. "
-		  "Last: collectives it arrived last at; late: last by %.0f ms or more. NCCL GPU: its NCCL kernels' "
+		  "Last: collectives it arrived last at; late: last by %.0f ms or more. Held back: what its late "
+		  "arrivals cost the job, less than the others' wait where they had work of their own meanwhile. "
+		  "NCCL GPU: its NCCL kernels' "
 		  "time on the GPU, which holds its wait for the slowest peer; joined, not joined: its collectives "
 		  "with and without their kernel (CUPTI).", NCCL_LATE_NS / 1e6);
 	for (size_t i = 0; i < DOC_NCOLS(rank_head_cols); i++)
