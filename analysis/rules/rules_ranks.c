@@ -91,12 +91,7 @@ static void suggest(struct finding *f, const struct rank_row *row, enum tl_cat c
 	}
 }
 
-/* Whether finding f tells of the straggler's lateness again, so that it is
- * this finding's (one finding per cause):
- * - cpu_contention of its calling thread, when waiting for a CPU is why it
- *   came late: its thread alone, or a group whose wait is mostly its own;
- * - blocked_on_thread of another rank's calling thread, woken by it: the
- *   first rank's wait at the collectives, where the collective blocks. */
+/* The straggler's finding being made: its row and the reason. */
 struct fold_ctx {
 	const struct ranks *r;
 	const struct rank_row *row;
@@ -111,6 +106,13 @@ static bool is_rank_thread(const struct ranks *r, __u32 pid, __u32 tid)
 	return false;
 }
 
+/* Whether finding f tells of the straggler's lateness again, so that it is
+ * this finding's (one finding per cause):
+ * - cpu_contention of its calling thread, when waiting for a CPU is why it
+ *   came late: its thread alone, or a group whose wait is mostly (80%) its
+ *   own;
+ * - blocked_on_thread of another rank's calling thread, woken by it: the
+ *   first rank's wait at the collectives, where the collective blocks. */
 static bool folds(const struct finding *f, void *ctx)
 {
 	const struct fold_ctx *x = ctx;
@@ -152,11 +154,14 @@ static int fold(const struct ranks *r, const struct rank_row *row, enum tl_cat c
 		if (!folds(o, &x))
 			continue;
 		e = json_object();
+		if (!e || json_array_append_new(list, e)) {
+			json_decref(list);
+			return -ENOMEM;
+		}
 		ev_set(e, "rule", json_string(o->rule));
 		ev_set(e, "cost_s", json_real(o->cost_s));
 		ev_set(e, "pid", ev_u64(o->pid));
 		ev_set(e, "tid", ev_u64(o->tid));
-		json_array_append_new(list, e);
 		if (o->tid)
 			finding__say(f, "%s%s of thread %u", sep, o->rule, o->tid);
 		else
