@@ -724,7 +724,7 @@ static void test_markdown_cuda(void **state)
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, "\n## CUDA\n"));
 	assert_true(strstr(md, "## Threads") < strstr(md, "## CUDA"));
-	assert_non_null(strstr(md, "| 300 | python3 | 1024.0 | 2048.0 | 0.0 | 64.0 | 2 |\n"));
+	assert_non_null(strstr(md, "| 300 | python3 | 2048.0 | 1024.0 | 64.0 | 0.0 | 2 |\n"));
 	assert_null(strstr(md, "| 100 | loader | 0.0"));
 	assert_non_null(strstr(md, "1 free of memory allocated before the recording began"));
 	assert_non_null(strstr(md, "### Functions by calls"));
