@@ -184,6 +184,17 @@ char *report__set_headline(const struct analysis_set *set)
 	return out;
 }
 
+const struct report_field report__process_memory[4] = {
+	RF_SCALED(struct process_summary, device_peak_bytes, "device_memory_peak_bytes", "device peak MiB", "%.1f",
+		  1024.0 * 1024),
+	RF_SCALED(struct process_summary, device_live_bytes, "device_memory_live_bytes", "device live MiB", "%.1f",
+		  1024.0 * 1024),
+	RF_SCALED(struct process_summary, pinned_host_peak_bytes, "pinned_host_peak_bytes", "pinned host peak MiB",
+		  "%.1f", 1024.0 * 1024),
+	RF_SCALED(struct process_summary, pinned_host_live_bytes, "pinned_host_live_bytes", "pinned host live MiB",
+		  "%.1f", 1024.0 * 1024),
+};
+
 const struct report_field report__thread_cpu[3] = {
 	RF_S(struct thread_summary, on_cpu_ns, "on_cpu_s", "on-CPU s", "%.3f", 1e9),
 	RF_S(struct thread_summary, off_cpu_ns, "off_cpu_s", "off-CPU s", "%.3f", 1e9),
@@ -245,7 +256,7 @@ const struct report_field report__gpu_devices[8] = {
 	JF(struct gpu_device_stat, idle_scale, "idle_scale"),
 };
 
-const struct report_field report__rank_arrivals[8] = {
+const struct report_field report__rank_arrivals[9] = {
 	RF(struct rank_row, collectives, "collectives", "collectives"),
 	RF(struct rank_row, last, "last_arrivals", "last"),
 	RF(struct rank_row, late, "late_arrivals", "late"),
@@ -254,6 +265,7 @@ const struct report_field report__rank_arrivals[8] = {
 	RF_S(struct rank_row, lateness_total_ns, "lateness_total_s", "total s", "%.3f", 1e9),
 	JF_S(struct rank_row, late_ns, "first_rank_wait_s"),
 	RF_S(struct rank_row, waited_ns, "others_wait_s", "others waited s", "%.3f", 1e9),
+	RF_S(struct rank_row, cost_ns, "late_cost_s", "held back s", "%.3f", 1e9),
 };
 
 const struct report_field report__rank_gpu[4] = {

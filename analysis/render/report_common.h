@@ -71,6 +71,11 @@ bool report__start_time(const struct recording *r, const struct summary *s, char
  * each, into notes[max]: the count. */
 size_t report__notes(const struct analysis *a, char (*notes)[NOTE_LEN], size_t max);
 
+/* A process's device and pinned host memory (struct process_summary),
+ * from "device_memory_peak_bytes" to "pinned_host_live_bytes": MiB in the
+ * columns. */
+extern const struct report_field report__process_memory[4];
+
 /* A thread's time on and off a CPU (struct thread_summary), from
  * "on_cpu_s" to "runqueue_wait_s". */
 extern const struct report_field report__thread_cpu[3];
@@ -88,7 +93,7 @@ extern const struct report_field report__gpu_devices[8];
 /* The ranks table (ranks.h, struct rank_row): its arrivals, from
  * "collectives" to "others_wait_s", and what its GPU and thread did, from
  * "sync_stall_s" to "nccl_not_joined". */
-extern const struct report_field report__rank_arrivals[8];
+extern const struct report_field report__rank_arrivals[9];
 extern const struct report_field report__rank_gpu[4];
 
 /* A thread's CUDA calls and launches (the columns of "Synchronization by

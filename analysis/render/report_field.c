@@ -68,7 +68,10 @@ static void field_cell(struct doc *d, const void *row, const void *ctx, const st
 		doc__printf(d, "≈");
 	switch (f->kind) {
 	case RF_UINT:
-		doc__printf(d, "%" PRIu64, (uint64_t)uint_at(p, f->size));
+		if (f->fmt)
+			doc__printf(d, f->fmt, (double)uint_at(p, f->size) / f->scale);
+		else
+			doc__printf(d, "%" PRIu64, (uint64_t)uint_at(p, f->size));
 		break;
 	case RF_INT:
 		doc__printf(d, "%d", *(const int *)p);
@@ -89,6 +92,10 @@ static void field_cell(struct doc *d, const void *row, const void *ctx, const st
 		else
 			doc__text(d, field_text(row, f), f->kind == RF_CHARS ? f->size : SIZE_MAX);
 		break;
+	}
+	if (f->then) {
+		doc__printf(d, "%s", f->then->join ? f->then->join : "");
+		field_cell(d, row, ctx, f->then);
 	}
 }
 

@@ -16,7 +16,10 @@
  * as designators: .est = RF_FLAG(type, member) marks the column's value
  * ≈ (estimated) where the member is true; .known = RF_FLAG(type, member)
  * makes the value none (null in the JSON, '-' in the column) where the
- * member is 0; .code = true shows text as code.
+ * member is 0; .code = true shows text as code; .then = &field writes
+ * that field's value too in the column's cell, after its .join ("1.2
+ * (0.3)", "12/0"): a cell of two figures, which the JSON has as two keys
+ * of their own.
  */
 #ifndef INFERSCOPE_REPORT_FIELD_H
 #define INFERSCOPE_REPORT_FIELD_H
@@ -29,7 +32,7 @@
 #include "report_doc.h"
 
 enum report_field_kind {
-	RF_UINT,	/* __u16, __u32, __u64, size_t */
+	RF_UINT,	/* __u16, __u32, __u64, size_t; with a fmt, the column's fmt of value / scale */
 	RF_INT,
 	RF_BOOL,	/* true or false; "yes" or "no" in a column */
 	RF_REAL,	/* a double: the column's fmt of it */
@@ -59,6 +62,11 @@ struct report_field {
 	double scale;
 	struct report_flag est, known;
 	bool code;
+	/* a cell of two figures: then's value after this one's, in the same
+	 * cell, then->join before it (then is a field of the column only, its
+	 * head and key unused) */
+	const struct report_field *then;
+	const char *join;
 };
 
 #define RF_MEMBER(type, member) (((const type *)0)->member)
@@ -83,6 +91,10 @@ struct report_field {
 	{ .key = (k), .kind = RF_KIND(RF_MEMBER(type, member)), RF_AT(type, member), .head = (h), __VA_ARGS__ }
 #define RF_S(type, member, k, h, f, s, ...)                                                                    \
 	{ .key = (k), .kind = _Generic(RF_MEMBER(type, member), __u64: RF_SECONDS), RF_AT(type, member), .head = (h), \
+	  .fmt = (f), .scale = (s), __VA_ARGS__ }
+/* A count shown in its column as fmt of value / s (bytes as MiB). */
+#define RF_SCALED(type, member, k, h, f, s, ...)                                                        \
+	{ .key = (k), .kind = _Generic(RF_MEMBER(type, member), __u64: RF_UINT), RF_AT(type, member), .head = (h), \
 	  .fmt = (f), .scale = (s), __VA_ARGS__ }
 /* Recorded text: a char *, a char array. */
 #define RF_T(type, member, k, h, ...)                                                                  \

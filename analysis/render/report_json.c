@@ -379,10 +379,8 @@ static json_t *json_processes(const struct recording *r, const struct summary *s
 		SET(p, "cmdline", ev_text(rp->cmdline, SIZE_MAX));
 		SET(p, "exe", ev_text(rp->exe, SIZE_MAX));
 		SET(p, "origin", json_string(report__origin_name(rp->origin)));
-		SET(p, "device_memory_peak_bytes", json_u64(ps->device_peak_bytes));
-		SET(p, "device_memory_live_bytes", json_u64(ps->device_live_bytes));
-		SET(p, "pinned_host_peak_bytes", json_u64(ps->pinned_host_peak_bytes));
-		SET(p, "pinned_host_live_bytes", json_u64(ps->pinned_host_live_bytes));
+		if (REPORT_JSON(p, ps, NULL, report__process_memory))
+			goto nomem;
 		SET(p, "unknown_frees", json_u64(ps->unknown_frees));
 		failed = json_object();
 		SET(p, "cuda_failed_calls", failed);

@@ -483,10 +483,25 @@ static bool idle_thread(const struct thread_summary *t)
 }
 
 static const struct doc_col thread_head_cols[] = { { "pid", true }, { "tid", true }, { "comm", false } };
-static const struct doc_col thread_tail_cols[] = {
-	{ "blocked s (D-state I/O)", true }, { "faults minor/major", true }, { "fault time s", true },
+static double thread_blocked(const void *row, const void *ctx, double unit)
+{
+	(void)ctx;
+	return (double)blocked_ns(row) / unit;
+}
+
+/* The thread table's last columns, two figures in some cells (the JSON
+ * has each apart: json_threads). */
+static const struct report_field thread_blocked_io =
+	RF_S(struct thread_summary, blocked_io_ns, NULL, NULL, "(%.3f)", 1e9, .join = " ");
+static const struct report_field thread_major = RF(struct thread_summary, major_faults, NULL, NULL, .join = "/");
+static const struct report_field thread_tail[] = {
+	RF_CALC_S(thread_blocked, NULL, "blocked s (D-state I/O)", "%.3f", 1e9, .then = &thread_blocked_io),
+	RF(struct thread_summary, minor_faults, NULL, "faults minor/major",
+	   .est = RF_FLAG(struct thread_summary, faults_estimated), .then = &thread_major),
+	RF_S(struct thread_summary, fault_ns, NULL, "fault time s", "%.3f", 1e9,
+	     .est = RF_FLAG(struct thread_summary, faults_estimated)),
 };
-#define THREAD_COLS (DOC_NCOLS(thread_head_cols) + REPORT_NFIELDS(report__thread_cpu) + DOC_NCOLS(thread_tail_cols))
+#define THREAD_COLS (DOC_NCOLS(thread_head_cols) + REPORT_NFIELDS(report__thread_cpu) + REPORT_NFIELDS(thread_tail))
 
 /* A thread table's first columns, pid, tid, the thread's name, into cols:
  * their count. */
@@ -518,8 +533,8 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 	doc__para(d, "Sorted by on-CPU time. Blocked is off-CPU time not spent waiting for a CPU; in brackets, the "
 		  "part in uninterruptible sleep (D state, usually I/O).");
 	REPORT_COLS(report__thread_cpu, cols, &ncols);
-	memcpy(cols + ncols, thread_tail_cols, sizeof(thread_tail_cols));
-	doc__table(d, cols, DOC_NCOLS(cols));
+	REPORT_COLS(thread_tail, cols, &ncols);
+	doc__table(d, cols, ncols);
 	for (size_t i = 0; i < n; i++) {
 		const struct thread_summary *t = order[i];
 
@@ -534,9 +549,7 @@ static void md__threads(struct md *m, const struct thread_summary *const *order,
 		shown++;
 		md__thread_cells(m, t);
 		REPORT_CELLS(d, t, NULL, report__thread_cpu);
-		doc__printf(d, "\t%.3f (%.3f)\t%s%" PRIu64 "/%" PRIu64 "\t%s%.3f", ns_to_s(blocked_ns(t)),
-			    ns_to_s(t->blocked_io_ns), t->faults_estimated ? "≈" : "", (uint64_t)t->minor_faults,
-			    (uint64_t)t->major_faults, t->faults_estimated ? "≈" : "", ns_to_s(t->fault_ns));
+		REPORT_CELLS(d, t, NULL, thread_tail);
 		doc__row_end(d);
 	}
 	doc__table_end(d);
@@ -638,10 +651,7 @@ static __u64 process_failed(const struct process_summary *p)
 	return n;
 }
 
-static const struct doc_col memory_cols[] = {
-	{ "pid", true }, { "comm", false }, { "device live MiB", true }, { "device peak MiB", true },
-	{ "pinned host live MiB", true }, { "pinned host peak MiB", true }, { "failed calls", true },
-};
+static const struct doc_col memory_cols[] = { { "pid", true }, { "comm", false } };
 
 static void md__cuda_memory(struct md *m, const struct recording *r, const struct summary *s)
 {
@@ -651,16 +661,21 @@ static void md__cuda_memory(struct md *m, const struct recording *r, const struc
 	doc__headingf(d, 3, "Memory by process");
 	doc__para(d, "Live: still allocated at the end of the recording (nothing once the process has exited). "
 		  "Peak: the most allocated at any time during the recording.");
-	doc__table(d, memory_cols, DOC_NCOLS(memory_cols));
+	struct doc_col cols[DOC_NCOLS(memory_cols) + REPORT_NFIELDS(report__process_memory) + 1];
+	size_t ncols = DOC_NCOLS(memory_cols);
+
+	memcpy(cols, memory_cols, sizeof(memory_cols));
+	REPORT_COLS(report__process_memory, cols, &ncols);
+	cols[ncols++] = (struct doc_col){ "failed calls", true };
+	doc__table(d, cols, ncols);
 	for (size_t i = 0; i < s->process_count; i++) {
 		const struct process_summary *p = &s->processes[i];
 
 		doc__row(d);
 		doc__printf(d, "%u\t", p->pid);
 		doc__text(d, recorded_comm(r, p->pid), SIZE_MAX);
-		doc__printf(d, "\t%.1f\t%.1f\t%.1f\t%.1f\t%" PRIu64, (double)p->device_live_bytes / MIB,
-			    (double)p->device_peak_bytes / MIB, (double)p->pinned_host_live_bytes / MIB,
-			    (double)p->pinned_host_peak_bytes / MIB, (uint64_t)process_failed(p));
+		REPORT_CELLS(d, p, NULL, report__process_memory);
+		doc__printf(d, "\t%" PRIu64, (uint64_t)process_failed(p));
 		doc__row_end(d);
 		unknown += p->unknown_frees;
 	}
@@ -1318,7 +1333,9 @@ static void md__ranks(struct doc *d, const struct ranks *r)
 	doc__headingf(d, 2, "Ranks");
 	md__rank_clocks(d, r);
 	doc__para(d, "Lateness: a rank's arrival at a collective (its entry into the call) after the first rank's. "
-		  "Last: collectives it arrived last at; late: last by %.0f ms or more. NCCL GPU: its NCCL kernels' "
+		  "Last: collectives it arrived last at; late: last by %.0f ms or more. Held back: what its late "
+		  "arrivals cost the job, less than the others' wait where they had work of their own meanwhile. "
+		  "NCCL GPU: its NCCL kernels' "
 		  "time on the GPU, which holds its wait for the slowest peer; joined, not joined: its collectives "
 		  "with and without their kernel (CUPTI).", NCCL_LATE_NS / 1e6);
 	for (size_t i = 0; i < DOC_NCOLS(rank_head_cols); i++)

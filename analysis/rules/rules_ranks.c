@@ -65,12 +65,33 @@ static void say_cost(struct finding *f, const struct rank_row *row)
 	finding__say(f, ".");
 }
 
-/* Whether finding f tells of the straggler's lateness again, so that it is
- * this finding's (one finding per cause):
- * - cpu_contention of its calling thread, when waiting for a CPU is why it
- *   came late: its thread alone, or a group whose wait is mostly its own;
- * - blocked_on_thread of another rank's calling thread, woken by it: the
- *   first rank's wait at the collectives, where the collective blocks. */
+/* The advice, by the reason. */
+static void suggest(struct finding *f, const struct rank_row *row, enum tl_cat cat)
+{
+	switch (cat) {
+	case TL_RUNQUEUE:
+		finding__suggest(f, "Give rank %d's calling thread a CPU of its own: move what competes with it "
+				 "(the tasks named) elsewhere, or pin the ranks to separate cores (taskset, "
+				 "the launcher's --cpu-bind).", row->rank);
+		break;
+	case TL_BLOCKED:
+	case TL_IO:
+		finding__suggest(f, "Rank %d's calling thread sleeps or waits before its collectives where the others "
+				 "do not: look at what it waits for there (data loading, I/O, a lock, a sleep) in its "
+				 "timeline.", row->rank);
+		break;
+	case TL_UNKNOWN:
+		finding__suggest(f, "Rank %d's timeline does not tell why it came late: look at its own findings, or "
+				 "record its host with the scheduler's events (not left out).", row->rank);
+		break;
+	default:
+		finding__suggest(f, "Rank %d has more host work before its collectives than the others: balance the "
+				 "work between ranks or look at its own findings.", row->rank);
+		break;
+	}
+}
+
+/* The straggler's finding being made: its row and the reason. */
 struct fold_ctx {
 	const struct ranks *r;
 	const struct rank_row *row;
@@ -85,6 +106,13 @@ static bool is_rank_thread(const struct ranks *r, __u32 pid, __u32 tid)
 	return false;
 }
 
+/* Whether finding f tells of the straggler's lateness again, so that it is
+ * this finding's (one finding per cause):
+ * - cpu_contention of its calling thread, when waiting for a CPU is why it
+ *   came late: its thread alone, or a group whose wait is mostly (80%) its
+ *   own;
+ * - blocked_on_thread of another rank's calling thread, woken by it: the
+ *   first rank's wait at the collectives, where the collective blocks. */
 static bool folds(const struct finding *f, void *ctx)
 {
 	const struct fold_ctx *x = ctx;
@@ -126,11 +154,14 @@ static int fold(const struct ranks *r, const struct rank_row *row, enum tl_cat c
 		if (!folds(o, &x))
 			continue;
 		e = json_object();
+		if (!e || json_array_append_new(list, e)) {
+			json_decref(list);
+			return -ENOMEM;
+		}
 		ev_set(e, "rule", json_string(o->rule));
 		ev_set(e, "cost_s", json_real(o->cost_s));
 		ev_set(e, "pid", ev_u64(o->pid));
 		ev_set(e, "tid", ev_u64(o->tid));
-		json_array_append_new(list, e);
 		if (o->tid)
 			finding__say(f, "%s%s of thread %u", sep, o->rule, o->tid);
 		else
@@ -216,27 +247,7 @@ static int straggler_finish(const struct ranks *r, struct findings *out)
 	if (row->nccl_joined && others_gpu_n)
 		finding__say(f, " On the GPU its NCCL kernels ran %.3f s, the other ranks' %.3f s on average: their "
 			     "kernels waited there for it.", row->nccl_gpu_ns / 1e9, others_gpu_s / (double)others_gpu_n);
-	switch (cat) {
-	case TL_RUNQUEUE:
-		finding__suggest(f, "Give rank %d's calling thread a CPU of its own: move what competes with it "
-				 "(the tasks named) elsewhere, or pin the ranks to separate cores (taskset, "
-				 "the launcher's --cpu-bind).", row->rank);
-		break;
-	case TL_BLOCKED:
-	case TL_IO:
-		finding__suggest(f, "Rank %d's calling thread sleeps or waits before its collectives where the others "
-				 "do not: look at what it waits for there (data loading, I/O, a lock, a sleep) in its "
-				 "timeline.", row->rank);
-		break;
-	case TL_UNKNOWN:
-		finding__suggest(f, "Rank %d's timeline does not tell why it came late: look at its own findings, or "
-				 "record its host with the scheduler's events (not left out).", row->rank);
-		break;
-	default:
-		finding__suggest(f, "Rank %d has more host work before its collectives than the others: balance the "
-				 "work between ranks or look at its own findings.", row->rank);
-		break;
-	}
+	suggest(f, row, cat);
 	ev = f->evidence;
 	ev_set(ev, "rank", json_integer(row->rank));
 	ev_set(ev, "recording", ev_text(r->names[row->source] ? r->names[row->source] : "", SIZE_MAX));

@@ -20,6 +20,8 @@ then SECONDS untraced. A rate interval counts for the stretch it lies in
 whole; those across a switch are left out. Per cycle: the traced stretch's
 mean rate over the mean of the untraced stretches before and after it.
 Prints each cycle, the median change with its range, the attach times,
+the launch loop thread's CPU time per launch traced against untraced (what
+the probes add to each launch, whatever the GPU's pace),
 and the recorder's account of each traced stretch (its "tracing cost" line
 on standard error); the tracer's output and the job's under OUTDIR.
 """
@@ -61,7 +63,7 @@ def run_job(out, name, cycles, secs):
                     pid[0] = int(f[1])
                     ready.set()
                 elif len(f) >= 4 and f[0] == "t" and f[2] == "rate":
-                    lines.append((now, float(f[3])))
+                    lines.append((now, float(f[3]), float(f[5]) if len(f) >= 6 and f[4] == "cpu_us" else None))
         ready.set()
 
     th = threading.Thread(target=reader, daemon=True)
@@ -102,12 +104,12 @@ def run_job(out, name, cycles, secs):
         job.kill()
     th.join(5)
 
-    def mean_rate(a, b):
+    def mean_rate(a, b, k=1):
         # a line read at `now` covers (now - every, now]
-        r = [rate for now, rate in lines if now - every >= a and now <= b]
+        r = [ln[k] for ln in lines if ln[0] - every >= a and ln[0] <= b and ln[k] is not None]
         return statistics.mean(r) if r else None
 
-    changes = []
+    changes, cpu_changes = [], []
     untraced = [s for s in stretches if s[2] is False]
     traced = [s for s in stretches if s[2] is True]
     for c, s in enumerate(traced):
@@ -120,6 +122,12 @@ def run_job(out, name, cycles, secs):
         changes.append(100 * (during / base - 1))
         print(f"{name} cycle {c + 1}: untraced {before:.1f} / {after:.1f}, traced {during:.1f} {unit}: "
               f"{changes[-1]:+.1f}% (attach {attach_ms[c]:.0f} ms)")
+        # the loop thread's CPU time per launch, where the job tells it
+        cb, ca, cd = mean_rate(*untraced[c][:2], k=2), mean_rate(*untraced[c + 1][:2], k=2), mean_rate(*s[:2], k=2)
+        if cb and ca and cd:
+            cpu_changes.append(100 * (cd / ((cb + ca) / 2) - 1))
+            print(f"{name} cycle {c + 1}: CPU per launch untraced {cb:.3f} / {ca:.3f} us, traced {cd:.3f} us: "
+                  f"{cpu_changes[-1]:+.1f}%")
     for c in range(len(traced)):
         try:
             acct = [ln.strip() for ln in open(f"{out}/{name}{c}.err") if "tracing cost" in ln]
@@ -131,6 +139,9 @@ def run_job(out, name, cycles, secs):
         print(f"{name}: traced against untraced in the same process, {len(changes)} cycles of {secs} s: "
               f"median {statistics.median(changes):+.1f}%, range {min(changes):+.1f}% .. {max(changes):+.1f}%; "
               f"attach median {statistics.median(attach_ms):.0f} ms ({min(attach_ms):.0f}-{max(attach_ms):.0f})")
+    if cpu_changes:
+        print(f"{name}: the loop thread's CPU time per launch, traced against untraced: median "
+              f"{statistics.median(cpu_changes):+.1f}%, range {min(cpu_changes):+.1f}% .. {max(cpu_changes):+.1f}%")
     for c in range(len(traced)):
         try:
             os.unlink(f"{out}/{name}{c}.isr")
