@@ -170,25 +170,38 @@ struct {
 	__type(value, struct waking);
 } wakings SEC(".maps");
 
+/* The current task as the waker, and the context it wakes from. */
+static __always_inline void current_waker(struct waking *w)
+{
+	__u64 waker = bpf_get_current_pid_tgid();
+
+	w->pid = waker >> 32;
+	w->tid = (__u32)waker;
+	w->flags = wake_context();
+}
+
+/* Names the current task, waker w of target thread (pid, tid), when it woke
+ * it from its own context and is not a target. */
+static __always_inline void name_waker(const struct waking *w, __u32 pid, __u32 tid, __u64 ts)
+{
+	if (!w->flags && !is_target(w->pid))
+		name_task(bpf_get_current_task_btf(), pid, tid, ts);
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(handle_sched_waking, struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
 	struct waking *w;
-	__u64 waker;
 
 	if (!is_target(pid))
 		return 0;
 	w = bpf_task_storage_get(&wakings, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!w)
 		return 0;	/* sched_wakeup falls back to its own context */
-	waker = bpf_get_current_pid_tgid();
-	w->pid = waker >> 32;
-	w->tid = (__u32)waker;
-	w->flags = wake_context();
+	current_waker(w);
 	w->set = 1;
-	if (!w->flags && !is_target(w->pid))
-		name_task(bpf_get_current_task_btf(), pid, BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
+	name_waker(w, pid, BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -196,9 +209,10 @@ static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
 	struct isr_ev_sched_wakeup *e;
-	struct waking *w = NULL;
-	__u64 waker, ts;
-	__u32 tid, ctx_flags;
+	struct waking *w = NULL, here;
+	bool seen;
+	__u64 ts;
+	__u32 tid;
 
 	if (!is_target(pid))
 		return 0;
@@ -213,24 +227,21 @@ static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 	ts = bpf_ktime_get_ns();
 	fill_hdr(&e->hdr, type, sizeof(*e), pid, tid, ts);
 	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
-	if (w && w->set) {
-		e->waker_pid = w->pid;
-		e->waker_tid = w->tid;
-		e->flags = w->flags;
+	seen = w && w->set;
+	if (seen) {
 		w->set = 0;
-		submit_bulk(e);
-		return 0;
+	} else {
+		/* a fork's (wake_up_new_task: in the parent's context), or its
+		 * sched_waking not seen */
+		current_waker(&here);
+		w = &here;
 	}
-	/* a fork's (wake_up_new_task: in the parent's context), or its
-	 * sched_waking not seen */
-	waker = bpf_get_current_pid_tgid();
-	e->waker_pid = waker >> 32;
-	e->waker_tid = (__u32)waker;
-	ctx_flags = wake_context();
-	e->flags = ctx_flags;
+	e->waker_pid = w->pid;
+	e->waker_tid = w->tid;
+	e->flags = w->flags;
 	submit_bulk(e);
-	if (!ctx_flags && !is_target(waker >> 32))
-		name_task(bpf_get_current_task_btf(), pid, tid, ts);
+	if (!seen)	/* sched_waking named the waker it saw */
+		name_waker(w, pid, tid, ts);
 	return 0;
 }
 

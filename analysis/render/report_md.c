@@ -451,16 +451,27 @@ static void md__sampling(struct md *m, const struct summary *s)
 		md__slowdown(m, &sm->procs[i]);
 }
 
+/* The order of two keys for qsort, the larger first: -1, 0 or 1. */
+static int larger_first(uint64_t x, uint64_t y)
+{
+	return (x < y) - (x > y);
+}
+
+/* The thread an element of a qsort'ed array of thread pointers points at. */
+static const struct thread_summary *thread_at(const void *p)
+{
+	return *(const struct thread_summary *const *)p;
+}
+
+/* The most time on a CPU first; ties by pid and tid, the lowest first. */
 static int by_on_cpu_desc(const void *a, const void *b)
 {
-	const struct thread_summary *x = *(const struct thread_summary *const *)a;
-	const struct thread_summary *y = *(const struct thread_summary *const *)b;
+	const struct thread_summary *x = thread_at(a), *y = thread_at(b);
+	int c = larger_first(x->on_cpu_ns, y->on_cpu_ns);
 
-	if (x->on_cpu_ns != y->on_cpu_ns)
-		return x->on_cpu_ns > y->on_cpu_ns ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+	if (!c)
+		c = larger_first(y->pid, x->pid);
+	return c ? c : larger_first(y->tid, x->tid);
 }
 
 /* A thread that did nothing worth a row: under 1 ms on a CPU, and nothing
@@ -675,24 +686,25 @@ static void md__cuda_memory(struct md *m, const struct recording *r, const struc
 			  unknown == 1 ? "" : "s");
 }
 
+/* The CUDA function an element of a qsort'ed array of pointers points at. */
+static const struct cuda_fn_summary *fn_at(const void *p)
+{
+	return *(const struct cuda_fn_summary *const *)p;
+}
+
+/* The most calls first; ties by function id, the lowest first. */
 static int fn_by_calls_desc(const void *a, const void *b)
 {
-	const struct cuda_fn_summary *x = *(const struct cuda_fn_summary *const *)a;
-	const struct cuda_fn_summary *y = *(const struct cuda_fn_summary *const *)b;
+	int c = larger_first(fn_at(a)->calls, fn_at(b)->calls);
 
-	if (x->calls != y->calls)
-		return x->calls > y->calls ? -1 : 1;
-	return x->func < y->func ? -1 : x->func > y->func;
+	return c ? c : larger_first(fn_at(b)->func, fn_at(a)->func);
 }
 
 static int fn_by_time_desc(const void *a, const void *b)
 {
-	const struct cuda_fn_summary *x = *(const struct cuda_fn_summary *const *)a;
-	const struct cuda_fn_summary *y = *(const struct cuda_fn_summary *const *)b;
+	int c = larger_first(fn_at(a)->total_ns, fn_at(b)->total_ns);
 
-	if (x->total_ns != y->total_ns)
-		return x->total_ns > y->total_ns ? -1 : 1;
-	return fn_by_calls_desc(a, b);
+	return c ? c : fn_by_calls_desc(a, b);
 }
 
 /* A table of CUDA functions, their name and the fields f, of the first
@@ -786,14 +798,12 @@ static bool calls_cuda(const struct thread_summary *t)
 
 static int by_sync_desc(const void *a, const void *b)
 {
-	const struct thread_summary *x = *(const struct thread_summary *const *)a;
-	const struct thread_summary *y = *(const struct thread_summary *const *)b;
+	const struct thread_summary *x = thread_at(a), *y = thread_at(b);
+	int c = larger_first(x->cuda_sync_ns, y->cuda_sync_ns);
 
-	if (x->cuda_sync_ns != y->cuda_sync_ns)
-		return x->cuda_sync_ns > y->cuda_sync_ns ? -1 : 1;
-	if (x->cuda_calls != y->cuda_calls)
-		return x->cuda_calls > y->cuda_calls ? -1 : 1;
-	return by_on_cpu_desc(a, b);
+	if (!c)
+		c = larger_first(x->cuda_calls, y->cuda_calls);
+	return c ? c : by_on_cpu_desc(a, b);
 }
 
 /* "… 3 more threads": the rows a thread table left out, when any. */
@@ -803,33 +813,68 @@ static void md__more_threads(struct doc *d, size_t n)
 		doc__para(d, "… %zu more threads (all of them are in the JSON report)", n - TOP_THREADS);
 }
 
-static void md__cuda_threads(struct md *m, const struct summary *s, const struct thread_summary **order)
+/* The columns of a table of selected threads after pid, tid and name: two
+ * groups of fields, then, in the synchronization table, the functions. */
+struct md_thread_fields {
+	const struct report_field *a, *b;
+	size_t na, nb;
+	bool sync_fns;		/* a last column "in": the thread's synchronization functions */
+};
+
+/* The widest: the synchronization table. */
+enum { THREAD_TABLE_FIELDS = REPORT_NFIELDS(report__thread_cuda) + REPORT_NFIELDS(report__thread_sync) + 1 };
+
+static const struct md_thread_fields sync_thread_fields = {
+	report__thread_cuda, report__thread_sync,
+	REPORT_NFIELDS(report__thread_cuda), REPORT_NFIELDS(report__thread_sync), true,
+};
+
+static const struct md_thread_fields gil_thread_fields = {
+	report__thread_gil_blocked, report__thread_gil_wait,
+	REPORT_NFIELDS(report__thread_gil_blocked), REPORT_NFIELDS(report__thread_gil_wait), false,
+};
+_Static_assert(REPORT_NFIELDS(report__thread_gil_blocked) + REPORT_NFIELDS(report__thread_gil_wait) <=
+		       THREAD_TABLE_FIELDS,
+	       "THREAD_TABLE_FIELDS holds the GIL table's fields");
+
+/* The first TOP_THREADS of the k threads select_threads put first in order,
+ * a row each with the fields tf, and a line for those left out. */
+static void md__thread_table(struct md *m, const struct summary *s, const struct thread_summary *const *order,
+			     size_t k, const struct md_thread_fields *tf)
 {
 	struct doc *d = &m->d;
-	size_t k = select_threads(order, s->thread_count, calls_cuda, by_sync_desc);
-	struct doc_col cols[DOC_NCOLS(thread_head_cols) + REPORT_NFIELDS(report__thread_cuda) +
-			    REPORT_NFIELDS(report__thread_sync) + 1];
+	struct doc_col cols[DOC_NCOLS(thread_head_cols) + THREAD_TABLE_FIELDS];
 	size_t ncols = thread_cols(cols);
 
-	doc__headingf(d, 3, "Synchronization by thread");
-	doc__para(d, "Time blocked in CUDA synchronization (stream, event and context synchronization, synchronous "
-		  "copies; not the queries): the CPU waiting for the GPU.");
-	REPORT_COLS(report__thread_cuda, cols, &ncols);
-	REPORT_COLS(report__thread_sync, cols, &ncols);
-	cols[ncols++] = (struct doc_col){ "in", false };
+	report__field_cols(tf->a, tf->na, cols, &ncols);
+	report__field_cols(tf->b, tf->nb, cols, &ncols);
+	if (tf->sync_fns)
+		cols[ncols++] = (struct doc_col){ "in", false };
 	doc__table(d, cols, ncols);
 	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
 		const struct thread_summary *t = order[i];
 
 		md__thread_cells(m, t);
-		REPORT_CELLS(d, t, NULL, report__thread_cuda);
-		REPORT_CELLS(d, t, NULL, report__thread_sync);
-		doc__cell(d);
-		md__sync_fns(m, s, t);
+		report__field_cells(d, t, NULL, tf->a, tf->na);
+		report__field_cells(d, t, NULL, tf->b, tf->nb);
+		if (tf->sync_fns) {
+			doc__cell(d);
+			md__sync_fns(m, s, t);
+		}
 		doc__row_end(d);
 	}
 	doc__table_end(d);
 	md__more_threads(d, k);
+}
+
+static void md__cuda_threads(struct md *m, const struct summary *s, const struct thread_summary **order)
+{
+	size_t k = select_threads(order, s->thread_count, calls_cuda, by_sync_desc);
+
+	doc__headingf(&m->d, 3, "Synchronization by thread");
+	doc__para(&m->d, "Time blocked in CUDA synchronization (stream, event and context synchronization, "
+		  "synchronous copies; not the queries): the CPU waiting for the GPU.");
+	md__thread_table(m, s, order, k, &sync_thread_fields);
 }
 
 static void md__cuda(struct md *m, const struct recording *r, const struct summary *s,
@@ -856,12 +901,9 @@ static void md__cuda(struct md *m, const struct recording *r, const struct summa
 
 static int by_gil_wait_desc(const void *a, const void *b)
 {
-	const struct thread_summary *x = *(const struct thread_summary *const *)a;
-	const struct thread_summary *y = *(const struct thread_summary *const *)b;
+	int c = larger_first(thread_at(a)->gil_wait_ns, thread_at(b)->gil_wait_ns);
 
-	if (x->gil_wait_ns != y->gil_wait_ns)
-		return x->gil_wait_ns > y->gil_wait_ns ? -1 : 1;
-	return by_on_cpu_desc(a, b);
+	return c ? c : by_on_cpu_desc(a, b);
 }
 
 static bool has_gil(const struct thread_summary *t)
@@ -872,34 +914,18 @@ static bool has_gil(const struct thread_summary *t)
 /* The Python threads (any GIL event), most GIL wait first. */
 static void md__gil(struct md *m, const struct summary *s, const struct thread_summary **order)
 {
-	struct doc *d = &m->d;
 	size_t k = select_threads(order, s->thread_count, has_gil, by_gil_wait_desc);
-	struct doc_col cols[DOC_NCOLS(thread_head_cols) + REPORT_NFIELDS(report__thread_gil_blocked) +
-			    REPORT_NFIELDS(report__thread_gil_wait)];
-	size_t ncols = thread_cols(cols);
 
 	if (!k)
 		return;
-	doc__headingf(d, 2, "Python GIL");
-	doc__para(d, "Blocked: off its CPU waiting for the GIL, as the scheduler saw it (on by default). With --gil, "
+	doc__headingf(&m->d, 2, "Python GIL");
+	doc__para(&m->d, "Blocked: off its CPU waiting for the GIL, as the scheduler saw it (on by default). With --gil, "
 		  "wait: inside PyEval_RestoreThread, taking the GIL back after a blocking call (sleep, I/O, a C "
 		  "extension that released it); hold: from taking it to the next PyEval_SaveThread, an upper bound "
 		  "(hand-overs on the switch interval inside the interpreter are not seen; '-': never seen taking "
 		  "or releasing it, as a CPU-bound thread that hands it over only inside the interpreter: unknown, "
 		  "not 0), acquisitions: its returns.");
-	REPORT_COLS(report__thread_gil_blocked, cols, &ncols);
-	REPORT_COLS(report__thread_gil_wait, cols, &ncols);
-	doc__table(d, cols, ncols);
-	for (size_t i = 0; i < k && i < TOP_THREADS; i++) {
-		const struct thread_summary *t = order[i];
-
-		md__thread_cells(m, t);
-		REPORT_CELLS(d, t, NULL, report__thread_gil_blocked);
-		REPORT_CELLS(d, t, NULL, report__thread_gil_wait);
-		doc__row_end(d);
-	}
-	doc__table_end(d);
-	md__more_threads(d, k);
+	md__thread_table(m, s, order, k, &gil_thread_fields);
 	/* the caller's order is by on-CPU time */
 	qsort(order, s->thread_count, sizeof(*order), by_on_cpu_desc);
 }
