@@ -549,6 +549,24 @@ static void test_join_two_threads_sampled(void **state)
 	json_decref(r);
 }
 
+/* Every kernel record CUPTI took in the windows reached the recording,
+ * is counted in it as handed back unfinished (a kernel still running when
+ * a window's drain gave up: its times are not known), or is among the
+ * GPU records the recording counts as dropped (the ring buffer full on a
+ * loaded host: drops of every GPU record type, so they bound the kernels
+ * lost from above; none dropped, the count is exact). */
+static void expect_window_kernels(json_t *r, json_t *p, unsigned long planted)
+{
+	json_t *drops = json_object_get(json_object_get(r, "recording"), "drops");
+	double got = th_num(p, "kernels") + th_num(p, "unfinished_records");
+	double dropped = th_num(drops, "gpu") + th_num(drops, "cupti");
+
+	print_message("kernels %g recorded, %g unfinished, of %lu planted; GPU records dropped %g\n",
+		      th_num(p, "kernels"), th_num(p, "unfinished_records"), planted, dropped);
+	assert_true(got <= (double)planted);
+	assert_true((double)planted <= got + dropped);
+}
+
 #define WINDOWS_SECONDS "4"
 #define WINDOWS_PERIOD "0.5"
 /* CUPTI may take 0.1% of a thread (half the budget): about a quarter of
@@ -602,12 +620,7 @@ static void test_windows(void **state)
 	print_message("windows %g, observed %.3f of %.3f s, kernels %g of %lu planted, %u finalizes\n",
 		      th_num(p, "windows"), th_num(p, "observed_s"), th_num(p, "span_s"), th_num(p, "kernels"), planted,
 		      finalizes);
-	/* every record CUPTI took reached the recording, or is counted in it
-	 * as handed back unfinished (a kernel still running when a window's
-	 * drain gave up: its times are not known) */
-	print_message("kernels %g recorded, %g unfinished, of %lu planted\n", th_num(p, "kernels"),
-		      th_num(p, "unfinished_records"), planted);
-	assert_int_equal(th_num(p, "kernels") + th_num(p, "unfinished_records"), planted);
+	expect_window_kernels(r, p, planted);
 	assert_int_equal(th_num(p, "causality_violations"), 0);
 	assert_true(json_is_true(json_object_get(p, "estimated")));
 	assert_true(th_num(p, "windows") >= 4);
@@ -669,12 +682,7 @@ static void test_windows_other_client(void **state)
 	free(err);
 	r = th_report(c->f.isr);
 	p = gpu_process(r, first_pid(c->f.isr, ISR_EV_GPU_WINDOW));
-	/* every record CUPTI took reached the recording, or is counted in it
-	 * as handed back unfinished (a kernel still running when a window's
-	 * drain gave up: its times are not known) */
-	print_message("kernels %g recorded, %g unfinished, of %lu planted\n", th_num(p, "kernels"),
-		      th_num(p, "unfinished_records"), planted);
-	assert_int_equal(th_num(p, "kernels") + th_num(p, "unfinished_records"), planted);
+	expect_window_kernels(r, p, planted);
 	assert_true(th_num(p, "windows") >= 2);
 	assert_int_equal(th_num(p, "detaches"), 0);
 	json_decref(r);
