@@ -369,6 +369,10 @@ static void test_straggler_gpu_side(void **state)
 					   "average: their kernels waited there for it."));
 	assert_true(fabs(json_real_value(json_object_get(f->evidence, "nccl_gpu_s")) - 0.0012) < 1e-9);
 	assert_true(fabs(json_real_value(json_object_get(f->evidence, "others_nccl_gpu_s")) - 0.0612) < 1e-9);
+	/* the cost priced on the GPU: rank 0's kernels ran 10 ms longer at each
+	 * of the 6, no more than its 10 ms waits */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(f->evidence, "cost_measured_by"), "gpu")), 6);
+	assert_true(fabs(f->cost_s - 0.060) < 1e-9);
 	{
 		/* the Perfetto slices of the collectives carry their kernels' time */
 		char dir[] = "/tmp/nccl-join-XXXXXX", path[64], *text;
