@@ -349,6 +349,7 @@ static const char *const cuda_hold_libs[] = { "libcuda.so", NULL };
 
 const struct probe_family family_cuda = {
 	.name = "cuda",
+	.after = "python",	/* the Python stack walker's maps */
 	.hold_libs = cuda_hold_libs,
 	.enabled = cuda_enabled,
 	.open = cuda_open,

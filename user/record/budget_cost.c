@@ -15,7 +15,7 @@
 #define TRIM_KEEP	0.9	/* of each phase's timings, the fastest, unless said */
 #define PAGE		4096
 #define FAULT_PAGES	512	/* per phase */
-#define FAULT_ROUNDS	6
+#define FAULT_ROUNDS	4	/* each switch of the fault programs waits for the kernel (about 10 ms) */
 #define SCHED_TRIPS	32	/* round trips per phase */
 #define SCHED_ROUNDS	6
 

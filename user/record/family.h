@@ -65,8 +65,14 @@ struct probe_family {
 	bool (*enabled)(const struct record_config *cfg);
 	/* Opens and loads its BPF objects onto the tracer's shared maps,
 	 * before anything is traced: its state, or NULL with errno set and
-	 * err saying why (the recording does not start). */
+	 * err saying why (the recording does not start). The families open
+	 * on threads of their own, at once (the kernel's verifier takes most
+	 * of the time, and a busy host has idle CPUs): an open touches only
+	 * its own state and the tracer's calls. */
 	void *(*open)(const struct family_ctx *ctx, char *err, size_t errlen);
+	/* The family whose shared maps (tracer__share_maps) its objects use:
+	 * opened after that one, when it is enabled; NULL: none. */
+	const char *after;
 	/* Before the targets run: finds the files it will probe, and may
 	 * give the command to launch environment variables. 0, or -errno
 	 * after saying what failed (the recording does not start). */

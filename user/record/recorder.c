@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -647,6 +648,86 @@ static int set_hold_names(struct recorder *r)
 	return e;
 }
 
+/* A family to open, and what its open gave. */
+struct open_job {
+	const struct family_ctx *ctx;
+	const struct probe_family *ops;
+	struct open_job *all;	/* every job: those opened after this one are among them */
+	size_t n;
+	void *st;
+	int e;
+	bool ran;
+	char err[512];
+};
+
+/* Opens j's family, then those that open after it. */
+static void open_one(struct open_job *j)
+{
+	j->ran = true;
+	errno = 0;
+	j->st = j->ops->open(j->ctx, j->err, sizeof(j->err));
+	j->e = j->st ? 0 : -(errno ?: EINVAL);
+	for (size_t k = 0; k < j->n && j->st; k++)
+		if (j->all[k].ops->after && !strcmp(j->all[k].ops->after, j->ops->name))
+			open_one(&j->all[k]);
+}
+
+static void *open_thread(void *arg)
+{
+	open_one(arg);
+	return NULL;
+}
+
+/* Whether job j opens on a thread of its own: no family it opens after
+ * is enabled. */
+static bool open_root(const struct open_job *all, size_t n, size_t j)
+{
+	for (size_t k = 0; k < n && all[j].ops->after; k++)
+		if (!strcmp(all[k].ops->name, all[j].ops->after))
+			return false;
+	return true;
+}
+
+/*
+ * Every enabled family opened, each chain of them (struct probe_family
+ * after) on a thread of its own: loading is mostly the kernel's verifier,
+ * in the loading thread, and the families' objects load at once on as
+ * many CPUs (attach time: docs/overhead.md). Their states in r->fam in
+ * the table's order; every failure said; 0 or the first one's -errno.
+ */
+static int open_families(struct recorder *r)
+{
+	struct open_job jobs[NR_FAMILIES];
+	pthread_t threads[NR_FAMILIES];
+	bool started[NR_FAMILIES];
+	size_t i, n = 0;
+	int e = 0;
+
+	for (i = 0; i < NR_FAMILIES; i++)
+		if (families[i]->enabled(r->cfg))
+			jobs[n++] = (struct open_job){ .ctx = &r->ctx, .ops = families[i], .all = jobs };
+	for (i = 0; i < n; i++) {
+		jobs[i].n = n;
+		started[i] = open_root(jobs, n, i) && !pthread_create(&threads[i], NULL, open_thread, &jobs[i]);
+	}
+	for (i = 0; i < n; i++)
+		if (started[i])
+			pthread_join(threads[i], NULL);
+	for (i = 0; i < n; i++)	/* a thread that could not start: here */
+		if (!jobs[i].ran && open_root(jobs, n, i))
+			open_one(&jobs[i]);
+	for (i = 0; i < n; i++) {
+		if (jobs[i].st) {
+			r->fam[r->nfam].ops = jobs[i].ops;
+			r->fam[r->nfam++].st = jobs[i].st;
+		} else if (jobs[i].ran) {
+			fprintf(stderr, "inferscope-bpf: %s\n", jobs[i].err);
+			e = e ?: jobs[i].e;
+		}
+	}
+	return e;
+}
+
 /* The writer, the tracer and every enabled family, opened and prepared. */
 static int open_all(struct recorder *r, struct launch_env *env)
 {
@@ -704,19 +785,7 @@ static int open_all(struct recorder *r, struct launch_env *env)
 		fprintf(stderr, "inferscope-bpf: cannot start the watcher of held processes: %s; processes are not held "
 			"at their start (their first calls may be missed)\n", strerror(-e));
 	r->hold_ok = !e;
-	e = 0;
-	for (i = 0; i < NR_FAMILIES && !e; i++) {
-		if (!families[i]->enabled(cfg))
-			continue;
-		r->fam[r->nfam].ops = families[i];
-		r->fam[r->nfam].st = families[i]->open(&r->ctx, err, sizeof(err));
-		if (!r->fam[r->nfam].st) {
-			e = -errno;
-			fprintf(stderr, "inferscope-bpf: %s\n", err);
-			break;
-		}
-		r->nfam++;
-	}
+	e = open_families(r);
 	e = e ?: set_hold_names(r);
 	for (i = 0; i < r->nfam && !e; i++)
 		e = r->fam[i].ops->prepare ? r->fam[i].ops->prepare(r->fam[i].st, env) : 0;

@@ -108,6 +108,7 @@ struct tracer {
 	struct sched_bpf *sched;	/* owns the maps every object shares */
 	struct shared_maps shared[MAX_SHARED];
 	size_t nshared;
+	pthread_mutex_t shared_lock;	/* families load on threads of their own */
 	struct uprobe_attachment *att;	/* uprobes and USDT links, by process and file */
 	size_t att_count, att_cap;
 	struct ring_buffer *rb;
@@ -121,6 +122,10 @@ struct tracer {
 	 * the scheduler's, what the kernel supports, the loaders watched */
 	struct hold_bpf *hold;
 	bool hold_lib, hold_fork;
+	bool follow_children;
+	pthread_t hold_thread;		/* loading the hold object (tracer__loaded) */
+	bool hold_loading;		/* on hold_thread */
+	bool hold_pending;		/* to load at the first wait: no thread */
 	__u32 task_fsbase_off;		/* tracer__task_fsbase_offset */
 	struct bpf_link *hold_fork_link;
 	char hold_note[256];		/* why the hold object could not load; "" */
@@ -187,19 +192,26 @@ int tracer__map_fd(const struct tracer *t, const char *name)
 
 int tracer__share_maps(struct tracer *t, struct bpf_object *obj, const char *const *names, size_t n)
 {
-	if (t->nshared == MAX_SHARED)
-		return -E2BIG;
-	t->shared[t->nshared].obj = obj;
-	t->shared[t->nshared].names = names;
-	t->shared[t->nshared].n = n;
-	t->nshared++;
-	return 0;
+	int e = 0;
+
+	pthread_mutex_lock(&t->shared_lock);
+	if (t->nshared == MAX_SHARED) {
+		e = -E2BIG;
+	} else {
+		t->shared[t->nshared].obj = obj;
+		t->shared[t->nshared].names = names;
+		t->shared[t->nshared].n = n;
+		t->nshared++;
+	}
+	pthread_mutex_unlock(&t->shared_lock);
+	return e;
 }
 
 int tracer__load(struct tracer *t, struct bpf_object_skeleton *skel, const char *what, const char *off_option,
 		 char *err, size_t errlen)
 {
-	size_t i;
+	struct shared_maps shared[MAX_SHARED];
+	size_t i, n;
 	int e = 0;
 
 	if (!skel) {
@@ -207,8 +219,14 @@ int tracer__load(struct tracer *t, struct bpf_object_skeleton *skel, const char 
 		set_err(err, errlen, "cannot open the %s BPF object: %s", what, strerror(-e));
 		return e;
 	}
-	for (i = 0; i < t->nshared && !e; i++)
-		e = reuse_maps(*skel->obj, &t->shared[i]);
+	/* what was shared so far: a family that shares maps with another
+	 * loads after it (struct probe_family after) */
+	pthread_mutex_lock(&t->shared_lock);
+	n = t->nshared;
+	memcpy(shared, t->shared, n * sizeof(*shared));
+	pthread_mutex_unlock(&t->shared_lock);
+	for (i = 0; i < n && !e; i++)
+		e = reuse_maps(*skel->obj, &shared[i]);
 	if (e) {
 		set_err(err, errlen, "cannot share maps with the %s BPF object: %s", what, strerror(-e));
 		return e;
@@ -277,19 +295,15 @@ __u32 tracer__task_fsbase_offset(const struct tracer *t)
 }
 
 /*
- * The holds' own object (bpf/hold.bpf.c), on the scheduler's maps: the
- * loader watch where uprobes are uprobe_multi links (it reads the address
- * it was hit at), the hold of a forked child where the kernel has the
- * bpf_send_signal_task kfunc (Linux 6.13). Without either, targets are
- * still held at their exec (the scheduler's program); a refusal is kept
- * in hold_note, for tracer__attach to tell. The kernel's BTF, read here
- * for the kfunc, also gives where a task keeps its fs base
- * (tracer__task_fsbase_offset).
+ * What the kernel's BTF tells, read once: whether the kernel has the
+ * bpf_send_signal_task kfunc (Linux 6.13: the hold of a forked child), and
+ * where a task keeps its fs base (tracer__task_fsbase_offset). Read on a
+ * thread of its own while the scheduler's object loads.
  */
-static void hold_open(struct tracer *t, const struct record_config *cfg)
+static void *kernel_facts(void *arg)
 {
+	struct tracer *t = arg;
 	struct btf *vmlinux = btf__load_vmlinux_btf();
-	int e;
 
 	t->hold_fork = !libbpf_get_error(vmlinux) &&
 		       btf__find_by_name_kind(vmlinux, "bpf_send_signal_task", BTF_KIND_FUNC) > 0;
@@ -299,10 +313,27 @@ static void hold_open(struct tracer *t, const struct record_config *cfg)
 		t->task_fsbase_off = fs > 0 ? (__u32)fs : 0;
 		btf__free(vmlinux);
 	}
+	return NULL;
+}
+
+/*
+ * The holds' own object (bpf/hold.bpf.c), on the scheduler's maps: the
+ * loader watch where uprobes are uprobe_multi links (it reads the address
+ * it was hit at), the hold of a forked child where the kernel has the
+ * bpf_send_signal_task kfunc. Without either, targets are still held at
+ * their exec (the scheduler's program); a refusal is kept in hold_note,
+ * for tracer__attach to tell. Loaded on a thread of its own while the
+ * families load (tracer__loaded waits for it).
+ */
+static void *hold_open(void *arg)
+{
+	struct tracer *t = arg;
+	int e;
+
 	t->hold_lib = t->multi;
 	t->hold = hold_bpf__open();
 	if (t->hold) {
-		t->hold->rodata->follow_children = cfg->targets.follow_children;
+		t->hold->rodata->follow_children = t->follow_children;
 		bpf_program__set_autoload(t->hold->progs.hold_dlopen, t->hold_lib);
 		bpf_program__set_autoload(t->hold->progs.hold_fork, t->hold_fork);
 		bpf_program__set_autoattach(t->hold->progs.hold_dlopen, false);
@@ -313,12 +344,26 @@ static void hold_open(struct tracer *t, const struct record_config *cfg)
 			 sizeof(t->hold_note));
 	if (e)
 		t->hold_lib = t->hold_fork = false;
+	return NULL;
+}
+
+/* The hold object loaded (hold_open): waited for by whatever reads its
+ * state. */
+static void hold_wait(struct tracer *t)
+{
+	if (t->hold_loading)
+		pthread_join(t->hold_thread, NULL);
+	else if (t->hold_pending)
+		hold_open(t);	/* its thread could not start */
+	t->hold_loading = t->hold_pending = false;
 }
 
 struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn, void *ctx, char *err, size_t errlen)
 {
 	static const char *const core_maps[] = { "targets", "events", "critical", "drops", "hold_ctl", "held" };
 	struct tracer *t;
+	pthread_t facts;
+	bool facts_thread;
 	int e;
 
 	verbose_log = cfg->verbose;
@@ -330,34 +375,38 @@ struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn,
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_init(&t->shared_lock, NULL);
 	t->fn = fn;
 	t->ctx = ctx;
 	t->verbose = cfg->verbose;
+	t->follow_children = cfg->targets.follow_children;
 	for (int k = 0; k < TRACER_SWITCHES; k++)
 		t->on[k] = true;
 	t->multi = !cfg->tracer.legacy_uprobes && tracer__has_uprobe_multi();
+	facts_thread = !pthread_create(&facts, NULL, kernel_facts, t);
 
 	t->sched = sched_bpf__open();
-	if (!t->sched) {
-		e = -errno;
+	e = t->sched ? 0 : -errno;
+	if (e)
 		set_err(err, errlen, "cannot open the scheduler BPF object: %s", strerror(-e));
-		goto fail;
-	}
-	e = bpf_map__set_max_entries(t->sched->maps.events, cfg->tracer.ringbuf_bytes);
-	if (e) {
+	e = e ?: bpf_map__set_max_entries(t->sched->maps.events, cfg->tracer.ringbuf_bytes);
+	if (e && t->sched)
 		set_err(err, errlen, "ring-buffer size %zu rejected: %s (use a power of two of at least 4096)",
 			cfg->tracer.ringbuf_bytes, strerror(-e));
-		goto fail;
+	if (!e) {
+		t->sched->rodata->follow_children = cfg->targets.follow_children;
+		e = sched_bpf__load(t->sched);
+		if (e)
+			set_err(err, errlen, "cannot load the scheduler BPF programs: %s%s", strerror(-e),
+				cfg->verbose ? "" : " (rerun with -v for the verifier's log)");
 	}
-	t->sched->rodata->follow_children = cfg->targets.follow_children;
-	e = sched_bpf__load(t->sched);
-	if (e) {
-		set_err(err, errlen, "cannot load the scheduler BPF programs: %s%s", strerror(-e),
-			cfg->verbose ? "" : " (rerun with -v for the verifier's log)");
+	if (facts_thread)
+		pthread_join(facts, NULL);
+	else
+		kernel_facts(t);
+	if (e)
 		goto fail;
-	}
 	tracer__share_maps(t, t->sched->obj, core_maps, sizeof(core_maps) / sizeof(core_maps[0]));
-	hold_open(t, cfg);
 
 	t->rb = ring_buffer__new(bpf_map__fd(t->sched->maps.events), on_event, t, NULL);
 	if (!t->rb) {
@@ -370,6 +419,8 @@ struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn,
 		set_err(err, errlen, "cannot map the critical-event ring buffer: %s", strerror(-e));
 		goto fail;
 	}
+	t->hold_loading = !pthread_create(&t->hold_thread, NULL, hold_open, t);
+	t->hold_pending = !t->hold_loading;
 	return t;
 fail:
 	tracer__free(t);
@@ -417,6 +468,7 @@ int tracer__attach(struct tracer *t, char *err, size_t errlen)
 {
 	int e;
 
+	hold_wait(t);
 	e = sched_bpf__attach(t->sched);
 	if (e) {
 		set_err(err, errlen, "cannot attach the scheduler tracepoints: %s", strerror(-e));
@@ -440,6 +492,7 @@ int tracer__watch_loader(struct tracer *t, const char *path, dev_t dev, ino_t in
 	size_t i;
 	int fd;
 
+	hold_wait(t);
 	if (!t->hold_lib)
 		return -EOPNOTSUPP;
 	for (i = 0; i < t->nloaders; i++)
@@ -462,6 +515,7 @@ int tracer__set_hold_names(struct tracer *t, const char *const *names, size_t n)
 	struct isr_hold_names all;
 	__u32 i, zero = 0;
 
+	hold_wait(t);
 	if (!t->hold_lib)
 		return 0;	/* no loader watch: nothing reads them */
 	if (n > ISR_HOLD_NAMES)
@@ -490,8 +544,9 @@ void tracer__hold(struct tracer *t, bool on)
 	bpf_map_update_elem(bpf_map__fd(t->sched->maps.hold_ctl), &zero, &v, BPF_ANY);
 }
 
-void tracer__hold_support(const struct tracer *t, bool *lib, bool *fork)
+void tracer__hold_support(struct tracer *t, bool *lib, bool *fork)
 {
+	hold_wait(t);
 	*lib = t->hold_lib;
 	*fork = t->hold_fork;
 }
@@ -1167,6 +1222,8 @@ void tracer__free(struct tracer *t)
 
 	if (!t)
 		return;
+	if (t->hold_loading)
+		pthread_join(t->hold_thread, NULL);
 	ring_buffer__free(t->rb);
 	/* The USDT links first (the CUPTI bridges: their semaphores drop at
 	 * once and they go dormant), before the seconds that releasing
@@ -1184,5 +1241,6 @@ void tracer__free(struct tracer *t)
 		close(t->loaders[i].fd);
 	hold_bpf__destroy(t->hold);
 	sched_bpf__destroy(t->sched);
+	pthread_mutex_destroy(&t->shared_lock);
 	free(t);
 }

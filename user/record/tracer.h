@@ -80,7 +80,7 @@ int tracer__set_hold_names(struct tracer *t, const char *const *names, size_t n)
 void tracer__hold(struct tracer *t, bool on);
 /* What holds the kernel supports besides the exec: the loading of a
  * library (uprobe_multi links), the fork of a probed process (Linux 6.13). */
-void tracer__hold_support(const struct tracer *t, bool *lib, bool *fork);
+void tracer__hold_support(struct tracer *t, bool *lib, bool *fork);
 /* Watches the dynamic loader file (dev, ino) at path, for every process
  * (bpf/hold.bpf.c): its hook at file offset, cookie the distance from the
  * hook's address to _r_debug (user/record/loader_watch.h). 0, -EALREADY (watched),
