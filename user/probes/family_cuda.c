@@ -310,14 +310,16 @@ static int cuda_measure_costs(void *st, struct tracer_costs *costs, char *err, s
 {
 	static const char self[] = "/proc/self/exe";
 	struct cuda_family *c = st;
-	struct tracer *t = c->ctx->t;
 	const struct probed_lib *lib;
-	__u32 pid = (__u32)getpid();
+	struct self_probe hot = { c, NULL, false, { -1, -1 } };
+	struct self_probe pair = { c, NULL, true, { -1, -1 } };
+	struct cost_ab ab_hot = { self_launch, self_probe_set, &hot, COST_CALLS, 1, COST_GAP_NS, 0 };
+	struct cost_ab ab_pair = { self_sync, self_probe_set, &pair, COST_CALLS / 2, 1, COST_GAP_NS, 0 };
 	int e;
 
 	/* without uprobe_multi links (--legacy-uprobes, Linux before 6.6):
 	 * no budget, and the probes' hits are not charged */
-	if (!tracer__uprobe_multi(t))
+	if (!tracer__uprobe_multi(c->ctx->t))
 		return 0;
 	lib = probed_libs__resolve(c->libs.libs, self, err, errlen);
 	if (!lib)
@@ -327,21 +329,12 @@ static int cuda_measure_costs(void *st, struct tracer_costs *costs, char *err, s
 		snprintf(err, errlen, "the executable has no cuLaunchKernel and cuStreamSynchronize of its own to measure");
 		return -ENOENT;
 	}
-	e = tracer__add_target(t, pid, true);	/* the recorder itself: never held */
-	if (!e) {
-		struct self_probe hot = { c, &lib->sites[ISR_CUDA_FN_cuLaunchKernel], false, { -1, -1 } };
-		struct self_probe pair = { c, &lib->sites[ISR_CUDA_FN_cuStreamSynchronize], true, { -1, -1 } };
-		struct cost_ab ab_hot = { self_launch, self_probe_set, &hot, COST_CALLS, 1, COST_GAP_NS, 0 };
-		struct cost_ab ab_pair = { self_sync, self_probe_set, &pair, COST_CALLS / 2, 1, COST_GAP_NS, 0 };
-
-		e = budget_cost__ab(&ab_hot, &costs->hit_ns);
-		e = e ?: budget_cost__ab(&ab_pair, &costs->pair_ns);
-		if (e)
-			snprintf(err, errlen, "cannot probe the executable's own CUDA functions: %s", strerror(-e));
-		tracer__remove_target(t, pid);
-	} else {
-		snprintf(err, errlen, "cannot make this process a target: %s", strerror(-e));
-	}
+	hot.site = &lib->sites[ISR_CUDA_FN_cuLaunchKernel];
+	pair.site = &lib->sites[ISR_CUDA_FN_cuStreamSynchronize];
+	e = budget_cost__ab(&ab_hot, &costs->hit_ns);
+	e = e ?: budget_cost__ab(&ab_pair, &costs->pair_ns);
+	if (e)
+		snprintf(err, errlen, "cannot probe the executable's own CUDA functions: %s", strerror(-e));
 	return e;
 }
 

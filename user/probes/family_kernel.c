@@ -168,7 +168,7 @@ static int faults_switch(void *st, bool on)
 static int kernel_measure_costs(void *st, struct tracer_costs *c, char *err, size_t errlen)
 {
 	struct kernel_family *k = st;
-	int e = budget_cost__measure_faults(k->t, faults_switch, k, &c->fault_ns);
+	int e = budget_cost__measure_faults(faults_switch, k, &c->fault_ns);
 
 	if (e)
 		snprintf(err, errlen, "cannot measure what tracing a page fault costs here: %s", strerror(-e));

@@ -204,7 +204,6 @@ static int python_measure_costs(void *st, struct tracer_costs *c, char *err, siz
 	struct tick_probe tick = { NULL, NULL, 0 };
 	/* 200 us of work is preempted often on a busy host: the fastest half */
 	struct cost_ab ab = { tick_op, tick_set, &tick, 10, 4, 0, 0.5 };
-	__u32 pid = (__u32)getpid();
 	double per_op;
 	int e;
 
@@ -212,9 +211,7 @@ static int python_measure_costs(void *st, struct tracer_costs *c, char *err, siz
 		return 0;
 	tick.prog = p->sampler->progs.py_sample;
 	tick.spin = budget_cost__spin_calibrate(TICK_OP_NS);
-	e = tracer__add_target(p->ctx->t, pid, true);
-	e = e ?: budget_cost__ab(&ab, &per_op);
-	tracer__remove_target(p->ctx->t, pid);
+	e = budget_cost__ab(&ab, &per_op);
 	if (e) {
 		snprintf(err, errlen, "cannot measure what a tick of the Python stack sampler costs: %s", strerror(-e));
 		return e;

@@ -13,6 +13,11 @@ void budget__init(struct budget *b, double fraction, double hit_cost_ns, __u64 n
 	b->on_since_ns = now_ns;
 }
 
+void budget__set_end(struct budget *b, __u64 end_ns)
+{
+	b->end_ns = end_ns;
+}
+
 double budget__cap_ns(const struct budget *b)
 {
 	return b->fraction * BUDGET_PERIOD_NS;
@@ -73,7 +78,18 @@ enum budget_action budget__decide(const struct budget *b, __u64 now_ns, __u64 *n
 		}
 		return BUDGET_SWITCH_OFF;
 	}
-	if (credit >= 0 || now_ns >= b->off_since_ns + BUDGET_FLOOR_NS)
+	if (now_ns >= b->off_since_ns + BUDGET_FLOOR_NS)
+		return BUDGET_SWITCH_ON;
+	if (credit >= 0 && b->end_ns) {
+		/* a window the credit repays by the end, or none */
+		double cost = b->last_window_ns > 0 ? b->last_window_ns : budget__cap_ns(b);
+
+		if (now_ns < b->end_ns && credit + b->fraction * (double)(b->end_ns - now_ns) >= cost)
+			return BUDGET_SWITCH_ON;
+		*next_ns = b->off_since_ns + BUDGET_FLOOR_NS;
+		return BUDGET_KEEP;
+	}
+	if (credit >= 0)
 		return BUDGET_SWITCH_ON;
 	/* The credit grows by `fraction` per ns; the floor window comes
 	 * BUDGET_FLOOR_NS after the switch off, whichever is first. */
@@ -95,5 +111,6 @@ void budget__switched(struct budget *b, bool on, __u64 now_ns)
 	} else {
 		b->sampling = true;
 		b->off_since_ns = now_ns;
+		b->last_window_ns = b->window_spent_ns;
 	}
 }

@@ -33,6 +33,11 @@
  * window, the first one too, lasts at least BUDGET_MIN_ON_NS: long enough
  * to tell the call rate.
  *
+ * When the recording's end is known (-d), no window opens whose cost (the
+ * last window's, or the cap before any) the credit cannot repay by then:
+ * a window at the end would leave the budget overspent by up to its cost
+ * (about 0.2% of a 5 s recording at 1%). A floor window still opens.
+ *
  * Pure: time and costs come in as arguments, which is what makes it
  * testable without BPF.
  */
@@ -60,6 +65,8 @@ struct budget {
 	bool floor;		/* the open window is a floor window */
 	__u64 floor_windows;	/* on-windows opened by the floor, credit overspent */
 	double window_spent_ns;	/* charged since on_since_ns */
+	double last_window_ns;	/* what the last completed window was charged; 0: none yet */
+	__u64 end_ns;		/* when the recording ends; 0: not known */
 	__u64 switches;
 };
 
@@ -71,6 +78,8 @@ enum budget_action {
 
 /* Starts the budget at now with the hot-path probes on. */
 void budget__init(struct budget *b, double fraction, double hit_cost_ns, __u64 now_ns);
+/* The recording ends at end_ns (budget.h: no window it cannot repay). */
+void budget__set_end(struct budget *b, __u64 end_ns);
 /* Charges what the probes cost the busiest thread since the last call:
  * its hits times hit_cost_ns, plus the Python stacks captured on it (what
  * each capture took its BPF program). */

@@ -145,7 +145,6 @@ static int set_target(struct self_target *s, bool on)
 
 /* A page fault: one fresh page written. */
 struct fault_arg {
-	struct self_target self;
 	int (*set)(void *arg, bool on);	/* the fault programs */
 	void *set_arg;
 	char *pages;
@@ -166,7 +165,7 @@ static int fault_set(void *arg, bool on)
 	}
 	madvise(f->pages, (size_t)FAULT_PAGES * PAGE, MADV_NOHUGEPAGE);
 	f->next = 0;
-	return f->set(f->set_arg, on) ?: set_target(&f->self, on);
+	return f->set(f->set_arg, on);
 }
 
 static void fault_op(void *arg)
@@ -267,9 +266,9 @@ int budget_cost__measure_core(struct tracer *t, struct tracer_costs *c, char *er
 	return e;
 }
 
-int budget_cost__measure_faults(struct tracer *t, int (*set)(void *arg, bool on), void *arg, double *ns)
+int budget_cost__measure_faults(int (*set)(void *arg, bool on), void *arg, double *ns)
 {
-	struct fault_arg f = { .self = { t, (__u32)getpid(), false }, .set = set, .set_arg = arg };
+	struct fault_arg f = { .set = set, .set_arg = arg };
 	struct cost_ab ab = { fault_op, fault_set, &f, FAULT_PAGES, FAULT_ROUNDS, 0, 0 };
 	int e = budget_cost__ab(&ab, ns), e2;
 

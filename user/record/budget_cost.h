@@ -65,14 +65,14 @@ int budget_cost__measure_core(struct tracer *t, struct tracer_costs *c, char *er
 
 /*
  * What tracing a page fault costs the faulting thread (fresh pages
- * touched) into *ns: traced, this process a target, against not traced at
- * all, the fault programs switched off by set(arg, false) (their
- * tracepoint and perf events fire for every process while attached: a
- * target or not only decides what the program does after it ran). Leaves
- * them switched on (set(arg, true)) and this process no target. 0 or
- * -errno.
+ * touched) into *ns: traced against not traced at all, the fault programs
+ * switched off by set(arg, false) (their tracepoint and perf events fire
+ * for every process while attached: a target or not only decides what the
+ * program does after it ran). This process is a target meanwhile (the
+ * caller's doing: struct probe_family measure_costs). Leaves them
+ * switched on (set(arg, true)). 0 or -errno.
  */
-int budget_cost__measure_faults(struct tracer *t, int (*set)(void *arg, bool on), void *arg, double *ns);
+int budget_cost__measure_faults(int (*set)(void *arg, bool on), void *arg, double *ns);
 
 /* After the measurements, before any target is added: pid (this process)
  * is no target, its events are dropped, and the tasks the scheduler's

@@ -115,6 +115,8 @@ int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, v
 	if (!bc->accounting)
 		return 0;
 	budget__init(&bc->b, bc->b.fraction, bc->costs.hit_ns, start);
+	if (bc->duration_ns)
+		budget__set_end(&bc->b, start + bc->duration_ns);
 	bc->start_ns = bc->last_ns = start;
 	bc->next_ns = start + BUDGET_CHECK_NS;
 	bc->recorder_cpu_ns = recorder_cpu_ns();
@@ -128,6 +130,8 @@ int budget_ctl__start(struct budget_ctl *bc, __u64 start, budget_emit_fn emit, v
 			continue;
 		budget__init(&o->b, bc->b.fraction, k == BUDGET_OWN_FAULTS ? bc->costs.fault_ns : bc->costs.pair_ns,
 			     start);
+		if (bc->duration_ns)
+			budget__set_end(&o->b, start + bc->duration_ns);
 		o->next_ns = start + BUDGET_CHECK_NS;
 	}
 	return write_sampling(&bc->b, ISR_SAMPLING_START, start, 0, emit, ctx);

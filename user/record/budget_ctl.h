@@ -103,6 +103,7 @@ struct budget_ctl {
 	struct htab targets;	/* pids seen as targets (htab_u64): a switch is charged to its target side */
 	__u64 targets_ns;	/* when they were last read from the tracer */
 	bool charge_cupti;	/* --gpu-windows: CUPTI's cost in the windows is charged too */
+	__u64 duration_ns;	/* the recording's length (-d), set before the start; 0: not known */
 	bool warned;
 	/* Tracing sampled under budgets of their own (page faults, the
 	 * async copies), when something can switch it and a budget is kept. */

@@ -95,9 +95,11 @@ struct probe_family {
 	 * *poll_ms when it must come back sooner. */
 	void (*tick)(void *st, int *poll_ms);
 	/* Once its probes are live: what they cost a target thread here
-	 * (user/record/budget_cost.h), measured on threads of this process made a
-	 * target meanwhile (the recorder discards their events): fills the
-	 * figures of c that are its own. 0, or -errno with err filled. */
+	 * (user/record/budget_cost.h), measured on threads of this process,
+	 * which the recorder makes a target meanwhile (and discards their
+	 * events): fills the figures of c that are its own. Runs on a thread
+	 * of its own beside the other families' measurements. 0, or -errno
+	 * with err filled. */
 	int (*measure_costs)(void *st, struct tracer_costs *c, char *err, size_t errlen);
 	/* Switches its page-fault tracing on or off (the overhead budget
 	 * samples it: user/record/budget_ctl.h). 0 or -errno. */

@@ -581,6 +581,62 @@ static int switch_copies(void *arg, bool on)
 	return 0;
 }
 
+/* A family's cost measurement, on a thread of its own. */
+struct measure_job {
+	const struct family *fam;
+	struct tracer_costs *c;
+	int e;
+	char err[512];
+};
+
+static void *measure_thread(void *arg)
+{
+	struct measure_job *j = arg;
+
+	j->e = j->fam->ops->measure_costs(j->fam->st, j->c, j->err, sizeof(j->err));
+	return NULL;
+}
+
+/*
+ * The families' costs into c (each fills its own figures), measured at
+ * once on threads of their own, this process a target meanwhile: each
+ * waits mostly on the kernel (attaching and detaching its probes, the
+ * fault programs' switches), and one after another they took 100-150 ms
+ * of the attach (docs/overhead.md). 0, or the first failure's -errno with
+ * err filled.
+ */
+static int measure_families(struct recorder *r, struct tracer_costs *c, char *err, size_t errlen)
+{
+	struct measure_job jobs[NR_FAMILIES];
+	pthread_t threads[NR_FAMILIES];
+	bool started[NR_FAMILIES];
+	size_t i, n = 0;
+	int e = tracer__add_target(r->t, (__u32)getpid(), true);	/* never held */
+
+	if (e) {
+		snprintf(err, errlen, "cannot make the recorder a target to measure what tracing costs: %s",
+			 strerror(-e));
+		return e;
+	}
+	for (i = 0; i < r->nfam; i++)
+		if (r->fam[i].ops->measure_costs)
+			jobs[n++] = (struct measure_job){ .fam = &r->fam[i], .c = c };
+	for (i = 0; i < n; i++)
+		started[i] = !pthread_create(&threads[i], NULL, measure_thread, &jobs[i]);
+	for (i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			measure_thread(&jobs[i]);
+	}
+	for (i = 0; i < n && !e; i++)
+		if (jobs[i].e) {
+			e = jobs[i].e;
+			snprintf(err, errlen, "%s", jobs[i].err);
+		}
+	return e;
+}
+
 /* Before any target is traced, the tracepoints and perf events live: what
  * tracing costs a target thread here (user/record/budget_cost.h), measured on
  * threads of the recorder's own, a target meanwhile (their events
@@ -599,9 +655,7 @@ static void budget_setup(struct recorder *r)
 
 	memset(&c, 0, sizeof(c));
 	e = budget_cost__measure_core(r->t, &c, err, sizeof(err));
-	for (i = 0; i < r->nfam && !e; i++)
-		if (r->fam[i].ops->measure_costs)
-			e = r->fam[i].ops->measure_costs(r->fam[i].st, &c, err, sizeof(err));
+	e = e ?: measure_families(r, &c, err, sizeof(err));
 	budget_cost__forget(r->t, (__u32)getpid());
 	if (!e && pct > 0 && !tracer__can_switch_hot(r->t)) {
 		fprintf(stderr, "inferscope-bpf: the %.3g%% overhead budget cannot be kept: the hot-path probes cannot be "
@@ -619,6 +673,7 @@ static void budget_setup(struct recorder *r)
 		return;
 	}
 	r->budget.charge_cupti = cfg->gpu.cupti && cfg->gpu.windows && !cfg->gpu.all;
+	r->budget.duration_ns = cfg->targets.duration_ns;
 	for (i = 0; i < r->nfam; i++)
 		if (r->fam[i].ops->switch_faults)
 			budget_ctl__sample_own(&r->budget, BUDGET_OWN_FAULTS, r->fam[i].ops->switch_faults, r->fam[i].st);
@@ -1326,15 +1381,22 @@ int record__run(const struct record_config *cfg, struct record_result *res)
 	struct recorder r = { .cfg = cfg, .res = res, .launch = LAUNCH_NONE, .ready = { .fd = -1, .dirfd = -1 },
 			      .guard = HOLD_GUARD_NONE };
 	struct launch_env env = { .n = 0 };
+	__u64 t0 = clock__mono_ns(), t_loaded, t_armed;
 	int e, stop = 0;
 
 	memset(res, 0, sizeof(*res));
 	stop_signal = 0;
 	e = preflight(cfg, &r.run_as);
 	e = e ?: open_all(&r, &env);
+	t_loaded = clock__mono_ns();
 	control_tick(cfg);	/* loading the BPF objects takes a while on a busy host */
 	e = e ?: start_targets(&r, &env);
+	t_armed = clock__mono_ns();
 	control_tick(cfg);
+	if (!e && cfg->verbose)
+		fprintf(stderr, "inferscope-bpf: set up in %.0f ms: BPF objects loaded in %.0f ms, then %.0f ms to every "
+			"probe armed (of which measuring the costs %.0f ms)\n", (t_armed - t0) / 1e6,
+			(t_loaded - t0) / 1e6, (t_armed - t_loaded) / 1e6, res->costs_measure_ns / 1e6);
 	e = e ?: begin(&r);
 	if (!e) {
 		stop = loop(&r);	/* ISR_STOP_*, or -errno: the ring buffer failed */
