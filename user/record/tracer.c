@@ -123,7 +123,7 @@ struct tracer {
 	struct hold_bpf *hold;
 	bool hold_lib, hold_fork;
 	bool follow_children;
-	pthread_t hold_thread;		/* loading the hold object (tracer__loaded) */
+	pthread_t hold_thread;		/* loading the hold object (hold_wait) */
 	bool hold_loading;		/* on hold_thread */
 	bool hold_pending;		/* to load at the first wait: no thread */
 	__u32 task_fsbase_off;		/* tracer__task_fsbase_offset */
@@ -323,7 +323,7 @@ static void *kernel_facts(void *arg)
  * bpf_send_signal_task kfunc. Without either, targets are still held at
  * their exec (the scheduler's program); a refusal is kept in hold_note,
  * for tracer__attach to tell. Loaded on a thread of its own while the
- * families load (tracer__loaded waits for it).
+ * families load (hold_wait waits for it).
  */
 static void *hold_open(void *arg)
 {
