@@ -34,7 +34,8 @@
  * to tell the call rate.
  *
  * When the recording's end is known (-d), no window opens whose cost (the
- * last window's, or the cap before any) the credit cannot repay by then:
+ * last window's whole charge, what cannot be switched included, so more
+ * than opening one adds; the cap before any) the credit cannot repay by then:
  * a window at the end would leave the budget overspent by up to its cost
  * (about 0.2% of a 5 s recording at 1%). A floor window still opens.
  *
