@@ -581,6 +581,24 @@ static int switch_copies(void *arg, bool on)
 	return 0;
 }
 
+/* fn(args[i]) for each of the n args, each on a thread of its own, at
+ * once; one whose thread cannot start runs here. Returns when all have. */
+static void at_once(void *(*fn)(void *), void *const *args, size_t n)
+{
+	pthread_t threads[NR_FAMILIES];
+	bool started[NR_FAMILIES];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		started[i] = !pthread_create(&threads[i], NULL, fn, args[i]);
+	for (i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			fn(args[i]);
+	}
+}
+
 /* A family's cost measurement, on a thread of its own. */
 struct measure_job {
 	const struct family *fam;
@@ -608,8 +626,7 @@ static void *measure_thread(void *arg)
 static int measure_families(struct recorder *r, struct tracer_costs *c, char *err, size_t errlen)
 {
 	struct measure_job jobs[NR_FAMILIES];
-	pthread_t threads[NR_FAMILIES];
-	bool started[NR_FAMILIES];
+	void *args[NR_FAMILIES];
 	size_t i, n = 0;
 	int e = tracer__add_target(r->t, (__u32)getpid(), true);	/* never held */
 
@@ -619,16 +636,12 @@ static int measure_families(struct recorder *r, struct tracer_costs *c, char *er
 		return e;
 	}
 	for (i = 0; i < r->nfam; i++)
-		if (r->fam[i].ops->measure_costs)
-			jobs[n++] = (struct measure_job){ .fam = &r->fam[i], .c = c };
-	for (i = 0; i < n; i++)
-		started[i] = !pthread_create(&threads[i], NULL, measure_thread, &jobs[i]);
-	for (i = 0; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			measure_thread(&jobs[i]);
-	}
+		if (r->fam[i].ops->measure_costs) {
+			jobs[n] = (struct measure_job){ .fam = &r->fam[i], .c = c };
+			args[n] = &jobs[n];
+			n++;
+		}
+	at_once(measure_thread, args, n);
 	for (i = 0; i < n && !e; i++)
 		if (jobs[i].e) {
 			e = jobs[i].e;
@@ -753,9 +766,8 @@ static bool open_root(const struct open_job *all, size_t n, size_t j)
 static int open_families(struct recorder *r)
 {
 	struct open_job jobs[NR_FAMILIES];
-	pthread_t threads[NR_FAMILIES];
-	bool started[NR_FAMILIES];
-	size_t i, n = 0;
+	void *roots[NR_FAMILIES];
+	size_t i, n = 0, nroots = 0;
 	int e = 0;
 
 	for (i = 0; i < NR_FAMILIES; i++)
@@ -763,14 +775,10 @@ static int open_families(struct recorder *r)
 			jobs[n++] = (struct open_job){ .ctx = &r->ctx, .ops = families[i], .all = jobs };
 	for (i = 0; i < n; i++) {
 		jobs[i].n = n;
-		started[i] = open_root(jobs, n, i) && !pthread_create(&threads[i], NULL, open_thread, &jobs[i]);
+		if (open_root(jobs, n, i))
+			roots[nroots++] = &jobs[i];
 	}
-	for (i = 0; i < n; i++)
-		if (started[i])
-			pthread_join(threads[i], NULL);
-	for (i = 0; i < n; i++)	/* a thread that could not start: here */
-		if (!jobs[i].ran && open_root(jobs, n, i))
-			open_one(&jobs[i]);
+	at_once(open_thread, roots, nroots);
 	for (i = 0; i < n; i++) {
 		if (jobs[i].st) {
 			r->fam[r->nfam].ops = jobs[i].ops;

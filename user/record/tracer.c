@@ -125,7 +125,6 @@ struct tracer {
 	bool follow_children;
 	pthread_t hold_thread;		/* loading the hold object (hold_wait) */
 	bool hold_loading;		/* on hold_thread */
-	bool hold_pending;		/* to load at the first wait: no thread */
 	__u32 task_fsbase_off;		/* tracer__task_fsbase_offset */
 	struct bpf_link *hold_fork_link;
 	char hold_note[256];		/* why the hold object could not load; "" */
@@ -353,9 +352,7 @@ static void hold_wait(struct tracer *t)
 {
 	if (t->hold_loading)
 		pthread_join(t->hold_thread, NULL);
-	else if (t->hold_pending)
-		hold_open(t);	/* its thread could not start */
-	t->hold_loading = t->hold_pending = false;
+	t->hold_loading = false;
 }
 
 struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn, void *ctx, char *err, size_t errlen)
@@ -420,7 +417,8 @@ struct tracer *tracer__open(const struct record_config *cfg, tracer_event_fn fn,
 		goto fail;
 	}
 	t->hold_loading = !pthread_create(&t->hold_thread, NULL, hold_open, t);
-	t->hold_pending = !t->hold_loading;
+	if (!t->hold_loading)
+		hold_open(t);	/* no thread: here */
 	return t;
 fail:
 	tracer__free(t);
@@ -1222,8 +1220,7 @@ void tracer__free(struct tracer *t)
 
 	if (!t)
 		return;
-	if (t->hold_loading)
-		pthread_join(t->hold_thread, NULL);
+	hold_wait(t);
 	ring_buffer__free(t->rb);
 	/* The USDT links first (the CUPTI bridges: their semaphores drop at
 	 * once and they go dormant), before the seconds that releasing
