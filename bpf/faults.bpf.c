@@ -166,26 +166,19 @@ static __always_inline int reclaim_end(unsigned long nr_reclaimed, __u32 kind)
 	return 0;
 }
 
-SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
-int BPF_PROG(handle_direct_reclaim_begin)
-{
-	return reclaim_begin();
-}
+/* A kind of reclaim's two programs, on its begin and end tracepoints:
+ * handle_<kind>_reclaim_begin and _end. */
+#define RECLAIM_PROGS(kind, KIND)							\
+	SEC("tp_btf/mm_vmscan_" #kind "_reclaim_begin")					\
+	int BPF_PROG(handle_##kind##_reclaim_begin)					\
+	{										\
+		return reclaim_begin();							\
+	}										\
+	SEC("tp_btf/mm_vmscan_" #kind "_reclaim_end")					\
+	int BPF_PROG(handle_##kind##_reclaim_end, unsigned long nr_reclaimed)		\
+	{										\
+		return reclaim_end(nr_reclaimed, ISR_RECLAIM_##KIND);			\
+	}
 
-SEC("tp_btf/mm_vmscan_direct_reclaim_end")
-int BPF_PROG(handle_direct_reclaim_end, unsigned long nr_reclaimed)
-{
-	return reclaim_end(nr_reclaimed, ISR_RECLAIM_DIRECT);
-}
-
-SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
-int BPF_PROG(handle_memcg_reclaim_begin)
-{
-	return reclaim_begin();
-}
-
-SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
-int BPF_PROG(handle_memcg_reclaim_end, unsigned long nr_reclaimed)
-{
-	return reclaim_end(nr_reclaimed, ISR_RECLAIM_MEMCG);
-}
+RECLAIM_PROGS(direct, DIRECT)
+RECLAIM_PROGS(memcg, MEMCG)

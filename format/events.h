@@ -3,7 +3,8 @@
  * The one event format shared by the BPF programs, the CUPTI bridge, the
  * recorder and the analyzer. Every struct here reaches the record file
  * byte for byte, so: fixed-width fields only, explicit padding, sizes
- * multiple of 8, and a static assertion on every size and offset. docs/record-format.md is
+ * multiple of 8, and a static assertion on every size and offset (ISR_LAYOUT,
+ * format/layout.h). docs/record-format.md is
  * generated from these definitions (see tests/unit/format_tables.c) and a
  * test fails when the two disagree.
  *
@@ -16,6 +17,7 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "layout.h"
 
 /*
  * The event registry: every event type a recording holds, one line each.
@@ -309,13 +311,7 @@ struct isr_ev_hdr {
 	__u32 pid;	/* process (tgid) */
 	__u32 tid;	/* thread */
 };
-_Static_assert(sizeof(struct isr_ev_hdr) == 24, "isr_ev_hdr size");
-_Static_assert(__builtin_offsetof(struct isr_ev_hdr, type) == 0, "isr_ev_hdr.type");
-_Static_assert(__builtin_offsetof(struct isr_ev_hdr, size) == 2, "isr_ev_hdr.size");
-_Static_assert(__builtin_offsetof(struct isr_ev_hdr, cpu) == 4, "isr_ev_hdr.cpu");
-_Static_assert(__builtin_offsetof(struct isr_ev_hdr, ts_ns) == 8, "isr_ev_hdr.ts_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_hdr, pid) == 16, "isr_ev_hdr.pid");
-_Static_assert(__builtin_offsetof(struct isr_ev_hdr, tid) == 20, "isr_ev_hdr.tid");
+ISR_LAYOUT(isr_ev_hdr, 24, type, 0, size, 2, cpu, 4, ts_ns, 8, pid, 16, tid, 20);
 
 /* Flags of isr_ev_sched_switch.flags */
 #define ISR_SWITCH_PREEMPT	0x1 /* involuntary: the kernel preempted prev */
@@ -333,11 +329,7 @@ struct isr_ev_sched_switch {
 	__u32 prev_state;
 	__u32 flags;		/* ISR_SWITCH_* */
 };
-_Static_assert(sizeof(struct isr_ev_sched_switch) == 40, "isr_ev_sched_switch size");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, next_pid) == 24, "sched_switch.next_pid");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, next_tid) == 28, "sched_switch.next_tid");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, prev_state) == 32, "sched_switch.prev_state");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_switch, flags) == 36, "sched_switch.flags");
+ISR_LAYOUT(isr_ev_sched_switch, 40, next_pid, 24, next_tid, 28, prev_state, 32, flags, 36);
 
 /*
  * A target thread made runnable (ISR_EV_SCHED_WAKEUP) or a new target thread
@@ -354,11 +346,7 @@ struct isr_ev_sched_wakeup {
 	__u32 flags;		/* ISR_WAKE_*; 0 in recordings before they were kept */
 };
 #define ISR_WAKE_INTERRUPT	(1u << 0)	/* woken by an interrupt (a timer, a device), on its stack */
-_Static_assert(sizeof(struct isr_ev_sched_wakeup) == 40, "isr_ev_sched_wakeup size");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, waker_pid) == 24, "sched_wakeup.waker_pid");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, waker_tid) == 28, "sched_wakeup.waker_tid");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, target_cpu) == 32, "sched_wakeup.target_cpu");
-_Static_assert(__builtin_offsetof(struct isr_ev_sched_wakeup, flags) == 36, "sched_wakeup.flags");
+ISR_LAYOUT(isr_ev_sched_wakeup, 40, waker_pid, 24, waker_tid, 28, target_cpu, 32, flags, 36);
 
 /* The task that woke w's thread: 0 when an interrupt did (its waker_* is
  * only the task it interrupted) or none is known. */
@@ -384,11 +372,7 @@ struct isr_ev_task_info {
 	char comm[ISR_COMM_LEN];	/* its thread name, NUL-terminated */
 	char process_comm[ISR_COMM_LEN]; /* its process's name: the thread-group leader's */
 };
-_Static_assert(sizeof(struct isr_ev_task_info) == 64, "isr_ev_task_info size");
-_Static_assert(__builtin_offsetof(struct isr_ev_task_info, task_pid) == 24, "task_info.task_pid");
-_Static_assert(__builtin_offsetof(struct isr_ev_task_info, task_tid) == 28, "task_info.task_tid");
-_Static_assert(__builtin_offsetof(struct isr_ev_task_info, comm) == 32, "task_info.comm");
-_Static_assert(__builtin_offsetof(struct isr_ev_task_info, process_comm) == 48, "task_info.process_comm");
+ISR_LAYOUT(isr_ev_task_info, 64, task_pid, 24, task_tid, 28, comm, 32, process_comm, 48);
 
 /* Flags of isr_ev_proc_fork.flags */
 #define ISR_FORK_THREAD		0x1 /* child shares the parent's process (a new thread) */
@@ -403,12 +387,7 @@ struct isr_ev_proc_fork {
 	__u32 pad;
 	char child_comm[ISR_COMM_LEN];
 };
-_Static_assert(sizeof(struct isr_ev_proc_fork) == 56, "isr_ev_proc_fork size");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, child_pid) == 24, "proc_fork.child_pid");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, child_tid) == 28, "proc_fork.child_tid");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, flags) == 32, "proc_fork.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, pad) == 36, "proc_fork.pad");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_fork, child_comm) == 40, "proc_fork.child_comm");
+ISR_LAYOUT(isr_ev_proc_fork, 56, child_pid, 24, child_tid, 28, flags, 32, pad, 36, child_comm, 40);
 
 #define ISR_FILENAME_LEN 128
 
@@ -420,11 +399,7 @@ struct isr_ev_proc_exec {
 	char comm[ISR_COMM_LEN];
 	char filename[ISR_FILENAME_LEN]; /* as passed to exec, truncated */
 };
-_Static_assert(sizeof(struct isr_ev_proc_exec) == 176, "isr_ev_proc_exec size");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_exec, old_tid) == 24, "proc_exec.old_tid");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_exec, pad) == 28, "proc_exec.pad");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_exec, comm) == 32, "proc_exec.comm");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_exec, filename) == 48, "proc_exec.filename");
+ISR_LAYOUT(isr_ev_proc_exec, 176, old_tid, 24, pad, 28, comm, 32, filename, 48);
 
 /* Flags of isr_ev_proc_exit.flags */
 #define ISR_EXIT_GROUP_DEAD	0x1 /* last thread of the process */
@@ -436,18 +411,14 @@ struct isr_ev_proc_exit {
 	__u32 flags;		/* ISR_EXIT_* */
 	char comm[ISR_COMM_LEN];
 };
-_Static_assert(sizeof(struct isr_ev_proc_exit) == 48, "isr_ev_proc_exit size");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_exit, exit_code) == 24, "proc_exit.exit_code");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_exit, flags) == 28, "proc_exit.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_exit, comm) == 32, "proc_exit.comm");
+ISR_LAYOUT(isr_ev_proc_exit, 48, exit_code, 24, flags, 28, comm, 32);
 
 /* hdr.pid/tid: the renamed thread (prctl(PR_SET_NAME), pthread_setname_np). */
 struct isr_ev_task_rename {
 	struct isr_ev_hdr hdr;
 	char comm[ISR_COMM_LEN];
 };
-_Static_assert(sizeof(struct isr_ev_task_rename) == 40, "isr_ev_task_rename size");
-_Static_assert(__builtin_offsetof(struct isr_ev_task_rename, comm) == 24, "task_rename.comm");
+ISR_LAYOUT(isr_ev_task_rename, 40, comm, 24);
 
 /* Reasons of isr_ev_proc_hold.reason */
 #define ISR_HOLD_FORK	1 /* a new child of a process that has probes of its own, before it first runs */
@@ -472,11 +443,7 @@ struct isr_ev_proc_hold {
 	__u32 parent_pid;	/* its parent process (FORK: the one that forked it) */
 	char name[ISR_COMM_LEN * 3];	/* LIB: the library's file name */
 };
-_Static_assert(sizeof(struct isr_ev_proc_hold) == 88, "isr_ev_proc_hold size");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_hold, release_ns) == 24, "proc_hold.release_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_hold, reason) == 32, "proc_hold.reason");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_hold, parent_pid) == 36, "proc_hold.parent_pid");
-_Static_assert(__builtin_offsetof(struct isr_ev_proc_hold, name) == 40, "proc_hold.name");
+ISR_LAYOUT(isr_ev_proc_hold, 88, release_ns, 24, reason, 32, parent_pid, 36, name, 40);
 
 /* Flags of isr_ev_page_fault.flags */
 #define ISR_FAULT_MAJOR		0x1 /* needed I/O (the kernel's major-fault accounting) */
@@ -498,12 +465,7 @@ struct isr_ev_page_fault {
 	__u32 flags;		/* ISR_FAULT_* */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct isr_ev_page_fault) == 56, "isr_ev_page_fault size");
-_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, address) == 24, "page_fault.address");
-_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, ip) == 32, "page_fault.ip");
-_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, duration_ns) == 40, "page_fault.duration_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, flags) == 48, "page_fault.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_page_fault, pad) == 52, "page_fault.pad");
+ISR_LAYOUT(isr_ev_page_fault, 56, address, 24, ip, 32, duration_ns, 40, flags, 48, pad, 52);
 
 /* isr_ev_reclaim.kind */
 #define ISR_RECLAIM_DIRECT	1 /* the page allocator found too little free memory (mm_vmscan_direct_reclaim_*) */
@@ -522,11 +484,7 @@ struct isr_ev_reclaim {
 	__u32 kind;		/* ISR_RECLAIM_* */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct isr_ev_reclaim) == 48, "isr_ev_reclaim size");
-_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, duration_ns) == 24, "reclaim.duration_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, nr_reclaimed) == 32, "reclaim.nr_reclaimed");
-_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, kind) == 40, "reclaim.kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_reclaim, pad) == 44, "reclaim.pad");
+ISR_LAYOUT(isr_ev_reclaim, 48, duration_ns, 24, nr_reclaimed, 32, kind, 40, pad, 44);
 
 /* Flags of isr_ev_mem_sample.flags */
 #define ISR_MEM_CGROUP		0x1 /* the cgroup fields are its memory cgroup's (cgroup v2) */
@@ -561,19 +519,9 @@ struct isr_ev_mem_sample {
 	__u32 nnodes;		/* NUMA nodes seen in numa_maps (up to ISR_MEM_NODES) */
 	__u64 numa_bytes[ISR_MEM_NODES];
 };
-_Static_assert(sizeof(struct isr_ev_mem_sample) == 168, "isr_ev_mem_sample size");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, rss_anon_bytes) == 24, "mem_sample.rss_anon_bytes");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, rss_file_bytes) == 32, "mem_sample.rss_file_bytes");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, rss_shmem_bytes) == 40, "mem_sample.rss_shmem_bytes");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, swap_bytes) == 48, "mem_sample.swap_bytes");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, psi_some_us) == 56, "mem_sample.psi_some_us");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, psi_full_us) == 64, "mem_sample.psi_full_us");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, cg_current_bytes) == 72, "mem_sample.cg_current_bytes");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, cg_high_bytes) == 80, "mem_sample.cg_high_bytes");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, cg_max_bytes) == 88, "mem_sample.cg_max_bytes");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, flags) == 96, "mem_sample.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, nnodes) == 100, "mem_sample.nnodes");
-_Static_assert(__builtin_offsetof(struct isr_ev_mem_sample, numa_bytes) == 104, "mem_sample.numa_bytes");
+ISR_LAYOUT(isr_ev_mem_sample, 168, rss_anon_bytes, 24, rss_file_bytes, 32, rss_shmem_bytes, 40, swap_bytes, 48,
+	psi_some_us, 56, psi_full_us, 64, cg_current_bytes, 72, cg_high_bytes, 80, cg_max_bytes, 88, flags, 96,
+	nnodes, 100, numa_bytes, 104);
 
 /* Flags of isr_ev_cuda_call.flags (the function's flags of
  * format/cuda_funcs.h, ISR_CUDA_ASYNC, ISR_CUDA_PTDS, ISR_CUDA_RUNTIME and
@@ -607,12 +555,7 @@ struct isr_ev_cuda_call {
 	__u64 duration_ns;	/* entry to return, when RETURNED */
 	__u64 args[6];
 };
-_Static_assert(sizeof(struct isr_ev_cuda_call) == 88, "isr_ev_cuda_call size");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, func) == 24, "cuda_call.func");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, flags) == 26, "cuda_call.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, status) == 28, "cuda_call.status");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, duration_ns) == 32, "cuda_call.duration_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_call, args) == 40, "cuda_call.args");
+ISR_LAYOUT(isr_ev_cuda_call, 88, func, 24, flags, 26, status, 28, duration_ns, 32, args, 40);
 
 #define ISR_KERNEL_NAME_LEN 256
 
@@ -631,13 +574,7 @@ struct isr_ev_cuda_name {
 	__u32 pad1;
 	char name[ISR_KERNEL_NAME_LEN]; /* mangled, NUL-terminated, may be truncated */
 };
-_Static_assert(sizeof(struct isr_ev_cuda_name) == 304, "isr_ev_cuda_name size");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, handle) == 24, "cuda_name.handle");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, owner) == 32, "cuda_name.owner");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, func) == 40, "cuda_name.func");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, pad0) == 42, "cuda_name.pad0");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, pad1) == 44, "cuda_name.pad1");
-_Static_assert(__builtin_offsetof(struct isr_ev_cuda_name, name) == 48, "cuda_name.name");
+ISR_LAYOUT(isr_ev_cuda_name, 304, handle, 24, owner, 32, func, 40, pad0, 42, pad1, 44, name, 48);
 
 /* isr_ev_gil.kind */
 #define ISR_GIL_ACQUIRE		1 /* PyEval_RestoreThread returned: the thread took the GIL */
@@ -657,10 +594,7 @@ struct isr_ev_gil {
 	__u32 kind;		/* ISR_GIL_* */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct isr_ev_gil) == 40, "isr_ev_gil size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gil, wait_ns) == 24, "gil.wait_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gil, kind) == 32, "gil.kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_gil, pad) == 36, "gil.pad");
+ISR_LAYOUT(isr_ev_gil, 40, wait_ns, 24, kind, 32, pad, 36);
 
 /* Flags of isr_ev_gil_wait.flags */
 #define ISR_GIL_WAIT_HOLDER	0x1 /* holder_tid is known */
@@ -683,10 +617,7 @@ struct isr_ev_gil_wait {
 	__u32 holder_tid;	/* the GIL holder's kernel tid (flag HOLDER) */
 	__u32 flags;		/* ISR_GIL_WAIT_* */
 };
-_Static_assert(sizeof(struct isr_ev_gil_wait) == 40, "isr_ev_gil_wait size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, duration_ns) == 24, "gil_wait.duration_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, holder_tid) == 32, "gil_wait.holder_tid");
-_Static_assert(__builtin_offsetof(struct isr_ev_gil_wait, flags) == 36, "gil_wait.flags");
+ISR_LAYOUT(isr_ev_gil_wait, 40, duration_ns, 24, holder_tid, 32, flags, 36);
 
 /* isr_ev_sampling.kind */
 #define ISR_SAMPLING_START	1 /* the budget's settings; the hot-path probes are on */
@@ -722,13 +653,8 @@ struct isr_ev_sampling {
 	__u64 spent_ns;		/* estimated probe cost so far (busiest thread per interval) */
 	__s64 credit_ns;	/* budget credit left; negative: overspent */
 };
-_Static_assert(sizeof(struct isr_ev_sampling) == 64, "isr_ev_sampling size");
-_Static_assert(__builtin_offsetof(struct isr_ev_sampling, kind) == 24, "sampling.kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_sampling, budget_ppm) == 28, "sampling.budget_ppm");
-_Static_assert(__builtin_offsetof(struct isr_ev_sampling, hit_cost_ps) == 32, "sampling.hit_cost_ps");
-_Static_assert(__builtin_offsetof(struct isr_ev_sampling, switch_ns) == 40, "sampling.switch_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_sampling, spent_ns) == 48, "sampling.spent_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_sampling, credit_ns) == 56, "sampling.credit_ns");
+ISR_LAYOUT(isr_ev_sampling, 64, kind, 24, budget_ppm, 28, hit_cost_ps, 32, switch_ns, 40, spent_ns, 48,
+	credit_ns, 56);
 
 /*
  * After an isr_ev_sampling of kind COSTS (hdr.size = 64 + sizeof): who the
@@ -747,13 +673,10 @@ struct isr_sampling_costs {
 	__u64 sched_ps;		/* a scheduler event of a target thread (a switch or a wakeup) */
 	__u64 tick_ps;		/* a tick of the CPU-clock sampler on a target thread */
 };
-_Static_assert(sizeof(struct isr_sampling_costs) == 48, "isr_sampling_costs size");
-_Static_assert(__builtin_offsetof(struct isr_sampling_costs, flags) == 12, "sampling_costs.flags");
+ISR_LAYOUT(isr_sampling_costs, 48, flags, 12);
 /* isr_sampling_costs.flags */
 #define ISR_COSTS_COPIES_APART	0x1 /* the async copies have a switch and a budget of their own (COPIES_ON, _OFF) */
-_Static_assert(__builtin_offsetof(struct isr_sampling_costs, sampler_hz) == 8, "sampling_costs.sampler_hz");
-_Static_assert(__builtin_offsetof(struct isr_sampling_costs, pair_ps) == 16, "sampling_costs.pair_ps");
-_Static_assert(__builtin_offsetof(struct isr_sampling_costs, tick_ps) == 40, "sampling_costs.tick_ps");
+ISR_OFFSETS(isr_sampling_costs, sampler_hz, 8, pair_ps, 16, tick_ps, 40);
 
 /*
  * What tracing cost the target threads, by what (ISR_SPENT_*: the
@@ -797,13 +720,8 @@ struct isr_sampling_spent {
 	__u64 faults_spent_ns;	/* page-fault tracing's own budget, charged alike (allowed_ns too); 0: not switched */
 	__u64 copies_spent_ns;	/* the async copies' own budget, the same way; 0: not switched apart */
 };
-_Static_assert(sizeof(struct isr_sampling_spent) == 240, "isr_sampling_spent size");
-_Static_assert(__builtin_offsetof(struct isr_sampling_spent, copies_spent_ns) == 232, "sampling_spent.copies_spent_ns");
-_Static_assert(__builtin_offsetof(struct isr_sampling_spent, faults_spent_ns) == 224, "sampling_spent.faults_spent_ns");
-_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_oncpu_ns) == 16, "sampling_spent.busiest_oncpu_ns");
-_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ns) == 32, "sampling_spent.busiest_ns");
-_Static_assert(__builtin_offsetof(struct isr_sampling_spent, busiest_ops) == 96, "sampling_spent.busiest_ops");
-_Static_assert(__builtin_offsetof(struct isr_sampling_spent, all_ns) == 160, "sampling_spent.all_ns");
+ISR_LAYOUT(isr_sampling_spent, 240, copies_spent_ns, 232, faults_spent_ns, 224, busiest_oncpu_ns, 16,
+	busiest_ns, 32, busiest_ops, 96, all_ns, 160);
 /*
  * GPU activity from the CUPTI bridge (cupti_bridge/, libinferscope_cupti.so).
  * The bridge converts CUPTI's activity records into the structs below and
@@ -837,20 +755,9 @@ struct isr_ev_gpu_kernel {
 	__u32 static_shared;	/* bytes per block */
 	__u32 dynamic_shared;	/* bytes per block */
 };
-_Static_assert(sizeof(struct isr_ev_gpu_kernel) == 96, "isr_ev_gpu_kernel size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, start_ns) == 24, "gpu_kernel.start_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, end_ns) == 32, "gpu_kernel.end_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, correlation_id) == 40, "gpu_kernel.correlation_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, name_id) == 44, "gpu_kernel.name_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, device_id) == 48, "gpu_kernel.device_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, context_id) == 52, "gpu_kernel.context_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, stream_id) == 56, "gpu_kernel.stream_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, registers) == 60, "gpu_kernel.registers");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, pad) == 62, "gpu_kernel.pad");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, grid) == 64, "gpu_kernel.grid");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, block) == 76, "gpu_kernel.block");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, static_shared) == 88, "gpu_kernel.static_shared");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_kernel, dynamic_shared) == 92, "gpu_kernel.dynamic_shared");
+ISR_LAYOUT(isr_ev_gpu_kernel, 96, start_ns, 24, end_ns, 32, correlation_id, 40, name_id, 44, device_id, 48,
+	context_id, 52, stream_id, 56, registers, 60, pad, 62, grid, 64, block, 76, static_shared, 88,
+	dynamic_shared, 92);
 
 /* A copy ran (CUPTI_ACTIVITY_KIND_MEMCPY). Kinds are CUPTI's:
  * CUpti_ActivityMemcpyKind, CUpti_ActivityMemoryKind. */
@@ -869,19 +776,8 @@ struct isr_ev_gpu_memcpy {
 	__u8 flags;		/* CUPTI_ACTIVITY_FLAG_MEMCPY_* */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct isr_ev_gpu_memcpy) == 72, "isr_ev_gpu_memcpy size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, start_ns) == 24, "gpu_memcpy.start_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, end_ns) == 32, "gpu_memcpy.end_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, bytes) == 40, "gpu_memcpy.bytes");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, correlation_id) == 48, "gpu_memcpy.correlation_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, device_id) == 52, "gpu_memcpy.device_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, context_id) == 56, "gpu_memcpy.context_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, stream_id) == 60, "gpu_memcpy.stream_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, copy_kind) == 64, "gpu_memcpy.copy_kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, src_kind) == 65, "gpu_memcpy.src_kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, dst_kind) == 66, "gpu_memcpy.dst_kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, flags) == 67, "gpu_memcpy.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memcpy, pad) == 68, "gpu_memcpy.pad");
+ISR_LAYOUT(isr_ev_gpu_memcpy, 72, start_ns, 24, end_ns, 32, bytes, 40, correlation_id, 48, device_id, 52,
+	context_id, 56, stream_id, 60, copy_kind, 64, src_kind, 65, dst_kind, 66, flags, 67, pad, 68);
 
 /* A memset ran (CUPTI_ACTIVITY_KIND_MEMSET). */
 struct isr_ev_gpu_memset {
@@ -897,17 +793,8 @@ struct isr_ev_gpu_memset {
 	__u16 memory_kind;	/* CUPTI_ACTIVITY_MEMORY_KIND_* */
 	__u16 flags;
 };
-_Static_assert(sizeof(struct isr_ev_gpu_memset) == 72, "isr_ev_gpu_memset size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, start_ns) == 24, "gpu_memset.start_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, end_ns) == 32, "gpu_memset.end_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, bytes) == 40, "gpu_memset.bytes");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, correlation_id) == 48, "gpu_memset.correlation_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, device_id) == 52, "gpu_memset.device_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, context_id) == 56, "gpu_memset.context_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, stream_id) == 60, "gpu_memset.stream_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, value) == 64, "gpu_memset.value");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, memory_kind) == 68, "gpu_memset.memory_kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_memset, flags) == 70, "gpu_memset.flags");
+ISR_LAYOUT(isr_ev_gpu_memset, 72, start_ns, 24, end_ns, 32, bytes, 40, correlation_id, 48, device_id, 52,
+	context_id, 56, stream_id, 60, value, 64, memory_kind, 68, flags, 70);
 
 /* A host thread waited for the GPU (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION). */
 struct isr_ev_gpu_sync {
@@ -921,15 +808,8 @@ struct isr_ev_gpu_sync {
 	__u32 cuda_event_id;
 	__u32 pad;
 };
-_Static_assert(sizeof(struct isr_ev_gpu_sync) == 64, "isr_ev_gpu_sync size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, start_ns) == 24, "gpu_sync.start_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, end_ns) == 32, "gpu_sync.end_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, correlation_id) == 40, "gpu_sync.correlation_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, context_id) == 44, "gpu_sync.context_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, stream_id) == 48, "gpu_sync.stream_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, sync_type) == 52, "gpu_sync.sync_type");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, cuda_event_id) == 56, "gpu_sync.cuda_event_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_sync, pad) == 60, "gpu_sync.pad");
+ISR_LAYOUT(isr_ev_gpu_sync, 64, start_ns, 24, end_ns, 32, correlation_id, 40, context_id, 44, stream_id, 48,
+	sync_type, 52, cuda_event_id, 56, pad, 60);
 
 /* isr_ev_gpu_api.api */
 #define ISR_GPU_API_DRIVER	1 /* CUPTI_ACTIVITY_KIND_DRIVER: cbid is a CUPTI_DRIVER_TRACE_CBID_* */
@@ -950,16 +830,8 @@ struct isr_ev_gpu_api {
 	__u32 return_value;
 	__u32 pad1;
 };
-_Static_assert(sizeof(struct isr_ev_gpu_api) == 64, "isr_ev_gpu_api size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, start_ns) == 24, "gpu_api.start_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, end_ns) == 32, "gpu_api.end_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, correlation_id) == 40, "gpu_api.correlation_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, cbid) == 44, "gpu_api.cbid");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, thread_id) == 48, "gpu_api.thread_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, api) == 52, "gpu_api.api");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, pad0) == 54, "gpu_api.pad0");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, return_value) == 56, "gpu_api.return_value");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_api, pad1) == 60, "gpu_api.pad1");
+ISR_LAYOUT(isr_ev_gpu_api, 64, start_ns, 24, end_ns, 32, correlation_id, 40, cbid, 44, thread_id, 48, api, 52,
+	pad0, 54, return_value, 56, pad1, 60);
 
 /* A clock reference pair: CLOCK_MONOTONIC read just before and just after
  * cuptiGetTimestamp(). The pair's CPU time is their midpoint, its
@@ -970,10 +842,7 @@ struct isr_ev_gpu_clock {
 	__u64 mono_before_ns;
 	__u64 mono_after_ns;
 };
-_Static_assert(sizeof(struct isr_ev_gpu_clock) == 48, "isr_ev_gpu_clock size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_clock, gpu_ns) == 24, "gpu_clock.gpu_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_clock, mono_before_ns) == 32, "gpu_clock.mono_before_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_clock, mono_after_ns) == 40, "gpu_clock.mono_after_ns");
+ISR_LAYOUT(isr_ev_gpu_clock, 48, gpu_ns, 24, mono_before_ns, 32, mono_after_ns, 40);
 
 /* isr_ev_gpu_status.state */
 #define ISR_GPU_ENABLED		1 /* a tracer attached: activity collection is on */
@@ -991,12 +860,7 @@ struct isr_ev_gpu_status {
 	__u32 state;		/* ISR_GPU_* */
 	__s32 cupti_error;	/* CUptiResult of the failure; -1: libcupti.so.13 not found */
 };
-_Static_assert(sizeof(struct isr_ev_gpu_status) == 56, "isr_ev_gpu_status size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, cupti_dropped) == 24, "gpu_status.cupti_dropped");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, handed_over) == 32, "gpu_status.handed_over");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, lost_new) == 40, "gpu_status.lost_new");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, state) == 48, "gpu_status.state");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_status, cupti_error) == 52, "gpu_status.cupti_error");
+ISR_LAYOUT(isr_ev_gpu_status, 56, cupti_dropped, 24, handed_over, 32, lost_new, 40, state, 48, cupti_error, 52);
 
 /* Flags of isr_ev_gpu_window.flags */
 #define ISR_GPU_WINDOW_OPEN	0x1 /* still collecting: observed up to close_ns so far (the answer to a flush request) */
@@ -1027,18 +891,8 @@ struct isr_ev_gpu_window {
 	__u32 incomplete;	/* records CUPTI handed back unfinished (kernels still running at the drain's end): not sent */
 	__u32 finalize_tid;	/* the application thread that detached CUPTI after the previous window (0: none) */
 };
-_Static_assert(sizeof(struct isr_ev_gpu_window) == 88, "isr_ev_gpu_window size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, open_ns) == 24, "gpu_window.open_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, close_ns) == 32, "gpu_window.close_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, device_records) == 40, "gpu_window.device_records");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, api_records) == 48, "gpu_window.api_records");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, finalize_ns) == 56, "gpu_window.finalize_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, seq) == 64, "gpu_window.seq");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, flags) == 68, "gpu_window.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, setup_us) == 72, "gpu_window.setup_us");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, drain_us) == 76, "gpu_window.drain_us");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, incomplete) == 80, "gpu_window.incomplete");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_window, finalize_tid) == 84, "gpu_window.finalize_tid");
+ISR_LAYOUT(isr_ev_gpu_window, 88, open_ns, 24, close_ns, 32, device_records, 40, api_records, 48,
+	finalize_ns, 56, seq, 64, flags, 68, setup_us, 72, drain_us, 76, incomplete, 80, finalize_tid, 84);
 
 /* A kernel name, sent before the first kernel record that uses its id
  * (ids are per process, from 1, and start over at each attach). */
@@ -1048,10 +902,7 @@ struct isr_ev_gpu_name {
 	__u32 pad;
 	char name[ISR_GPU_NAME_LEN];	/* mangled as CUPTI gives it, NUL-terminated, may be truncated */
 };
-_Static_assert(sizeof(struct isr_ev_gpu_name) == 544, "isr_ev_gpu_name size");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, id) == 24, "gpu_name.id");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, pad) == 28, "gpu_name.pad");
-_Static_assert(__builtin_offsetof(struct isr_ev_gpu_name, name) == 32, "gpu_name.name");
+ISR_LAYOUT(isr_ev_gpu_name, 544, id, 24, pad, 28, name, 32);
 
 /*
  * Python stacks (CPython 3.10-3.13). The BPF walker (bpf/py_stacks.bpf.h)
@@ -1079,10 +930,7 @@ struct isr_py_frame {
 	__s32 instr;		/* code-unit index of the instruction (-1: not started) */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct isr_py_frame) == 16, "isr_py_frame size");
-_Static_assert(__builtin_offsetof(struct isr_py_frame, code) == 0, "py_frame.code");
-_Static_assert(__builtin_offsetof(struct isr_py_frame, instr) == 8, "py_frame.instr");
-_Static_assert(__builtin_offsetof(struct isr_py_frame, pad) == 12, "py_frame.pad");
+ISR_LAYOUT(isr_py_frame, 16, code, 0, instr, 8, pad, 12);
 
 /* BPF to recorder: a thread's frames (hdr.size = 32 + 16 * depth). */
 struct isr_ev_py_frames {
@@ -1094,11 +942,7 @@ struct isr_ev_py_frames {
 	struct isr_py_frame frames[ISR_PY_MAX_DEPTH];
 };
 _Static_assert(sizeof(struct isr_ev_py_frames) == 32 + 16 * ISR_PY_MAX_DEPTH, "isr_ev_py_frames size");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, kind) == 24, "py_frames.kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, flags) == 26, "py_frames.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, depth) == 28, "py_frames.depth");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, capture_ns) == 30, "py_frames.capture_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_frames, frames) == 32, "py_frames.frames");
+ISR_OFFSETS(isr_ev_py_frames, kind, 24, flags, 26, depth, 28, capture_ns, 30, frames, 32);
 
 /* A capture of a thread's Python stack. kind CUDA: taken at the CUDA call
  * of the same tid whose hdr.ts_ns is this hdr.ts_ns. */
@@ -1108,10 +952,7 @@ struct isr_ev_py_sample {
 	__u16 kind;		/* ISR_PY_KIND_* */
 	__u16 pad;
 };
-_Static_assert(sizeof(struct isr_ev_py_sample) == 32, "isr_ev_py_sample size");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_sample, stack_id) == 24, "py_sample.stack_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_sample, kind) == 28, "py_sample.kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_sample, pad) == 30, "py_sample.pad");
+ISR_LAYOUT(isr_ev_py_sample, 32, stack_id, 24, kind, 28, pad, 30);
 
 /* An interned stack of process hdr.pid, written before the first sample
  * naming it (hdr.size = 32 + 16 * depth). Ids start at 1 per recording. */
@@ -1122,10 +963,7 @@ struct isr_ev_py_stack {
 	__u16 depth;
 	/* struct isr_py_frame frames[depth], innermost first */
 };
-_Static_assert(sizeof(struct isr_ev_py_stack) == 32, "isr_ev_py_stack size");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_stack, stack_id) == 24, "py_stack.stack_id");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_stack, flags) == 28, "py_stack.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_stack, depth) == 30, "py_stack.depth");
+ISR_LAYOUT(isr_ev_py_stack, 32, stack_id, 24, flags, 28, depth, 30);
 
 /* A code object of process hdr.pid as the recorder read it when a stack
  * first named it. Followed by filename_len bytes of file name, qualname_len
@@ -1142,14 +980,8 @@ struct isr_ev_py_code {
 	__u16 qualname_len;
 	__u32 linetable_len;
 };
-_Static_assert(sizeof(struct isr_ev_py_code) == 48, "isr_ev_py_code size");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_code, code) == 24, "py_code.code");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_code, first_line) == 32, "py_code.first_line");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_code, py_minor) == 36, "py_code.py_minor");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_code, flags) == 38, "py_code.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_code, filename_len) == 40, "py_code.filename_len");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_code, qualname_len) == 42, "py_code.qualname_len");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_code, linetable_len) == 44, "py_code.linetable_len");
+ISR_LAYOUT(isr_ev_py_code, 48, code, 24, first_line, 32, py_minor, 36, flags, 38, filename_len, 40,
+	qualname_len, 42, linetable_len, 44);
 
 #define ISR_PY_CODE_LINETABLE_CUT	0x1 /* the line table was longer than a record holds: later lines unknown */
 
@@ -1172,12 +1004,7 @@ struct isr_ev_py_status {
 	__u64 runtime;		/* address of _PyRuntime in the target */
 	char detail[160];	/* what was checked, or what did not match (NUL-terminated) */
 };
-_Static_assert(sizeof(struct isr_ev_py_status) == 200, "isr_ev_py_status size");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_status, status) == 24, "py_status.status");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_status, py_minor) == 28, "py_status.py_minor");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_status, subject) == 30, "py_status.subject");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_status, runtime) == 32, "py_status.runtime");
-_Static_assert(__builtin_offsetof(struct isr_ev_py_status, detail) == 40, "py_status.detail");
+ISR_LAYOUT(isr_ev_py_status, 200, status, 24, py_minor, 28, subject, 30, runtime, 32, detail, 40);
 
 /* isr_ev_nvtx.kind */
 #define ISR_NVTX_PUSH	1 /* nvtxRangePushA/Ex: a range opens on the thread's stack of ranges */
@@ -1201,12 +1028,7 @@ struct isr_ev_nvtx {
 	__u32 pad;
 	char name[ISR_NVTX_NAME_LEN]; /* PUSH, START, MARK: the message, NUL-terminated, may be cut */
 };
-_Static_assert(sizeof(struct isr_ev_nvtx) == 104, "isr_ev_nvtx size");
-_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, id) == 24, "nvtx.id");
-_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, kind) == 32, "nvtx.kind");
-_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, flags) == 34, "nvtx.flags");
-_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, pad) == 36, "nvtx.pad");
-_Static_assert(__builtin_offsetof(struct isr_ev_nvtx, name) == 40, "nvtx.name");
+ISR_LAYOUT(isr_ev_nvtx, 104, id, 24, kind, 32, flags, 34, pad, 36, name, 40);
 
 #define ISR_NVTX_F_EX		0x1 /* from an Ex variant (event attributes) */
 #define ISR_NVTX_F_NO_NAME	0x2 /* the message was not ASCII (Unicode, registered string) or unreadable */
@@ -1276,15 +1098,8 @@ struct isr_ev_nccl_comm {
 	__u16 func;		/* ISR_NCCL_FN_* */
 	__u16 pad;
 };
-_Static_assert(sizeof(struct isr_ev_nccl_comm) == 64, "isr_ev_nccl_comm size");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, comm) == 24, "nccl_comm.comm");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, id_hash) == 32, "nccl_comm.id_hash");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, duration_ns) == 40, "nccl_comm.duration_ns");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, rank) == 48, "nccl_comm.rank");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, nranks) == 52, "nccl_comm.nranks");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, status) == 56, "nccl_comm.status");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, func) == 60, "nccl_comm.func");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_comm, pad) == 62, "nccl_comm.pad");
+ISR_LAYOUT(isr_ev_nccl_comm, 64, comm, 24, id_hash, 32, duration_ns, 40, rank, 48, nranks, 52, status, 56,
+	func, 60, pad, 62);
 
 /*
  * An NCCL collective, point-to-point or group call, at its entry (one probe
@@ -1307,15 +1122,7 @@ struct isr_ev_nccl_call {
 	__u8 dtype;		/* ncclDataType_t */
 	__u8 op;		/* ncclRedOp_t (built-in ones; 0xff: none) */
 };
-_Static_assert(sizeof(struct isr_ev_nccl_call) == 64, "isr_ev_nccl_call size");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, comm) == 24, "nccl_call.comm");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, count) == 32, "nccl_call.count");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, stream) == 40, "nccl_call.stream");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, seq) == 48, "nccl_call.seq");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, peer) == 56, "nccl_call.peer");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, func) == 60, "nccl_call.func");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, dtype) == 62, "nccl_call.dtype");
-_Static_assert(__builtin_offsetof(struct isr_ev_nccl_call, op) == 63, "nccl_call.op");
+ISR_LAYOUT(isr_ev_nccl_call, 64, comm, 24, count, 32, stream, 40, seq, 48, peer, 56, func, 60, dtype, 62, op, 63);
 
 /* Flags of isr_ev_rank_env.flags: which variables were set (as integers) */
 #define ISR_RANK_ENV_RANK		0x1 /* RANK */
@@ -1336,11 +1143,7 @@ struct isr_ev_rank_env {
 	__s32 world_size;	/* WORLD_SIZE (-1: unset) */
 	__u32 flags;		/* ISR_RANK_ENV_* */
 };
-_Static_assert(sizeof(struct isr_ev_rank_env) == 40, "isr_ev_rank_env size");
-_Static_assert(__builtin_offsetof(struct isr_ev_rank_env, rank) == 24, "rank_env.rank");
-_Static_assert(__builtin_offsetof(struct isr_ev_rank_env, local_rank) == 28, "rank_env.local_rank");
-_Static_assert(__builtin_offsetof(struct isr_ev_rank_env, world_size) == 32, "rank_env.world_size");
-_Static_assert(__builtin_offsetof(struct isr_ev_rank_env, flags) == 36, "rank_env.flags");
+ISR_LAYOUT(isr_ev_rank_env, 40, rank, 24, local_rank, 28, world_size, 32, flags, 36);
 
 /* Read-only configuration of the BPF programs (const volatile globals). */
 #define ISR_MAX_TARGETS 4096

@@ -17,6 +17,7 @@
 #define INFERSCOPE_ISR_FORMAT_H
 
 #include <linux/types.h>
+#include "layout.h"
 
 /* "ISRECORD" read as a little-endian u64; reads as ISR_MAGIC_SWAPPED from a
  * file written on a machine of the other byte order. */
@@ -40,15 +41,8 @@ struct isr_file_header {
 	__u32 header_crc32;	/* zlib crc32 of the header_size bytes of the header, this field as 0 */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct isr_file_header) == 40, "isr_file_header size");
-_Static_assert(__builtin_offsetof(struct isr_file_header, magic) == 0, "file_header.magic");
-_Static_assert(__builtin_offsetof(struct isr_file_header, version_major) == 8, "file_header.version_major");
-_Static_assert(__builtin_offsetof(struct isr_file_header, version_minor) == 10, "file_header.version_minor");
-_Static_assert(__builtin_offsetof(struct isr_file_header, header_size) == 12, "file_header.header_size");
-_Static_assert(__builtin_offsetof(struct isr_file_header, created_real_ns) == 16, "file_header.created_real_ns");
-_Static_assert(__builtin_offsetof(struct isr_file_header, created_mono_ns) == 24, "file_header.created_mono_ns");
-_Static_assert(__builtin_offsetof(struct isr_file_header, header_crc32) == 32, "file_header.header_crc32");
-_Static_assert(__builtin_offsetof(struct isr_file_header, pad) == 36, "file_header.pad");
+ISR_LAYOUT(isr_file_header, 40, magic, 0, version_major, 8, version_minor, 10, header_size, 12,
+	created_real_ns, 16, created_mono_ns, 24, header_crc32, 32, pad, 36);
 
 /* The file header of version 1.0, which had no CRC. */
 #define ISR_FILE_HEADER_V1_0_SIZE	32
@@ -79,17 +73,8 @@ struct isr_chunk_header {
 	__u32 pad;
 	__u64 seq;		/* 0, 1, 2, ... in file order */
 };
-_Static_assert(sizeof(struct isr_chunk_header) == 40, "isr_chunk_header size");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, magic) == 0, "chunk_header.magic");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, kind) == 4, "chunk_header.kind");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, compression) == 6, "chunk_header.compression");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, stored_size) == 8, "chunk_header.stored_size");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, raw_size) == 12, "chunk_header.raw_size");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, record_count) == 16, "chunk_header.record_count");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, payload_crc32) == 20, "chunk_header.payload_crc32");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, header_crc32) == 24, "chunk_header.header_crc32");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, pad) == 28, "chunk_header.pad");
-_Static_assert(__builtin_offsetof(struct isr_chunk_header, seq) == 32, "chunk_header.seq");
+ISR_LAYOUT(isr_chunk_header, 40, magic, 0, kind, 4, compression, 6, stored_size, 8, raw_size, 12,
+	record_count, 16, payload_crc32, 20, header_crc32, 24, pad, 28, seq, 32);
 
 /* Largest payload a reader accepts (raw or stored): bounds memory on a
  * corrupted size field. */
@@ -104,9 +89,7 @@ struct isr_prop {
 	__u32 key;		/* ISR_PROP_* */
 	__u32 len;		/* value bytes, without padding */
 };
-_Static_assert(sizeof(struct isr_prop) == 8, "isr_prop size");
-_Static_assert(__builtin_offsetof(struct isr_prop, key) == 0, "prop.key");
-_Static_assert(__builtin_offsetof(struct isr_prop, len) == 4, "prop.len");
+ISR_LAYOUT(isr_prop, 8, key, 0, len, 4);
 
 /* HOST properties: strings unless noted */
 #define ISR_PROP_HOST_NAME		1
@@ -146,19 +129,9 @@ struct isr_host_gpu {
 	__u16 pad;
 	__s32 numa_node;	/* -1: none */
 };
-_Static_assert(sizeof(struct isr_host_gpu) == 48, "isr_host_gpu size");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, pci_address) == 0, "host_gpu.pci_address");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, vendor) == 16, "host_gpu.vendor");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, device) == 18, "host_gpu.device");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, class_code) == 20, "host_gpu.class_code");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, link_speed_mts) == 24, "host_gpu.link_speed_mts");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, max_link_speed_mts) == 28, "host_gpu.max_link_speed_mts");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, link_width) == 32, "host_gpu.link_width");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, max_link_width) == 34, "host_gpu.max_link_width");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, port_max_speed_mts) == 36, "host_gpu.port_max_speed_mts");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, port_max_width) == 40, "host_gpu.port_max_width");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, pad) == 42, "host_gpu.pad");
-_Static_assert(__builtin_offsetof(struct isr_host_gpu, numa_node) == 44, "host_gpu.numa_node");
+ISR_LAYOUT(isr_host_gpu, 48, pci_address, 0, vendor, 16, device, 18, class_code, 20, link_speed_mts, 24,
+	max_link_speed_mts, 28, link_width, 32, max_link_width, 34, port_max_speed_mts, 36, port_max_width, 40,
+	pad, 42, numa_node, 44);
 
 /* One NUMA node's distance to another (the kernel's node distance: 10 is
  * local). */
@@ -166,9 +139,7 @@ struct isr_numa_distance {
 	__u32 node;
 	__u32 distance;
 };
-_Static_assert(sizeof(struct isr_numa_distance) == 8, "isr_numa_distance size");
-_Static_assert(__builtin_offsetof(struct isr_numa_distance, node) == 0, "numa_distance.node");
-_Static_assert(__builtin_offsetof(struct isr_numa_distance, distance) == 4, "numa_distance.distance");
+ISR_LAYOUT(isr_numa_distance, 8, node, 0, distance, 4);
 
 /* A NUMA node of the host (/sys/devices/system/node/nodeN). Followed by
  * distance_count struct isr_numa_distance (to every online node, itself
@@ -179,10 +150,7 @@ struct isr_host_numa_node {
 	__u32 distance_count;
 	__u64 memory_bytes;	/* its MemTotal; 0: unknown */
 };
-_Static_assert(sizeof(struct isr_host_numa_node) == 16, "isr_host_numa_node size");
-_Static_assert(__builtin_offsetof(struct isr_host_numa_node, node) == 0, "host_numa_node.node");
-_Static_assert(__builtin_offsetof(struct isr_host_numa_node, distance_count) == 4, "host_numa_node.distance_count");
-_Static_assert(__builtin_offsetof(struct isr_host_numa_node, memory_bytes) == 8, "host_numa_node.memory_bytes");
+ISR_LAYOUT(isr_host_numa_node, 16, node, 0, distance_count, 4, memory_bytes, 8);
 
 /* PROCESS properties: strings unless noted */
 #define ISR_PROP_PROC_PID		1 /* __u32 */
@@ -206,10 +174,7 @@ struct isr_thread_info {
 	__u32 pad;
 	char comm[16];
 };
-_Static_assert(sizeof(struct isr_thread_info) == 24, "isr_thread_info size");
-_Static_assert(__builtin_offsetof(struct isr_thread_info, tid) == 0, "thread_info.tid");
-_Static_assert(__builtin_offsetof(struct isr_thread_info, pad) == 4, "thread_info.pad");
-_Static_assert(__builtin_offsetof(struct isr_thread_info, comm) == 8, "thread_info.comm");
+ISR_LAYOUT(isr_thread_info, 24, tid, 0, pad, 4, comm, 8);
 
 #define ISR_CLOCK_REALTIME 1 /* other_ns is CLOCK_REALTIME */
 
@@ -222,11 +187,7 @@ struct isr_clock_pair {
 	__u32 uncertainty_ns;
 	__u32 clock;		/* ISR_CLOCK_* */
 };
-_Static_assert(sizeof(struct isr_clock_pair) == 24, "isr_clock_pair size");
-_Static_assert(__builtin_offsetof(struct isr_clock_pair, mono_ns) == 0, "clock_pair.mono_ns");
-_Static_assert(__builtin_offsetof(struct isr_clock_pair, other_ns) == 8, "clock_pair.other_ns");
-_Static_assert(__builtin_offsetof(struct isr_clock_pair, uncertainty_ns) == 16, "clock_pair.uncertainty_ns");
-_Static_assert(__builtin_offsetof(struct isr_clock_pair, clock) == 20, "clock_pair.clock");
+ISR_LAYOUT(isr_clock_pair, 24, mono_ns, 0, other_ns, 8, uncertainty_ns, 16, clock, 20);
 
 /* Cumulative drop count of one source (ISR_SRC_* in format/events.h) at the
  * time the chunk was written; the last DROPS chunk holds the totals. */
@@ -235,10 +196,7 @@ struct isr_drop_count {
 	__u32 pad;
 	__u64 count;
 };
-_Static_assert(sizeof(struct isr_drop_count) == 16, "isr_drop_count size");
-_Static_assert(__builtin_offsetof(struct isr_drop_count, source) == 0, "drop_count.source");
-_Static_assert(__builtin_offsetof(struct isr_drop_count, pad) == 4, "drop_count.pad");
-_Static_assert(__builtin_offsetof(struct isr_drop_count, count) == 8, "drop_count.count");
+ISR_LAYOUT(isr_drop_count, 16, source, 0, pad, 4, count, 8);
 
 /* Why a recording stopped (isr_end.stop_reason), one line each:
  * X(ID, name, value, meaning), the constant ISR_STOP_<ID>. */
@@ -263,21 +221,14 @@ struct isr_end {
 	__u32 stop_reason;	/* ISR_STOP_* */
 	__u32 section_count;
 };
-_Static_assert(sizeof(struct isr_end) == 24, "isr_end size");
-_Static_assert(__builtin_offsetof(struct isr_end, end_mono_ns) == 0, "end.end_mono_ns");
-_Static_assert(__builtin_offsetof(struct isr_end, event_count) == 8, "end.event_count");
-_Static_assert(__builtin_offsetof(struct isr_end, stop_reason) == 16, "end.stop_reason");
-_Static_assert(__builtin_offsetof(struct isr_end, section_count) == 20, "end.section_count");
+ISR_LAYOUT(isr_end, 24, end_mono_ns, 0, event_count, 8, stop_reason, 16, section_count, 20);
 
 struct isr_section {
 	__u64 offset;		/* file offset of the chunk header */
 	__u32 kind;		/* ISR_CHUNK_* */
 	__u32 record_count;
 };
-_Static_assert(sizeof(struct isr_section) == 16, "isr_section size");
-_Static_assert(__builtin_offsetof(struct isr_section, offset) == 0, "section.offset");
-_Static_assert(__builtin_offsetof(struct isr_section, kind) == 8, "section.kind");
-_Static_assert(__builtin_offsetof(struct isr_section, record_count) == 12, "section.record_count");
+ISR_LAYOUT(isr_section, 16, offset, 0, kind, 8, record_count, 12);
 
 #define ISR_TRAILER_MAGIC 0x444e455253495349ULL /* "ISISREND" */
 
@@ -286,8 +237,6 @@ struct isr_trailer {
 	__u64 end_offset;	/* file offset of the END chunk header */
 	__u64 magic;		/* ISR_TRAILER_MAGIC */
 };
-_Static_assert(sizeof(struct isr_trailer) == 16, "isr_trailer size");
-_Static_assert(__builtin_offsetof(struct isr_trailer, end_offset) == 0, "trailer.end_offset");
-_Static_assert(__builtin_offsetof(struct isr_trailer, magic) == 8, "trailer.magic");
+ISR_LAYOUT(isr_trailer, 16, end_offset, 0, magic, 8);
 
 #endif /* INFERSCOPE_ISR_FORMAT_H */
