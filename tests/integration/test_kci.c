@@ -3,7 +3,7 @@
  * `inferscope-bpf bench --kci --ktap` as a kernel-CI harness runs it, on
  * the running kernel, cut down to seconds: its KTAP is well-formed and
  * every test passes, its JSON carries a figure per round, every call made
- * was a hit counted; against a baseline with halved costs it fails (exit
+ * was a hit counted; against a baseline with a tenth of its costs it fails (exit
  * 1, the test "not ok"), against a baseline of itself it passes. And
  * `bench --ktap` speaks KTAP for the recorder workloads and their
  * thresholds too. And scripts/kci-vm.sh builds the VM's initramfs
@@ -133,8 +133,14 @@ static void test_kci_baseline(void **state)
 	doc = json_load_file(f.json, 0, &jerr);
 	assert_non_null(doc);
 
-	/* The same costs, halved, as the baseline: a regression. */
-	write_scaled(doc, "uprobe_push", 0.5, f.base);
+	/* The same costs, a tenth, as the baseline: a regression. (Halved,
+	 * and once in about ten runs quartered, was not one on a busy host:
+	 * the gate wants the medians apart by more than the wider
+	 * interquartile range, and a loaded 2-CPU machine read 551 to 749 ns
+	 * a hit in runs a minute apart, single rounds up to 2,329 ns. The
+	 * comparison itself is tested on planted data in
+	 * tests/unit/test_bench_stats.c.) */
+	write_scaled(doc, "uprobe_push", 0.1, f.base);
 	text = run_kci(&f, "uprobe_push", f.base, &status);
 	assert_int_equal(ktap_result_of(text, "uprobe_push"), 0);
 	assert_non_null(strstr(text, "REGRESSION"));
@@ -142,9 +148,9 @@ static void test_kci_baseline(void **state)
 	th_expect_exit(status, 1, f.err);
 	free(text);
 
-	/* The run itself as the baseline (the costs doubled back): noise, not
+	/* The run itself as the baseline (the costs scaled back): noise, not
 	 * a regression. */
-	write_scaled(doc, "uprobe_push", 2, f.base);
+	write_scaled(doc, "uprobe_push", 10, f.base);
 	text = run_kci(&f, "uprobe_push", f.base, &status);
 	assert_int_equal(ktap_result_of(text, "uprobe_push"), 1);
 	th_expect_exit(status, 0, f.err);
