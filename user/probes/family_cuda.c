@@ -313,8 +313,8 @@ static int cuda_measure_costs(void *st, struct tracer_costs *costs, char *err, s
 	const struct probed_lib *lib;
 	struct self_probe hot = { c, NULL, false, { -1, -1 } };
 	struct self_probe pair = { c, NULL, true, { -1, -1 } };
-	struct cost_ab ab_hot = { self_launch, self_probe_set, &hot, COST_CALLS, 1, COST_GAP_NS, 0 };
-	struct cost_ab ab_pair = { self_sync, self_probe_set, &pair, COST_CALLS / 2, 1, COST_GAP_NS, 0 };
+	struct cost_ab ab_hot = { self_launch, self_probe_set, &hot, COST_CALLS, 1, COST_GAP_NS, 0, false };
+	struct cost_ab ab_pair = { self_sync, self_probe_set, &pair, COST_CALLS / 2, 1, COST_GAP_NS, 0, false };
 	int e;
 
 	/* without uprobe_multi links (--legacy-uprobes, Linux before 6.6):

@@ -203,7 +203,7 @@ static int python_measure_costs(void *st, struct tracer_costs *c, char *err, siz
 	struct python_family *p = st;
 	struct tick_probe tick = { NULL, NULL, 0 };
 	/* 200 us of work is preempted often on a busy host: the fastest half */
-	struct cost_ab ab = { tick_op, tick_set, &tick, 10, 4, 0, 0.5 };
+	struct cost_ab ab = { tick_op, tick_set, &tick, 10, 4, 0, 0.5, false };
 	double per_op;
 	int e;
 

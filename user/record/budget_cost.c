@@ -15,7 +15,7 @@
 #define TRIM_KEEP	0.9	/* of each phase's timings, the fastest, unless said */
 #define PAGE		4096
 #define FAULT_PAGES	512	/* per phase */
-#define FAULT_ROUNDS	4	/* each switch of the fault programs waits for the kernel (about 10 ms) */
+#define FAULT_ROUNDS	4	/* even: ends on; each switch on of the fault programs waits for the kernel (10-20 ms) */
 #define SCHED_TRIPS	32	/* round trips per phase */
 #define SCHED_ROUNDS	6
 
@@ -99,9 +99,10 @@ int budget_cost__ab(const struct cost_ab *ab, double *ns)
 		free(on);
 		return -ENOMEM;
 	}
-	/* off, on, on, off, off, on, ...: drift hits both alike */
+	/* off, on, on, off, off, on, ... (on_now: on, off, off, on, ...):
+	 * drift hits both alike */
 	for (r = 0; r < rounds && !e; r++) {
-		bool on_first = r % 2 == 1;
+		bool on_first = (r % 2 == 1) != ab->on_now;
 
 		for (int k = 0; k < 2 && !e; k++) {
 			bool want_on = (k == 0) == on_first;
@@ -117,7 +118,7 @@ int budget_cost__ab(const struct cost_ab *ab, double *ns)
 
 		*ns = d > 0 ? d : 0;
 	}
-	ab->set(ab->arg, false);
+	ab->set(ab->arg, ab->on_now);
 	free(off);
 	free(on);
 	return e;
@@ -237,7 +238,7 @@ static int measure_sched(struct self_target self, double *ns)
 		goto out;
 	e = sched_setaffinity(0, sizeof(one), &one) ? -errno : 0;
 	if (!e) {
-		struct cost_ab ab = { sched_op, sched_set, &s, SCHED_TRIPS, SCHED_ROUNDS, 0, 0 };
+		struct cost_ab ab = { sched_op, sched_set, &s, SCHED_TRIPS, SCHED_ROUNDS, 0, 0, false };
 
 		e = budget_cost__ab(&ab, &trip);
 		/* a round trip is 4 events: two wakeups, two switches */
@@ -269,12 +270,14 @@ int budget_cost__measure_core(struct tracer *t, struct tracer_costs *c, char *er
 int budget_cost__measure_faults(int (*set)(void *arg, bool on), void *arg, double *ns)
 {
 	struct fault_arg f = { .set = set, .set_arg = arg };
-	struct cost_ab ab = { fault_op, fault_set, &f, FAULT_PAGES, FAULT_ROUNDS, 0, 0 };
+	/* on since the family attached them: an even number of rounds ends
+	 * on, and switching them on is the slow way */
+	struct cost_ab ab = { fault_op, fault_set, &f, FAULT_PAGES, FAULT_ROUNDS, 0, 0, true };
 	int e = budget_cost__ab(&ab, ns), e2;
 
 	if (f.pages)
 		munmap(f.pages, (size_t)FAULT_PAGES * PAGE);
-	e2 = set(arg, true);
+	e2 = set(arg, true);	/* on after a failure too */
 	return e ?: e2;
 }
 

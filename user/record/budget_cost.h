@@ -43,10 +43,14 @@ struct cost_ab {
 	unsigned int rounds;		/* off and on phases each; 1: off, then on */
 	__u64 gap_ns;			/* spin before each op, outside its timing */
 	double keep;			/* of each phase's timings, the fastest share averaged; 0: 0.9 */
+	bool on_now;			/* the mechanism is on already, and is left on: the phases start
+					 * on (on, off, off, on, ...), a switch on fewer where that is
+					 * the slow way (attaching a tp_btf program: 10-20 ms) */
 };
 
 /* The mechanism's cost per op (on minus off, never below 0) into *ns:
- * 0, or the error of set (the mechanism is left off). */
+ * 0, or the error of set (the mechanism is left off, or on with
+ * on_now). */
 int budget_cost__ab(const struct cost_ab *ab, double *ns);
 
 /* Busy CPU work: a loop of that many iterations. */
