@@ -33,8 +33,7 @@ struct tracer_costs {
 };
 
 /* One A/B measurement: op timed ops times per phase, set switching the
- * mechanism between phases (on first when alternate is false: one switch
- * on, one off). */
+ * mechanism between phases (off first, unless on_now). */
 struct cost_ab {
 	void (*op)(void *arg);
 	int (*set)(void *arg, bool on);	/* 0 or -errno */
