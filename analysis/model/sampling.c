@@ -431,22 +431,12 @@ static void on_overhead(struct sampling_overhead *o, const struct isr_ev_samplin
 		o->copies_apart = c->flags & ISR_COSTS_COPIES_APART;
 	} else if (e->kind == ISR_SAMPLING_SPENT &&
 		   e->hdr.size >= sizeof(*e) + offsetof(struct isr_sampling_spent, faults_spent_ns)) {
-		const struct isr_sampling_spent *sp = tail;
+		size_t len = e->hdr.size - sizeof(*e);
 
 		o->spent_known = true;
-		o->busiest_pid = sp->busiest_pid;
-		o->busiest_tid = sp->busiest_tid;
-		o->traced_ns = sp->traced_ns;
-		o->busiest_oncpu_ns = sp->busiest_oncpu_ns;
-		o->allowed_ns = sp->allowed_ns;
 		o->spent_ns = e->spent_ns;
-		memcpy(o->busiest_ns, sp->busiest_ns, sizeof(o->busiest_ns));
-		memcpy(o->busiest_ops, sp->busiest_ops, sizeof(o->busiest_ops));
-		memcpy(o->all_ns, sp->all_ns, sizeof(o->all_ns));
-		if (e->hdr.size >= sizeof(*e) + offsetof(struct isr_sampling_spent, copies_spent_ns))
-			o->faults_spent_ns = sp->faults_spent_ns;
-		if (e->hdr.size >= sizeof(*e) + sizeof(*sp))
-			o->copies_spent_ns = sp->copies_spent_ns;
+		memset(&o->spent, 0, sizeof(o->spent));
+		memcpy(&o->spent, tail, len < sizeof(o->spent) ? len : sizeof(o->spent));
 	}
 }
 

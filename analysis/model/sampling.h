@@ -80,14 +80,11 @@ struct sampling_overhead {
 	__u32 helper_pid;	/* its watcher of held processes, the tracer's too; 0: none */
 	__u32 sampler_hz;
 	double hit_ns, pair_ns, fault_ns, sched_ns, tick_ns;	/* what each costs a target thread there */
-	bool spent_known;	/* the account at the end (SPENT) */
-	__u32 busiest_pid, busiest_tid;
-	__u64 traced_ns, allowed_ns, spent_ns;	/* allowed 0: no budget; spent: the budget's (busiest per interval) */
-	__u64 faults_spent_ns;	/* page-fault tracing's own budget's, against the same allowed; 0: not switched */
-	__u64 copies_spent_ns;	/* the async copies' own budget's, the same way; 0: not switched apart */
 	bool copies_apart;	/* the async copies have a switch of their own (ISR_COSTS_COPIES_APART) */
-	__u64 busiest_oncpu_ns;	/* the busiest thread's time on a CPU */
-	__u64 busiest_ns[ISR_SPENT_MAX], busiest_ops[ISR_SPENT_MAX], all_ns[ISR_SPENT_MAX];
+	bool spent_known;	/* the account at the end (SPENT) */
+	__u64 spent_ns;		/* the budget's (busiest per interval) */
+	struct isr_sampling_spent spent;	/* the rest of that account as recorded; the fields an older
+						 * recording lacks are 0 (faults_spent_ns, copies_spent_ns) */
 };
 
 struct sampling {

@@ -103,23 +103,23 @@ static json_t *json_overhead(const struct sampling_overhead *o)
 		return obj;
 	}
 	SET(obj, "spent", spent = json_object());
-	SET(spent, "pid", json_u64(o->busiest_pid));
-	SET(spent, "tid", json_u64(o->busiest_tid));
-	SET(spent, "traced_s", json_real(ns_to_s(o->traced_ns)));
-	SET(spent, "on_cpu_s", json_real(ns_to_s(o->busiest_oncpu_ns)));
-	SET(spent, "allowed_s", o->allowed_ns ? json_real(ns_to_s(o->allowed_ns)) : json_null());
+	SET(spent, "pid", json_u64(o->spent.busiest_pid));
+	SET(spent, "tid", json_u64(o->spent.busiest_tid));
+	SET(spent, "traced_s", json_real(ns_to_s(o->spent.traced_ns)));
+	SET(spent, "on_cpu_s", json_real(ns_to_s(o->spent.busiest_oncpu_ns)));
+	SET(spent, "allowed_s", o->spent.allowed_ns ? json_real(ns_to_s(o->spent.allowed_ns)) : json_null());
 	SET(spent, "budget_spent_s", json_real(ns_to_s(o->spent_ns)));
-	SET(spent, "faults_budget_spent_s", o->faults_spent_ns ? json_real(ns_to_s(o->faults_spent_ns)) : json_null());
-	SET(spent, "copies_budget_spent_s", o->copies_spent_ns ? json_real(ns_to_s(o->copies_spent_ns)) : json_null());
+	SET(spent, "faults_budget_spent_s", o->spent.faults_spent_ns ? json_real(ns_to_s(o->spent.faults_spent_ns)) : json_null());
+	SET(spent, "copies_budget_spent_s", o->spent.copies_spent_ns ? json_real(ns_to_s(o->spent.copies_spent_ns)) : json_null());
 	SET(spent, "by_kind", by = json_object());
 	SET(spent, "all_threads_s", all = json_object());
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {
 		json_t *one = json_object();
 
 		SET(by, spent_names[k], one);
-		SET(one, "seconds", json_real(ns_to_s(o->busiest_ns[k])));
-		SET(one, "count", json_u64(o->busiest_ops[k]));
-		SET(all, spent_names[k], json_real(ns_to_s(o->all_ns[k])));
+		SET(one, "seconds", json_real(ns_to_s(o->spent.busiest_ns[k])));
+		SET(one, "count", json_u64(o->spent.busiest_ops[k]));
+		SET(all, spent_names[k], json_real(ns_to_s(o->spent.all_ns[k])));
 	}
 	return obj;
 nomem:

@@ -220,22 +220,22 @@ static void md__overhead(struct md *m, const struct summary *s)
 {
 	const struct sampling_overhead *o = &s->sampling.overhead;
 	const struct thread_summary *t;
-	double sum = 0, secs = ns_to_s(o->traced_ns);
+	double sum = 0, secs = ns_to_s(o->spent.traced_ns);
 	bool first = true;
 
 	if (!o->spent_known)
 		return;
 	for (int k = 0; k < ISR_SPENT_MAX; k++)
-		sum += (double)o->busiest_ns[k];
-	t = summary__thread(s, o->busiest_pid, o->busiest_tid);
-	if (!o->busiest_tid) {
+		sum += (double)o->spent.busiest_ns[k];
+	t = summary__thread(s, o->spent.busiest_pid, o->spent.busiest_tid);
+	if (!o->spent.busiest_tid) {
 		md__printf(m, "- **Tracing cost (estimated):** none charged: no probe fired on a thread of the target "
 			   "in %.3f s", secs);
 	} else {
 		md__printf(m, "- **Tracing cost (estimated):** %.1f ms, %.2f%% of the %.3f s its busiest thread was on "
 			   "a CPU in %.3f s (thread %u", sum / 1e6,
-			   o->busiest_oncpu_ns ? 100 * sum / (double)o->busiest_oncpu_ns : 0, ns_to_s(o->busiest_oncpu_ns),
-			   secs, o->busiest_tid);
+			   o->spent.busiest_oncpu_ns ? 100 * sum / (double)o->spent.busiest_oncpu_ns : 0, ns_to_s(o->spent.busiest_oncpu_ns),
+			   secs, o->spent.busiest_tid);
 		if (t && t->comm[0]) {
 			md__printf(m, " `");
 			md__text(m, t->comm, sizeof(t->comm));
@@ -243,27 +243,27 @@ static void md__overhead(struct md *m, const struct summary *s)
 		}
 		md__printf(m, ")");
 	}
-	if (o->allowed_ns && (o->faults_spent_ns || o->copies_spent_ns)) {
+	if (o->spent.allowed_ns && (o->spent.faults_spent_ns || o->spent.copies_spent_ns)) {
 		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged to the hot path's",
-			   o->spent_ns <= o->allowed_ns && o->faults_spent_ns <= o->allowed_ns &&
-					   o->copies_spent_ns <= o->allowed_ns ? "within" : "over",
+			   o->spent_ns <= o->spent.allowed_ns && o->spent.faults_spent_ns <= o->spent.allowed_ns &&
+					   o->spent.copies_spent_ns <= o->spent.allowed_ns ? "within" : "over",
 			   s->sampling.budget_pct, o->spent_ns / 1e6);
-		if (o->faults_spent_ns)
-			md__printf(m, "%s%.1f ms to page-fault tracing's", o->copies_spent_ns ? ", " : " and ",
-				   o->faults_spent_ns / 1e6);
-		if (o->copies_spent_ns)
-			md__printf(m, " and %.1f ms to the async copies'", o->copies_spent_ns / 1e6);
-		md__printf(m, ", of the %.1f ms each allowed)", o->allowed_ns / 1e6);
-	} else if (o->allowed_ns)
+		if (o->spent.faults_spent_ns)
+			md__printf(m, "%s%.1f ms to page-fault tracing's", o->spent.copies_spent_ns ? ", " : " and ",
+				   o->spent.faults_spent_ns / 1e6);
+		if (o->spent.copies_spent_ns)
+			md__printf(m, " and %.1f ms to the async copies'", o->spent.copies_spent_ns / 1e6);
+		md__printf(m, ", of the %.1f ms each allowed)", o->spent.allowed_ns / 1e6);
+	} else if (o->spent.allowed_ns)
 		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged of the %.1f ms it allowed)",
-			   o->spent_ns <= o->allowed_ns ? "within" : "over", s->sampling.budget_pct, o->spent_ns / 1e6,
-			   o->allowed_ns / 1e6);
+			   o->spent_ns <= o->spent.allowed_ns ? "within" : "over", s->sampling.budget_pct, o->spent_ns / 1e6,
+			   o->spent.allowed_ns / 1e6);
 	else
 		md__printf(m, ", no budget");
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {
-		if (o->busiest_ns[k] < 1000)
+		if (o->spent.busiest_ns[k] < 1000)
 			continue;
-		md__printf(m, "%s %s %.1f ms", first ? ":" : ",", spent_text[k], o->busiest_ns[k] / 1e6);
+		md__printf(m, "%s %s %.1f ms", first ? ":" : ",", spent_text[k], o->spent.busiest_ns[k] / 1e6);
 		first = false;
 	}
 	md__printf(m, "; the tracer is pid %u\n", o->tracer_pid);

@@ -1031,19 +1031,19 @@ static void test_overhead_account(void **state)
 	o->measured = o->spent_known = true;
 	o->tracer_pid = 998;
 	o->hit_ns = 650;
-	o->busiest_pid = 300;
-	o->busiest_tid = 302;
-	o->traced_ns = 1000 * MS;
-	o->busiest_oncpu_ns = 300 * MS;
-	o->allowed_ns = 20 * MS;
+	o->spent.busiest_pid = 300;
+	o->spent.busiest_tid = 302;
+	o->spent.traced_ns = 1000 * MS;
+	o->spent.busiest_oncpu_ns = 300 * MS;
+	o->spent.allowed_ns = 20 * MS;
 	o->spent_ns = 8 * MS;
-	o->busiest_ns[ISR_SPENT_HOT] = 3 * MS;
-	o->busiest_ops[ISR_SPENT_HOT] = 3000;
-	o->busiest_ns[ISR_SPENT_SCHED] = 300000;
-	o->busiest_ops[ISR_SPENT_SCHED] = 1500;
-	o->busiest_ns[ISR_SPENT_PROBES] = 500;
-	o->busiest_ops[ISR_SPENT_PROBES] = 1;
-	o->all_ns[ISR_SPENT_HOT] = 4 * MS;
+	o->spent.busiest_ns[ISR_SPENT_HOT] = 3 * MS;
+	o->spent.busiest_ops[ISR_SPENT_HOT] = 3000;
+	o->spent.busiest_ns[ISR_SPENT_SCHED] = 300000;
+	o->spent.busiest_ops[ISR_SPENT_SCHED] = 1500;
+	o->spent.busiest_ns[ISR_SPENT_PROBES] = 500;
+	o->spent.busiest_ops[ISR_SPENT_PROBES] = 1;
+	o->spent.all_ns[ISR_SPENT_HOT] = 4 * MS;
 	root = render_json(f);
 	a = get(get(get(root, "recording"), "overhead"), "spent");
 	assert_int(a, "pid", 300);
@@ -1067,22 +1067,22 @@ static void test_overhead_account(void **state)
 				   "tracing 0.3 ms; the tracer is pid 998\n"));
 	free(md);
 	/* without a budget, and over it */
-	o->allowed_ns = 0;
+	o->spent.allowed_ns = 0;
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, "(thread 302 `pt_main_thread`), no budget: CUDA hot-path"));
 	free(md);
-	o->allowed_ns = 5 * MS;
+	o->spent.allowed_ns = 5 * MS;
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, ", over the 1% budget (8.0 ms charged of the 5.0 ms it allowed)"));
 	free(md);
 	/* page-fault tracing's own budget: within only if both are */
-	o->allowed_ns = 20 * MS;
-	o->faults_spent_ns = 12 * MS;
+	o->spent.allowed_ns = 20 * MS;
+	o->spent.faults_spent_ns = 12 * MS;
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, ", within the 1% budget (8.0 ms charged to the hot path's and 12.0 ms to page-fault "
 				   "tracing's, of the 20.0 ms each allowed)"));
 	free(md);
-	o->faults_spent_ns = 25 * MS;
+	o->spent.faults_spent_ns = 25 * MS;
 	md = render(report__write_markdown, f);
 	assert_non_null(strstr(md, ", over the 1% budget (8.0 ms charged to the hot path's and 25.0 ms to page-fault "
 				   "tracing's, of the 20.0 ms each allowed)"));
