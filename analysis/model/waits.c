@@ -37,7 +37,11 @@ struct wthread {
 	struct wakers life;	/* over its life */
 	/* A launching thread's from its first launch to its last (what it
 	 * waited for while it kept the GPU fed, not before, not after): the
-	 * blocked time since its latest launch is pending until the next. */
+	 * blocked time since its latest launch is pending until the next.
+	 * While the budget has the hot path's probes off, its launches are
+	 * not seen: a CUDA call of it then (a copy, a synchronization) stands
+	 * for one, or a recording that ends in such a gap would leave out
+	 * everything after the gap began. */
 	struct wakers window, pending;
 	__u64 launches;		/* its launches when pending was last taken in */
 };
@@ -68,6 +72,7 @@ struct waits {
 	size_t seen;		/* the timeline's threads tracked so far (in order of first sight) */
 	__u64 bin_start, last_ns;
 	bool started;
+	bool hot_off;		/* the budget has the hot path's probes off (ISR_SAMPLING_OFF) */
 	int err;
 };
 
@@ -219,11 +224,11 @@ static void waker_add(struct wakers *w, __u64 key, __u64 ns)
 	w->v[w->n++] = (struct waker){ key, ns };
 }
 
-/* A launching thread launched again: its pending blocked time is in its
- * window. */
-static void window_take(struct wthread *t)
+/* A launching thread launched again (or, with launch unseen, made another
+ * CUDA call: seen): its pending blocked time is in its window. */
+static void window_take(struct wthread *t, bool seen)
 {
-	if (t->th->launches == t->launches)
+	if (t->th->launches == t->launches && !(seen && t->th->launches))
 		return;
 	t->launches = t->th->launches;
 	for (size_t i = 0; i < t->pending.n; i++)
@@ -311,8 +316,14 @@ static void on_event(void *ctx, const struct pass_event *e, const struct tl_thre
 	track_new(w);
 	if (th && !th->exited)
 		i = track(w, th);
+	if (e->h->type == ISR_EV_SAMPLING) {
+		__u32 kind = ((const struct isr_ev_sampling *)e->h)->kind;
+
+		if (kind == ISR_SAMPLING_OFF || kind == ISR_SAMPLING_ON || kind == ISR_SAMPLING_START)
+			w->hot_off = kind == ISR_SAMPLING_OFF;
+	}
 	if (i != (size_t)-1)
-		window_take(&w->thr[i]);
+		window_take(&w->thr[i], w->hot_off && e->h->type == ISR_EV_CUDA_CALL);
 	if (e->start >= w->bin_start + WAITS_BIN_NS)
 		close_bin(w, e->start);
 	if (i != (size_t)-1 && e->h->type == ISR_EV_PY_SAMPLE) {

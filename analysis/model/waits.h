@@ -4,7 +4,9 @@
  * (and uninterruptible) stretch of a target thread is ended by the task
  * that woke it (sched_wakeup; none when an interrupt did); those wakers,
  * per thread, make a graph (a launching thread's from its first launch to
- * its last: what it waited for while it fed the GPU). For
+ * its last: what it waited for while it fed the GPU; while the overhead
+ * budget has the hot path's probes off, any CUDA call of it seen stands
+ * for a launch). For
  * each launching thread (a waiter), what every other target thread did
  * while the waiter was blocked is measured too: the pass is cut into bins
  * of WAITS_BIN_NS, and a thread's time in a bin counts for a waiter as much

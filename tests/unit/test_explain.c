@@ -754,19 +754,32 @@ static void workers_busy(struct synth *b, bool starved)
 /* A loop fed by the 3 busy worker processes: 10 steps of 100 ms, each a
  * 2 ms step on the "GPU" (launch, sync) and 98 ms blocked until a worker
  * hands it a batch, directly (relay false) or through a relay thread of its
- * own process that is blocked until then too. */
-static struct synth *fed_loop(bool relay, bool starved)
+ * own process that is blocked until then too. With hot_off, the budget
+ * switches the hot path off that long after the start, to the end: the
+ * launches from then on are not recorded, the synchronizations are unless
+ * gap_quiet (a thread that made no CUDA call the recorder saw). */
+static struct synth *fed_loop_sampled(bool relay, bool starved, __u64 hot_off, bool gap_quiet)
 {
 	struct synth *b = job(1000 * MS);
+	struct isr_ev_sampling *sm;
 
 	worker_pool(b);
 	workers_busy(b, starved);
+	if (hot_off) {
+		sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), T0, 0, 0);
+		sm->kind = ISR_SAMPLING_START;
+		sm = synth__event(b, ISR_EV_SAMPLING, sizeof(*sm), T0 + hot_off, 0, 0);
+		sm->kind = ISR_SAMPLING_OFF;
+	}
 	for (int i = 0; i < 10; i++) {
 		__u64 t = T0 + (__u64)i * 100 * MS, ready = t + 100 * MS - 10 * US;
 		__u32 wp = WORKER0 + (__u32)i % 3;
+		bool seen = !hot_off || t < T0 + hot_off;
 
-		ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
-		sync_call(b, t + 100 * US, LAUNCHER, 1 * MS);
+		if (seen)
+			ev_launch(b, t, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+		if (seen || !gap_quiet)
+			sync_call(b, t + 100 * US, LAUNCHER, 1 * MS);
 		ev_switch(b, t + 2 * MS, PID, LAUNCHER, 0, 0, 0x1, 0);
 		if (relay) {
 			ev_switch(b, t + 2 * MS + 10 * US, PID, RELAY, 0, 0, 0x1, 0);
@@ -778,9 +791,18 @@ static struct synth *fed_loop(bool relay, bool starved)
 		}
 		ev_switch(b, ready, 0, 0, PID, LAUNCHER, 0, 0);
 	}
-	/* the last launch, once the last batch came */
-	ev_launch(b, T0 + 999 * MS + 995 * US, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	/* the last launch, once the last batch came (in the gap, its
+	 * synchronization) */
+	if (!hot_off)
+		ev_launch(b, T0 + 999 * MS + 995 * US, PID, LAUNCHER, ISR_CUDA_FN_cuLaunchKernel, 0x10);
+	else if (!gap_quiet)
+		sync_call(b, T0 + 999 * MS + 995 * US, LAUNCHER, 2 * US);
 	return b;
+}
+
+static struct synth *fed_loop(bool relay, bool starved)
+{
+	return fed_loop_sampled(relay, starved, 0, false);
 }
 
 static json_t *chain_link(const struct finding *f, size_t i)
@@ -815,6 +837,29 @@ static void test_input_bound_workers(void **state)
 	assert_null(find_rule(a, "host_bound", 0));
 	assert_null(find_rule(a, "sync_stall", 0));
 	assert_null(find_rule(a, "blocked_on_thread", 0));
+	analysis__free(a);
+	synth__free(b);
+}
+
+/* The budget switched the hot path off 450 ms in, to the end: the last
+ * launch seen is the fifth step's. The synchronizations it made in the gap
+ * stand for its launches there, so its wait for the last batch counts
+ * too: the same 10 x 98 ms as with every launch recorded (it was 4 x 98
+ * ms, from its first launch seen to its last). Without a CUDA call seen in
+ * the gap, the window ends at its last launch: 4 x 98 ms. */
+static void test_input_bound_hot_path_sampled(void **state)
+{
+	struct synth *b = fed_loop_sampled(false, false, 450 * MS, false);
+	struct analysis *a;
+
+	(void)state;
+	a = analyze(b);
+	expect(a, "input_bound", LAUNCHER, 10 * 0.098);
+	analysis__free(a);
+	synth__free(b);
+	b = fed_loop_sampled(false, false, 450 * MS, true);
+	a = analyze(b);
+	expect(a, "input_bound", LAUNCHER, 4 * 0.098);
 	analysis__free(a);
 	synth__free(b);
 }
@@ -2171,6 +2216,7 @@ int main(void)
 		cmocka_unit_test(test_launcher_handoff_no_blocked),
 		cmocka_unit_test(test_interrupt_wake_names_nobody),
 		cmocka_unit_test(test_input_bound_workers),
+		cmocka_unit_test(test_input_bound_hot_path_sampled),
 		cmocka_unit_test(test_input_bound_chain_starved),
 		cmocka_unit_test(test_input_bound_handoff_once),
 		cmocka_unit_test(test_cpu_contention_one_per_pool),
