@@ -15,8 +15,7 @@
 #    the order alternating: each round's steps/s and the paired change, with
 #    the median and the spread (min..max). Reported, not judged: the job's
 #    round-to-round noise is several percent;
-# 5. the top finding of 1., 2. and 3. is input_bound (the loop waits for its
-#    workers, busy making batches), with the first three findings' costs.
+# 5. the first three findings of 1., 2. and 3., with their costs.
 # About 10 runs of 20-30 s: 5-7 minutes on an H100. PARTS=throughput runs
 # 4. alone (tests/gpu/overhead_all.sh: ROUNDS=3 STEPS=120, about 1.5
 # minutes). ALSO="OPTIONS" adds a third arm to 4.: each round also runs the
@@ -150,11 +149,11 @@ job gpu -d 600 --gpu
 workers gpu
 check "gpu: causality violations" "$(get "$OUT/gpu.json" "sum(p['causality_violations'] for p in d['gpu']['processes'])")" 0
 get "$OUT/gpu.json" "'gpu: kernels joined / unjoined: ' + str([(p.get('kernels_joined'), p.get('kernels_unjoined')) for p in d['gpu']['processes']])"
-# the answer: the loop waits for its 4 busy workers (the GPU idle most of
-# the time), whatever the mode
+# the answer, each mode's first three findings (reported, not judged: what
+# limits this job depends on the host, its CPUs against the GPU; the zoo,
+# tests/gpu/zoo.sh, judges findings against ablations)
 for n in traced1 off gpu; do
-	check "$n: top finding" "$(get "$OUT/$n.json" "d['findings'][0]['rule'] if d['findings'] else 'none'")" input_bound
-	get "$OUT/$n.json" "'$n: ' + '; '.join('%s %.3f s' % (f['rule'], f['cost_s']) for f in d['findings'][:3])"
+	get "$OUT/$n.json" "'findings $n: ' + ('; '.join('%s %.3f s' % (f['rule'], f['cost_s']) for f in d['findings'][:3]) or 'none')"
 done
 for n in traced1 off gpu; do
 	echo "== $n: slowdown lines and process tree"

@@ -157,6 +157,27 @@ static void test_sleeping_rank(void **state)
 	assert_true(th_num(ev, "cost_s") <= th_num(ev, "first_rank_wait_s") + 1e-9);
 }
 
+/* A cpu_contention finding f that names the straggler's calling thread
+ * (sf's) may stand beside the straggler's finding only as a group's whose
+ * wait is mostly the others' (less than 80% the straggler's: analysis/rules/
+ * rules_ranks.c folds the others): on a loaded host the first rank waits
+ * for a CPU too, and that is a finding of its own. */
+static void group_of_others(json_t *report, json_t *f, json_t *sf)
+{
+	double rq = -1;
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "threads"), i, t)
+		if (th_num(t, "tid") == th_num(sf, "tid"))
+			rq = th_num(t, "runqueue_wait_s");
+	print_message("beside it: %s\n", json_string_value(json_object_get(f, "summary")));
+	if (json_array_size(json_object_get(json_object_get(f, "evidence"), "threads")) < 2 || rq < 0 ||
+	    rq >= 0.8 * th_num(f, "cost_s") + 0.01)
+		fail_msg("the straggler's thread (run-queue wait %.3f s) in a cpu_contention finding of %.3f s, not "
+			 "folded: %s", rq, th_num(f, "cost_s"), json_string_value(json_object_get(f, "summary")));
+}
+
 /* Rank 1 shares its CPU with a busy process the whole run: it is late, and
  * its calling thread waited for a CPU that nccl_hog had. */
 static void test_rank_behind_a_cpu_hog(void **state)
@@ -197,7 +218,8 @@ static void test_rank_behind_a_cpu_hog(void **state)
 			assert_true(th_num(json_object_get(f, "evidence"), "waker_pid") != th_num(sf, "pid"));
 		if (!strcmp(rule, "cpu_contention"))
 			json_array_foreach(json_object_get(json_object_get(f, "evidence"), "threads"), k, t)
-				assert_false(th_num(t, "tid") == th_num(sf, "tid"));
+				if (th_num(t, "tid") == th_num(sf, "tid"))
+					group_of_others(c->report, f, sf);
 	}
 	print_message("cost %.3f s of a %.3f s wait; folded into it: %zu findings\n", th_num(ev, "cost_s"),
 		      th_num(ev, "first_rank_wait_s"), json_array_size(json_object_get(ev, "folded")));
