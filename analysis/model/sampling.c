@@ -22,12 +22,21 @@ struct cold_bin {
 	__u64 calls;
 };
 
+/* A process's calls by window k: inside it ([start, end)), and in the
+ * gap after it ([end, the next start): its release and the next attach
+ * too, where the hot path is partly seen). */
+struct win_acc {
+	__u64 hot;		/* hot-path calls inside it */
+	__u64 cold[2];		/* calls of the probes that stay on: inside it, after it */
+	__u64 copies[2];	/* async copies switched apart: the same */
+};
+
 /* A process's hot-path calls per window and the span of its CUDA calls. */
 struct proc_acc {
 	__u32 pid;
 	__u64 first, last;	/* its first and last CUDA call event, then the span's end */
 	__u64 exit;		/* its last thread exited; 0: it outlived the recording */
-	__u64 *per_window;	/* [nwin], windows it had no call in past the end are 0 */
+	struct win_acc *win;	/* [nwin], windows it had no call in past the end are 0 */
 	size_t nwin;
 	__u64 observed;
 	__u64 last_hot;		/* its latest hot call, and the window it fell in */
@@ -58,6 +67,13 @@ struct proc_acc {
  * it is longer than all of these: 3 mean intervals + 1 ms, twice its
  * longest pause inside the windows, and a preemption on a busy machine. */
 #define STOP_MIN_SILENCE_NS	20000000ULL
+
+/* Estimating the gaps by calls (sampling.h): the windows compared, and the
+ * bar for choosing it. */
+#define BY_CALLS_MIN_WINDOWS	3
+#define BY_CALLS_MIN_LEN	20000000ULL
+#define BY_CALLS_MIN_CALLS	10
+#define BY_CALLS_MIN_CV		0.05
 
 /* The largest scale of a process's async copies (sampling__copies_scale). */
 #define COPIES_MAX_SCALE	100.0
@@ -307,13 +323,14 @@ static void measure_slowdown(const struct proc_acc *p, const struct window *w, s
 	}
 }
 
-/* The call rate of p in window k (calls per ns), or -1 when p was not
- * alive in it. */
+/* p's hot-path calls inside window k. */
 static __u64 calls_in(const struct proc_acc *p, size_t k)
 {
-	return k < p->nwin ? p->per_window[k] : 0;
+	return k < p->nwin ? p->win[k].hot : 0;
 }
 
+/* The call rate of p in window k (calls per ns), or -1 when p was not
+ * alive in it. */
 static double window_rate(const struct proc_acc *p, const struct window *w, size_t k)
 {
 	__u64 len = overlap(w[k].start, w[k].end, p->first, p->last + 1);
@@ -321,12 +338,16 @@ static double window_rate(const struct proc_acc *p, const struct window *w, size
 	return len ? (double)calls_in(p, k) / (double)len : -1;
 }
 
-/* observed + each gap's length x the rate of the windows around it x
- * gap_speedup (how much faster the process ran in the gaps: slowdown()). */
+/* The calls inside the windows + each gap's length x the rate of the
+ * windows around it x gap_speedup (how much faster the process ran in the
+ * gaps: slowdown()). The calls seen in a gap (while the probes were being
+ * released or attached) are left to its extrapolation. */
 static double estimate(const struct proc_acc *p, const struct window *w, size_t n, __u64 end, double gap_speedup)
 {
-	double est = (double)p->observed;
+	double est = 0;
 
+	for (size_t k = 0; k < n; k++)
+		est += (double)calls_in(p, k);
 	for (size_t k = 0; k < n; k++) {
 		__u64 gap_end = k + 1 < n ? w[k + 1].start : end;
 		__u64 gap = overlap(w[k].end, gap_end, p->first, p->last + 1);
@@ -342,6 +363,61 @@ static double estimate(const struct proc_acc *p, const struct window *w, size_t 
 		est += rate * gap_speedup * (double)gap;
 	}
 	return est;
+}
+
+/* p's always-probed calls inside window k (after 0) or in the gap after it
+ * (after 1): the calls of the probes that stay on, and its async copies
+ * when they were never switched off (copies_too). */
+static __u64 steady_calls(const struct proc_acc *p, size_t k, int after, bool copies_too)
+{
+	if (k >= p->nwin)
+		return 0;
+	return p->win[k].cold[after] + (copies_too ? p->win[k].copies[after] : 0);
+}
+
+/* The coefficient of variation of the n values whose sum and sum of
+ * squares are given (n >= 2). */
+static double cv_of(double sum, double sq, size_t n)
+{
+	double mean = sum / (double)n, var = (sq - sum * mean) / (double)(n - 1);
+
+	return mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
+}
+
+/* The two ways of estimating p's gaps compared on its windows (sampling.h),
+ * into sp; true, with the estimate by calls in *est, when that way is the
+ * steadier. */
+static bool estimate_by_calls(const struct proc_acc *p, const struct window *w, size_t n, bool copies_too,
+			      struct sampling_process *sp, double *est)
+{
+	double rs = 0, rq = 0, qs = 0, qq = 0, hot = 0, in = 0, gaps = 0;
+	size_t m = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		__u64 len = overlap(w[k].start, w[k].end, p->first, p->last + 1), c = steady_calls(p, k, 0, copies_too);
+
+		hot += (double)calls_in(p, k);
+		in += (double)c;
+		gaps += (double)steady_calls(p, k, 1, copies_too);
+		if (len >= BY_CALLS_MIN_LEN && c >= BY_CALLS_MIN_CALLS) {
+			double r = (double)calls_in(p, k) / ((double)len / 1e9), q = (double)calls_in(p, k) / (double)c;
+
+			rs += r, rq += r * r, qs += q, qq += q * q;
+			m++;
+		}
+	}
+	if (m < BY_CALLS_MIN_WINDOWS)
+		return false;
+	sp->cv_windows = m;
+	sp->cv_time = cv_of(rs, rq, m);
+	sp->cv_calls = cv_of(qs, qq, m);
+	if (sp->cv_time < BY_CALLS_MIN_CV || sp->cv_calls > sp->cv_time / 2)
+		return false;
+	sp->per_call = hot / in;
+	sp->calls_windows = (__u64)in;
+	sp->calls_gaps = (__u64)gaps;
+	*est = hot + sp->per_call * gaps;
+	return true;
 }
 
 /*
@@ -532,6 +608,7 @@ static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
 	struct proc_acc *p = proc_get(b, h->pid);
 	long where;
 	size_t k;
+	int after;
 
 	if (!p)
 		return -ENOMEM;
@@ -539,27 +616,35 @@ static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
 		p->first = h->ts_ns;
 	if (h->ts_ns > p->last)
 		p->last = h->ts_ns;
+	k = window_of(b->w, b->nwin, h->ts_ns);
+	if (b->nwin && k >= p->nwin) {
+		size_t cap = p->nwin;
+
+		if (array__reserve(&p->win, &cap, b->nwin, sizeof(*p->win)))
+			return -ENOMEM;
+		memset(p->win + p->nwin, 0, (cap - p->nwin) * sizeof(*p->win));
+		p->nwin = cap;
+	}
+	/* inside window k, or in the gap after it (none before the first) */
+	after = !b->nwin || h->ts_ns < b->w[k].start ? -1 : h->ts_ns >= b->w[k].end;
 	if (b->copies_apart && isr_cuda_is(((const struct isr_ev_cuda_call *)h)->func, ISR_CUDA_K_ASYNC_COPY)) {
 		p->copies++;
+		if (after >= 0)
+			p->win[k].copies[after]++;
 		return 0;
 	}
-	if (!is_hot_call(h, b->copies_apart))
+	if (!is_hot_call(h, b->copies_apart)) {
+		if (after >= 0)
+			p->win[k].cold[after]++;
 		return cold_call(p, b->w, b->nwin, h);
+	}
 	where = window_where(b->w, b->nwin, h->ts_ns);
 	if (where >= 0 && where % 2 == 0 && where == p->last_hot_where && h->ts_ns - p->last_hot > p->longest_pause)
 		p->longest_pause = h->ts_ns - p->last_hot;
 	p->last_hot = h->ts_ns;
 	p->last_hot_where = where;
-	k = window_of(b->w, b->nwin, h->ts_ns);
-	if (k >= p->nwin) {
-		size_t cap = p->nwin;
-
-		if (array__reserve(&p->per_window, &cap, b->nwin ? b->nwin : 1, sizeof(*p->per_window)))
-			return -ENOMEM;
-		memset(p->per_window + p->nwin, 0, (cap - p->nwin) * sizeof(*p->per_window));
-		p->nwin = cap;
-	}
-	p->per_window[k]++;
+	if (after == 0)
+		p->win[k].hot++;
 	p->observed++;
 	return 0;
 }
@@ -705,7 +790,12 @@ int sampling_builder__finish(struct sampling_builder *b, struct sampling *out)
 		measure_slowdown(p, w, nwin, b->end, sp, &e);
 		if (e)
 			return e;
-		sp->estimated = estimate(p, w, nwin, b->end, sp->slowdown);
+		if (estimate_by_calls(p, w, nwin, b->copies_apart && !b->copies.switched, sp, &sp->estimated)) {
+			sp->estimator = SAMPLING_BY_CALLS;
+			sp->slowdown = 1;
+		} else {
+			sp->estimated = estimate(p, w, nwin, b->end, sp->slowdown);
+		}
 		sp->scale = sp->estimated / (double)sp->observed;
 	}
 	return 0;
@@ -716,7 +806,7 @@ void sampling_builder__free(struct sampling_builder *b)
 	if (!b)
 		return;
 	for (size_t i = 0; i < b->count; i++) {
-		free(b->procs[i].per_window);
+		free(b->procs[i].win);
 		free(b->procs[i].bins);
 	}
 	free(b->procs);
@@ -750,6 +840,11 @@ double sampling__faults_scale(const struct sampling *s, __u64 oncpu, __u64 oncpu
 	if (eff < (double)oncpu_seen / 5)
 		eff = (double)oncpu_seen / 5;
 	return 1 + (double)(oncpu - oncpu_seen) / eff;
+}
+
+const char *sampling_estimator__name(enum sampling_estimator e)
+{
+	return e == SAMPLING_BY_CALLS ? "calls" : "time";
 }
 
 const char *sampling_slowdown__name(enum sampling_slowdown s)
@@ -807,7 +902,7 @@ double sampling__slowdown(const struct sampling *s, __u32 pid)
 {
 	const struct sampling_process *p = sampling__proc(s, pid);
 
-	return p ? p->slowdown : 1;
+	return p && p->slowdown_status == SAMPLING_SLOWDOWN_APPLIED ? p->slowdown_measured : 1;
 }
 
 size_t sampling_builder__on_count(const struct sampling_builder *b)

@@ -23,10 +23,28 @@
  * never switched off, so it ends with the job's last one, not with its
  * teardown), or, when that last call came at the very end of a window that
  * was then switched off (the calls may have gone on unseen), to the
- * process's exit or the end of the recording. The process's scale is (observed + gap estimates) / observed, and
- * every count of its hot-path calls (per function, kernel and thread) is
- * multiplied by it. Exact when the call rate is steady; a change of rate
- * inside a gap is not seen.
+ * process's exit or the end of the recording. The calls seen in a gap
+ * (while the probes were being released or attached: some of them) are
+ * left to its extrapolation, and a window's rate counts only the calls
+ * inside it. The process's scale is (calls inside the windows + gap
+ * estimates) / observed, and every count of its hot-path calls (per
+ * function, kernel and thread) is multiplied by it. Exact when the call
+ * rate is steady; a change of rate inside a gap is not seen.
+ *
+ * By calls instead: a job made of steps (a training loop: so many launches,
+ * a copy or two and a synchronization a step) launches at the pace of its
+ * steps, which a data wait or a burst of ready batches changes from one
+ * window to the next, while its launches per always-probed call (the
+ * calls of the probes that stay on, and the async copies when they were
+ * never switched off) stay put. The gaps' calls are then their
+ * always-probed calls x the windows' hot-path calls per such call (pooled).
+ * Chosen when it is the steadier of the two across the windows: with at
+ * least BY_CALLS_MIN_WINDOWS windows of BY_CALLS_MIN_LEN and
+ * BY_CALLS_MIN_CALLS always-probed calls each, the rate's coefficient of
+ * variation across them at least BY_CALLS_MIN_CV and the per-call
+ * figure's at most half of it (a steady rate keeps the time's way, and so
+ * does a job whose always-probed calls come apart from its launches). No
+ * slowdown is applied then: it slows both kinds of call alike.
  *
  * The probes slow a launch-bound thread in the windows (by their cost per
  * launch: 10% at 150k launches/s), so a window's rate understates its gaps.
@@ -56,11 +74,26 @@ enum sampling_slowdown {
 	SAMPLING_SLOWDOWN_IMPLAUSIBLE,	/* faster in the windows, or more than twice as slow: not applied */
 };
 
+/* How a process's gaps were estimated (sampling_builder__finish). */
+enum sampling_estimator {
+	SAMPLING_BY_TIME,	/* the gap's length x the rate of the windows around it (x the slowdown) */
+	SAMPLING_BY_CALLS,	/* the gaps' always-probed calls x the hot-path calls per such call in the windows */
+};
+
 struct sampling_process {
 	__u32 pid;
 	__u64 observed;		/* hot-path calls recorded */
-	double estimated;	/* observed + the gaps' estimates */
-	double slowdown;	/* the factor applied: slowdown_measured when APPLIED, else 1 */
+	double estimated;	/* those inside the windows + the gaps' estimates */
+	enum sampling_estimator estimator;
+	/* The two ways, compared on the windows that had both enough time and
+	 * enough always-probed calls (cv_windows of them; 0: not compared):
+	 * the coefficient of variation across them of the hot-path calls per
+	 * second, and per always-probed call. */
+	size_t cv_windows;
+	double cv_time, cv_calls;
+	double per_call;	/* BY_CALLS: hot-path calls per always-probed call in the windows */
+	__u64 calls_windows, calls_gaps;	/* BY_CALLS: the always-probed calls inside the windows, in the gaps */
+	double slowdown;	/* the factor applied: slowdown_measured when APPLIED (and BY_TIME), else 1 */
 	enum sampling_slowdown slowdown_status;
 	double slowdown_measured;	/* unless NOT_MEASURED: gap rate / window rate */
 	double slowdown_lo, slowdown_hi;	/* its 95% confidence interval */
@@ -71,6 +104,8 @@ struct sampling_process {
 
 /* "not_measured", "none", "applied", "implausible". */
 const char *sampling_slowdown__name(enum sampling_slowdown s);
+/* "time", "calls". */
+const char *sampling_estimator__name(enum sampling_estimator e);
 
 /* What tracing cost the targets, as the recorder accounted it
  * (ISR_SAMPLING_COSTS, ISR_SAMPLING_SPENT: user/record/budget_ctl.h). */
@@ -160,7 +195,10 @@ bool sampling__any(const struct sampling *s);
  * of it). 1 when faults were not sampled, or when it was never on a CPU
  * inside a window (nothing was seen, nothing is extrapolated). */
 double sampling__faults_scale(const struct sampling *s, __u64 oncpu, __u64 oncpu_seen, __u64 seen);
-/* The slowdown applied to pid's gaps (1 when not sampled or not applied). */
+/* How much faster pid ran in the gaps than under the probes, where the
+ * recording supports it (slowdown_measured when APPLIED, whichever way its
+ * hot-path calls were estimated; else 1): for a rate in time carried into
+ * the gaps. */
 double sampling__slowdown(const struct sampling *s, __u32 pid);
 
 /* Of [from, to), the time page-fault tracing was on, as the switches fed

@@ -161,6 +161,22 @@ static json_t *json_sampling(const struct sampling *sm)
 		SET(p, "pid", json_u64(sp->pid));
 		SET(p, "observed", json_u64(sp->observed));
 		SET(p, "estimated", json_real(sp->estimated));
+		SET(p, "estimator", json_string(sampling_estimator__name(sp->estimator)));
+		if (sp->cv_windows) {
+			json_t *cv = json_object();
+
+			SET(p, "estimators_compared", cv);
+			SET(cv, "windows", json_u64(sp->cv_windows));
+			SET(cv, "cv_per_second", json_real(sp->cv_time));
+			SET(cv, "cv_per_call", json_real(sp->cv_calls));
+		} else {
+			SET(p, "estimators_compared", json_null());
+		}
+		if (sp->estimator == SAMPLING_BY_CALLS) {
+			SET(p, "per_call", json_real(sp->per_call));
+			SET(p, "calls_in_windows", json_u64(sp->calls_windows));
+			SET(p, "calls_in_gaps", json_u64(sp->calls_gaps));
+		}
 		SET(p, "slowdown", json_real(sp->slowdown));
 		SET(p, "slowdown_status", json_string(sampling_slowdown__name(sp->slowdown_status)));
 		if (sp->slowdown_status == SAMPLING_SLOWDOWN_NOT_MEASURED) {

@@ -373,6 +373,15 @@ static void md__slowdown(struct md *m, const struct sampling_process *p)
 	double lo = 100 * (p->slowdown_lo - 1), hi = 100 * (p->slowdown_hi - 1);
 
 	doc__open(d, DOC_QUOTE);
+	if (p->estimator == SAMPLING_BY_CALLS) {
+		doc__printf(d, "Process %u: its hot-path calls in the gaps are estimated from its %" PRIu64 " always-probed "
+			      "calls there (synchronizations, event queries and the like), at the windows' %.1f per such call: "
+			      "steadier across its %zu windows than their rate in time (coefficient of variation %.0f%% "
+			      "against %.0f%%), its pace having changed from one window to the next.", p->pid,
+			   (uint64_t)p->calls_gaps, p->per_call, p->cv_windows, 100 * p->cv_calls, 100 * p->cv_time);
+		doc__close(d);
+		return;
+	}
 	switch (p->slowdown_status) {
 	case SAMPLING_SLOWDOWN_APPLIED:
 		doc__printf(d, "Process %u ran %.1f%% slower while its hot path was probed (95%% confidence interval "

@@ -1345,6 +1345,116 @@ static void test_slowdown_not_supported(void **state)
 }
 
 /*
+ * A steady 1000 launches/s, the probes still seeing every other launch
+ * for the 30 ms each release takes: those calls belong to the gaps, which
+ * are extrapolated whole. The estimate is the 10000 made (it was 1.4% over:
+ * they raised the windows' rates and were counted once more).
+ */
+static void test_sampled_release_calls(void **state)
+{
+	const __u64 on[] = { 0, 3000, 6000, 9000 }, off[] = { 1000, 4000, 7000, 10000 };
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "python3" };
+	struct synth *b = synth__new(T0, T0 + 10000 * MS);
+	const struct sampling_process *p;
+	struct summary *s;
+
+	(void)state;
+	synth__process(b, 100, "python3", 1, tids, comms);
+	ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+	for (int w = 1; w < 4; w++) {
+		ev_sampling(b, T0 + off[w - 1] * MS, ISR_SAMPLING_OFF, 30 * MS);
+		ev_sampling(b, T0 + on[w] * MS, ISR_SAMPLING_ON, 4 * MS);
+	}
+	for (__u64 i = 0; i < 10000; i++) {
+		__u64 t = i * MS + 500 * US;
+		bool seen = false;
+
+		for (int k = 0; k < 4; k++)
+			seen |= (t >= on[k] * MS && t < off[k] * MS) || (t >= off[k] * MS && t < off[k] * MS + 30 * MS && i % 2);
+		if (seen)
+			ev_launch(b, T0 + t, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
+	}
+	s = compute(b);
+	p = &s->sampling.procs[0];
+	print_message("observed %llu, estimated %.1f of 10000\n", (unsigned long long)p->observed, p->estimated);
+	assert_int_equal(p->observed, 4045);
+	assert_int_equal(p->estimator, SAMPLING_BY_TIME);
+	assert_true(fabs(p->estimated - 10000) < 10);
+	summary__free(s);
+	synth__free(b);
+}
+
+/*
+ * A job made of steps, each a synchronization and 20 launches, whose pace
+ * changes: a step every 4, 5, 6 and 5 ms in the 4 windows, every 10 ms in
+ * the 3 gaps (a data wait). The rate in time varies across the windows
+ * (coefficient of variation 16%), the launches per synchronization do not
+ * (20 in each): the gaps are estimated by their synchronizations, within
+ * 0.5% of the launches made (the windows' rates put the gaps' at about
+ * twice as many, the whole at 1.4 times). The same job with its synchronizations every 7 ms whatever the
+ * steps (a timer's, not the steps'): per synchronization varies as much as
+ * the rate, and the estimate stays the time's.
+ */
+static void test_sampled_by_calls(void **state)
+{
+	const __u64 on[] = { 0, 3000, 6000, 9000 }, off[] = { 1000, 4000, 7000, 10000 }, period[] = { 4, 5, 6, 5 };
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "python3" };
+
+	(void)state;
+	for (int timer = 0; timer < 2; timer++) {
+		struct synth *b = synth__new(T0, T0 + 10000 * MS);
+		const struct sampling_process *p;
+		struct summary *s;
+		__u64 made = 0, t = 0;
+
+		synth__process(b, 100, "python3", 1, tids, comms);
+		ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+		for (int w = 1; w < 4; w++) {
+			ev_sampling(b, T0 + off[w - 1] * MS, ISR_SAMPLING_OFF, 30 * MS);
+			ev_sampling(b, T0 + on[w] * MS, ISR_SAMPLING_ON, 4 * MS);
+		}
+		while (t < 10000 * MS) {
+			int w = -1;
+
+			for (int k = 0; k < 4; k++)
+				if (t >= on[k] * MS && t < off[k] * MS)
+					w = k;
+			if (!timer)
+				ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
+			for (__u64 i = 0; i < 20; i++, made++)
+				if (w >= 0)
+					ev_launch(b, T0 + t + 10 * US + i * 10 * US, 100, 101, ISR_CUDA_FN_cuLaunchKernel,
+						  0xa000);
+			t += (w >= 0 ? period[w] : 10) * MS;
+		}
+		for (t = 1 * MS; timer && t < 10000 * MS; t += 7 * MS)
+			ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
+		s = compute(b);
+		p = &s->sampling.procs[0];
+		print_message("%s: %s, estimated %.1f of %llu made (cv %.3f per second, %.3f per call, %zu windows)\n",
+			      timer ? "timer" : "steps", sampling_estimator__name(p->estimator), p->estimated,
+			      (unsigned long long)made, p->cv_time, p->cv_calls, p->cv_windows);
+		assert_int_equal(p->cv_windows, 4);
+		assert_true(p->cv_time > 0.1);
+		if (timer) {
+			assert_int_equal(p->estimator, SAMPLING_BY_TIME);
+			assert_true(p->cv_calls > p->cv_time / 2);
+			assert_true(p->estimated > 1.3 * (double)made);
+		} else {
+			assert_int_equal(p->estimator, SAMPLING_BY_CALLS);
+			assert_true(p->cv_calls < 0.01);
+			assert_true(fabs(p->per_call - 20) < 0.1);
+			assert_true(fabs(p->estimated - (double)made) < 0.005 * (double)made);
+			assert_true(p->slowdown == 1.0);
+		}
+		summary__free(s);
+		synth__free(b);
+	}
+}
+
+/*
  * A pace that changes with the job's phases rather than with the probes:
  * synchronizations 30 ms apart in the windows and 10 ms apart in the gaps,
  * a slowdown of 3, more than the probes can cost; the reverse (faster
@@ -1984,6 +2094,8 @@ int main(void)
 		cmocka_unit_test(test_sampled_exit_in_gap),
 		cmocka_unit_test(test_sampled_slowdown),
 		cmocka_unit_test(test_slowdown_not_supported),
+		cmocka_unit_test(test_sampled_release_calls),
+		cmocka_unit_test(test_sampled_by_calls),
 		cmocka_unit_test(test_slowdown_implausible),
 		cmocka_unit_test(test_sampled_preempted_at_window_end),
 		cmocka_unit_test(test_budget_not_sampled),
