@@ -796,6 +796,10 @@ int sampling_builder__finish(struct sampling_builder *b, struct sampling *out)
 		} else {
 			sp->estimated = estimate(p, w, nwin, b->end, sp->slowdown);
 		}
+		/* the calls made are at least those seen (some may have come only
+		 * while the probes were being released) */
+		if (sp->estimated < (double)sp->observed)
+			sp->estimated = (double)sp->observed;
 		sp->scale = sp->estimated / (double)sp->observed;
 	}
 	return 0;
