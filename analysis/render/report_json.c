@@ -109,8 +109,10 @@ static json_t *json_overhead(const struct sampling_overhead *o)
 	SET(spent, "on_cpu_s", json_real(ns_to_s(o->spent.busiest_oncpu_ns)));
 	SET(spent, "allowed_s", o->spent.allowed_ns ? json_real(ns_to_s(o->spent.allowed_ns)) : json_null());
 	SET(spent, "budget_spent_s", json_real(ns_to_s(o->spent_ns)));
-	SET(spent, "faults_budget_spent_s", o->spent.faults_spent_ns ? json_real(ns_to_s(o->spent.faults_spent_ns)) : json_null());
-	SET(spent, "copies_budget_spent_s", o->spent.copies_spent_ns ? json_real(ns_to_s(o->spent.copies_spent_ns)) : json_null());
+	SET(spent, "faults_budget_spent_s",
+	    o->spent.faults_spent_ns ? json_real(ns_to_s(o->spent.faults_spent_ns)) : json_null());
+	SET(spent, "copies_budget_spent_s",
+	    o->spent.copies_spent_ns ? json_real(ns_to_s(o->spent.copies_spent_ns)) : json_null());
 	SET(spent, "by_kind", by = json_object());
 	SET(spent, "all_threads_s", all = json_object());
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {

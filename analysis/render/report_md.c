@@ -234,8 +234,8 @@ static void md__overhead(struct md *m, const struct summary *s)
 	} else {
 		md__printf(m, "- **Tracing cost (estimated):** %.1f ms, %.2f%% of the %.3f s its busiest thread was on "
 			   "a CPU in %.3f s (thread %u", sum / 1e6,
-			   o->spent.busiest_oncpu_ns ? 100 * sum / (double)o->spent.busiest_oncpu_ns : 0, ns_to_s(o->spent.busiest_oncpu_ns),
-			   secs, o->spent.busiest_tid);
+			   o->spent.busiest_oncpu_ns ? 100 * sum / (double)o->spent.busiest_oncpu_ns : 0,
+			   ns_to_s(o->spent.busiest_oncpu_ns), secs, o->spent.busiest_tid);
 		if (t && t->comm[0]) {
 			md__printf(m, " `");
 			md__text(m, t->comm, sizeof(t->comm));
@@ -256,8 +256,8 @@ static void md__overhead(struct md *m, const struct summary *s)
 		md__printf(m, ", of the %.1f ms each allowed)", o->spent.allowed_ns / 1e6);
 	} else if (o->spent.allowed_ns)
 		md__printf(m, ", %s the %.3g%% budget (%.1f ms charged of the %.1f ms it allowed)",
-			   o->spent_ns <= o->spent.allowed_ns ? "within" : "over", s->sampling.budget_pct, o->spent_ns / 1e6,
-			   o->spent.allowed_ns / 1e6);
+			   o->spent_ns <= o->spent.allowed_ns ? "within" : "over", s->sampling.budget_pct,
+			   o->spent_ns / 1e6, o->spent.allowed_ns / 1e6);
 	else
 		md__printf(m, ", no budget");
 	for (int k = 0; k < ISR_SPENT_MAX; k++) {
@@ -374,10 +374,11 @@ static void md__slowdown(struct md *m, const struct sampling_process *p)
 
 	doc__open(d, DOC_QUOTE);
 	if (p->estimator == SAMPLING_BY_CALLS) {
-		doc__printf(d, "Process %u: its hot-path calls in the gaps are estimated from its %" PRIu64 " always-probed "
-			      "calls there (synchronizations, event queries and the like), at the windows' %.1f per such call: "
-			      "steadier across its %zu windows than their rate in time (coefficient of variation %.0f%% "
-			      "against %.0f%%), its pace having changed from one window to the next.", p->pid,
+		doc__printf(d, "Process %u: its hot-path calls in the gaps are estimated from its %" PRIu64
+			      " always-probed calls there (synchronizations, event queries and the like), at the "
+			      "windows' %.1f per such call: steadier across its %zu windows than their rate in time "
+			      "(coefficient of variation %.0f%% against %.0f%%), its pace having changed from one "
+			      "window to the next.", p->pid,
 			   (uint64_t)p->calls_gaps, p->per_call, p->cv_windows, 100 * p->cv_calls, 100 * p->cv_time);
 		doc__close(d);
 		return;

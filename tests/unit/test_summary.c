@@ -1371,7 +1371,8 @@ static void test_sampled_release_calls(void **state)
 		bool seen = false;
 
 		for (int k = 0; k < 4; k++)
-			seen |= (t >= on[k] * MS && t < off[k] * MS) || (t >= off[k] * MS && t < off[k] * MS + 30 * MS && i % 2);
+			seen |= (t >= on[k] * MS && t < off[k] * MS) ||
+				(t >= off[k] * MS && t < off[k] * MS + 30 * MS && i % 2);
 		if (seen)
 			ev_launch(b, T0 + t, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
 	}
@@ -1425,8 +1426,8 @@ static void test_sampled_by_calls(void **state)
 				ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
 			for (__u64 i = 0; i < 20; i++, made++)
 				if (w >= 0)
-					ev_launch(b, T0 + t + 10 * US + i * 10 * US, 100, 101, ISR_CUDA_FN_cuLaunchKernel,
-						  0xa000);
+					ev_launch(b, T0 + t + 10 * US + i * 10 * US, 100, 101,
+						  ISR_CUDA_FN_cuLaunchKernel, 0xa000);
 			t += (w >= 0 ? period[w] : 10) * MS;
 		}
 		for (t = 1 * MS; timer && t < 10000 * MS; t += 7 * MS)
