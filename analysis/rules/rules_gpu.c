@@ -6,6 +6,7 @@
  * the GPU's activity was not recorded).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,10 @@
 #include "rules.h"
 
 #define MIN_SHARE		0.05
+/* gpu_idle's native time is the framework's per operation with this many
+ * launches and at most this much of it a launch */
+#define NATIVE_PER_OP_LAUNCHES	1000
+#define NATIVE_PER_OP_NS	100000.0
 #define IDLE_SHARE		0.10	/* gpu_idle: idle fraction of the observed time */
 #define HOST_BOUND_SYNC_SHARE	0.10	/* host_bound: at most this much of its time waiting for the GPU */
 #define HOST_BOUND_MIN_LAUNCHES	10
@@ -1317,6 +1322,30 @@ static __u64 unclaimed_idle(const struct rule_ctx *c, const struct attr_device *
 	return part < d->idle_ns[k] ? d->idle_ns[k] - part : 0;
 }
 
+/* The advice for idle time mostly in native code: many launches, each
+ * after a little of it, is a framework's work per operation (its
+ * dispatch, the launch call itself), which a CUDA graph replays at once;
+ * else a slow call to find with a profiler. */
+static int native_advice(const struct rule_ctx *c, struct finding *f, const struct attr_device *d,
+			 const struct attr_thread *t)
+{
+	const struct thread_summary *ts = t && c->sum ? summary__thread(c->sum, t->pid, t->tid) : NULL;
+	double per = ts && ts->cuda_launches ? (double)d->idle_ns[CAUSE_NATIVE] / (double)ts->cuda_launches : 0;
+
+	if (ts && ts->cuda_launches >= NATIVE_PER_OP_LAUNCHES && per <= NATIVE_PER_OP_NS) {
+		ev_set(f->evidence, "native_per_launch_us", json_real(per / 1e3));
+		return finding__suggest(f, "The launching thread ran native code between launches, %.0f us a launch "
+					   "over its %" PRIu64 " launches: the framework's own work per operation (its "
+					   "dispatch, the launch call), not one slow call. Capture the step in a CUDA graph "
+					   "(torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), which "
+					   "replays its launches at once, or fuse operations (torch.compile); perf record -g "
+					   "-t TID shows where the time goes.", per / 1e3, (uint64_t)ts->cuda_launches);
+	}
+	return finding__suggest(f, "The launching thread ran native code between launches: profile it (perf record -g "
+				   "-t TID) for CPU-side preprocessing or a slow library call, and overlap it with GPU "
+				   "work.");
+}
+
 static int idle_finish(void *state, struct rule_ctx *c)
 {
 	(void)state;
@@ -1392,9 +1421,7 @@ static int idle_finish(void *state, struct rule_ctx *c)
 						   "GPU work (prefetch the next batch, non_blocking copies, CUDA streams); "
 						   "torch.compile cuts Python per op.");
 		else
-			err |= finding__suggest(f, "The launching thread ran native code between launches: profile it "
-						   "(perf record -g -t TID) for CPU-side preprocessing or a slow library "
-						   "call, and overlap it with GPU work.");
+			err |= native_advice(c, f, d, t);
 		if (err)
 			return -ENOMEM;
 	}

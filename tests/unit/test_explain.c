@@ -1246,6 +1246,42 @@ static void test_gpu_idle_python(void **state)
 	synth__free(b);
 }
 
+/* The GPU idle between launches while the launching thread ran native
+ * code: 99 launches 10 ms apart are a slow call each (a profiler finds it);
+ * 12,000 launches 80 us apart (70 us of native code each, more than launch
+ * overhead) are the framework's work per operation, which a CUDA graph
+ * replays at once. */
+static void test_gpu_idle_native(void **state)
+{
+	(void)state;
+	for (int per_op = 0; per_op < 2; per_op++) {
+		int n = per_op ? 12000 : 99;
+		__u64 apart = per_op ? 80 * US : 10 * MS, kernel = per_op ? 10 * US : 1 * MS;
+		struct synth *b = gpu_job(1000 * MS);
+		const struct finding *f;
+		struct analysis *a;
+
+		for (int i = 0; i < n; i++)
+			gpu_launch(b, T0 + (__u64)i * apart, PID, LAUNCHER, (__u32)i + 1, 0, kernel, 0);
+		a = analyze(b);
+		f = find_rule(a, "gpu_idle", LAUNCHER);
+		if (!f) {
+			print_findings(a);
+			fail_msg("no gpu_idle finding");
+		}
+		print_message("%s\n", f->suggestion);
+		expect_text(f, "ran native code");
+		if (per_op) {
+			assert_non_null(strstr(f->suggestion, "70 us a launch over its 12000 launches"));
+			assert_non_null(strstr(f->suggestion, "CUDA graph"));
+		} else {
+			assert_non_null(strstr(f->suggestion, "profile it (perf record -g -t TID)"));
+		}
+		analysis__free(a);
+		synth__free(b);
+	}
+}
+
 /* 5 ms kernels; a sync returns as each ends, then 20 ms of host work. */
 static void test_sync_stall_gpu(void **state)
 {
@@ -2230,6 +2266,7 @@ int main(void)
 		cmocka_unit_test(test_sync_stall_only_what_it_waited_for),
 		cmocka_unit_test(test_host_bound),
 		cmocka_unit_test(test_gpu_idle_python),
+		cmocka_unit_test(test_gpu_idle_native),
 		cmocka_unit_test(test_sync_stall_gpu),
 		cmocka_unit_test(test_sync_preempted_is_runqueue),
 		cmocka_unit_test(test_gpu_records_end_unflushed),
