@@ -847,7 +847,7 @@ static void test_target_exits_while_traced(void **state)
  * estimator's arithmetic is checked exactly on planted windows in
  * tests/unit/test_summary.c (test_sampled_slowdown). Where the machine made
  * the rate swing across the windows, the gaps are estimated by their
- * synchronizations instead, within 3% (test_sampled_by_calls there).
+ * synchronizations instead, within 8% (test_sampled_by_calls there).
  */
 static void test_budget_launch_bound_slowdown(void **state)
 {
@@ -885,9 +885,11 @@ static void test_budget_launch_bound_slowdown(void **state)
 	if (!strcmp(json_string_value(json_object_get(p, "estimator")), "calls")) {
 		/* a machine busy enough to make the rate swing across the
 		 * windows: the gaps by their synchronizations (one every 100
-		 * launches), nothing applied */
+		 * launches), nothing applied; a window of some ten of them
+		 * counts one more or one fewer than its launches make by where
+		 * its edges cut the steps, hence the 8% */
 		assert_true(k == 1.0);
-		assert_true(est > made * 0.97 && est < made * 1.03);
+		assert_true(est > made * 0.92 && est < made * 1.08);
 		assert_non_null(strstr(text, "always-probed calls there"));
 		free(text);
 		return;
