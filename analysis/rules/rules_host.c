@@ -714,11 +714,12 @@ static int fault_finish(void *state, struct rule_ctx *c)
 				    base_text(c, t));
 		if (tracer) {
 			double per = fault_tracer_per(c, ft);
+			bool fastest = per < c->sum->sampling.overhead.fault_ns;
 
 			err |= finding__say(f, " beyond what tracing them cost (%.3f s of the %.3f s measured: %.2f µs a "
-					       "fault, %s)", rule_secs(tracer), rule_secs(causes[CAUSE_FAULT]), per / 1e3,
-					    per < c->sum->sampling.overhead.fault_ns ? "its fastest fault's time, less than the "
-					    "cost measured on this host at the start" : "measured on this host at the start");
+					       "fault, %s)", rule_secs(tracer), rule_secs(causes[CAUSE_FAULT]),
+					    per / 1e3, fastest ? "its fastest fault's time, less than the cost measured "
+					    "on this host at the start" : "measured on this host at the start");
 			ev_set(f->evidence, "tracer_per_fault_us", json_real(per / 1e3));
 			ev_set(f->evidence, "tracer_s", ev_seconds(tracer));
 			ev_set(f->evidence, "measured_s", ev_seconds(causes[CAUSE_FAULT]));
