@@ -105,13 +105,11 @@ static size_t window_of(const struct window *w, size_t n, __u64 ts)
 	return lo;
 }
 
-/* 2k: ts is inside window k; 2k + 1: inside the gap after it (from the end
- * of its release); -1: neither (before the first window, or while the
- * probes were being released). */
-static long window_where(const struct window *w, size_t n, __u64 ts)
+/* Of ts, whose window_of() is k: 2k, inside window k; 2k + 1, inside the
+ * gap after it (from the end of its release); -1, neither (before the
+ * first window, or while the probes were being released). */
+static long window_where(const struct window *w, size_t n, size_t k, __u64 ts)
 {
-	size_t k = window_of(w, n, ts);
-
 	if (!n || ts < w[k].start)
 		return -1;
 	if (ts < w[k].end)
@@ -122,10 +120,10 @@ static long window_where(const struct window *w, size_t n, __u64 ts)
 }
 
 /* A call of a probe that is never switched off (a synchronization, an
- * allocation), counted in its bin of the window or gap it falls in. */
-static int cold_call(struct proc_acc *p, const struct window *w, size_t n, const struct isr_ev_hdr *h)
+ * allocation), counted in its bin of the window or gap it falls in
+ * (window_where()). */
+static int cold_call(struct proc_acc *p, const struct window *w, long where, const struct isr_ev_hdr *h)
 {
-	long where = window_where(w, n, h->ts_ns);
 	size_t k = (size_t)(where / 2);
 	__u64 block_start, idx;
 
@@ -627,6 +625,7 @@ static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
 	}
 	/* inside window k, or in the gap after it (none before the first) */
 	after = !b->nwin || h->ts_ns < b->w[k].start ? -1 : h->ts_ns >= b->w[k].end;
+	where = window_where(b->w, b->nwin, k, h->ts_ns);
 	if (b->copies_apart && isr_cuda_is(((const struct isr_ev_cuda_call *)h)->func, ISR_CUDA_K_ASYNC_COPY)) {
 		p->copies++;
 		if (after >= 0)
@@ -636,9 +635,8 @@ static int on_cuda_call(struct sampling_builder *b, const struct isr_ev_hdr *h)
 	if (!is_hot_call(h, b->copies_apart)) {
 		if (after >= 0)
 			p->win[k].cold[after]++;
-		return cold_call(p, b->w, b->nwin, h);
+		return cold_call(p, b->w, where, h);
 	}
-	where = window_where(b->w, b->nwin, h->ts_ns);
 	if (where >= 0 && where % 2 == 0 && where == p->last_hot_where && h->ts_ns - p->last_hot > p->longest_pause)
 		p->longest_pause = h->ts_ns - p->last_hot;
 	p->last_hot = h->ts_ns;

@@ -1344,6 +1344,35 @@ static void test_slowdown_not_supported(void **state)
 	synth__free(b);
 }
 
+/* The 10 s job of the two tests below: process 100, thread 101 `python3`,
+ * the hot path on in 4 windows of 1 s, 3 s apart (win_on, win_off, in ms),
+ * each release taking 30 ms and each attach 4 ms. */
+static const __u64 win_on[] = { 0, 3000, 6000, 9000 }, win_off[] = { 1000, 4000, 7000, 10000 };
+
+static struct synth *four_windows(void)
+{
+	const __u32 tids[] = { 101 };
+	const char *const comms[] = { "python3" };
+	struct synth *b = synth__new(T0, T0 + 10000 * MS);
+
+	synth__process(b, 100, "python3", 1, tids, comms);
+	ev_sampling(b, T0, ISR_SAMPLING_START, 0);
+	for (int w = 1; w < 4; w++) {
+		ev_sampling(b, T0 + win_off[w - 1] * MS, ISR_SAMPLING_OFF, 30 * MS);
+		ev_sampling(b, T0 + win_on[w] * MS, ISR_SAMPLING_ON, 4 * MS);
+	}
+	return b;
+}
+
+/* The window t (from T0) is in, or -1. */
+static int window_at(__u64 t)
+{
+	for (int k = 0; k < 4; k++)
+		if (t >= win_on[k] * MS && t < win_off[k] * MS)
+			return k;
+	return -1;
+}
+
 /*
  * A steady 1000 launches/s, the probes still seeing every other launch
  * for the 30 ms each release takes: those calls belong to the gaps, which
@@ -1352,27 +1381,18 @@ static void test_slowdown_not_supported(void **state)
  */
 static void test_sampled_release_calls(void **state)
 {
-	const __u64 on[] = { 0, 3000, 6000, 9000 }, off[] = { 1000, 4000, 7000, 10000 };
-	const __u32 tids[] = { 101 };
-	const char *const comms[] = { "python3" };
-	struct synth *b = synth__new(T0, T0 + 10000 * MS);
+	struct synth *b = four_windows();
 	const struct sampling_process *p;
 	struct summary *s;
 
 	(void)state;
-	synth__process(b, 100, "python3", 1, tids, comms);
-	ev_sampling(b, T0, ISR_SAMPLING_START, 0);
-	for (int w = 1; w < 4; w++) {
-		ev_sampling(b, T0 + off[w - 1] * MS, ISR_SAMPLING_OFF, 30 * MS);
-		ev_sampling(b, T0 + on[w] * MS, ISR_SAMPLING_ON, 4 * MS);
-	}
 	for (__u64 i = 0; i < 10000; i++) {
 		__u64 t = i * MS + 500 * US;
-		bool seen = false;
+		bool seen = window_at(t) >= 0;
 
+		/* every other one while a release takes its 30 ms */
 		for (int k = 0; k < 4; k++)
-			seen |= (t >= on[k] * MS && t < off[k] * MS) ||
-				(t >= off[k] * MS && t < off[k] * MS + 30 * MS && i % 2);
+			seen |= t >= win_off[k] * MS && t < win_off[k] * MS + 30 * MS && i % 2;
 		if (seen)
 			ev_launch(b, T0 + t, 100, 101, ISR_CUDA_FN_cuLaunchKernel, 0xa000);
 	}
@@ -1393,35 +1413,25 @@ static void test_sampled_release_calls(void **state)
  * (coefficient of variation 16%), the launches per synchronization do not
  * (20 in each): the gaps are estimated by their synchronizations, within
  * 0.5% of the launches made (the windows' rates put the gaps' at about
- * twice as many, the whole at 1.4 times). The same job with its synchronizations every 7 ms whatever the
- * steps (a timer's, not the steps'): per synchronization varies as much as
- * the rate, and the estimate stays the time's.
+ * twice as many, the whole at 1.4 times). The same job with its
+ * synchronizations every 7 ms whatever the steps (a timer's, not the
+ * steps'): per synchronization varies as much as the rate, and the
+ * estimate stays the time's.
  */
 static void test_sampled_by_calls(void **state)
 {
-	const __u64 on[] = { 0, 3000, 6000, 9000 }, off[] = { 1000, 4000, 7000, 10000 }, period[] = { 4, 5, 6, 5 };
-	const __u32 tids[] = { 101 };
-	const char *const comms[] = { "python3" };
+	const __u64 period[] = { 4, 5, 6, 5 };
 
 	(void)state;
 	for (int timer = 0; timer < 2; timer++) {
-		struct synth *b = synth__new(T0, T0 + 10000 * MS);
+		struct synth *b = four_windows();
 		const struct sampling_process *p;
 		struct summary *s;
 		__u64 made = 0, t = 0;
 
-		synth__process(b, 100, "python3", 1, tids, comms);
-		ev_sampling(b, T0, ISR_SAMPLING_START, 0);
-		for (int w = 1; w < 4; w++) {
-			ev_sampling(b, T0 + off[w - 1] * MS, ISR_SAMPLING_OFF, 30 * MS);
-			ev_sampling(b, T0 + on[w] * MS, ISR_SAMPLING_ON, 4 * MS);
-		}
 		while (t < 10000 * MS) {
-			int w = -1;
+			int w = window_at(t);
 
-			for (int k = 0; k < 4; k++)
-				if (t >= on[k] * MS && t < off[k] * MS)
-					w = k;
 			if (!timer)
 				ev_call(b, T0 + t, 100, 101, ISR_CUDA_FN_cuStreamSynchronize, 0, 1000);
 			for (__u64 i = 0; i < 20; i++, made++)
